@@ -1,0 +1,75 @@
+//! Bone maps for well-known skeletons, embedded in the binary so `inspect` and the
+//! tests find them from any directory: the lab's 19-joint skeleton, the CMU mocap
+//! skeleton and Cesium Man. A rig with no map of its own gets the catalog map that
+//! resolves against it and maps the most bones.
+//!
+//! The automatic recognizer of arbitrary rigs is separate work; this catalog is the
+//! exact, hand-checked maps for skeletons the project ships or tests against.
+
+use std::path::Path;
+
+use crate::skeleton::{BoneMap, NamedBoneMap, Skeleton};
+
+/// One embedded map: its name and the JSON file it comes from.
+struct Entry {
+    name: &'static str,
+    file: &'static str,
+    json: &'static str,
+}
+
+const ENTRIES: [Entry; 3] = [
+    Entry {
+        name: "lab19",
+        file: "config/skeletons/lab19.json",
+        json: include_str!("../config/skeletons/lab19.json"),
+    },
+    Entry {
+        name: "cmu",
+        file: "config/maps/cmu.json",
+        json: include_str!("../config/maps/cmu.json"),
+    },
+    Entry {
+        name: "cesium_man",
+        file: "config/maps/cesium_man.json",
+        json: include_str!("../config/maps/cesium_man.json"),
+    },
+];
+
+/// The named maps of the catalog, parsed. The embedded files are checked by a test,
+/// so a parse failure here is a build defect and the entry is skipped.
+fn maps() -> impl Iterator<Item = (&'static str, &'static str, NamedBoneMap)> {
+    ENTRIES.iter().filter_map(|e| {
+        let value: serde_json::Value = serde_json::from_str(e.json).ok()?;
+        let map = NamedBoneMap::from_json(&value, Path::new(e.file)).ok()?;
+        Some((e.name, e.file, map))
+    })
+}
+
+/// The catalog map by name (`lab19`, `cmu`, `cesium_man`).
+#[must_use]
+pub fn map_named(name: &str) -> Option<NamedBoneMap> {
+    maps().find(|(n, _, _)| *n == name).map(|(_, _, m)| m)
+}
+
+/// The catalog map that fits `skeleton` best, with where it came from
+/// (`catalog map cmu (config/maps/cmu.json)`).
+#[must_use]
+pub fn find_map(skeleton: &Skeleton) -> Option<(String, NamedBoneMap)> {
+    maps()
+        .filter(|(_, _, m)| BoneMap::resolve(m, skeleton).is_ok())
+        .max_by_key(|(_, _, m)| m.bones.len())
+        .map(|(name, file, map)| (format!("catalog map {name} ({file})"), map))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_embedded_map_parses() {
+        assert_eq!(maps().count(), ENTRIES.len());
+        for entry in &ENTRIES {
+            assert!(map_named(entry.name).is_some(), "{}", entry.name);
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! File formats that carry skeletons (and their motion): BVH, glTF/GLB (plain rigs,
+//! VRM 0.x, VRM 1.0, EXT_skeleton_humanoid) and the project's skeleton JSON.
+//!
+//! Every loader returns a `Rig` already in the internal space: metres, +Y up, glTF
+//! handedness. Loaders are pure over bytes (`parse_*` functions) with a thin
+//! `load(path)` that reads the file; errors name the file and the place.
+
+pub mod bvh;
+pub mod gltf_rig;
+pub mod skeleton_json;
+pub mod units;
+
+use std::path::{Path, PathBuf};
+
+use glam::{Quat, Vec3};
+
+use crate::skeleton::{NamedBoneMap, Skeleton};
+
+pub use units::{Basis, UpAxis, Units};
+
+/// A skeleton read from a file, with what the file says about it.
+#[derive(Debug, Clone)]
+pub struct Rig {
+    pub skeleton: Skeleton,
+    /// The humanoid map the file declares itself (VRM humanoid,
+    /// EXT_skeleton_humanoid, a skeleton JSON's `boneMap`).
+    pub bone_map: Option<NamedBoneMap>,
+    /// Where `bone_map` came from, for messages (`VRMC_vrm humanoid`).
+    pub map_source: Option<String>,
+    /// Sampled motion, when the file has some (BVH `MOTION`).
+    pub motion: Option<Motion>,
+    /// What the loader noticed and a user should know (guessed units, ...).
+    pub notes: Vec<String>,
+}
+
+/// Frames of local joint transforms at a fixed rate, in internal space.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Motion {
+    /// Seconds per frame.
+    pub frame_time: f32,
+    joint_count: usize,
+    rotations: Vec<Quat>,
+    translations: Vec<Vec3>,
+}
+
+/// One frame of a `Motion`: local rotation and translation per joint.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameRef<'a> {
+    pub rotations: &'a [Quat],
+    pub translations: &'a [Vec3],
+}
+
+impl Motion {
+    /// Builds a motion from flat per-frame arrays (`frames × joint_count` each).
+    ///
+    /// # Panics
+    /// When the arrays are not whole frames of the same length (a loader bug).
+    #[must_use]
+    pub fn new(
+        frame_time: f32,
+        joint_count: usize,
+        rotations: Vec<Quat>,
+        translations: Vec<Vec3>,
+    ) -> Self {
+        assert!(joint_count > 0 && rotations.len() % joint_count == 0);
+        assert_eq!(rotations.len(), translations.len());
+        Self {
+            frame_time,
+            joint_count,
+            rotations,
+            translations,
+        }
+    }
+
+    /// How many frames there are.
+    #[must_use]
+    pub fn frame_count(&self) -> usize {
+        self.rotations.len() / self.joint_count
+    }
+
+    /// Frame `i` (`i < frame_count()`).
+    #[must_use]
+    pub fn frame(&self, i: usize) -> FrameRef<'_> {
+        let range = i * self.joint_count..(i + 1) * self.joint_count;
+        FrameRef {
+            rotations: &self.rotations[range.clone()],
+            translations: &self.translations[range],
+        }
+    }
+
+    /// Every frame in order.
+    pub fn frames(&self) -> impl Iterator<Item = FrameRef<'_>> {
+        (0..self.frame_count()).map(|i| self.frame(i))
+    }
+}
+
+/// How to read files whose units or axes the format does not fix.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoadOptions {
+    /// Override the unit (otherwise from the file or guessed from the height).
+    pub units: Option<Units>,
+    /// Override the up axis (otherwise from the file or guessed from the shape).
+    pub up: Option<UpAxis>,
+}
+
+/// Why a rig file cannot be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    #[error(transparent)]
+    Bvh(#[from] bvh::BvhError),
+    #[error(transparent)]
+    Gltf(#[from] gltf_rig::GltfError),
+    #[error(transparent)]
+    Json(#[from] skeleton_json::SkeletonJsonError),
+    #[error("{path}: unknown file type (expected .bvh, .gltf, .glb, .vrm or .json)")]
+    UnknownType { path: PathBuf },
+}
+
+/// Loads any supported rig file, chosen by its extension.
+pub fn load_rig(path: &Path, options: &LoadOptions) -> Result<Rig, FormatError> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("bvh") => Ok(bvh::load(path, options)?),
+        Some("gltf" | "glb" | "vrm") => Ok(gltf_rig::load(path)?),
+        Some("json") => Ok(skeleton_json::load(path, options)?),
+        _ => Err(FormatError::UnknownType {
+            path: path.to_owned(),
+        }),
+    }
+}

@@ -1,0 +1,310 @@
+//! The project's skeleton JSON (`config/skeletons/*.json`): joints with parents by
+//! name, rest offsets and rotations, units, up axis, and the skeleton's bone map.
+//!
+//! ```json
+//! {
+//!   "name": "lab19",
+//!   "units": "cm",                 // m | cm | mm | in | metres per unit (number)
+//!   "up": "y",                     // y | z
+//!   "joints": [
+//!     { "name": "Hips", "parent": null, "offset": [0, 95, 0] },
+//!     { "name": "Chest", "parent": "Hips", "offset": [0, 10, 0],
+//!       "rotation": [0, 0, 0, 1],  // optional rest rotation, quaternion x y z w
+//!       "end": [0, 5, 0] }         // optional: where a leaf bone ends
+//!   ],
+//!   "boneMap": { "hips": "Hips", "spine": "Chest" }
+//! }
+//! ```
+//!
+//! Joints may be listed in any order; they are sorted parents-first and a cycle is
+//! an error. Offsets and rotations are in the file's units and axes and are
+//! converted to metres and +Y up on load.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use glam::{Quat, Vec3};
+use serde::Deserialize;
+
+use crate::skeleton::{InvalidSkeleton, Joint, NamedBoneMap, Skeleton, Transform};
+
+use super::{Basis, LoadOptions, Rig, UpAxis, Units};
+
+/// Why a skeleton JSON file cannot be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum SkeletonJsonError {
+    #[error("cannot read {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {field}: {message}")]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        field: String,
+        message: String,
+    },
+    #[error("{path}: {field}: {message}")]
+    Field {
+        path: PathBuf,
+        field: String,
+        message: String,
+    },
+    #[error("{path}: joints {cycle} form a cycle (each names the next as parent)")]
+    Cycle { path: PathBuf, cycle: String },
+    #[error("{path}: {source}")]
+    Invalid {
+        path: PathBuf,
+        #[source]
+        source: InvalidSkeleton,
+    },
+}
+
+#[derive(Deserialize)]
+struct FileJoint {
+    name: String,
+    parent: Option<String>,
+    offset: [f32; 3],
+    rotation: Option<[f32; 4]>,
+    end: Option<[f32; 3]>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct File {
+    #[serde(default)]
+    units: Option<String>,
+    #[serde(default)]
+    up: Option<String>,
+    joints: Vec<FileJoint>,
+    #[serde(default)]
+    bone_map: Option<serde_json::Value>,
+}
+
+/// Reads and parses a skeleton JSON file.
+pub fn load(path: &Path, options: &LoadOptions) -> Result<Rig, SkeletonJsonError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SkeletonJsonError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    parse(&text, path, options)
+}
+
+/// Parses skeleton JSON text; `path` is only used in messages.
+pub fn parse(text: &str, path: &Path, options: &LoadOptions) -> Result<Rig, SkeletonJsonError> {
+    let field_err = |field: String, message: String| SkeletonJsonError::Field {
+        path: path.to_owned(),
+        field,
+        message,
+    };
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let file: File = serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = e.path().to_string();
+        let inner = e.into_inner();
+        SkeletonJsonError::Syntax {
+            path: path.to_owned(),
+            line: inner.line(),
+            column: inner.column(),
+            field,
+            message: strip_position(&inner.to_string()),
+        }
+    })?;
+
+    let units = match (options.units, file.units.as_deref()) {
+        (Some(u), _) => u,
+        (None, None) => Units::Metres,
+        (None, Some(s)) => Units::parse(s).ok_or_else(|| {
+            field_err("units".into(), format!("`{s}` is not m, cm, mm, in or a number"))
+        })?,
+    };
+    let up = match (options.up, file.up.as_deref()) {
+        (Some(u), _) => u,
+        (None, None) => UpAxis::Y,
+        (None, Some(s)) => UpAxis::parse(s)
+            .ok_or_else(|| field_err("up".into(), format!("`{s}` is not y or z")))?,
+    };
+
+    let order = parents_first(&file.joints, path)?;
+    let mut index_of: HashMap<&str, usize> = HashMap::new();
+    let mut joints = Vec::with_capacity(order.len());
+    for &i in &order {
+        let fj = &file.joints[i];
+        let place = format!("joints[{i}]");
+        let parent = fj.parent.as_deref().map(|p| index_of[p]);
+        let rotation = match fj.rotation {
+            None => Quat::IDENTITY,
+            Some([x, y, z, w]) => {
+                let q = Quat::from_xyzw(x, y, z, w);
+                if !q.is_finite() || q.length() < 1e-6 {
+                    return Err(field_err(
+                        format!("{place}.rotation"),
+                        "not a rotation quaternion (x, y, z, w)".into(),
+                    ));
+                }
+                q.normalize()
+            }
+        };
+        let offset = Vec3::from(fj.offset);
+        if !offset.is_finite() {
+            return Err(field_err(format!("{place}.offset"), "not a finite number".into()));
+        }
+        let end = fj.end.map(Vec3::from);
+        if end.is_some_and(|e| !e.is_finite()) {
+            return Err(field_err(format!("{place}.end"), "not a finite number".into()));
+        }
+        index_of.insert(fj.name.as_str(), joints.len());
+        joints.push(Joint {
+            name: fj.name.clone(),
+            parent,
+            rest: Transform {
+                translation: offset,
+                rotation,
+                scale: Vec3::ONE,
+            },
+            end,
+        });
+    }
+    Basis::new(units, up).apply_to_joints(&mut joints);
+    let skeleton = Skeleton::new(joints).map_err(|source| SkeletonJsonError::Invalid {
+        path: path.to_owned(),
+        source,
+    })?;
+    let bone_map = match &file.bone_map {
+        None => None,
+        Some(value) => Some(NamedBoneMap::from_json(value, path).map_err(|e| {
+            field_err("boneMap".into(), e.to_string().replace(&format!("{}: ", path.display()), ""))
+        })?),
+    };
+    Ok(Rig {
+        skeleton,
+        map_source: bone_map.as_ref().map(|_| "the skeleton file's boneMap".to_owned()),
+        bone_map,
+        motion: None,
+        notes: Vec::new(),
+    })
+}
+
+/// serde_json appends " at line L column C"; the message carries them already.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+/// File indices of the joints, parents first. Unknown parents, duplicate names and
+/// cycles are errors.
+fn parents_first(joints: &[FileJoint], path: &Path) -> Result<Vec<usize>, SkeletonJsonError> {
+    let mut by_name: HashMap<&str, usize> = HashMap::new();
+    for (i, j) in joints.iter().enumerate() {
+        if by_name.insert(j.name.as_str(), i).is_some() {
+            return Err(SkeletonJsonError::Invalid {
+                path: path.to_owned(),
+                source: InvalidSkeleton::DuplicateName(j.name.clone()),
+            });
+        }
+    }
+    let mut parent = Vec::with_capacity(joints.len());
+    for (i, j) in joints.iter().enumerate() {
+        parent.push(match j.parent.as_deref() {
+            None => None,
+            Some(p) => Some(*by_name.get(p).ok_or_else(|| SkeletonJsonError::Field {
+                path: path.to_owned(),
+                field: format!("joints[{i}].parent"),
+                message: format!("joint `{}` names parent `{p}`, which is not defined", j.name),
+            })?),
+        });
+    }
+    // 0 = not visited, 1 = on the current path, 2 = placed.
+    let mut state = vec![0u8; joints.len()];
+    let mut order = Vec::with_capacity(joints.len());
+    for start in 0..joints.len() {
+        let mut path_stack: Vec<usize> = Vec::new();
+        let mut j = Some(start);
+        while let Some(k) = j {
+            match state[k] {
+                2 => break,
+                1 => {
+                    let from = path_stack.iter().position(|&x| x == k).unwrap_or(0);
+                    let mut names: Vec<&str> =
+                        path_stack[from..].iter().map(|&x| joints[x].name.as_str()).collect();
+                    names.push(&joints[k].name);
+                    return Err(SkeletonJsonError::Cycle {
+                        path: path.to_owned(),
+                        cycle: names
+                            .iter()
+                            .map(|n| format!("`{n}`"))
+                            .collect::<Vec<_>>()
+                            .join(" -> "),
+                    });
+                }
+                _ => {
+                    state[k] = 1;
+                    path_stack.push(k);
+                    j = parent[k];
+                }
+            }
+        }
+        for &k in path_stack.iter().rev() {
+            state[k] = 2;
+            order.push(k);
+        }
+    }
+    Ok(order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> Result<Rig, SkeletonJsonError> {
+        parse(text, Path::new("s.json"), &LoadOptions::default())
+    }
+
+    #[test]
+    fn joints_in_any_order_are_sorted_and_converted() {
+        let rig = parse_str(
+            r#"{"units": "cm", "up": "z", "joints": [
+                {"name": "b", "parent": "a", "offset": [0, 0, 50]},
+                {"name": "a", "parent": null, "offset": [0, 0, 100], "end": [0, 0, 10]}
+            ], "boneMap": {"hips": "a"}}"#,
+        )
+        .unwrap();
+        let s = &rig.skeleton;
+        assert_eq!(s.joints()[0].name, "a");
+        assert_eq!(s.joints()[1].parent, Some(0));
+        assert!(s.joints()[1].rest.translation.abs_diff_eq(Vec3::new(0.0, 0.5, 0.0), 1e-6));
+        assert!(s.joints()[0].end.unwrap().abs_diff_eq(Vec3::new(0.0, 0.1, 0.0), 1e-6));
+        assert_eq!(rig.bone_map.unwrap().bones.len(), 1);
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_place() {
+        let cases = [
+            (r#"{"joints": [{"name": "a", "offset": [0, 0]}]}"#, "s.json:1:"),
+            (r#"{"joints": [{"name": "a", "offset": [0, 0, "x"]}]}"#, "joints[0].offset"),
+            (r#"{"joints": [{"name": "a", "offset": [0, 0, 1e39]}]}"#, "joints[0].offset"),
+            (r#"{"joints": [{"name": "a", "parent": "zz", "offset": [0, 0, 0]}]}"#, "joints[0].parent"),
+            (
+                r#"{"joints": [{"name": "a", "parent": "b", "offset": [0, 0, 0]},
+                               {"name": "b", "parent": "a", "offset": [0, 0, 0]}]}"#,
+                "form a cycle",
+            ),
+            (r#"{"units": "furlong", "joints": []}"#, "s.json: units:"),
+            (r#"{"joints": [{"name": "a", "offset": [0, 0, 0], "rotation": [0, 0, 0, 0]}]}"#, "joints[0].rotation"),
+            (r#"{"joints": [{"name": "a", "offset": [0, 0, 0]}], "boneMap": {"elbow": "a"}}"#, "boneMap"),
+            (r#"{"joints": []}"#, "no joints"),
+            (r#"{"joints": [{"name": "a", "offset": [0, 0, 0]}, {"name": "a", "offset": [0, 0, 0]}]}"#, "used twice"),
+            ("{\"joints\": [", "s.json:1:"),
+        ];
+        for (text, expected) in cases {
+            let err = parse_str(text).err().unwrap_or_else(|| panic!("accepted {text}")).to_string();
+            assert!(err.starts_with("s.json"), "{err}");
+            assert!(err.contains(expected), "{err} lacks {expected}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! mocap-bridge: live motion capture onto VRM 1.0 humanoids.
+//!
+//! Poses come in from mocap systems and VR devices, are mapped onto the VRM 1.0
+//! humanoid bone set and go out live or into `.vrma` recordings. This crate is the
+//! whole library; `main.rs` is a thin CLI over it.
+//!
+//! # Layout
+//! - `humanoid`: the 55 bones, `HumanoidPose` (normalized rotations), expressions.
+//! - `skeleton`: `Skeleton`, bone maps, rest pose detection and correction.
+//! - `retarget`: source skeleton -> normalized pose -> target skeleton.
+//! - `formats`: BVH, glTF/VRM rigs, the skeleton JSON; units and axes.
+//! - `catalog`: bone maps for well-known skeletons, embedded in the binary.
+//! - `inspect`: the report behind `mocap-bridge inspect`.
+//!
+//! # Conventions
+//! Internal space is glTF's: right-handed, +Y up, metres, the character faces +Z and
+//! its left arm points to +X. Angles are radians, quaternions are (x, y, z, w) as in
+//! glam. Files and protocols are converted at the edges, never in the core.
+
+pub mod catalog;
+pub mod formats;
+pub mod humanoid;
+pub mod inspect;
+pub mod retarget;
+pub mod skeleton;

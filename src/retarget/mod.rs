@@ -1,0 +1,423 @@
+//! Retargeting: source skeleton -> normalized `HumanoidPose` -> target skeleton.
+//!
+//! With `W(j)` the model-space rotation of joint `j` in the T-pose (after the rest
+//! correction and the facing turn), the normalized rotation of humanoid bone `b`
+//! whose nearest mapped humanoid parent is `p` is
+//!
+//! ```text
+//! N(b) = W(p) · L(c1) · … · L(ck) · L(b) · W(b)⁻¹
+//! ```
+//!
+//! where `c1 … ck` are the non-humanoid joints between `p` and `b` (none in most rigs,
+//! so `N = W(p) · L · W(b)⁻¹`, the `.vrma`/UniVRM formula); for the hips, `W(p)` is
+//! the facing turn and the chain runs from the root. Going the other way, a target
+//! joint `t` driving bone `b`, whose parent *joint* has T-pose rotation `W(par)` and
+//! whose nearest mapped humanoid ancestor is `q`, gets
+//!
+//! ```text
+//! L(t) = W(par)⁻¹ · N(q→b) · W(t),    N(q→b) = product of N over the humanoid bones
+//!                                     below q down to b (absent bones: identity)
+//! ```
+//!
+//! with the target's non-humanoid joints left at rest. Everything that does not
+//! change per frame (`W(p)`, `W(b)⁻¹`, the joint chains) is precomputed when a
+//! `SourceRig` or `TargetRig` is built; `ToNormalized` and `FromNormalized` are the
+//! per-frame jobs: a few quaternion products per bone, no allocation.
+//!
+//! Hips translation: the source's hips position in the facing-corrected model space;
+//! the target places its hips at that position scaled by the ratio of T-pose hips
+//! heights.
+
+use glam::{Affine3A, Quat, Vec3};
+
+use crate::humanoid::{HumanBone, HumanoidPose};
+use crate::skeleton::{BoneMap, MapError, NamedBoneMap, RestCorrection, Skeleton};
+
+/// A skeleton with its resolved bone map and rest correction. Built once.
+#[derive(Debug, Clone)]
+pub struct MappedSkeleton {
+    pub skeleton: Skeleton,
+    pub map: BoneMap,
+    pub correction: RestCorrection,
+}
+
+impl MappedSkeleton {
+    /// Resolves `named` against `skeleton` and computes the rest correction.
+    pub fn new(skeleton: Skeleton, named: &NamedBoneMap) -> Result<Self, MapError> {
+        let map = BoneMap::resolve(named, &skeleton)?;
+        let correction = RestCorrection::compute(&skeleton, &map);
+        Ok(Self {
+            skeleton,
+            map,
+            correction,
+        })
+    }
+
+    /// Hips height in the T-pose above the rig's lowest point (joint or bone end),
+    /// metres. Measured from the feet, not the origin, because mocap skeletons often
+    /// rest with the hips at the origin.
+    #[must_use]
+    pub fn rest_hips_height(&self) -> f32 {
+        let world = self.correction.t_pose_world(&self.skeleton);
+        let hips = self.map.joint(HumanBone::Hips).unwrap_or_default();
+        let lowest = self
+            .skeleton
+            .joints()
+            .iter()
+            .zip(&world)
+            .flat_map(|(j, w)| {
+                let end = j.end.map(|e| w.transform_point3(e).y);
+                std::iter::once(w.translation.y).chain(end)
+            })
+            .fold(f32::INFINITY, f32::min);
+        world[hips].translation.y - lowest
+    }
+}
+
+/// Why a per-frame job cannot run.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum JobError {
+    #[error("frame has {got} joints, the skeleton needs {needed}")]
+    SourceTooShort { needed: usize, got: usize },
+    #[error("output has room for {got} joints, the skeleton has {needed}")]
+    OutputTooShort { needed: usize, got: usize },
+    #[error("pose has a rest hips height of {0}, which is not a positive number")]
+    BadHipsHeight(f32),
+}
+
+/// One mapped bone of a source: `N = pre · L(chain…) · post`.
+#[derive(Debug, Clone)]
+struct SourceBone {
+    bone: HumanBone,
+    /// `W(p)`: T-pose model rotation of the nearest mapped humanoid parent.
+    pre: Quat,
+    /// `W(b)⁻¹`.
+    post: Quat,
+    /// Range in `SourceRig::chains`: joints below `p` down to `b`, parents first.
+    chain: (u16, u16),
+}
+
+/// Everything needed to turn a source's frames into normalized poses. Built once.
+#[derive(Debug, Clone)]
+pub struct SourceRig {
+    bones: Vec<SourceBone>,
+    chains: Vec<u16>,
+    /// Joints from the root down to the hips' parent.
+    hips_ancestors: Vec<u16>,
+    hips: usize,
+    scales: Vec<Vec3>,
+    facing: Quat,
+    rest_hips_height: f32,
+    joint_count: usize,
+}
+
+/// The joints strictly below `ancestor` (or from the root, when `None`) down to and
+/// including `joint`, parents first.
+fn chain_below(skeleton: &Skeleton, ancestor: Option<usize>, joint: usize) -> Vec<u16> {
+    let mut chain = Vec::new();
+    let mut j = Some(joint);
+    while let Some(k) = j {
+        if Some(k) == ancestor {
+            break;
+        }
+        chain.push(k as u16);
+        j = skeleton.parent(k);
+    }
+    chain.reverse();
+    chain
+}
+
+fn rotation_of(affine: &Affine3A) -> Quat {
+    affine.to_scale_rotation_translation().1.normalize()
+}
+
+impl SourceRig {
+    /// Precomputes the per-bone products for `mapped`.
+    #[must_use]
+    pub fn new(mapped: &MappedSkeleton) -> Self {
+        let skeleton = &mapped.skeleton;
+        let world: Vec<Quat> = mapped
+            .correction
+            .t_pose_world(skeleton)
+            .iter()
+            .map(rotation_of)
+            .collect();
+        let facing = mapped.correction.facing;
+        let mut bones = Vec::new();
+        let mut chains = Vec::new();
+        for (bone, joint) in mapped.map.pairs() {
+            let parent_joint = mapped.map.parent(bone).and_then(|p| mapped.map.joint(p));
+            let pre = parent_joint.map_or(facing, |p| world[p]);
+            let start = chains.len() as u16;
+            chains.extend(chain_below(skeleton, parent_joint, joint));
+            bones.push(SourceBone {
+                bone,
+                pre,
+                post: world[joint].conjugate(),
+                chain: (start, chains.len() as u16),
+            });
+        }
+        let hips = mapped.map.joint(HumanBone::Hips).unwrap_or_default();
+        let mut hips_ancestors = chain_below(skeleton, None, hips);
+        hips_ancestors.pop();
+        Self {
+            bones,
+            chains,
+            hips_ancestors,
+            hips,
+            scales: skeleton.joints().iter().map(|j| j.rest.scale).collect(),
+            facing,
+            rest_hips_height: mapped.rest_hips_height(),
+            joint_count: skeleton.len(),
+        }
+    }
+
+    /// How many joints a frame must have.
+    #[must_use]
+    pub fn joint_count(&self) -> usize {
+        self.joint_count
+    }
+}
+
+/// Turns one frame of a source rig's local transforms into a normalized pose.
+///
+/// Runs on the solver thread every frame: no allocation, no I/O, no panic.
+pub struct ToNormalized<'a> {
+    /// The source, built once.
+    pub source: &'a SourceRig,
+    /// Input: local rotation of every source joint (joint order).
+    pub local_rotations: &'a [Quat],
+    /// Input: local translation of every source joint, metres (joint order).
+    pub local_translations: &'a [Vec3],
+    /// Output: rotation of every mapped bone, hips position and rest hips height;
+    /// other bones, expressions and lookAt are untouched.
+    pub pose: &'a mut HumanoidPose,
+}
+
+impl ToNormalized<'_> {
+    /// Rejects frames shorter than the skeleton.
+    pub fn validate(&self) -> Result<(), JobError> {
+        let needed = self.source.joint_count;
+        let got = self.local_rotations.len().min(self.local_translations.len());
+        if got < needed {
+            return Err(JobError::SourceTooShort { needed, got });
+        }
+        Ok(())
+    }
+
+    pub fn run(self) -> Result<(), JobError> {
+        self.validate()?;
+        let src = self.source;
+        for b in &src.bones {
+            // N(b) = W(p) · L(chain…) · W(b)⁻¹
+            let mut q = b.pre;
+            for &j in &src.chains[usize::from(b.chain.0)..usize::from(b.chain.1)] {
+                q *= self.local_rotations[usize::from(j)];
+            }
+            self.pose.set_rotation(b.bone, (q * b.post).normalize());
+        }
+        // Hips position: facing · (ancestors' transforms) · hips translation.
+        let mut parent = Affine3A::IDENTITY;
+        for &j in &src.hips_ancestors {
+            let j = usize::from(j);
+            parent *= Affine3A::from_scale_rotation_translation(
+                src.scales[j],
+                self.local_rotations[j],
+                self.local_translations[j],
+            );
+        }
+        self.pose.hips_position =
+            src.facing * parent.transform_point3(self.local_translations[src.hips]);
+        self.pose.rest_hips_height = src.rest_hips_height;
+        Ok(())
+    }
+}
+
+/// Longest run of humanoid bones between a target bone and its nearest mapped
+/// humanoid ancestor: with the required bones mapped, at most chest → upperChest →
+/// leftShoulder → leftUpperArm (4).
+const MAX_CHAIN: usize = 4;
+
+/// One mapped bone of a target: `L = pre · N(chain…) · post`.
+#[derive(Debug, Clone)]
+struct TargetBone {
+    joint: u16,
+    /// `W(par)⁻¹`: inverse T-pose model rotation of the joint's parent joint
+    /// (for a root joint, the inverse facing turn).
+    pre: Quat,
+    /// `W(t)`.
+    post: Quat,
+    /// Humanoid bones below the nearest mapped ancestor down to this one.
+    chain: [HumanBone; MAX_CHAIN],
+    chain_len: u8,
+}
+
+/// Everything needed to pose a target skeleton from normalized poses. Built once.
+#[derive(Debug, Clone)]
+pub struct TargetRig {
+    bones: Vec<TargetBone>,
+    rest_locals: Vec<Quat>,
+    hips: usize,
+    /// From the facing-corrected model space into the hips' parent joint's space.
+    hips_parent_inverse: Affine3A,
+    rest_hips_height: f32,
+}
+
+impl TargetRig {
+    /// Precomputes the per-bone products for `mapped`.
+    #[must_use]
+    pub fn new(mapped: &MappedSkeleton) -> Self {
+        let skeleton = &mapped.skeleton;
+        let t_world = mapped.correction.t_pose_world(skeleton);
+        let world: Vec<Quat> = t_world.iter().map(rotation_of).collect();
+        let facing = mapped.correction.facing;
+        let mut bones = Vec::new();
+        for (bone, joint) in mapped.map.pairs() {
+            let ancestor = mapped.map.parent(bone);
+            let mut chain = [HumanBone::Hips; MAX_CHAIN];
+            let mut len = 0;
+            let mut b = Some(bone);
+            while let Some(k) = b {
+                // A resolved map has every required bone, so chains stay short.
+                if Some(k) == ancestor || len == MAX_CHAIN {
+                    break;
+                }
+                chain[len] = k;
+                len += 1;
+                b = k.parent();
+            }
+            chain[..len].reverse();
+            let pre = match skeleton.parent(joint) {
+                Some(p) => world[p].conjugate(),
+                None => facing.conjugate(),
+            };
+            bones.push(TargetBone {
+                joint: joint as u16,
+                pre,
+                post: world[joint],
+                chain,
+                chain_len: len as u8,
+            });
+        }
+        let hips = mapped.map.joint(HumanBone::Hips).unwrap_or_default();
+        let hips_parent = match skeleton.parent(hips) {
+            Some(p) => t_world[p],
+            None => Affine3A::from_quat(facing),
+        };
+        Self {
+            bones,
+            rest_locals: skeleton.rest_rotations(),
+            hips,
+            hips_parent_inverse: hips_parent.inverse(),
+            rest_hips_height: mapped.rest_hips_height(),
+        }
+    }
+
+    /// How many joints the output holds.
+    #[must_use]
+    pub fn joint_count(&self) -> usize {
+        self.rest_locals.len()
+    }
+
+    /// The joint index of the hips (where `hips_translation` goes).
+    #[must_use]
+    pub fn hips_joint(&self) -> usize {
+        self.hips
+    }
+}
+
+/// Poses a target skeleton from one normalized frame.
+///
+/// Runs on the solver thread every frame: no allocation, no I/O, no panic.
+pub struct FromNormalized<'a> {
+    /// The target, built once.
+    pub target: &'a TargetRig,
+    /// Input: the normalized pose.
+    pub pose: &'a HumanoidPose,
+    /// Output: local rotation of every target joint; unmapped joints get their rest.
+    pub local_rotations: &'a mut [Quat],
+    /// Output: local translation of the target's hips joint, metres.
+    pub hips_translation: &'a mut Vec3,
+}
+
+impl FromNormalized<'_> {
+    /// Rejects an output shorter than the skeleton and a pose without a usable
+    /// rest hips height.
+    pub fn validate(&self) -> Result<(), JobError> {
+        let needed = self.target.rest_locals.len();
+        if self.local_rotations.len() < needed {
+            return Err(JobError::OutputTooShort {
+                needed,
+                got: self.local_rotations.len(),
+            });
+        }
+        let h = self.pose.rest_hips_height;
+        if !(h.is_finite() && h > 0.0) {
+            return Err(JobError::BadHipsHeight(h));
+        }
+        Ok(())
+    }
+
+    pub fn run(self) -> Result<(), JobError> {
+        self.validate()?;
+        let target = self.target;
+        let n = target.rest_locals.len();
+        self.local_rotations[..n].copy_from_slice(&target.rest_locals);
+        for b in &target.bones {
+            // L(t) = W(par)⁻¹ · N(q→b) · W(t)
+            let mut q = b.pre;
+            for &bone in &b.chain[..usize::from(b.chain_len)] {
+                q *= self.pose.rotation_or_identity(bone);
+            }
+            self.local_rotations[usize::from(b.joint)] = (q * b.post).normalize();
+        }
+        let scale = target.rest_hips_height / self.pose.rest_hips_height;
+        *self.hips_translation = target
+            .hips_parent_inverse
+            .transform_point3(self.pose.hips_position * scale);
+        Ok(())
+    }
+}
+
+/// A source and a target prepared for each other: source frame in, target locals out.
+#[derive(Debug, Clone)]
+pub struct Retargeter {
+    pub source: SourceRig,
+    pub target: TargetRig,
+}
+
+impl Retargeter {
+    /// Precomputes both sides.
+    #[must_use]
+    pub fn new(source: &MappedSkeleton, target: &MappedSkeleton) -> Self {
+        Self {
+            source: SourceRig::new(source),
+            target: TargetRig::new(target),
+        }
+    }
+
+    /// Source locals -> `pose` -> target locals and hips translation.
+    pub fn run(
+        &self,
+        local_rotations: &[Quat],
+        local_translations: &[Vec3],
+        pose: &mut HumanoidPose,
+        target_rotations: &mut [Quat],
+        hips_translation: &mut Vec3,
+    ) -> Result<(), JobError> {
+        ToNormalized {
+            source: &self.source,
+            local_rotations,
+            local_translations,
+            pose,
+        }
+        .run()?;
+        FromNormalized {
+            target: &self.target,
+            pose,
+            local_rotations: target_rotations,
+            hips_translation,
+        }
+        .run()
+    }
+}

@@ -1,0 +1,205 @@
+//! Bone maps: which source joint drives each humanoid bone.
+//!
+//! A `NamedBoneMap` is what a file or the user says (humanoid bone -> joint name);
+//! `BoneMap::resolve` checks it against a `Skeleton` and turns names into joint
+//! indices. Checks: every name exists, no joint is used twice, the 15 required bones
+//! are there, and each mapped bone's nearest mapped humanoid parent drives a joint
+//! that is a strict ancestor of its own (so no humanoid bone sits between a mapped
+//! parent and child in the wrong order).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::humanoid::bone::{ALL, BONE_COUNT, REQUIRED};
+use crate::humanoid::HumanBone;
+
+use super::Skeleton;
+
+/// Humanoid bone -> joint name, as written in a file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NamedBoneMap {
+    pub bones: BTreeMap<HumanBone, String>,
+}
+
+/// Why a bone map does not fit a skeleton, or cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum MapError {
+    #[error("bone map: `{bone}` names joint `{joint}`, which the skeleton does not have")]
+    MissingJoint { bone: HumanBone, joint: String },
+    #[error("bone map: joint `{joint}` drives both `{first}` and `{second}`")]
+    JointTwice {
+        joint: String,
+        first: HumanBone,
+        second: HumanBone,
+    },
+    #[error("bone map: required bone `{0}` is not mapped")]
+    MissingRequired(HumanBone),
+    #[error(
+        "bone map: `{bone}` (joint `{joint}`) is not below `{parent}` (joint `{parent_joint}`) in the skeleton"
+    )]
+    WrongOrder {
+        bone: HumanBone,
+        joint: String,
+        parent: HumanBone,
+        parent_joint: String,
+    },
+    #[error("{path}: {message}")]
+    File { path: String, message: String },
+    #[error("cannot read {path}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl NamedBoneMap {
+    /// Reads a map from a JSON object of `"humanBone": "jointName"` pairs, either at
+    /// the top level or under `"boneMap"` (as in a skeleton file).
+    pub fn from_json(value: &serde_json::Value, path: &Path) -> Result<Self, MapError> {
+        let err = |message: String| MapError::File {
+            path: path.display().to_string(),
+            message,
+        };
+        let object = value
+            .get("boneMap")
+            .unwrap_or(value)
+            .as_object()
+            .ok_or_else(|| err("expected a JSON object of \"humanBone\": \"joint\"".into()))?;
+        let mut bones = BTreeMap::new();
+        for (key, joint) in object {
+            let bone: HumanBone = key
+                .parse()
+                .map_err(|e| err(format!("field `{key}`: {e}")))?;
+            let joint = joint
+                .as_str()
+                .ok_or_else(|| err(format!("field `{key}`: expected a joint name string")))?;
+            bones.insert(bone, joint.to_owned());
+        }
+        Ok(Self { bones })
+    }
+
+    /// Reads a map file (see `from_json`).
+    pub fn load(path: &Path) -> Result<Self, MapError> {
+        let text = std::fs::read_to_string(path).map_err(|source| MapError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| MapError::File {
+                path: path.display().to_string(),
+                message: format!("line {}, column {}: {e}", e.line(), e.column()),
+            })?;
+        Self::from_json(&value, path)
+    }
+
+    /// The map as a JSON object, bones in spec order.
+    #[must_use]
+    pub fn to_json(&self) -> serde_json::Value {
+        let object = self
+            .bones
+            .iter()
+            .map(|(b, j)| (b.name().to_owned(), serde_json::Value::from(j.as_str())))
+            .collect();
+        serde_json::Value::Object(object)
+    }
+}
+
+/// A bone map resolved against one skeleton: joint index per humanoid bone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoneMap {
+    joints: [Option<u16>; BONE_COUNT],
+}
+
+impl BoneMap {
+    /// Checks `named` against `skeleton` (see the module header).
+    pub fn resolve(named: &NamedBoneMap, skeleton: &Skeleton) -> Result<Self, MapError> {
+        let mut joints = [None; BONE_COUNT];
+        let mut used: BTreeMap<usize, HumanBone> = BTreeMap::new();
+        for (&bone, name) in &named.bones {
+            let joint = skeleton.find(name).ok_or_else(|| MapError::MissingJoint {
+                bone,
+                joint: name.clone(),
+            })?;
+            if let Some(&first) = used.get(&joint) {
+                return Err(MapError::JointTwice {
+                    joint: name.clone(),
+                    first,
+                    second: bone,
+                });
+            }
+            used.insert(joint, bone);
+            joints[bone.index()] = Some(joint as u16);
+        }
+        let map = Self { joints };
+        for bone in REQUIRED {
+            if map.joint(bone).is_none() {
+                return Err(MapError::MissingRequired(bone));
+            }
+        }
+        for bone in ALL {
+            let Some(joint) = map.joint(bone) else {
+                continue;
+            };
+            if let Some(parent) = map.parent(bone) {
+                let parent_joint = map.joint(parent).unwrap_or_default();
+                if !skeleton.is_ancestor(parent_joint, joint) {
+                    return Err(MapError::WrongOrder {
+                        bone,
+                        joint: skeleton.joints()[joint].name.clone(),
+                        parent,
+                        parent_joint: skeleton.joints()[parent_joint].name.clone(),
+                    });
+                }
+            }
+        }
+        Ok(map)
+    }
+
+    /// The joint driving `bone`, if mapped.
+    #[must_use]
+    pub fn joint(&self, bone: HumanBone) -> Option<usize> {
+        self.joints[bone.index()].map(usize::from)
+    }
+
+    /// Whether `bone` is mapped.
+    #[must_use]
+    pub fn has(&self, bone: HumanBone) -> bool {
+        self.joints[bone.index()].is_some()
+    }
+
+    /// The nearest mapped humanoid ancestor of `bone`.
+    #[must_use]
+    pub fn parent(&self, bone: HumanBone) -> Option<HumanBone> {
+        bone.parent_in(|b| self.has(b))
+    }
+
+    /// Mapped bones with their joints, parents first.
+    pub fn pairs(&self) -> impl Iterator<Item = (HumanBone, usize)> + '_ {
+        ALL.into_iter()
+            .filter_map(|b| self.joint(b).map(|j| (b, j)))
+    }
+
+    /// The humanoid bone a joint drives, if any.
+    #[must_use]
+    pub fn bone_of(&self, joint: usize) -> Option<HumanBone> {
+        self.pairs().find(|(_, j)| *j == joint).map(|(b, _)| b)
+    }
+
+    /// The largest joint index used plus one: how long a frame must be.
+    #[must_use]
+    pub fn source_joint_count(&self) -> usize {
+        self.pairs().map(|(_, j)| j + 1).max().unwrap_or(0)
+    }
+
+    /// Back to names, for printing and writing.
+    #[must_use]
+    pub fn to_named(&self, skeleton: &Skeleton) -> NamedBoneMap {
+        NamedBoneMap {
+            bones: self
+                .pairs()
+                .map(|(b, j)| (b, skeleton.joints()[j].name.clone()))
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,422 @@
+//! Rest pose detection and the correction that turns any rest pose into the VRM
+//! T-pose (the retargeting blog's "pose retargeting transforms", computed from joint
+//! positions rather than typed in).
+//!
+//! The T-pose (EXT_skeleton_humanoid, VRM 1.0): the character faces +Z, arms along
+//! ±X with palms down, legs straight down, feet toward +Z, fingers along ±X, thumbs
+//! 45° between ±X and +Z. Only bones whose T-pose *direction* is fixed by that
+//! definition are corrected: arms, hands, fingers and legs get a swing onto their
+//! canonical direction (hands also a roll that puts the palm down, when the fingers
+//! tell where the palm is); feet and toes get a turn about +Y only (their pitch is
+//! the foot's shape, not a pose). Spine, neck, head and shoulders (clavicles) keep
+//! their rest: their T-pose direction is a matter of the body's shape.
+//!
+//! The facing turn `facing` is a world rotation about +Y applied in front of the
+//! whole rig, so a rig that faces -Z (VRM 0.x) or sideways is seen facing +Z.
+//! A correction is applied by multiplying `local[j]` onto joint `j`'s rest local
+//! rotation: `T-pose local = rest local · local[j]`.
+
+use std::fmt;
+
+use glam::{Affine3A, Quat, Vec3};
+
+use crate::humanoid::HumanBone;
+use crate::humanoid::HumanBone as B;
+
+use super::{BoneMap, Skeleton};
+
+/// What kind of rest pose a rig has, judged by its upper arms and legs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestPose {
+    /// Arms within 12° of horizontal.
+    TPose,
+    /// Arms 12°–60° below horizontal.
+    APose,
+    /// Arms more than 60° below horizontal.
+    ArmsDown,
+    /// Anything else: arms raised or forward, legs not down.
+    Other,
+}
+
+impl fmt::Display for RestPose {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RestPose::TPose => "T-pose",
+            RestPose::APose => "A-pose",
+            RestPose::ArmsDown => "arms down",
+            RestPose::Other => "other",
+        })
+    }
+}
+
+/// What the correction did to one bone.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BoneCorrection {
+    pub bone: HumanBone,
+    /// Rest direction of the bone in the facing-corrected model space (unit).
+    pub rest_direction: Vec3,
+    /// Angle of the correction, degrees.
+    pub angle_deg: f32,
+}
+
+/// The correction from a rig's rest pose to the T-pose. Built once per rig.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RestCorrection {
+    /// World turn about +Y in front of the whole rig, making it face +Z.
+    pub facing: Quat,
+    /// Per joint: multiply onto the rest local rotation to get the T-pose local.
+    pub local: Vec<Quat>,
+    /// The detected rest pose.
+    pub pose: RestPose,
+    /// Mean angle of the upper arms below horizontal at rest, degrees.
+    pub arm_angle_deg: f32,
+    /// Every corrected bone, parents first.
+    pub bones: Vec<BoneCorrection>,
+    /// What could not be corrected, one line each.
+    pub problems: Vec<String>,
+}
+
+/// How a bone's T-pose direction is fixed.
+#[derive(Clone, Copy)]
+enum Rule {
+    /// Swing onto this model-space direction.
+    Along(Vec3),
+    /// Turn about +Y until the bone points to +Z (keeps its pitch).
+    YawToFront,
+}
+
+fn rule(bone: HumanBone) -> Option<Rule> {
+    use crate::humanoid::Side;
+    let sign = match bone.side() {
+        Side::Left => 1.0,
+        Side::Right => -1.0,
+        Side::Centre => return None,
+    };
+    if bone.is_thumb() {
+        return Some(Rule::Along(Vec3::new(sign, 0.0, 1.0).normalize()));
+    }
+    match bone {
+        B::LeftUpperArm | B::LeftLowerArm | B::LeftHand => Some(Rule::Along(Vec3::X)),
+        B::RightUpperArm | B::RightLowerArm | B::RightHand => Some(Rule::Along(Vec3::NEG_X)),
+        B::LeftUpperLeg | B::LeftLowerLeg | B::RightUpperLeg | B::RightLowerLeg => {
+            Some(Rule::Along(Vec3::NEG_Y))
+        }
+        B::LeftFoot | B::LeftToes | B::RightFoot | B::RightToes => Some(Rule::YawToFront),
+        b if b.is_finger() => Some(Rule::Along(Vec3::X * sign)),
+        _ => None,
+    }
+}
+
+/// The humanoid bones whose joint positions tell where `bone` points, best first.
+fn next_bones(bone: HumanBone) -> &'static [HumanBone] {
+    match bone {
+        B::LeftUpperArm => &[B::LeftLowerArm],
+        B::LeftLowerArm => &[B::LeftHand],
+        B::LeftHand => &[B::LeftMiddleProximal, B::LeftRingProximal, B::LeftIndexProximal],
+        B::RightUpperArm => &[B::RightLowerArm],
+        B::RightLowerArm => &[B::RightHand],
+        B::RightHand => &[B::RightMiddleProximal, B::RightRingProximal, B::RightIndexProximal],
+        B::LeftUpperLeg => &[B::LeftLowerLeg],
+        B::LeftLowerLeg => &[B::LeftFoot],
+        B::LeftFoot => &[B::LeftToes],
+        B::RightUpperLeg => &[B::RightLowerLeg],
+        B::RightLowerLeg => &[B::RightFoot],
+        B::RightFoot => &[B::RightToes],
+        B::LeftThumbMetacarpal => &[B::LeftThumbProximal],
+        B::LeftThumbProximal => &[B::LeftThumbDistal],
+        B::LeftIndexProximal => &[B::LeftIndexIntermediate],
+        B::LeftIndexIntermediate => &[B::LeftIndexDistal],
+        B::LeftMiddleProximal => &[B::LeftMiddleIntermediate],
+        B::LeftMiddleIntermediate => &[B::LeftMiddleDistal],
+        B::LeftRingProximal => &[B::LeftRingIntermediate],
+        B::LeftRingIntermediate => &[B::LeftRingDistal],
+        B::LeftLittleProximal => &[B::LeftLittleIntermediate],
+        B::LeftLittleIntermediate => &[B::LeftLittleDistal],
+        B::RightThumbMetacarpal => &[B::RightThumbProximal],
+        B::RightThumbProximal => &[B::RightThumbDistal],
+        B::RightIndexProximal => &[B::RightIndexIntermediate],
+        B::RightIndexIntermediate => &[B::RightIndexDistal],
+        B::RightMiddleProximal => &[B::RightMiddleIntermediate],
+        B::RightMiddleIntermediate => &[B::RightMiddleDistal],
+        B::RightRingProximal => &[B::RightRingIntermediate],
+        B::RightRingIntermediate => &[B::RightRingDistal],
+        B::RightLittleProximal => &[B::RightLittleIntermediate],
+        B::RightLittleIntermediate => &[B::RightLittleDistal],
+        _ => &[],
+    }
+}
+
+/// Shorter than this (metres) is "the same place".
+const COINCIDENT: f32 = 1e-5;
+
+/// Where bone `bone` (at joint `joint`) ends in the rest pose, in model space.
+fn tip(
+    skeleton: &Skeleton,
+    map: &BoneMap,
+    world: &[Affine3A],
+    bone: HumanBone,
+    joint: usize,
+) -> Option<Vec3> {
+    let origin = Vec3::from(world[joint].translation);
+    for next in next_bones(bone) {
+        if let Some(j) = map.joint(*next) {
+            let p = Vec3::from(world[j].translation);
+            if p.distance(origin) > COINCIDENT {
+                return Some(p);
+            }
+        }
+    }
+    skeleton_tip(skeleton, world, joint, origin)
+}
+
+/// The end of a joint's bone from the skeleton alone: its end site, or the first
+/// place down its main child chain (the child with the most descendants) that is not
+/// the joint itself.
+fn skeleton_tip(skeleton: &Skeleton, world: &[Affine3A], joint: usize, origin: Vec3) -> Option<Vec3> {
+    let mut j = joint;
+    loop {
+        if let Some(end) = skeleton.joints()[j].end {
+            let p = world[j].transform_point3(end);
+            if p.distance(origin) > COINCIDENT {
+                return Some(p);
+            }
+        }
+        let child = skeleton
+            .children(j)
+            .max_by_key(|&c| (descendant_count(skeleton, c), std::cmp::Reverse(c)))?;
+        let p = Vec3::from(world[child].translation);
+        if p.distance(origin) > COINCIDENT {
+            return Some(p);
+        }
+        j = child;
+    }
+}
+
+fn descendant_count(skeleton: &Skeleton, joint: usize) -> usize {
+    (joint + 1..skeleton.len())
+        .filter(|&j| skeleton.is_ancestor(joint, j))
+        .count()
+}
+
+/// The turn about +Y that makes a rig whose left side points along `left` face +Z.
+fn facing_from_left(left: Vec3) -> Option<Quat> {
+    let flat = Vec3::new(left.x, 0.0, left.z);
+    if flat.length() < COINCIDENT {
+        return None;
+    }
+    // left = R_y(phi)·X, so R_y(-phi) turns it onto +X (and the front onto +Z).
+    let phi = (-flat.z).atan2(flat.x);
+    Some(Quat::from_rotation_y(-phi))
+}
+
+/// The smallest rotation turning unit `from` onto unit `to`, exact for tiny angles
+/// too (glam's `from_rotation_arc` returns the identity below about 0.04°).
+fn shortest_arc(from: Vec3, to: Vec3) -> Quat {
+    let dot = from.dot(to);
+    if dot < -1.0 + 1e-6 {
+        // Opposite: half a turn about any axis perpendicular to both.
+        return Quat::from_axis_angle(to.any_orthonormal_vector(), std::f32::consts::PI);
+    }
+    // (from × to, 1 + from·to) is twice the half-angle quaternion, unnormalized.
+    let axis = from.cross(to);
+    Quat::from_xyzw(axis.x, axis.y, axis.z, 1.0 + dot).normalize()
+}
+
+/// Signed angle turning `from` onto `to` about `axis` (all perpendicular-ish).
+fn signed_angle(from: Vec3, to: Vec3, axis: Vec3) -> f32 {
+    let from = from.reject_from_normalized(axis);
+    let to = to.reject_from_normalized(axis);
+    from.cross(to).dot(axis).atan2(from.dot(to))
+}
+
+impl RestCorrection {
+    /// Detects the rest pose and computes the correction (see the module header).
+    #[must_use]
+    pub fn compute(skeleton: &Skeleton, map: &BoneMap) -> Self {
+        let mut problems = Vec::new();
+        let world = skeleton.rest_world();
+        let pos = |b: HumanBone| map.joint(b).map(|j| Vec3::from(world[j].translation));
+        let left = [
+            (B::LeftUpperLeg, B::RightUpperLeg),
+            (B::LeftUpperArm, B::RightUpperArm),
+        ]
+        .iter()
+        .find_map(|(l, r)| Some(pos(*l)? - pos(*r)?).filter(|v| v.length() > COINCIDENT));
+        let facing = match left.and_then(facing_from_left) {
+            Some(f) => f,
+            None => {
+                problems.push("cannot tell which way the rig faces (left and right coincide); assumed +Z".into());
+                Quat::IDENTITY
+            }
+        };
+
+        let joints = skeleton.joints();
+        let mut local = vec![Quat::IDENTITY; joints.len()];
+        // Corrected world rotation and affine of every joint, facing included.
+        let mut rotation: Vec<Quat> = Vec::with_capacity(joints.len());
+        let mut affine: Vec<Affine3A> = Vec::with_capacity(joints.len());
+        let mut bones = Vec::new();
+        let root = Affine3A::from_quat(facing);
+        for (j, joint) in joints.iter().enumerate() {
+            let (parent_rotation, parent_affine) = match joint.parent {
+                Some(p) => (rotation[p], affine[p]),
+                None => (facing, root),
+            };
+            let uncorrected = parent_rotation * joint.rest.rotation;
+            let mut swing = Quat::IDENTITY;
+            if let Some(bone) = map.bone_of(j)
+                && let Some(rule) = rule(bone)
+            {
+                match tip(skeleton, map, &world, bone, j) {
+                    None => problems.push(format!(
+                        "cannot tell which way `{bone}` (joint `{}`) points; left uncorrected",
+                        joint.name
+                    )),
+                    Some(tip_world) => {
+                        // The tip in the joint's own frame does not change when the
+                        // joint or its ancestors are corrected.
+                        let tip_local = world[j].inverse().transform_point3(tip_world);
+                        let here = parent_affine
+                            * Affine3A::from_scale_rotation_translation(
+                                joint.rest.scale,
+                                joint.rest.rotation,
+                                joint.rest.translation,
+                            );
+                        let d = here.transform_vector3(tip_local).normalize();
+                        swing = match rule {
+                            Rule::Along(target) => shortest_arc(d, target),
+                            Rule::YawToFront => {
+                                let flat = Vec3::new(d.x, 0.0, d.z);
+                                if flat.length() < 1e-3 {
+                                    Quat::IDENTITY
+                                } else {
+                                    Quat::from_rotation_y(signed_angle(flat, Vec3::Z, Vec3::Y))
+                                }
+                            }
+                        };
+                        if matches!(bone, B::LeftHand | B::RightHand)
+                            && let Rule::Along(axis) = rule
+                            && let Some(roll) =
+                                palm_roll(map, &world, j, swing * uncorrected, axis)
+                        {
+                            swing = roll * swing;
+                        }
+                        bones.push(BoneCorrection {
+                            bone,
+                            rest_direction: d,
+                            angle_deg: swing.angle_between(Quat::IDENTITY).to_degrees(),
+                        });
+                    }
+                }
+            }
+            let corrected = (swing * uncorrected).normalize();
+            local[j] = (uncorrected.conjugate() * corrected).normalize();
+            rotation.push(corrected);
+            affine.push(
+                parent_affine
+                    * Affine3A::from_scale_rotation_translation(
+                        joint.rest.scale,
+                        joint.rest.rotation * local[j],
+                        joint.rest.translation,
+                    ),
+            );
+        }
+
+        let (pose, arm_angle_deg) = classify(&bones);
+        Self {
+            facing,
+            local,
+            pose,
+            arm_angle_deg,
+            bones,
+            problems,
+        }
+    }
+
+    /// The T-pose local rotation of every joint: rest local · correction.
+    #[must_use]
+    pub fn t_pose_locals(&self, skeleton: &Skeleton) -> Vec<Quat> {
+        skeleton
+            .joints()
+            .iter()
+            .zip(&self.local)
+            .map(|(j, c)| (j.rest.rotation * *c).normalize())
+            .collect()
+    }
+
+    /// Model-space transforms of every joint in the T-pose, facing turn included.
+    #[must_use]
+    pub fn t_pose_world(&self, skeleton: &Skeleton) -> Vec<Affine3A> {
+        let turn = Affine3A::from_quat(self.facing);
+        skeleton
+            .world_transforms(&self.t_pose_locals(skeleton), &skeleton.rest_translations())
+            .into_iter()
+            .map(|w| turn * w)
+            .collect()
+    }
+
+    /// The correction of one humanoid bone, if it was corrected.
+    #[must_use]
+    pub fn bone(&self, bone: HumanBone) -> Option<&BoneCorrection> {
+        self.bones.iter().find(|c| c.bone == bone)
+    }
+}
+
+/// The roll about the hand's T-pose direction `axis` that puts the palm down: the
+/// index side of the hand toward +Z (the front), judged from the finger bases.
+fn palm_roll(
+    map: &BoneMap,
+    world: &[Affine3A],
+    hand: usize,
+    swung: Quat,
+    axis: Vec3,
+) -> Option<Quat> {
+    let left = axis.x > 0.0;
+    let (index, little) = if left {
+        (B::LeftIndexProximal, [B::LeftLittleProximal, B::LeftRingProximal])
+    } else {
+        (B::RightIndexProximal, [B::RightLittleProximal, B::RightRingProximal])
+    };
+    let index = map.joint(index)?;
+    let little = little.iter().find_map(|b| map.joint(*b))?;
+    let hand_rotation = world[hand].to_scale_rotation_translation().1;
+    let side_world = Vec3::from(world[index].translation - world[little].translation);
+    let side_local = hand_rotation.conjugate() * side_world;
+    let side = swung * side_local;
+    if side.reject_from_normalized(axis).length() < COINCIDENT {
+        return None;
+    }
+    Some(Quat::from_axis_angle(axis, signed_angle(side, Vec3::Z, axis)))
+}
+
+/// Classifies the rest pose from the upper arms' and legs' rest directions.
+fn classify(bones: &[BoneCorrection]) -> (RestPose, f32) {
+    let dir = |b: HumanBone| bones.iter().find(|c| c.bone == b).map(|c| c.rest_direction);
+    let arms: Vec<Vec3> = [B::LeftUpperArm, B::RightUpperArm]
+        .iter()
+        .filter_map(|b| dir(*b))
+        .collect();
+    if arms.is_empty() {
+        return (RestPose::Other, f32::NAN);
+    }
+    let below: f32 = arms
+        .iter()
+        .map(|d| (-d.y).clamp(-1.0, 1.0).asin().to_degrees())
+        .sum::<f32>()
+        / arms.len() as f32;
+    let forward = arms.iter().any(|d| d.z.abs() > 0.5);
+    let legs_down = [B::LeftUpperLeg, B::RightUpperLeg]
+        .iter()
+        .filter_map(|b| dir(*b))
+        .all(|d| d.angle_between(Vec3::NEG_Y).to_degrees() < 35.0);
+    let pose = if forward || !legs_down || below < -12.0 {
+        RestPose::Other
+    } else if below <= 12.0 {
+        RestPose::TPose
+    } else if below <= 60.0 {
+        RestPose::APose
+    } else {
+        RestPose::ArmsDown
+    };
+    (pose, below)
+}
