@@ -8,7 +8,9 @@ use common::{RigSpec, Rng, angle_deg, forward, quat_diff, random_rig};
 use glam::{Quat, Vec3};
 use mocap_bridge::humanoid::bone::ALL;
 use mocap_bridge::humanoid::{HumanBone, HumanoidPose};
-use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, Retargeter, SourceRig, TargetRig, ToNormalized};
+use mocap_bridge::retarget::{
+    FromNormalized, MappedSkeleton, Retargeter, SourceRig, TargetRig, ToNormalized,
+};
 use proptest::prelude::*;
 
 prop_compose! {
@@ -36,11 +38,15 @@ fn random_pose(mapped: &MappedSkeleton, seed: u64) -> (Vec<Quat>, Vec<Vec3>) {
     let mut rng = Rng::new(seed);
     let mut rotations = mapped.skeleton.rest_rotations();
     for (_, joint) in mapped.map.pairs() {
-        rotations[joint] = rotations[joint] * rng.rotation_within(70f32.to_radians());
+        rotations[joint] *= rng.rotation_within(70f32.to_radians());
     }
     let mut translations = mapped.skeleton.rest_translations();
     let hips = mapped.map.joint(HumanBone::Hips).unwrap();
-    translations[hips] += Vec3::new(rng.range(-0.3, 0.3), rng.range(-0.2, 0.2), rng.range(-0.3, 0.3));
+    translations[hips] += Vec3::new(
+        rng.range(-0.3, 0.3),
+        rng.range(-0.2, 0.2),
+        rng.range(-0.3, 0.3),
+    );
     (rotations, translations)
 }
 
@@ -53,7 +59,11 @@ fn mapped(spec: &RigSpec) -> MappedSkeleton {
 /// it, turned by the rig's facing correction. Pairs where the child starts a new limb
 /// (hips -> upper leg, chest -> shoulder, hand -> finger) are offsets of the body's
 /// shape, not bones with a T-pose direction, and are left out.
-fn bone_directions(m: &MappedSkeleton, rotations: &[Quat], translations: &[Vec3]) -> Vec<(HumanBone, HumanBone, Vec3)> {
+fn bone_directions(
+    m: &MappedSkeleton,
+    rotations: &[Quat],
+    translations: &[Vec3],
+) -> Vec<(HumanBone, HumanBone, Vec3)> {
     let world = m.skeleton.world_transforms(rotations, translations);
     let pos = |b: HumanBone| m.map.joint(b).map(|j| Vec3::from(world[j].translation));
     ALL.iter()
@@ -74,11 +84,13 @@ fn starts_limb(bone: HumanBone, parent: HumanBone) -> bool {
     match bone {
         B::LeftUpperLeg | B::RightUpperLeg | B::LeftShoulder | B::RightShoulder => true,
         B::LeftUpperArm | B::RightUpperArm => !matches!(parent, B::LeftShoulder | B::RightShoulder),
-        _ => name.ends_with("IndexProximal")
-            || name.ends_with("MiddleProximal")
-            || name.ends_with("RingProximal")
-            || name.ends_with("LittleProximal")
-            || name.ends_with("ThumbMetacarpal"),
+        _ => {
+            name.ends_with("IndexProximal")
+                || name.ends_with("MiddleProximal")
+                || name.ends_with("RingProximal")
+                || name.ends_with("LittleProximal")
+                || name.ends_with("ThumbMetacarpal")
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use glam::{Quat, Vec3};
 
 use crate::skeleton::{NamedBoneMap, Skeleton};
 
-pub use units::{Basis, UpAxis, Units};
+pub use units::{Basis, Units, UpAxis};
 
 /// A skeleton read from a file, with what the file says about it.
 #[derive(Debug, Clone)]
@@ -62,7 +62,7 @@ impl Motion {
         rotations: Vec<Quat>,
         translations: Vec<Vec3>,
     ) -> Self {
-        assert!(joint_count > 0 && rotations.len() % joint_count == 0);
+        assert!(joint_count > 0 && rotations.len().is_multiple_of(joint_count));
         assert_eq!(rotations.len(), translations.len());
         Self {
             frame_time,

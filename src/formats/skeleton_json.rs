@@ -28,7 +28,7 @@ use serde::Deserialize;
 
 use crate::skeleton::{InvalidSkeleton, Joint, NamedBoneMap, Skeleton, Transform};
 
-use super::{Basis, LoadOptions, Rig, UpAxis, Units};
+use super::{Basis, LoadOptions, Rig, Units, UpAxis};
 
 /// Why a skeleton JSON file cannot be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -117,7 +117,10 @@ pub fn parse(text: &str, path: &Path, options: &LoadOptions) -> Result<Rig, Skel
         (Some(u), _) => u,
         (None, None) => Units::Metres,
         (None, Some(s)) => Units::parse(s).ok_or_else(|| {
-            field_err("units".into(), format!("`{s}` is not m, cm, mm, in or a number"))
+            field_err(
+                "units".into(),
+                format!("`{s}` is not m, cm, mm, in or a number"),
+            )
         })?,
     };
     let up = match (options.up, file.up.as_deref()) {
@@ -149,11 +152,17 @@ pub fn parse(text: &str, path: &Path, options: &LoadOptions) -> Result<Rig, Skel
         };
         let offset = Vec3::from(fj.offset);
         if !offset.is_finite() {
-            return Err(field_err(format!("{place}.offset"), "not a finite number".into()));
+            return Err(field_err(
+                format!("{place}.offset"),
+                "not a finite number".into(),
+            ));
         }
         let end = fj.end.map(Vec3::from);
         if end.is_some_and(|e| !e.is_finite()) {
-            return Err(field_err(format!("{place}.end"), "not a finite number".into()));
+            return Err(field_err(
+                format!("{place}.end"),
+                "not a finite number".into(),
+            ));
         }
         index_of.insert(fj.name.as_str(), joints.len());
         joints.push(Joint {
@@ -175,12 +184,17 @@ pub fn parse(text: &str, path: &Path, options: &LoadOptions) -> Result<Rig, Skel
     let bone_map = match &file.bone_map {
         None => None,
         Some(value) => Some(NamedBoneMap::from_json(value, path).map_err(|e| {
-            field_err("boneMap".into(), e.to_string().replace(&format!("{}: ", path.display()), ""))
+            field_err(
+                "boneMap".into(),
+                e.to_string().replace(&format!("{}: ", path.display()), ""),
+            )
         })?),
     };
     Ok(Rig {
         skeleton,
-        map_source: bone_map.as_ref().map(|_| "the skeleton file's boneMap".to_owned()),
+        map_source: bone_map
+            .as_ref()
+            .map(|_| "the skeleton file's boneMap".to_owned()),
         bone_map,
         motion: None,
         notes: Vec::new(),
@@ -214,7 +228,10 @@ fn parents_first(joints: &[FileJoint], path: &Path) -> Result<Vec<usize>, Skelet
             Some(p) => Some(*by_name.get(p).ok_or_else(|| SkeletonJsonError::Field {
                 path: path.to_owned(),
                 field: format!("joints[{i}].parent"),
-                message: format!("joint `{}` names parent `{p}`, which is not defined", j.name),
+                message: format!(
+                    "joint `{}` names parent `{p}`, which is not defined",
+                    j.name
+                ),
             })?),
         });
     }
@@ -229,8 +246,10 @@ fn parents_first(joints: &[FileJoint], path: &Path) -> Result<Vec<usize>, Skelet
                 2 => break,
                 1 => {
                     let from = path_stack.iter().position(|&x| x == k).unwrap_or(0);
-                    let mut names: Vec<&str> =
-                        path_stack[from..].iter().map(|&x| joints[x].name.as_str()).collect();
+                    let mut names: Vec<&str> = path_stack[from..]
+                        .iter()
+                        .map(|&x| joints[x].name.as_str())
+                        .collect();
                     names.push(&joints[k].name);
                     return Err(SkeletonJsonError::Cycle {
                         path: path.to_owned(),
@@ -276,32 +295,66 @@ mod tests {
         let s = &rig.skeleton;
         assert_eq!(s.joints()[0].name, "a");
         assert_eq!(s.joints()[1].parent, Some(0));
-        assert!(s.joints()[1].rest.translation.abs_diff_eq(Vec3::new(0.0, 0.5, 0.0), 1e-6));
-        assert!(s.joints()[0].end.unwrap().abs_diff_eq(Vec3::new(0.0, 0.1, 0.0), 1e-6));
+        assert!(
+            s.joints()[1]
+                .rest
+                .translation
+                .abs_diff_eq(Vec3::new(0.0, 0.5, 0.0), 1e-6)
+        );
+        assert!(
+            s.joints()[0]
+                .end
+                .unwrap()
+                .abs_diff_eq(Vec3::new(0.0, 0.1, 0.0), 1e-6)
+        );
         assert_eq!(rig.bone_map.unwrap().bones.len(), 1);
     }
 
     #[test]
     fn errors_name_the_file_and_the_place() {
         let cases = [
-            (r#"{"joints": [{"name": "a", "offset": [0, 0]}]}"#, "s.json:1:"),
-            (r#"{"joints": [{"name": "a", "offset": [0, 0, "x"]}]}"#, "joints[0].offset"),
-            (r#"{"joints": [{"name": "a", "offset": [0, 0, 1e39]}]}"#, "joints[0].offset"),
-            (r#"{"joints": [{"name": "a", "parent": "zz", "offset": [0, 0, 0]}]}"#, "joints[0].parent"),
+            (
+                r#"{"joints": [{"name": "a", "offset": [0, 0]}]}"#,
+                "s.json:1:",
+            ),
+            (
+                r#"{"joints": [{"name": "a", "offset": [0, 0, "x"]}]}"#,
+                "joints[0].offset",
+            ),
+            (
+                r#"{"joints": [{"name": "a", "offset": [0, 0, 1e39]}]}"#,
+                "joints[0].offset",
+            ),
+            (
+                r#"{"joints": [{"name": "a", "parent": "zz", "offset": [0, 0, 0]}]}"#,
+                "joints[0].parent",
+            ),
             (
                 r#"{"joints": [{"name": "a", "parent": "b", "offset": [0, 0, 0]},
                                {"name": "b", "parent": "a", "offset": [0, 0, 0]}]}"#,
                 "form a cycle",
             ),
             (r#"{"units": "furlong", "joints": []}"#, "s.json: units:"),
-            (r#"{"joints": [{"name": "a", "offset": [0, 0, 0], "rotation": [0, 0, 0, 0]}]}"#, "joints[0].rotation"),
-            (r#"{"joints": [{"name": "a", "offset": [0, 0, 0]}], "boneMap": {"elbow": "a"}}"#, "boneMap"),
+            (
+                r#"{"joints": [{"name": "a", "offset": [0, 0, 0], "rotation": [0, 0, 0, 0]}]}"#,
+                "joints[0].rotation",
+            ),
+            (
+                r#"{"joints": [{"name": "a", "offset": [0, 0, 0]}], "boneMap": {"elbow": "a"}}"#,
+                "boneMap",
+            ),
             (r#"{"joints": []}"#, "no joints"),
-            (r#"{"joints": [{"name": "a", "offset": [0, 0, 0]}, {"name": "a", "offset": [0, 0, 0]}]}"#, "used twice"),
+            (
+                r#"{"joints": [{"name": "a", "offset": [0, 0, 0]}, {"name": "a", "offset": [0, 0, 0]}]}"#,
+                "used twice",
+            ),
             ("{\"joints\": [", "s.json:1:"),
         ];
         for (text, expected) in cases {
-            let err = parse_str(text).err().unwrap_or_else(|| panic!("accepted {text}")).to_string();
+            let err = parse_str(text)
+                .err()
+                .unwrap_or_else(|| panic!("accepted {text}"))
+                .to_string();
             assert!(err.starts_with("s.json"), "{err}");
             assert!(err.contains(expected), "{err} lacks {expected}");
             assert!(!err.contains('\n'), "{err}");

@@ -61,7 +61,10 @@ impl Units {
             }
         }
         if !(height.is_finite() && height > 0.0) {
-            return (Units::Metres, Some("cannot tell the units; assumed metres".into()));
+            return (
+                Units::Metres,
+                Some("cannot tell the units; assumed metres".into()),
+            );
         }
         let scale = 1.7 / height;
         (

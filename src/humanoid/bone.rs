@@ -193,32 +193,32 @@ const NAMES: [&str; BONE_COUNT] = [
 
 /// The spec parent of each bone (VRM 1.0 humanoid table), indexed like `ALL`.
 const PARENTS: [Option<HumanBone>; BONE_COUNT] = [
-    None,                      // hips
-    Some(B::Hips),             // spine
-    Some(B::Spine),            // chest
-    Some(B::Chest),            // upperChest
-    Some(B::UpperChest),       // neck
-    Some(B::Neck),             // head
-    Some(B::Head),             // leftEye
-    Some(B::Head),             // rightEye
-    Some(B::Head),             // jaw
-    Some(B::Hips),             // leftUpperLeg
-    Some(B::LeftUpperLeg),     // leftLowerLeg
-    Some(B::LeftLowerLeg),     // leftFoot
-    Some(B::LeftFoot),         // leftToes
-    Some(B::Hips),             // rightUpperLeg
-    Some(B::RightUpperLeg),    // rightLowerLeg
-    Some(B::RightLowerLeg),    // rightFoot
-    Some(B::RightFoot),        // rightToes
-    Some(B::UpperChest),       // leftShoulder
-    Some(B::LeftShoulder),     // leftUpperArm
-    Some(B::LeftUpperArm),     // leftLowerArm
-    Some(B::LeftLowerArm),     // leftHand
-    Some(B::UpperChest),       // rightShoulder
-    Some(B::RightShoulder),    // rightUpperArm
-    Some(B::RightUpperArm),    // rightLowerArm
-    Some(B::RightLowerArm),    // rightHand
-    Some(B::LeftHand),         // leftThumbMetacarpal
+    None,                   // hips
+    Some(B::Hips),          // spine
+    Some(B::Spine),         // chest
+    Some(B::Chest),         // upperChest
+    Some(B::UpperChest),    // neck
+    Some(B::Neck),          // head
+    Some(B::Head),          // leftEye
+    Some(B::Head),          // rightEye
+    Some(B::Head),          // jaw
+    Some(B::Hips),          // leftUpperLeg
+    Some(B::LeftUpperLeg),  // leftLowerLeg
+    Some(B::LeftLowerLeg),  // leftFoot
+    Some(B::LeftFoot),      // leftToes
+    Some(B::Hips),          // rightUpperLeg
+    Some(B::RightUpperLeg), // rightLowerLeg
+    Some(B::RightLowerLeg), // rightFoot
+    Some(B::RightFoot),     // rightToes
+    Some(B::UpperChest),    // leftShoulder
+    Some(B::LeftShoulder),  // leftUpperArm
+    Some(B::LeftUpperArm),  // leftLowerArm
+    Some(B::LeftLowerArm),  // leftHand
+    Some(B::UpperChest),    // rightShoulder
+    Some(B::RightShoulder), // rightUpperArm
+    Some(B::RightUpperArm), // rightLowerArm
+    Some(B::RightLowerArm), // rightHand
+    Some(B::LeftHand),      // leftThumbMetacarpal
     Some(B::LeftThumbMetacarpal),
     Some(B::LeftThumbProximal),
     Some(B::LeftHand), // leftIndexProximal

@@ -198,7 +198,10 @@ impl ToNormalized<'_> {
     /// Rejects frames shorter than the skeleton.
     pub fn validate(&self) -> Result<(), JobError> {
         let needed = self.source.joint_count;
-        let got = self.local_rotations.len().min(self.local_translations.len());
+        let got = self
+            .local_rotations
+            .len()
+            .min(self.local_translations.len());
         if got < needed {
             return Err(JobError::SourceTooShort { needed, got });
         }

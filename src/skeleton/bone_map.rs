@@ -10,8 +10,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::humanoid::bone::{ALL, BONE_COUNT, REQUIRED};
 use crate::humanoid::HumanBone;
+use crate::humanoid::bone::{ALL, BONE_COUNT, REQUIRED};
 
 use super::Skeleton;
 
@@ -85,11 +85,10 @@ impl NamedBoneMap {
             path: path.display().to_string(),
             source,
         })?;
-        let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| MapError::File {
-                path: path.display().to_string(),
-                message: format!("line {}, column {}: {e}", e.line(), e.column()),
-            })?;
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| MapError::File {
+            path: path.display().to_string(),
+            message: format!("line {}, column {}: {e}", e.line(), e.column()),
+        })?;
         Self::from_json(&value, path)
     }
 

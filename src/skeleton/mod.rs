@@ -16,7 +16,6 @@ use glam::{Affine3A, Quat, Vec3};
 
 pub use bone_map::{BoneMap, MapError, NamedBoneMap};
 
-
 /// A rest transform relative to the parent joint (translation in metres).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Transform {
@@ -263,7 +262,11 @@ mod tests {
         ])
         .unwrap();
         let world = s.rest_world();
-        assert!(world[2].translation.abs_diff_eq(Vec3::new(0.0, 6.0, 0.0).into(), 1e-6));
+        assert!(
+            world[2]
+                .translation
+                .abs_diff_eq(Vec3::new(0.0, 6.0, 0.0).into(), 1e-6)
+        );
         assert!(s.is_ancestor(0, 2));
         assert!(!s.is_ancestor(2, 0));
         assert_eq!(s.children(0).collect::<Vec<_>>(), vec![1]);

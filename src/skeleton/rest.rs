@@ -112,10 +112,18 @@ fn next_bones(bone: HumanBone) -> &'static [HumanBone] {
     match bone {
         B::LeftUpperArm => &[B::LeftLowerArm],
         B::LeftLowerArm => &[B::LeftHand],
-        B::LeftHand => &[B::LeftMiddleProximal, B::LeftRingProximal, B::LeftIndexProximal],
+        B::LeftHand => &[
+            B::LeftMiddleProximal,
+            B::LeftRingProximal,
+            B::LeftIndexProximal,
+        ],
         B::RightUpperArm => &[B::RightLowerArm],
         B::RightLowerArm => &[B::RightHand],
-        B::RightHand => &[B::RightMiddleProximal, B::RightRingProximal, B::RightIndexProximal],
+        B::RightHand => &[
+            B::RightMiddleProximal,
+            B::RightRingProximal,
+            B::RightIndexProximal,
+        ],
         B::LeftUpperLeg => &[B::LeftLowerLeg],
         B::LeftLowerLeg => &[B::LeftFoot],
         B::LeftFoot => &[B::LeftToes],
@@ -172,7 +180,12 @@ fn tip(
 /// The end of a joint's bone from the skeleton alone: its end site, or the first
 /// place down its main child chain (the child with the most descendants) that is not
 /// the joint itself.
-fn skeleton_tip(skeleton: &Skeleton, world: &[Affine3A], joint: usize, origin: Vec3) -> Option<Vec3> {
+fn skeleton_tip(
+    skeleton: &Skeleton,
+    world: &[Affine3A],
+    joint: usize,
+    origin: Vec3,
+) -> Option<Vec3> {
     let mut j = joint;
     loop {
         if let Some(end) = skeleton.joints()[j].end {
@@ -245,7 +258,10 @@ impl RestCorrection {
         let facing = match left.and_then(facing_from_left) {
             Some(f) => f,
             None => {
-                problems.push("cannot tell which way the rig faces (left and right coincide); assumed +Z".into());
+                problems.push(
+                    "cannot tell which way the rig faces (left and right coincide); assumed +Z"
+                        .into(),
+                );
                 Quat::IDENTITY
             }
         };
@@ -296,8 +312,7 @@ impl RestCorrection {
                         };
                         if matches!(bone, B::LeftHand | B::RightHand)
                             && let Rule::Along(axis) = rule
-                            && let Some(roll) =
-                                palm_roll(map, &world, j, swing * uncorrected, axis)
+                            && let Some(roll) = palm_roll(map, &world, j, swing * uncorrected, axis)
                         {
                             swing = roll * swing;
                         }
@@ -373,9 +388,15 @@ fn palm_roll(
 ) -> Option<Quat> {
     let left = axis.x > 0.0;
     let (index, little) = if left {
-        (B::LeftIndexProximal, [B::LeftLittleProximal, B::LeftRingProximal])
+        (
+            B::LeftIndexProximal,
+            [B::LeftLittleProximal, B::LeftRingProximal],
+        )
     } else {
-        (B::RightIndexProximal, [B::RightLittleProximal, B::RightRingProximal])
+        (
+            B::RightIndexProximal,
+            [B::RightLittleProximal, B::RightRingProximal],
+        )
     };
     let index = map.joint(index)?;
     let little = little.iter().find_map(|b| map.joint(*b))?;
@@ -386,7 +407,10 @@ fn palm_roll(
     if side.reject_from_normalized(axis).length() < COINCIDENT {
         return None;
     }
-    Some(Quat::from_axis_angle(axis, signed_angle(side, Vec3::Z, axis)))
+    Some(Quat::from_axis_angle(
+        axis,
+        signed_angle(side, Vec3::Z, axis),
+    ))
 }
 
 /// Classifies the rest pose from the upper arms' and legs' rest directions.

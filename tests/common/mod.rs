@@ -61,7 +61,12 @@ impl Vec4Like {
 
 /// World transforms of a skeleton for local rotations, with the hips translation
 /// replaced.
-pub fn forward(skeleton: &Skeleton, rotations: &[Quat], hips: usize, hips_translation: Vec3) -> Vec<Affine3A> {
+pub fn forward(
+    skeleton: &Skeleton,
+    rotations: &[Quat],
+    hips: usize,
+    hips_translation: Vec3,
+) -> Vec<Affine3A> {
     let mut translations = skeleton.rest_translations();
     translations[hips] = hips_translation;
     skeleton.world_transforms(rotations, &translations)
@@ -91,7 +96,11 @@ impl Rng {
     }
     /// A uniformly random rotation.
     pub fn rotation(&mut self) -> Quat {
-        let (u1, u2, u3) = (self.range(0.0, 1.0), self.range(0.0, 1.0), self.range(0.0, 1.0));
+        let (u1, u2, u3) = (
+            self.range(0.0, 1.0),
+            self.range(0.0, 1.0),
+            self.range(0.0, 1.0),
+        );
         let tau = std::f32::consts::TAU;
         Quat::from_xyzw(
             (1.0 - u1).sqrt() * (tau * u2).sin(),
@@ -103,8 +112,16 @@ impl Rng {
     }
     /// A rotation of at most `max_rad` about a random axis.
     pub fn rotation_within(&mut self, max_rad: f32) -> Quat {
-        let axis = Vec3::new(self.range(-1.0, 1.0), self.range(-1.0, 1.0), self.range(-1.0, 1.0));
-        let axis = if axis.length() < 1e-3 { Vec3::X } else { axis.normalize() };
+        let axis = Vec3::new(
+            self.range(-1.0, 1.0),
+            self.range(-1.0, 1.0),
+            self.range(-1.0, 1.0),
+        );
+        let axis = if axis.length() < 1e-3 {
+            Vec3::X
+        } else {
+            axis.normalize()
+        };
         Quat::from_axis_angle(axis, self.range(-max_rad, max_rad))
     }
 }
@@ -149,7 +166,13 @@ struct Builder {
 }
 
 impl Builder {
-    fn add(&mut self, name: &str, parent: Option<usize>, position: Vec3, bone: Option<HumanBone>) -> usize {
+    fn add(
+        &mut self,
+        name: &str,
+        parent: Option<usize>,
+        position: Vec3,
+        bone: Option<HumanBone>,
+    ) -> usize {
         self.names.push(name.to_owned());
         self.parents.push(parent);
         self.positions.push(position);
@@ -171,11 +194,18 @@ pub fn random_rig(spec: &RigSpec) -> RandomRig {
         positions: vec![],
         map: NamedBoneMap::default(),
     };
-    let armature = spec.armature.then(|| b.add("Armature", None, Vec3::ZERO, None));
+    let armature = spec
+        .armature
+        .then(|| b.add("Armature", None, Vec3::ZERO, None));
     let hips_pos = Vec3::new(0.0, 0.95 * spec.legs, 0.0);
     let hips = b.add("Hips", armature, hips_pos, Some(B::Hips));
     let t = spec.torso;
-    let spine = b.add("Spine", Some(hips), hips_pos + Vec3::Y * 0.1 * t, Some(B::Spine));
+    let spine = b.add(
+        "Spine",
+        Some(hips),
+        hips_pos + Vec3::Y * 0.1 * t,
+        Some(B::Spine),
+    );
     let mut top = spine;
     let mut y = hips_pos.y + 0.1 * t;
     for (present, name, bone) in [
@@ -190,38 +220,105 @@ pub fn random_rig(spec: &RigSpec) -> RandomRig {
     let shoulder_y = y + 0.1 * t;
     let neck_y = y + 0.14 * t;
     let head_parent = if spec.neck {
-        b.add("Neck", Some(top), Vec3::new(0.0, neck_y, 0.0), Some(B::Neck))
+        b.add(
+            "Neck",
+            Some(top),
+            Vec3::new(0.0, neck_y, 0.0),
+            Some(B::Neck),
+        )
     } else {
         top
     };
-    let head = b.add("Head", Some(head_parent), Vec3::new(0.0, neck_y + 0.1 * t, 0.0), Some(B::Head));
+    let head = b.add(
+        "Head",
+        Some(head_parent),
+        Vec3::new(0.0, neck_y + 0.1 * t, 0.0),
+        Some(B::Head),
+    );
     let mut arm_chains = Vec::new();
     for (sign, side) in [(1.0f32, "L"), (-1.0, "R")] {
         let bone = |l: B, r: B| if sign > 0.0 { l } else { r };
         let x = |d: f32| Vec3::new(sign * d, 0.0, 0.0);
         let base = Vec3::new(0.0, shoulder_y, 0.0);
         let collar_parent = if spec.shoulders {
-            b.add(&format!("Shoulder{side}"), Some(top), base + x(0.03), Some(bone(B::LeftShoulder, B::RightShoulder)))
+            b.add(
+                &format!("Shoulder{side}"),
+                Some(top),
+                base + x(0.03),
+                Some(bone(B::LeftShoulder, B::RightShoulder)),
+            )
         } else {
             top
         };
         let a = spec.arms;
         let upper_pos = base + x(0.15);
-        let upper = b.add(&format!("UpperArm{side}"), Some(collar_parent), upper_pos, Some(bone(B::LeftUpperArm, B::RightUpperArm)));
+        let upper = b.add(
+            &format!("UpperArm{side}"),
+            Some(collar_parent),
+            upper_pos,
+            Some(bone(B::LeftUpperArm, B::RightUpperArm)),
+        );
         let lower_pos = upper_pos + x(0.28 * a);
         let mut lower_parent = upper;
         if spec.extra_joints {
-            lower_parent = b.add(&format!("ArmTwist{side}"), Some(upper), upper_pos + x(0.14 * a), None);
+            lower_parent = b.add(
+                &format!("ArmTwist{side}"),
+                Some(upper),
+                upper_pos + x(0.14 * a),
+                None,
+            );
         }
-        let lower = b.add(&format!("LowerArm{side}"), Some(lower_parent), lower_pos, Some(bone(B::LeftLowerArm, B::RightLowerArm)));
+        let lower = b.add(
+            &format!("LowerArm{side}"),
+            Some(lower_parent),
+            lower_pos,
+            Some(bone(B::LeftLowerArm, B::RightLowerArm)),
+        );
         let hand_pos = lower_pos + x(0.25 * a);
-        let hand = b.add(&format!("Hand{side}"), Some(lower), hand_pos, Some(bone(B::LeftHand, B::RightHand)));
+        let hand = b.add(
+            &format!("Hand{side}"),
+            Some(lower),
+            hand_pos,
+            Some(bone(B::LeftHand, B::RightHand)),
+        );
         if spec.fingers {
             let fingers = [
-                ("Index", 0.02, [B::LeftIndexProximal, B::LeftIndexIntermediate, B::LeftIndexDistal]),
-                ("Middle", 0.0, [B::LeftMiddleProximal, B::LeftMiddleIntermediate, B::LeftMiddleDistal]),
-                ("Ring", -0.02, [B::LeftRingProximal, B::LeftRingIntermediate, B::LeftRingDistal]),
-                ("Little", -0.04, [B::LeftLittleProximal, B::LeftLittleIntermediate, B::LeftLittleDistal]),
+                (
+                    "Index",
+                    0.02,
+                    [
+                        B::LeftIndexProximal,
+                        B::LeftIndexIntermediate,
+                        B::LeftIndexDistal,
+                    ],
+                ),
+                (
+                    "Middle",
+                    0.0,
+                    [
+                        B::LeftMiddleProximal,
+                        B::LeftMiddleIntermediate,
+                        B::LeftMiddleDistal,
+                    ],
+                ),
+                (
+                    "Ring",
+                    -0.02,
+                    [
+                        B::LeftRingProximal,
+                        B::LeftRingIntermediate,
+                        B::LeftRingDistal,
+                    ],
+                ),
+                (
+                    "Little",
+                    -0.04,
+                    [
+                        B::LeftLittleProximal,
+                        B::LeftLittleIntermediate,
+                        B::LeftLittleDistal,
+                    ],
+                ),
             ];
             for (name, z, bones) in fingers {
                 let mut p = hand_pos + x(0.08 * a) + Vec3::Z * z * a;
@@ -236,14 +333,26 @@ pub fn random_rig(spec: &RigSpec) -> RandomRig {
             let thumb_dir = Vec3::new(sign, 0.0, 1.0).normalize();
             let mut p = hand_pos + x(0.02 * a) + Vec3::Z * 0.02 * a;
             let mut parent = hand;
-            for (i, tb) in [B::LeftThumbMetacarpal, B::LeftThumbProximal, B::LeftThumbDistal].iter().enumerate() {
+            for (i, tb) in [
+                B::LeftThumbMetacarpal,
+                B::LeftThumbProximal,
+                B::LeftThumbDistal,
+            ]
+            .iter()
+            .enumerate()
+            {
                 let tb = if sign > 0.0 { *tb } else { tb.mirrored() };
                 parent = b.add(&format!("Thumb{}{side}", i + 1), Some(parent), p, Some(tb));
                 p += thumb_dir * [0.04, 0.035, 0.03][i] * a;
             }
             b.add(&format!("ThumbEnd{side}"), Some(parent), p, None);
         } else {
-            b.add(&format!("HandEnd{side}"), Some(hand), hand_pos + x(0.15 * a), None);
+            b.add(
+                &format!("HandEnd{side}"),
+                Some(hand),
+                hand_pos + x(0.15 * a),
+                None,
+            );
         }
         arm_chains.push((upper, upper_pos));
     }
@@ -256,21 +365,51 @@ pub fn random_rig(spec: &RigSpec) -> RandomRig {
         if spec.extra_joints {
             parent = b.add(&format!("HipJoint{side}"), Some(hips), hips_pos, None);
         }
-        let upper = b.add(&format!("UpperLeg{side}"), Some(parent), upper_pos, Some(bone(B::LeftUpperLeg, B::RightUpperLeg)));
+        let upper = b.add(
+            &format!("UpperLeg{side}"),
+            Some(parent),
+            upper_pos,
+            Some(bone(B::LeftUpperLeg, B::RightUpperLeg)),
+        );
         let lower_pos = upper_pos - Vec3::Y * 0.42 * l;
-        let lower = b.add(&format!("LowerLeg{side}"), Some(upper), lower_pos, Some(bone(B::LeftLowerLeg, B::RightLowerLeg)));
+        let lower = b.add(
+            &format!("LowerLeg{side}"),
+            Some(upper),
+            lower_pos,
+            Some(bone(B::LeftLowerLeg, B::RightLowerLeg)),
+        );
         let foot_pos = lower_pos - Vec3::Y * 0.40 * l;
-        let foot = b.add(&format!("Foot{side}"), Some(lower), foot_pos, Some(bone(B::LeftFoot, B::RightFoot)));
+        let foot = b.add(
+            &format!("Foot{side}"),
+            Some(lower),
+            foot_pos,
+            Some(bone(B::LeftFoot, B::RightFoot)),
+        );
         let toe_pos = foot_pos + Vec3::new(0.0, -0.06, 0.12) * l;
         if spec.toes {
-            let toes = b.add(&format!("Toes{side}"), Some(foot), toe_pos, Some(bone(B::LeftToes, B::RightToes)));
-            b.add(&format!("ToesEnd{side}"), Some(toes), toe_pos + Vec3::Z * 0.05 * l, None);
+            let toes = b.add(
+                &format!("Toes{side}"),
+                Some(foot),
+                toe_pos,
+                Some(bone(B::LeftToes, B::RightToes)),
+            );
+            b.add(
+                &format!("ToesEnd{side}"),
+                Some(toes),
+                toe_pos + Vec3::Z * 0.05 * l,
+                None,
+            );
         } else {
             b.add(&format!("FootEnd{side}"), Some(foot), toe_pos, None);
         }
         leg_chains.push((upper, upper_pos, sign));
     }
-    b.add("HeadEnd", Some(head), Vec3::new(0.0, neck_y + 0.3 * t, 0.0), None);
+    b.add(
+        "HeadEnd",
+        Some(head),
+        Vec3::new(0.0, neck_y + 0.3 * t, 0.0),
+        None,
+    );
 
     // World rotations: random axes for every joint.
     let n = b.names.len();
@@ -308,12 +447,16 @@ pub fn random_rig(spec: &RigSpec) -> RandomRig {
     }
     // Facing: turn everything about +Y.
     let yaw = Quat::from_rotation_y(spec.yaw_deg.to_radians());
-    for j in 0..n {
-        b.positions[j] = yaw * b.positions[j];
-        world_rot[j] = yaw * world_rot[j];
+    for (position, rotation) in b.positions.iter_mut().zip(world_rot.iter_mut()) {
+        *position = yaw * *position;
+        *rotation = yaw * *rotation;
     }
     // Armature: a uniform scale (like Blender's 0.01) on the root node.
-    let armature_scale = if spec.armature { rng.range(0.01, 2.0) } else { 1.0 };
+    let armature_scale = if spec.armature {
+        rng.range(0.01, 2.0)
+    } else {
+        1.0
+    };
     let joints = (0..n)
         .map(|j| {
             let (rotation, translation, scale) = match b.parents[j] {

@@ -1,0 +1,200 @@
+//! The report behind `mocap-bridge inspect`: the joint tree, the bone map used, the
+//! detected rest pose with its correction per limb, and every problem found.
+//!
+//! Pure: takes a loaded `Rig` and a chosen map, returns a `Report` that prints
+//! itself. Reading files is the CLI's job.
+
+use std::fmt::{self, Write as _};
+
+use crate::formats::Rig;
+use crate::humanoid::HumanBone;
+use crate::humanoid::bone::ALL;
+use crate::retarget::MappedSkeleton;
+use crate::skeleton::{BoneMap, NamedBoneMap, RestCorrection};
+
+/// Where a bone map comes from, and the map.
+#[derive(Debug, Clone)]
+pub struct ChosenMap {
+    /// For messages: `--map lab.json`, `VRMC_vrm humanoid`, `catalog map cmu`.
+    pub source: String,
+    pub map: NamedBoneMap,
+}
+
+/// The map `inspect`, `retarget` and friends use: the explicit one, else the file's
+/// own, else the best-fitting catalog map.
+#[must_use]
+pub fn choose_map(rig: &Rig, explicit: Option<ChosenMap>) -> Option<ChosenMap> {
+    explicit
+        .or_else(|| {
+            rig.bone_map.clone().map(|map| ChosenMap {
+                source: rig.map_source.clone().unwrap_or_else(|| "the file".into()),
+                map,
+            })
+        })
+        .or_else(|| {
+            crate::catalog::find_map(&rig.skeleton).map(|(source, map)| ChosenMap { source, map })
+        })
+}
+
+/// Everything `inspect` prints.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub file: String,
+    tree: String,
+    pub joint_count: usize,
+    pub map_source: Option<String>,
+    map_lines: Vec<String>,
+    pub correction: Option<RestCorrection>,
+    pub rest_hips_height: Option<f32>,
+    pub problems: Vec<String>,
+    notes: Vec<String>,
+}
+
+impl Report {
+    /// Builds the report for `rig` with `map` (see `choose_map`).
+    #[must_use]
+    pub fn new(file: &str, rig: &Rig, map: Option<&ChosenMap>) -> Self {
+        let skeleton = &rig.skeleton;
+        let mut problems = Vec::new();
+        let mut resolved: Option<BoneMap> = None;
+        let mut mapped: Option<MappedSkeleton> = None;
+        match map {
+            None => problems.push(
+                "no bone map: the file declares none and no catalog map fits; pass --map MAP.json"
+                    .to_owned(),
+            ),
+            Some(chosen) => match MappedSkeleton::new(skeleton.clone(), &chosen.map) {
+                Ok(m) => {
+                    resolved = Some(m.map.clone());
+                    mapped = Some(m);
+                }
+                Err(e) => problems.push(format!("{}: {e}", chosen.source)),
+            },
+        }
+        let mut tree = String::new();
+        for (i, joint) in skeleton.joints().iter().enumerate() {
+            let depth = depth(skeleton, i);
+            let bone = resolved
+                .as_ref()
+                .and_then(|m| m.bone_of(i))
+                .map(|b| format!("  [{b}]"))
+                .unwrap_or_default();
+            let _ = writeln!(tree, "{}{}{}", "  ".repeat(depth), joint.name, bone);
+        }
+        let mut map_lines = Vec::new();
+        if let Some(m) = &resolved {
+            for bone in ALL {
+                if let Some(j) = m.joint(bone) {
+                    map_lines.push(format!("{:<24} {}", bone.name(), skeleton.joints()[j].name));
+                }
+            }
+            let missing: Vec<&str> = ALL
+                .iter()
+                .filter(|b| !m.has(**b) && is_body_bone(**b))
+                .map(|b| b.name())
+                .collect();
+            if !missing.is_empty() {
+                map_lines.push(format!("(not mapped: {})", missing.join(", ")));
+            }
+        }
+        let rest_hips_height = mapped.as_ref().map(MappedSkeleton::rest_hips_height);
+        let correction = mapped.map(|m| m.correction);
+        if let Some(c) = &correction {
+            problems.extend(c.problems.iter().cloned());
+        }
+        Self {
+            file: file.to_owned(),
+            tree,
+            joint_count: skeleton.len(),
+            map_source: map.map(|m| m.source.clone()),
+            map_lines,
+            correction,
+            rest_hips_height,
+            problems,
+            notes: rig.notes.clone(),
+        }
+    }
+}
+
+/// Bones worth listing as "not mapped" (fingers are listed only when some are mapped).
+fn is_body_bone(bone: HumanBone) -> bool {
+    !bone.is_finger()
+        && !matches!(
+            bone,
+            HumanBone::LeftEye | HumanBone::RightEye | HumanBone::Jaw
+        )
+}
+
+fn depth(skeleton: &crate::skeleton::Skeleton, joint: usize) -> usize {
+    let mut d = 0;
+    let mut j = skeleton.parent(joint);
+    while let Some(p) = j {
+        d += 1;
+        j = skeleton.parent(p);
+    }
+    d
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "file: {}", self.file)?;
+        for note in &self.notes {
+            writeln!(f, "note: {note}")?;
+        }
+        writeln!(f, "\njoints ({}):", self.joint_count)?;
+        for line in self.tree.lines() {
+            writeln!(f, "  {line}")?;
+        }
+        match &self.map_source {
+            Some(source) => writeln!(
+                f,
+                "\nbone map: {source} ({} bones)",
+                self.map_lines.len().saturating_sub(usize::from(
+                    self.map_lines.last().is_some_and(|l| l.starts_with('('))
+                ))
+            )?,
+            None => writeln!(f, "\nbone map: none")?,
+        }
+        for line in &self.map_lines {
+            writeln!(f, "  {line}")?;
+        }
+        if let Some(c) = &self.correction {
+            let turn = (2.0 * c.facing.y.atan2(c.facing.w)).to_degrees();
+            writeln!(
+                f,
+                "\nrest pose: {} (upper arms {:.1}° below horizontal)",
+                c.pose, c.arm_angle_deg
+            )?;
+            if turn.abs() > 0.05 {
+                writeln!(f, "facing: turned {turn:.1}° about +Y to face +Z")?;
+            } else {
+                writeln!(f, "facing: +Z")?;
+            }
+            if let Some(h) = self.rest_hips_height {
+                writeln!(f, "hips height: {h:.3} m above the lowest joint")?;
+            }
+            writeln!(f, "correction to the T-pose:")?;
+            for b in &c.bones {
+                let d = b.rest_direction;
+                writeln!(
+                    f,
+                    "  {:<24} {:>6.1}°   rest direction ({:+.2}, {:+.2}, {:+.2})",
+                    b.bone.name(),
+                    b.angle_deg,
+                    d.x,
+                    d.y,
+                    d.z
+                )?;
+            }
+        }
+        if self.problems.is_empty() {
+            writeln!(f, "\nproblems: none")
+        } else {
+            writeln!(f, "\nproblems ({}):", self.problems.len())?;
+            for p in &self.problems {
+                writeln!(f, "  - {p}")?;
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! The command line as a user meets it: bad files and bad maps give one clear line
+//! naming the file and the place, exit code 2, and never a panic; good files print
+//! the inspect report.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bridge(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// Asserts a one-line error on stderr, exit code 2, containing every `needle`.
+fn assert_one_line_error(out: &Output, needles: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "not one line: {stderr}");
+    assert!(lines[0].starts_with("error: "), "{stderr}");
+    for needle in needles {
+        assert!(
+            lines[0].contains(needle),
+            "`{needle}` missing from: {stderr}"
+        );
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+const GOOD_BVH: &str = "HIERARCHY
+ROOT Hips
+{
+  OFFSET 0 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT Spine
+  {
+    OFFSET 0 10 0
+    CHANNELS 3 Zrotation Xrotation Yrotation
+    End Site
+    {
+      OFFSET 0 10 0
+    }
+  }
+}
+MOTION
+Frames: 2
+Frame Time: 0.1
+0 90 0 0 0 0 0 0 0
+0 90 0 0 0 0 0 0 0
+";
+
+#[test]
+fn bad_bvh_files_name_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, String, &[&str]); 5] = [
+        (
+            "garbled.bvh",
+            GOOD_BVH.replace("JOINT Spine", "JOINTS Spine"),
+            &["garbled.bvh:6"],
+        ),
+        (
+            "truncated.bvh",
+            GOOD_BVH[..60].to_owned(),
+            &["truncated.bvh"],
+        ),
+        (
+            "nan.bvh",
+            GOOD_BVH.replace(
+                "OFFSET 0 10 0\n    CHANNELS",
+                "OFFSET 0 nan 0\n    CHANNELS",
+            ),
+            &["nan.bvh:8"],
+        ),
+        (
+            "short.bvh",
+            GOOD_BVH.replace("0 90 0 0 0 0 0 0 0\n0 90", "0 90 0 0 0 0 0 0\n0 90"),
+            &["short.bvh:"],
+        ),
+        (
+            "word.bvh",
+            GOOD_BVH.replace("Frame Time: 0.1\n0 90", "Frame Time: 0.1\n0 ninety"),
+            &["word.bvh:19"],
+        ),
+    ];
+    for (name, text, needles) in cases {
+        let path = write(dir.path(), name, text.as_bytes());
+        assert_one_line_error(&bridge(&["inspect", path.to_str().unwrap()]), needles);
+    }
+}
+
+#[test]
+fn bad_gltf_files_name_the_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut glb = b"glTF".to_vec();
+    glb.extend_from_slice(&2u32.to_le_bytes());
+    glb.extend_from_slice(&1000u32.to_le_bytes());
+    let cases: [(&str, Vec<u8>, &[&str]); 4] = [
+        ("magic.glb", b"GLTF\x02\x00\x00\x00garbage".to_vec(), &["magic.glb"]),
+        ("truncated.glb", glb, &["truncated.glb"]),
+        ("garbled.gltf", b"{\"asset\": {\"version\": \"2.0\"}, \"nodes\": [".to_vec(), &["garbled.gltf"]),
+        (
+            "nan.gltf",
+            br#"{"asset": {"version": "2.0"}, "nodes": [{"name": "a", "translation": [0, 1e39, 0]}],
+                "skins": [{"joints": [0]}]}"#
+                .to_vec(),
+            &["nan.gltf", "node 0"],
+        ),
+    ];
+    for (name, bytes, needles) in cases {
+        let path = write(dir.path(), name, &bytes);
+        assert_one_line_error(&bridge(&["inspect", path.to_str().unwrap()]), needles);
+    }
+}
+
+#[test]
+fn bad_skeleton_json_names_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &str, &[&str]); 3] = [
+        (
+            "garbled.json",
+            "{\"joints\": [{\"name\": \"a\",",
+            &["garbled.json:1:"],
+        ),
+        (
+            "nan.json",
+            r#"{"joints": [{"name": "a", "parent": null, "offset": [0, 1e39, 0]}]}"#,
+            &["nan.json", "joints[0].offset"],
+        ),
+        (
+            "cycle.json",
+            r#"{"joints": [{"name": "a", "parent": "b", "offset": [0, 0, 0]}, {"name": "b", "parent": "a", "offset": [0, 0, 0]}]}"#,
+            &["cycle.json", "cycle", "`a`", "`b`"],
+        ),
+    ];
+    for (name, text, needles) in cases {
+        let path = write(dir.path(), name, text.as_bytes());
+        assert_one_line_error(&bridge(&["inspect", path.to_str().unwrap()]), needles);
+    }
+}
+
+#[test]
+fn bad_bone_maps_name_the_map_file_and_the_bone() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab19 = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/skeletons/lab19.json");
+    let missing = write(
+        dir.path(),
+        "missing.json",
+        br#"{"hips": "Hips", "spine": "Pelvis"}"#,
+    );
+    let out = bridge(&[
+        "inspect",
+        lab19.to_str().unwrap(),
+        "--map",
+        missing.to_str().unwrap(),
+    ]);
+    assert_one_line_error(&out, &["missing.json", "spine", "`Pelvis`"]);
+    let unknown = write(
+        dir.path(),
+        "unknown.json",
+        br#"{"hips": "Hips", "elbow": "LeftElbow"}"#,
+    );
+    let out = bridge(&[
+        "inspect",
+        lab19.to_str().unwrap(),
+        "--map",
+        unknown.to_str().unwrap(),
+    ]);
+    assert_one_line_error(&out, &["unknown.json", "`elbow`"]);
+    let order = write(
+        dir.path(),
+        "order.json",
+        br#"{"hips": "Hips", "spine": "Chest", "head": "Head",
+            "leftUpperArm": "LeftElbow", "leftLowerArm": "LeftShoulder", "leftHand": "LeftWrist",
+            "rightUpperArm": "RightShoulder", "rightLowerArm": "RightElbow", "rightHand": "RightWrist",
+            "leftUpperLeg": "LeftHip", "leftLowerLeg": "LeftKnee", "leftFoot": "LeftAnkle",
+            "rightUpperLeg": "RightHip", "rightLowerLeg": "RightKnee", "rightFoot": "RightAnkle"}"#,
+    );
+    let out = bridge(&[
+        "inspect",
+        lab19.to_str().unwrap(),
+        "--map",
+        order.to_str().unwrap(),
+    ]);
+    assert_one_line_error(&out, &["order.json", "leftLowerArm", "not below"]);
+    let garbled = write(dir.path(), "garbled.json", b"{\"hips\": ");
+    let out = bridge(&[
+        "inspect",
+        lab19.to_str().unwrap(),
+        "--map",
+        garbled.to_str().unwrap(),
+    ]);
+    assert_one_line_error(&out, &["garbled.json", "line 1"]);
+}
+
+#[test]
+fn missing_and_unknown_files_are_errors() {
+    let out = bridge(&["inspect", "no/such/file.bvh"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/file.bvh"));
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "notes.txt", b"hello");
+    assert_one_line_error(
+        &bridge(&["inspect", path.to_str().unwrap()]),
+        &["notes.txt", "unknown file type"],
+    );
+}
+
+#[test]
+fn inspect_reports_rest_poses_of_real_rigs() {
+    let Some(assets) = common::assets() else {
+        return;
+    };
+    let cases = [
+        ("gltf/CesiumMan.glb", "rest pose: A-pose"),
+        (
+            "vrm/rest_a_pose_t_position_rest_vrm0.vrm",
+            "rest pose: A-pose",
+        ),
+        ("bvh/test_mocapbank.bvh", "rest pose: arms down"),
+        ("vrm/Example.vrm", "rest pose: T-pose"),
+    ];
+    for (file, expected) in cases {
+        let out = bridge(&["inspect", assets.join(file).to_str().unwrap()]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains(expected), "{file}:\n{stdout}");
+        assert!(stdout.contains("correction to the T-pose:"), "{stdout}");
+    }
+}
