@@ -10,6 +10,7 @@
 //! - `retarget`: source skeleton -> normalized pose -> target skeleton.
 //! - `formats`: BVH, glTF/VRM rigs, the skeleton JSON; units and axes.
 //! - `catalog`: bone maps for well-known skeletons, embedded in the binary.
+//! - `demo`: the built-in lab19 performance, for running with no hardware or files.
 //! - `inspect`: the report behind `mocap-bridge inspect`.
 //!
 //! # Conventions
@@ -18,6 +19,7 @@
 //! glam. Files and protocols are converted at the edges, never in the core.
 
 pub mod catalog;
+pub mod demo;
 pub mod formats;
 pub mod humanoid;
 pub mod inspect;

@@ -1,13 +1,17 @@
 //! The `mocap-bridge` command line: parses arguments, loads files, calls the library.
 //! Errors print as `error: …` with each cause on its own line, and exit with code 2.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use glam::{Quat, Vec3};
+use mocap_bridge::demo;
 use mocap_bridge::formats::{self, LoadOptions, Units, UpAxis};
+use mocap_bridge::humanoid::HumanoidPose;
 use mocap_bridge::inspect::{self, ChosenMap, Report};
-use mocap_bridge::retarget::MappedSkeleton;
+use mocap_bridge::retarget::{MappedSkeleton, Retargeter, check};
 use mocap_bridge::skeleton::NamedBoneMap;
 
 #[derive(Parser)]
@@ -39,6 +43,29 @@ struct RigArgs {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Retarget a capture onto a model frame by frame, printing the motion and
+    /// checking every frame: the target's arm and leg directions against the
+    /// source's. With no arguments: the built-in lab19 performance (arms-down rest,
+    /// centimetres) onto the built-in VRM 1.0 T-pose humanoid.
+    Retarget {
+        /// Source capture with motion (.bvh); default: the built-in lab19 performance.
+        source: Option<PathBuf>,
+        /// Target model (.vrm, .glb, .gltf, .bvh or skeleton .json); default: the
+        /// built-in VRM 1.0 T-pose humanoid (config/skeletons/humanoid.json).
+        #[arg(long, value_name = "MODEL")]
+        target: Option<PathBuf>,
+        /// Bone map for the target (default: its own, else the catalog's).
+        #[arg(long, value_name = "MAP")]
+        target_map: Option<PathBuf>,
+        #[command(flatten)]
+        rig: RigArgs,
+        /// Print a line every N frames; 0 prints only the summary.
+        #[arg(long, default_value_t = 15, value_name = "N")]
+        every: usize,
+        /// How many loops of the built-in performance to play.
+        #[arg(long, default_value_t = 2)]
+        loops: u32,
+    },
     /// Print a rig's joint tree, its bone map, its rest pose and the correction to
     /// the T-pose, and every problem found.
     Inspect {
@@ -67,6 +94,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err)
+            if err
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            // The reader went away (`| head`): nothing more to say.
+            ExitCode::SUCCESS
+        }
         Err(err) => {
             let message = err.to_string();
             eprintln!("error: {message}");
@@ -86,6 +121,21 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> CliResult<()> {
     match cli.command {
+        Command::Retarget {
+            source,
+            target,
+            target_map,
+            rig,
+            every,
+            loops,
+        } => retarget(
+            source.as_deref(),
+            target.as_deref(),
+            target_map.as_deref(),
+            &rig,
+            every,
+            loops,
+        ),
         Command::Inspect { file, rig } => {
             let loaded = formats::load_rig(&file, &load_options(&rig))?;
             let explicit = explicit_map(rig.map.as_deref())?;
@@ -102,6 +152,146 @@ fn run(cli: Cli) -> CliResult<()> {
             Ok(())
         }
     }
+}
+
+/// A rig with its chosen map, resolved and rest-corrected.
+fn mapped(
+    label: &str,
+    rig: &formats::Rig,
+    explicit: Option<ChosenMap>,
+) -> CliResult<MappedSkeleton> {
+    let chosen = inspect::choose_map(rig, explicit).ok_or_else(|| {
+        format!("{label}: no bone map: the file declares none and no catalog map fits; pass a map")
+    })?;
+    Ok(MappedSkeleton::new(rig.skeleton.clone(), &chosen.map)
+        .map_err(|e| format!("{}: {e}", chosen.source))?)
+}
+
+fn retarget(
+    source: Option<&Path>,
+    target: Option<&Path>,
+    target_map: Option<&Path>,
+    rig: &RigArgs,
+    every: usize,
+    loops: u32,
+) -> CliResult<()> {
+    let options = load_options(rig);
+    let mut stdout = std::io::stdout().lock();
+    let (source_label, src, motion) = match source {
+        Some(path) => {
+            let loaded = formats::load_rig(path, &options)?;
+            let src = mapped(
+                &path.display().to_string(),
+                &loaded,
+                explicit_map(rig.map.as_deref())?,
+            )?;
+            let motion = loaded
+                .motion
+                .ok_or_else(|| format!("{}: the file has no motion to retarget", path.display()))?;
+            (path.display().to_string(), src, motion)
+        }
+        None => {
+            let lab19 = demo::embedded_rig("lab19.json", demo::LAB19_JSON);
+            let src = mapped("lab19.json", &lab19, explicit_map(rig.map.as_deref())?)?;
+            let motion = demo::lab19_performance(&src, loops);
+            ("built-in lab19 performance".to_owned(), src, motion)
+        }
+    };
+    let (target_label, dst) = match target {
+        Some(path) => {
+            let loaded = formats::load_rig(path, &options)?;
+            let dst = mapped(
+                &path.display().to_string(),
+                &loaded,
+                explicit_map(target_map)?,
+            )?;
+            (path.display().to_string(), dst)
+        }
+        None => {
+            let humanoid = demo::embedded_rig("humanoid.json", demo::HUMANOID_JSON);
+            (
+                "built-in VRM 1.0 humanoid".to_owned(),
+                mapped("humanoid.json", &humanoid, explicit_map(target_map)?)?,
+            )
+        }
+    };
+    writeln!(
+        stdout,
+        "{source_label} ({}, {} joints, {} frames at {:.0} fps) -> {target_label} ({}, {} joints)",
+        src.correction.pose,
+        src.skeleton.len(),
+        motion.frame_count(),
+        1.0 / motion.frame_time,
+        dst.correction.pose,
+        dst.skeleton.len()
+    )?;
+    if every > 0 {
+        writeln!(
+            stdout,
+            "{:>6} {:>7}  {:>24}  {:>13}  {:>9}  {:>13}  {:>9}",
+            "frame",
+            "time s",
+            "target hips (m)",
+            "arms up L/R°",
+            "elbow R°",
+            "knees L/R°",
+            "error °"
+        )?;
+    }
+    let retargeter = Retargeter::new(&src, &dst);
+    let mut pose = HumanoidPose::default();
+    let mut out = vec![Quat::IDENTITY; dst.skeleton.len()];
+    let mut hips = Vec3::ZERO;
+    let mut translations = dst.skeleton.rest_translations();
+    let hips_joint = retargeter.target.hips_joint();
+    let (mut worst, mut busy) = (0.0f32, std::time::Duration::ZERO);
+    for (i, frame) in motion.frames().enumerate() {
+        let started = std::time::Instant::now();
+        retargeter.run(
+            frame.rotations,
+            frame.translations,
+            &mut pose,
+            &mut out,
+            &mut hips,
+        )?;
+        busy += started.elapsed();
+        translations[hips_joint] = hips;
+        let want = check::limb_vectors(
+            &src,
+            &src.skeleton
+                .world_transforms(frame.rotations, frame.translations),
+        );
+        let got = check::limb_vectors(&dst, &dst.skeleton.world_transforms(&out, &translations));
+        let error = check::worst_angle_deg(&want, &got);
+        worst = worst.max(error);
+        if every > 0 && i % every == 0 {
+            let world = dst.skeleton.world_transforms(&out, &translations);
+            let p = dst.correction.facing * Vec3::from(world[hips_joint].translation);
+            let up = |v: Vec3| v.normalize().y.clamp(-1.0, 1.0).asin().to_degrees();
+            let bend = |a: Vec3, b: Vec3| a.angle_between(b).to_degrees();
+            writeln!(
+                stdout,
+                "{i:>6} {:>7.3}  ({:+.3}, {:+.3}, {:+.3})  {:>6.1} {:>6.1}  {:>9.1}  {:>6.1} {:>6.1}  {error:>9.5}",
+                i as f32 * motion.frame_time,
+                p.x,
+                p.y,
+                p.z,
+                up(got[0]),
+                up(got[2]),
+                bend(got[2], got[3]),
+                bend(got[4], got[5]),
+                bend(got[6], got[7]),
+            )?;
+        }
+    }
+    let frames = motion.frame_count().max(1);
+    writeln!(
+        stdout,
+        "{} frames retargeted, {:.0} ns per frame (source -> normalized -> target), worst limb direction error {worst:.5}°",
+        motion.frame_count(),
+        busy.as_nanos() as f64 / frames as f64
+    )?;
+    Ok(())
 }
 
 fn load_options(rig: &RigArgs) -> LoadOptions {

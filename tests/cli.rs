@@ -240,3 +240,68 @@ fn inspect_reports_rest_poses_of_real_rigs() {
         assert!(stdout.contains("correction to the T-pose:"), "{stdout}");
     }
 }
+
+#[test]
+fn retarget_with_no_arguments_plays_the_built_in_performance() {
+    let out = bridge(&["retarget", "--every", "45"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.starts_with("built-in lab19 performance (arms down"),
+        "{stdout}"
+    );
+    let summary = stdout.lines().last().unwrap();
+    assert!(summary.starts_with("480 frames retargeted"), "{summary}");
+    let worst: f32 = summary
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .trim_end_matches('°')
+        .parse()
+        .unwrap();
+    assert!(worst < 0.01, "{summary}");
+    // Frames 0, 45, ..., 450 are printed, and the motion changes between them.
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with(char::is_numeric) && !l.contains("retargeted"))
+        .collect();
+    assert_eq!(rows.len(), 11, "{stdout}");
+    let motion = |row: &str| {
+        row.split_whitespace()
+            .skip(2)
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_ne!(motion(rows[0]), motion(rows[1]), "{stdout}");
+}
+
+#[test]
+fn retarget_a_real_capture_onto_a_real_model() {
+    let Some(assets) = common::assets() else {
+        return;
+    };
+    let source = assets.join("bvh/cmu_12_01_walk.bvh");
+    let target = assets.join("vrm/Example.vrm");
+    let out = bridge(&[
+        "retarget",
+        source.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--every",
+        "0",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("524 frames retargeted"), "{stdout}");
+    // A rig without motion cannot be a source.
+    let out = bridge(&["retarget", target.to_str().unwrap()]);
+    assert_one_line_error(&out, &["Example.vrm", "no motion"]);
+}

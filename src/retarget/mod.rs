@@ -28,6 +28,8 @@
 //! the target places its hips at that position scaled by the ratio of T-pose hips
 //! heights.
 
+pub mod check;
+
 use glam::{Affine3A, Quat, Vec3};
 
 use crate::humanoid::{HumanBone, HumanoidPose};

@@ -1,0 +1,137 @@
+//! A built-in performance for running without hardware or files: the lab19 skeleton
+//! (arms-down rest, centimetres, joint-named bones) waving and walking in place.
+//!
+//! The motion is written in normalized space (readable angles from the T-pose) and
+//! turned into lab19's own local rotations with `FromNormalized`, so what comes out
+//! is a capture in the lab's conventions, exactly what the bridge must undo.
+
+use std::f32::consts::{PI, TAU};
+use std::path::Path;
+
+use glam::{Quat, Vec3};
+
+use crate::formats::{LoadOptions, Motion, Rig, skeleton_json};
+use crate::humanoid::{HumanBone as B, HumanoidPose};
+use crate::retarget::{FromNormalized, MappedSkeleton, TargetRig};
+
+/// The lab19 skeleton file, embedded.
+pub const LAB19_JSON: &str = include_str!("../config/skeletons/lab19.json");
+
+/// The plain VRM 1.0 T-pose humanoid, embedded (the default target).
+pub const HUMANOID_JSON: &str = include_str!("../config/skeletons/humanoid.json");
+
+/// Frames per second of the built-in performance.
+pub const FPS: f32 = 60.0;
+
+/// Length of one loop of the performance, seconds.
+pub const LOOP_SECONDS: f32 = 4.0;
+
+/// Parses an embedded skeleton file.
+///
+/// # Panics
+/// Never for the files shipped in `config/` (a test parses them).
+#[must_use]
+pub fn embedded_rig(name: &str, json: &str) -> Rig {
+    skeleton_json::parse(json, Path::new(name), &LoadOptions::default())
+        .unwrap_or_else(|e| panic!("embedded {name} is broken: {e}"))
+}
+
+/// The normalized pose of the performance at `t` seconds for a body whose hips
+/// stand `hips_height` metres above the floor.
+#[must_use]
+pub fn pose_at(t: f32, hips_height: f32) -> HumanoidPose {
+    let step = TAU * t / (LOOP_SECONDS / 2.0); // two steps per loop
+    let wave = TAU * t * 1.5;
+    let mut pose = HumanoidPose::default();
+    pose.hips_position = Vec3::new(0.0, hips_height + 0.015 * (2.0 * step).cos(), 0.0);
+    pose.rest_hips_height = hips_height;
+    pose.set_rotation(B::Hips, Quat::from_rotation_y(0.08 * step.sin()));
+    pose.set_rotation(B::Spine, Quat::from_rotation_y(-0.06 * step.sin()));
+    pose.set_rotation(B::Chest, Quat::from_rotation_x(0.05));
+    pose.set_rotation(B::Neck, Quat::from_rotation_x(0.1 * (wave * 0.5).sin()));
+    pose.set_rotation(B::Head, Quat::from_rotation_z(0.15 * (wave * 0.5).sin()));
+    // Legs: swing about X (negative = forward), knee bends backward (+X).
+    for (bone, knee, phase) in [
+        (B::LeftUpperLeg, B::LeftLowerLeg, 0.0),
+        (B::RightUpperLeg, B::RightLowerLeg, PI),
+    ] {
+        let s = (step + phase).sin();
+        pose.set_rotation(bone, Quat::from_rotation_x(-0.45 * s));
+        pose.set_rotation(
+            knee,
+            Quat::from_rotation_x(0.6 * (step + phase + 1.2).sin().max(0.0)),
+        );
+    }
+    pose.set_rotation(B::LeftFoot, Quat::from_rotation_x(0.2 * step.cos()));
+    pose.set_rotation(B::RightFoot, Quat::from_rotation_x(-0.2 * step.cos()));
+    // Left arm down and swinging with the walk; right arm raised and waving.
+    pose.set_rotation(
+        B::LeftUpperArm,
+        Quat::from_rotation_x(0.35 * step.sin()) * Quat::from_rotation_z(-70f32.to_radians()),
+    );
+    pose.set_rotation(B::LeftLowerArm, Quat::from_rotation_y(-0.3));
+    pose.set_rotation(B::RightUpperArm, Quat::from_rotation_z(-55f32.to_radians()));
+    pose.set_rotation(
+        B::RightLowerArm,
+        Quat::from_rotation_z((-45.0 + 30.0 * wave.sin()).to_radians()),
+    );
+    pose.set_rotation(B::RightHand, Quat::from_rotation_x(0.3 * wave.cos()));
+    pose
+}
+
+/// The performance as lab19 would capture it: `loops` loops at `FPS`, as local
+/// rotations and translations of lab19's joints.
+#[must_use]
+pub fn lab19_performance(lab19: &MappedSkeleton, loops: u32) -> Motion {
+    let target = TargetRig::new(lab19);
+    let frames = (LOOP_SECONDS * FPS) as usize * loops.max(1) as usize;
+    let joints = lab19.skeleton.len();
+    let mut rotations = vec![Quat::IDENTITY; frames * joints];
+    let mut translations = Vec::with_capacity(frames * joints);
+    let hips = target.hips_joint();
+    let height = lab19.rest_hips_height();
+    for (i, out) in rotations.chunks_mut(joints).enumerate() {
+        let pose = pose_at(i as f32 / FPS, height);
+        let mut hips_translation = Vec3::ZERO;
+        FromNormalized {
+            target: &target,
+            pose: &pose,
+            local_rotations: out,
+            hips_translation: &mut hips_translation,
+        }
+        .run()
+        .unwrap_or_else(|e| unreachable!("the built-in pose fits lab19: {e}"));
+        let mut frame = lab19.skeleton.rest_translations();
+        frame[hips] = hips_translation;
+        translations.extend(frame);
+    }
+    Motion::new(1.0 / FPS, joints, rotations, translations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inspect::choose_map;
+
+    #[test]
+    fn embedded_skeletons_parse_and_map() {
+        for (name, json) in [("lab19.json", LAB19_JSON), ("humanoid.json", HUMANOID_JSON)] {
+            let rig = embedded_rig(name, json);
+            let map = choose_map(&rig, None).expect("embedded rigs carry a map");
+            assert!(
+                MappedSkeleton::new(rig.skeleton, &map.map).is_ok(),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_performance_moves_and_loops() {
+        let a = pose_at(0.3, 0.9);
+        let b = pose_at(1.3, 0.9);
+        let c = pose_at(0.3 + LOOP_SECONDS, 0.9);
+        let arm = |p: &HumanoidPose| p.rotation(B::RightLowerArm).unwrap_or_default();
+        assert!(arm(&a).angle_between(arm(&b)) > 0.1);
+        assert!(arm(&a).angle_between(arm(&c)) < 1e-3);
+    }
+}
