@@ -11,22 +11,11 @@ use glam::{Quat, Vec3};
 use mocap_bridge::formats::{LoadOptions, Rig, load_rig};
 use mocap_bridge::humanoid::{HumanBone, HumanoidPose};
 use mocap_bridge::inspect::choose_map;
+use mocap_bridge::retarget::check::LIMBS;
 use mocap_bridge::retarget::{MappedSkeleton, Retargeter};
 use mocap_bridge::skeleton::RestPose;
 
 use HumanBone as B;
-
-/// The limb bones compared, each with the next joint that gives its direction.
-const LIMBS: [(HumanBone, HumanBone); 8] = [
-    (B::LeftUpperArm, B::LeftLowerArm),
-    (B::LeftLowerArm, B::LeftHand),
-    (B::RightUpperArm, B::RightLowerArm),
-    (B::RightLowerArm, B::RightHand),
-    (B::LeftUpperLeg, B::LeftLowerLeg),
-    (B::LeftLowerLeg, B::LeftFoot),
-    (B::RightUpperLeg, B::RightLowerLeg),
-    (B::RightLowerLeg, B::RightFoot),
-];
 
 fn load(path: &Path) -> (Rig, MappedSkeleton) {
     let rig = load_rig(path, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
