@@ -426,3 +426,83 @@ impl Retargeter {
         .run()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::{LoadOptions, skeleton_json};
+
+    fn lab19() -> MappedSkeleton {
+        let rig = skeleton_json::parse(
+            crate::demo::LAB19_JSON,
+            std::path::Path::new("lab19.json"),
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn validate_rejects_a_frame_shorter_than_the_skeleton() {
+        let m = lab19();
+        let source = SourceRig::new(&m);
+        let mut pose = HumanoidPose::default();
+        let job = ToNormalized {
+            source: &source,
+            local_rotations: &[Quat::IDENTITY; 3],
+            local_translations: &[Vec3::ZERO; 19],
+            pose: &mut pose,
+        };
+        assert_eq!(
+            job.validate(),
+            Err(JobError::SourceTooShort { needed: 19, got: 3 })
+        );
+    }
+
+    #[test]
+    fn validate_rejects_a_short_output_and_a_bad_hips_height() {
+        let m = lab19();
+        let target = TargetRig::new(&m);
+        let mut pose = HumanoidPose::default();
+        let mut out = [Quat::IDENTITY; 19];
+        let mut hips = Vec3::ZERO;
+        let job = FromNormalized {
+            target: &target,
+            pose: &pose,
+            local_rotations: &mut out[..5],
+            hips_translation: &mut hips,
+        };
+        assert!(matches!(
+            job.validate(),
+            Err(JobError::OutputTooShort { .. })
+        ));
+        pose.rest_hips_height = f32::NAN;
+        let job = FromNormalized {
+            target: &target,
+            pose: &pose,
+            local_rotations: &mut out,
+            hips_translation: &mut hips,
+        };
+        assert!(matches!(job.validate(), Err(JobError::BadHipsHeight(_))));
+    }
+
+    #[test]
+    fn the_rest_pose_of_an_arms_down_rig_has_its_arms_down_in_normalized_space() {
+        let m = lab19();
+        let source = SourceRig::new(&m);
+        let mut pose = HumanoidPose::default();
+        ToNormalized {
+            source: &source,
+            local_rotations: &m.skeleton.rest_rotations(),
+            local_translations: &m.skeleton.rest_translations(),
+            pose: &mut pose,
+        }
+        .run()
+        .unwrap();
+        let model = pose.model_rotations();
+        let left_arm = model[HumanBone::LeftUpperArm.index()] * Vec3::X;
+        assert!(left_arm.y < -0.95, "{left_arm}");
+        let right_arm = model[HumanBone::RightUpperArm.index()] * Vec3::NEG_X;
+        assert!(right_arm.y < -0.95, "{right_arm}");
+    }
+}

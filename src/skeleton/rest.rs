@@ -444,3 +444,63 @@ fn classify(bones: &[BoneCorrection]) -> (RestPose, f32) {
     };
     (pose, below)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shortest_arc_is_exact_for_tiny_and_opposite_angles() {
+        let tiny = Quat::from_rotation_z(1e-5) * Vec3::NEG_Y;
+        let q = shortest_arc(tiny, Vec3::NEG_Y);
+        assert!((q * tiny).abs_diff_eq(Vec3::NEG_Y, 1e-7));
+        // sin(half angle) of a 1e-5 rad turn; glam's from_rotation_arc gives 0 here.
+        assert!(Vec3::new(q.x, q.y, q.z).length() > 4.9e-6);
+        let q = shortest_arc(Vec3::X, Vec3::NEG_X);
+        assert!((q * Vec3::X).abs_diff_eq(Vec3::NEG_X, 1e-6));
+    }
+
+    #[test]
+    fn facing_turns_any_left_direction_onto_plus_x() {
+        for degrees in [0.0f32, 37.0, 90.0, 180.0, -135.0] {
+            let left = Quat::from_rotation_y(degrees.to_radians()) * Vec3::X;
+            let facing = facing_from_left(left * 0.2 + Vec3::Y * 0.05).unwrap();
+            assert!((facing * left).abs_diff_eq(Vec3::X, 1e-5), "{degrees}");
+            // A turn about +Y only: up stays up.
+            assert!((facing * Vec3::Y).abs_diff_eq(Vec3::Y, 1e-6));
+        }
+        assert_eq!(facing_from_left(Vec3::Y), None);
+    }
+
+    #[test]
+    fn classify_reads_the_upper_arm_angle() {
+        let arm = |bone, degrees: f32| BoneCorrection {
+            bone,
+            rest_direction: Quat::from_rotation_z(-degrees.to_radians()) * Vec3::X,
+            angle_deg: degrees,
+        };
+        let legs = [
+            BoneCorrection {
+                bone: B::LeftUpperLeg,
+                rest_direction: Vec3::NEG_Y,
+                angle_deg: 0.0,
+            },
+            BoneCorrection {
+                bone: B::RightUpperLeg,
+                rest_direction: Vec3::NEG_Y,
+                angle_deg: 0.0,
+            },
+        ];
+        for (degrees, expected) in [
+            (0.0, RestPose::TPose),
+            (30.0, RestPose::APose),
+            (45.0, RestPose::APose),
+            (85.0, RestPose::ArmsDown),
+            (-40.0, RestPose::Other),
+        ] {
+            let mut bones = vec![arm(B::LeftUpperArm, degrees)];
+            bones.extend(legs);
+            assert_eq!(classify(&bones).0, expected, "{degrees}");
+        }
+    }
+}
