@@ -105,7 +105,7 @@ pub fn lab19_performance(lab19: &MappedSkeleton, loops: u32) -> Motion {
         frame[hips] = hips_translation;
         translations.extend(frame);
     }
-    Motion::new(1.0 / FPS, joints, rotations, translations)
+    Motion::uniform(1.0 / FPS, joints, rotations, translations)
 }
 
 #[cfg(test)]

@@ -65,6 +65,9 @@ enum Command {
         /// How many loops of the built-in performance to play.
         #[arg(long, default_value_t = 2)]
         loops: u32,
+        /// Which animation of the source to play, by name or index (default: the first).
+        #[arg(long, value_name = "NAME|INDEX")]
+        clip: Option<String>,
     },
     /// Print a rig's joint tree, its bone map, its rest pose and the correction to
     /// the T-pose, and every problem found.
@@ -128,7 +131,9 @@ fn run(cli: Cli) -> CliResult<()> {
             rig,
             every,
             loops,
+            clip,
         } => retarget(
+            clip,
             source.as_deref(),
             target.as_deref(),
             target_map.as_deref(),
@@ -167,7 +172,9 @@ fn mapped(
         .map_err(|e| format!("{}: {e}", chosen.source))?)
 }
 
+#[allow(clippy::too_many_arguments)] // one per command-line option
 fn retarget(
+    clip: Option<String>,
     source: Option<&Path>,
     target: Option<&Path>,
     target_map: Option<&Path>,
@@ -186,8 +193,12 @@ fn retarget(
                 explicit_map(rig.map.as_deref())?,
             )?;
             let motion = loaded
-                .motion
-                .ok_or_else(|| format!("{}: the file has no motion to retarget", path.display()))?;
+                .clip(clip.as_deref())
+                .map(|c| c.motion.clone())
+                .ok_or_else(|| match clip.as_deref() {
+                    None => format!("{}: the file has no motion to retarget", path.display()),
+                    Some(c) => format!("{}: the file has no clip `{c}`", path.display()),
+                })?;
             (path.display().to_string(), src, motion)
         }
         None => {
@@ -221,7 +232,7 @@ fn retarget(
         src.correction.pose,
         src.skeleton.len(),
         motion.frame_count(),
-        1.0 / motion.frame_time,
+        motion.mean_rate(),
         dst.correction.pose,
         dst.skeleton.len()
     )?;
@@ -272,7 +283,7 @@ fn retarget(
             writeln!(
                 stdout,
                 "{i:>6} {:>7.3}  ({:+.3}, {:+.3}, {:+.3})  {:>6.1} {:>6.1}  {:>9.1}  {:>6.1} {:>6.1}  {error:>9.5}",
-                i as f32 * motion.frame_time,
+                motion.times()[i],
                 p.x,
                 p.y,
                 p.z,

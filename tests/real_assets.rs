@@ -40,7 +40,12 @@ fn limb_directions(m: &MappedSkeleton, rotations: &[Quat], translations: &[Vec3]
 fn worst_limb_error(source: &Path, target: &Path) -> (f32, usize) {
     let (rig, src) = load(source);
     let (_, dst) = load(target);
-    let motion = rig.motion.expect("the source has motion");
+    let motion = rig
+        .clips
+        .into_iter()
+        .next()
+        .expect("the source has motion")
+        .motion;
     let retargeter = Retargeter::new(&src, &dst);
     let mut pose = HumanoidPose::default();
     let mut out = vec![Quat::IDENTITY; dst.skeleton.len()];

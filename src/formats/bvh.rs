@@ -39,7 +39,7 @@ use std::path::{Path, PathBuf};
 
 use glam::{Quat, Vec3};
 
-use super::{Basis, LoadOptions, Motion, Rig, Units, UpAxis};
+use super::{Basis, Clip, LoadOptions, Motion, Rig, Units, UpAxis};
 use crate::skeleton::{InvalidSkeleton, Joint, Skeleton, Transform};
 
 /// Most frames a file may announce (2.3 hours at 120 fps).
@@ -852,11 +852,18 @@ fn build(
         }
         None => None,
     };
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     Ok(Rig {
         skeleton,
         bone_map: None,
         map_source: None,
-        motion,
+        clips: motion
+            .map(|motion| Clip { name, motion })
+            .into_iter()
+            .collect(),
         notes,
     })
 }
@@ -1029,7 +1036,7 @@ fn to_motion(defs: &[JointDef], raw: &RawMotion, basis: &Basis, keep_offset: &[b
             translations.push(basis.position(translation));
         }
     }
-    Motion::new(raw.frame_time, defs.len(), rotations, translations)
+    Motion::uniform(raw.frame_time, defs.len(), rotations, translations)
 }
 
 #[cfg(test)]
@@ -1065,7 +1072,7 @@ mod tests {
     }
 
     fn motion(rig: &Rig) -> &Motion {
-        rig.motion.as_ref().expect("the file has motion")
+        &rig.clips.first().expect("the file has motion").motion
     }
 
     fn same_rotation(a: Quat, b: Quat) -> bool {
@@ -1462,7 +1469,7 @@ Frame Time: 0.0333333
         let good = rig(GOOD);
         let m = motion(&good);
         assert_eq!(m.frame_count(), 2);
-        assert!((m.frame_time - 0.0333333).abs() < 1e-7);
+        assert!((m.times()[1] - 0.0333333).abs() < 1e-7);
         let frame = m.frame(1);
         // Hips: 6 channels (1 90 0 | 0 0 0); Spine: 3 channels, keeps its offset.
         assert!(frame.translations[0].abs_diff_eq(Vec3::new(1.0, 90.0, 0.0), 1e-6));
@@ -1542,7 +1549,7 @@ Frame Time: 0.0333333
         assert_eq!(rig.skeleton.joints()[0].end, Some(Vec3::Z));
         let m = motion(&rig);
         assert_eq!(m.frame_count(), 3);
-        assert_eq!(m.frame_time, 0.25);
+        assert_eq!(m.times()[1], 0.25);
         let want = Quat::from_rotation_x(30f32.to_radians());
         assert!(same_rotation(m.frame(2).rotations[0], want));
     }
@@ -1571,17 +1578,17 @@ Frame Time: 0.0333333
 
     #[test]
     fn no_motion_or_zero_frames_gives_no_motion() {
-        assert!(rig(&good_until(15)).motion.is_none());
+        assert!(rig(&good_until(15)).clips.is_empty());
         assert!(
             rig(&good_until(18).replace("Frames: 2", "Frames: 0"))
-                .motion
-                .is_none()
+                .clips
+                .is_empty()
         );
         // No frames, no use for a frame time.
         let text = good_until(18)
             .replace("Frames: 2", "Frames: 0")
             .replace("0.0333333", "0");
-        assert!(rig(&text).motion.is_none());
+        assert!(rig(&text).clips.is_empty());
         let one = rig(&good_until(19).replace("Frames: 2", "Frames: 1"));
         assert_eq!(motion(&one).frame_count(), 1);
     }
@@ -1780,7 +1787,7 @@ Frame Time: 0.0333333
         assert_eq!(rig.skeleton.len(), 31);
         let m = motion(&rig);
         assert_eq!(m.frame_count(), 524);
-        assert!((m.frame_time - 1.0 / 120.0).abs() < 1e-6);
+        assert!((m.times()[1] - 1.0 / 120.0).abs() < 1e-6);
         // CMU's unit (about 1/0.45 inch) is not a known one: scaled to a 1.7 m figure.
         assert!(
             rig.notes

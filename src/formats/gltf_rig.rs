@@ -230,7 +230,7 @@ impl<'a> Document<'a> {
             skeleton,
             bone_map,
             map_source,
-            motion: None,
+            clips: Vec::new(),
             notes,
         })
     }
@@ -1617,7 +1617,7 @@ mod tests {
             Some(Vec3::new(0.0, 15.0, 0.0))
         );
         assert_eq!(rig.skeleton.joints()[1].end, None);
-        assert!(rig.bone_map.is_none() && rig.motion.is_none() && rig.notes.is_empty());
+        assert!(rig.bone_map.is_none() && rig.clips.is_empty() && rig.notes.is_empty());
     }
 
     #[test]

@@ -27,17 +27,42 @@ pub struct Rig {
     pub bone_map: Option<NamedBoneMap>,
     /// Where `bone_map` came from, for messages (`VRMC_vrm humanoid`).
     pub map_source: Option<String>,
-    /// Sampled motion, when the file has some (BVH `MOTION`).
-    pub motion: Option<Motion>,
+    /// Animation clips the file carries (a BVH's `MOTION`, a glTF's animations),
+    /// sampled per frame; empty when the file has none.
+    pub clips: Vec<Clip>,
     /// What the loader noticed and a user should know (guessed units, ...).
     pub notes: Vec<String>,
 }
 
-/// Frames of local joint transforms at a fixed rate, in internal space.
+/// A named animation of a rig.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clip {
+    /// The animation's name in the file (a BVH clip is named after the file).
+    pub name: String,
+    pub motion: Motion,
+}
+
+impl Rig {
+    /// The clip called `name`, or the one at index `name` parses to; the first clip
+    /// when `name` is `None`.
+    #[must_use]
+    pub fn clip(&self, name: Option<&str>) -> Option<&Clip> {
+        match name {
+            None => self.clips.first(),
+            Some(n) => self
+                .clips
+                .iter()
+                .find(|c| c.name == n)
+                .or_else(|| n.parse::<usize>().ok().and_then(|i| self.clips.get(i))),
+        }
+    }
+}
+
+/// Frames of local joint transforms with their times, in internal space.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Motion {
-    /// Seconds per frame.
-    pub frame_time: f32,
+    /// Time of each frame, seconds from the clip's start, non-decreasing.
+    times: Vec<f32>,
     joint_count: usize,
     rotations: Vec<Quat>,
     translations: Vec<Vec3>,
@@ -51,31 +76,68 @@ pub struct FrameRef<'a> {
 }
 
 impl Motion {
-    /// Builds a motion from flat per-frame arrays (`frames × joint_count` each).
+    /// Builds a motion from frame times and flat per-frame arrays
+    /// (`times.len() × joint_count` each).
     ///
     /// # Panics
     /// When the arrays are not whole frames of the same length (a loader bug).
     #[must_use]
     pub fn new(
-        frame_time: f32,
+        times: Vec<f32>,
         joint_count: usize,
         rotations: Vec<Quat>,
         translations: Vec<Vec3>,
     ) -> Self {
-        assert!(joint_count > 0 && rotations.len().is_multiple_of(joint_count));
+        assert!(joint_count > 0 && rotations.len() == times.len() * joint_count);
         assert_eq!(rotations.len(), translations.len());
         Self {
-            frame_time,
+            times,
             joint_count,
             rotations,
             translations,
         }
     }
 
+    /// Builds a motion sampled every `frame_time` seconds from time 0.
+    #[must_use]
+    pub fn uniform(
+        frame_time: f32,
+        joint_count: usize,
+        rotations: Vec<Quat>,
+        translations: Vec<Vec3>,
+    ) -> Self {
+        let frames = rotations.len() / joint_count.max(1);
+        let times = (0..frames).map(|i| i as f32 * frame_time).collect();
+        Self::new(times, joint_count, rotations, translations)
+    }
+
+    /// Time of every frame, seconds.
+    #[must_use]
+    pub fn times(&self) -> &[f32] {
+        &self.times
+    }
+
+    /// Length of the clip, seconds (0 for a single frame).
+    #[must_use]
+    pub fn duration(&self) -> f32 {
+        self.times.last().copied().unwrap_or(0.0) - self.times.first().copied().unwrap_or(0.0)
+    }
+
+    /// Frames per second on average (0 for a single frame).
+    #[must_use]
+    pub fn mean_rate(&self) -> f32 {
+        let d = self.duration();
+        if d > 0.0 {
+            (self.frame_count() - 1) as f32 / d
+        } else {
+            0.0
+        }
+    }
+
     /// How many frames there are.
     #[must_use]
     pub fn frame_count(&self) -> usize {
-        self.rotations.len() / self.joint_count
+        self.times.len()
     }
 
     /// Frame `i` (`i < frame_count()`).

@@ -196,7 +196,7 @@ pub fn parse(text: &str, path: &Path, options: &LoadOptions) -> Result<Rig, Skel
             .as_ref()
             .map(|_| "the skeleton file's boneMap".to_owned()),
         bone_map,
-        motion: None,
+        clips: Vec::new(),
         notes: Vec::new(),
     })
 }
