@@ -6,6 +6,7 @@
 //! `load(path)` that reads the file; errors name the file and the place.
 
 pub mod bvh;
+pub mod gltf_doc;
 pub mod gltf_rig;
 pub mod skeleton_json;
 pub mod units;

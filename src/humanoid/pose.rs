@@ -11,13 +11,31 @@ use glam::{Quat, Vec3};
 use super::bone::{BONE_COUNT, HumanBone};
 use super::expression::Expressions;
 
-/// Where the eyes look, relative to the head's forward (+Z).
+/// Where the eyes look, relative to the head's forward (+Z), as VRM 1.0 defines it:
+/// Euler angles of a right-handed system, the gaze rotation being `Ry(yaw)·Rx(pitch)`
+/// (the `.vrma` lookAt node's rotation read as extrinsic ZXY).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct LookAt {
-    /// Radians, positive to the character's left (+X).
+    /// Radians about +Y; positive turns the gaze toward the character's left (+X).
     pub yaw: f32,
-    /// Radians, positive up.
+    /// Radians about +X; positive turns the gaze down.
     pub pitch: f32,
+}
+
+impl LookAt {
+    /// The gaze as a rotation of the +Z forward: `Ry(yaw)·Rx(pitch)`.
+    #[must_use]
+    pub fn to_rotation(self) -> Quat {
+        Quat::from_rotation_y(self.yaw) * Quat::from_rotation_x(self.pitch)
+    }
+
+    /// Yaw and pitch of a gaze rotation (its roll about the gaze, if any, is dropped,
+    /// as extrinsic ZXY Euler angles drop Z).
+    #[must_use]
+    pub fn from_rotation(rotation: Quat) -> Self {
+        let (yaw, pitch, _roll) = rotation.to_euler(glam::EulerRot::YXZ);
+        Self { yaw, pitch }
+    }
 }
 
 /// One frame of a humanoid in normalized space.
@@ -127,6 +145,16 @@ mod tests {
         assert!(model[HumanBone::Head.index()].abs_diff_eq(bend * bend, 1e-6));
         assert_eq!(pose.rotation(HumanBone::Chest), None);
         assert_eq!(pose.bones().count(), 2);
+    }
+
+    #[test]
+    fn look_at_round_trips_through_a_rotation() {
+        let look = LookAt { yaw: 0.4, pitch: -0.2 };
+        let back = LookAt::from_rotation(look.to_rotation());
+        assert!((back.yaw - 0.4).abs() < 1e-6 && (back.pitch + 0.2).abs() < 1e-6);
+        // Positive pitch looks down: the forward +Z turns toward -Y.
+        let down = LookAt { yaw: 0.0, pitch: 0.3 }.to_rotation() * Vec3::Z;
+        assert!(down.y < 0.0);
     }
 
     #[test]

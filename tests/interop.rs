@@ -1,0 +1,510 @@
+//! Checks .vrma files against implementations nobody on this project wrote:
+//! @pixiv/three-vrm-animation (loads a .vrma into three-vrm's normalized humanoid
+//! tracks) and the Khronos glTF validator, both run under Node.js by the scripts in
+//! `tests/interop/` (pinned in its package.json / package-lock.json).
+//!
+//! Node.js (>= 18) and npm are required: when `tests/interop/node_modules` is missing
+//! or holds other versions than the pins, the first test to need it runs `npm ci`
+//! there. Missing node/npm or a failed install fails the tests; nothing is skipped
+//! for that. Tests on the real files of `../shared/assets` skip when it is absent.
+
+mod common;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+const NODE: &str = "node";
+const NPM: &str = if cfg!(windows) { "npm.cmd" } else { "npm" };
+
+/// `tests/interop`, after making sure its node dependencies are installed (once per
+/// test binary: concurrent callers wait for the first). Panics, naming the cause,
+/// when node or npm is missing or `npm ci` fails.
+fn node_ready() -> PathBuf {
+    static READY: OnceLock<Result<(), String>> = OnceLock::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop");
+    if let Err(e) = READY.get_or_init(|| install(&dir)) {
+        panic!("interop harness not ready: {e}");
+    }
+    dir
+}
+
+fn install(dir: &Path) -> Result<(), String> {
+    let version = Command::new(NODE).arg("--version").output().map_err(|e| {
+        format!("cannot run `{NODE}` ({e}): the interop tests need Node.js >= 18 and npm on PATH")
+    })?;
+    let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
+    let major: u32 = version
+        .trim_start_matches('v')
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .ok_or_else(|| format!("`{NODE} --version` printed {version:?}"))?;
+    if major < 18 {
+        return Err(format!(
+            "Node.js {version} is too old: the interop tests need >= 18"
+        ));
+    }
+    if let Some(why) = needs_install(dir) {
+        eprintln!("interop: {why}: running `npm ci` in {}", dir.display());
+        let out = Command::new(NPM)
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(dir)
+            .output()
+            .map_err(|e| format!("cannot run `{NPM}` ({e}): the interop tests need npm on PATH"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "`npm ci` in {} failed ({}):\n{}{}",
+                dir.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        if let Some(why) = needs_install(dir) {
+            return Err(format!("after `npm ci` in {}: {why}", dir.display()));
+        }
+    }
+    Ok(())
+}
+
+/// Why `npm ci` must run, or `None` when every pinned dependency of package.json is
+/// installed at its pinned version.
+fn needs_install(dir: &Path) -> Option<String> {
+    let read =
+        |path: &Path| -> Option<Value> { serde_json::from_slice(&std::fs::read(path).ok()?).ok() };
+    let manifest =
+        read(&dir.join("package.json")).expect("tests/interop/package.json is readable JSON");
+    let deps = manifest["dependencies"]
+        .as_object()
+        .expect("package.json has dependencies");
+    for (name, pinned) in deps {
+        let installed = read(&dir.join("node_modules").join(name).join("package.json"));
+        match installed.as_ref().and_then(|p| p["version"].as_str()) {
+            None => return Some(format!("{name} is not installed")),
+            Some(v) if Some(v) != pinned.as_str() => {
+                return Some(format!(
+                    "{name} {v} is installed, package.json pins {pinned}"
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    None
+}
+
+/// Runs `node tests/interop/<script> args...`; returns its exit status, its stdout
+/// parsed as JSON (`Value::Null` when it is not JSON) and its stderr.
+fn run_script(script: &str, args: &[OsString]) -> (Output, Value) {
+    let dir = node_ready();
+    let out = Command::new(NODE)
+        .arg(dir.join(script))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run `{NODE}`: {e}"));
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out, json)
+}
+
+/// Runs a script that must succeed and print JSON; panics with its output otherwise.
+fn run_script_ok(script: &str, args: &[OsString]) -> Value {
+    let (out, json) = run_script(script, args);
+    if !out.status.success() || json.is_null() {
+        panic!(
+            "`node {script}` failed ({}):\nstdout: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    json
+}
+
+fn os_args(paths: &[&Path]) -> Vec<OsString> {
+    paths.iter().map(|p| p.as_os_str().to_owned()).collect()
+}
+
+/// What three-vrm-animation reads from each file (see `tests/interop/dump_vrma.mjs`):
+/// `{"files": [{"path", "animationCount", "duration", "restHipsPosition": [x, y, z],
+/// "rotation": {bone: {"times", "values"}}, "translation": {"hips": ...},
+/// "preset": {name: ...}, "custom": {name: ...}, "lookAt": {...} | null,
+/// "warnings": [..]}]}`, tracks in three-vrm's normalized humanoid space. Panics
+/// when any file fails to load.
+fn dump_vrma(paths: &[&Path]) -> Value {
+    run_script_ok("dump_vrma.mjs", &os_args(paths))
+}
+
+/// `dump_vrma` of one file: its entry of `files`.
+fn dump_one(path: &Path) -> Value {
+    dump_vrma(&[path])["files"][0].clone()
+}
+
+/// What the Khronos glTF validator says about each file (see
+/// `tests/interop/validate.mjs`): `{"files": [{"path", "validatorVersion",
+/// "numErrors", "numWarnings", "numInfos", "numHints", "truncated", "messages":
+/// [{"code", "message", "severity" (0 error .. 3 hint), "pointer"}]}]}`. Panics when
+/// a file cannot be read or the validator throws; findings are for the caller.
+fn validate(paths: &[&Path]) -> Value {
+    run_script_ok("validate.mjs", &os_args(paths))
+}
+
+/// three-vrm-animation's load time of `path`, `repeat` loads in one node process:
+/// `{"path", "bytes", "ms": [..], "best_ms"}`.
+fn time_load(path: &Path, repeat: u32) -> Value {
+    let mut args = os_args(&[path]);
+    args.extend(["--repeat".into(), repeat.to_string().into()]);
+    run_script_ok("time_load.mjs", &args)
+}
+
+/// A JSON array of numbers as `f64`s.
+fn floats(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|x| x.as_f64().unwrap_or_else(|| panic!("not a number: {x}")))
+        .collect()
+}
+
+/// The keys of a JSON object, in order.
+fn keys(v: &Value) -> Vec<&str> {
+    v.as_object()
+        .unwrap_or_else(|| panic!("not an object: {v}"))
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
+/// The quaternions (x, y, z, w) of a dumped rotation track.
+fn quats(track: &Value) -> Vec<[f64; 4]> {
+    floats(&track["values"])
+        .chunks_exact(4)
+        .map(|q| [q[0], q[1], q[2], q[3]])
+        .collect()
+}
+
+/// Whether two quaternions are the same rotation within `tol` per component.
+fn same_rotation(a: [f64; 4], b: [f64; 4], tol: f64) -> bool {
+    let diff = |s: f64| (0..4).map(|i| (a[i] - s * b[i]).abs()).fold(0.0, f64::max);
+    diff(1.0).min(diff(-1.0)) <= tol
+}
+
+const IDENTITY: [f64; 4] = [0.0, 0.0, 0.0, 1.0];
+const HALF: f64 = std::f64::consts::FRAC_1_SQRT_2;
+
+/// Checks that hold for any well-formed track of `file`: as many values as times
+/// times `width`, times non-decreasing within [0, duration], unit quaternions.
+fn check_track(file: &Value, what: &str, track: &Value, width: usize) {
+    let path = &file["path"];
+    let duration = file["duration"].as_f64().unwrap();
+    let times = floats(&track["times"]);
+    let values = floats(&track["values"]);
+    assert!(!times.is_empty(), "{path} {what}: no keys");
+    assert_eq!(
+        values.len(),
+        times.len() * width,
+        "{path} {what}: values per key"
+    );
+    assert!(
+        times.windows(2).all(|w| w[0] <= w[1]),
+        "{path} {what}: times decrease"
+    );
+    assert!(
+        times.iter().all(|&t| (0.0..=duration + 1e-6).contains(&t)),
+        "{path} {what}: a time outside [0, {duration}]"
+    );
+    assert!(
+        values.iter().all(|v| v.is_finite()),
+        "{path} {what}: not finite"
+    );
+    if width == 4 {
+        for q in values.chunks_exact(4) {
+            let norm = q.iter().map(|c| c * c).sum::<f64>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-3, "{path} {what}: |q| = {norm}");
+        }
+    }
+}
+
+fn check_all_tracks(file: &Value) {
+    assert!(file.get("error").is_none(), "{file}");
+    for (bone, track) in file["rotation"].as_object().unwrap() {
+        check_track(file, &format!("rotation {bone}"), track, 4);
+    }
+    for (bone, track) in file["translation"].as_object().unwrap() {
+        check_track(file, &format!("translation {bone}"), track, 3);
+    }
+    for kind in ["preset", "custom"] {
+        for (name, track) in file[kind].as_object().unwrap() {
+            check_track(file, &format!("{kind} expression {name}"), track, 1);
+        }
+    }
+    if !file["lookAt"].is_null() {
+        check_track(file, "lookAt", &file["lookAt"], 4);
+    }
+}
+
+/// `../shared/assets/vrma/NAME`, or `None` (after saying so) when the assets are absent.
+fn real_vrma(name: &str) -> Option<PathBuf> {
+    common::assets().map(|dir| dir.join("vrma").join(name))
+}
+
+const REAL_VRMA: [&str; 3] = ["test.vrma", "idle_loop.vrma", "nop.vrma"];
+
+#[test]
+fn real_vrma_files_load_in_three_vrm_animation() {
+    let Some(assets) = common::assets() else {
+        return;
+    };
+    let paths: Vec<PathBuf> = REAL_VRMA
+        .iter()
+        .map(|n| assets.join("vrma").join(n))
+        .collect();
+    let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    let dump = dump_vrma(&refs);
+    let files = dump["files"].as_array().unwrap();
+    assert_eq!(files.len(), REAL_VRMA.len());
+    for file in files {
+        check_all_tracks(file);
+        assert_eq!(file["animationCount"], 1, "{}", file["path"]);
+        assert_eq!(file["warnings"], serde_json::json!([]), "{}", file["path"]);
+        eprintln!(
+            "{}: duration {}, rest hips {}, rotation {:?}, translation {:?}, preset {:?}, custom {:?}, lookAt {}",
+            file["path"],
+            file["duration"],
+            file["restHipsPosition"],
+            keys(&file["rotation"]),
+            keys(&file["translation"]),
+            keys(&file["preset"]),
+            keys(&file["custom"]),
+            if file["lookAt"].is_null() {
+                "none"
+            } else {
+                "yes"
+            },
+        );
+    }
+}
+
+/// test.vrma (three-vrm's own example): 3 s, 7 keys every 0.5 s on three channels
+/// only: rightUpperArm, the `happy` expression and lookAt, each off its rest at one key.
+#[test]
+fn test_vrma_as_three_vrm_animation_reads_it() {
+    let Some(path) = real_vrma("test.vrma") else {
+        return;
+    };
+    let file = dump_one(&path);
+    check_all_tracks(&file);
+    assert_eq!(file["duration"], 3.0);
+    let rest = floats(&file["restHipsPosition"]);
+    assert!(
+        (rest[1] - 0.85).abs() < 1e-6 && rest[0] == 0.0 && rest[2] == 0.0,
+        "{rest:?}"
+    );
+    let times = [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0];
+
+    // Only the right upper arm moves: +90 degrees about +Z (normalized space) at 0.5 s.
+    assert_eq!(keys(&file["rotation"]), ["rightUpperArm"]);
+    assert_eq!(keys(&file["translation"]), Vec::<&str>::new());
+    let arm = &file["rotation"]["rightUpperArm"];
+    assert_eq!(floats(&arm["times"]), times);
+    for (i, q) in quats(arm).into_iter().enumerate() {
+        let want = if i == 1 {
+            [0.0, 0.0, HALF, HALF]
+        } else {
+            IDENTITY
+        };
+        assert!(same_rotation(q, want, 1e-4), "rightUpperArm key {i}: {q:?}");
+    }
+
+    // `happy` at full weight at 1.5 s.
+    assert_eq!(keys(&file["preset"]), ["happy"]);
+    assert_eq!(keys(&file["custom"]), Vec::<&str>::new());
+    let happy = &file["preset"]["happy"];
+    assert_eq!(floats(&happy["times"]), times);
+    assert_eq!(
+        floats(&happy["values"]),
+        [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+    );
+
+    // lookAt turned 90 degrees about +Y at 2.5 s.
+    let look = &file["lookAt"];
+    assert_eq!(floats(&look["times"]), times);
+    for (i, q) in quats(look).into_iter().enumerate() {
+        let want = if i == 5 {
+            [0.0, HALF, 0.0, HALF]
+        } else {
+            IDENTITY
+        };
+        assert!(same_rotation(q, want, 1e-4), "lookAt key {i}: {q:?}");
+    }
+}
+
+/// idle_loop.vrma (THREE.GLTFExporter): 250 keys over 10.375 s on 21 of its 22
+/// humanoid bones plus hips translation. `head` maps to node 0, which no channel
+/// animates (the "head" channel is on node 1, not a humanoid node), so
+/// three-vrm-animation has no head track; channels on the other non-humanoid
+/// nodes (torso_1, neck_2, ...) are dropped too.
+#[test]
+fn idle_loop_vrma_as_three_vrm_animation_reads_it() {
+    let Some(path) = real_vrma("idle_loop.vrma") else {
+        return;
+    };
+    let file = dump_one(&path);
+    check_all_tracks(&file);
+    let duration = file["duration"].as_f64().unwrap();
+    assert!((duration - 10.375083).abs() < 1e-5, "{duration}");
+    let mut bones = keys(&file["rotation"]);
+    bones.sort_unstable();
+    let mut want = [
+        "hips",
+        "spine",
+        "chest",
+        "upperChest",
+        "neck",
+        "leftShoulder",
+        "leftUpperArm",
+        "leftLowerArm",
+        "leftHand",
+        "rightShoulder",
+        "rightUpperArm",
+        "rightLowerArm",
+        "rightHand",
+        "leftUpperLeg",
+        "leftLowerLeg",
+        "leftFoot",
+        "leftToes",
+        "rightUpperLeg",
+        "rightLowerLeg",
+        "rightFoot",
+        "rightToes",
+    ];
+    want.sort_unstable();
+    assert_eq!(bones, want);
+    for track in file["rotation"].as_object().unwrap().values() {
+        assert_eq!(track["times"].as_array().unwrap().len(), 250);
+    }
+    assert_eq!(keys(&file["translation"]), ["hips"]);
+    let hips = floats(&file["translation"]["hips"]["values"]);
+    assert_eq!(hips.len(), 250 * 3);
+    // The hips stay near their rest height.
+    let rest_y = floats(&file["restHipsPosition"])[1];
+    assert!((rest_y - 0.9057).abs() < 1e-3, "{rest_y}");
+    assert!(hips.chunks_exact(3).all(|p| (p[1] - rest_y).abs() < 0.1));
+    assert!(file["preset"].as_object().unwrap().is_empty());
+    assert!(file["custom"].as_object().unwrap().is_empty());
+    assert!(file["lookAt"].is_null());
+}
+
+/// nop.vrma (VRM Add-on for Blender): a zero-length clip. three-vrm-animation gives
+/// duration 0 and one key at t = 0 on 11 bones plus hips translation, all at rest
+/// (identity, up to the quaternion's sign; hips translation = rest hips position).
+#[test]
+fn nop_vrma_as_three_vrm_animation_reads_it() {
+    let Some(path) = real_vrma("nop.vrma") else {
+        return;
+    };
+    let file = dump_one(&path);
+    check_all_tracks(&file);
+    assert_eq!(file["duration"], 0.0);
+    let bones = keys(&file["rotation"]);
+    assert_eq!(bones.len(), 11, "{bones:?}");
+    for bone in ["hips", "leftShoulder", "rightUpperLeg", "rightToes"] {
+        assert!(bones.contains(&bone), "{bone} missing: {bones:?}");
+    }
+    for (bone, track) in file["rotation"].as_object().unwrap() {
+        assert_eq!(floats(&track["times"]), [0.0], "{bone}");
+        let q = quats(track)[0];
+        assert!(same_rotation(q, IDENTITY, 1e-6), "{bone}: {q:?}");
+    }
+    assert_eq!(keys(&file["translation"]), ["hips"]);
+    let hips = &file["translation"]["hips"];
+    assert_eq!(floats(&hips["times"]), [0.0]);
+    let rest = floats(&file["restHipsPosition"]);
+    assert!((rest[1] - 0.75).abs() < 1e-5, "{rest:?}");
+    let at = floats(&hips["values"]);
+    assert!(
+        (0..3).all(|i| (at[i] - rest[i]).abs() < 1e-6),
+        "{at:?} vs {rest:?}"
+    );
+    assert!(file["preset"].as_object().unwrap().is_empty());
+    assert!(file["custom"].as_object().unwrap().is_empty());
+    assert!(file["lookAt"].is_null());
+}
+
+/// The glTF validator finds no errors and no warnings in the real files; its infos
+/// are that it cannot check VRMC_vrm_animation and (for the humanoid nodes nothing
+/// animates, or leaf nodes) "empty node".
+#[test]
+fn real_vrma_files_validate() {
+    let Some(assets) = common::assets() else {
+        return;
+    };
+    let paths: Vec<PathBuf> = REAL_VRMA
+        .iter()
+        .map(|n| assets.join("vrma").join(n))
+        .collect();
+    let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    let report = validate(&refs);
+    for file in report["files"].as_array().unwrap() {
+        let path = &file["path"];
+        eprintln!(
+            "{path}: {} errors, {} warnings, {} infos, {} hints",
+            file["numErrors"], file["numWarnings"], file["numInfos"], file["numHints"]
+        );
+        let messages = file["messages"].as_array().unwrap();
+        for m in messages {
+            eprintln!(
+                "  [{}] {} {}: {}",
+                m["severity"], m["code"], m["pointer"], m["message"]
+            );
+        }
+        assert_eq!(file["numErrors"], 0, "{path}");
+        assert_eq!(file["numWarnings"], 0, "{path}");
+        assert_eq!(file["truncated"], false, "{path}");
+        assert!(
+            messages.iter().any(|m| m["code"] == "UNSUPPORTED_EXTENSION"
+                && m["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("VRMC_vrm_animation")),
+            "{path}: the validator did not see VRMC_vrm_animation"
+        );
+    }
+}
+
+/// The harness does report failures: a truncated .vrma gives validator errors and
+/// a failed load, not an empty success.
+#[test]
+fn harness_reports_broken_files() {
+    let Some(path) = real_vrma("test.vrma") else {
+        return;
+    };
+    let bytes = std::fs::read(&path).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("truncated.vrma");
+    std::fs::write(&broken, &bytes[..bytes.len() / 2]).unwrap();
+
+    let report = validate(&[&broken]);
+    let file = &report["files"][0];
+    assert!(file["numErrors"].as_u64().unwrap() > 0, "{file}");
+
+    let (out, json) = run_script("dump_vrma.mjs", &os_args(&[&broken]));
+    assert_eq!(out.status.code(), Some(1), "{json}");
+    assert!(json["files"][0]["error"].is_string(), "{json}");
+}
+
+#[test]
+fn three_vrm_animation_load_time_is_measured() {
+    let Some(path) = real_vrma("idle_loop.vrma") else {
+        return;
+    };
+    let timing = time_load(&path, 2);
+    eprintln!("three-vrm-animation loads {}: {timing}", path.display());
+    assert_eq!(timing["bytes"], std::fs::metadata(&path).unwrap().len());
+    assert_eq!(timing["ms"].as_array().unwrap().len(), 2);
+    assert!(timing["best_ms"].as_f64().unwrap() > 0.0);
+}
+
+// --- our writer's files ---

@@ -1,0 +1,109 @@
+// Loads .vrma files with @pixiv/three-vrm-animation (an implementation nobody on
+// this project wrote) and prints what it reads, as one JSON object on stdout:
+//
+//   { "files": [ { "path", "animationCount", "duration", "restHipsPosition": [x, y, z],
+//                  "rotation":    { "<vrmHumanBoneName>": { "times": [...], "values": [x, y, z, w, ...] } },
+//                  "translation": { "hips": { "times": [...], "values": [x, y, z, ...] } },
+//                  "preset":      { "<presetExpressionName>": { "times": [...], "values": [w, ...] } },
+//                  "custom":      { "<customExpressionName>": { "times": [...], "values": [w, ...] } },
+//                  "lookAt":      { "times": [...], "values": [x, y, z, w, ...] } | null,
+//                  "warnings":    [ "<console.warn text printed while loading>", ... ] } ] }
+//
+// A file that fails to load gives { "path", "error": "<message>" } instead, and the
+// exit status is then 1 (the other files are still dumped).
+//
+// Humanoid rotation and hips translation tracks are the ones three-vrm-animation
+// builds, i.e. already converted to three-vrm's normalized humanoid space (rest
+// rotations removed, translation in the hips parent's world space). The lookAt
+// track is the file's own rotation track, unchanged (that is what the library keeps).
+// Expression values are the x component of the expression node's translation.
+// Numbers are the library's Float32Array values widened to JSON doubles.
+//
+// Usage: node dump_vrma.mjs [--animation N] FILE.vrma [FILE ...]
+//   --animation N  which of gltf.userData.vrmAnimations to dump (default 0)
+
+import { readFileSync } from 'node:fs';
+import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
+import { VRMAnimationLoaderPlugin } from '@pixiv/three-vrm-animation';
+
+function usage(message) {
+  process.stderr.write(`${message}\nusage: node dump_vrma.mjs [--animation N] FILE.vrma [FILE ...]\n`);
+  process.exit(2);
+}
+
+const paths = [];
+let animationIndex = 0;
+const argv = process.argv.slice(2);
+for (let i = 0; i < argv.length; i++) {
+  const arg = argv[i];
+  if (arg === '--animation') {
+    const n = Number(argv[++i]);
+    if (!Number.isInteger(n) || n < 0) usage('--animation needs a non-negative integer');
+    animationIndex = n;
+  } else if (arg.startsWith('--')) {
+    usage(`unknown option ${arg}`);
+  } else {
+    paths.push(arg);
+  }
+}
+if (paths.length === 0) usage('no files given');
+
+const plain = (track) => ({ times: Array.from(track.times), values: Array.from(track.values) });
+const plainMap = (map) => Object.fromEntries([...map].map(([name, track]) => [name, plain(track)]));
+
+async function dump(path) {
+  const bytes = readFileSync(path);
+  // A small Buffer can be a view into Node's shared pool: hand the loader a copy
+  // holding exactly the file's bytes.
+  const arrayBuffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+
+  // The plugin reports problems it tolerates (T-pose violation, translation on a
+  // non-hips bone, draft spec version) with console.warn: keep them in the result.
+  const warnings = [];
+  const warn = console.warn;
+  console.warn = (...args) => warnings.push(args.map(String).join(' '));
+  let gltf;
+  try {
+    const loader = new GLTFLoader();
+    loader.register((parser) => new VRMAnimationLoaderPlugin(parser));
+    gltf = await loader.parseAsync(arrayBuffer, '');
+  } finally {
+    console.warn = warn;
+  }
+
+  const animations = gltf.userData.vrmAnimations;
+  if (animations == null) {
+    // The plugin returns silently when VRMC_vrm_animation is not in extensionsUsed,
+    // is missing, or has an unknown specVersion.
+    throw new Error(`not loaded as a VRM animation (no VRMC_vrm_animation?)${warnings.length ? ': ' + warnings.join('; ') : ''}`);
+  }
+  const animation = animations[animationIndex];
+  if (animation == null) {
+    throw new Error(`no animation ${animationIndex}: the file has ${animations.length}`);
+  }
+  return {
+    path,
+    animationCount: animations.length,
+    duration: animation.duration,
+    restHipsPosition: animation.restHipsPosition.toArray(),
+    rotation: plainMap(animation.humanoidTracks.rotation),
+    translation: plainMap(animation.humanoidTracks.translation),
+    preset: plainMap(animation.expressionTracks.preset),
+    custom: plainMap(animation.expressionTracks.custom),
+    lookAt: animation.lookAtTrack == null ? null : plain(animation.lookAtTrack),
+    warnings,
+  };
+}
+
+const files = [];
+let failed = false;
+for (const path of paths) {
+  try {
+    files.push(await dump(path));
+  } catch (e) {
+    failed = true;
+    files.push({ path, error: String(e?.stack ?? e) });
+  }
+}
+process.stdout.write(JSON.stringify({ files }) + '\n');
+process.exitCode = failed ? 1 : 0;
