@@ -19,9 +19,11 @@
 //! glam. Files and protocols are converted at the edges, never in the core.
 
 pub mod catalog;
+pub mod convert;
 pub mod demo;
 pub mod formats;
 pub mod humanoid;
 pub mod inspect;
+pub mod replay;
 pub mod retarget;
 pub mod skeleton;

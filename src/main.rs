@@ -7,10 +7,14 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use glam::{Quat, Vec3};
+use mocap_bridge::convert::{Bake, replay_to_vrma};
 use mocap_bridge::demo;
+use mocap_bridge::formats::vrma::{self, VrmaRest};
 use mocap_bridge::formats::{self, LoadOptions, Units, UpAxis};
+use mocap_bridge::humanoid::CustomNames;
 use mocap_bridge::humanoid::HumanoidPose;
 use mocap_bridge::inspect::{self, ChosenMap, Report};
+use mocap_bridge::replay::Replay;
 use mocap_bridge::retarget::{MappedSkeleton, Retargeter, check};
 use mocap_bridge::skeleton::NamedBoneMap;
 
@@ -43,6 +47,34 @@ struct RigArgs {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Convert a recording into a VRM Animation (.vrma): a BVH, a glTF/GLB/VRM
+    /// clip (through its bone map), or another .vrma.
+    Convert {
+        /// The recording: .bvh, .glb, .gltf, .vrm (with animations) or .vrma.
+        input: PathBuf,
+        /// The .vrma to write (with --all-clips, the name each clip's file is
+        /// derived from: `walk.vrma` -> `walk_Idle.vrma`, ...).
+        #[arg(short, long, value_name = "OUT")]
+        output: PathBuf,
+        #[command(flatten)]
+        rig: RigArgs,
+        /// Which animation to convert, by name or index (default: the first).
+        #[arg(long, value_name = "NAME|INDEX", conflicts_with = "all_clips")]
+        clip: Option<String>,
+        /// Convert every animation, one file each.
+        #[arg(long)]
+        all_clips: bool,
+        /// Resample at this many frames per second (default: keep the source's frames).
+        #[arg(long, value_name = "FPS")]
+        fps: Option<f32>,
+        /// Bake onto this model's proportions: its T-pose becomes the file's rest and
+        /// hips positions are scaled to its hips height.
+        #[arg(long, value_name = "MODEL")]
+        target: Option<PathBuf>,
+        /// Bone map for --target (default: its own, else the catalog's).
+        #[arg(long, value_name = "MAP")]
+        target_map: Option<PathBuf>,
+    },
     /// Retarget a capture onto a model frame by frame, printing the motion and
     /// checking every frame: the target's arm and leg directions against the
     /// source's. With no arguments: the built-in lab19 performance (arms-down rest,
@@ -124,6 +156,46 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> CliResult<()> {
     match cli.command {
+        Command::Convert {
+            input,
+            output,
+            rig,
+            clip,
+            all_clips,
+            fps,
+            target,
+            target_map,
+        } => {
+            let bake = match target {
+                None => None,
+                Some(path) => {
+                    let loaded = formats::load_rig(&path, &load_options(&rig))?;
+                    let m = mapped(
+                        &path.display().to_string(),
+                        &loaded,
+                        explicit_map(target_map.as_deref())?,
+                    )?;
+                    Some(Bake {
+                        rest: VrmaRest::from_mapped(&m),
+                        hips_height: m.rest_hips_height(),
+                    })
+                }
+            };
+            if let Some(rate) = fps
+                && !(rate.is_finite() && rate > 0.0)
+            {
+                return Err(format!("--fps {rate}: not a positive number").into());
+            }
+            convert(
+                &input,
+                &output,
+                &rig,
+                clip.as_deref(),
+                all_clips,
+                fps,
+                bake.as_ref(),
+            )
+        }
         Command::Retarget {
             source,
             target,
@@ -157,6 +229,143 @@ fn run(cli: Cli) -> CliResult<()> {
             Ok(())
         }
     }
+}
+
+/// One clip to convert: its name, how to play it and the rest it was recorded in.
+struct Job {
+    name: String,
+    replay: Replay,
+    rest: VrmaRest,
+    custom_names: CustomNames,
+}
+
+fn convert(
+    input: &Path,
+    output: &Path,
+    rig: &RigArgs,
+    clip: Option<&str>,
+    all_clips: bool,
+    fps: Option<f32>,
+    bake: Option<&Bake>,
+) -> CliResult<()> {
+    match output.extension().and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("vrma") => {}
+        _ => {
+            return Err(format!("{}: the output must be a .vrma file", output.display()).into());
+        }
+    }
+    let label = input.display().to_string();
+    let is_vrma = input
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("vrma"));
+    let mut jobs = Vec::new();
+    if is_vrma {
+        let bytes = std::fs::read(input).map_err(|e| format!("cannot read {label}: {e}"))?;
+        let animations = if all_clips {
+            vrma::parse_all(&bytes, input)?
+        } else {
+            vec![vrma::parse(&bytes, input, clip)?]
+        };
+        for (i, animation) in animations.into_iter().enumerate() {
+            let name = animation
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("animation{i}"));
+            let rest = animation.rest().clone();
+            let custom_names = animation.custom_names().clone();
+            jobs.push(Job {
+                name,
+                replay: Replay::from_vrma(animation, fps),
+                rest,
+                custom_names,
+            });
+        }
+    } else {
+        let loaded = formats::load_rig(input, &load_options(rig))?;
+        let src = mapped(&label, &loaded, explicit_map(rig.map.as_deref())?)?;
+        let clips: Vec<&formats::Clip> = if all_clips {
+            loaded.clips.iter().collect()
+        } else {
+            loaded.clip(clip).into_iter().collect()
+        };
+        if clips.is_empty() {
+            return Err(match clip {
+                Some(c) => format!("{label}: the file has no clip `{c}`"),
+                None => format!("{label}: the file has no animation to convert"),
+            }
+            .into());
+        }
+        for c in clips {
+            jobs.push(Job {
+                name: c.name.clone(),
+                replay: Replay::from_rig(&src, c.motion.clone(), fps),
+                rest: VrmaRest::from_mapped(&src),
+                custom_names: CustomNames::default(),
+            });
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    let several = jobs.len() > 1;
+    for mut job in jobs {
+        let out = if several {
+            clip_path(output, &job.name)
+        } else {
+            output.to_owned()
+        };
+        let started = std::time::Instant::now();
+        let bar = indicatif::ProgressBar::new(job.replay.len() as u64);
+        if job.replay.len() < 10_000 {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+        }
+        bar.set_message(job.name.clone());
+        let writer = replay_to_vrma(
+            &mut job.replay,
+            job.rest,
+            &job.name,
+            &job.custom_names,
+            bake,
+            &mut |done| {
+                if done % 1024 == 0 {
+                    bar.set_position(done as u64);
+                }
+            },
+        )
+        .map_err(|e| format!("{label}: clip `{}`: {e}", job.name))?;
+        bar.finish_and_clear();
+        writer.save(&out)?;
+        let bytes = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+        writeln!(
+            stdout,
+            "wrote {}: clip `{}`, {} frames, {:.3} s, {} bytes, in {:.0} ms",
+            out.display(),
+            job.name,
+            writer.frame_count(),
+            job.replay.times().last().copied().unwrap_or(0.0),
+            bytes,
+            started.elapsed().as_secs_f64() * 1e3
+        )?;
+    }
+    Ok(())
+}
+
+/// `walk.vrma` + clip `Idle` -> `walk_Idle.vrma` (clip names made file-safe).
+fn clip_path(output: &Path, clip: &str) -> PathBuf {
+    let safe: String = clip
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let stem = output
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    output.with_file_name(format!("{stem}_{safe}.vrma"))
 }
 
 /// A rig with its chosen map, resolved and rest-corrected.

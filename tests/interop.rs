@@ -508,3 +508,206 @@ fn three_vrm_animation_load_time_is_measured() {
 }
 
 // --- our writer's files ---
+
+use glam::Quat;
+use mocap_bridge::formats::vrma::{self, VrmaRest, VrmaWriter};
+use mocap_bridge::humanoid::{CustomNames, HumanBone, HumanoidPose, LookAt, Preset};
+
+/// Angle between two rotations, degrees. Both are normalized first (files may hold
+/// slightly non-unit quaternions, which three-vrm-animation passes on as they are),
+/// and the angle comes from the relative rotation's vector part, which keeps its
+/// precision for tiny angles where `acos(dot)` does not.
+fn angle_deg(a: [f64; 4], b: Quat) -> f64 {
+    let norm = |q: [f64; 4]| {
+        let n = q.iter().map(|c| c * c).sum::<f64>().sqrt();
+        q.map(|c| c / n)
+    };
+    let [ax, ay, az, aw] = norm(a);
+    let [bx, by, bz, bw] = norm([b.x as f64, b.y as f64, b.z as f64, b.w as f64]);
+    // r = conj(a) · b
+    let rw = aw * bw + ax * bx + ay * by + az * bz;
+    let rx = aw * bx - ax * bw - ay * bz + az * by;
+    let ry = aw * by + ax * bz - ay * bw - az * bx;
+    let rz = aw * bz - ax * by + ay * bx - az * bw;
+    2.0 * (rx * rx + ry * ry + rz * rz).sqrt().atan2(rw.abs()).to_degrees()
+}
+
+/// Frames written to a file: time and the pose pushed.
+type Take = Vec<(f32, HumanoidPose)>;
+
+/// The built-in performance with every kind of track: bones, hips, preset and
+/// custom expressions, lookAt.
+fn performance_take(dir: &Path) -> (PathBuf, Take, CustomNames) {
+    let mut names = CustomNames::default();
+    let wink = names.slot_or_insert("wink_custom").unwrap();
+    let mut writer = VrmaWriter::new(VrmaRest::standard(0.9), "performance");
+    let mut take = Vec::new();
+    for i in 0..120 {
+        let t = i as f32 / 60.0;
+        let mut pose = mocap_bridge::demo::pose_at(t, 0.9);
+        pose.expressions.set_preset(Preset::Aa, (t * 3.0).sin().abs());
+        pose.expressions.set_preset(Preset::BlinkLeft, if i % 30 < 4 { 1.0 } else { 0.0 });
+        pose.expressions.set_custom(wink, (t * 0.7).min(1.0));
+        pose.look_at = Some(LookAt { yaw: 0.5 * (t * 2.0).sin(), pitch: 0.2 * (t * 3.0).cos() });
+        writer.push(t, &pose, &names).unwrap();
+        take.push((t, pose));
+    }
+    let path = dir.join("performance.vrma");
+    writer.save(&path).unwrap();
+    (path, take, names)
+}
+
+/// Compares three-vrm-animation's reading of `file` with the frames written.
+fn assert_three_vrm_reads(file: &Value, take: &Take, names: &CustomNames) {
+    assert!(file.get("error").is_none(), "{file}");
+    assert!(file["warnings"].as_array().is_none_or(|w| w.is_empty()), "{}", file["warnings"]);
+    let path = file["path"].as_str().unwrap_or_default();
+    let mut worst_deg = 0.0f64;
+    for (bone, _) in take[0].1.bones() {
+        if matches!(bone, HumanBone::LeftEye | HumanBone::RightEye) {
+            continue;
+        }
+        let track = &file["rotation"][bone.name()];
+        let times = floats(&track["times"]);
+        let values = quats(track);
+        assert_eq!(times.len(), take.len(), "{path}: {bone}");
+        for (i, (t, pose)) in take.iter().enumerate() {
+            assert!((times[i] - *t as f64).abs() < 1e-6, "{path}: {bone} key {i}");
+            worst_deg = worst_deg.max(angle_deg(values[i], pose.rotation(bone).unwrap()));
+        }
+    }
+    assert!(worst_deg <= 0.01, "{path}: rotations differ by {worst_deg}°");
+    let hips = floats(&file["translation"]["hips"]["values"]);
+    for (i, (_, pose)) in take.iter().enumerate() {
+        let p = pose.hips_position;
+        let d = ((hips[3 * i] - p.x as f64).powi(2)
+            + (hips[3 * i + 1] - p.y as f64).powi(2)
+            + (hips[3 * i + 2] - p.z as f64).powi(2))
+        .sqrt();
+        assert!(d <= 1e-4, "{path}: hips frame {i} off by {d} m");
+    }
+    for preset in Preset::all().filter(|p| !p.is_look_at()) {
+        let Some(_) = take[0].1.expressions.preset(preset) else { continue };
+        let values = floats(&file["preset"][preset.name()]["values"]);
+        for (i, (_, pose)) in take.iter().enumerate() {
+            let want = pose.expressions.preset(preset).unwrap() as f64;
+            assert!((values[i] - want).abs() < 1e-7, "{path}: {preset} frame {i}");
+        }
+    }
+    for slot in 0..16 {
+        let (Some(name), Some(_)) = (names.name(slot), take[0].1.expressions.custom(slot)) else {
+            continue;
+        };
+        let values = floats(&file["custom"][name]["values"]);
+        for (i, (_, pose)) in take.iter().enumerate() {
+            let want = pose.expressions.custom(slot).unwrap() as f64;
+            assert!((values[i] - want).abs() < 1e-7, "{path}: custom {name} frame {i}");
+        }
+    }
+    if take[0].1.look_at.is_some() {
+        let values = quats(&file["lookAt"]);
+        for (i, (_, pose)) in take.iter().enumerate() {
+            let want = pose.look_at.unwrap().to_rotation();
+            assert!(angle_deg(values[i], want) < 1e-4, "{path}: lookAt frame {i}");
+        }
+    }
+    println!("{path}: {} frames, worst bone {worst_deg:.6}° against three-vrm-animation", take.len());
+}
+
+/// Writes `replay`'s frames as a .vrma, keeping what was pushed.
+fn write_replay(
+    path: &Path,
+    mut replay: mocap_bridge::replay::Replay,
+    rest: VrmaRest,
+    names: &CustomNames,
+) -> Take {
+    let mut writer = VrmaWriter::new(rest, "take");
+    let mut take = Vec::new();
+    let mut pose = HumanoidPose::default();
+    while let Some(t) = replay.next_frame(&mut pose) {
+        writer.push(t, &pose, names).unwrap();
+        take.push((t, pose));
+    }
+    writer.save(path).unwrap();
+    take
+}
+
+#[test]
+fn our_files_load_in_three_vrm_animation_as_written_and_validate_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let (performance, take, names) = performance_take(dir.path());
+    let mut files = vec![(performance, take, names)];
+    if let Some(assets) = common::assets() {
+        // A real capture through its bone map.
+        let rig = mocap_bridge::formats::load_rig(
+            &assets.join("bvh/cmu_12_01_walk.bvh"),
+            &Default::default(),
+        )
+        .unwrap();
+        let map = mocap_bridge::inspect::choose_map(&rig, None).unwrap();
+        let mapped = mocap_bridge::retarget::MappedSkeleton::new(rig.skeleton.clone(), &map.map).unwrap();
+        let replay = mocap_bridge::replay::Replay::from_rig(&mapped, rig.clips[0].motion.clone(), None);
+        let path = dir.path().join("walk.vrma");
+        let take = write_replay(&path, replay, VrmaRest::from_mapped(&mapped), &CustomNames::default());
+        files.push((path, take, CustomNames::default()));
+        // Other people's files, read and written again.
+        for name in ["test.vrma", "idle_loop.vrma", "nop.vrma"] {
+            let animation = vrma::load(&assets.join("vrma").join(name), None).unwrap();
+            let rest = animation.rest().clone();
+            let names = animation.custom_names().clone();
+            let path = dir.path().join(format!("rewritten_{name}"));
+            let take = write_replay(&path, mocap_bridge::replay::Replay::from_vrma(animation, None), rest, &names);
+            files.push((path, take, names));
+        }
+    }
+    let paths: Vec<&Path> = files.iter().map(|(p, _, _)| p.as_path()).collect();
+    let report = validate(&paths);
+    for file in report["files"].as_array().unwrap() {
+        assert_eq!(file["numErrors"], 0, "{file}");
+        assert_eq!(file["numWarnings"], 0, "{file}");
+    }
+    let dumped = dump_vrma(&paths);
+    for (file, (_, take, names)) in dumped["files"].as_array().unwrap().iter().zip(&files) {
+        assert_three_vrm_reads(file, take, names);
+    }
+}
+
+#[test]
+fn our_reader_agrees_with_three_vrm_animation_on_other_peoples_files() {
+    let Some(assets) = common::assets() else { return };
+    for name in ["test.vrma", "idle_loop.vrma", "nop.vrma"] {
+        let path = assets.join("vrma").join(name);
+        let theirs = dump_one(&path);
+        let ours = vrma::load(&path, None).unwrap();
+        let mut worst = 0.0f64;
+        let mut tracks = 0;
+        for (bone_name, track) in theirs["rotation"].as_object().unwrap() {
+            let bone: HumanBone = bone_name.parse().unwrap();
+            tracks += 1;
+            for (t, q) in floats(&track["times"]).iter().zip(quats(track)) {
+                let mut pose = HumanoidPose::default();
+                ours.sample(*t as f32, &mut pose);
+                let got = pose.rotation(bone).unwrap_or_else(|| panic!("{name}: no {bone}"));
+                worst = worst.max(angle_deg(q, got));
+            }
+        }
+        assert_eq!(tracks, ours.bones().count(), "{name}: track count");
+        assert!(worst <= 0.01, "{name}: {worst}°");
+        if let Some(track) = theirs["translation"].get("hips") {
+            let values = floats(&track["values"]);
+            for (i, t) in floats(&track["times"]).iter().enumerate() {
+                let mut pose = HumanoidPose::default();
+                ours.sample(*t as f32, &mut pose);
+                let p = pose.hips_position;
+                let d = ((values[3 * i] - p.x as f64).powi(2)
+                    + (values[3 * i + 1] - p.y as f64).powi(2)
+                    + (values[3 * i + 2] - p.z as f64).powi(2))
+                .sqrt();
+                assert!(d <= 1e-4, "{name}: hips at {t} off by {d} m");
+            }
+        }
+        let rest = floats(&theirs["restHipsPosition"]);
+        assert!((rest[1] - ours.rest_hips_position.y as f64).abs() < 1e-5, "{name}");
+        println!("{name}: {tracks} bone tracks, worst {worst:.6}° against three-vrm-animation");
+    }
+}

@@ -8,8 +8,10 @@
 pub mod bvh;
 pub mod gltf_doc;
 pub mod gltf_rig;
+pub mod sampler;
 pub mod skeleton_json;
 pub mod units;
+pub mod vrma;
 
 use std::path::{Path, PathBuf};
 
@@ -154,6 +156,36 @@ impl Motion {
     /// Every frame in order.
     pub fn frames(&self) -> impl Iterator<Item = FrameRef<'_>> {
         (0..self.frame_count()).map(|i| self.frame(i))
+    }
+
+    /// The pose at `t` seconds, clamped to the clip: rotations slerped and
+    /// translations lerped between the frames around `t`. Writes into the given
+    /// buffers (one entry per joint); allocates nothing.
+    pub fn sample_into(&self, t: f32, rotations: &mut [Quat], translations: &mut [Vec3]) {
+        let n = self.frame_count();
+        if n == 0 {
+            return;
+        }
+        // The last frame at or before t, and how far t is toward the next one.
+        let after = self.times.partition_point(|&x| x <= t);
+        let (a, b, f) = if after == 0 {
+            (0, 0, 0.0)
+        } else if after >= n {
+            (n - 1, n - 1, 0.0)
+        } else {
+            let (t0, t1) = (self.times[after - 1], self.times[after]);
+            let f = if t1 > t0 { (t - t0) / (t1 - t0) } else { 1.0 };
+            (after - 1, after, f)
+        };
+        let (fa, fb) = (self.frame(a), self.frame(b));
+        for j in 0..self
+            .joint_count
+            .min(rotations.len())
+            .min(translations.len())
+        {
+            rotations[j] = fa.rotations[j].slerp(fb.rotations[j], f);
+            translations[j] = fa.translations[j].lerp(fb.translations[j], f);
+        }
     }
 }
 

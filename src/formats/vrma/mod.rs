@@ -1,0 +1,225 @@
+//! VRM Animation (`.vrma`, glTF extension `VRMC_vrm_animation` 1.0): writing
+//! recordings and reading any conforming file into normalized `HumanoidPose`s.
+//!
+//! What the files look like (spec: `../shared/seeds/VRMC_vrm_animation-1.0.ja.txt`):
+//! a GLB whose nodes are a humanoid in the VRM T-pose, one node per humanoid bone,
+//! mapped by `extensions.VRMC_vrm_animation.humanoid.humanBones`; the first
+//! animation's rotation channels on those nodes are the bones' motion (translation
+//! on the hips only, never scale); expressions are nodes whose translation.x is the
+//! weight in [0, 1]; lookAt is a node whose rotation, read as extrinsic ZXY Euler
+//! angles, gives yaw (about Y) and pitch (about X).
+//!
+//! Our writer puts identity rest rotations on every node, so a channel's value *is*
+//! the normalized rotation. The reader accepts any rest rotations and converts with
+//! the spec's formula, as three-vrm-animation does: for bone `b` whose nearest
+//! humanoid parent node is `p`, `N = W(p) · L · W(b)⁻¹` with `W` the rest world
+//! rotations; the hips use the world transform of the hips' parent node.
+
+mod read;
+mod rest;
+mod write;
+
+use std::path::PathBuf;
+
+pub use read::{VrmaAnimation, load, parse, parse_all};
+pub use rest::VrmaRest;
+pub use write::{PushError, VrmaWriter};
+
+use super::gltf_doc::DocError;
+
+/// The extension's name.
+pub const EXTENSION: &str = "VRMC_vrm_animation";
+
+/// Why a `.vrma` file cannot be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum VrmaError {
+    #[error(transparent)]
+    Doc(#[from] DocError),
+    #[error("{path}: not a VRM animation: the file has no `{EXTENSION}` extension")]
+    NotVrma { path: PathBuf },
+    #[error("{path}: {EXTENSION}.specVersion is `{found}`; only 1.0 is supported")]
+    SpecVersion { path: PathBuf, found: String },
+    /// Anything else wrong; `place` is a JSON path or an animation part.
+    #[error("{path}: {place}: {message}")]
+    Invalid {
+        path: PathBuf,
+        place: String,
+        message: String,
+    },
+    #[error("cannot write {path}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::humanoid::{CustomNames, HumanoidPose, LookAt, Preset};
+
+    /// A few frames with rotations, hips motion, expressions (preset and custom)
+    /// and a lookAt.
+    fn performance() -> (VrmaWriter, Vec<(f32, HumanoidPose)>, CustomNames) {
+        let mut names = CustomNames::default();
+        let smile = names.slot_or_insert("smirk").unwrap();
+        let mut writer = VrmaWriter::new(VrmaRest::standard(0.9), "test take");
+        let mut frames = Vec::new();
+        for i in 0..40 {
+            let t = i as f32 / 30.0;
+            let mut pose = crate::demo::pose_at(t, 0.9);
+            pose.expressions.set_preset(Preset::Happy, (t * 2.0).min(1.0));
+            if i >= 10 {
+                pose.expressions.set_custom(smile, 0.5);
+                pose.look_at = Some(LookAt { yaw: 0.3 * t, pitch: -0.1 });
+            }
+            writer.push(t, &pose, &names).unwrap();
+            frames.push((t, pose));
+        }
+        (writer, frames, names)
+    }
+
+    #[test]
+    fn written_files_read_back_exactly() {
+        let (writer, frames, _) = performance();
+        let bytes = writer.to_bytes();
+        let read = parse(&bytes, Path::new("take.vrma"), None).unwrap();
+        assert_eq!(read.name.as_deref(), Some("test take"));
+        assert!((read.duration - 39.0 / 30.0).abs() < 1e-6);
+        for (t, want) in &frames {
+            let mut got = HumanoidPose::default();
+            read.sample(*t, &mut got);
+            for (bone, q) in want.bones() {
+                let r = got.rotation(bone).unwrap();
+                assert!(q.angle_between(r) < 1e-5, "{bone} at {t}");
+            }
+            assert!(got.hips_position.distance(want.hips_position) < 1e-6);
+            assert_eq!(got.expressions.preset(Preset::Happy), want.expressions.preset(Preset::Happy));
+            let slot = read.custom_names().slot("smirk").unwrap();
+            let custom = want.expressions.custom(0).unwrap_or(0.0);
+            assert_eq!(got.expressions.custom(slot), Some(custom));
+            let look = got.look_at.unwrap();
+            let want_look = want.look_at.unwrap_or_default();
+            assert!((look.yaw - want_look.yaw).abs() < 1e-5 && (look.pitch - want_look.pitch).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn push_rejects_time_going_backwards_and_nan() {
+        let mut writer = VrmaWriter::new(VrmaRest::standard(0.9), "x");
+        let names = CustomNames::default();
+        let pose = HumanoidPose::default();
+        writer.push(1.0, &pose, &names).unwrap();
+        assert!(matches!(writer.push(1.0, &pose, &names), Err(PushError::TimeNotIncreasing { .. })));
+        assert!(matches!(writer.push(f32::NAN, &pose, &names), Err(PushError::NotFinite(_))));
+        let mut bad = pose;
+        bad.hips_position.x = f32::INFINITY;
+        assert!(writer.push(2.0, &bad, &names).is_err());
+        assert_eq!(writer.frame_count(), 1);
+    }
+
+    #[test]
+    fn an_empty_writer_writes_one_t_pose_frame() {
+        let writer = VrmaWriter::new(VrmaRest::standard(0.9), "empty");
+        let read = parse(&writer.to_bytes(), Path::new("e.vrma"), None).unwrap();
+        assert_eq!(read.duration, 0.0);
+        let mut pose = HumanoidPose::default();
+        read.sample(0.0, &mut pose);
+        assert!((pose.hips_position.y - 0.9).abs() < 1e-6);
+    }
+
+    /// Rewrites the JSON chunk of a GLB with `edit`.
+    fn with_json(bytes: &[u8], edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
+        let (json, bin) = crate::formats::gltf_doc::split_glb(bytes).unwrap();
+        let mut value: serde_json::Value = serde_json::from_slice(json).unwrap();
+        edit(&mut value);
+        let mut json = serde_json::to_vec(&value).unwrap();
+        while json.len() % 4 != 0 {
+            json.push(b' ');
+        }
+        let bin = bin.unwrap_or(&[]);
+        let total = (12 + 8 + json.len() + 8 + bin.len()) as u32;
+        let mut out = b"glTF".to_vec();
+        out.extend_from_slice(&2u32.to_le_bytes());
+        out.extend_from_slice(&total.to_le_bytes());
+        out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        out.extend_from_slice(b"JSON");
+        out.extend_from_slice(&json);
+        out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+        out.extend_from_slice(b"BIN\0");
+        out.extend_from_slice(bin);
+        out
+    }
+
+    #[test]
+    fn bad_files_give_one_clear_error_each() {
+        let (writer, _, _) = performance();
+        let good = writer.to_bytes();
+        let mut nan_key = good.clone();
+        // The first float of the binary chunk is the first key time.
+        let bin_start = good.len() - {
+            let (_, bin) = crate::formats::gltf_doc::split_glb(&good).unwrap();
+            bin.unwrap().len()
+        };
+        nan_key[bin_start..bin_start + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+        let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+            ("truncated GLB", good[..good.len() / 2].to_vec(), "truncated GLB"),
+            ("wrong magic", [b"GLTF", &good[4..]].concat(), "not a glTF file"),
+            (
+                "missing buffer",
+                with_json(&good, |v| v["buffers"][0]["uri"] = "gone.bin".into()),
+                "buffer 0 (`gone.bin`) is missing",
+            ),
+            (
+                "accessor out of range",
+                with_json(&good, |v| v["accessors"][3]["count"] = 100_000.into()),
+                "accessor 3: reads past the end",
+            ),
+            ("NaN key", nan_key, "animations[0].samplers[0]"),
+            (
+                "unknown bone",
+                with_json(&good, |v| {
+                    let bones = &mut v["extensions"][EXTENSION]["humanoid"]["humanBones"];
+                    bones["tail"] = serde_json::json!({"node": 0});
+                }),
+                "humanBones.tail: not a VRM 1.0 humanoid bone name",
+            ),
+            (
+                "spec version",
+                with_json(&good, |v| v["extensions"][EXTENSION]["specVersion"] = "1.0-draft".into()),
+                "specVersion is `1.0-draft`",
+            ),
+            (
+                "no extension",
+                with_json(&good, |v| v["extensions"] = serde_json::json!({})),
+                "no `VRMC_vrm_animation` extension",
+            ),
+            (
+                "node out of range",
+                with_json(&good, |v| v["extensions"][EXTENSION]["lookAt"]["node"] = 999.into()),
+                "lookAt: node 999 does not exist",
+            ),
+        ];
+        for (what, bytes, expected) in cases {
+            let err = match parse(&bytes, Path::new("bad.vrma"), None) {
+                Ok(_) => panic!("{what}: accepted"),
+                Err(e) => e.to_string(),
+            };
+            assert!(err.starts_with("bad.vrma"), "{what}: {err}");
+            assert!(err.contains(expected), "{what}: `{err}` lacks `{expected}`");
+            assert!(!err.contains('\n'), "{what}: {err}");
+        }
+    }
+
+    #[test]
+    fn every_prefix_of_a_file_fails_without_panicking() {
+        let (writer, _, _) = performance();
+        let good = writer.to_bytes();
+        for len in (0..good.len()).step_by(97) {
+            assert!(parse(&good[..len], Path::new("cut.vrma"), None).is_err(), "{len}");
+        }
+    }
+}

@@ -1,0 +1,597 @@
+//! The `.vrma` reader: any conforming file, not just ours. Rest rotations of any
+//! kind, partial humanoids, extra non-humanoid nodes, zero-length clips, STEP /
+//! LINEAR / CUBICSPLINE samplers, several animations. Tracks are converted to
+//! normalized space once, when read; `VrmaAnimation::sample` then fills a
+//! `HumanoidPose` at any time without allocating.
+
+use std::path::Path;
+
+use glam::{Affine3A, Quat, Vec3};
+use gltf::json;
+use serde_json::Value;
+
+use crate::formats::gltf_doc::GltfDoc;
+use crate::formats::sampler::{Interpolation, KeyValue, Keyframes};
+use crate::humanoid::bone::BONE_COUNT;
+use crate::humanoid::{CustomNames, HumanBone, HumanoidPose, LookAt, Preset};
+
+use super::{EXTENSION, VrmaError, VrmaRest};
+
+/// One animation of a `.vrma`, in normalized space.
+#[derive(Debug, Clone)]
+pub struct VrmaAnimation {
+    /// The animation's name, if the file gives one.
+    pub name: Option<String>,
+    /// Time of the last key, seconds (0 for a zero-length clip).
+    pub duration: f32,
+    rotations: Vec<(HumanBone, Keyframes<Quat>)>,
+    hips: Option<Keyframes<Vec3>>,
+    /// Hips position in the file's rest pose, model space.
+    pub rest_hips_position: Vec3,
+    presets: Vec<(Preset, Keyframes<f32>)>,
+    customs: Vec<(String, Keyframes<f32>)>,
+    custom_names: CustomNames,
+    look_at: Option<Keyframes<Quat>>,
+    rest: VrmaRest,
+}
+
+/// Reads and parses a `.vrma` file; `animation` picks one by name or index (the
+/// first when `None`).
+pub fn load(path: &Path, animation: Option<&str>) -> Result<VrmaAnimation, VrmaError> {
+    let bytes = std::fs::read(path).map_err(|source| {
+        VrmaError::Doc(crate::formats::gltf_doc::DocError::Read {
+            path: path.to_owned(),
+            source,
+        })
+    })?;
+    parse(&bytes, path, animation)
+}
+
+/// Parses every animation of a `.vrma` (at least one entry, even for a file
+/// without animations).
+pub fn parse_all(bytes: &[u8], path: &Path) -> Result<Vec<VrmaAnimation>, VrmaError> {
+    let count = GltfDoc::from_bytes(bytes, path)?.root.animations.len();
+    if count == 0 {
+        return Ok(vec![parse(bytes, path, None)?]);
+    }
+    (0..count)
+        .map(|i| parse(bytes, path, Some(&i.to_string())))
+        .collect()
+}
+
+/// Parses `.vrma` bytes; `path` names the file in messages and resolves external
+/// buffers.
+pub fn parse(
+    bytes: &[u8],
+    path: &Path,
+    animation: Option<&str>,
+) -> Result<VrmaAnimation, VrmaError> {
+    let mut doc = GltfDoc::from_bytes(bytes, path)?;
+    let declared = Declared::read(&doc)?;
+    let world = node_worlds(&doc)?;
+    let rotation_of = |node: usize| world[node].to_scale_rotation_translation().1.normalize();
+
+    // Rest world rotation of every mapped bone's node, and of the hips' parent.
+    let node_of = |bone: HumanBone| declared.bones[bone.index()];
+    let hips_node = node_of(HumanBone::Hips);
+    let hips_parent = hips_node.and_then(|n| parent_of(&doc, n)).map(|p| world[p]);
+    let hips_parent = hips_parent.unwrap_or(Affine3A::IDENTITY);
+
+    let mut rest_positions = [None; BONE_COUNT];
+    for bone in crate::humanoid::bone::ALL {
+        rest_positions[bone.index()] = node_of(bone).map(|n| Vec3::from(world[n].translation));
+    }
+    let rest = VrmaRest::from_positions(&rest_positions, declared.look_at_offset);
+    let rest_hips_position = hips_node.map_or(Vec3::ZERO, |n| Vec3::from(world[n].translation));
+
+    let Some(index) = pick_animation(&doc, animation)? else {
+        return Ok(VrmaAnimation {
+            name: None,
+            duration: 0.0,
+            rotations: Vec::new(),
+            hips: None,
+            rest_hips_position,
+            presets: Vec::new(),
+            customs: Vec::new(),
+            custom_names: CustomNames::default(),
+            look_at: None,
+            rest,
+        });
+    };
+    let anim = doc.root.animations[index].clone();
+    let mut result = VrmaAnimation {
+        name: anim.name.clone(),
+        duration: 0.0,
+        rotations: Vec::new(),
+        hips: None,
+        rest_hips_position,
+        presets: Vec::new(),
+        customs: Vec::new(),
+        custom_names: CustomNames::default(),
+        look_at: None,
+        rest,
+    };
+    for (c, channel) in anim.channels.iter().enumerate() {
+        let place = format!("animations[{index}].channels[{c}]");
+        let node = channel.target.node.value();
+        let path_kind = match channel.target.path {
+            json::validation::Checked::Valid(p) => p,
+            json::validation::Checked::Invalid => continue,
+        };
+        let sampler_index = channel.sampler.value();
+        let Some(sampler) = anim.samplers.get(sampler_index) else {
+            return Err(invalid(
+                path,
+                &place,
+                format!("sampler {sampler_index} does not exist"),
+            ));
+        };
+        let place = format!("animations[{index}].samplers[{sampler_index}]");
+        let interpolation = match sampler.interpolation {
+            json::validation::Checked::Valid(json::animation::Interpolation::Step) => {
+                Interpolation::Step
+            }
+            json::validation::Checked::Valid(json::animation::Interpolation::CubicSpline) => {
+                Interpolation::CubicSpline
+            }
+            _ => Interpolation::Linear,
+        };
+        use json::animation::Property;
+        let target = declared.target(node);
+        match (target, path_kind) {
+            (Target::Bone(bone), Property::Rotation)
+                if !matches!(bone, HumanBone::LeftEye | HumanBone::RightEye) =>
+            {
+                // N = W(p) · L · W(b)⁻¹, p the nearest humanoid parent (hips: the
+                // hips' parent node). Linear in L, so tangents convert the same way.
+                let parent = bone.parent_in(|b| node_of(b).is_some());
+                let pre = match parent.and_then(node_of) {
+                    Some(p) => rotation_of(p),
+                    None => hips_parent.to_scale_rotation_translation().1.normalize(),
+                };
+                let post = node_of(bone).map_or(Quat::IDENTITY, |n| rotation_of(n).conjugate());
+                let (times, values) = read_quats(&mut doc, sampler, &place)?;
+                let values = values.into_iter().map(|q| pre * q * post).collect();
+                let keys = keyframes(path, &place, times, values, interpolation)?;
+                result.rotations.push((bone, keys));
+            }
+            (Target::Bone(HumanBone::Hips), Property::Translation) => {
+                let (times, values) = read_vec3s(&mut doc, sampler, &place)?;
+                let values = convert_points(values, interpolation, &hips_parent);
+                result.hips = Some(keyframes(path, &place, times, values, interpolation)?);
+            }
+            (Target::Preset(preset), Property::Translation) => {
+                let (times, values) = read_vec3s(&mut doc, sampler, &place)?;
+                let values = values.into_iter().map(|v| v.x).collect();
+                result.presets.push((
+                    preset,
+                    keyframes(path, &place, times, values, interpolation)?,
+                ));
+            }
+            (Target::Custom(name), Property::Translation) => {
+                let (times, values) = read_vec3s(&mut doc, sampler, &place)?;
+                let values = values.into_iter().map(|v| v.x).collect();
+                let keys = keyframes(path, &place, times, values, interpolation)?;
+                result.custom_names.slot_or_insert(&name);
+                result.customs.push((name, keys));
+            }
+            (Target::LookAt, Property::Rotation) => {
+                let (times, values) = read_quats(&mut doc, sampler, &place)?;
+                result.look_at = Some(keyframes(path, &place, times, values, interpolation)?);
+            }
+            // Scale, translation of other bones, and non-humanoid nodes: not part of
+            // a VRM animation; ignored.
+            _ => {}
+        }
+    }
+    result.duration = result.last_key_time();
+    Ok(result)
+}
+
+/// What a node stands for in the file's extension.
+enum Target {
+    Bone(HumanBone),
+    Preset(Preset),
+    Custom(String),
+    LookAt,
+    Other,
+}
+
+/// The extension's declarations, in node indices.
+struct Declared {
+    bones: [Option<usize>; BONE_COUNT],
+    presets: Vec<(Preset, usize)>,
+    customs: Vec<(String, usize)>,
+    look_at: Option<usize>,
+    look_at_offset: Option<Vec3>,
+}
+
+impl Declared {
+    fn read(doc: &GltfDoc) -> Result<Self, VrmaError> {
+        let path = doc.path;
+        let ext = doc
+            .raw
+            .get("extensions")
+            .and_then(|e| e.get(EXTENSION))
+            .ok_or_else(|| VrmaError::NotVrma {
+                path: path.to_owned(),
+            })?;
+        match ext.get("specVersion") {
+            Some(Value::String(v)) if v == "1.0" => {}
+            other => {
+                return Err(VrmaError::SpecVersion {
+                    path: path.to_owned(),
+                    found: other.map_or_else(
+                        || "missing".to_owned(),
+                        |v| v.to_string().trim_matches('"').to_owned(),
+                    ),
+                });
+            }
+        }
+        let node_count = doc.root.nodes.len();
+        let node_at = |value: &Value, place: &str| -> Result<usize, VrmaError> {
+            let node = value
+                .get("node")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| invalid(path, place, "expected an object with a `node` index"))?;
+            usize::try_from(node)
+                .ok()
+                .filter(|n| *n < node_count)
+                .ok_or_else(|| invalid(path, place, format!("node {node} does not exist")))
+        };
+        let object = |value: Option<&Value>,
+                      place: &str|
+         -> Result<serde_json::Map<String, Value>, VrmaError> {
+            match value {
+                None => Ok(serde_json::Map::new()),
+                Some(Value::Object(map)) => Ok(map.clone()),
+                Some(_) => Err(invalid(path, place, "expected an object")),
+            }
+        };
+        let base = format!("extensions.{EXTENSION}");
+        let mut bones = [None; BONE_COUNT];
+        let humanoid = ext.get("humanoid");
+        let bones_place = format!("{base}.humanoid.humanBones");
+        for (name, value) in object(humanoid.and_then(|h| h.get("humanBones")), &bones_place)? {
+            let place = format!("{bones_place}.{name}");
+            let bone: HumanBone = name
+                .parse()
+                .map_err(|_| invalid(path, &place, "not a VRM 1.0 humanoid bone name"))?;
+            bones[bone.index()] = Some(node_at(&value, &place)?);
+        }
+        let expressions = ext.get("expressions");
+        let mut presets = Vec::new();
+        let preset_place = format!("{base}.expressions.preset");
+        for (name, value) in object(expressions.and_then(|e| e.get("preset")), &preset_place)? {
+            let place = format!("{preset_place}.{name}");
+            let preset: Preset = name
+                .parse()
+                .map_err(|_| invalid(path, &place, "not a VRM 1.0 preset expression"))?;
+            presets.push((preset, node_at(&value, &place)?));
+        }
+        let mut customs = Vec::new();
+        let custom_place = format!("{base}.expressions.custom");
+        for (name, value) in object(expressions.and_then(|e| e.get("custom")), &custom_place)? {
+            let place = format!("{custom_place}.{name}");
+            customs.push((name, node_at(&value, &place)?));
+        }
+        let look = ext.get("lookAt");
+        let look_place = format!("{base}.lookAt");
+        let look_at = match look.and_then(|l| l.get("node")) {
+            Some(_) => Some(node_at(look.unwrap_or(&Value::Null), &look_place)?),
+            None => None,
+        };
+        let look_at_offset = match look.and_then(|l| l.get("offsetFromHeadBone")) {
+            None => None,
+            Some(v) => {
+                let numbers: Option<Vec<f32>> = v.as_array().map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_f64().map(|f| f as f32))
+                        .collect()
+                });
+                match numbers.as_deref() {
+                    Some(&[x, y, z]) if x.is_finite() && y.is_finite() && z.is_finite() => {
+                        Some(Vec3::new(x, y, z))
+                    }
+                    _ => {
+                        return Err(invalid(
+                            path,
+                            &format!("{look_place}.offsetFromHeadBone"),
+                            "expected three finite numbers",
+                        ));
+                    }
+                }
+            }
+        };
+        Ok(Self {
+            bones,
+            presets,
+            customs,
+            look_at,
+            look_at_offset,
+        })
+    }
+
+    fn target(&self, node: usize) -> Target {
+        if let Some(i) = self.bones.iter().position(|n| *n == Some(node)) {
+            if let Some(bone) = HumanBone::from_index(i) {
+                return Target::Bone(bone);
+            }
+        }
+        if let Some((p, _)) = self.presets.iter().find(|(_, n)| *n == node) {
+            return Target::Preset(*p);
+        }
+        if let Some((name, _)) = self.customs.iter().find(|(_, n)| *n == node) {
+            return Target::Custom(name.clone());
+        }
+        if self.look_at == Some(node) {
+            return Target::LookAt;
+        }
+        Target::Other
+    }
+}
+
+fn invalid(path: &Path, place: &str, message: impl Into<String>) -> VrmaError {
+    VrmaError::Invalid {
+        path: path.to_owned(),
+        place: place.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// The index of the animation called `name` (or at index `name`); the first when
+/// `None`; `None` when the file has no animation at all.
+fn pick_animation(doc: &GltfDoc, name: Option<&str>) -> Result<Option<usize>, VrmaError> {
+    let animations = &doc.root.animations;
+    match name {
+        None => Ok((!animations.is_empty()).then_some(0)),
+        Some(n) => animations
+            .iter()
+            .position(|a| a.name.as_deref() == Some(n))
+            .or_else(|| n.parse::<usize>().ok().filter(|i| *i < animations.len()))
+            .map(Some)
+            .ok_or_else(|| {
+                let names: Vec<String> = animations
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| a.name.clone().unwrap_or_else(|| i.to_string()))
+                    .collect();
+                invalid(
+                    doc.path,
+                    "animations",
+                    format!("no animation `{n}` (the file has: {})", names.join(", ")),
+                )
+            }),
+    }
+}
+
+/// The parent node of `node`, if any.
+fn parent_of(doc: &GltfDoc, node: usize) -> Option<usize> {
+    doc.root.nodes.iter().position(|n| {
+        n.children
+            .as_ref()
+            .is_some_and(|c| c.iter().any(|child| child.value() == node))
+    })
+}
+
+/// Rest world transform of every node. Cycles and non-finite transforms are errors.
+fn node_worlds(doc: &GltfDoc) -> Result<Vec<Affine3A>, VrmaError> {
+    let nodes = &doc.root.nodes;
+    let mut parent: Vec<Option<usize>> = vec![None; nodes.len()];
+    for (i, node) in nodes.iter().enumerate() {
+        for child in node.children.iter().flatten() {
+            let c = child.value();
+            if c >= nodes.len() {
+                return Err(invalid(
+                    doc.path,
+                    &format!("nodes[{i}].children"),
+                    format!("node {c} does not exist"),
+                ));
+            }
+            if parent[c].is_some_and(|p| p != i) {
+                return Err(invalid(doc.path, &format!("nodes[{c}]"), "has two parents"));
+            }
+            parent[c] = Some(i);
+        }
+    }
+    let mut local = Vec::with_capacity(nodes.len());
+    for (i, node) in nodes.iter().enumerate() {
+        let affine = match &node.matrix {
+            Some(m) => Affine3A::from_mat4(glam::Mat4::from_cols_array(m)),
+            None => Affine3A::from_scale_rotation_translation(
+                node.scale.map_or(Vec3::ONE, Vec3::from),
+                node.rotation
+                    .map_or(Quat::IDENTITY, |r| Quat::from_array(r.0).normalize()),
+                node.translation.map_or(Vec3::ZERO, Vec3::from),
+            ),
+        };
+        if !affine.is_finite() {
+            return Err(invalid(
+                doc.path,
+                &format!("nodes[{i}]"),
+                "transform is not finite",
+            ));
+        }
+        local.push(affine);
+    }
+    let mut world: Vec<Option<Affine3A>> = vec![None; nodes.len()];
+    for start in 0..nodes.len() {
+        let mut chain = Vec::new();
+        let mut j = Some(start);
+        while let Some(k) = j {
+            if world[k].is_some() {
+                break;
+            }
+            if chain.len() > nodes.len() {
+                return Err(invalid(
+                    doc.path,
+                    &format!("nodes[{start}]"),
+                    "is its own ancestor",
+                ));
+            }
+            chain.push(k);
+            j = parent[k];
+        }
+        for &k in chain.iter().rev() {
+            let above = parent[k]
+                .and_then(|p| world[p])
+                .unwrap_or(Affine3A::IDENTITY);
+            world[k] = Some(above * local[k]);
+        }
+    }
+    Ok(world
+        .into_iter()
+        .map(|w| w.unwrap_or(Affine3A::IDENTITY))
+        .collect())
+}
+
+fn read_times(
+    doc: &mut GltfDoc,
+    sampler: &json::animation::Sampler,
+) -> Result<Vec<f32>, VrmaError> {
+    Ok(doc.read_floats(sampler.input.value(), 1)?)
+}
+
+fn read_quats(
+    doc: &mut GltfDoc,
+    sampler: &json::animation::Sampler,
+    place: &str,
+) -> Result<(Vec<f32>, Vec<Quat>), VrmaError> {
+    let times = read_times(doc, sampler)?;
+    let flat = doc.read_floats(sampler.output.value(), 4)?;
+    let values: Vec<Quat> = flat
+        .chunks_exact(4)
+        .map(|c| Quat::from_xyzw(c[0], c[1], c[2], c[3]))
+        .collect();
+    if values.iter().any(|q| !q.is_finite()) {
+        return Err(invalid(
+            doc.path,
+            place,
+            "output holds a value that is not finite",
+        ));
+    }
+    Ok((times, values))
+}
+
+fn read_vec3s(
+    doc: &mut GltfDoc,
+    sampler: &json::animation::Sampler,
+    place: &str,
+) -> Result<(Vec<f32>, Vec<Vec3>), VrmaError> {
+    let times = read_times(doc, sampler)?;
+    let flat = doc.read_floats(sampler.output.value(), 3)?;
+    let values: Vec<Vec3> = flat.chunks_exact(3).map(Vec3::from_slice).collect();
+    if values.iter().any(|v| !v.is_finite()) {
+        return Err(invalid(
+            doc.path,
+            place,
+            "output holds a value that is not finite",
+        ));
+    }
+    Ok((times, values))
+}
+
+/// Hips keys into model space: points through the hips' parent node; a cubic
+/// spline's tangents (every element but the middle of each triple) as vectors.
+fn convert_points(values: Vec<Vec3>, interpolation: Interpolation, parent: &Affine3A) -> Vec<Vec3> {
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let is_tangent = interpolation == Interpolation::CubicSpline && i % 3 != 1;
+            if is_tangent {
+                parent.transform_vector3(v)
+            } else {
+                parent.transform_point3(v)
+            }
+        })
+        .collect()
+}
+
+fn keyframes<T: KeyValue>(
+    path: &Path,
+    place: &str,
+    times: Vec<f32>,
+    values: Vec<T>,
+    interpolation: Interpolation,
+) -> Result<Keyframes<T>, VrmaError> {
+    Keyframes::new(times, values, interpolation).map_err(|e| invalid(path, place, e.to_string()))
+}
+
+impl VrmaAnimation {
+    fn last_key_time(&self) -> f32 {
+        let last = |times: &[f32]| times.last().copied().unwrap_or(0.0);
+        let mut t = 0.0f32;
+        for (_, k) in &self.rotations {
+            t = t.max(last(k.times()));
+        }
+        for (_, k) in &self.presets {
+            t = t.max(last(k.times()));
+        }
+        for (_, k) in &self.customs {
+            t = t.max(last(k.times()));
+        }
+        if let Some(k) = &self.hips {
+            t = t.max(last(k.times()));
+        }
+        if let Some(k) = &self.look_at {
+            t = t.max(last(k.times()));
+        }
+        t
+    }
+
+    /// The humanoid bones that have a rotation track.
+    pub fn bones(&self) -> impl Iterator<Item = HumanBone> + '_ {
+        self.rotations.iter().map(|(b, _)| *b)
+    }
+
+    /// The names behind the custom expression slots `sample` fills.
+    #[must_use]
+    pub fn custom_names(&self) -> &CustomNames {
+        &self.custom_names
+    }
+
+    /// The file's T-pose (bone node positions), for writing the clip again.
+    #[must_use]
+    pub fn rest(&self) -> &VrmaRest {
+        &self.rest
+    }
+
+    /// The key times of the densest track (the frames of a recording).
+    #[must_use]
+    pub fn key_times(&self) -> &[f32] {
+        let rotations = self.rotations.iter().map(|(_, k)| k.times());
+        rotations
+            .chain(self.hips.as_ref().map(|k| k.times()))
+            .max_by_key(|times| times.len())
+            .unwrap_or(&[])
+    }
+
+    /// Fills `pose` at `t` seconds (clamped to the clip): the rotation of every
+    /// tracked bone, the hips position (the rest position when untracked), the
+    /// rest hips height, expressions (custom slots as `custom_names`) and lookAt.
+    pub fn sample(&self, t: f32, pose: &mut HumanoidPose) {
+        for (bone, keys) in &self.rotations {
+            pose.set_rotation(*bone, keys.sample(t));
+        }
+        pose.hips_position = self
+            .hips
+            .as_ref()
+            .map_or(self.rest_hips_position, |k| k.sample(t));
+        if self.rest_hips_position.y > 0.0 {
+            pose.rest_hips_height = self.rest_hips_position.y;
+        }
+        for (preset, keys) in &self.presets {
+            pose.expressions.set_preset(*preset, keys.sample(t));
+        }
+        for (name, keys) in &self.customs {
+            if let Some(slot) = self.custom_names.slot(name) {
+                pose.expressions.set_custom(slot, keys.sample(t));
+            }
+        }
+        pose.look_at = self
+            .look_at
+            .as_ref()
+            .map(|k| LookAt::from_rotation(k.sample(t)));
+    }
+}

@@ -1,0 +1,431 @@
+//! The `.vrma` writer: frames are appended as they come (`push`), the file is
+//! written at the end (`write_to`), streaming the binary chunk straight from the
+//! per-track buffers so that writing needs no second copy of the data.
+//!
+//! What it writes (see the module header of `vrma`): a node per recorded humanoid
+//! bone in the T-pose of `VrmaRest` with identity rotations and no scale, the hips
+//! first and the root of the scene; then one node per expression and the lookAt
+//! node. One animation: hips translation, then one rotation channel per bone, then
+//! expression weights (translation.x), then lookAt rotation; every sampler LINEAR
+//! over one shared time accessor that carries min/max.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use glam::{Quat, Vec3};
+use serde_json::{Value, json};
+
+use crate::humanoid::bone::{ALL, BONE_COUNT};
+use crate::humanoid::expression::PRESET_COUNT;
+use crate::humanoid::{CustomNames, HumanBone, HumanoidPose, Preset};
+
+use super::{EXTENSION, VrmaError, VrmaRest};
+
+/// Why a frame was not appended.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum PushError {
+    #[error("frame time {time} s is not after the previous frame's {previous} s")]
+    TimeNotIncreasing { time: f32, previous: f32 },
+    #[error("frame at {0} s holds a value that is not finite")]
+    NotFinite(f32),
+}
+
+/// Appends frames of a performance, then writes them as one `.vrma`.
+#[derive(Debug, Clone)]
+pub struct VrmaWriter {
+    rest: VrmaRest,
+    name: String,
+    times: Vec<f32>,
+    /// x, y, z, w per frame, for every bone seen so far.
+    rotations: Vec<Option<Vec<f32>>>,
+    /// x, y, z per frame: the hips position, model space.
+    hips: Vec<f32>,
+    /// Weight per frame, for every preset seen so far.
+    presets: Vec<Option<Vec<f32>>>,
+    /// Weight per frame, for every custom expression seen so far, by name.
+    customs: Vec<(String, Vec<f32>)>,
+    /// x, y, z, w per frame, once a frame has carried a lookAt.
+    look_at: Option<Vec<f32>>,
+}
+
+/// Appends the last value of `track` (`width` floats) again.
+fn repeat_last(track: &mut Vec<f32>, width: usize) {
+    let start = track.len() - width;
+    track.extend_from_within(start..);
+}
+
+impl VrmaWriter {
+    /// An empty recording whose nodes will stand in the T-pose `rest`; `name`
+    /// becomes the animation's name.
+    #[must_use]
+    pub fn new(rest: VrmaRest, name: &str) -> Self {
+        Self {
+            rest,
+            name: name.to_owned(),
+            times: Vec::new(),
+            rotations: vec![None; BONE_COUNT],
+            hips: Vec::new(),
+            presets: vec![None; PRESET_COUNT],
+            customs: Vec::new(),
+            look_at: None,
+        }
+    }
+
+    /// How many frames have been appended.
+    #[must_use]
+    pub fn frame_count(&self) -> usize {
+        self.times.len()
+    }
+
+    /// Appends one frame at `time` seconds. A bone, expression or lookAt that first
+    /// appears now holds its rest (identity, weight 0) in the earlier frames; one
+    /// that a frame lacks holds its previous value. Eyes are never written as bones
+    /// (lookAt carries the gaze), nor the lookUp/Down/Left/Right presets.
+    pub fn push(
+        &mut self,
+        time: f32,
+        pose: &HumanoidPose,
+        custom_names: &CustomNames,
+    ) -> Result<(), PushError> {
+        if !time.is_finite() || !pose.hips_position.is_finite() {
+            return Err(PushError::NotFinite(time));
+        }
+        if let Some(&previous) = self.times.last()
+            && time <= previous
+        {
+            return Err(PushError::TimeNotIncreasing { time, previous });
+        }
+        if pose.bones().any(|(_, q)| !q.is_finite()) {
+            return Err(PushError::NotFinite(time));
+        }
+        let frames = self.times.len();
+        self.times.push(time);
+        self.hips.extend_from_slice(&pose.hips_position.to_array());
+        for bone in ALL {
+            if matches!(bone, HumanBone::LeftEye | HumanBone::RightEye) {
+                continue;
+            }
+            let track = &mut self.rotations[bone.index()];
+            match (pose.rotation(bone), track) {
+                (Some(q), Some(track)) => track.extend_from_slice(&q.normalize().to_array()),
+                (Some(q), track @ None) => {
+                    let mut values = Quat::IDENTITY.to_array().repeat(frames);
+                    values.extend_from_slice(&q.normalize().to_array());
+                    *track = Some(values);
+                }
+                (None, Some(track)) => repeat_last(track, 4),
+                (None, None) => {}
+            }
+        }
+        for preset in Preset::all().filter(|p| !p.is_look_at()) {
+            let track = &mut self.presets[preset as usize];
+            match (pose.expressions.preset(preset), track) {
+                (Some(w), Some(track)) => track.push(w),
+                (Some(w), track @ None) => {
+                    let mut values = vec![0.0; frames];
+                    values.push(w);
+                    *track = Some(values);
+                }
+                (None, Some(track)) => repeat_last(track, 1),
+                (None, None) => {}
+            }
+        }
+        for slot in 0..crate::humanoid::expression::CUSTOM_CAPACITY {
+            let (Some(w), Some(name)) = (pose.expressions.custom(slot), custom_names.name(slot))
+            else {
+                continue;
+            };
+            // The spec forbids custom expressions named like presets.
+            if name.parse::<Preset>().is_ok() {
+                continue;
+            }
+            match self.customs.iter_mut().find(|(n, _)| n == name) {
+                Some((_, track)) => track.push(w),
+                None => {
+                    let mut values = vec![0.0; frames];
+                    values.push(w);
+                    self.customs.push((name.to_owned(), values));
+                }
+            }
+        }
+        for (_, track) in &mut self.customs {
+            if track.len() == frames {
+                repeat_last(track, 1);
+            }
+        }
+        match (pose.look_at, &mut self.look_at) {
+            (Some(look), Some(track)) => track.extend_from_slice(&look.to_rotation().to_array()),
+            (Some(look), track @ None) => {
+                let mut values = Quat::IDENTITY.to_array().repeat(frames);
+                values.extend_from_slice(&look.to_rotation().to_array());
+                *track = Some(values);
+            }
+            (None, Some(track)) => repeat_last(track, 4),
+            (None, None) => {}
+        }
+        Ok(())
+    }
+
+    /// The whole file as bytes.
+    #[must_use]
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        // Writing into a Vec cannot fail.
+        let _ = self.write_to(&mut out);
+        out
+    }
+
+    /// Writes the file to `path`.
+    pub fn save(&self, path: &Path) -> Result<(), VrmaError> {
+        let write_err = |source| VrmaError::Write {
+            path: path.to_owned(),
+            source,
+        };
+        let file = std::fs::File::create(path).map_err(write_err)?;
+        let mut out = io::BufWriter::with_capacity(1 << 20, file);
+        self.write_to(&mut out).map_err(write_err)?;
+        out.flush().map_err(write_err)
+    }
+
+    /// Writes the GLB: header, JSON chunk, then the binary chunk streamed from the
+    /// track buffers.
+    pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
+        let (times, hips) = if self.times.is_empty() {
+            // No frame: one frame of the T-pose, so that readers find an animation.
+            let hips = self.rest.position(HumanBone::Hips);
+            (vec![0.0], hips.to_array().to_vec())
+        } else {
+            (self.times.clone(), self.hips.clone())
+        };
+        let frames = times.len();
+        let bones: Vec<(HumanBone, &[f32])> = ALL
+            .iter()
+            .filter_map(|b| self.rotations[b.index()].as_deref().map(|t| (*b, t)))
+            .collect();
+        let presets: Vec<(Preset, &[f32])> = Preset::all()
+            .filter_map(|p| self.presets[p as usize].as_deref().map(|t| (p, t)))
+            .collect();
+
+        // Binary layout: one buffer view per accessor, in this order.
+        let mut blocks: Vec<Block> = vec![
+            Block::Floats(&times, "SCALAR"),
+            Block::Floats(&hips, "VEC3"),
+        ];
+        blocks.extend(bones.iter().map(|(_, t)| Block::Floats(t, "VEC4")));
+        blocks.extend(presets.iter().map(|(_, t)| Block::Weights(t)));
+        blocks.extend(self.customs.iter().map(|(_, t)| Block::Weights(t)));
+        if let Some(look) = &self.look_at {
+            blocks.push(Block::Floats(look, "VEC4"));
+        }
+
+        let json = self.json(&bones, &presets, &blocks, frames, &times);
+        let mut json_bytes = serde_json::to_vec(&json).map_err(io::Error::other)?;
+        while json_bytes.len() % 4 != 0 {
+            json_bytes.push(b' ');
+        }
+        let bin_len: usize = blocks.iter().map(Block::byte_len).sum();
+        let total = 12 + 8 + json_bytes.len() + 8 + bin_len;
+        let total = u32::try_from(total)
+            .map_err(|_| io::Error::other("a GLB cannot be larger than 4 GiB"))?;
+        out.write_all(b"glTF")?;
+        out.write_all(&2u32.to_le_bytes())?;
+        out.write_all(&total.to_le_bytes())?;
+        out.write_all(&(json_bytes.len() as u32).to_le_bytes())?;
+        out.write_all(b"JSON")?;
+        out.write_all(&json_bytes)?;
+        out.write_all(&(bin_len as u32).to_le_bytes())?;
+        out.write_all(b"BIN\0")?;
+        let mut staging = Vec::with_capacity(1 << 16);
+        for block in &blocks {
+            block.write(out, &mut staging)?;
+        }
+        Ok(())
+    }
+
+    fn json(
+        &self,
+        bones: &[(HumanBone, &[f32])],
+        presets: &[(Preset, &[f32])],
+        blocks: &[Block],
+        frames: usize,
+        times: &[f32],
+    ) -> Value {
+        // Nodes: hips and every recorded bone, parents first.
+        let mut node_bones: Vec<HumanBone> = vec![HumanBone::Hips];
+        node_bones.extend(
+            bones
+                .iter()
+                .map(|(b, _)| *b)
+                .filter(|b| *b != HumanBone::Hips),
+        );
+        let node_of = |bone: HumanBone| node_bones.iter().position(|b| *b == bone);
+        let mut nodes: Vec<Value> = Vec::new();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); node_bones.len()];
+        for (i, &bone) in node_bones.iter().enumerate() {
+            let parent = bone.parent_in(|b| node_of(b).is_some());
+            let origin = parent.map_or(Vec3::ZERO, |p| self.rest.position(p));
+            let offset = self.rest.position(bone) - origin;
+            if let Some(p) = parent.and_then(node_of) {
+                children[p].push(i);
+            }
+            nodes.push(json!({"name": bone.name(), "translation": offset.to_array()}));
+        }
+        for (node, kids) in nodes.iter_mut().zip(&children) {
+            if !kids.is_empty() {
+                node["children"] = json!(kids);
+            }
+        }
+        let mut roots = vec![0];
+        let mut preset_map = serde_json::Map::new();
+        for (preset, _) in presets {
+            preset_map.insert(preset.name().into(), json!({"node": nodes.len()}));
+            roots.push(nodes.len());
+            nodes.push(json!({"name": format!("expression.{}", preset.name())}));
+        }
+        let mut custom_map = serde_json::Map::new();
+        for (name, _) in &self.customs {
+            custom_map.insert(name.clone(), json!({"node": nodes.len()}));
+            roots.push(nodes.len());
+            nodes.push(json!({"name": format!("expression.custom.{name}")}));
+        }
+        let look_at_node = self.look_at.as_ref().map(|_| {
+            roots.push(nodes.len());
+            nodes.push(json!({"name": "lookAt"}));
+            nodes.len() - 1
+        });
+
+        let mut human_bones = serde_json::Map::new();
+        for (i, bone) in node_bones.iter().enumerate() {
+            human_bones.insert(bone.name().into(), json!({"node": i}));
+        }
+        let mut extension = json!({"specVersion": "1.0", "humanoid": {"humanBones": human_bones}});
+        if !preset_map.is_empty() || !custom_map.is_empty() {
+            let mut expressions = serde_json::Map::new();
+            if !preset_map.is_empty() {
+                expressions.insert("preset".into(), Value::Object(preset_map));
+            }
+            if !custom_map.is_empty() {
+                expressions.insert("custom".into(), Value::Object(custom_map));
+            }
+            extension["expressions"] = Value::Object(expressions);
+        }
+        if let Some(node) = look_at_node {
+            let mut look = json!({"node": node});
+            if let Some(offset) = self.rest.look_at_offset {
+                look["offsetFromHeadBone"] = json!(offset.to_array());
+            }
+            extension["lookAt"] = look;
+        }
+
+        // Accessors and views, one each per block.
+        let mut accessors = Vec::new();
+        let mut views = Vec::new();
+        let mut offset = 0usize;
+        for (i, block) in blocks.iter().enumerate() {
+            let len = block.byte_len();
+            views.push(json!({"buffer": 0, "byteOffset": offset, "byteLength": len}));
+            let mut accessor = json!({
+                "bufferView": i, "componentType": 5126, "count": frames, "type": block.kind()
+            });
+            if i == 0 {
+                let min = times.first().copied().unwrap_or(0.0);
+                let max = times.last().copied().unwrap_or(0.0);
+                accessor["min"] = json!([min]);
+                accessor["max"] = json!([max]);
+            }
+            accessors.push(accessor);
+            offset += len;
+        }
+
+        // Channels: hips translation, bone rotations, expressions, lookAt.
+        let mut channels =
+            vec![json!({"sampler": 0, "target": {"node": 0, "path": "translation"}})];
+        for (bone, _) in bones {
+            let node = node_of(*bone).unwrap_or(0);
+            channels.push(
+                json!({"sampler": channels.len(), "target": {"node": node, "path": "rotation"}}),
+            );
+        }
+        let first_expression_node = node_bones.len();
+        for k in 0..presets.len() + self.customs.len() {
+            channels.push(json!({
+                "sampler": channels.len(),
+                "target": {"node": first_expression_node + k, "path": "translation"}
+            }));
+        }
+        if let Some(node) = look_at_node {
+            channels.push(
+                json!({"sampler": channels.len(), "target": {"node": node, "path": "rotation"}}),
+            );
+        }
+        let samplers: Vec<Value> = (1..blocks.len())
+            .map(|output| json!({"input": 0, "output": output, "interpolation": "LINEAR"}))
+            .collect();
+
+        json!({
+            "asset": {"version": "2.0", "generator": concat!("mocap-bridge ", env!("CARGO_PKG_VERSION"))},
+            "extensionsUsed": [EXTENSION],
+            "extensions": {EXTENSION: extension},
+            "scene": 0,
+            "scenes": [{"nodes": roots}],
+            "nodes": nodes,
+            "animations": [{"name": self.name, "channels": channels, "samplers": samplers}],
+            "accessors": accessors,
+            "bufferViews": views,
+            "buffers": [{"byteLength": offset}],
+        })
+    }
+}
+
+/// One accessor's data in the binary chunk.
+enum Block<'a> {
+    /// Floats as they are.
+    Floats(&'a [f32], &'static str),
+    /// Expression weights, written as translations (w, 0, 0).
+    Weights(&'a [f32]),
+}
+
+impl Block<'_> {
+    fn kind(&self) -> &'static str {
+        match self {
+            Block::Floats(_, kind) => kind,
+            Block::Weights(_) => "VEC3",
+        }
+    }
+
+    fn byte_len(&self) -> usize {
+        match self {
+            Block::Floats(values, _) => values.len() * 4,
+            Block::Weights(values) => values.len() * 12,
+        }
+    }
+
+    /// Streams the floats little-endian through `staging` (no copy of the block).
+    fn write(&self, out: &mut impl Write, staging: &mut Vec<u8>) -> io::Result<()> {
+        let mut put = |value: f32, out: &mut dyn Write| -> io::Result<()> {
+            staging.extend_from_slice(&value.to_le_bytes());
+            if staging.len() >= 1 << 16 {
+                out.write_all(staging)?;
+                staging.clear();
+            }
+            Ok(())
+        };
+        match self {
+            Block::Floats(values, _) => {
+                for &v in *values {
+                    put(v, out)?;
+                }
+            }
+            Block::Weights(values) => {
+                for &w in *values {
+                    put(w, out)?;
+                    put(0.0, out)?;
+                    put(0.0, out)?;
+                }
+            }
+        }
+        out.write_all(staging)?;
+        staging.clear();
+        Ok(())
+    }
+}
