@@ -308,13 +308,24 @@ fn retarget_a_real_capture_onto_a_real_model() {
 
 #[test]
 fn convert_writes_vrma_from_bvh_and_from_vrma() {
-    let Some(assets) = common::assets() else { return };
+    let Some(assets) = common::assets() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("walk.vrma");
     let source = assets.join("bvh/cmu_12_01_walk.bvh");
-    let run = bridge(&["convert", source.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let run = bridge(&[
+        "convert",
+        source.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     assert!(stdout.contains("524 frames"), "{stdout}");
     let read = mocap_bridge::formats::vrma::load(&out, None).unwrap();
     assert_eq!(read.bones().count(), 22);
@@ -333,10 +344,18 @@ fn convert_writes_vrma_from_bvh_and_from_vrma() {
         target.to_str().unwrap(),
     ]);
     let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     assert!(stdout.contains("132 frames"), "{stdout}");
     let baked = mocap_bridge::formats::vrma::load(&resampled, None).unwrap();
-    assert!((baked.rest_hips_position.y - 0.85).abs() < 0.01, "{}", baked.rest_hips_position);
+    assert!(
+        (baked.rest_hips_position.y - 0.85).abs() < 0.01,
+        "{}",
+        baked.rest_hips_position
+    );
 }
 
 #[test]
@@ -345,16 +364,30 @@ fn convert_refuses_bad_input_and_output() {
     let lab19 = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/skeletons/lab19.json");
     let out = dir.path().join("x.vrma");
     assert_one_line_error(
-        &bridge(&["convert", lab19.to_str().unwrap(), "-o", out.to_str().unwrap()]),
+        &bridge(&[
+            "convert",
+            lab19.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]),
         &["lab19.json", "no animation"],
     );
     assert_one_line_error(
         &bridge(&["convert", lab19.to_str().unwrap(), "-o", "x.fbx"]),
         &["x.fbx", "must be a .vrma"],
     );
-    let bad = write(dir.path(), "bad.vrma", b"glTF\x02\x00\x00\x00\x10\x00\x00\x00");
+    let bad = write(
+        dir.path(),
+        "bad.vrma",
+        b"glTF\x02\x00\x00\x00\x10\x00\x00\x00",
+    );
     assert_one_line_error(
-        &bridge(&["convert", bad.to_str().unwrap(), "-o", out.to_str().unwrap()]),
+        &bridge(&[
+            "convert",
+            bad.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]),
         &["bad.vrma", "truncated"],
     );
 }

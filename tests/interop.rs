@@ -529,7 +529,10 @@ fn angle_deg(a: [f64; 4], b: Quat) -> f64 {
     let rx = aw * bx - ax * bw - ay * bz + az * by;
     let ry = aw * by + ax * bz - ay * bw - az * bx;
     let rz = aw * bz - ax * by + ay * bx - az * bw;
-    2.0 * (rx * rx + ry * ry + rz * rz).sqrt().atan2(rw.abs()).to_degrees()
+    2.0 * (rx * rx + ry * ry + rz * rz)
+        .sqrt()
+        .atan2(rw.abs())
+        .to_degrees()
 }
 
 /// Frames written to a file: time and the pose pushed.
@@ -545,10 +548,15 @@ fn performance_take(dir: &Path) -> (PathBuf, Take, CustomNames) {
     for i in 0..120 {
         let t = i as f32 / 60.0;
         let mut pose = mocap_bridge::demo::pose_at(t, 0.9);
-        pose.expressions.set_preset(Preset::Aa, (t * 3.0).sin().abs());
-        pose.expressions.set_preset(Preset::BlinkLeft, if i % 30 < 4 { 1.0 } else { 0.0 });
+        pose.expressions
+            .set_preset(Preset::Aa, (t * 3.0).sin().abs());
+        pose.expressions
+            .set_preset(Preset::BlinkLeft, if i % 30 < 4 { 1.0 } else { 0.0 });
         pose.expressions.set_custom(wink, (t * 0.7).min(1.0));
-        pose.look_at = Some(LookAt { yaw: 0.5 * (t * 2.0).sin(), pitch: 0.2 * (t * 3.0).cos() });
+        pose.look_at = Some(LookAt {
+            yaw: 0.5 * (t * 2.0).sin(),
+            pitch: 0.2 * (t * 3.0).cos(),
+        });
         writer.push(t, &pose, &names).unwrap();
         take.push((t, pose));
     }
@@ -560,7 +568,11 @@ fn performance_take(dir: &Path) -> (PathBuf, Take, CustomNames) {
 /// Compares three-vrm-animation's reading of `file` with the frames written.
 fn assert_three_vrm_reads(file: &Value, take: &Take, names: &CustomNames) {
     assert!(file.get("error").is_none(), "{file}");
-    assert!(file["warnings"].as_array().is_none_or(|w| w.is_empty()), "{}", file["warnings"]);
+    assert!(
+        file["warnings"].as_array().is_none_or(|w| w.is_empty()),
+        "{}",
+        file["warnings"]
+    );
     let path = file["path"].as_str().unwrap_or_default();
     let mut worst_deg = 0.0f64;
     for (bone, _) in take[0].1.bones() {
@@ -572,11 +584,17 @@ fn assert_three_vrm_reads(file: &Value, take: &Take, names: &CustomNames) {
         let values = quats(track);
         assert_eq!(times.len(), take.len(), "{path}: {bone}");
         for (i, (t, pose)) in take.iter().enumerate() {
-            assert!((times[i] - *t as f64).abs() < 1e-6, "{path}: {bone} key {i}");
+            assert!(
+                (times[i] - *t as f64).abs() < 1e-6,
+                "{path}: {bone} key {i}"
+            );
             worst_deg = worst_deg.max(angle_deg(values[i], pose.rotation(bone).unwrap()));
         }
     }
-    assert!(worst_deg <= 0.01, "{path}: rotations differ by {worst_deg}°");
+    assert!(
+        worst_deg <= 0.01,
+        "{path}: rotations differ by {worst_deg}°"
+    );
     let hips = floats(&file["translation"]["hips"]["values"]);
     for (i, (_, pose)) in take.iter().enumerate() {
         let p = pose.hips_position;
@@ -587,11 +605,16 @@ fn assert_three_vrm_reads(file: &Value, take: &Take, names: &CustomNames) {
         assert!(d <= 1e-4, "{path}: hips frame {i} off by {d} m");
     }
     for preset in Preset::all().filter(|p| !p.is_look_at()) {
-        let Some(_) = take[0].1.expressions.preset(preset) else { continue };
+        let Some(_) = take[0].1.expressions.preset(preset) else {
+            continue;
+        };
         let values = floats(&file["preset"][preset.name()]["values"]);
         for (i, (_, pose)) in take.iter().enumerate() {
             let want = pose.expressions.preset(preset).unwrap() as f64;
-            assert!((values[i] - want).abs() < 1e-7, "{path}: {preset} frame {i}");
+            assert!(
+                (values[i] - want).abs() < 1e-7,
+                "{path}: {preset} frame {i}"
+            );
         }
     }
     for slot in 0..16 {
@@ -601,17 +624,26 @@ fn assert_three_vrm_reads(file: &Value, take: &Take, names: &CustomNames) {
         let values = floats(&file["custom"][name]["values"]);
         for (i, (_, pose)) in take.iter().enumerate() {
             let want = pose.expressions.custom(slot).unwrap() as f64;
-            assert!((values[i] - want).abs() < 1e-7, "{path}: custom {name} frame {i}");
+            assert!(
+                (values[i] - want).abs() < 1e-7,
+                "{path}: custom {name} frame {i}"
+            );
         }
     }
     if take[0].1.look_at.is_some() {
         let values = quats(&file["lookAt"]);
         for (i, (_, pose)) in take.iter().enumerate() {
             let want = pose.look_at.unwrap().to_rotation();
-            assert!(angle_deg(values[i], want) < 1e-4, "{path}: lookAt frame {i}");
+            assert!(
+                angle_deg(values[i], want) < 1e-4,
+                "{path}: lookAt frame {i}"
+            );
         }
     }
-    println!("{path}: {} frames, worst bone {worst_deg:.6}° against three-vrm-animation", take.len());
+    println!(
+        "{path}: {} frames, worst bone {worst_deg:.6}° against three-vrm-animation",
+        take.len()
+    );
 }
 
 /// Writes `replay`'s frames as a .vrma, keeping what was pushed.
@@ -645,10 +677,17 @@ fn our_files_load_in_three_vrm_animation_as_written_and_validate_clean() {
         )
         .unwrap();
         let map = mocap_bridge::inspect::choose_map(&rig, None).unwrap();
-        let mapped = mocap_bridge::retarget::MappedSkeleton::new(rig.skeleton.clone(), &map.map).unwrap();
-        let replay = mocap_bridge::replay::Replay::from_rig(&mapped, rig.clips[0].motion.clone(), None);
+        let mapped =
+            mocap_bridge::retarget::MappedSkeleton::new(rig.skeleton.clone(), &map.map).unwrap();
+        let replay =
+            mocap_bridge::replay::Replay::from_rig(&mapped, rig.clips[0].motion.clone(), None);
         let path = dir.path().join("walk.vrma");
-        let take = write_replay(&path, replay, VrmaRest::from_mapped(&mapped), &CustomNames::default());
+        let take = write_replay(
+            &path,
+            replay,
+            VrmaRest::from_mapped(&mapped),
+            &CustomNames::default(),
+        );
         files.push((path, take, CustomNames::default()));
         // Other people's files, read and written again.
         for name in ["test.vrma", "idle_loop.vrma", "nop.vrma"] {
@@ -656,7 +695,12 @@ fn our_files_load_in_three_vrm_animation_as_written_and_validate_clean() {
             let rest = animation.rest().clone();
             let names = animation.custom_names().clone();
             let path = dir.path().join(format!("rewritten_{name}"));
-            let take = write_replay(&path, mocap_bridge::replay::Replay::from_vrma(animation, None), rest, &names);
+            let take = write_replay(
+                &path,
+                mocap_bridge::replay::Replay::from_vrma(animation, None),
+                rest,
+                &names,
+            );
             files.push((path, take, names));
         }
     }
@@ -674,7 +718,9 @@ fn our_files_load_in_three_vrm_animation_as_written_and_validate_clean() {
 
 #[test]
 fn our_reader_agrees_with_three_vrm_animation_on_other_peoples_files() {
-    let Some(assets) = common::assets() else { return };
+    let Some(assets) = common::assets() else {
+        return;
+    };
     for name in ["test.vrma", "idle_loop.vrma", "nop.vrma"] {
         let path = assets.join("vrma").join(name);
         let theirs = dump_one(&path);
@@ -687,7 +733,9 @@ fn our_reader_agrees_with_three_vrm_animation_on_other_peoples_files() {
             for (t, q) in floats(&track["times"]).iter().zip(quats(track)) {
                 let mut pose = HumanoidPose::default();
                 ours.sample(*t as f32, &mut pose);
-                let got = pose.rotation(bone).unwrap_or_else(|| panic!("{name}: no {bone}"));
+                let got = pose
+                    .rotation(bone)
+                    .unwrap_or_else(|| panic!("{name}: no {bone}"));
                 worst = worst.max(angle_deg(q, got));
             }
         }
@@ -707,7 +755,10 @@ fn our_reader_agrees_with_three_vrm_animation_on_other_peoples_files() {
             }
         }
         let rest = floats(&theirs["restHipsPosition"]);
-        assert!((rest[1] - ours.rest_hips_position.y as f64).abs() < 1e-5, "{name}");
+        assert!(
+            (rest[1] - ours.rest_hips_position.y as f64).abs() < 1e-5,
+            "{name}"
+        );
         println!("{name}: {tracks} bone tracks, worst {worst:.6}° against three-vrm-animation");
     }
 }

@@ -49,6 +49,8 @@ pub struct GltfDoc<'a> {
     /// The same JSON untyped, for the extensions gltf-json does not know.
     pub raw: Value,
     bin: Option<&'a [u8]>,
+    /// The GLB binary chunk left in the file (`open`): file, offset and length.
+    bin_file: Option<(std::fs::File, u64, u64)>,
     /// Buffers loaded so far, by index.
     buffers: HashMap<usize, Cow<'a, [u8]>>,
 }
@@ -82,8 +84,154 @@ impl<'a> GltfDoc<'a> {
             root,
             raw,
             bin,
+            bin_file: None,
             buffers: HashMap::new(),
         })
+    }
+
+    /// Opens a file, reading only the JSON: a GLB's binary chunk stays in the file
+    /// and each accessor reads just its own bytes, so a large recording never sits
+    /// in memory twice. A `.gltf` (JSON) file is read whole.
+    pub fn open(path: &'a Path) -> Result<Self, DocError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let read_err = |source| DocError::Read {
+            path: path.to_owned(),
+            source,
+        };
+        let not_gltf = |detail: String| DocError::NotGltf {
+            path: path.to_owned(),
+            detail,
+        };
+        let mut file = std::fs::File::open(path).map_err(read_err)?;
+        let size = file.metadata().map_err(read_err)?.len();
+        let mut header = [0u8; 20];
+        let got = file.read(&mut header).map_err(read_err)?;
+        if got < 4 || &header[..4] != b"glTF" {
+            let bytes = std::fs::read(path).map_err(read_err)?;
+            let doc = GltfDoc::from_bytes(&bytes, path)?;
+            return Ok(Self {
+                path,
+                root: doc.root,
+                raw: doc.raw,
+                bin: None,
+                bin_file: None,
+                buffers: HashMap::new(),
+            });
+        }
+        let u32_at = |at: usize| {
+            u64::from(u32::from_le_bytes([
+                header[at],
+                header[at + 1],
+                header[at + 2],
+                header[at + 3],
+            ]))
+        };
+        if got < 20 {
+            return Err(not_gltf(format!(
+                "truncated GLB: {size} bytes, shorter than its headers"
+            )));
+        }
+        let (version, length, json_length) = (u32_at(4), u32_at(8), u32_at(12));
+        if version != 2 {
+            return Err(not_gltf(format!("GLB version {version}, expected 2")));
+        }
+        if length > size {
+            return Err(not_gltf(format!(
+                "truncated GLB: the header says {length} bytes, the file has {size}"
+            )));
+        }
+        if &header[16..20] != b"JSON" || 20 + json_length > length {
+            return Err(not_gltf(
+                "GLB does not start with a whole JSON chunk".to_owned(),
+            ));
+        }
+        let mut json_bytes = vec![0u8; usize::try_from(json_length).unwrap_or(0)];
+        file.read_exact(&mut json_bytes).map_err(read_err)?;
+        let mut bin_file = None;
+        let bin_header_at = 20 + json_length;
+        if bin_header_at + 8 <= length {
+            let mut chunk = [0u8; 8];
+            file.seek(SeekFrom::Start(bin_header_at))
+                .map_err(read_err)?;
+            file.read_exact(&mut chunk).map_err(read_err)?;
+            let bin_length =
+                u64::from(u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]));
+            if &chunk[4..8] == b"BIN\0" {
+                if bin_header_at + 8 + bin_length > length {
+                    return Err(not_gltf(format!(
+                        "truncated GLB: chunk 1 is {bin_length} bytes, only {} remain",
+                        length - bin_header_at - 8
+                    )));
+                }
+                bin_file = Some((file, bin_header_at + 8, bin_length));
+            }
+        }
+        let json_bytes = trim_padding(&json_bytes);
+        let raw: Value = serde_json::from_slice(json_bytes).map_err(|e| not_gltf(e.to_string()))?;
+        let root = json::Root::from_slice(json_bytes).map_err(|e| not_gltf(e.to_string()))?;
+        Ok(Self {
+            path,
+            root,
+            raw,
+            bin: None,
+            bin_file,
+            buffers: HashMap::new(),
+        })
+    }
+
+    /// `len` bytes at `offset` in buffer `index`: read from the file when the GLB's
+    /// binary chunk was left there, else borrowed from the loaded buffer.
+    fn buffer_range(
+        &mut self,
+        index: usize,
+        offset: u64,
+        len: u64,
+    ) -> Result<Cow<'_, [u8]>, DocError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let out_of_range = |doc: &Self| {
+            doc.invalid(
+                format!("buffer {index}"),
+                format!("{len} bytes at {offset} reach past its end"),
+            )
+        };
+        let from_chunk = index == 0
+            && self.bin_file.is_some()
+            && self.root.buffers.first().is_some_and(|b| b.uri.is_none());
+        if from_chunk {
+            let declared = self.root.buffers[0].byte_length.0;
+            let Some((file, start, chunk_len)) = self.bin_file.as_mut() else {
+                return Err(out_of_range(self));
+            };
+            let end = offset.checked_add(len);
+            if end.is_none_or(|e| e > declared.min(*chunk_len)) {
+                return Err(out_of_range(self));
+            }
+            let mut data = vec![0u8; usize::try_from(len).unwrap_or(0)];
+            let path = self.path;
+            let read_err = |source| DocError::Read {
+                path: path.to_owned(),
+                source,
+            };
+            file.seek(SeekFrom::Start(*start + offset))
+                .map_err(read_err)?;
+            file.read_exact(&mut data).map_err(read_err)?;
+            return Ok(Cow::Owned(data));
+        }
+        let range = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(len).ok())
+            .and_then(|(o, l)| Some(o..o.checked_add(l)?));
+        let fits = {
+            let data = self.buffer(index)?;
+            range.clone().is_some_and(|r| r.end <= data.len())
+        };
+        if !fits {
+            return Err(out_of_range(self));
+        }
+        let data = self.buffer(index)?;
+        Ok(Cow::Borrowed(
+            range.and_then(|r| data.get(r)).unwrap_or(&[]),
+        ))
     }
 
     /// An error at `place` in this document.
@@ -187,7 +335,10 @@ impl<'a> GltfDoc<'a> {
             _ => 0,
         };
         if found != components {
-            return Err(self.invalid(place, format!("has {found} components per element, expected {components}")));
+            return Err(self.invalid(
+                place,
+                format!("has {found} components per element, expected {components}"),
+            ));
         }
         if accessor.sparse.is_some() {
             return Err(self.invalid(place, "sparse accessors are not supported here"));
@@ -218,8 +369,11 @@ impl<'a> GltfDoc<'a> {
         };
         let element = size * components;
         let stride = view.byte_stride.map_or(element, |s| s.0);
-        let (view_offset, view_length, buffer_index) =
-            (view.byte_offset.map_or(0, |o| o.0), view.byte_length.0, view.buffer.value());
+        let (view_offset, view_length, buffer_index) = (
+            view.byte_offset.map_or(0, |o| o.0),
+            view.byte_length.0,
+            view.buffer.value(),
+        );
         // Bytes the accessor spans inside the view: offset + stride·(count-1) + element.
         let span = (count as u64)
             .checked_sub(1)
@@ -237,20 +391,36 @@ impl<'a> GltfDoc<'a> {
             }
         };
         if stride < element {
-            return Err(self.invalid(place, format!("stride {stride} is shorter than an element ({element} bytes)")));
+            return Err(self.invalid(
+                place,
+                format!("stride {stride} is shorter than an element ({element} bytes)"),
+            ));
         }
-        let data = self.buffer(buffer_index)?;
-        let start = usize::try_from(view_offset).unwrap_or(usize::MAX);
-        let Some(bytes) = usize::try_from(view_length)
-            .ok()
-            .and_then(|len| start.checked_add(len))
-            .and_then(|end| data.get(start..end))
-        else {
-            return Err(self.invalid(place, format!("buffer view {view_index} reads past the end of buffer {buffer_index}")));
+        if view_offset.checked_add(view_length).is_none() {
+            return Err(self.invalid(place, format!("buffer view {view_index} is out of range")));
+        }
+        let bytes = match self.buffer_range(buffer_index, view_offset, span) {
+            Ok(bytes) => bytes,
+            Err(DocError::Invalid { .. }) => {
+                return Err(self.invalid(
+                    place,
+                    format!("buffer view {view_index} reads past the end of buffer {buffer_index}"),
+                ));
+            }
+            Err(e) => return Err(e),
         };
-        let bytes = &bytes[..usize::try_from(span).unwrap_or(0)];
         let mut out = Vec::with_capacity(count.saturating_mul(components));
         let base = usize::try_from(offset).unwrap_or(0);
+        if component == ComponentType::F32 && stride == element {
+            // Tightly packed floats: one pass the compiler can vectorize.
+            let packed = bytes.get(base..).unwrap_or(&[]);
+            out.extend(packed.chunks_exact(4).map(|b| match b {
+                &[b0, b1, b2, b3] => f32::from_le_bytes([b0, b1, b2, b3]),
+                _ => 0.0,
+            }));
+            out.truncate(count.saturating_mul(components));
+            return Ok(out);
+        }
         for i in 0..count {
             let at = base + i * stride;
             for c in 0..components {
@@ -259,8 +429,12 @@ impl<'a> GltfDoc<'a> {
                     (ComponentType::F32, &[b0, b1, b2, b3]) => f32::from_le_bytes([b0, b1, b2, b3]),
                     (ComponentType::I8, &[b0]) => (f32::from(b0 as i8) / 127.0).max(-1.0),
                     (ComponentType::U8, &[b0]) => f32::from(b0) / 255.0,
-                    (ComponentType::I16, &[b0, b1]) => (f32::from(i16::from_le_bytes([b0, b1])) / 32767.0).max(-1.0),
-                    (ComponentType::U16, &[b0, b1]) => f32::from(u16::from_le_bytes([b0, b1])) / 65535.0,
+                    (ComponentType::I16, &[b0, b1]) => {
+                        (f32::from(i16::from_le_bytes([b0, b1])) / 32767.0).max(-1.0)
+                    }
+                    (ComponentType::U16, &[b0, b1]) => {
+                        f32::from(u16::from_le_bytes([b0, b1])) / 65535.0
+                    }
                     _ => 0.0,
                 });
             }
@@ -388,4 +562,3 @@ fn percent_decode(uri: &str) -> String {
     }
     String::from_utf8_lossy(&out).into_owned()
 }
-

@@ -127,13 +127,19 @@ impl KeyValue for Vec3 {
     }
 }
 
+/// A key rotation whose squared length is this close to 1 is kept as it is.
+const UNIT_TOLERANCE: f32 = 1e-6;
+
 impl KeyValue for Quat {
-    /// Normalizes key values; tangents are kept as they are (they are not rotations).
+    /// Normalizes key values that are not unit already; tangents are kept as they
+    /// are (they are not rotations).
     fn checked(self, value: usize, is_tangent: bool) -> Result<Self, KeyframeError> {
         if !self.is_finite() {
             return Err(KeyframeError::ValueNotFinite { value });
         }
-        if is_tangent {
+        // Unit to f32 precision already (as files store them): kept bit for bit, so
+        // sampling at a key time gives the file's value.
+        if is_tangent || (self.length_squared() - 1.0).abs() <= UNIT_TOLERANCE {
             return Ok(self);
         }
         Vec4::from(self)
@@ -356,11 +362,10 @@ pub fn frame_times(channels: &[&[f32]], max_frames: usize) -> Result<FrameTimes,
         .iter()
         .filter_map(|c| c.last())
         .fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-    let covers_all = channels.iter().all(|times| {
-        times
-            .iter()
-            .all(|t| densest.binary_search_by(|k| k.total_cmp(t)).is_ok())
-    });
+    let has_key_at = |t: f32| densest.get(densest.partition_point(|&k| k < t)) == Some(&t);
+    let covers_all = channels
+        .iter()
+        .all(|times| times.iter().all(|&t| has_key_at(t)));
     if covers_all {
         let mut times = densest.to_vec();
         times.dedup();
@@ -617,7 +622,7 @@ mod tests {
             let keys = Keyframes::new(times.to_vec(), rotations.to_vec(), interpolation).unwrap();
             for (k, &t) in times.iter().enumerate() {
                 assert_eq!(keys.sample(t), keys.key_value(k));
-                assert_eq!(keys.sample(t), rotations[k].normalize());
+                assert_eq!(keys.sample(t), rotations[k]);
             }
         }
         let cubic: Vec<Vec3> = (0..12).map(|i| Vec3::splat(i as f32)).collect();
@@ -665,14 +670,23 @@ mod tests {
         let end = -Quat::from_rotation_z(0.6 * PI);
         let keys = Keyframes::new(vec![0.0, 1.0], vec![Quat::IDENTITY, end], Linear).unwrap();
         let middle = keys.sample(0.5);
-        assert!(middle.dot(Quat::from_rotation_z(0.3 * PI)).abs() > 1.0 - 1e-6, "{middle}");
+        assert!(
+            middle.dot(Quat::from_rotation_z(0.3 * PI)).abs() > 1.0 - 1e-6,
+            "{middle}"
+        );
     }
 
     #[test]
-    fn rotations_are_normalized_when_built() {
-        let keys =
-            Keyframes::new(vec![0.0], vec![Quat::from_xyzw(0.0, 0.0, 0.0, 2.0)], Step).unwrap();
+    fn rotations_are_normalized_when_built_and_unit_ones_kept_bit_for_bit() {
+        let long = Quat::from_xyzw(0.0, 0.0, 0.0, 2.0);
+        let short = Quat::from_xyzw(0.3, 0.0, 0.0, 0.9);
+        // Unit within f32 rounding, but not what `normalize` would return.
+        let unit = Quat::from_xyzw(-0.003_763_259_4, 0.722_826_96, 0.002_388_894, 0.691_014_8);
+        let keys = Keyframes::new(vec![0.0, 1.0, 2.0], vec![long, short, unit], Step).unwrap();
         assert_eq!(keys.sample(0.0), Quat::IDENTITY);
+        assert!(keys.sample(1.0).is_normalized());
+        assert!(keys.sample(1.0).abs_diff_eq(short.normalize(), 1e-7));
+        assert_eq!(keys.sample(2.0), unit);
     }
 
     #[test]

@@ -149,11 +149,19 @@ mod tests {
 
     #[test]
     fn look_at_round_trips_through_a_rotation() {
-        let look = LookAt { yaw: 0.4, pitch: -0.2 };
+        let look = LookAt {
+            yaw: 0.4,
+            pitch: -0.2,
+        };
         let back = LookAt::from_rotation(look.to_rotation());
         assert!((back.yaw - 0.4).abs() < 1e-6 && (back.pitch + 0.2).abs() < 1e-6);
         // Positive pitch looks down: the forward +Z turns toward -Y.
-        let down = LookAt { yaw: 0.0, pitch: 0.3 }.to_rotation() * Vec3::Z;
+        let down = LookAt {
+            yaw: 0.0,
+            pitch: 0.3,
+        }
+        .to_rotation()
+            * Vec3::Z;
         assert!(down.y < 0.0);
     }
 

@@ -71,10 +71,14 @@ mod tests {
         for i in 0..40 {
             let t = i as f32 / 30.0;
             let mut pose = crate::demo::pose_at(t, 0.9);
-            pose.expressions.set_preset(Preset::Happy, (t * 2.0).min(1.0));
+            pose.expressions
+                .set_preset(Preset::Happy, (t * 2.0).min(1.0));
             if i >= 10 {
                 pose.expressions.set_custom(smile, 0.5);
-                pose.look_at = Some(LookAt { yaw: 0.3 * t, pitch: -0.1 });
+                pose.look_at = Some(LookAt {
+                    yaw: 0.3 * t,
+                    pitch: -0.1,
+                });
             }
             writer.push(t, &pose, &names).unwrap();
             frames.push((t, pose));
@@ -97,13 +101,19 @@ mod tests {
                 assert!(q.angle_between(r) < 1e-5, "{bone} at {t}");
             }
             assert!(got.hips_position.distance(want.hips_position) < 1e-6);
-            assert_eq!(got.expressions.preset(Preset::Happy), want.expressions.preset(Preset::Happy));
+            assert_eq!(
+                got.expressions.preset(Preset::Happy),
+                want.expressions.preset(Preset::Happy)
+            );
             let slot = read.custom_names().slot("smirk").unwrap();
             let custom = want.expressions.custom(0).unwrap_or(0.0);
             assert_eq!(got.expressions.custom(slot), Some(custom));
             let look = got.look_at.unwrap();
             let want_look = want.look_at.unwrap_or_default();
-            assert!((look.yaw - want_look.yaw).abs() < 1e-5 && (look.pitch - want_look.pitch).abs() < 1e-5);
+            assert!(
+                (look.yaw - want_look.yaw).abs() < 1e-5
+                    && (look.pitch - want_look.pitch).abs() < 1e-5
+            );
         }
     }
 
@@ -113,8 +123,14 @@ mod tests {
         let names = CustomNames::default();
         let pose = HumanoidPose::default();
         writer.push(1.0, &pose, &names).unwrap();
-        assert!(matches!(writer.push(1.0, &pose, &names), Err(PushError::TimeNotIncreasing { .. })));
-        assert!(matches!(writer.push(f32::NAN, &pose, &names), Err(PushError::NotFinite(_))));
+        assert!(matches!(
+            writer.push(1.0, &pose, &names),
+            Err(PushError::TimeNotIncreasing { .. })
+        ));
+        assert!(matches!(
+            writer.push(f32::NAN, &pose, &names),
+            Err(PushError::NotFinite(_))
+        ));
         let mut bad = pose;
         bad.hips_position.x = f32::INFINITY;
         assert!(writer.push(2.0, &bad, &names).is_err());
@@ -137,7 +153,7 @@ mod tests {
         let mut value: serde_json::Value = serde_json::from_slice(json).unwrap();
         edit(&mut value);
         let mut json = serde_json::to_vec(&value).unwrap();
-        while json.len() % 4 != 0 {
+        while !json.len().is_multiple_of(4) {
             json.push(b' ');
         }
         let bin = bin.unwrap_or(&[]);
@@ -166,8 +182,16 @@ mod tests {
         };
         nan_key[bin_start..bin_start + 4].copy_from_slice(&f32::NAN.to_le_bytes());
         let cases: Vec<(&str, Vec<u8>, &str)> = vec![
-            ("truncated GLB", good[..good.len() / 2].to_vec(), "truncated GLB"),
-            ("wrong magic", [b"GLTF", &good[4..]].concat(), "not a glTF file"),
+            (
+                "truncated GLB",
+                good[..good.len() / 2].to_vec(),
+                "truncated GLB",
+            ),
+            (
+                "wrong magic",
+                [b"GLTF", &good[4..]].concat(),
+                "not a glTF file",
+            ),
             (
                 "missing buffer",
                 with_json(&good, |v| v["buffers"][0]["uri"] = "gone.bin".into()),
@@ -189,7 +213,9 @@ mod tests {
             ),
             (
                 "spec version",
-                with_json(&good, |v| v["extensions"][EXTENSION]["specVersion"] = "1.0-draft".into()),
+                with_json(&good, |v| {
+                    v["extensions"][EXTENSION]["specVersion"] = "1.0-draft".into()
+                }),
                 "specVersion is `1.0-draft`",
             ),
             (
@@ -199,7 +225,9 @@ mod tests {
             ),
             (
                 "node out of range",
-                with_json(&good, |v| v["extensions"][EXTENSION]["lookAt"]["node"] = 999.into()),
+                with_json(&good, |v| {
+                    v["extensions"][EXTENSION]["lookAt"]["node"] = 999.into()
+                }),
                 "lookAt: node 999 does not exist",
             ),
         ];
@@ -219,7 +247,10 @@ mod tests {
         let (writer, _, _) = performance();
         let good = writer.to_bytes();
         for len in (0..good.len()).step_by(97) {
-            assert!(parse(&good[..len], Path::new("cut.vrma"), None).is_err(), "{len}");
+            assert!(
+                parse(&good[..len], Path::new("cut.vrma"), None).is_err(),
+                "{len}"
+            );
         }
     }
 }

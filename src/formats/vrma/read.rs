@@ -35,16 +35,11 @@ pub struct VrmaAnimation {
     rest: VrmaRest,
 }
 
-/// Reads and parses a `.vrma` file; `animation` picks one by name or index (the
-/// first when `None`).
+/// Reads a `.vrma` file; `animation` picks one by name or index (the first when
+/// `None`). Only the JSON is read whole; each track reads its own bytes from the
+/// file, so a long recording is not held in memory twice.
 pub fn load(path: &Path, animation: Option<&str>) -> Result<VrmaAnimation, VrmaError> {
-    let bytes = std::fs::read(path).map_err(|source| {
-        VrmaError::Doc(crate::formats::gltf_doc::DocError::Read {
-            path: path.to_owned(),
-            source,
-        })
-    })?;
-    parse(&bytes, path, animation)
+    read_doc(GltfDoc::open(path)?, animation)
 }
 
 /// Parses every animation of a `.vrma` (at least one entry, even for a file
@@ -66,7 +61,11 @@ pub fn parse(
     path: &Path,
     animation: Option<&str>,
 ) -> Result<VrmaAnimation, VrmaError> {
-    let mut doc = GltfDoc::from_bytes(bytes, path)?;
+    read_doc(GltfDoc::from_bytes(bytes, path)?, animation)
+}
+
+fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, VrmaError> {
+    let path = doc.path;
     let declared = Declared::read(&doc)?;
     let world = node_worlds(&doc)?;
     let rotation_of = |node: usize| world[node].to_scale_rotation_translation().1.normalize();
@@ -313,10 +312,10 @@ impl Declared {
     }
 
     fn target(&self, node: usize) -> Target {
-        if let Some(i) = self.bones.iter().position(|n| *n == Some(node)) {
-            if let Some(bone) = HumanBone::from_index(i) {
-                return Target::Bone(bone);
-            }
+        if let Some(i) = self.bones.iter().position(|n| *n == Some(node))
+            && let Some(bone) = HumanBone::from_index(i)
+        {
+            return Target::Bone(bone);
         }
         if let Some((p, _)) = self.presets.iter().find(|(_, n)| *n == node) {
             return Target::Preset(*p);

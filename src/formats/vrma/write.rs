@@ -220,7 +220,7 @@ impl VrmaWriter {
 
         let json = self.json(&bones, &presets, &blocks, frames, &times);
         let mut json_bytes = serde_json::to_vec(&json).map_err(io::Error::other)?;
-        while json_bytes.len() % 4 != 0 {
+        while !json_bytes.len().is_multiple_of(4) {
             json_bytes.push(b' ');
         }
         let bin_len: usize = blocks.iter().map(Block::byte_len).sum();
