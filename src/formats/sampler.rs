@@ -8,6 +8,8 @@
 //! (binary search, no allocation). Errors say what is wrong with the keys; callers
 //! add the file and the place.
 
+use std::sync::Arc;
+
 use glam::{Quat, Vec3, Vec4};
 
 /// How values between two keys are computed.
@@ -166,8 +168,9 @@ impl KeyValue for Quat {
 /// allocating.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Keyframes<T> {
-    /// Seconds, finite, non-decreasing, at least one.
-    times: Vec<f32>,
+    /// Seconds, finite, non-decreasing, at least one. Shared: the channels of an
+    /// animation usually use one time accessor, read once.
+    times: Arc<[f32]>,
     /// One value per key, or three (in-tangent, value, out-tangent) for CUBICSPLINE;
     /// finite, rotations normalized (tangents excepted).
     values: Vec<T>,
@@ -216,10 +219,11 @@ impl<T: KeyValue> Keyframes<T> {
     /// (equal consecutive times are a jump), `values_per_key` finite values per key.
     /// Rotations are normalized.
     pub fn new(
-        times: Vec<f32>,
+        times: impl Into<Arc<[f32]>>,
         mut values: Vec<T>,
         interpolation: Interpolation,
     ) -> Result<Self, KeyframeError> {
+        let times: Arc<[f32]> = times.into();
         if times.is_empty() {
             return Err(KeyframeError::NoKeys);
         }

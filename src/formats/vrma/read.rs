@@ -5,6 +5,7 @@
 //! `HumanoidPose` at any time without allocating.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use glam::{Affine3A, Quat, Vec3};
 use gltf::json;
@@ -110,6 +111,7 @@ fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, 
         look_at: None,
         rest,
     };
+    let mut cache = TimesCache::new();
     for (c, channel) in anim.channels.iter().enumerate() {
         let place = format!("animations[{index}].channels[{c}]");
         let node = channel.target.node.value();
@@ -149,18 +151,18 @@ fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, 
                     None => hips_parent.to_scale_rotation_translation().1.normalize(),
                 };
                 let post = node_of(bone).map_or(Quat::IDENTITY, |n| rotation_of(n).conjugate());
-                let (times, values) = read_quats(&mut doc, sampler, &place)?;
+                let (times, values) = read_quats(&mut doc, &mut cache, sampler, &place)?;
                 let values = values.into_iter().map(|q| pre * q * post).collect();
                 let keys = keyframes(path, &place, times, values, interpolation)?;
                 result.rotations.push((bone, keys));
             }
             (Target::Bone(HumanBone::Hips), Property::Translation) => {
-                let (times, values) = read_vec3s(&mut doc, sampler, &place)?;
+                let (times, values) = read_vec3s(&mut doc, &mut cache, sampler, &place)?;
                 let values = convert_points(values, interpolation, &hips_parent);
                 result.hips = Some(keyframes(path, &place, times, values, interpolation)?);
             }
             (Target::Preset(preset), Property::Translation) => {
-                let (times, values) = read_vec3s(&mut doc, sampler, &place)?;
+                let (times, values) = read_vec3s(&mut doc, &mut cache, sampler, &place)?;
                 let values = values.into_iter().map(|v| v.x).collect();
                 result.presets.push((
                     preset,
@@ -168,14 +170,14 @@ fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, 
                 ));
             }
             (Target::Custom(name), Property::Translation) => {
-                let (times, values) = read_vec3s(&mut doc, sampler, &place)?;
+                let (times, values) = read_vec3s(&mut doc, &mut cache, sampler, &place)?;
                 let values = values.into_iter().map(|v| v.x).collect();
                 let keys = keyframes(path, &place, times, values, interpolation)?;
                 result.custom_names.slot_or_insert(&name);
                 result.customs.push((name, keys));
             }
             (Target::LookAt, Property::Rotation) => {
-                let (times, values) = read_quats(&mut doc, sampler, &place)?;
+                let (times, values) = read_quats(&mut doc, &mut cache, sampler, &place)?;
                 result.look_at = Some(keyframes(path, &place, times, values, interpolation)?);
             }
             // Scale, translation of other bones, and non-humanoid nodes: not part of
@@ -444,19 +446,31 @@ fn node_worlds(doc: &GltfDoc) -> Result<Vec<Affine3A>, VrmaError> {
         .collect())
 }
 
+/// Time accessors already read, by accessor index: the channels of an animation
+/// usually share one, and a long recording's times are then held once.
+type TimesCache = std::collections::HashMap<usize, Arc<[f32]>>;
+
 fn read_times(
     doc: &mut GltfDoc,
+    cache: &mut TimesCache,
     sampler: &json::animation::Sampler,
-) -> Result<Vec<f32>, VrmaError> {
-    Ok(doc.read_floats(sampler.input.value(), 1)?)
+) -> Result<Arc<[f32]>, VrmaError> {
+    let index = sampler.input.value();
+    if let Some(times) = cache.get(&index) {
+        return Ok(times.clone());
+    }
+    let times: Arc<[f32]> = doc.read_floats(index, 1)?.into();
+    cache.insert(index, times.clone());
+    Ok(times)
 }
 
 fn read_quats(
     doc: &mut GltfDoc,
+    cache: &mut TimesCache,
     sampler: &json::animation::Sampler,
     place: &str,
-) -> Result<(Vec<f32>, Vec<Quat>), VrmaError> {
-    let times = read_times(doc, sampler)?;
+) -> Result<(Arc<[f32]>, Vec<Quat>), VrmaError> {
+    let times = read_times(doc, cache, sampler)?;
     let flat = doc.read_floats(sampler.output.value(), 4)?;
     let values: Vec<Quat> = flat
         .chunks_exact(4)
@@ -474,10 +488,11 @@ fn read_quats(
 
 fn read_vec3s(
     doc: &mut GltfDoc,
+    cache: &mut TimesCache,
     sampler: &json::animation::Sampler,
     place: &str,
-) -> Result<(Vec<f32>, Vec<Vec3>), VrmaError> {
-    let times = read_times(doc, sampler)?;
+) -> Result<(Arc<[f32]>, Vec<Vec3>), VrmaError> {
+    let times = read_times(doc, cache, sampler)?;
     let flat = doc.read_floats(sampler.output.value(), 3)?;
     let values: Vec<Vec3> = flat.chunks_exact(3).map(Vec3::from_slice).collect();
     if values.iter().any(|v| !v.is_finite()) {
@@ -510,7 +525,7 @@ fn convert_points(values: Vec<Vec3>, interpolation: Interpolation, parent: &Affi
 fn keyframes<T: KeyValue>(
     path: &Path,
     place: &str,
-    times: Vec<f32>,
+    times: Arc<[f32]>,
     values: Vec<T>,
     interpolation: Interpolation,
 ) -> Result<Keyframes<T>, VrmaError> {
