@@ -9,13 +9,15 @@ use clap::{Parser, Subcommand};
 use glam::{Quat, Vec3};
 use mocap_bridge::convert::{Bake, replay_to_vrma};
 use mocap_bridge::demo;
+use mocap_bridge::formats::Motion;
 use mocap_bridge::formats::vrma::{self, VrmaRest};
 use mocap_bridge::formats::{self, LoadOptions, Units, UpAxis};
 use mocap_bridge::humanoid::CustomNames;
 use mocap_bridge::humanoid::HumanoidPose;
 use mocap_bridge::inspect::{self, ChosenMap, Report};
+use mocap_bridge::replay::Pacer;
 use mocap_bridge::replay::Replay;
-use mocap_bridge::retarget::{MappedSkeleton, Retargeter, check};
+use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, TargetRig, check};
 use mocap_bridge::skeleton::NamedBoneMap;
 
 #[derive(Parser)]
@@ -80,7 +82,8 @@ enum Command {
     /// source's. With no arguments: the built-in lab19 performance (arms-down rest,
     /// centimetres) onto the built-in VRM 1.0 T-pose humanoid.
     Retarget {
-        /// Source capture with motion (.bvh); default: the built-in lab19 performance.
+        /// Source with motion (.bvh, .glb/.gltf/.vrm with animations, .vrma);
+        /// default: the built-in lab19 performance.
         source: Option<PathBuf>,
         /// Target model (.vrm, .glb, .gltf, .bvh or skeleton .json); default: the
         /// built-in VRM 1.0 T-pose humanoid (config/skeletons/humanoid.json).
@@ -100,6 +103,10 @@ enum Command {
         /// Which animation of the source to play, by name or index (default: the first).
         #[arg(long, value_name = "NAME|INDEX")]
         clip: Option<String>,
+        /// Play in real time (frames paced by their timestamps) instead of as fast as
+        /// possible.
+        #[arg(long)]
+        realtime: bool,
     },
     /// Print a rig's joint tree, its bone map, its rest pose and the correction to
     /// the T-pose, and every problem found.
@@ -204,14 +211,18 @@ fn run(cli: Cli) -> CliResult<()> {
             every,
             loops,
             clip,
+            realtime,
         } => retarget(
-            clip,
             source.as_deref(),
             target.as_deref(),
             target_map.as_deref(),
             &rig,
-            every,
-            loops,
+            &RetargetOptions {
+                clip,
+                every,
+                loops,
+                realtime,
+            },
         ),
         Command::Inspect { file, rig } => {
             let loaded = formats::load_rig(&file, &load_options(&rig))?;
@@ -255,12 +266,8 @@ fn convert(
         }
     }
     let label = input.display().to_string();
-    let is_vrma = input
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("vrma"));
     let mut jobs = Vec::new();
-    if is_vrma {
+    if is_vrma(input) {
         let bytes = std::fs::read(input).map_err(|e| format!("cannot read {label}: {e}"))?;
         let animations = if all_clips {
             vrma::parse_all(&bytes, input)?
@@ -381,71 +388,98 @@ fn mapped(
         .map_err(|e| format!("{}: {e}", chosen.source))?)
 }
 
-#[allow(clippy::too_many_arguments)] // one per command-line option
-fn retarget(
+/// Where `retarget` takes its frames from.
+enum Take {
+    /// A rig's clip: retargeted through its map, and checked frame by frame.
+    Rig {
+        mapped: MappedSkeleton,
+        motion: Motion,
+    },
+    /// A `.vrma`: already normalized.
+    Vrma(Box<vrma::VrmaAnimation>),
+}
+
+/// Options of `retarget` besides the files.
+struct RetargetOptions {
     clip: Option<String>,
+    every: usize,
+    loops: u32,
+    realtime: bool,
+}
+
+fn retarget(
     source: Option<&Path>,
     target: Option<&Path>,
     target_map: Option<&Path>,
     rig: &RigArgs,
-    every: usize,
-    loops: u32,
+    opts: &RetargetOptions,
 ) -> CliResult<()> {
     let options = load_options(rig);
     let mut stdout = std::io::stdout().lock();
-    let (source_label, src, motion) = match source {
+    let clip = opts.clip.as_deref();
+    let (source_label, take) = match source {
+        Some(path) if is_vrma(path) => {
+            let animation = vrma::load(path, clip)?;
+            (path.display().to_string(), Take::Vrma(Box::new(animation)))
+        }
         Some(path) => {
             let loaded = formats::load_rig(path, &options)?;
-            let src = mapped(
-                &path.display().to_string(),
-                &loaded,
-                explicit_map(rig.map.as_deref())?,
-            )?;
+            let label = path.display().to_string();
+            let mapped = mapped(&label, &loaded, explicit_map(rig.map.as_deref())?)?;
             let motion = loaded
-                .clip(clip.as_deref())
+                .clip(clip)
                 .map(|c| c.motion.clone())
-                .ok_or_else(|| match clip.as_deref() {
-                    None => format!("{}: the file has no motion to retarget", path.display()),
-                    Some(c) => format!("{}: the file has no clip `{c}`", path.display()),
+                .ok_or_else(|| match clip {
+                    None => format!("{label}: the file has no motion to retarget"),
+                    Some(c) => format!("{label}: the file has no clip `{c}`"),
                 })?;
-            (path.display().to_string(), src, motion)
+            (label, Take::Rig { mapped, motion })
         }
         None => {
             let lab19 = demo::embedded_rig("lab19.json", demo::LAB19_JSON);
-            let src = mapped("lab19.json", &lab19, explicit_map(rig.map.as_deref())?)?;
-            let motion = demo::lab19_performance(&src, loops);
-            ("built-in lab19 performance".to_owned(), src, motion)
+            let mapped = mapped("lab19.json", &lab19, explicit_map(rig.map.as_deref())?)?;
+            let motion = demo::lab19_performance(&mapped, opts.loops);
+            (
+                "built-in lab19 performance".to_owned(),
+                Take::Rig { mapped, motion },
+            )
         }
     };
     let (target_label, dst) = match target {
         Some(path) => {
             let loaded = formats::load_rig(path, &options)?;
-            let dst = mapped(
-                &path.display().to_string(),
-                &loaded,
-                explicit_map(target_map)?,
-            )?;
-            (path.display().to_string(), dst)
+            let label = path.display().to_string();
+            let dst = mapped(&label, &loaded, explicit_map(target_map)?)?;
+            (label, dst)
         }
         None => {
             let humanoid = demo::embedded_rig("humanoid.json", demo::HUMANOID_JSON);
-            (
-                "built-in VRM 1.0 humanoid".to_owned(),
-                mapped("humanoid.json", &humanoid, explicit_map(target_map)?)?,
-            )
+            let dst = mapped("humanoid.json", &humanoid, explicit_map(target_map)?)?;
+            ("built-in VRM 1.0 humanoid".to_owned(), dst)
         }
+    };
+    let describe = match &take {
+        Take::Rig { mapped, motion } => format!(
+            "{}, {} joints, {} frames at {:.0} fps",
+            mapped.correction.pose,
+            mapped.skeleton.len(),
+            motion.frame_count(),
+            motion.mean_rate()
+        ),
+        Take::Vrma(a) => format!(
+            "VRM animation, {} bones, {} keys, {:.2} s",
+            a.bones().count(),
+            a.key_times().len(),
+            a.duration
+        ),
     };
     writeln!(
         stdout,
-        "{source_label} ({}, {} joints, {} frames at {:.0} fps) -> {target_label} ({}, {} joints)",
-        src.correction.pose,
-        src.skeleton.len(),
-        motion.frame_count(),
-        motion.mean_rate(),
+        "{source_label} ({describe}) -> {target_label} ({}, {} joints)",
         dst.correction.pose,
         dst.skeleton.len()
     )?;
-    if every > 0 {
+    if opts.every > 0 {
         writeln!(
             stdout,
             "{:>6} {:>7}  {:>24}  {:>13}  {:>9}  {:>13}  {:>9}",
@@ -458,41 +492,67 @@ fn retarget(
             "error °"
         )?;
     }
-    let retargeter = Retargeter::new(&src, &dst);
-    let mut pose = HumanoidPose::default();
+    let target_rig = TargetRig::new(&dst);
+    let hips_joint = target_rig.hips_joint();
     let mut out = vec![Quat::IDENTITY; dst.skeleton.len()];
-    let mut hips = Vec3::ZERO;
     let mut translations = dst.skeleton.rest_translations();
-    let hips_joint = retargeter.target.hips_joint();
-    let (mut worst, mut busy) = (0.0f32, std::time::Duration::ZERO);
-    for (i, frame) in motion.frames().enumerate() {
+    let (mut worst, mut busy, mut frames) = (None::<f32>, std::time::Duration::ZERO, 0usize);
+    let pacer = opts.realtime.then(Pacer::start);
+    let mut replay = match take {
+        Take::Rig {
+            ref mapped,
+            ref motion,
+        } => Replay::from_rig(mapped, motion.clone(), None),
+        Take::Vrma(ref animation) => Replay::from_vrma((**animation).clone(), None),
+    };
+    let mut pose = HumanoidPose::default();
+    while let Some(t) = {
         let started = std::time::Instant::now();
-        retargeter.run(
-            frame.rotations,
-            frame.translations,
-            &mut pose,
-            &mut out,
-            &mut hips,
-        )?;
+        let next = replay.next_frame(&mut pose);
+        busy += started.elapsed();
+        next
+    } {
+        if let Some(p) = &pacer {
+            p.wait_for(t);
+        }
+        let started = std::time::Instant::now();
+        let mut hips = Vec3::ZERO;
+        FromNormalized {
+            target: &target_rig,
+            pose: &pose,
+            local_rotations: &mut out,
+            hips_translation: &mut hips,
+        }
+        .run()?;
         busy += started.elapsed();
         translations[hips_joint] = hips;
-        let want = check::limb_vectors(
-            &src,
-            &src.skeleton
-                .world_transforms(frame.rotations, frame.translations),
-        );
-        let got = check::limb_vectors(&dst, &dst.skeleton.world_transforms(&out, &translations));
-        let error = check::worst_angle_deg(&want, &got);
-        worst = worst.max(error);
-        if every > 0 && i % every == 0 {
-            let world = dst.skeleton.world_transforms(&out, &translations);
+        let world = dst.skeleton.world_transforms(&out, &translations);
+        let got = check::limb_vectors(&dst, &world);
+        // The check: the source's own limbs at this frame, when it has a skeleton.
+        let error = match &take {
+            Take::Rig { mapped, motion } => {
+                let frame = motion.frame(frames.min(motion.frame_count() - 1));
+                let source_world = mapped
+                    .skeleton
+                    .world_transforms(frame.rotations, frame.translations);
+                Some(check::worst_angle_deg(
+                    &check::limb_vectors(mapped, &source_world),
+                    &got,
+                ))
+            }
+            Take::Vrma(_) => None,
+        };
+        if let Some(e) = error {
+            worst = Some(worst.unwrap_or(0.0).max(e));
+        }
+        if opts.every > 0 && frames % opts.every == 0 {
             let p = dst.correction.facing * Vec3::from(world[hips_joint].translation);
             let up = |v: Vec3| v.normalize().y.clamp(-1.0, 1.0).asin().to_degrees();
             let bend = |a: Vec3, b: Vec3| a.angle_between(b).to_degrees();
+            let error = error.map_or_else(|| "-".to_owned(), |e| format!("{e:.5}"));
             writeln!(
                 stdout,
-                "{i:>6} {:>7.3}  ({:+.3}, {:+.3}, {:+.3})  {:>6.1} {:>6.1}  {:>9.1}  {:>6.1} {:>6.1}  {error:>9.5}",
-                motion.times()[i],
+                "{frames:>6} {t:>7.3}  ({:+.3}, {:+.3}, {:+.3})  {:>6.1} {:>6.1}  {:>9.1}  {:>6.1} {:>6.1}  {error:>9}",
                 p.x,
                 p.y,
                 p.z,
@@ -503,15 +563,24 @@ fn retarget(
                 bend(got[6], got[7]),
             )?;
         }
+        frames += 1;
     }
-    let frames = motion.frame_count().max(1);
+    let check = match worst {
+        Some(w) => format!("worst limb direction error {w:.5}°"),
+        None => "no source skeleton to check against".to_owned(),
+    };
     writeln!(
         stdout,
-        "{} frames retargeted, {:.0} ns per frame (source -> normalized -> target), worst limb direction error {worst:.5}°",
-        motion.frame_count(),
-        busy.as_nanos() as f64 / frames as f64
+        "{frames} frames retargeted, {:.0} ns per frame (source -> normalized -> target), {check}",
+        busy.as_nanos() as f64 / frames.max(1) as f64
     )?;
     Ok(())
+}
+
+fn is_vrma(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("vrma"))
 }
 
 fn load_options(rig: &RigArgs) -> LoadOptions {
