@@ -433,6 +433,7 @@ fn retarget(
                     None => format!("{label}: the file has no motion to retarget"),
                     Some(c) => format!("{label}: the file has no clip `{c}`"),
                 })?;
+            let mapped = Box::new(mapped);
             (label, Take::Rig { mapped, motion })
         }
         None => {
