@@ -392,7 +392,7 @@ fn mapped(
 enum Take {
     /// A rig's clip: retargeted through its map, and checked frame by frame.
     Rig {
-        mapped: MappedSkeleton,
+        mapped: Box<MappedSkeleton>,
         motion: Motion,
     },
     /// A `.vrma`: already normalized.
