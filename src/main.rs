@@ -440,6 +440,7 @@ fn retarget(
             let lab19 = demo::embedded_rig("lab19.json", demo::LAB19_JSON);
             let mapped = mapped("lab19.json", &lab19, explicit_map(rig.map.as_deref())?)?;
             let motion = demo::lab19_performance(&mapped, opts.loops);
+            let mapped = Box::new(mapped);
             (
                 "built-in lab19 performance".to_owned(),
                 Take::Rig { mapped, motion },
