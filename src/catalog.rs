@@ -1,6 +1,6 @@
 //! Bone maps for well-known skeletons, embedded in the binary so `inspect` and the
 //! tests find them from any directory: the lab's 19-joint skeleton, the CMU mocap
-//! skeleton and Cesium Man. A rig with no map of its own gets the catalog map that
+//! skeleton, Cesium Man and the KayKit character rig. A rig with no map of its own gets the catalog map that
 //! resolves against it and maps the most bones.
 //!
 //! The automatic recognizer of arbitrary rigs is separate work; this catalog is the
@@ -17,7 +17,7 @@ struct Entry {
     json: &'static str,
 }
 
-const ENTRIES: [Entry; 3] = [
+const ENTRIES: [Entry; 4] = [
     Entry {
         name: "lab19",
         file: "config/skeletons/lab19.json",
@@ -33,6 +33,11 @@ const ENTRIES: [Entry; 3] = [
         file: "config/maps/cesium_man.json",
         json: include_str!("../config/maps/cesium_man.json"),
     },
+    Entry {
+        name: "kaykit",
+        file: "config/maps/kaykit.json",
+        json: include_str!("../config/maps/kaykit.json"),
+    },
 ];
 
 /// The named maps of the catalog, parsed. The embedded files are checked by a test,
@@ -45,7 +50,7 @@ fn maps() -> impl Iterator<Item = (&'static str, &'static str, NamedBoneMap)> {
     })
 }
 
-/// The catalog map by name (`lab19`, `cmu`, `cesium_man`).
+/// The catalog map by name (`lab19`, `cmu`, `cesium_man`, `kaykit`).
 #[must_use]
 pub fn map_named(name: &str) -> Option<NamedBoneMap> {
     maps().find(|(n, _, _)| *n == name).map(|(_, _, m)| m)
