@@ -12,6 +12,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use gltf::json;
+use gltf::json::accessor::{ComponentType, GenericComponentType, Type};
+use gltf::json::validation::Checked;
 use serde_json::Value;
 
 /// Why a glTF document cannot be read.
@@ -76,6 +78,21 @@ impl<'a> GltfDoc<'a> {
                 }
             }
         };
+        Self::with_json(path, json_bytes, bin, None)
+    }
+
+    /// Parses the JSON twice, typed (gltf-json) and raw, into a document over the
+    /// given binary chunk.
+    fn with_json(
+        path: &'a Path,
+        json_bytes: &[u8],
+        bin: Option<&'a [u8]>,
+        bin_file: Option<(std::fs::File, u64, u64)>,
+    ) -> Result<Self, DocError> {
+        let not_gltf = |detail: String| DocError::NotGltf {
+            path: path.to_owned(),
+            detail,
+        };
         let json_bytes = trim_padding(json_bytes);
         let raw: Value = serde_json::from_slice(json_bytes).map_err(|e| not_gltf(e.to_string()))?;
         let root = json::Root::from_slice(json_bytes).map_err(|e| not_gltf(e.to_string()))?;
@@ -84,7 +101,7 @@ impl<'a> GltfDoc<'a> {
             root,
             raw,
             bin,
-            bin_file: None,
+            bin_file,
             buffers: HashMap::new(),
         })
     }
@@ -166,17 +183,24 @@ impl<'a> GltfDoc<'a> {
                 bin_file = Some((file, bin_header_at + 8, bin_length));
             }
         }
-        let json_bytes = trim_padding(&json_bytes);
-        let raw: Value = serde_json::from_slice(json_bytes).map_err(|e| not_gltf(e.to_string()))?;
-        let root = json::Root::from_slice(json_bytes).map_err(|e| not_gltf(e.to_string()))?;
-        Ok(Self {
-            path,
-            root,
-            raw,
-            bin: None,
-            bin_file,
-            buffers: HashMap::new(),
-        })
+        Self::with_json(path, &json_bytes, None, bin_file)
+    }
+
+    /// Whether buffer `index` is the GLB binary chunk left in the file (`open`).
+    fn in_file(&self, index: usize) -> bool {
+        index == 0
+            && self.bin_file.is_some()
+            && self.root.buffers.first().is_some_and(|b| b.uri.is_none())
+    }
+
+    /// Buffer `index`'s length in bytes; a binary chunk left in the file is not read.
+    fn buffer_len(&mut self, index: usize) -> Result<u64, DocError> {
+        match (&self.bin_file, self.root.buffers.first()) {
+            (Some((_, _, chunk_len)), Some(first)) if self.in_file(index) => {
+                Ok(first.byte_length.0.min(*chunk_len))
+            }
+            _ => Ok(self.buffer(index)?.len() as u64),
+        }
     }
 
     /// `len` bytes at `offset` in buffer `index`: read from the file when the GLB's
@@ -194,18 +218,14 @@ impl<'a> GltfDoc<'a> {
                 format!("{len} bytes at {offset} reach past its end"),
             )
         };
-        let from_chunk = index == 0
-            && self.bin_file.is_some()
-            && self.root.buffers.first().is_some_and(|b| b.uri.is_none());
-        if from_chunk {
-            let declared = self.root.buffers[0].byte_length.0;
-            let Some((file, start, chunk_len)) = self.bin_file.as_mut() else {
+        let size = self.buffer_len(index)?;
+        if offset.checked_add(len).is_none_or(|end| end > size) {
+            return Err(out_of_range(self));
+        }
+        if self.in_file(index) {
+            let Some((file, start, _)) = self.bin_file.as_mut() else {
                 return Err(out_of_range(self));
             };
-            let end = offset.checked_add(len);
-            if end.is_none_or(|e| e > declared.min(*chunk_len)) {
-                return Err(out_of_range(self));
-            }
             let mut data = vec![0u8; usize::try_from(len).unwrap_or(0)];
             let path = self.path;
             let read_err = |source| DocError::Read {
@@ -217,17 +237,11 @@ impl<'a> GltfDoc<'a> {
             file.read_exact(&mut data).map_err(read_err)?;
             return Ok(Cow::Owned(data));
         }
+        // In range: `offset + len` fits in the buffer, which is in memory.
         let range = usize::try_from(offset)
             .ok()
             .zip(usize::try_from(len).ok())
             .and_then(|(o, l)| Some(o..o.checked_add(l)?));
-        let fits = {
-            let data = self.buffer(index)?;
-            range.clone().is_some_and(|r| r.end <= data.len())
-        };
-        if !fits {
-            return Err(out_of_range(self));
-        }
         let data = self.buffer(index)?;
         Ok(Cow::Borrowed(
             range.and_then(|r| data.get(r)).unwrap_or(&[]),
@@ -317,129 +331,205 @@ impl<'a> GltfDoc<'a> {
         })
     }
 
-    /// Reads accessor `index` as floats, `components` per element (1 scalar,
-    /// 3 VEC3, 4 VEC4): FLOAT, or normalized BYTE/UNSIGNED_BYTE/SHORT/UNSIGNED_SHORT
-    /// (converted as the glTF spec says). Sparse accessors are refused.
+    /// Reads accessor `index` as floats, `components` per element (1 SCALAR,
+    /// 2 VEC2, 3 VEC3, 4 VEC4, 16 MAT4): FLOAT, or normalized BYTE, UNSIGNED_BYTE,
+    /// SHORT or UNSIGNED_SHORT. An accessor without a buffer view reads as zeros, as
+    /// the spec says. Errors are at `accessor {index}`; see `read_accessor`.
     pub fn read_floats(&mut self, index: usize, components: usize) -> Result<Vec<f32>, DocError> {
-        use json::accessor::{ComponentType, Type};
-        use json::validation::Checked;
         let place = format!("accessor {index}");
+        let type_ = match components {
+            1 => Type::Scalar,
+            2 => Type::Vec2,
+            3 => Type::Vec3,
+            4 => Type::Vec4,
+            16 => Type::Mat4,
+            _ => {
+                return Err(self.invalid(place, format!("{components} components per element")));
+            }
+        };
+        let spec = AccessorSpec {
+            type_,
+            normalized_integers: true,
+        };
+        match self.read_accessor(index, spec, &place, "")? {
+            Some(values) => Ok(values),
+            None => {
+                let count = self.root.accessors.get(index).map_or(0, |a| a.count.0);
+                let count = usize::try_from(count).unwrap_or(usize::MAX).min(1 << 24);
+                Ok(vec![0.0; count.saturating_mul(components)])
+            }
+        }
+    }
+
+    /// Reads accessor `index` as `spec` says: every element's components as f32
+    /// (normalized integers converted as the glTF spec says: `max(c / 127, -1)` for
+    /// BYTE, `c / 255` for UNSIGNED_BYTE, and so on), with every offset, stride and
+    /// length checked against the view and the view against its buffer. `None` when
+    /// the accessor has no buffer view (all zeros, by the spec). Sparse accessors are
+    /// refused. Errors are at `place`, and their messages start with `what`
+    /// (`input accessor 7 reads past the end of buffer view 2`), if not empty.
+    pub fn read_accessor(
+        &mut self,
+        index: usize,
+        spec: AccessorSpec,
+        place: &str,
+        what: &str,
+    ) -> Result<Option<Vec<f32>>, DocError> {
+        // `rest` starts with ` ` (says what the accessor is) or `: ` (says more).
+        let fail = |doc: &Self, rest: String| match what {
+            "" => doc.invalid(place, rest.trim_start_matches(':').trim_start()),
+            _ => doc.invalid(place, format!("{what}{rest}")),
+        };
         let Some(accessor) = self.root.accessors.get(index) else {
-            return Err(self.invalid(place, "does not exist"));
+            return Err(fail(self, " does not exist".to_owned()));
         };
-        let found = match accessor.type_ {
-            Checked::Valid(Type::Scalar) => 1,
-            Checked::Valid(Type::Vec2) => 2,
-            Checked::Valid(Type::Vec3) => 3,
-            Checked::Valid(Type::Vec4) => 4,
-            _ => 0,
+        let component = match (&accessor.component_type, &accessor.type_) {
+            (Checked::Valid(GenericComponentType(c)), Checked::Valid(t)) if *t == spec.type_ => {
+                Some(*c)
+            }
+            _ => None,
         };
-        if found != components {
-            return Err(self.invalid(
-                place,
-                format!("has {found} components per element, expected {components}"),
-            ));
-        }
+        let component = match component {
+            Some(ComponentType::F32) => ComponentType::F32,
+            Some(
+                c @ (ComponentType::I8
+                | ComponentType::U8
+                | ComponentType::I16
+                | ComponentType::U16),
+            ) if spec.integers() && accessor.normalized => c,
+            _ => return Err(fail(self, format!(" is not {spec}"))),
+        };
         if accessor.sparse.is_some() {
-            return Err(self.invalid(place, "sparse accessors are not supported here"));
+            return Err(fail(self, " is sparse, which is not supported".to_owned()));
         }
-        let component = match accessor.component_type {
-            Checked::Valid(json::accessor::GenericComponentType(c)) => c,
-            Checked::Invalid => return Err(self.invalid(place, "unknown componentType")),
-        };
-        let size = match component {
-            ComponentType::F32 => 4,
-            ComponentType::I8 | ComponentType::U8 if accessor.normalized => 1,
-            ComponentType::I16 | ComponentType::U16 if accessor.normalized => 2,
-            _ => {
-                return Err(self.invalid(
-                    place,
-                    "must be FLOAT or a normalized BYTE, UNSIGNED_BYTE, SHORT or UNSIGNED_SHORT",
-                ));
-            }
-        };
-        let count = usize::try_from(accessor.count.0).unwrap_or(usize::MAX);
-        let offset = accessor.byte_offset.map_or(0, |o| o.0);
+        let count = accessor.count.0;
         let Some(view_index) = accessor.buffer_view.map(|v| v.value()) else {
-            // No view: all zeros, as the spec says.
-            return Ok(vec![0.0; count.min(1 << 24).saturating_mul(components)]);
+            return Ok(None);
         };
+        let accessor_offset = accessor.byte_offset.map_or(0, |o| o.0);
         let Some(view) = self.root.buffer_views.get(view_index) else {
-            return Err(self.invalid(place, format!("buffer view {view_index} does not exist")));
+            return Err(fail(
+                self,
+                format!(": buffer view {view_index} does not exist"),
+            ));
         };
-        let element = size * components;
+        let size = component.size();
+        let element = spec.type_.multiplicity() * size;
         let stride = view.byte_stride.map_or(element, |s| s.0);
-        let (view_offset, view_length, buffer_index) = (
-            view.byte_offset.map_or(0, |o| o.0),
-            view.byte_length.0,
-            view.buffer.value(),
-        );
-        // Bytes the accessor spans inside the view: offset + stride·(count-1) + element.
-        let span = (count as u64)
-            .checked_sub(1)
-            .and_then(|n| n.checked_mul(stride as u64))
-            .and_then(|n| n.checked_add(offset))
-            .and_then(|n| n.checked_add(element as u64));
-        let span = match span {
-            Some(end) if end <= view_length => end,
-            None if count == 0 => 0,
-            _ => {
-                return Err(self.invalid(
-                    place,
-                    format!("reads past the end of buffer view {view_index}"),
-                ));
-            }
-        };
         if stride < element {
-            return Err(self.invalid(
-                place,
-                format!("stride {stride} is shorter than an element ({element} bytes)"),
+            return Err(fail(
+                self,
+                format!(
+                    ": buffer view {view_index} has byteStride {stride}, less than its {element}-byte elements"
+                ),
             ));
         }
-        if view_offset.checked_add(view_length).is_none() {
-            return Err(self.invalid(place, format!("buffer view {view_index} is out of range")));
+        // Bytes the accessor spans in the view: offset + stride·(count-1) + element.
+        let accessor_end = count
+            .checked_sub(1)
+            .and_then(|last| last.checked_mul(stride as u64))
+            .and_then(|v| v.checked_add(accessor_offset))
+            .and_then(|v| v.checked_add(element as u64))
+            .unwrap_or(if count == 0 { 0 } else { u64::MAX });
+        if accessor_end > view.byte_length.0 {
+            return Err(fail(
+                self,
+                format!(" reads past the end of buffer view {view_index}"),
+            ));
         }
-        let bytes = match self.buffer_range(buffer_index, view_offset, span) {
+        let view_offset = view.byte_offset.map_or(0, |o| o.0);
+        let view_end = view_offset.checked_add(view.byte_length.0);
+        let buffer_index = view.buffer.value();
+        let past_buffer = format!(" reads past the end of buffer {buffer_index}");
+        let buffer_len = self.buffer_len(buffer_index)?;
+        if view_end.is_none_or(|end| end > buffer_len) {
+            return Err(fail(self, past_buffer));
+        }
+        if count == 0 {
+            return Ok(Some(Vec::new()));
+        }
+        // In bounds from here: the accessor fits in the view, the view in the buffer.
+        let start = view_offset + accessor_offset;
+        let bytes = match self.buffer_range(buffer_index, start, accessor_end - accessor_offset) {
             Ok(bytes) => bytes,
-            Err(DocError::Invalid { .. }) => {
-                return Err(self.invalid(
-                    place,
-                    format!("buffer view {view_index} reads past the end of buffer {buffer_index}"),
-                ));
-            }
+            Err(DocError::Invalid { .. }) => return Err(fail(self, past_buffer)),
             Err(e) => return Err(e),
         };
-        let mut out = Vec::with_capacity(count.saturating_mul(components));
-        let base = usize::try_from(offset).unwrap_or(0);
+        let count = usize::try_from(count).unwrap_or(usize::MAX);
+        let mut values = Vec::with_capacity(count.saturating_mul(spec.type_.multiplicity()));
         if component == ComponentType::F32 && stride == element {
             // Tightly packed floats: one pass the compiler can vectorize.
-            let packed = bytes.get(base..).unwrap_or(&[]);
-            out.extend(packed.chunks_exact(4).map(|b| match b {
-                &[b0, b1, b2, b3] => f32::from_le_bytes([b0, b1, b2, b3]),
+            values.extend(bytes.chunks_exact(4).map(|b| match *b {
+                [b0, b1, b2, b3] => f32::from_le_bytes([b0, b1, b2, b3]),
                 _ => 0.0,
             }));
-            out.truncate(count.saturating_mul(components));
-            return Ok(out);
+            return Ok(Some(values));
         }
         for i in 0..count {
-            let at = base + i * stride;
-            for c in 0..components {
-                let b = &bytes[at + c * size..at + (c + 1) * size];
-                out.push(match (component, b) {
-                    (ComponentType::F32, &[b0, b1, b2, b3]) => f32::from_le_bytes([b0, b1, b2, b3]),
-                    (ComponentType::I8, &[b0]) => (f32::from(b0 as i8) / 127.0).max(-1.0),
-                    (ComponentType::U8, &[b0]) => f32::from(b0) / 255.0,
-                    (ComponentType::I16, &[b0, b1]) => {
-                        (f32::from(i16::from_le_bytes([b0, b1])) / 32767.0).max(-1.0)
-                    }
-                    (ComponentType::U16, &[b0, b1]) => {
-                        f32::from(u16::from_le_bytes([b0, b1])) / 65535.0
-                    }
-                    _ => 0.0,
-                });
-            }
+            let at = i.saturating_mul(stride);
+            let Some(bytes) = bytes.get(at..at.saturating_add(element)) else {
+                return Err(fail(self, past_buffer));
+            };
+            values.extend(bytes.chunks_exact(size).map(|chunk| match *chunk {
+                [b0, b1, b2, b3] => f32::from_le_bytes([b0, b1, b2, b3]),
+                [b0, b1] if component == ComponentType::I16 => {
+                    (f32::from(i16::from_le_bytes([b0, b1])) / 32767.0).max(-1.0)
+                }
+                [b0, b1] => f32::from(u16::from_le_bytes([b0, b1])) / 65535.0,
+                [b0] if component == ComponentType::I8 => {
+                    (f32::from(i8::from_le_bytes([b0])) / 127.0).max(-1.0)
+                }
+                [b0] => f32::from(b0) / 255.0,
+                _ => 0.0,
+            }));
         }
-        Ok(out)
+        Ok(Some(values))
+    }
+}
+
+/// What `GltfDoc::read_accessor` accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccessorSpec {
+    pub type_: Type,
+    /// Also accept normalized BYTE, UNSIGNED_BYTE, SHORT and UNSIGNED_SHORT, as the
+    /// glTF spec allows for rotation outputs (FLOAT is always accepted). Not for
+    /// MAT2 and MAT3, whose integer columns are padded.
+    pub normalized_integers: bool,
+}
+
+impl AccessorSpec {
+    /// FLOAT only.
+    pub const fn floats(type_: Type) -> Self {
+        Self {
+            type_,
+            normalized_integers: false,
+        }
+    }
+
+    /// Whether normalized integers are accepted.
+    fn integers(&self) -> bool {
+        self.normalized_integers && !matches!(self.type_, Type::Mat2 | Type::Mat3)
+    }
+}
+
+/// For messages: `MAT4 of floats`, `VEC4 of floats or normalized integers`.
+impl std::fmt::Display for AccessorSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = match self.type_ {
+            Type::Scalar => "SCALAR",
+            Type::Vec2 => "VEC2",
+            Type::Vec3 => "VEC3",
+            Type::Vec4 => "VEC4",
+            Type::Mat2 => "MAT2",
+            Type::Mat3 => "MAT3",
+            Type::Mat4 => "MAT4",
+        };
+        let integers = if self.integers() {
+            " or normalized integers"
+        } else {
+            ""
+        };
+        write!(f, "{name} of floats{integers}")
     }
 }
 
@@ -561,4 +651,70 @@ fn percent_decode(uri: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// One data-URI buffer: a normalized SHORT VEC4 `(0, 0, 0, 1)` (accessor 0) and
+    /// a FLOAT MAT4, the identity (accessor 1).
+    fn two_accessors() -> Value {
+        let data = "AAAAAAAA/38AAIA/AAAAAAAAAAAAAAAAAAAAAAAAgD8AAAAAAAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAAAAAAIA/";
+        json!({
+            "asset": {"version": "2.0"},
+            "accessors": [
+                {"bufferView": 0, "componentType": 5122, "normalized": true, "count": 1, "type": "VEC4"},
+                {"bufferView": 1, "componentType": 5126, "count": 1, "type": "MAT4"}
+            ],
+            "bufferViews": [
+                {"buffer": 0, "byteLength": 8},
+                {"buffer": 0, "byteOffset": 8, "byteLength": 64}
+            ],
+            "buffers": [{"byteLength": 72, "uri": format!("data:application/octet-stream;base64,{data}")}]
+        })
+    }
+
+    #[test]
+    fn accessors_read_as_their_spec_says_or_name_the_problem() {
+        let text = two_accessors().to_string();
+        let mut doc = GltfDoc::from_bytes(text.as_bytes(), Path::new("t.gltf")).unwrap();
+        assert_eq!(doc.read_floats(0, 4).unwrap(), [0.0, 0.0, 0.0, 1.0]);
+        assert_eq!(
+            doc.read_floats(1, 16).unwrap(),
+            glam::Mat4::IDENTITY.to_cols_array()
+        );
+        let floats = AccessorSpec::floats(Type::Vec4);
+        let err = doc.read_accessor(0, floats, "skin 0", "accessor 0");
+        assert_eq!(
+            err.unwrap_err().to_string(),
+            "t.gltf: skin 0: accessor 0 is not VEC4 of floats"
+        );
+        assert_eq!(
+            doc.read_floats(1, 4).unwrap_err().to_string(),
+            "t.gltf: accessor 1: is not VEC4 of floats or normalized integers"
+        );
+
+        let mut long_view = two_accessors();
+        long_view["bufferViews"][1]["byteLength"] = json!(100);
+        let text = long_view.to_string();
+        let mut doc = GltfDoc::from_bytes(text.as_bytes(), Path::new("t.gltf")).unwrap();
+        let err = doc.read_accessor(1, AccessorSpec::floats(Type::Mat4), "skin 0", "ibm");
+        assert_eq!(
+            err.unwrap_err().to_string(),
+            "t.gltf: skin 0: ibm reads past the end of buffer 0"
+        );
+    }
+
+    #[test]
+    fn base64_decoder_accepts_padding_and_rejects_junk() {
+        assert_eq!(decode_base64("aGVsbG8="), Some(b"hello".to_vec()));
+        assert_eq!(decode_base64("aGVsbG8"), Some(b"hello".to_vec()));
+        assert_eq!(decode_base64("AP8HCA=="), Some(vec![0, 255, 7, 8]));
+        assert_eq!(decode_base64("-_-_"), Some(vec![0xFB, 0xFF, 0xBF]));
+        assert_eq!(decode_base64("+/+/"), Some(vec![0xFB, 0xFF, 0xBF]));
+        assert_eq!(decode_base64("aG*s"), None);
+        assert_eq!(decode_base64("aG=s"), None);
+    }
 }

@@ -25,17 +25,17 @@
 //! Does not read meshes or materials. Parsing is pure over bytes except for
 //! external `.bin` buffers, resolved next to the file.
 
-use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use glam::{DAffine3, DMat4, DQuat, DVec3, Quat, Vec3};
 use gltf::json;
-use gltf::json::accessor::{ComponentType, GenericComponentType, Type};
+use gltf::json::accessor::Type;
 use gltf::json::animation::{Interpolation as JsonInterpolation, Property};
 use gltf::json::validation::Checked;
 use serde_json::Value;
 
+use super::gltf_doc::{AccessorSpec, DocError, GltfDoc};
 use super::sampler::{self, Interpolation, KeyValue, KeyframeError, Keyframes};
 use super::{Clip, Motion, Rig};
 use crate::humanoid::HumanBone;
@@ -77,6 +77,28 @@ pub enum GltfError {
     },
 }
 
+/// The container, buffer and accessor errors of `GltfDoc`, worded as they are.
+impl From<DocError> for GltfError {
+    fn from(e: DocError) -> Self {
+        match e {
+            DocError::Read { path, source } => Self::Read { path, source },
+            DocError::NotGltf { path, detail } => Self::NotGltf { path, detail },
+            DocError::MissingBuffer { path, buffer, uri } => {
+                Self::MissingBuffer { path, buffer, uri }
+            }
+            DocError::Invalid {
+                path,
+                place,
+                message,
+            } => Self::Invalid {
+                path,
+                place,
+                message,
+            },
+        }
+    }
+}
+
 /// Reads a `.gltf`, `.glb` or `.vrm` file (and the external buffers it names).
 pub fn load(path: &Path) -> Result<Rig, GltfError> {
     let bytes = std::fs::read(path).map_err(|source| GltfError::Read {
@@ -89,8 +111,8 @@ pub fn load(path: &Path) -> Result<Rig, GltfError> {
 /// Parses glTF JSON or GLB bytes. `path` names the file in errors and is where
 /// external buffer URIs are resolved from; nothing else touches the disk.
 pub fn parse(bytes: &[u8], path: &Path) -> Result<Rig, GltfError> {
-    let doc = Document::from_bytes(bytes, path)?;
-    doc.into_rig()
+    let doc = GltfDoc::from_bytes(bytes, path)?;
+    Document { doc }.into_rig()
 }
 
 /// Most samples (frames × joints) one clip may hold: 16 M, about 450 MB of
@@ -103,15 +125,19 @@ const POSED_ANGLE_DEG: f64 = 0.01;
 /// ... or beyond this fraction of the model's size in translation.
 const POSED_DISTANCE_FRACTION: f64 = 1e-4;
 
-/// A parsed file: the glTF JSON (typed and raw) and the GLB binary chunk.
+/// What the accessors read here must hold: floats, or for rotations also
+/// normalized integers, as the glTF spec allows.
+const MATRICES: AccessorSpec = AccessorSpec::floats(Type::Mat4);
+const TIMES: AccessorSpec = AccessorSpec::floats(Type::Scalar);
+const TRANSLATIONS: AccessorSpec = AccessorSpec::floats(Type::Vec3);
+const ROTATIONS: AccessorSpec = AccessorSpec {
+    type_: Type::Vec4,
+    normalized_integers: true,
+};
+
+/// A parsed file, read into a rig.
 struct Document<'a> {
-    path: &'a Path,
-    root: json::Root,
-    /// The same JSON untyped, for the extensions gltf-json does not know.
-    raw: Value,
-    bin: Option<&'a [u8]>,
-    /// Buffers loaded so far, by index.
-    buffers: HashMap<usize, Cow<'a, [u8]>>,
+    doc: GltfDoc<'a>,
 }
 
 /// The humanoid map a file declares, in node indices.
@@ -158,87 +184,17 @@ struct IgnoredChannels {
     outside_nodes: BTreeSet<usize>,
 }
 
-/// What an accessor must hold for `Document::read_accessor`.
-#[derive(Debug, Clone, Copy)]
-struct AccessorKind {
-    type_: Type,
-    /// Also accept normalized BYTE, UNSIGNED_BYTE, SHORT and UNSIGNED_SHORT, as the
-    /// glTF spec allows for rotation outputs.
-    normalized_integers: bool,
-    /// For messages: `MAT4 of floats`.
-    name: &'static str,
-}
-
-impl AccessorKind {
-    const MATRICES: Self = Self {
-        type_: Type::Mat4,
-        normalized_integers: false,
-        name: "MAT4 of floats",
-    };
-    const TIMES: Self = Self {
-        type_: Type::Scalar,
-        normalized_integers: false,
-        name: "SCALAR of floats",
-    };
-    const TRANSLATIONS: Self = Self {
-        type_: Type::Vec3,
-        normalized_integers: false,
-        name: "VEC3 of floats",
-    };
-    const ROTATIONS: Self = Self {
-        type_: Type::Vec4,
-        normalized_integers: true,
-        name: "VEC4 of floats or normalized integers",
-    };
-}
-
-impl<'a> Document<'a> {
-    /// Splits GLB or takes JSON, and parses the JSON twice: typed (gltf-json) and raw.
-    fn from_bytes(bytes: &'a [u8], path: &'a Path) -> Result<Self, GltfError> {
-        let not_gltf = |detail: String| GltfError::NotGltf {
-            path: path.to_owned(),
-            detail,
-        };
-        let (json_bytes, bin) = if bytes.starts_with(b"glTF") {
-            split_glb(bytes).map_err(not_gltf)?
-        } else {
-            let text = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-            match text.iter().find(|b| !b.is_ascii_whitespace()) {
-                Some(b'{') => (text, None),
-                _ => {
-                    let start: String = bytes.iter().take(4).map(|&b| char::from(b)).collect();
-                    return Err(not_gltf(format!(
-                        "starts with {start:?}, neither GLB (`glTF`) nor JSON (`{{`)"
-                    )));
-                }
-            }
-        };
-        let json_bytes = trim_padding(json_bytes);
-        let raw: Value = serde_json::from_slice(json_bytes).map_err(|e| not_gltf(e.to_string()))?;
-        let root = json::Root::from_slice(json_bytes).map_err(|e| not_gltf(e.to_string()))?;
-        Ok(Self {
-            path,
-            root,
-            raw,
-            bin,
-            buffers: HashMap::new(),
-        })
-    }
-
+impl Document<'_> {
     fn invalid(&self, place: impl Into<String>, message: impl Into<String>) -> GltfError {
-        GltfError::Invalid {
-            path: self.path.to_owned(),
-            place: place.into(),
-            message: message.into(),
-        }
+        self.doc.invalid(place, message).into()
     }
 
     /// Builds the rig: hierarchy, joint set, rest transforms, names, humanoid map.
     fn into_rig(mut self) -> Result<Rig, GltfError> {
         let mut notes = Vec::new();
-        let node_count = self.root.nodes.len();
+        let node_count = self.doc.root.nodes.len();
         let hierarchy = self.hierarchy()?;
-        let declared = read_humanoid(&self.raw, node_count, self.path, &mut notes)?;
+        let declared = read_humanoid(&self.doc.raw, node_count, self.doc.path, &mut notes)?;
         let skins = self.read_skins()?;
 
         let mut in_joint_set = vec![false; node_count];
@@ -270,7 +226,7 @@ impl<'a> Document<'a> {
         let bind_worlds = self.bind_worlds(&skins, &position, &node_world, &mut notes)?;
         let rest = rest_transforms(&order, &parents, &node_rest, &bind_worlds);
 
-        let names = joint_names(&self.root, &order);
+        let names = joint_names(&self.doc.root, &order);
         let mut joints = Vec::with_capacity(order.len());
         for (k, &node) in order.iter().enumerate() {
             joints.push(Joint {
@@ -281,7 +237,7 @@ impl<'a> Document<'a> {
             });
         }
         let skeleton = Skeleton::new(joints).map_err(|source| GltfError::Skeleton {
-            path: self.path.to_owned(),
+            path: self.doc.path.to_owned(),
             source,
         })?;
 
@@ -310,10 +266,10 @@ impl<'a> Document<'a> {
     /// Parent of every node from the `children` lists; rejects bad indices, a node
     /// with two parents and cycles.
     fn hierarchy(&self) -> Result<Hierarchy, GltfError> {
-        let count = self.root.nodes.len();
+        let count = self.doc.root.nodes.len();
         let mut parent: Vec<Option<usize>> = vec![None; count];
         let mut children = vec![Vec::new(); count];
-        for (i, node) in self.root.nodes.iter().enumerate() {
+        for (i, node) in self.doc.root.nodes.iter().enumerate() {
             for child in node.children.iter().flatten() {
                 let c = child.value();
                 if c >= count {
@@ -346,7 +302,7 @@ impl<'a> Document<'a> {
                     }
                     1 => {
                         return Err(GltfError::Cycle {
-                            path: self.path.to_owned(),
+                            path: self.doc.path.to_owned(),
                             node: n,
                         });
                     }
@@ -367,7 +323,7 @@ impl<'a> Document<'a> {
         hierarchy: &Hierarchy,
         in_joint_set: &[bool],
     ) -> Result<Vec<usize>, GltfError> {
-        let count = self.root.nodes.len();
+        let count = self.doc.root.nodes.len();
         let mut in_skeleton = vec![false; count];
         for start in (0..count).filter(|&n| in_joint_set[n]) {
             let mut node = Some(start);
@@ -411,20 +367,20 @@ impl<'a> Document<'a> {
 
     /// Root nodes of the default scene (or scene 0), checked.
     fn scene_roots(&self) -> Result<Vec<usize>, GltfError> {
-        let scene_index = match self.root.scene {
+        let scene_index = match self.doc.root.scene {
             Some(index) => index.value(),
-            None if self.root.scenes.is_empty() => return Ok(Vec::new()),
+            None if self.doc.root.scenes.is_empty() => return Ok(Vec::new()),
             None => 0,
         };
         let scene =
-            self.root.scenes.get(scene_index).ok_or_else(|| {
+            self.doc.root.scenes.get(scene_index).ok_or_else(|| {
                 self.invalid("scene", format!("scene {scene_index} does not exist"))
             })?;
         scene
             .nodes
             .iter()
             .map(|n| match n.value() {
-                n if n < self.root.nodes.len() => Ok(n),
+                n if n < self.doc.root.nodes.len() => Ok(n),
                 n => Err(self.invalid(
                     format!("scene {scene_index}"),
                     format!("node {n} does not exist"),
@@ -436,7 +392,7 @@ impl<'a> Document<'a> {
     /// The node's TRS (or its decomposed `matrix`), checked to be finite.
     fn node_transform(&self, index: usize) -> Result<Transform, GltfError> {
         let place = format!("node {index}");
-        let Some(node) = self.root.nodes.get(index) else {
+        let Some(node) = self.doc.root.nodes.get(index) else {
             return Err(self.invalid(place, "does not exist"));
         };
         if let Some(m) = node.matrix {
@@ -476,12 +432,12 @@ impl<'a> Document<'a> {
 
     /// Every skin's joints (checked) and inverse bind matrices (read and checked).
     fn read_skins(&mut self) -> Result<Vec<Skin>, GltfError> {
-        let node_count = self.root.nodes.len();
-        let mut skins = Vec::with_capacity(self.root.skins.len());
-        for s in 0..self.root.skins.len() {
+        let node_count = self.doc.root.nodes.len();
+        let mut skins = Vec::with_capacity(self.doc.root.skins.len());
+        for s in 0..self.doc.root.skins.len() {
             let mut joints = Vec::new();
             let mut ibm_accessor = None;
-            if let Some(skin) = self.root.skins.get(s) {
+            if let Some(skin) = self.doc.root.skins.get(s) {
                 for joint in &skin.joints {
                     match joint.value() {
                         j if j < node_count => joints.push(j),
@@ -517,7 +473,9 @@ impl<'a> Document<'a> {
     ) -> Result<Vec<DMat4>, GltfError> {
         let place = format!("skin {s}");
         let what = format!("inverseBindMatrices accessor {accessor_index}");
-        let floats = self.read_accessor(&place, &what, accessor_index, AccessorKind::MATRICES)?;
+        let floats = self
+            .doc
+            .read_accessor(accessor_index, MATRICES, &place, &what)?;
         let Some(floats) = floats else {
             // No buffer view: all zeros, which no joint can be bound with.
             return match joints.first() {
@@ -550,187 +508,6 @@ impl<'a> Document<'a> {
             matrices.push(DMat4::from_cols_array(&columns));
         }
         Ok(matrices)
-    }
-
-    /// Reads accessor `index` as `kind` says: every element's components as f32
-    /// (normalized integers converted as the glTF spec says: `max(c / 127, -1)` for
-    /// BYTE, `c / 255` for UNSIGNED_BYTE, and so on), with every offset, stride and
-    /// length checked against the view and the buffer. `None` when the accessor has
-    /// no buffer view (all zeros, by the spec). `what` names it in messages
-    /// (`input accessor 7`), after `place`.
-    fn read_accessor(
-        &mut self,
-        place: &str,
-        what: &str,
-        index: usize,
-        kind: AccessorKind,
-    ) -> Result<Option<Vec<f32>>, GltfError> {
-        let Some(accessor) = self.root.accessors.get(index) else {
-            return Err(self.invalid(place, format!("{what} does not exist")));
-        };
-        let component = match (&accessor.component_type, &accessor.type_) {
-            (Checked::Valid(GenericComponentType(c)), Checked::Valid(t)) if *t == kind.type_ => {
-                Some(*c)
-            }
-            _ => None,
-        };
-        let component = match component {
-            Some(ComponentType::F32) => ComponentType::F32,
-            Some(
-                c @ (ComponentType::I8
-                | ComponentType::U8
-                | ComponentType::I16
-                | ComponentType::U16),
-            ) if kind.normalized_integers && accessor.normalized => c,
-            _ => return Err(self.invalid(place, format!("{what} is not {}", kind.name))),
-        };
-        if accessor.sparse.is_some() {
-            return Err(self.invalid(place, format!("{what} is sparse, which is not supported")));
-        }
-        let count = accessor.count.0;
-        let Some(view_index) = accessor.buffer_view.map(|v| v.value()) else {
-            return Ok(None);
-        };
-        let accessor_offset = accessor.byte_offset.map_or(0, |o| o.0);
-        let Some(view) = self.root.buffer_views.get(view_index) else {
-            return Err(self.invalid(
-                place,
-                format!("{what}: buffer view {view_index} does not exist"),
-            ));
-        };
-        let components = kind.type_.multiplicity();
-        let size = component.size();
-        let element = (components * size) as u64;
-        let stride = view.byte_stride.map_or(element, |s| s.0 as u64);
-        if stride < element {
-            return Err(self.invalid(
-                place,
-                format!(
-                    "{what}: buffer view {view_index} has byteStride {stride}, less than its {element}-byte elements"
-                ),
-            ));
-        }
-        let accessor_end = count
-            .checked_sub(1)
-            .and_then(|last| last.checked_mul(stride))
-            .and_then(|v| v.checked_add(accessor_offset))
-            .and_then(|v| v.checked_add(element))
-            .unwrap_or(if count == 0 { 0 } else { u64::MAX });
-        if accessor_end > view.byte_length.0 {
-            return Err(self.invalid(
-                place,
-                format!("{what} reads past the end of buffer view {view_index}"),
-            ));
-        }
-        let view_offset = view.byte_offset.map_or(0, |o| o.0);
-        let view_end = view_offset.checked_add(view.byte_length.0);
-        let buffer_index = view.buffer.value();
-        let data = self.buffer(buffer_index)?;
-        let past_buffer = || format!("{what} reads past the end of buffer {buffer_index}");
-        match view_end {
-            Some(end) if end <= data.len() as u64 => {}
-            _ => return Err(self.invalid(place, past_buffer())),
-        }
-        // In bounds from here: count·stride fits in the view, the view in the buffer.
-        let start = view_offset.saturating_add(accessor_offset);
-        let count = usize::try_from(count).unwrap_or(usize::MAX);
-        let mut values = Vec::with_capacity(count.saturating_mul(components));
-        for i in 0..count {
-            let at = start.saturating_add((i as u64).saturating_mul(stride));
-            let bytes = usize::try_from(at)
-                .ok()
-                .and_then(|at| data.get(at..at.checked_add(element as usize)?));
-            let Some(bytes) = bytes else {
-                return Err(self.invalid(place, past_buffer()));
-            };
-            values.extend(bytes.chunks_exact(size).map(|chunk| match *chunk {
-                [a, b, c, d] => f32::from_le_bytes([a, b, c, d]),
-                [a, b] if component == ComponentType::I16 => {
-                    (f32::from(i16::from_le_bytes([a, b])) / 32767.0).max(-1.0)
-                }
-                [a, b] => f32::from(u16::from_le_bytes([a, b])) / 65535.0,
-                [a] if component == ComponentType::I8 => {
-                    (f32::from(i8::from_le_bytes([a])) / 127.0).max(-1.0)
-                }
-                [a] => f32::from(a) / 255.0,
-                _ => 0.0,
-            }));
-        }
-        Ok(Some(values))
-    }
-
-    /// Buffer `index`'s bytes: the GLB chunk, a base64 data URI or a file next to
-    /// the glTF. Checked to hold at least `byteLength` bytes, and cut to it.
-    fn buffer(&mut self, index: usize) -> Result<&[u8], GltfError> {
-        if !self.buffers.contains_key(&index) {
-            let data = self.load_buffer(index)?;
-            self.buffers.insert(index, data);
-        }
-        match self.buffers.get(&index) {
-            Some(data) => Ok(data),
-            None => Err(self.invalid(format!("buffer {index}"), "could not be loaded")),
-        }
-    }
-
-    fn load_buffer(&self, index: usize) -> Result<Cow<'a, [u8]>, GltfError> {
-        let place = format!("buffer {index}");
-        let Some(buffer) = self.root.buffers.get(index) else {
-            return Err(self.invalid(place, "does not exist"));
-        };
-        let declared = buffer.byte_length.0;
-        let data: Cow<'a, [u8]> = match buffer.uri.as_deref() {
-            None => match (index, self.bin) {
-                (0, Some(bin)) => Cow::Borrowed(bin),
-                (0, None) => return Err(self.invalid(place, "no uri and no GLB binary chunk")),
-                _ => return Err(self.invalid(place, "no uri (only buffer 0 can be the GLB chunk)")),
-            },
-            Some(uri) if uri.starts_with("data:") => {
-                let encoded = uri
-                    .split_once(',')
-                    .filter(|(header, _)| header.ends_with(";base64"))
-                    .map(|(_, data)| data);
-                match encoded.and_then(decode_base64) {
-                    Some(bytes) => Cow::Owned(bytes),
-                    None => return Err(self.invalid(place, "data URI is not valid base64")),
-                }
-            }
-            Some(uri) if uri.contains("://") => {
-                return Err(self.invalid(place, format!("`{uri}` is not a relative file path")));
-            }
-            Some(uri) => {
-                let file = self
-                    .path
-                    .parent()
-                    .unwrap_or(Path::new(""))
-                    .join(percent_decode(uri));
-                match std::fs::read(&file) {
-                    Ok(bytes) => Cow::Owned(bytes),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                        return Err(GltfError::MissingBuffer {
-                            path: self.path.to_owned(),
-                            buffer: index,
-                            uri: uri.to_owned(),
-                        });
-                    }
-                    Err(source) => return Err(GltfError::Read { path: file, source }),
-                }
-            }
-        };
-        let len = data.len() as u64;
-        if len < declared {
-            return Err(self.invalid(
-                place,
-                format!("holds {len} bytes, fewer than its byteLength {declared}"),
-            ));
-        }
-        let keep = usize::try_from(declared).unwrap_or(data.len());
-        Ok(match data {
-            Cow::Borrowed(b) => Cow::Borrowed(b.get(..keep).unwrap_or(b)),
-            Cow::Owned(mut v) => {
-                v.truncate(keep);
-                Cow::Owned(v)
-            }
-        })
     }
 
     /// Bind worlds of the joints whose rest comes from their skin's inverse bind
@@ -849,9 +626,9 @@ impl<'a> Document<'a> {
         let max_frames = MAX_CLIP_SAMPLES / node_rest.len().max(1);
         let mut ignored = IgnoredChannels::default();
         let (mut resampled, mut skipped) = (Vec::new(), Vec::new());
-        let mut clips = Vec::with_capacity(self.root.animations.len());
-        for a in 0..self.root.animations.len() {
-            let name = self.root.animations[a]
+        let mut clips = Vec::with_capacity(self.doc.root.animations.len());
+        for a in 0..self.doc.root.animations.len() {
+            let name = self.doc.root.animations[a]
                 .name
                 .clone()
                 .filter(|n| !n.is_empty())
@@ -896,14 +673,14 @@ impl<'a> Document<'a> {
         notes: &mut Vec<String>,
     ) -> Result<Vec<Track>, GltfError> {
         // A copy of the indices, so buffers can load while they are walked.
-        let animation = self.root.animations[a].clone();
+        let animation = self.doc.root.animations[a].clone();
         // (node, is rotation) -> the channel animating it.
         let mut animated: HashMap<(usize, bool), usize> = HashMap::new();
         let mut tracks = Vec::new();
         for (c, channel) in animation.channels.iter().enumerate() {
             let place = format!("animations[{a}].channels[{c}]");
             let node = channel.target.node.value();
-            if node >= self.root.nodes.len() {
+            if node >= self.doc.root.nodes.len() {
                 return Err(self.invalid(place, format!("node {node} does not exist")));
             }
             let s = channel.sampler.value();
@@ -951,6 +728,7 @@ impl<'a> Document<'a> {
                 Checked::Invalid => {
                     let pointer = format!("/animations/{a}/samplers/{s}/interpolation");
                     let found = self
+                        .doc
                         .raw
                         .pointer(&pointer)
                         .map_or("?".to_owned(), Value::to_string);
@@ -962,16 +740,16 @@ impl<'a> Document<'a> {
             };
             let (input, output) = (sampler.input.value(), sampler.output.value());
             let input_name = format!("input accessor {input}");
-            let times = self.animation_accessor(&place, &input_name, input, AccessorKind::TIMES)?;
+            let times = self.animation_accessor(&place, &input_name, input, TIMES)?;
             let output_name = format!("output accessor {output}");
             let track = if is_rotation {
-                let kind = AccessorKind::ROTATIONS;
+                let kind = ROTATIONS;
                 let values = self.animation_accessor(&place, &output_name, output, kind)?;
                 let values = values.chunks_exact(4).map(Quat::from_slice).collect();
                 let keys = self.keyframes(&place, input, output, times, values, interpolation)?;
                 Track::Rotation { joint, keys }
             } else {
-                let kind = AccessorKind::TRANSLATIONS;
+                let kind = TRANSLATIONS;
                 let values = self.animation_accessor(&place, &output_name, output, kind)?;
                 let values = values.chunks_exact(3).map(Vec3::from_slice).collect();
                 let keys = self.keyframes(&place, input, output, times, values, interpolation)?;
@@ -989,9 +767,10 @@ impl<'a> Document<'a> {
         place: &str,
         what: &str,
         index: usize,
-        kind: AccessorKind,
+        kind: AccessorSpec,
     ) -> Result<Vec<f32>, GltfError> {
-        self.read_accessor(place, what, index, kind)?
+        self.doc
+            .read_accessor(index, kind, place, what)?
             .ok_or_else(|| self.invalid(place, format!("{what} has no buffer view")))
     }
 
@@ -1042,7 +821,7 @@ impl<'a> Document<'a> {
                 .outside_nodes
                 .iter()
                 .take(4)
-                .map(|&n| match self.root.nodes[n].name.as_deref() {
+                .map(|&n| match self.doc.root.nodes[n].name.as_deref() {
                     Some(name) if !name.is_empty() => format!("`{name}`"),
                     _ => format!("node {n}"),
                 })
@@ -1071,7 +850,7 @@ impl<'a> Document<'a> {
             return Ok(None);
         }
         let mut empties = children.iter().filter(|&&c| {
-            let child = &self.root.nodes[c];
+            let child = &self.doc.root.nodes[c];
             child.mesh.is_none()
                 && child.camera.is_none()
                 && child.skin.is_none()
@@ -1121,126 +900,6 @@ fn channels(count: usize, noun: &str) -> String {
         1 => format!("1 {noun}"),
         n => format!("{n} {noun}s"),
     }
-}
-
-/// Splits a GLB into its JSON chunk and optional BIN chunk, checking every length.
-fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), String> {
-    let u32_at = |at: usize| {
-        bytes
-            .get(at..at + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-    };
-    let (Some(version), Some(length)) = (u32_at(4), u32_at(8)) else {
-        return Err(format!(
-            "truncated GLB: {} bytes, shorter than the 12-byte header",
-            bytes.len()
-        ));
-    };
-    if version != 2 {
-        return Err(format!("GLB version {version}, expected 2"));
-    }
-    if length > bytes.len() {
-        return Err(format!(
-            "truncated GLB: the header says {length} bytes, the file has {}",
-            bytes.len()
-        ));
-    }
-    let mut at = 12;
-    let mut chunks = Vec::new();
-    while at < length {
-        let (Some(chunk_length), Some(kind)) = (u32_at(at), bytes.get(at + 4..at + 8)) else {
-            return Err(format!(
-                "truncated GLB: chunk {} header is cut off",
-                chunks.len()
-            ));
-        };
-        let start = at + 8;
-        let Some(data) = start
-            .checked_add(chunk_length)
-            .filter(|&end| end <= length)
-            .and_then(|end| bytes.get(start..end))
-        else {
-            return Err(format!(
-                "truncated GLB: chunk {} is {chunk_length} bytes, only {} remain",
-                chunks.len(),
-                length.saturating_sub(start)
-            ));
-        };
-        chunks.push((kind, data));
-        at = start + chunk_length;
-    }
-    match chunks.as_slice() {
-        [(b"JSON", json), rest @ ..] => {
-            let bin = rest
-                .first()
-                .filter(|(kind, _)| *kind == b"BIN\0")
-                .map(|(_, data)| *data);
-            Ok((json, bin))
-        }
-        _ => Err("GLB does not start with a JSON chunk".to_owned()),
-    }
-}
-
-/// Drops the trailing spaces and NULs some exporters pad the JSON chunk with.
-fn trim_padding(json: &[u8]) -> &[u8] {
-    let end = json
-        .iter()
-        .rposition(|&b| b != 0 && !b.is_ascii_whitespace())
-        .map_or(0, |i| i + 1);
-    json.get(..end).unwrap_or(json)
-}
-
-/// Decodes standard or URL-safe base64, with or without padding.
-fn decode_base64(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    let (mut acc, mut bits, mut padded) = (0u32, 0u32, false);
-    for c in text.bytes() {
-        let value = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            b'=' => {
-                padded = true;
-                continue;
-            }
-            b' ' | b'\t' | b'\r' | b'\n' => continue,
-            _ => return None,
-        };
-        if padded {
-            return None;
-        }
-        acc = (acc << 6) | u32::from(value);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
-}
-
-/// `%20` and friends in a relative URI, as a file path.
-fn percent_decode(uri: &str) -> String {
-    let bytes = uri.as_bytes();
-    let hex = |i: usize| bytes.get(i).and_then(|&b| char::from(b).to_digit(16));
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        match (b, hex(i + 1), hex(i + 2)) {
-            (b'%', Some(high), Some(low)) => {
-                out.push((high * 16 + low) as u8);
-                i += 3;
-            }
-            _ => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Scale, rotation, translation of an affine matrix; `None` when it is singular or
@@ -2208,18 +1867,6 @@ mod tests {
         );
     }
 
-    #[test]
-    fn base64_decoder_accepts_padding_and_rejects_junk() {
-        assert_eq!(decode_base64("aGVsbG8="), Some(b"hello".to_vec()));
-        assert_eq!(decode_base64("aGVsbG8"), Some(b"hello".to_vec()));
-        assert_eq!(
-            decode_base64(&base64(&[0, 255, 7, 8])),
-            Some(vec![0, 255, 7, 8])
-        );
-        assert_eq!(decode_base64("aG*s"), None);
-        assert_eq!(decode_base64("aG=s"), None);
-    }
-
     // --- animations -------------------------------------------------------------
 
     /// Binary data for a test file: accessors appended one by one, each over its own
@@ -2726,14 +2373,9 @@ mod tests {
     #[test]
     fn flipped_bytes_in_an_animated_glb_never_panic() {
         let mut doc = shared_walk();
-        let bin = decode_base64(
-            doc["buffers"][0]["uri"]
-                .as_str()
-                .and_then(|u| u.split_once(','))
-                .map(|(_, data)| data)
-                .unwrap(),
-        )
-        .unwrap();
+        let text = doc.to_string();
+        let mut data = GltfDoc::from_bytes(text.as_bytes(), Path::new(PATH)).unwrap();
+        let bin = data.buffer(0).unwrap().to_vec();
         doc["buffers"][0] = json!({"byteLength": bin.len()});
         let bytes = glb(&doc, &bin);
         assert_eq!(parse(&bytes, Path::new("walk.glb")).unwrap().clips.len(), 1);
@@ -2867,9 +2509,12 @@ mod tests {
 
     /// World position of a node in the file's own node TRS (no bind pose).
     fn node_rest_position(bytes: &[u8], name: &str) -> Vec3 {
-        let doc = Document::from_bytes(bytes, Path::new("x.glb")).unwrap();
+        let doc = Document {
+            doc: GltfDoc::from_bytes(bytes, Path::new("x.glb")).unwrap(),
+        };
         let hierarchy = doc.hierarchy().unwrap();
         let mut node = doc
+            .doc
             .root
             .nodes
             .iter()
@@ -2983,8 +2628,10 @@ mod tests {
     /// For every rotation channel of `animation`: its node's name and its sampler's
     /// key times and values, as the accessors hold them.
     fn raw_rotation_keys(bytes: &[u8], animation: usize) -> Vec<(String, Vec<f32>, Vec<Quat>)> {
-        let mut doc = Document::from_bytes(bytes, Path::new("x.glb")).unwrap();
-        let anim = doc.root.animations[animation].clone();
+        let mut doc = Document {
+            doc: GltfDoc::from_bytes(bytes, Path::new("x.glb")).unwrap(),
+        };
+        let anim = doc.doc.root.animations[animation].clone();
         let mut out = Vec::new();
         for channel in &anim.channels {
             if channel.target.path != Checked::Valid(Property::Rotation) {
@@ -2992,13 +2639,13 @@ mod tests {
             }
             let sampler = &anim.samplers[channel.sampler.value()];
             let times = doc
-                .animation_accessor("", "", sampler.input.value(), AccessorKind::TIMES)
+                .animation_accessor("", "", sampler.input.value(), TIMES)
                 .unwrap();
             let values = doc
-                .animation_accessor("", "", sampler.output.value(), AccessorKind::ROTATIONS)
+                .animation_accessor("", "", sampler.output.value(), ROTATIONS)
                 .unwrap();
             let values = values.chunks_exact(4).map(Quat::from_slice);
-            let name = doc.root.nodes[channel.target.node.value()].name.clone();
+            let name = doc.doc.root.nodes[channel.target.node.value()].name.clone();
             out.push((name.unwrap_or_default(), times, values.collect()));
         }
         out
