@@ -762,3 +762,73 @@ fn our_reader_agrees_with_three_vrm_animation_on_other_peoples_files() {
         println!("{name}: {tracks} bone tracks, worst {worst:.6}° against three-vrm-animation");
     }
 }
+
+/// The Khronos validator finds no errors and no warnings in our EXT_skeleton_humanoid
+/// files (the built-in performance, and the CMU walk when the assets are there): a
+/// skin without a mesh, channels without `target.node`. It cannot check the
+/// extension itself, and says so.
+#[test]
+fn our_ext_skeleton_humanoid_files_validate_clean() {
+    use mocap_bridge::formats::ext_humanoid::ExtHumanoidWriter;
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = ExtHumanoidWriter::new(VrmaRest::standard(0.9), "performance");
+    for i in 0..120 {
+        let t = i as f32 / 60.0;
+        writer
+            .push(t, &mocap_bridge::demo::pose_at(t, 0.9))
+            .unwrap();
+    }
+    let performance = dir.path().join("performance.glb");
+    writer.save(&performance).unwrap();
+    let empty = dir.path().join("empty.glb");
+    ExtHumanoidWriter::new(VrmaRest::standard(0.9), "empty")
+        .save(&empty)
+        .unwrap();
+    let mut paths = vec![performance, empty];
+    if let Some(assets) = common::assets() {
+        let rig = mocap_bridge::formats::load_rig(
+            &assets.join("bvh/cmu_12_01_walk.bvh"),
+            &Default::default(),
+        )
+        .unwrap();
+        let map = mocap_bridge::inspect::choose_map(&rig, None).unwrap();
+        let mapped =
+            mocap_bridge::retarget::MappedSkeleton::new(rig.skeleton.clone(), &map.map).unwrap();
+        let mut replay =
+            mocap_bridge::replay::Replay::from_rig(&mapped, rig.clips[0].motion.clone(), None);
+        let mut writer = ExtHumanoidWriter::new(VrmaRest::from_mapped(&mapped), "walk");
+        let mut pose = HumanoidPose::default();
+        while let Some(t) = replay.next_frame(&mut pose) {
+            writer.push(t, &pose).unwrap();
+        }
+        let walk = dir.path().join("walk.glb");
+        writer.save(&walk).unwrap();
+        paths.push(walk);
+    }
+    let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    let report = validate(&refs);
+    for file in report["files"].as_array().unwrap() {
+        let path = &file["path"];
+        eprintln!(
+            "{path}: {} errors, {} warnings, {} infos, {} hints",
+            file["numErrors"], file["numWarnings"], file["numInfos"], file["numHints"]
+        );
+        let messages = file["messages"].as_array().unwrap();
+        for m in messages {
+            eprintln!(
+                "  [{}] {} {}: {}",
+                m["severity"], m["code"], m["pointer"], m["message"]
+            );
+        }
+        assert_eq!(file["numErrors"], 0, "{path}");
+        assert_eq!(file["numWarnings"], 0, "{path}");
+        assert!(
+            messages.iter().any(|m| m["code"] == "UNSUPPORTED_EXTENSION"
+                && m["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("EXT_skeleton_humanoid")),
+            "{path}: the validator did not see EXT_skeleton_humanoid"
+        );
+    }
+}

@@ -95,7 +95,14 @@ impl<'a> GltfDoc<'a> {
         };
         let json_bytes = trim_padding(json_bytes);
         let raw: Value = serde_json::from_slice(json_bytes).map_err(|e| not_gltf(e.to_string()))?;
-        let root = json::Root::from_slice(json_bytes).map_err(|e| not_gltf(e.to_string()))?;
+        let root = match without_nodeless_channels(&raw) {
+            // gltf-json requires `target.node`, which glTF lets an extension replace
+            // (EXT_skeleton_humanoid's `humanoidBoneName`): such channels are left out
+            // of the typed JSON and stay in `raw` for the extension's reader.
+            Some(stripped) => serde_json::from_value::<json::Root>(stripped),
+            None => json::Root::from_slice(json_bytes),
+        }
+        .map_err(|e| not_gltf(e.to_string()))?;
         Ok(Self {
             path,
             root,
@@ -589,6 +596,34 @@ pub fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), String> {
         }
         _ => Err("GLB does not start with a JSON chunk".to_owned()),
     }
+}
+
+/// The JSON without the animation channels that have no `target.node`, when it has
+/// any; `None` when every channel names its node.
+fn without_nodeless_channels(raw: &Value) -> Option<Value> {
+    let nodeless = |channel: &Value| {
+        channel
+            .get("target")
+            .is_some_and(|t| t.get("node").is_none())
+    };
+    let animations = raw.get("animations")?.as_array()?;
+    let any = animations.iter().any(|a| {
+        a.get("channels")
+            .and_then(Value::as_array)
+            .is_some_and(|c| c.iter().any(nodeless))
+    });
+    if !any {
+        return None;
+    }
+    let mut stripped = raw.clone();
+    if let Some(list) = stripped.get_mut("animations").and_then(Value::as_array_mut) {
+        for animation in list {
+            if let Some(channels) = animation.get_mut("channels").and_then(Value::as_array_mut) {
+                channels.retain(|c| !nodeless(c));
+            }
+        }
+    }
+    Some(stripped)
 }
 
 /// Drops the trailing spaces and NULs some exporters pad the JSON chunk with.

@@ -6,6 +6,8 @@
 //! `load(path)` that reads the file; errors name the file and the place.
 
 pub mod bvh;
+pub mod ext_humanoid;
+pub mod glb;
 pub mod gltf_doc;
 pub mod gltf_rig;
 pub mod sampler;

@@ -147,28 +147,7 @@ mod tests {
         assert!((pose.hips_position.y - 0.9).abs() < 1e-6);
     }
 
-    /// Rewrites the JSON chunk of a GLB with `edit`.
-    fn with_json(bytes: &[u8], edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
-        let (json, bin) = crate::formats::gltf_doc::split_glb(bytes).unwrap();
-        let mut value: serde_json::Value = serde_json::from_slice(json).unwrap();
-        edit(&mut value);
-        let mut json = serde_json::to_vec(&value).unwrap();
-        while !json.len().is_multiple_of(4) {
-            json.push(b' ');
-        }
-        let bin = bin.unwrap_or(&[]);
-        let total = (12 + 8 + json.len() + 8 + bin.len()) as u32;
-        let mut out = b"glTF".to_vec();
-        out.extend_from_slice(&2u32.to_le_bytes());
-        out.extend_from_slice(&total.to_le_bytes());
-        out.extend_from_slice(&(json.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"JSON");
-        out.extend_from_slice(&json);
-        out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"BIN\0");
-        out.extend_from_slice(bin);
-        out
-    }
+    use crate::formats::glb::with_json;
 
     #[test]
     fn bad_files_give_one_clear_error_each() {

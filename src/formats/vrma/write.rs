@@ -20,6 +20,7 @@ use crate::humanoid::expression::PRESET_COUNT;
 use crate::humanoid::{CustomNames, HumanBone, HumanoidPose, Preset};
 
 use super::{EXTENSION, VrmaError, VrmaRest};
+use crate::formats::glb;
 
 /// Why a frame was not appended.
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
@@ -219,25 +220,20 @@ impl VrmaWriter {
         }
 
         let json = self.json(&bones, &presets, &blocks, frames, &times);
-        let mut json_bytes = serde_json::to_vec(&json).map_err(io::Error::other)?;
-        while !json_bytes.len().is_multiple_of(4) {
-            json_bytes.push(b' ');
-        }
         let bin_len: usize = blocks.iter().map(Block::byte_len).sum();
-        let total = 12 + 8 + json_bytes.len() + 8 + bin_len;
-        let total = u32::try_from(total)
-            .map_err(|_| io::Error::other("a GLB cannot be larger than 4 GiB"))?;
-        out.write_all(b"glTF")?;
-        out.write_all(&2u32.to_le_bytes())?;
-        out.write_all(&total.to_le_bytes())?;
-        out.write_all(&(json_bytes.len() as u32).to_le_bytes())?;
-        out.write_all(b"JSON")?;
-        out.write_all(&json_bytes)?;
-        out.write_all(&(bin_len as u32).to_le_bytes())?;
-        out.write_all(b"BIN\0")?;
+        glb::write_start(out, &json, bin_len)?;
         let mut staging = Vec::with_capacity(1 << 16);
         for block in &blocks {
-            block.write(out, &mut staging)?;
+            match block {
+                Block::Floats(values, _) => {
+                    glb::write_f32s(out, values.iter().copied(), &mut staging)?
+                }
+                Block::Weights(values) => glb::write_f32s(
+                    out,
+                    values.iter().flat_map(|&w| [w, 0.0, 0.0]),
+                    &mut staging,
+                )?,
+            }
         }
         Ok(())
     }
@@ -398,34 +394,5 @@ impl Block<'_> {
             Block::Floats(values, _) => values.len() * 4,
             Block::Weights(values) => values.len() * 12,
         }
-    }
-
-    /// Streams the floats little-endian through `staging` (no copy of the block).
-    fn write(&self, out: &mut impl Write, staging: &mut Vec<u8>) -> io::Result<()> {
-        let mut put = |value: f32, out: &mut dyn Write| -> io::Result<()> {
-            staging.extend_from_slice(&value.to_le_bytes());
-            if staging.len() >= 1 << 16 {
-                out.write_all(staging)?;
-                staging.clear();
-            }
-            Ok(())
-        };
-        match self {
-            Block::Floats(values, _) => {
-                for &v in *values {
-                    put(v, out)?;
-                }
-            }
-            Block::Weights(values) => {
-                for &w in *values {
-                    put(w, out)?;
-                    put(0.0, out)?;
-                    put(0.0, out)?;
-                }
-            }
-        }
-        out.write_all(staging)?;
-        staging.clear();
-        Ok(())
     }
 }
