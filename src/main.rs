@@ -7,9 +7,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use glam::{Quat, Vec3};
-use mocap_bridge::convert::{Bake, replay_to_vrma};
+use mocap_bridge::convert::{Bake, OutputFormat, replay_into};
 use mocap_bridge::demo;
 use mocap_bridge::formats::Motion;
+use mocap_bridge::formats::ext_humanoid;
 use mocap_bridge::formats::vrma::{self, VrmaRest};
 use mocap_bridge::formats::{self, LoadOptions, Units, UpAxis};
 use mocap_bridge::humanoid::CustomNames;
@@ -49,13 +50,16 @@ struct RigArgs {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Convert a recording into a VRM Animation (.vrma): a BVH, a glTF/GLB/VRM
-    /// clip (through its bone map), or another .vrma.
+    /// Convert a recording into a VRM Animation (.vrma) or an EXT_skeleton_humanoid
+    /// GLB (.glb): from a BVH, a glTF/GLB/VRM clip (through its bone map), a .vrma,
+    /// or an EXT_skeleton_humanoid clip.
     Convert {
-        /// The recording: .bvh, .glb, .gltf, .vrm (with animations) or .vrma.
+        /// The recording: .bvh, .glb, .gltf, .vrm (with animations), .vrma, or a
+        /// glTF/GLB with EXT_skeleton_humanoid channels.
         input: PathBuf,
-        /// The .vrma to write (with --all-clips, the name each clip's file is
-        /// derived from: `walk.vrma` -> `walk_Idle.vrma`, ...).
+        /// The file to write: .vrma (VRM Animation) or .glb (EXT_skeleton_humanoid).
+        /// With --all-clips, the name each clip's file is derived from
+        /// (`walk.vrma` -> `walk_Idle.vrma`, ...).
         #[arg(short, long, value_name = "OUT")]
         output: PathBuf,
         #[command(flatten)]
@@ -259,15 +263,26 @@ fn convert(
     fps: Option<f32>,
     bake: Option<&Bake>,
 ) -> CliResult<()> {
-    match output.extension().and_then(|e| e.to_str()) {
-        Some(e) if e.eq_ignore_ascii_case("vrma") => {}
-        _ => {
-            return Err(format!("{}: the output must be a .vrma file", output.display()).into());
-        }
-    }
+    let format = OutputFormat::from_path(output).ok_or_else(|| {
+        format!(
+            "{}: the output must be a .vrma file (VRM Animation) or a .glb file (EXT_skeleton_humanoid)",
+            output.display()
+        )
+    })?;
     let label = input.display().to_string();
     let mut jobs = Vec::new();
-    if is_vrma(input) {
+    if let Some(clips) = ext_clips(input, clip, all_clips)? {
+        for (i, c) in clips.into_iter().enumerate() {
+            let name = c.name.clone().unwrap_or_else(|| format!("animation{i}"));
+            let rest = c.rest.clone().unwrap_or_else(|| VrmaRest::standard(0.95));
+            jobs.push(Job {
+                name,
+                replay: Replay::from_ext(c, fps),
+                rest,
+                custom_names: CustomNames::default(),
+            });
+        }
+    } else if is_vrma(input) {
         let bytes = std::fs::read(input).map_err(|e| format!("cannot read {label}: {e}"))?;
         let animations = if all_clips {
             vrma::parse_all(&bytes, input)?
@@ -326,8 +341,9 @@ fn convert(
             bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
         }
         bar.set_message(job.name.clone());
-        let writer = replay_to_vrma(
+        let writer = replay_into(
             &mut job.replay,
+            format,
             job.rest,
             &job.name,
             &job.custom_names,
@@ -356,6 +372,39 @@ fn convert(
     Ok(())
 }
 
+/// The EXT_skeleton_humanoid clips of a glTF/GLB that has some (channels naming a
+/// `humanoidBoneName`); `None` for any other file.
+fn ext_clips(
+    input: &Path,
+    clip: Option<&str>,
+    all_clips: bool,
+) -> CliResult<Option<Vec<ext_humanoid::ExtHumanoidClip>>> {
+    let ext = input
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if !matches!(ext.as_deref(), Some("glb" | "gltf")) {
+        return Ok(None);
+    }
+    let bytes =
+        std::fs::read(input).map_err(|e| format!("cannot read {}: {e}", input.display()))?;
+    if !ext_humanoid::has_humanoid_channels(&bytes) {
+        return Ok(None);
+    }
+    if !all_clips {
+        return Ok(Some(vec![ext_humanoid::parse(&bytes, input, clip)?]));
+    }
+    let mut clips = Vec::new();
+    for i in 0.. {
+        match ext_humanoid::parse(&bytes, input, Some(&i.to_string())) {
+            Ok(c) => clips.push(c),
+            Err(_) if i > 0 => break,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(Some(clips))
+}
+
 /// `walk.vrma` + clip `Idle` -> `walk_Idle.vrma` (clip names made file-safe).
 fn clip_path(output: &Path, clip: &str) -> PathBuf {
     let safe: String = clip
@@ -372,7 +421,11 @@ fn clip_path(output: &Path, clip: &str) -> PathBuf {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    output.with_file_name(format!("{stem}_{safe}.vrma"))
+    let extension = output
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    output.with_file_name(format!("{stem}_{safe}.{extension}"))
 }
 
 /// A rig with its chosen map, resolved and rest-corrected.
@@ -395,8 +448,11 @@ enum Take {
         mapped: Box<MappedSkeleton>,
         motion: Motion,
     },
-    /// A `.vrma`: already normalized.
-    Vrma(Box<vrma::VrmaAnimation>),
+    /// A `.vrma` or EXT_skeleton_humanoid clip: already normalized.
+    Normalized {
+        replay: Box<Replay>,
+        summary: String,
+    },
 }
 
 /// Options of `retarget` besides the files.
@@ -419,8 +475,34 @@ fn retarget(
     let clip = opts.clip.as_deref();
     let (source_label, take) = match source {
         Some(path) if is_vrma(path) => {
-            let animation = vrma::load(path, clip)?;
-            (path.display().to_string(), Take::Vrma(Box::new(animation)))
+            let a = vrma::load(path, clip)?;
+            let summary = format!(
+                "VRM animation, {} bones, {} keys, {:.2} s",
+                a.bones().count(),
+                a.key_times().len(),
+                a.duration
+            );
+            let replay = Box::new(Replay::from_vrma(a, None));
+            (
+                path.display().to_string(),
+                Take::Normalized { replay, summary },
+            )
+        }
+        Some(path) if let Some(mut clips) = ext_clips(path, clip, false)? => {
+            let Some(c) = clips.pop() else {
+                return Err(format!("{}: no EXT_skeleton_humanoid clip", path.display()).into());
+            };
+            let summary = format!(
+                "EXT_skeleton_humanoid clip, {} bones, {} keys, {:.2} s",
+                c.bones().count(),
+                c.key_times().len(),
+                c.duration
+            );
+            let replay = Box::new(Replay::from_ext(c, None));
+            (
+                path.display().to_string(),
+                Take::Normalized { replay, summary },
+            )
         }
         Some(path) => {
             let loaded = formats::load_rig(path, &options)?;
@@ -468,12 +550,7 @@ fn retarget(
             motion.frame_count(),
             motion.mean_rate()
         ),
-        Take::Vrma(a) => format!(
-            "VRM animation, {} bones, {} keys, {:.2} s",
-            a.bones().count(),
-            a.key_times().len(),
-            a.duration
-        ),
+        Take::Normalized { summary, .. } => summary.clone(),
     };
     writeln!(
         stdout,
@@ -500,12 +577,12 @@ fn retarget(
     let mut translations = dst.skeleton.rest_translations();
     let (mut worst, mut busy, mut frames) = (None::<f32>, std::time::Duration::ZERO, 0usize);
     let pacer = opts.realtime.then(Pacer::start);
-    let mut replay = match take {
-        Take::Rig {
-            ref mapped,
-            ref motion,
-        } => Replay::from_rig(mapped, motion.clone(), None),
-        Take::Vrma(ref animation) => Replay::from_vrma((**animation).clone(), None),
+    let (mut replay, take) = match take {
+        Take::Rig { mapped, motion } => {
+            let replay = Replay::from_rig(&mapped, motion.clone(), None);
+            (replay, Some((mapped, motion)))
+        }
+        Take::Normalized { replay, .. } => (*replay, None),
     };
     let mut pose = HumanoidPose::default();
     while let Some(t) = {
@@ -532,7 +609,7 @@ fn retarget(
         let got = check::limb_vectors(&dst, &world);
         // The check: the source's own limbs at this frame, when it has a skeleton.
         let error = match &take {
-            Take::Rig { mapped, motion } => {
+            Some((mapped, motion)) => {
                 let frame = motion.frame(frames.min(motion.frame_count() - 1));
                 let source_world = mapped
                     .skeleton
@@ -542,7 +619,7 @@ fn retarget(
                     &got,
                 ))
             }
-            Take::Vrma(_) => None,
+            None => None,
         };
         if let Some(e) = error {
             worst = Some(worst.unwrap_or(0.0).max(e));

@@ -1,5 +1,6 @@
 //! Recordings played as a stream of timestamped `HumanoidPose` frames: a `.vrma`
-//! clip, or a rig's clip (BVH, glTF) through its bone map. Frames come at the
+//! clip, an EXT_skeleton_humanoid clip, or a rig's clip (BVH, glTF) through its
+//! bone map. Frames come at the
 //! recording's own key times, or on a fixed grid when a rate is asked for. The
 //! live bridge uses a `Replay` as an input; `convert` uses it to re-encode.
 //!
@@ -12,6 +13,7 @@ use std::time::{Duration, Instant};
 use glam::{Quat, Vec3};
 
 use crate::formats::Motion;
+use crate::formats::ext_humanoid::ExtHumanoidClip;
 use crate::formats::vrma::VrmaAnimation;
 use crate::humanoid::HumanoidPose;
 use crate::retarget::{MappedSkeleton, SourceRig, ToNormalized};
@@ -19,6 +21,7 @@ use crate::retarget::{MappedSkeleton, SourceRig, ToNormalized};
 /// Where the frames come from.
 enum Source {
     Vrma(Box<VrmaAnimation>),
+    Ext(Box<ExtHumanoidClip>),
     Rig {
         rig: Box<SourceRig>,
         motion: Motion,
@@ -57,6 +60,17 @@ impl Replay {
         let times = frame_times(animation.key_times(), animation.duration, fps);
         Self {
             source: Source::Vrma(Box::new(animation)),
+            times,
+            next: 0,
+        }
+    }
+
+    /// Plays an EXT_skeleton_humanoid clip at its key times, or at `fps`.
+    #[must_use]
+    pub fn from_ext(clip: ExtHumanoidClip, fps: Option<f32>) -> Self {
+        let times = frame_times(clip.key_times(), clip.duration, fps);
+        Self {
+            source: Source::Ext(Box::new(clip)),
             times,
             next: 0,
         }
@@ -114,6 +128,7 @@ impl Replay {
     pub fn pose_at(&mut self, t: f32, pose: &mut HumanoidPose) {
         match &mut self.source {
             Source::Vrma(animation) => animation.sample(t, pose),
+            Source::Ext(clip) => clip.sample(t, pose),
             Source::Rig {
                 rig,
                 motion,

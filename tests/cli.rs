@@ -374,7 +374,7 @@ fn convert_refuses_bad_input_and_output() {
     );
     assert_one_line_error(
         &bridge(&["convert", lab19.to_str().unwrap(), "-o", "x.fbx"]),
-        &["x.fbx", "must be a .vrma"],
+        &["x.fbx", "must be a .vrma file"],
     );
     let bad = write(
         dir.path(),
@@ -390,4 +390,51 @@ fn convert_refuses_bad_input_and_output() {
         ]),
         &["bad.vrma", "truncated"],
     );
+}
+
+#[test]
+fn convert_writes_and_reads_ext_skeleton_humanoid() {
+    let Some(assets) = common::assets() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let glb = dir.path().join("walk.glb");
+    let source = assets.join("bvh/cmu_12_01_walk.bvh");
+    let run = bridge(&[
+        "convert",
+        source.to_str().unwrap(),
+        "-o",
+        glb.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let bytes = std::fs::read(&glb).unwrap();
+    assert!(mocap_bridge::formats::ext_humanoid::has_humanoid_channels(
+        &bytes
+    ));
+    // Back to .vrma, and played by retarget.
+    let vrma = dir.path().join("walk.vrma");
+    let run = bridge(&[
+        "convert",
+        glb.to_str().unwrap(),
+        "-o",
+        vrma.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(stdout.contains("524 frames"), "{stdout}");
+    let run = bridge(&["retarget", glb.to_str().unwrap(), "--every", "0"]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.contains("EXT_skeleton_humanoid clip, 22 bones"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("524 frames retargeted"), "{stdout}");
 }

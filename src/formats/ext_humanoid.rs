@@ -559,6 +559,42 @@ pub fn parse(
     Ok(clip)
 }
 
+/// Whether a glTF or GLB has animation channels that target a `humanoidBoneName`
+/// (cheap: reads the JSON only; `false` for anything that does not parse).
+#[must_use]
+pub fn has_humanoid_channels(bytes: &[u8]) -> bool {
+    let json = if bytes.starts_with(b"glTF") {
+        match super::gltf_doc::split_glb(bytes) {
+            Ok((json, _)) => json,
+            Err(_) => return false,
+        }
+    } else {
+        bytes
+    };
+    let json = json.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(json);
+    let end = json
+        .iter()
+        .rposition(|&b| b != 0 && !b.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
+    let Ok(raw) = serde_json::from_slice::<Value>(&json[..end]) else {
+        return false;
+    };
+    raw.get("animations")
+        .and_then(Value::as_array)
+        .is_some_and(|list| {
+            list.iter().any(|a| {
+                a.get("channels")
+                    .and_then(Value::as_array)
+                    .is_some_and(|channels| {
+                        channels.iter().any(|c| {
+                            c.pointer(&format!("/target/extensions/{EXTENSION}"))
+                                .is_some()
+                        })
+                    })
+            })
+        })
+}
+
 /// The humanoid skeleton(s) a glTF or GLB declares, read as a rig (`gltf_rig`), its
 /// animations left out: for a clip file, its reference model.
 pub fn reference_rig(bytes: &[u8], path: &Path) -> Result<Rig, ExtHumanoidError> {
