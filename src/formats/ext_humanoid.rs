@@ -132,6 +132,7 @@ use super::glb;
 use super::gltf_doc::{DocError, GltfDoc};
 use super::gltf_rig::{self, GltfError};
 use super::sampler::{Interpolation, KeyValue, Keyframes};
+use super::tracks;
 use super::vrma::{PushError, VrmaRest};
 use crate::humanoid::bone::{ALL, BONE_COUNT};
 use crate::humanoid::{HumanBone, HumanBone as B, HumanoidPose, Side};
@@ -263,12 +264,6 @@ pub struct ExtHumanoidWriter {
     hips: Vec<f32>,
 }
 
-/// Appends the last value of `track` (`width` floats) again.
-fn repeat_last(track: &mut Vec<f32>, width: usize) {
-    let start = track.len() - width;
-    track.extend_from_within(start..);
-}
-
 impl ExtHumanoidWriter {
     /// An empty recording whose reference skeleton will stand in the T-pose `rest`;
     /// `name` becomes the animation's name.
@@ -294,17 +289,7 @@ impl ExtHumanoidWriter {
     /// its previous value. Every bone is written, eyes included (this format has no
     /// lookAt); expressions are not part of the format.
     pub fn push(&mut self, time: f32, pose: &HumanoidPose) -> Result<(), PushError> {
-        if !time.is_finite() || !pose.hips_position.is_finite() {
-            return Err(PushError::NotFinite(time));
-        }
-        if let Some(&previous) = self.times.last()
-            && time <= previous
-        {
-            return Err(PushError::TimeNotIncreasing { time, previous });
-        }
-        if pose.bones().any(|(_, q)| !q.is_finite()) {
-            return Err(PushError::NotFinite(time));
-        }
+        tracks::check_frame(&self.times, time, pose)?;
         let frames = self.times.len();
         self.times.push(time);
         let offset = pose.hips_position - self.rest.position(B::Hips);
@@ -316,16 +301,12 @@ impl ExtHumanoidWriter {
                     .normalize()
                     .to_array()
             });
-            match (value, track) {
-                (Some(r), Some(track)) => track.extend_from_slice(&r),
-                (Some(r), track @ None) => {
-                    let mut values = Quat::IDENTITY.to_array().repeat(frames);
-                    values.extend_from_slice(&r);
-                    *track = Some(values);
-                }
-                (None, Some(track)) => repeat_last(track, 4),
-                (None, None) => {}
-            }
+            tracks::record(
+                track,
+                frames,
+                &Quat::IDENTITY.to_array(),
+                value.as_ref().map(|v| &v[..]),
+            );
         }
         Ok(())
     }
@@ -341,14 +322,10 @@ impl ExtHumanoidWriter {
 
     /// Writes the file to `path`.
     pub fn save(&self, path: &Path) -> Result<(), ExtHumanoidError> {
-        let write_err = |source| ExtHumanoidError::Write {
+        glb::save(path, |out| self.write_to(out)).map_err(|source| ExtHumanoidError::Write {
             path: path.to_owned(),
             source,
-        };
-        let file = std::fs::File::create(path).map_err(write_err)?;
-        let mut out = io::BufWriter::with_capacity(1 << 20, file);
-        self.write_to(&mut out).map_err(write_err)?;
-        out.flush().map_err(write_err)
+        })
     }
 
     /// Writes the GLB: header, JSON chunk, then the binary chunk streamed from the

@@ -47,6 +47,17 @@ pub fn write_f32s(
     Ok(())
 }
 
+/// Creates `path` and writes it through a buffer with `write`.
+pub fn save(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut io::BufWriter<std::fs::File>) -> io::Result<()>,
+) -> io::Result<()> {
+    let file = std::fs::File::create(path)?;
+    let mut out = io::BufWriter::with_capacity(1 << 20, file);
+    write(&mut out)?;
+    out.flush()
+}
+
 /// Rewrites the JSON chunk of a GLB with `edit` (tests build bad files with it).
 ///
 /// # Panics

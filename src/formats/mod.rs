@@ -12,6 +12,7 @@ pub mod gltf_doc;
 pub mod gltf_rig;
 pub mod sampler;
 pub mod skeleton_json;
+pub mod tracks;
 pub mod units;
 pub mod vrma;
 

@@ -21,9 +21,10 @@ mod write;
 
 use std::path::PathBuf;
 
+pub use crate::formats::tracks::PushError;
 pub use read::{VrmaAnimation, load, parse, parse_all};
 pub use rest::VrmaRest;
-pub use write::{PushError, VrmaWriter};
+pub use write::VrmaWriter;
 
 use super::gltf_doc::DocError;
 

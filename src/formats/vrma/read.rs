@@ -84,23 +84,8 @@ fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, 
     let rest = VrmaRest::from_positions(&rest_positions, declared.look_at_offset);
     let rest_hips_position = hips_node.map_or(Vec3::ZERO, |n| Vec3::from(world[n].translation));
 
-    let Some(index) = pick_animation(&doc, animation)? else {
-        return Ok(VrmaAnimation {
-            name: None,
-            duration: 0.0,
-            rotations: Vec::new(),
-            hips: None,
-            rest_hips_position,
-            presets: Vec::new(),
-            customs: Vec::new(),
-            custom_names: CustomNames::default(),
-            look_at: None,
-            rest,
-        });
-    };
-    let anim = doc.root.animations[index].clone();
     let mut result = VrmaAnimation {
-        name: anim.name.clone(),
+        name: None,
         duration: 0.0,
         rotations: Vec::new(),
         hips: None,
@@ -111,6 +96,11 @@ fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, 
         look_at: None,
         rest,
     };
+    let Some(index) = pick_animation(&doc, animation)? else {
+        return Ok(result);
+    };
+    let anim = doc.root.animations[index].clone();
+    result.name = anim.name.clone();
     let mut cache = TimesCache::new();
     for (c, channel) in anim.channels.iter().enumerate() {
         let place = format!("animations[{index}].channels[{c}]");

@@ -21,15 +21,7 @@ use crate::humanoid::{CustomNames, HumanBone, HumanoidPose, Preset};
 
 use super::{EXTENSION, VrmaError, VrmaRest};
 use crate::formats::glb;
-
-/// Why a frame was not appended.
-#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
-pub enum PushError {
-    #[error("frame time {time} s is not after the previous frame's {previous} s")]
-    TimeNotIncreasing { time: f32, previous: f32 },
-    #[error("frame at {0} s holds a value that is not finite")]
-    NotFinite(f32),
-}
+use crate::formats::tracks::{self, PushError};
 
 /// Appends frames of a performance, then writes them as one `.vrma`.
 #[derive(Debug, Clone)]
@@ -47,12 +39,6 @@ pub struct VrmaWriter {
     customs: Vec<(String, Vec<f32>)>,
     /// x, y, z, w per frame, once a frame has carried a lookAt.
     look_at: Option<Vec<f32>>,
-}
-
-/// Appends the last value of `track` (`width` floats) again.
-fn repeat_last(track: &mut Vec<f32>, width: usize) {
-    let start = track.len() - width;
-    track.extend_from_within(start..);
 }
 
 impl VrmaWriter {
@@ -88,48 +74,31 @@ impl VrmaWriter {
         pose: &HumanoidPose,
         custom_names: &CustomNames,
     ) -> Result<(), PushError> {
-        if !time.is_finite() || !pose.hips_position.is_finite() {
-            return Err(PushError::NotFinite(time));
-        }
-        if let Some(&previous) = self.times.last()
-            && time <= previous
-        {
-            return Err(PushError::TimeNotIncreasing { time, previous });
-        }
-        if pose.bones().any(|(_, q)| !q.is_finite()) {
-            return Err(PushError::NotFinite(time));
-        }
+        tracks::check_frame(&self.times, time, pose)?;
         let frames = self.times.len();
         self.times.push(time);
         self.hips.extend_from_slice(&pose.hips_position.to_array());
+        let identity = Quat::IDENTITY.to_array();
         for bone in ALL {
             if matches!(bone, HumanBone::LeftEye | HumanBone::RightEye) {
                 continue;
             }
-            let track = &mut self.rotations[bone.index()];
-            match (pose.rotation(bone), track) {
-                (Some(q), Some(track)) => track.extend_from_slice(&q.normalize().to_array()),
-                (Some(q), track @ None) => {
-                    let mut values = Quat::IDENTITY.to_array().repeat(frames);
-                    values.extend_from_slice(&q.normalize().to_array());
-                    *track = Some(values);
-                }
-                (None, Some(track)) => repeat_last(track, 4),
-                (None, None) => {}
-            }
+            let value = pose.rotation(bone).map(|q| q.normalize().to_array());
+            tracks::record(
+                &mut self.rotations[bone.index()],
+                frames,
+                &identity,
+                value.as_ref().map(|v| &v[..]),
+            );
         }
         for preset in Preset::all().filter(|p| !p.is_look_at()) {
-            let track = &mut self.presets[preset as usize];
-            match (pose.expressions.preset(preset), track) {
-                (Some(w), Some(track)) => track.push(w),
-                (Some(w), track @ None) => {
-                    let mut values = vec![0.0; frames];
-                    values.push(w);
-                    *track = Some(values);
-                }
-                (None, Some(track)) => repeat_last(track, 1),
-                (None, None) => {}
-            }
+            let value = pose.expressions.preset(preset).map(|w| [w]);
+            tracks::record(
+                &mut self.presets[preset as usize],
+                frames,
+                &[0.0],
+                value.as_ref().map(|v| &v[..]),
+            );
         }
         for slot in 0..crate::humanoid::expression::CUSTOM_CAPACITY {
             let (Some(w), Some(name)) = (pose.expressions.custom(slot), custom_names.name(slot))
@@ -150,20 +119,20 @@ impl VrmaWriter {
             }
         }
         for (_, track) in &mut self.customs {
-            if track.len() == frames {
-                repeat_last(track, 1);
+            if track.len() == frames
+                && let Some(&last) = track.last()
+            {
+                // Not in this frame: hold the last weight.
+                track.push(last);
             }
         }
-        match (pose.look_at, &mut self.look_at) {
-            (Some(look), Some(track)) => track.extend_from_slice(&look.to_rotation().to_array()),
-            (Some(look), track @ None) => {
-                let mut values = Quat::IDENTITY.to_array().repeat(frames);
-                values.extend_from_slice(&look.to_rotation().to_array());
-                *track = Some(values);
-            }
-            (None, Some(track)) => repeat_last(track, 4),
-            (None, None) => {}
-        }
+        let look = pose.look_at.map(|l| l.to_rotation().to_array());
+        tracks::record(
+            &mut self.look_at,
+            frames,
+            &identity,
+            look.as_ref().map(|v| &v[..]),
+        );
         Ok(())
     }
 
@@ -178,14 +147,10 @@ impl VrmaWriter {
 
     /// Writes the file to `path`.
     pub fn save(&self, path: &Path) -> Result<(), VrmaError> {
-        let write_err = |source| VrmaError::Write {
+        glb::save(path, |out| self.write_to(out)).map_err(|source| VrmaError::Write {
             path: path.to_owned(),
             source,
-        };
-        let file = std::fs::File::create(path).map_err(write_err)?;
-        let mut out = io::BufWriter::with_capacity(1 << 20, file);
-        self.write_to(&mut out).map_err(write_err)?;
-        out.flush().map_err(write_err)
+        })
     }
 
     /// Writes the GLB: header, JSON chunk, then the binary chunk streamed from the
