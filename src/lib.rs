@@ -12,6 +12,7 @@
 //! - `catalog`: bone maps for well-known skeletons, embedded in the binary.
 //! - `demo`: the built-in lab19 performance, for running with no hardware or files.
 //! - `inspect`: the report behind `mocap-bridge inspect`.
+//! - `protocol`: wire codecs, pure over bytes (VMC output).
 //!
 //! # Conventions
 //! Internal space is glTF's: right-handed, +Y up, metres, the character faces +Z and
@@ -24,6 +25,7 @@ pub mod demo;
 pub mod formats;
 pub mod humanoid;
 pub mod inspect;
+pub mod protocol;
 pub mod replay;
 pub mod retarget;
 pub mod skeleton;

@@ -1,0 +1,159 @@
+//! Our VMC output read by an implementation nobody here wrote: the `vmc` crate
+//! (pykeio/vmc) parses every datagram, and the bones, hips and expressions it finds
+//! are the poses we sent, back in glTF axes.
+
+mod common;
+
+use glam::{Quat, Vec3};
+use mocap_bridge::formats::vrma::VrmaRest;
+use mocap_bridge::humanoid::{CustomNames, HumanBone, HumanoidPose, LookAt, Preset};
+use mocap_bridge::protocol::vmc::{
+    ExpressionNames, MAX_DATAGRAM, VmcEncoder, preset_name, unity_name,
+};
+
+/// Everything one frame's datagrams carry, as the `vmc` crate reads them.
+#[derive(Default)]
+struct Received {
+    bones: Vec<(String, Vec3, Quat)>,
+    blends: Vec<(String, f32)>,
+    applied: bool,
+    time: Option<f32>,
+}
+
+fn receive(datagrams: &[Vec<u8>]) -> Received {
+    let mut got = Received::default();
+    for d in datagrams {
+        assert!(d.len() <= MAX_DATAGRAM);
+        let (_, packet) = rosc::decoder::decode_udp(d).expect("an OSC packet");
+        for message in vmc::parse(packet).expect("VMC messages") {
+            match message {
+                vmc::Message::BoneTransform(b) => got.bones.push((
+                    b.bone,
+                    Vec3::new(b.position.x, b.position.y, b.position.z),
+                    Quat::from_xyzw(b.rotation.x, b.rotation.y, b.rotation.z, b.rotation.w),
+                )),
+                vmc::Message::BlendShape(b) => got.blends.push((b.key, b.value)),
+                vmc::Message::ApplyBlendShapes => got.applied = true,
+                vmc::Message::Time(t) => got.time = Some(t.0),
+                _ => {}
+            }
+        }
+    }
+    got
+}
+
+/// Back from Unity's left-handed space (the X flip is its own inverse).
+fn from_unity(q: Quat) -> Quat {
+    Quat::from_xyzw(q.x, -q.y, -q.z, q.w)
+}
+
+#[test]
+fn the_vmc_crate_reads_back_every_bone_and_expression_we_send() {
+    let mut names = CustomNames::default();
+    let custom = names.slot_or_insert("Smirk").unwrap();
+    let encoder = VmcEncoder::new(ExpressionNames::Vrm0, &VrmaRest::standard(0.9));
+    let mut worst = 0.0f32;
+    for i in 0..120 {
+        let t = i as f32 / 60.0;
+        let mut pose = mocap_bridge::demo::pose_at(t, 0.9);
+        pose.set_rotation(
+            HumanBone::LeftThumbMetacarpal,
+            Quat::from_rotation_z(0.3 * t),
+        );
+        pose.expressions
+            .set_preset(Preset::Happy, (t * 0.5).min(1.0));
+        pose.expressions.set_custom(custom, 0.25);
+        pose.look_at = Some(LookAt {
+            yaw: 0.2,
+            pitch: -0.1,
+        });
+        let got = receive(&encoder.encode(t, &pose, &names).unwrap());
+        assert_eq!(got.time, Some(t));
+        for (bone, q) in pose.bones() {
+            let name = unity_name(bone);
+            let (_, position, rotation) = got
+                .bones
+                .iter()
+                .find(|(n, _, _)| *n == name)
+                .unwrap_or_else(|| panic!("{name} not received"));
+            worst = worst.max(common::angle_deg(
+                q * Vec3::X,
+                from_unity(*rotation) * Vec3::X,
+            ));
+            worst = worst.max(common::angle_deg(
+                q * Vec3::Y,
+                from_unity(*rotation) * Vec3::Y,
+            ));
+            if bone == HumanBone::Hips {
+                let back = Vec3::new(-position.x, position.y, position.z);
+                assert!(back.distance(pose.hips_position) < 1e-6);
+            }
+        }
+        // The thumb's metacarpal goes out under Unity's name for it.
+        assert!(got.bones.iter().any(|(n, _, _)| n == "LeftThumbProximal"));
+        // lookAt drives the eyes.
+        let (_, _, eye) = got.bones.iter().find(|(n, _, _)| n == "LeftEye").unwrap();
+        let gaze = from_unity(*eye) * Vec3::Z;
+        assert!(
+            gaze.abs_diff_eq(
+                LookAt {
+                    yaw: 0.2,
+                    pitch: -0.1
+                }
+                .to_rotation()
+                    * Vec3::Z,
+                1e-5
+            )
+        );
+        let happy = preset_name(Preset::Happy, ExpressionNames::Vrm0);
+        assert!(
+            got.blends
+                .iter()
+                .any(|(k, v)| k == happy && (*v - (t * 0.5).min(1.0)).abs() < 1e-6)
+        );
+        assert!(got.blends.iter().any(|(k, v)| k == "Smirk" && *v == 0.25));
+        assert!(got.applied);
+    }
+    println!("120 frames through the vmc crate: worst bone {worst:.6}°");
+    assert!(worst <= 0.01, "{worst}°");
+}
+
+#[test]
+fn a_real_capture_survives_the_trip() {
+    let Some(assets) = common::assets() else {
+        return;
+    };
+    let rig = mocap_bridge::formats::load_rig(
+        &assets.join("bvh/cmu_12_01_walk.bvh"),
+        &Default::default(),
+    )
+    .unwrap();
+    let map = mocap_bridge::inspect::choose_map(&rig, None).unwrap();
+    let mapped =
+        mocap_bridge::retarget::MappedSkeleton::new(rig.skeleton.clone(), &map.map).unwrap();
+    let mut replay =
+        mocap_bridge::replay::Replay::from_rig(&mapped, rig.clips[0].motion.clone(), None);
+    let encoder = VmcEncoder::new(ExpressionNames::Vrm1, &VrmaRest::from_mapped(&mapped));
+    let names = CustomNames::default();
+    let mut pose = HumanoidPose::default();
+    let mut worst = 0.0f32;
+    let mut frames = 0;
+    while let Some(t) = replay.next_frame(&mut pose) {
+        let got = receive(&encoder.encode(t, &pose, &names).unwrap());
+        for (bone, q) in pose.bones() {
+            let name = unity_name(bone);
+            let (_, _, rotation) = got.bones.iter().find(|(n, _, _)| *n == name).unwrap();
+            worst = worst.max(common::angle_deg(
+                q * Vec3::Z,
+                from_unity(*rotation) * Vec3::Z,
+            ));
+            worst = worst.max(common::angle_deg(
+                q * Vec3::Y,
+                from_unity(*rotation) * Vec3::Y,
+            ));
+        }
+        frames += 1;
+    }
+    println!("cmu_12_01_walk through the vmc crate: {frames} frames, worst bone {worst:.6}°");
+    assert!(worst <= 0.01, "{worst}°");
+}
