@@ -1,40 +1,82 @@
-//! The report behind `mocap-bridge inspect`: the joint tree, the bone map used, the
-//! detected rest pose with its correction per limb, and every problem found.
+//! The report behind `mocap-bridge inspect`: the joint tree, the bone map used (with
+//! the confidence per bone when it was recognized), the detected rest pose with its
+//! correction per limb, and every problem found.
 //!
 //! Pure: takes a loaded `Rig` and a chosen map, returns a `Report` that prints
 //! itself. Reading files is the CLI's job.
 
+use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
 use crate::formats::Rig;
 use crate::humanoid::HumanBone;
 use crate::humanoid::bone::ALL;
 use crate::retarget::MappedSkeleton;
+use crate::skeleton::recognize::{BoneEvidence, Recognition, recognize};
 use crate::skeleton::{BoneMap, NamedBoneMap, RestCorrection};
 
 /// Where a bone map comes from, and the map.
 #[derive(Debug, Clone)]
 pub struct ChosenMap {
-    /// For messages: `--map lab.json`, `VRMC_vrm humanoid`, `catalog map cmu`.
+    /// For messages: `--map lab.json`, `VRMC_vrm humanoid`, `catalog map cmu`,
+    /// `recognized (confidence 0.93)`.
     pub source: String,
     pub map: NamedBoneMap,
+    /// Confidence and reasons per bone when the map was recognized; empty otherwise.
+    pub evidence: BTreeMap<HumanBone, BoneEvidence>,
+    /// What the recognizer noticed about the rig (facing, mirrored names); empty
+    /// for maps that were not recognized.
+    pub notes: Vec<String>,
+}
+
+impl ChosenMap {
+    /// A map given by a file or the user (no recognition evidence).
+    #[must_use]
+    pub fn new(source: String, map: NamedBoneMap) -> Self {
+        Self {
+            source,
+            map,
+            evidence: BTreeMap::new(),
+            notes: Vec::new(),
+        }
+    }
 }
 
 /// The map `inspect`, `retarget` and friends use: the explicit one, else the file's
-/// own, else the best-fitting catalog map.
+/// own, else the best-fitting catalog map, else the one `skeleton::recognize` finds.
 #[must_use]
 pub fn choose_map(rig: &Rig, explicit: Option<ChosenMap>) -> Option<ChosenMap> {
     explicit
         .or_else(|| {
-            rig.bone_map.clone().map(|map| ChosenMap {
-                source: rig.map_source.clone().unwrap_or_else(|| "the file".into()),
-                map,
+            rig.bone_map.clone().map(|map| {
+                let source = rig.map_source.clone().unwrap_or_else(|| "the file".into());
+                ChosenMap::new(source, map)
             })
         })
         .or_else(|| {
-            crate::catalog::find_map(&rig.skeleton).map(|(source, map)| ChosenMap { source, map })
+            crate::catalog::find_map(&rig.skeleton).map(|(source, map)| ChosenMap::new(source, map))
+        })
+        .or_else(|| {
+            recognize(&rig.skeleton).into_humanoid().map(|r| ChosenMap {
+                source: format!("recognized (confidence {:.2})", r.confidence()),
+                map: r.map,
+                evidence: r.evidence,
+                notes: r.notes,
+            })
         })
 }
+
+/// Why `choose_map` found nothing for `rig`: the recognizer's reason.
+#[must_use]
+pub fn why_no_map(rig: &Rig) -> String {
+    match recognize(&rig.skeleton) {
+        Recognition::NotHumanoid(n) => format!("not recognized as a humanoid: {}", n.reason),
+        Recognition::Humanoid(_) => "a humanoid was recognized".to_owned(),
+    }
+}
+
+/// Recognized bones below this confidence get their reasons printed.
+const DOUBTFUL: f32 = 0.6;
 
 /// Everything `inspect` prints.
 #[derive(Debug, Clone)]
@@ -43,6 +85,8 @@ pub struct Report {
     tree: String,
     pub joint_count: usize,
     pub map_source: Option<String>,
+    /// What the recognizer noticed, when the map was recognized.
+    map_notes: Vec<String>,
     map_lines: Vec<String>,
     pub correction: Option<RestCorrection>,
     pub rest_hips_height: Option<f32>,
@@ -59,10 +103,11 @@ impl Report {
         let mut resolved: Option<BoneMap> = None;
         let mut mapped: Option<MappedSkeleton> = None;
         match map {
-            None => problems.push(
-                "no bone map: the file declares none and no catalog map fits; pass --map MAP.json"
-                    .to_owned(),
-            ),
+            None => problems.push(format!(
+                "no bone map: the file declares none, no catalog map fits, and it is {}; \
+                 pass --map MAP.json",
+                why_no_map(rig)
+            )),
             Some(chosen) => match MappedSkeleton::new(skeleton.clone(), &chosen.map) {
                 Ok(m) => {
                     resolved = Some(m.map.clone());
@@ -82,10 +127,25 @@ impl Report {
             let _ = writeln!(tree, "{}{}{}", "  ".repeat(depth), joint.name, bone);
         }
         let mut map_lines = Vec::new();
+        let evidence = map.map(|m| &m.evidence);
         if let Some(m) = &resolved {
             for bone in ALL {
                 if let Some(j) = m.joint(bone) {
-                    map_lines.push(format!("{:<24} {}", bone.name(), skeleton.joints()[j].name));
+                    let joint = &skeleton.joints()[j].name;
+                    match evidence.and_then(|e| e.get(&bone)) {
+                        Some(e) if e.confidence < DOUBTFUL => map_lines.push(format!(
+                            "{:<24} {joint:<28} {:.2}  check: {}",
+                            bone.name(),
+                            e.confidence,
+                            e.reasons.join("; ")
+                        )),
+                        Some(e) => map_lines.push(format!(
+                            "{:<24} {joint:<28} {:.2}",
+                            bone.name(),
+                            e.confidence
+                        )),
+                        None => map_lines.push(format!("{:<24} {joint}", bone.name())),
+                    }
                 }
             }
             let missing: Vec<&str> = ALL
@@ -107,6 +167,7 @@ impl Report {
             tree,
             joint_count: skeleton.len(),
             map_source: map.map(|m| m.source.clone()),
+            map_notes: map.map(|m| m.notes.clone()).unwrap_or_default(),
             map_lines,
             correction,
             rest_hips_height,
@@ -154,6 +215,9 @@ impl fmt::Display for Report {
                 ))
             )?,
             None => writeln!(f, "\nbone map: none")?,
+        }
+        for note in &self.map_notes {
+            writeln!(f, "  recognizer: {note}")?;
         }
         for line in &self.map_lines {
             writeln!(f, "  {line}")?;

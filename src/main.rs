@@ -36,7 +36,8 @@ struct Cli {
 #[derive(clap::Args, Clone)]
 struct RigArgs {
     /// Bone map JSON (`{"hips": "Hips", ...}` or a skeleton file's `boneMap`);
-    /// default: the file's own humanoid map, else the catalog map that fits.
+    /// default: the file's own humanoid map, else the catalog map that fits, else
+    /// the recognized one.
     #[arg(long, value_name = "MAP")]
     map: Option<PathBuf>,
     /// Units of BVH/JSON files: m, cm, mm, in, or metres per unit (default: from
@@ -77,7 +78,7 @@ enum Command {
         /// hips positions are scaled to its hips height.
         #[arg(long, value_name = "MODEL")]
         target: Option<PathBuf>,
-        /// Bone map for --target (default: its own, else the catalog's).
+        /// Bone map for --target (default: its own, else the catalog's, else recognized).
         #[arg(long, value_name = "MAP")]
         target_map: Option<PathBuf>,
     },
@@ -93,7 +94,7 @@ enum Command {
         /// built-in VRM 1.0 T-pose humanoid (config/skeletons/humanoid.json).
         #[arg(long, value_name = "MODEL")]
         target: Option<PathBuf>,
-        /// Bone map for the target (default: its own, else the catalog's).
+        /// Bone map for the target (default: its own, else the catalog's, else recognized).
         #[arg(long, value_name = "MAP")]
         target_map: Option<PathBuf>,
         #[command(flatten)]
@@ -119,6 +120,10 @@ enum Command {
         file: PathBuf,
         #[command(flatten)]
         rig: RigArgs,
+        /// Also write the bone map used (given, the file's own, the catalog's or the
+        /// recognized one) as a map file, to check, edit and pass back with --map.
+        #[arg(long, value_name = "MAP.json")]
+        write_map: Option<PathBuf>,
     },
 }
 
@@ -228,7 +233,11 @@ fn run(cli: Cli) -> CliResult<()> {
                 realtime,
             },
         ),
-        Command::Inspect { file, rig } => {
+        Command::Inspect {
+            file,
+            rig,
+            write_map,
+        } => {
             let loaded = formats::load_rig(&file, &load_options(&rig))?;
             let explicit = explicit_map(rig.map.as_deref())?;
             if let Some(chosen) = &explicit {
@@ -241,6 +250,24 @@ fn run(cli: Cli) -> CliResult<()> {
                 "{}",
                 Report::new(&file.display().to_string(), &loaded, chosen.as_ref())
             );
+            if let Some(out) = write_map {
+                let chosen = chosen.ok_or_else(|| {
+                    format!(
+                        "{}: no bone map to write: {}",
+                        file.display(),
+                        inspect::why_no_map(&loaded)
+                    )
+                })?;
+                let text = serde_json::to_string_pretty(&chosen.map.to_json())?;
+                std::fs::write(&out, text + "\n")
+                    .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+                println!(
+                    "\nwrote {}: {} bones ({})",
+                    out.display(),
+                    chosen.map.bones.len(),
+                    chosen.source
+                );
+            }
             Ok(())
         }
     }
@@ -435,7 +462,10 @@ fn mapped(
     explicit: Option<ChosenMap>,
 ) -> CliResult<MappedSkeleton> {
     let chosen = inspect::choose_map(rig, explicit).ok_or_else(|| {
-        format!("{label}: no bone map: the file declares none and no catalog map fits; pass a map")
+        format!(
+            "{label}: no bone map: the file declares none, no catalog map fits, and it is {}; pass a map",
+            inspect::why_no_map(rig)
+        )
     })?;
     Ok(MappedSkeleton::new(rig.skeleton.clone(), &chosen.map)
         .map_err(|e| format!("{}: {e}", chosen.source))?)
@@ -674,8 +704,5 @@ fn explicit_map(path: Option<&Path>) -> CliResult<Option<ChosenMap>> {
         return Ok(None);
     };
     let map = NamedBoneMap::load(path)?;
-    Ok(Some(ChosenMap {
-        source: path.display().to_string(),
-        map,
-    }))
+    Ok(Some(ChosenMap::new(path.display().to_string(), map)))
 }

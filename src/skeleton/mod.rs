@@ -1,5 +1,5 @@
 //! Source and target skeletons: joints, parents, rest transforms, and what is built
-//! on them (bone maps, rest correction).
+//! on them (bone maps, rest correction, recognition of the humanoid bones).
 //!
 //! A `Skeleton` is a *built* type: made once by a loader in `formats`, checked when
 //! built, then shared read-only. Joints are in topological order (a parent before
@@ -8,6 +8,7 @@
 //! axes before building.
 
 pub mod bone_map;
+pub mod recognize;
 pub mod rest;
 
 pub use rest::{BoneCorrection, RestCorrection, RestPose};
@@ -15,6 +16,7 @@ pub use rest::{BoneCorrection, RestCorrection, RestPose};
 use glam::{Affine3A, Quat, Vec3};
 
 pub use bone_map::{BoneMap, MapError, NamedBoneMap};
+pub use recognize::{Recognition, RecognizedMap, recognize};
 
 /// A rest transform relative to the parent joint (translation in metres).
 #[derive(Debug, Clone, Copy, PartialEq)]
