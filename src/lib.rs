@@ -13,6 +13,7 @@
 //! - `demo`: the built-in lab19 performance, for running with no hardware or files.
 //! - `inspect`: the report behind `mocap-bridge inspect`.
 //! - `protocol`: wire codecs, pure over bytes (VMC output).
+//! - `net`: sockets that move those bytes (the VMC sender).
 //!
 //! # Conventions
 //! Internal space is glTF's: right-handed, +Y up, metres, the character faces +Z and
@@ -25,6 +26,7 @@ pub mod demo;
 pub mod formats;
 pub mod humanoid;
 pub mod inspect;
+pub mod net;
 pub mod protocol;
 pub mod replay;
 pub mod retarget;

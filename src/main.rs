@@ -16,6 +16,8 @@ use mocap_bridge::formats::{self, LoadOptions, Units, UpAxis};
 use mocap_bridge::humanoid::CustomNames;
 use mocap_bridge::humanoid::HumanoidPose;
 use mocap_bridge::inspect::{self, ChosenMap, Report};
+use mocap_bridge::net::vmc_out::VmcSender;
+use mocap_bridge::protocol::vmc::{ExpressionNames, VmcEncoder};
 use mocap_bridge::replay::Pacer;
 use mocap_bridge::replay::Replay;
 use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, TargetRig, check};
@@ -113,6 +115,36 @@ enum Command {
         #[arg(long)]
         realtime: bool,
     },
+    /// Stream a recording over VMC (OSC/UDP) to a VMC receiver (VSeeFace, VMC,
+    /// Warudo, ...), paced in real time: a BVH or glTF clip through its map, a
+    /// .vrma, an EXT_skeleton_humanoid clip, or the built-in lab19 performance.
+    Send {
+        /// The recording (default: the built-in lab19 performance).
+        source: Option<PathBuf>,
+        /// Where the receiver listens.
+        #[arg(long, default_value = "127.0.0.1:39539", value_name = "HOST:PORT")]
+        to: std::net::SocketAddr,
+        /// Expression names the receiver knows: vrm0 (`Joy`, `A`) or vrm1 (`happy`, `aa`).
+        #[arg(long, default_value = "vrm0", value_parser = parse_names)]
+        names: ExpressionNames,
+        /// Send at most this many frames per second (default: every frame).
+        #[arg(long, value_name = "HZ")]
+        rate: Option<f32>,
+        /// Play again and again until interrupted.
+        #[arg(long = "loop")]
+        repeat: bool,
+        /// Send as fast as possible instead of in real time.
+        #[arg(long)]
+        fast: bool,
+        #[command(flatten)]
+        rig: RigArgs,
+        /// Which animation of the source to play, by name or index.
+        #[arg(long, value_name = "NAME|INDEX")]
+        clip: Option<String>,
+        /// How many loops of the built-in performance to play.
+        #[arg(long, default_value_t = 2)]
+        loops: u32,
+    },
     /// Print a rig's joint tree, its bone map, its rest pose and the correction to
     /// the T-pose, and every problem found.
     Inspect {
@@ -129,6 +161,14 @@ enum Command {
 
 fn parse_units(s: &str) -> Result<Units, String> {
     Units::parse(s).ok_or_else(|| format!("`{s}` is not m, cm, mm, in or a positive number"))
+}
+
+fn parse_names(s: &str) -> Result<ExpressionNames, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "vrm0" => Ok(ExpressionNames::Vrm0),
+        "vrm1" => Ok(ExpressionNames::Vrm1),
+        _ => Err(format!("`{s}` is not vrm0 or vrm1")),
+    }
 }
 
 fn parse_up(s: &str) -> Result<UpAxis, String> {
@@ -172,6 +212,69 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> CliResult<()> {
     match cli.command {
+        Command::Send {
+            source,
+            to,
+            names,
+            rate,
+            repeat,
+            fast,
+            rig,
+            clip,
+            loops,
+        } => {
+            let (label, take) = load_take(source.as_deref(), &rig, clip.as_deref(), loops)?;
+            let (mut replay, rest, custom) = match take {
+                Take::Rig { mapped, motion } => (
+                    Replay::from_rig(&mapped, motion, None),
+                    VrmaRest::from_mapped(&mapped),
+                    CustomNames::default(),
+                ),
+                Take::Normalized {
+                    replay,
+                    rest,
+                    names,
+                    ..
+                } => (*replay, *rest, names),
+            };
+            let mut sender = VmcSender::connect(to, VmcEncoder::new(names, &rest), rate)
+                .map_err(|e| format!("cannot send to {to}: {e}"))?;
+            let mut stdout = std::io::stdout().lock();
+            writeln!(
+                stdout,
+                "sending {label} ({} frames, {:.2} s) to {to} as VMC{}",
+                replay.len(),
+                replay.times().last().copied().unwrap_or(0.0),
+                if repeat {
+                    ", looping until interrupted"
+                } else {
+                    ""
+                }
+            )?;
+            let mut pose = HumanoidPose::default();
+            loop {
+                let pacer = (!fast).then(Pacer::start);
+                replay.rewind();
+                while let Some(t) = replay.next_frame(&mut pose) {
+                    if let Some(p) = &pacer {
+                        p.wait_for(t);
+                    }
+                    sender
+                        .send(t, &pose, &custom)
+                        .map_err(|e| format!("cannot send to {to}: {e}"))?;
+                }
+                if !repeat {
+                    break;
+                }
+            }
+            let st = sender.stats;
+            writeln!(
+                stdout,
+                "sent {} frames in {} datagrams ({} bytes); {} skipped by the rate cap, {} refused (no receiver listening)",
+                st.frames, st.datagrams, st.bytes, st.skipped, st.refused
+            )?;
+            Ok(())
+        }
         Command::Convert {
             input,
             output,
@@ -480,6 +583,8 @@ enum Take {
     },
     /// A `.vrma` or EXT_skeleton_humanoid clip: already normalized.
     Normalized {
+        rest: Box<VrmaRest>,
+        names: CustomNames,
         replay: Box<Replay>,
         summary: String,
     },
@@ -503,62 +608,7 @@ fn retarget(
     let options = load_options(rig);
     let mut stdout = std::io::stdout().lock();
     let clip = opts.clip.as_deref();
-    let (source_label, take) = match source {
-        Some(path) if is_vrma(path) => {
-            let a = vrma::load(path, clip)?;
-            let summary = format!(
-                "VRM animation, {} bones, {} keys, {:.2} s",
-                a.bones().count(),
-                a.key_times().len(),
-                a.duration
-            );
-            let replay = Box::new(Replay::from_vrma(a, None));
-            (
-                path.display().to_string(),
-                Take::Normalized { replay, summary },
-            )
-        }
-        Some(path) if let Some(mut clips) = ext_clips(path, clip, false)? => {
-            let Some(c) = clips.pop() else {
-                return Err(format!("{}: no EXT_skeleton_humanoid clip", path.display()).into());
-            };
-            let summary = format!(
-                "EXT_skeleton_humanoid clip, {} bones, {} keys, {:.2} s",
-                c.bones().count(),
-                c.key_times().len(),
-                c.duration
-            );
-            let replay = Box::new(Replay::from_ext(c, None));
-            (
-                path.display().to_string(),
-                Take::Normalized { replay, summary },
-            )
-        }
-        Some(path) => {
-            let loaded = formats::load_rig(path, &options)?;
-            let label = path.display().to_string();
-            let mapped = mapped(&label, &loaded, explicit_map(rig.map.as_deref())?)?;
-            let motion = loaded
-                .clip(clip)
-                .map(|c| c.motion.clone())
-                .ok_or_else(|| match clip {
-                    None => format!("{label}: the file has no motion to retarget"),
-                    Some(c) => format!("{label}: the file has no clip `{c}`"),
-                })?;
-            let mapped = Box::new(mapped);
-            (label, Take::Rig { mapped, motion })
-        }
-        None => {
-            let lab19 = demo::embedded_rig("lab19.json", demo::LAB19_JSON);
-            let mapped = mapped("lab19.json", &lab19, explicit_map(rig.map.as_deref())?)?;
-            let motion = demo::lab19_performance(&mapped, opts.loops);
-            let mapped = Box::new(mapped);
-            (
-                "built-in lab19 performance".to_owned(),
-                Take::Rig { mapped, motion },
-            )
-        }
-    };
+    let (source_label, take) = load_take(source, rig, clip, opts.loops)?;
     let (target_label, dst) = match target {
         Some(path) => {
             let loaded = formats::load_rig(path, &options)?;
@@ -684,6 +734,86 @@ fn retarget(
         busy.as_nanos() as f64 / frames.max(1) as f64
     )?;
     Ok(())
+}
+
+/// Loads what `retarget` and `send` play: a rig's clip, a `.vrma`, an
+/// EXT_skeleton_humanoid clip, or the built-in performance (`loops` loops).
+fn load_take(
+    source: Option<&Path>,
+    rig: &RigArgs,
+    clip: Option<&str>,
+    loops: u32,
+) -> CliResult<(String, Take)> {
+    let options = load_options(rig);
+    Ok(match source {
+        Some(path) if is_vrma(path) => {
+            let a = vrma::load(path, clip)?;
+            let summary = format!(
+                "VRM animation, {} bones, {} keys, {:.2} s",
+                a.bones().count(),
+                a.key_times().len(),
+                a.duration
+            );
+            let (rest, names) = (Box::new(a.rest().clone()), a.custom_names().clone());
+            let replay = Box::new(Replay::from_vrma(a, None));
+            (
+                path.display().to_string(),
+                Take::Normalized {
+                    rest,
+                    names,
+                    replay,
+                    summary,
+                },
+            )
+        }
+        Some(path) if let Some(mut clips) = ext_clips(path, clip, false)? => {
+            let Some(c) = clips.pop() else {
+                return Err(format!("{}: no EXT_skeleton_humanoid clip", path.display()).into());
+            };
+            let summary = format!(
+                "EXT_skeleton_humanoid clip, {} bones, {} keys, {:.2} s",
+                c.bones().count(),
+                c.key_times().len(),
+                c.duration
+            );
+            let rest = Box::new(c.rest.clone().unwrap_or_else(|| VrmaRest::standard(0.95)));
+            let names = CustomNames::default();
+            let replay = Box::new(Replay::from_ext(c, None));
+            (
+                path.display().to_string(),
+                Take::Normalized {
+                    rest,
+                    names,
+                    replay,
+                    summary,
+                },
+            )
+        }
+        Some(path) => {
+            let loaded = formats::load_rig(path, &options)?;
+            let label = path.display().to_string();
+            let mapped = mapped(&label, &loaded, explicit_map(rig.map.as_deref())?)?;
+            let motion = loaded
+                .clip(clip)
+                .map(|c| c.motion.clone())
+                .ok_or_else(|| match clip {
+                    None => format!("{label}: the file has no motion to retarget"),
+                    Some(c) => format!("{label}: the file has no clip `{c}`"),
+                })?;
+            let mapped = Box::new(mapped);
+            (label, Take::Rig { mapped, motion })
+        }
+        None => {
+            let lab19 = demo::embedded_rig("lab19.json", demo::LAB19_JSON);
+            let mapped = mapped("lab19.json", &lab19, explicit_map(rig.map.as_deref())?)?;
+            let motion = demo::lab19_performance(&mapped, loops);
+            let mapped = Box::new(mapped);
+            (
+                "built-in lab19 performance".to_owned(),
+                Take::Rig { mapped, motion },
+            )
+        }
+    })
 }
 
 fn is_vrma(path: &Path) -> bool {

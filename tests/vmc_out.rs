@@ -157,3 +157,87 @@ fn a_real_capture_survives_the_trip() {
     println!("cmu_12_01_walk through the vmc crate: {frames} frames, worst bone {worst:.6}°");
     assert!(worst <= 0.01, "{worst}°");
 }
+
+/// Runs `mocap-bridge send ARGS --to <a socket of ours>` and returns every datagram
+/// received.
+fn send_and_receive(args: &[&str]) -> Vec<Vec<u8>> {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket
+        .set_read_timeout(Some(std::time::Duration::from_millis(500)))
+        .unwrap();
+    let to = socket.local_addr().unwrap().to_string();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"));
+    command.arg("send").args(args).args(["--to", &to]);
+    let child = std::thread::spawn(move || command.output().unwrap());
+    let mut datagrams = Vec::new();
+    let mut buf = [0u8; 2048];
+    while let Ok(n) = socket.recv(&mut buf) {
+        datagrams.push(buf[..n].to_vec());
+    }
+    let out = child.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    datagrams
+}
+
+#[test]
+fn send_streams_a_vrma_file_that_the_vmc_crate_reads_as_written() {
+    let Some(assets) = common::assets() else {
+        return;
+    };
+    let path = assets.join("vrma/test.vrma");
+    let datagrams = send_and_receive(&[path.to_str().unwrap(), "--names", "vrm1", "--fast"]);
+    let animation = mocap_bridge::formats::vrma::load(&path, None).unwrap();
+    let mut frames = 0;
+    let mut current = Received::default();
+    for d in &datagrams {
+        let got = receive(std::slice::from_ref(d));
+        if got.time.is_some() {
+            current = got;
+        } else {
+            current.bones.extend(got.bones);
+            current.blends.extend(got.blends);
+            current.applied |= got.applied;
+        }
+        // test.vrma's frame ends with the expressions' Apply.
+        if current.applied {
+            let t = current.time.unwrap();
+            let mut pose = HumanoidPose::default();
+            animation.sample(t, &mut pose);
+            let (_, _, q) = current
+                .bones
+                .iter()
+                .find(|(n, _, _)| n == "RightUpperArm")
+                .unwrap();
+            let want = pose.rotation(HumanBone::RightUpperArm).unwrap();
+            assert!(
+                common::angle_deg(want * Vec3::Y, from_unity(*q) * Vec3::Y) < 0.01,
+                "at {t}"
+            );
+            let happy = pose.expressions.preset(Preset::Happy).unwrap();
+            assert!(
+                current
+                    .blends
+                    .iter()
+                    .any(|(k, v)| k == "happy" && (*v - happy).abs() < 1e-6)
+            );
+            frames += 1;
+            current = Received::default();
+        }
+    }
+    assert_eq!(frames, 7);
+}
+
+#[test]
+fn send_plays_the_built_in_performance() {
+    let datagrams = send_and_receive(&["--loops", "1"]);
+    let frames = datagrams
+        .iter()
+        .filter(|d| receive(std::slice::from_ref(*d)).time.is_some())
+        .count();
+    // Loopback may drop some of a burst; most frames arrive, each readable.
+    assert!(frames > 120, "{frames} frames");
+}

@@ -1,0 +1,4 @@
+//! Network edges: sockets that move the bytes `protocol` encodes. Nothing here
+//! decides what a pose is; it only sends.
+
+pub mod vmc_out;
