@@ -20,6 +20,17 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
+/// Runs the binary, asserts it succeeded, and returns its stdout.
+fn bridge_ok(args: &[&str]) -> String {
+    let out = bridge(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Asserts a one-line error on stderr, exit code 2, containing every `needle`.
 fn assert_one_line_error(out: &Output, needles: &[&str]) {
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -243,13 +254,7 @@ fn inspect_reports_rest_poses_of_real_rigs() {
 
 #[test]
 fn retarget_with_no_arguments_plays_the_built_in_performance() {
-    let out = bridge(&["retarget", "--every", "45"]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = bridge_ok(&["retarget", "--every", "45"]);
     assert!(
         stdout.starts_with("built-in lab19 performance (arms down"),
         "{stdout}"
@@ -286,7 +291,7 @@ fn retarget_a_real_capture_onto_a_real_model() {
     };
     let source = assets.join("bvh/cmu_12_01_walk.bvh");
     let target = assets.join("vrm/Example.vrm");
-    let out = bridge(&[
+    let stdout = bridge_ok(&[
         "retarget",
         source.to_str().unwrap(),
         "--target",
@@ -294,12 +299,6 @@ fn retarget_a_real_capture_onto_a_real_model() {
         "--every",
         "0",
     ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert!(stdout.contains("524 frames retargeted"), "{stdout}");
     // A rig without motion cannot be a source.
     let out = bridge(&["retarget", target.to_str().unwrap()]);
@@ -314,18 +313,12 @@ fn convert_writes_vrma_from_bvh_and_from_vrma() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("walk.vrma");
     let source = assets.join("bvh/cmu_12_01_walk.bvh");
-    let run = bridge(&[
+    let stdout = bridge_ok(&[
         "convert",
         source.to_str().unwrap(),
         "-o",
         out.to_str().unwrap(),
     ]);
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
     assert!(stdout.contains("524 frames"), "{stdout}");
     let read = mocap_bridge::formats::vrma::load(&out, None).unwrap();
     assert_eq!(read.bones().count(), 22);
@@ -333,7 +326,7 @@ fn convert_writes_vrma_from_bvh_and_from_vrma() {
     // Resampled at 30 fps, and baked onto Example.vrm.
     let resampled = dir.path().join("walk30.vrma");
     let target = assets.join("vrm/Example.vrm");
-    let run = bridge(&[
+    let stdout = bridge_ok(&[
         "convert",
         out.to_str().unwrap(),
         "-o",
@@ -343,12 +336,6 @@ fn convert_writes_vrma_from_bvh_and_from_vrma() {
         "--target",
         target.to_str().unwrap(),
     ]);
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
     assert!(stdout.contains("132 frames"), "{stdout}");
     let baked = mocap_bridge::formats::vrma::load(&resampled, None).unwrap();
     assert!(
@@ -400,35 +387,24 @@ fn convert_writes_and_reads_ext_skeleton_humanoid() {
     let dir = tempfile::tempdir().unwrap();
     let glb = dir.path().join("walk.glb");
     let source = assets.join("bvh/cmu_12_01_walk.bvh");
-    let run = bridge(&[
+    bridge_ok(&[
         "convert",
         source.to_str().unwrap(),
         "-o",
         glb.to_str().unwrap(),
     ]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
     let bytes = std::fs::read(&glb).unwrap();
     assert!(mocap_bridge::formats::ext_humanoid::has_humanoid_channels(
         &bytes
     ));
     // Back to .vrma, and played by retarget.
     let vrma = dir.path().join("walk.vrma");
-    let run = bridge(&[
+    let stdout = bridge_ok(&[
         "convert",
         glb.to_str().unwrap(),
         "-o",
         vrma.to_str().unwrap(),
     ]);
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
     assert!(stdout.contains("524 frames"), "{stdout}");
     let run = bridge(&["retarget", glb.to_str().unwrap(), "--every", "0"]);
     let stdout = String::from_utf8_lossy(&run.stdout);
