@@ -1,5 +1,6 @@
-//! VMC protocol output (OSC over UDP, https://protocol.vmc.info): normalized poses
-//! as `/VMC/Ext/*` messages packed into bundles that fit one datagram.
+//! The VMC protocol (OSC over UDP, https://protocol.vmc.info), both ways: normalized
+//! poses as `/VMC/Ext/*` messages packed into bundles that fit one datagram, and
+//! datagrams decoded back into events in internal axes (`decode`, allocation-free).
 //!
 //! What goes out per frame: `/VMC/Ext/OK 1`, `/VMC/Ext/T time`, `/VMC/Ext/Root/Pos`
 //! (identity), one `/VMC/Ext/Bone/Pos` per present bone (Unity `HumanBodyBones`
@@ -18,6 +19,7 @@
 use glam::{Quat, Vec3};
 use rosc::{OscMessage, OscPacket, OscType};
 
+use super::osc::{self, Arg};
 use crate::formats::vrma::VrmaRest;
 use crate::humanoid::bone::ALL;
 use crate::humanoid::{CustomNames, HumanBone, HumanoidPose, Preset};
@@ -83,6 +85,80 @@ pub fn preset_name(preset: Preset, names: ExpressionNames) -> &'static str {
         Preset::LookRight => "LookRight",
         Preset::Neutral => "Neutral",
     }
+}
+
+/// The bone a Unity `HumanBodyBones` name stands for (thumbs shifted one).
+#[must_use]
+pub fn bone_from_unity(name: &str) -> Option<HumanBone> {
+    use HumanBone as B;
+    Some(match name {
+        "Hips" => B::Hips,
+        "Spine" => B::Spine,
+        "Chest" => B::Chest,
+        "UpperChest" => B::UpperChest,
+        "Neck" => B::Neck,
+        "Head" => B::Head,
+        "LeftEye" => B::LeftEye,
+        "RightEye" => B::RightEye,
+        "Jaw" => B::Jaw,
+        "LeftUpperLeg" => B::LeftUpperLeg,
+        "LeftLowerLeg" => B::LeftLowerLeg,
+        "LeftFoot" => B::LeftFoot,
+        "LeftToes" => B::LeftToes,
+        "RightUpperLeg" => B::RightUpperLeg,
+        "RightLowerLeg" => B::RightLowerLeg,
+        "RightFoot" => B::RightFoot,
+        "RightToes" => B::RightToes,
+        "LeftShoulder" => B::LeftShoulder,
+        "LeftUpperArm" => B::LeftUpperArm,
+        "LeftLowerArm" => B::LeftLowerArm,
+        "LeftHand" => B::LeftHand,
+        "RightShoulder" => B::RightShoulder,
+        "RightUpperArm" => B::RightUpperArm,
+        "RightLowerArm" => B::RightLowerArm,
+        "RightHand" => B::RightHand,
+        "LeftThumbProximal" => B::LeftThumbMetacarpal,
+        "LeftThumbIntermediate" => B::LeftThumbProximal,
+        "LeftThumbDistal" => B::LeftThumbDistal,
+        "LeftIndexProximal" => B::LeftIndexProximal,
+        "LeftIndexIntermediate" => B::LeftIndexIntermediate,
+        "LeftIndexDistal" => B::LeftIndexDistal,
+        "LeftMiddleProximal" => B::LeftMiddleProximal,
+        "LeftMiddleIntermediate" => B::LeftMiddleIntermediate,
+        "LeftMiddleDistal" => B::LeftMiddleDistal,
+        "LeftRingProximal" => B::LeftRingProximal,
+        "LeftRingIntermediate" => B::LeftRingIntermediate,
+        "LeftRingDistal" => B::LeftRingDistal,
+        "LeftLittleProximal" => B::LeftLittleProximal,
+        "LeftLittleIntermediate" => B::LeftLittleIntermediate,
+        "LeftLittleDistal" => B::LeftLittleDistal,
+        "RightThumbProximal" => B::RightThumbMetacarpal,
+        "RightThumbIntermediate" => B::RightThumbProximal,
+        "RightThumbDistal" => B::RightThumbDistal,
+        "RightIndexProximal" => B::RightIndexProximal,
+        "RightIndexIntermediate" => B::RightIndexIntermediate,
+        "RightIndexDistal" => B::RightIndexDistal,
+        "RightMiddleProximal" => B::RightMiddleProximal,
+        "RightMiddleIntermediate" => B::RightMiddleIntermediate,
+        "RightMiddleDistal" => B::RightMiddleDistal,
+        "RightRingProximal" => B::RightRingProximal,
+        "RightRingIntermediate" => B::RightRingIntermediate,
+        "RightRingDistal" => B::RightRingDistal,
+        "RightLittleProximal" => B::RightLittleProximal,
+        "RightLittleIntermediate" => B::RightLittleIntermediate,
+        "RightLittleDistal" => B::RightLittleDistal,
+        _ => return None,
+    })
+}
+
+/// The preset a VMC blend shape name stands for, in VRM 1.0 or VRM 0 spelling
+/// (VRM 0 names match case-insensitively, as receivers do).
+#[must_use]
+pub fn preset_from_name(name: &str) -> Option<Preset> {
+    if let Ok(p) = name.parse::<Preset>() {
+        return Some(p);
+    }
+    Preset::all().find(|p| preset_name(*p, ExpressionNames::Vrm0).eq_ignore_ascii_case(name))
 }
 
 /// Internal (glTF, right-handed) position into Unity's left-handed space.
@@ -247,6 +323,181 @@ impl VmcEncoder {
     }
 }
 
+/// Which device a `/VMC/Ext/{Hmd,Con,Tra}/Pos` message is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Device {
+    Hmd,
+    Controller,
+    Tracker,
+}
+
+/// One VMC message, in internal axes (glTF: right-handed, +Y up, facing +Z).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum VmcEvent<'a> {
+    /// `/VMC/Ext/OK`: whether the sender has an avatar loaded.
+    Available { loaded: bool },
+    /// `/VMC/Ext/T`: the sender's clock, seconds.
+    Time(f32),
+    /// `/VMC/Ext/Root/Pos`: the avatar root in the sender's world.
+    Root { position: Vec3, rotation: Quat },
+    /// `/VMC/Ext/Bone/Pos`: a bone's local position and rotation.
+    Bone {
+        bone: HumanBone,
+        position: Vec3,
+        rotation: Quat,
+    },
+    /// `/VMC/Ext/Blend/Val`.
+    Blend { name: &'a str, value: f32 },
+    /// `/VMC/Ext/Blend/Apply`: the blend values sent so far make one set.
+    Apply,
+    /// `/VMC/Ext/{Hmd,Con,Tra}/Pos` (and `/Local`): a tracked device.
+    Device {
+        device: Device,
+        serial: &'a str,
+        local: bool,
+        position: Vec3,
+        rotation: Quat,
+    },
+}
+
+/// What one datagram held, counted by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DecodeStats {
+    /// Messages turned into events.
+    pub events: u32,
+    /// Messages with addresses VMC does not define here (ignored, as the spec asks).
+    pub ignored: u32,
+    /// Messages with missing or wrongly typed arguments, or values not finite,
+    /// out of range or a zero quaternion (dropped).
+    pub malformed: u32,
+    /// Bone messages naming no humanoid bone (dropped).
+    pub unknown_bones: u32,
+    /// Broken OSC framing: truncated or garbled elements (the rest still read).
+    pub broken: u32,
+}
+
+/// Largest position accepted, metres; anything farther is a broken sender.
+const MAX_POSITION: f32 = 10_000.0;
+
+/// Position and rotation from seven floats (Unity space) into internal axes; `None`
+/// when not finite, out of range or a zero quaternion. Non-unit quaternions are
+/// normalized.
+fn transform(f: &[f32; 7]) -> Option<(Vec3, Quat)> {
+    let p = Vec3::new(f[0], f[1], f[2]);
+    let q = Quat::from_xyzw(f[3], f[4], f[5], f[6]);
+    if !p.is_finite() || p.abs().max_element() > MAX_POSITION || !q.is_finite() {
+        return None;
+    }
+    let len = q.length();
+    if !(1e-3..=1e3).contains(&len) {
+        return None;
+    }
+    Some((to_unity_position(p), to_unity_rotation(q / len)))
+}
+
+/// Seven floats after a leading string argument.
+fn string_and_seven<'a>(args: &[Arg<'a>]) -> Option<(&'a str, [f32; 7])> {
+    let Some(Arg::Str(name)) = args.first() else {
+        return None;
+    };
+    let mut f = [0.0; 7];
+    for (slot, arg) in f.iter_mut().zip(args.get(1..8)?) {
+        match arg {
+            Arg::Float(v) => *slot = *v,
+            _ => return None,
+        }
+    }
+    Some((name, f))
+}
+
+/// Decodes a datagram (a bundle or a bare message) into events, in order. Unknown
+/// addresses and extra arguments are ignored, as the VMC spec asks; a malformed
+/// message is counted and dropped without losing the rest of the packet.
+/// Allocates nothing.
+pub fn decode<'a>(datagram: &'a [u8], on_event: &mut dyn FnMut(VmcEvent<'a>)) -> DecodeStats {
+    let stats = std::cell::Cell::new(DecodeStats::default());
+    let bump = |f: fn(&mut DecodeStats)| {
+        let mut s = stats.get();
+        f(&mut s);
+        stats.set(s);
+    };
+    osc::visit(
+        datagram,
+        &mut |message| {
+            let mut args = [Arg::Int(0); 8];
+            let n = match message.args(&mut args) {
+                Ok(n) => n,
+                Err(_) => return bump(|s| s.malformed += 1),
+            };
+            let args = &args[..n];
+            let event = match message.address {
+                "/VMC/Ext/Bone/Pos" => match string_and_seven(args) {
+                    Some((name, f)) => match (bone_from_unity(name), transform(&f)) {
+                        (Some(bone), Some((position, rotation))) => Some(VmcEvent::Bone {
+                            bone,
+                            position,
+                            rotation,
+                        }),
+                        (None, _) => return bump(|s| s.unknown_bones += 1),
+                        (_, None) => None,
+                    },
+                    None => None,
+                },
+                "/VMC/Ext/Root/Pos" => string_and_seven(args)
+                    .and_then(|(_, f)| transform(&f))
+                    .map(|(position, rotation)| VmcEvent::Root { position, rotation }),
+                "/VMC/Ext/Blend/Val" => match args {
+                    [Arg::Str(name), Arg::Float(value), ..] if value.is_finite() => {
+                        Some(VmcEvent::Blend {
+                            name,
+                            value: *value,
+                        })
+                    }
+                    _ => None,
+                },
+                "/VMC/Ext/Blend/Apply" => Some(VmcEvent::Apply),
+                "/VMC/Ext/T" => match args {
+                    [Arg::Float(t), ..] if t.is_finite() => Some(VmcEvent::Time(*t)),
+                    _ => None,
+                },
+                "/VMC/Ext/OK" => match args {
+                    [Arg::Int(loaded), ..] => Some(VmcEvent::Available {
+                        loaded: *loaded == 1,
+                    }),
+                    _ => None,
+                },
+                address => {
+                    let device = match address {
+                        "/VMC/Ext/Hmd/Pos" | "/VMC/Ext/Hmd/Pos/Local" => Device::Hmd,
+                        "/VMC/Ext/Con/Pos" | "/VMC/Ext/Con/Pos/Local" => Device::Controller,
+                        "/VMC/Ext/Tra/Pos" | "/VMC/Ext/Tra/Pos/Local" => Device::Tracker,
+                        _ => return bump(|s| s.ignored += 1),
+                    };
+                    string_and_seven(args).and_then(|(serial, f)| {
+                        let (position, rotation) = transform(&f)?;
+                        Some(VmcEvent::Device {
+                            device,
+                            serial,
+                            local: address.ends_with("/Local"),
+                            position,
+                            rotation,
+                        })
+                    })
+                }
+            };
+            match event {
+                Some(e) => {
+                    bump(|s| s.events += 1);
+                    on_event(e);
+                }
+                None => bump(|s| s.malformed += 1),
+            }
+        },
+        &mut |_| bump(|s| s.broken += 1),
+    );
+    stats.get()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,5 +582,191 @@ mod tests {
                 .count(),
             18
         );
+    }
+
+    /// A datagram holding one message.
+    fn datagram(addr: &str, args: Vec<OscType>) -> Vec<u8> {
+        rosc::encoder::encode(&OscPacket::Message(message(addr, args))).unwrap()
+    }
+
+    fn events(bytes: &[u8]) -> (Vec<String>, DecodeStats) {
+        let mut got = Vec::new();
+        let stats = decode(bytes, &mut |e| got.push(format!("{e:?}")));
+        (got, stats)
+    }
+
+    fn bone_args(name: &str, f: [f32; 7]) -> Vec<OscType> {
+        let mut args = vec![OscType::String(name.into())];
+        args.extend(f.iter().map(|v| OscType::Float(*v)));
+        args
+    }
+
+    #[test]
+    fn decoding_what_we_encode_gives_the_pose_back() {
+        let mut names = CustomNames::default();
+        let slot = names.slot_or_insert("Smirk").unwrap();
+        let mut pose = crate::demo::pose_at(0.7, 0.9);
+        pose.expressions.set_preset(Preset::Happy, 0.75);
+        pose.expressions.set_custom(slot, 0.5);
+        let encoder = VmcEncoder::new(ExpressionNames::Vrm0, &VrmaRest::standard(0.9));
+        let mut back = HumanoidPose::default();
+        let mut blends = Vec::new();
+        for d in encoder.encode(0.7, &pose, &names).unwrap() {
+            let stats = decode(&d, &mut |e| match e {
+                VmcEvent::Bone {
+                    bone,
+                    position,
+                    rotation,
+                } => {
+                    back.set_rotation(bone, rotation);
+                    if bone == HumanBone::Hips {
+                        back.hips_position = position;
+                    }
+                }
+                VmcEvent::Blend { name, value } => blends.push((name.to_owned(), value)),
+                _ => {}
+            });
+            assert_eq!(
+                (
+                    stats.malformed,
+                    stats.unknown_bones,
+                    stats.broken,
+                    stats.ignored
+                ),
+                (0, 0, 0, 0)
+            );
+        }
+        for (bone, q) in pose.bones() {
+            assert!(
+                q.angle_between(back.rotation(bone).unwrap()) < 1e-5,
+                "{bone}"
+            );
+        }
+        assert!(back.hips_position.abs_diff_eq(pose.hips_position, 1e-6));
+        assert!(blends.contains(&("Joy".to_owned(), 0.75)));
+        assert_eq!(preset_from_name("Joy"), Some(Preset::Happy));
+        assert_eq!(preset_from_name("blink_l"), Some(Preset::BlinkLeft));
+        assert_eq!(preset_from_name("happy"), Some(Preset::Happy));
+        assert_eq!(preset_from_name("Smirk"), None);
+    }
+
+    #[test]
+    fn bad_messages_are_counted_and_dropped_and_the_rest_kept() {
+        let unit = [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+        let cases: Vec<(&str, Vec<u8>, DecodeStats)> = vec![
+            (
+                "garbage",
+                b"\x00\x01garbage".to_vec(),
+                DecodeStats {
+                    broken: 1,
+                    ..Default::default()
+                },
+            ),
+            (
+                "empty",
+                Vec::new(),
+                DecodeStats {
+                    broken: 1,
+                    ..Default::default()
+                },
+            ),
+            (
+                "NaN",
+                datagram(
+                    "/VMC/Ext/Bone/Pos",
+                    bone_args("Hips", [f32::NAN, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]),
+                ),
+                DecodeStats {
+                    malformed: 1,
+                    ..Default::default()
+                },
+            ),
+            (
+                "huge",
+                datagram(
+                    "/VMC/Ext/Bone/Pos",
+                    bone_args("Hips", [1e30, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]),
+                ),
+                DecodeStats {
+                    malformed: 1,
+                    ..Default::default()
+                },
+            ),
+            (
+                "zero quaternion",
+                datagram("/VMC/Ext/Bone/Pos", bone_args("Hips", [0.0; 7])),
+                DecodeStats {
+                    malformed: 1,
+                    ..Default::default()
+                },
+            ),
+            (
+                "non-unit quaternion",
+                datagram(
+                    "/VMC/Ext/Bone/Pos",
+                    bone_args("Hips", [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 2.0]),
+                ),
+                DecodeStats {
+                    events: 1,
+                    ..Default::default()
+                },
+            ),
+            (
+                "unknown bone",
+                datagram("/VMC/Ext/Bone/Pos", bone_args("Tail", unit)),
+                DecodeStats {
+                    unknown_bones: 1,
+                    ..Default::default()
+                },
+            ),
+            (
+                "wrong types",
+                datagram(
+                    "/VMC/Ext/Bone/Pos",
+                    vec![OscType::Int(3), OscType::Float(1.0)],
+                ),
+                DecodeStats {
+                    malformed: 1,
+                    ..Default::default()
+                },
+            ),
+            (
+                "extra arguments",
+                datagram(
+                    "/VMC/Ext/Blend/Val",
+                    vec![OscType::String("A".into()), 0.5f32.into(), OscType::Int(9)],
+                ),
+                DecodeStats {
+                    events: 1,
+                    ..Default::default()
+                },
+            ),
+            (
+                "unknown address",
+                datagram("/VMC/Ext/Set/Period", vec![OscType::Int(1)]),
+                DecodeStats {
+                    ignored: 1,
+                    ..Default::default()
+                },
+            ),
+        ];
+        for (what, bytes, want) in cases {
+            assert_eq!(events(&bytes).1, want, "{what}");
+        }
+        // A bundle whose middle message is bad and whose end is cut off: the good
+        // messages before survive.
+        let good = datagram("/VMC/Ext/Bone/Pos", bone_args("Spine", unit));
+        let bad = datagram("/VMC/Ext/Bone/Pos", bone_args("Hips", [f32::INFINITY; 7]));
+        let mut bundle = b"#bundle\0".to_vec();
+        bundle.extend_from_slice(&1u64.to_be_bytes());
+        for element in [&good, &bad, &good] {
+            bundle.extend_from_slice(&(element.len() as u32).to_be_bytes());
+            bundle.extend_from_slice(element);
+        }
+        let (got, stats) = events(&bundle[..bundle.len() - 5]);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!((stats.events, stats.malformed, stats.broken), (1, 1, 1));
+        let (got, _) = events(&bundle);
+        assert_eq!(got.len(), 2);
     }
 }
