@@ -12,8 +12,9 @@
 //! - `catalog`: bone maps for well-known skeletons, embedded in the binary.
 //! - `demo`: the built-in lab19 performance, for running with no hardware or files.
 //! - `inspect`: the report behind `mocap-bridge inspect`.
-//! - `protocol`: wire codecs, pure over bytes (VMC output).
+//! - `protocol`: wire codecs, pure over bytes (OSC, VMC both ways).
 //! - `net`: sockets that move those bytes (the VMC sender).
+//! - `record`: turning what arrives live into takes (VMC frames).
 //!
 //! # Conventions
 //! Internal space is glTF's: right-handed, +Y up, metres, the character faces +Z and
@@ -28,6 +29,7 @@ pub mod humanoid;
 pub mod inspect;
 pub mod net;
 pub mod protocol;
+pub mod record;
 pub mod replay;
 pub mod retarget;
 pub mod skeleton;

@@ -11,13 +11,15 @@ use mocap_bridge::convert::{Bake, OutputFormat, replay_into};
 use mocap_bridge::demo;
 use mocap_bridge::formats::Motion;
 use mocap_bridge::formats::ext_humanoid;
+use mocap_bridge::formats::vrma::VrmaWriter;
 use mocap_bridge::formats::vrma::{self, VrmaRest};
 use mocap_bridge::formats::{self, LoadOptions, Units, UpAxis};
 use mocap_bridge::humanoid::CustomNames;
 use mocap_bridge::humanoid::HumanoidPose;
 use mocap_bridge::inspect::{self, ChosenMap, Report};
 use mocap_bridge::net::vmc_out::VmcSender;
-use mocap_bridge::protocol::vmc::{ExpressionNames, VmcEncoder};
+use mocap_bridge::protocol::vmc::{DecodeStats, ExpressionNames, VmcEncoder, decode as vmc_decode};
+use mocap_bridge::record::vmc_frames::VmcFrames;
 use mocap_bridge::replay::Pacer;
 use mocap_bridge::replay::Replay;
 use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, TargetRig, check};
@@ -145,6 +147,23 @@ enum Command {
         #[arg(long, default_value_t = 2)]
         loops: u32,
     },
+    /// Record what a VMC sender streams (VSeeFace, VMC, `mocap-bridge send`, ...)
+    /// into a .vrma, until Ctrl-C or --duration.
+    Record {
+        /// The .vrma to write.
+        #[arg(short, long, value_name = "OUT")]
+        output: PathBuf,
+        /// Where to listen for VMC (OSC over UDP).
+        #[arg(long, default_value = "127.0.0.1:39540", value_name = "HOST:PORT")]
+        listen: std::net::SocketAddr,
+        /// Stop after this many seconds (default: at Ctrl-C).
+        #[arg(long, value_name = "SECONDS")]
+        duration: Option<f32>,
+        /// The performer's hips height standing, metres (default: the first
+        /// frame's hips height).
+        #[arg(long, value_name = "METRES")]
+        hips_height: Option<f32>,
+    },
     /// Print a rig's joint tree, its bone map, its rest pose and the correction to
     /// the T-pose, and every problem found.
     Inspect {
@@ -161,6 +180,106 @@ enum Command {
 
 fn parse_units(s: &str) -> Result<Units, String> {
     Units::parse(s).ok_or_else(|| format!("`{s}` is not m, cm, mm, in or a positive number"))
+}
+
+/// `record`: VMC datagrams on `listen` -> frames -> a .vrma at `output`.
+fn record(
+    output: &Path,
+    listen: std::net::SocketAddr,
+    duration: Option<f32>,
+    hips_height: Option<f32>,
+) -> CliResult<()> {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let socket =
+        std::net::UdpSocket::bind(listen).map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+    socket.set_read_timeout(Some(std::time::Duration::from_millis(100)))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
+        .map_err(|e| format!("cannot catch Ctrl-C: {e}"))?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
+        "recording VMC on {listen} into {}; Ctrl-C to stop",
+        output.display()
+    )?;
+    stdout.flush()?;
+
+    let started = std::time::Instant::now();
+    let mut frames = VmcFrames::default();
+    let mut writer: Option<(VrmaWriter, f32)> = None;
+    let (mut datagrams, mut rejected) = (0u64, 0u64);
+    let mut totals = DecodeStats::default();
+    let mut push = |writer: &mut Option<(VrmaWriter, f32)>,
+                    t: f32,
+                    mut pose: HumanoidPose,
+                    names: &CustomNames| {
+        let (w, height) = writer.get_or_insert_with(|| {
+            let height = hips_height.unwrap_or(pose.hips_position.y);
+            let height = if height > 0.3 { height } else { 0.9 };
+            (
+                VrmaWriter::new(VrmaRest::standard(height), "vmc take"),
+                height,
+            )
+        });
+        pose.rest_hips_height = *height;
+        if w.push(t, &pose, names).is_err() {
+            rejected += 1;
+        }
+    };
+    let mut buf = vec![0u8; 65_536];
+    while !stop.load(Ordering::Relaxed)
+        && duration.is_none_or(|d| started.elapsed().as_secs_f32() < d)
+    {
+        let n = match socket.recv(&mut buf) {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue;
+            }
+            Err(e) => return Err(format!("cannot receive on {listen}: {e}").into()),
+        };
+        datagrams += 1;
+        let now = started.elapsed().as_secs_f32();
+        let mut finished = None;
+        let stats = vmc_decode(&buf[..n], &mut |event| {
+            if let Some(frame) = frames.event(event, now) {
+                finished = Some(frame);
+            }
+        });
+        if let Some((t, pose)) = finished {
+            push(&mut writer, t, pose, frames.custom_names());
+        }
+        totals.events += stats.events;
+        totals.ignored += stats.ignored;
+        totals.malformed += stats.malformed;
+        totals.unknown_bones += stats.unknown_bones;
+        totals.broken += stats.broken;
+    }
+    if let Some((t, pose)) = frames.finish() {
+        push(&mut writer, t, pose, frames.custom_names());
+    }
+    let Some((writer, _)) = writer else {
+        return Err(format!("no VMC frame arrived on {listen}; nothing written").into());
+    };
+    writer.save(output)?;
+    writeln!(
+        stdout,
+        "wrote {}: {} frames from {datagrams} datagrams; dropped: {} malformed, {} unknown bones, {} broken, {} frames out of order; {} unknown addresses ignored",
+        output.display(),
+        writer.frame_count(),
+        totals.malformed,
+        totals.unknown_bones,
+        totals.broken,
+        rejected,
+        totals.ignored
+    )?;
+    Ok(())
 }
 
 fn parse_names(s: &str) -> Result<ExpressionNames, String> {
@@ -212,6 +331,12 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> CliResult<()> {
     match cli.command {
+        Command::Record {
+            output,
+            listen,
+            duration,
+            hips_height,
+        } => record(&output, listen, duration, hips_height),
         Command::Send {
             source,
             to,

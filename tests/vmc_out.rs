@@ -241,3 +241,86 @@ fn send_plays_the_built_in_performance() {
     // Loopback may drop some of a burst; most frames arrive, each readable.
     assert!(frames > 120, "{frames} frames");
 }
+
+#[test]
+fn send_then_record_gives_back_the_recording() {
+    use std::io::BufRead;
+    let Some(assets) = common::assets() else {
+        return;
+    };
+    let source = assets.join("vrma/test.vrma");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("recorded.vrma");
+    // A free port for the recorder.
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut recorder = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .args([
+            "record",
+            "-o",
+            out.to_str().unwrap(),
+            "--listen",
+            &listen,
+            "--duration",
+            "2",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first_line = String::new();
+    std::io::BufReader::new(recorder.stdout.as_mut().unwrap())
+        .read_line(&mut first_line)
+        .unwrap();
+    assert!(first_line.starts_with("recording VMC on"), "{first_line}");
+    let sent = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .args([
+            "send",
+            source.to_str().unwrap(),
+            "--to",
+            &listen,
+            "--fast",
+            "--names",
+            "vrm1",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    assert!(recorder.wait().unwrap().success());
+
+    let original = mocap_bridge::formats::vrma::load(&source, None).unwrap();
+    let recorded = mocap_bridge::formats::vrma::load(&out, None).unwrap();
+    assert_eq!(recorded.key_times(), original.key_times());
+    for &t in original.key_times() {
+        let (mut a, mut b) = (HumanoidPose::default(), HumanoidPose::default());
+        original.sample(t, &mut a);
+        recorded.sample(t, &mut b);
+        for (bone, q) in a.bones() {
+            let r = b.rotation(bone).unwrap();
+            assert!(
+                common::angle_deg(q * Vec3::Y, r * Vec3::Y) < 0.01,
+                "{bone} at {t}"
+            );
+            assert!(
+                common::angle_deg(q * Vec3::Z, r * Vec3::Z) < 0.01,
+                "{bone} at {t}"
+            );
+        }
+        assert_eq!(
+            a.expressions.preset(Preset::Happy),
+            b.expressions.preset(Preset::Happy)
+        );
+        let (la, lb) = (a.look_at.unwrap(), b.look_at.unwrap());
+        assert!(
+            (la.yaw - lb.yaw).abs() < 1e-4 && (la.pitch - lb.pitch).abs() < 1e-4,
+            "{la:?} {lb:?}"
+        );
+    }
+}

@@ -1,0 +1,3 @@
+//! Recording: turning what arrives live into takes.
+
+pub mod vmc_frames;

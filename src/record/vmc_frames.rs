@@ -1,0 +1,216 @@
+//! Assembles a stream of VMC events into timestamped poses. VMC has no frame
+//! marker: a sender's frame is `OK`, `T`, the root, the bones and the blend values,
+//! so a frame ends when the next one begins (an `OK` or `T` after bone data) or
+//! when the stream ends. Times come from the sender's `/VMC/Ext/T` when it sends
+//! one (relative to the first), else from the arrival time the caller passes.
+//!
+//! The hips' pose is composed with the root's (`/VMC/Ext/Root/Pos`); eye bones also
+//! give the lookAt; blend values become presets (VRM 1.0 or VRM 0 names) or custom
+//! expressions.
+
+use glam::{Quat, Vec3};
+
+use crate::humanoid::{CustomNames, HumanBone, HumanoidPose, LookAt};
+use crate::protocol::vmc::{VmcEvent, preset_from_name};
+
+/// The frame being assembled and what is known of the stream.
+#[derive(Debug, Clone)]
+pub struct VmcFrames {
+    pose: HumanoidPose,
+    custom: CustomNames,
+    root: (Vec3, Quat),
+    hips_local: Option<(Vec3, Quat)>,
+    /// Sender time of the frame being assembled, and of the first frame.
+    sender_time: Option<f32>,
+    first_sender_time: Option<f32>,
+    /// Arrival time of the frame's first message.
+    arrival: Option<f32>,
+    has_bones: bool,
+    /// Custom expressions that found no free slot.
+    pub dropped_expressions: u64,
+}
+
+impl Default for VmcFrames {
+    fn default() -> Self {
+        Self {
+            pose: HumanoidPose::default(),
+            custom: CustomNames::default(),
+            root: (Vec3::ZERO, Quat::IDENTITY),
+            hips_local: None,
+            sender_time: None,
+            first_sender_time: None,
+            arrival: None,
+            has_bones: false,
+            dropped_expressions: 0,
+        }
+    }
+}
+
+impl VmcFrames {
+    /// Takes one event that arrived `now` seconds after the stream began; returns
+    /// the previous frame when this event starts a new one.
+    pub fn event(&mut self, event: VmcEvent<'_>, now: f32) -> Option<(f32, HumanoidPose)> {
+        let starts_frame = matches!(event, VmcEvent::Available { .. } | VmcEvent::Time(_));
+        let finished = if starts_frame && self.has_bones {
+            self.take_frame()
+        } else {
+            None
+        };
+        if self.arrival.is_none() {
+            self.arrival = Some(now);
+        }
+        match event {
+            VmcEvent::Time(t) => {
+                self.sender_time = Some(t);
+                self.first_sender_time.get_or_insert(t);
+            }
+            VmcEvent::Root { position, rotation } => {
+                self.root = (position, rotation);
+                self.compose_hips();
+            }
+            VmcEvent::Bone {
+                bone,
+                position,
+                rotation,
+            } => {
+                self.has_bones = true;
+                if bone == HumanBone::Hips {
+                    self.hips_local = Some((position, rotation));
+                    self.compose_hips();
+                } else {
+                    self.pose.set_rotation(bone, rotation);
+                    if bone == HumanBone::LeftEye {
+                        self.pose.look_at = Some(LookAt::from_rotation(rotation));
+                    }
+                }
+            }
+            VmcEvent::Blend { name, value } => match preset_from_name(name) {
+                Some(preset) => self.pose.expressions.set_preset(preset, value),
+                None => match self.custom.slot_or_insert(name) {
+                    Some(slot) => self.pose.expressions.set_custom(slot, value),
+                    None => self.dropped_expressions += 1,
+                },
+            },
+            VmcEvent::Available { .. } | VmcEvent::Apply | VmcEvent::Device { .. } => {}
+        }
+        finished
+    }
+
+    /// The frame being assembled, if it has any bone: call when the stream ends.
+    pub fn finish(&mut self) -> Option<(f32, HumanoidPose)> {
+        if self.has_bones {
+            self.take_frame()
+        } else {
+            None
+        }
+    }
+
+    /// Names of the custom expressions seen, by slot.
+    #[must_use]
+    pub fn custom_names(&self) -> &CustomNames {
+        &self.custom
+    }
+
+    /// Hips in the sender's world: the root's transform applied to the hips' local.
+    fn compose_hips(&mut self) {
+        if let Some((position, rotation)) = self.hips_local {
+            let (root_position, root_rotation) = self.root;
+            self.pose.hips_position = root_position + root_rotation * position;
+            self.pose
+                .set_rotation(HumanBone::Hips, (root_rotation * rotation).normalize());
+        }
+    }
+
+    /// Hands out the assembled frame; the next frame starts from it (senders may
+    /// send only what changed).
+    fn take_frame(&mut self) -> Option<(f32, HumanoidPose)> {
+        let time = match (self.sender_time, self.first_sender_time) {
+            (Some(t), Some(first)) => t - first,
+            _ => self.arrival.unwrap_or(0.0),
+        };
+        self.arrival = None;
+        self.has_bones = false;
+        Some((time, self.pose))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bone(bone: HumanBone, position: Vec3, rotation: Quat) -> VmcEvent<'static> {
+        VmcEvent::Bone {
+            bone,
+            position,
+            rotation,
+        }
+    }
+
+    #[test]
+    fn frames_end_when_the_next_begins_and_use_sender_time() {
+        let mut frames = VmcFrames::default();
+        let turn = Quat::from_rotation_y(0.5);
+        assert!(frames.event(VmcEvent::Time(10.0), 0.0).is_none());
+        assert!(
+            frames
+                .event(bone(HumanBone::Spine, Vec3::ZERO, turn), 0.0)
+                .is_none()
+        );
+        let (t, pose) = frames.event(VmcEvent::Time(10.5), 0.6).unwrap();
+        assert_eq!(t, 0.0);
+        assert_eq!(pose.rotation(HumanBone::Spine), Some(turn));
+        frames.event(bone(HumanBone::Head, Vec3::ZERO, turn), 0.6);
+        let (t, pose) = frames.finish().unwrap();
+        assert_eq!(t, 0.5);
+        // What a frame does not resend holds.
+        assert_eq!(pose.rotation(HumanBone::Spine), Some(turn));
+        assert!(frames.finish().is_none());
+    }
+
+    #[test]
+    fn hips_compose_with_the_root_and_names_become_expressions() {
+        let mut frames = VmcFrames::default();
+        let root = Quat::from_rotation_y(std::f32::consts::FRAC_PI_2);
+        frames.event(
+            VmcEvent::Root {
+                position: Vec3::new(1.0, 0.0, 0.0),
+                rotation: root,
+            },
+            0.0,
+        );
+        frames.event(
+            bone(HumanBone::Hips, Vec3::new(0.0, 0.9, 0.5), Quat::IDENTITY),
+            0.0,
+        );
+        frames.event(
+            VmcEvent::Blend {
+                name: "Joy",
+                value: 0.5,
+            },
+            0.0,
+        );
+        frames.event(
+            VmcEvent::Blend {
+                name: "Smirk",
+                value: 0.25,
+            },
+            0.0,
+        );
+        let (_, pose) = frames.finish().unwrap();
+        assert!(
+            pose.hips_position
+                .abs_diff_eq(Vec3::new(1.5, 0.9, 0.0), 1e-6)
+        );
+        assert!(
+            pose.rotation(HumanBone::Hips)
+                .unwrap()
+                .abs_diff_eq(root, 1e-6)
+        );
+        assert_eq!(
+            pose.expressions.preset(crate::humanoid::Preset::Happy),
+            Some(0.5)
+        );
+        let slot = frames.custom_names().slot("Smirk").unwrap();
+        assert_eq!(pose.expressions.custom(slot), Some(0.25));
+    }
+}
