@@ -73,8 +73,8 @@ fn read_u32(bytes: &[u8], at: usize) -> Result<u32, OscError> {
 /// read when the bundle's framing allows. Returns the number of messages visited.
 pub fn visit<'a>(
     datagram: &'a [u8],
-    on_message: &mut dyn FnMut(Message<'a>),
-    on_error: &mut dyn FnMut(OscError),
+    on_message: &mut impl FnMut(Message<'a>),
+    on_error: &mut impl FnMut(OscError),
 ) -> usize {
     let mut count = 0;
     if let Err(e) = visit_element(
@@ -96,8 +96,8 @@ fn visit_element<'a>(
     start: usize,
     end: usize,
     depth: usize,
-    on_message: &mut dyn FnMut(Message<'a>),
-    on_error: &mut dyn FnMut(OscError),
+    on_message: &mut impl FnMut(Message<'a>),
+    on_error: &mut impl FnMut(OscError),
     count: &mut usize,
 ) -> Result<(), OscError> {
     let element = bytes

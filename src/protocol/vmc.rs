@@ -414,7 +414,7 @@ fn string_and_seven<'a>(args: &[Arg<'a>]) -> Option<(&'a str, [f32; 7])> {
 /// addresses and extra arguments are ignored, as the VMC spec asks; a malformed
 /// message is counted and dropped without losing the rest of the packet.
 /// Allocates nothing.
-pub fn decode<'a>(datagram: &'a [u8], on_event: &mut dyn FnMut(VmcEvent<'a>)) -> DecodeStats {
+pub fn decode<'a>(datagram: &'a [u8], on_event: &mut impl FnMut(VmcEvent<'a>)) -> DecodeStats {
     let stats = std::cell::Cell::new(DecodeStats::default());
     let bump = |f: fn(&mut DecodeStats)| {
         let mut s = stats.get();
@@ -517,6 +517,14 @@ mod tests {
         for (bone, name) in cases {
             assert_eq!(unity_name(bone), name);
         }
+    }
+
+    #[test]
+    fn unity_names_read_back_for_every_bone() {
+        for bone in ALL {
+            assert_eq!(bone_from_unity(&unity_name(bone)), Some(bone));
+        }
+        assert_eq!(bone_from_unity("Tail"), None);
     }
 
     #[test]

@@ -1,0 +1,66 @@
+//! VMC decoding, ours against the `vmc` crate (pykeio/vmc: rosc's decoder, then
+//! its parser) on the same datagrams: one frame of a full 55-bone pose with
+//! expressions, as `VmcEncoder` packs it. Reported per message.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use glam::Quat;
+use mocap_bridge::formats::vrma::VrmaRest;
+use mocap_bridge::humanoid::bone::ALL;
+use mocap_bridge::humanoid::{CustomNames, Preset};
+use mocap_bridge::protocol::vmc::{ExpressionNames, VmcEncoder, decode};
+
+fn benches(c: &mut Criterion) {
+    let mut pose = mocap_bridge::demo::pose_at(0.5, 0.9);
+    for (k, bone) in ALL.iter().enumerate() {
+        pose.set_rotation(*bone, Quat::from_rotation_y(0.01 * k as f32));
+    }
+    for preset in Preset::all() {
+        pose.expressions.set_preset(preset, 0.5);
+    }
+    let encoder = VmcEncoder::new(ExpressionNames::Vrm0, &VrmaRest::standard(0.9));
+    let datagrams = encoder
+        .encode(0.5, &pose, &CustomNames::default())
+        .expect("encodes");
+    let messages: u32 = datagrams
+        .iter()
+        .map(|d| decode(d, &mut |_| {}).events)
+        .sum();
+    println!(
+        "{} datagrams, {messages} messages per frame",
+        datagrams.len()
+    );
+
+    let mut group = c.benchmark_group(format!("vmc decode one frame ({messages} messages)"));
+    group.bench_function("mocap-bridge", |b| {
+        b.iter(|| {
+            let mut n = 0u32;
+            for d in &datagrams {
+                decode(black_box(d), &mut |e| {
+                    black_box(e);
+                    n += 1;
+                });
+            }
+            n
+        })
+    });
+    group.bench_function("vmc crate (rosc + vmc::parse)", |b| {
+        b.iter(|| {
+            let mut n = 0usize;
+            for d in &datagrams {
+                let (_, packet) = rosc::decoder::decode_udp(black_box(d)).expect("OSC");
+                n += vmc::parse(packet).expect("VMC").len();
+            }
+            n
+        })
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = vmc_decode;
+    config = Criterion::default().warm_up_time(std::time::Duration::from_millis(500)).measurement_time(std::time::Duration::from_secs(2));
+    targets = benches
+}
+criterion_main!(vmc_decode);
