@@ -12,7 +12,8 @@
 pub enum Arg<'a> {
     Int(i32),
     Float(f32),
-    Str(&'a str),
+    /// A string's bytes, not yet checked as UTF-8 (`Arg::as_str` checks).
+    Str(&'a [u8]),
     /// Any other type (blob, int64, double, true/false, ...): present, not read.
     Other(u8),
 }
@@ -26,8 +27,6 @@ pub enum OscError {
     NotOsc { at: usize },
     #[error("message at byte {at} has no type tags")]
     NoTypeTags { at: usize },
-    #[error("string at byte {at} is not UTF-8")]
-    NotUtf8 { at: usize },
     #[error("bundles nested deeper than {0}")]
     TooDeep(usize),
 }
@@ -35,7 +34,8 @@ pub enum OscError {
 /// A message: its address and the raw type tags and argument bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct Message<'a> {
-    pub address: &'a str,
+    /// The address pattern's bytes (compared as bytes: no UTF-8 check needed).
+    pub address: &'a [u8],
     tags: &'a [u8],
     data: &'a [u8],
     /// Offset of `data` in the datagram, for error positions.
@@ -45,15 +45,15 @@ pub struct Message<'a> {
 /// Deepest bundle nesting read; deeper ones are malformed.
 const MAX_DEPTH: usize = 8;
 
-/// A 4-byte aligned, NUL-terminated OSC string at `at`: the string and the offset
-/// just past its padding.
-fn read_str(bytes: &[u8], at: usize) -> Result<(&str, usize), OscError> {
+/// A 4-byte aligned, NUL-terminated OSC string at `at`: its bytes and the offset
+/// just past its padding. Left unchecked as UTF-8: most are only compared.
+fn read_str(bytes: &[u8], at: usize) -> Result<(&[u8], usize), OscError> {
     let rest = bytes.get(at..).ok_or(OscError::Truncated { at })?;
     let len = rest
         .iter()
         .position(|&b| b == 0)
         .ok_or(OscError::Truncated { at })?;
-    let s = std::str::from_utf8(&rest[..len]).map_err(|_| OscError::NotUtf8 { at })?;
+    let s = &rest[..len];
     let next = at + (len / 4 + 1) * 4;
     if next > bytes.len() {
         return Err(OscError::Truncated { at });
@@ -138,7 +138,7 @@ fn visit_element<'a>(
     }
     let (address, after) = read_str(&bytes[..end], start)?;
     let (tags, data_at) = match read_str(&bytes[..end], after) {
-        Ok((t, next)) if t.starts_with(',') => (t.as_bytes(), next),
+        Ok((t, next)) if t.starts_with(b",") => (t, next),
         _ => return Err(OscError::NoTypeTags { at: after }),
     };
     *count += 1;
@@ -151,7 +151,37 @@ fn visit_element<'a>(
     Ok(())
 }
 
+impl<'a> Arg<'a> {
+    /// A string argument as text; `None` for other types or bytes that are not
+    /// UTF-8.
+    #[must_use]
+    pub fn as_str(&self) -> Option<&'a str> {
+        match self {
+            Arg::Str(bytes) => std::str::from_utf8(bytes).ok(),
+            _ => None,
+        }
+    }
+}
+
 impl<'a> Message<'a> {
+    /// A string then floats, the common shape of VMC messages, read without the
+    /// general argument loop: `Some` when the type tags start with `s` and then
+    /// `N` `f`s and the bytes are all there (any further arguments are ignored).
+    #[must_use]
+    pub fn str_and_floats<const N: usize>(&self) -> Option<(&'a [u8], [f32; N])> {
+        let tags = self.tags.get(..N + 1)?;
+        if tags[0] != b's' || tags[1..].iter().any(|&t| t != b'f') {
+            return None;
+        }
+        let (name, mut at) = read_str(self.data, 0).ok()?;
+        let mut floats = [0.0; N];
+        for f in &mut floats {
+            *f = f32::from_bits(read_u32(self.data, at).ok()?);
+            at += 4;
+        }
+        Some((name, floats))
+    }
+
     /// The arguments, read into `out`; returns how many there are (at most
     /// `out.len()`; later ones are not read). Fails on a truncated argument.
     pub fn args(&self, out: &mut [Arg<'a>]) -> Result<usize, OscError> {
@@ -176,10 +206,8 @@ impl<'a> Message<'a> {
                     Arg::Float(f32::from_bits(v))
                 }
                 b's' | b'S' => {
-                    let (s, next) = read_str(self.data, at).map_err(|e| match e {
-                        OscError::NotUtf8 { .. } => OscError::NotUtf8 { at: here },
-                        _ => OscError::Truncated { at: here },
-                    })?;
+                    let (s, next) =
+                        read_str(self.data, at).map_err(|_| OscError::Truncated { at: here })?;
                     at = next;
                     Arg::Str(s)
                 }
@@ -233,7 +261,7 @@ mod tests {
                 let mut args = [Arg::Int(0); 16];
                 match m.args(&mut args) {
                     Ok(n) => got.push((
-                        m.address.to_owned(),
+                        String::from_utf8_lossy(m.address).into_owned(),
                         args[..n].iter().map(|a| format!("{a:?}")).collect(),
                     )),
                     Err(e) => errors_cell.borrow_mut().push(e),
@@ -279,7 +307,7 @@ mod tests {
         assert_eq!(
             got[0].1,
             [
-                "Str(\"Hips\")",
+                "Str([72, 105, 112, 115])",
                 "Float(1.5)",
                 "Int(-3)",
                 "Other(98)",

@@ -90,63 +90,68 @@ pub fn preset_name(preset: Preset, names: ExpressionNames) -> &'static str {
 /// The bone a Unity `HumanBodyBones` name stands for (thumbs shifted one).
 #[must_use]
 pub fn bone_from_unity(name: &str) -> Option<HumanBone> {
+    bone_from_unity_bytes(name.as_bytes())
+}
+
+/// `bone_from_unity` on a name's bytes, as they arrive (no UTF-8 check needed).
+fn bone_from_unity_bytes(name: &[u8]) -> Option<HumanBone> {
     use HumanBone as B;
     Some(match name {
-        "Hips" => B::Hips,
-        "Spine" => B::Spine,
-        "Chest" => B::Chest,
-        "UpperChest" => B::UpperChest,
-        "Neck" => B::Neck,
-        "Head" => B::Head,
-        "LeftEye" => B::LeftEye,
-        "RightEye" => B::RightEye,
-        "Jaw" => B::Jaw,
-        "LeftUpperLeg" => B::LeftUpperLeg,
-        "LeftLowerLeg" => B::LeftLowerLeg,
-        "LeftFoot" => B::LeftFoot,
-        "LeftToes" => B::LeftToes,
-        "RightUpperLeg" => B::RightUpperLeg,
-        "RightLowerLeg" => B::RightLowerLeg,
-        "RightFoot" => B::RightFoot,
-        "RightToes" => B::RightToes,
-        "LeftShoulder" => B::LeftShoulder,
-        "LeftUpperArm" => B::LeftUpperArm,
-        "LeftLowerArm" => B::LeftLowerArm,
-        "LeftHand" => B::LeftHand,
-        "RightShoulder" => B::RightShoulder,
-        "RightUpperArm" => B::RightUpperArm,
-        "RightLowerArm" => B::RightLowerArm,
-        "RightHand" => B::RightHand,
-        "LeftThumbProximal" => B::LeftThumbMetacarpal,
-        "LeftThumbIntermediate" => B::LeftThumbProximal,
-        "LeftThumbDistal" => B::LeftThumbDistal,
-        "LeftIndexProximal" => B::LeftIndexProximal,
-        "LeftIndexIntermediate" => B::LeftIndexIntermediate,
-        "LeftIndexDistal" => B::LeftIndexDistal,
-        "LeftMiddleProximal" => B::LeftMiddleProximal,
-        "LeftMiddleIntermediate" => B::LeftMiddleIntermediate,
-        "LeftMiddleDistal" => B::LeftMiddleDistal,
-        "LeftRingProximal" => B::LeftRingProximal,
-        "LeftRingIntermediate" => B::LeftRingIntermediate,
-        "LeftRingDistal" => B::LeftRingDistal,
-        "LeftLittleProximal" => B::LeftLittleProximal,
-        "LeftLittleIntermediate" => B::LeftLittleIntermediate,
-        "LeftLittleDistal" => B::LeftLittleDistal,
-        "RightThumbProximal" => B::RightThumbMetacarpal,
-        "RightThumbIntermediate" => B::RightThumbProximal,
-        "RightThumbDistal" => B::RightThumbDistal,
-        "RightIndexProximal" => B::RightIndexProximal,
-        "RightIndexIntermediate" => B::RightIndexIntermediate,
-        "RightIndexDistal" => B::RightIndexDistal,
-        "RightMiddleProximal" => B::RightMiddleProximal,
-        "RightMiddleIntermediate" => B::RightMiddleIntermediate,
-        "RightMiddleDistal" => B::RightMiddleDistal,
-        "RightRingProximal" => B::RightRingProximal,
-        "RightRingIntermediate" => B::RightRingIntermediate,
-        "RightRingDistal" => B::RightRingDistal,
-        "RightLittleProximal" => B::RightLittleProximal,
-        "RightLittleIntermediate" => B::RightLittleIntermediate,
-        "RightLittleDistal" => B::RightLittleDistal,
+        b"Hips" => B::Hips,
+        b"Spine" => B::Spine,
+        b"Chest" => B::Chest,
+        b"UpperChest" => B::UpperChest,
+        b"Neck" => B::Neck,
+        b"Head" => B::Head,
+        b"LeftEye" => B::LeftEye,
+        b"RightEye" => B::RightEye,
+        b"Jaw" => B::Jaw,
+        b"LeftUpperLeg" => B::LeftUpperLeg,
+        b"LeftLowerLeg" => B::LeftLowerLeg,
+        b"LeftFoot" => B::LeftFoot,
+        b"LeftToes" => B::LeftToes,
+        b"RightUpperLeg" => B::RightUpperLeg,
+        b"RightLowerLeg" => B::RightLowerLeg,
+        b"RightFoot" => B::RightFoot,
+        b"RightToes" => B::RightToes,
+        b"LeftShoulder" => B::LeftShoulder,
+        b"LeftUpperArm" => B::LeftUpperArm,
+        b"LeftLowerArm" => B::LeftLowerArm,
+        b"LeftHand" => B::LeftHand,
+        b"RightShoulder" => B::RightShoulder,
+        b"RightUpperArm" => B::RightUpperArm,
+        b"RightLowerArm" => B::RightLowerArm,
+        b"RightHand" => B::RightHand,
+        b"LeftThumbProximal" => B::LeftThumbMetacarpal,
+        b"LeftThumbIntermediate" => B::LeftThumbProximal,
+        b"LeftThumbDistal" => B::LeftThumbDistal,
+        b"LeftIndexProximal" => B::LeftIndexProximal,
+        b"LeftIndexIntermediate" => B::LeftIndexIntermediate,
+        b"LeftIndexDistal" => B::LeftIndexDistal,
+        b"LeftMiddleProximal" => B::LeftMiddleProximal,
+        b"LeftMiddleIntermediate" => B::LeftMiddleIntermediate,
+        b"LeftMiddleDistal" => B::LeftMiddleDistal,
+        b"LeftRingProximal" => B::LeftRingProximal,
+        b"LeftRingIntermediate" => B::LeftRingIntermediate,
+        b"LeftRingDistal" => B::LeftRingDistal,
+        b"LeftLittleProximal" => B::LeftLittleProximal,
+        b"LeftLittleIntermediate" => B::LeftLittleIntermediate,
+        b"LeftLittleDistal" => B::LeftLittleDistal,
+        b"RightThumbProximal" => B::RightThumbMetacarpal,
+        b"RightThumbIntermediate" => B::RightThumbProximal,
+        b"RightThumbDistal" => B::RightThumbDistal,
+        b"RightIndexProximal" => B::RightIndexProximal,
+        b"RightIndexIntermediate" => B::RightIndexIntermediate,
+        b"RightIndexDistal" => B::RightIndexDistal,
+        b"RightMiddleProximal" => B::RightMiddleProximal,
+        b"RightMiddleIntermediate" => B::RightMiddleIntermediate,
+        b"RightMiddleDistal" => B::RightMiddleDistal,
+        b"RightRingProximal" => B::RightRingProximal,
+        b"RightRingIntermediate" => B::RightRingIntermediate,
+        b"RightRingDistal" => B::RightRingDistal,
+        b"RightLittleProximal" => B::RightLittleProximal,
+        b"RightLittleIntermediate" => B::RightLittleIntermediate,
+        b"RightLittleDistal" => B::RightLittleDistal,
         _ => return None,
     })
 }
@@ -396,7 +401,7 @@ fn transform(f: &[f32; 7]) -> Option<(Vec3, Quat)> {
 }
 
 /// Seven floats after a leading string argument.
-fn string_and_seven<'a>(args: &[Arg<'a>]) -> Option<(&'a str, [f32; 7])> {
+fn string_and_seven<'a>(args: &[Arg<'a>]) -> Option<(&'a [u8], [f32; 7])> {
     let Some(Arg::Str(name)) = args.first() else {
         return None;
     };
@@ -424,6 +429,25 @@ pub fn decode<'a>(datagram: &'a [u8], on_event: &mut impl FnMut(VmcEvent<'a>)) -
     osc::visit(
         datagram,
         &mut |message| {
+            // Bones are most of the traffic: read them straight from their known
+            // shape before falling back to the general argument reader.
+            if message.address == b"/VMC/Ext/Bone/Pos"
+                && let Some((name, f)) = message.str_and_floats::<7>()
+            {
+                match (bone_from_unity_bytes(name), transform(&f)) {
+                    (Some(bone), Some((position, rotation))) => {
+                        bump(|s| s.events += 1);
+                        on_event(VmcEvent::Bone {
+                            bone,
+                            position,
+                            rotation,
+                        });
+                    }
+                    (None, _) => bump(|s| s.unknown_bones += 1),
+                    (_, None) => bump(|s| s.malformed += 1),
+                }
+                return;
+            }
             let mut args = [Arg::Int(0); 8];
             let n = match message.args(&mut args) {
                 Ok(n) => n,
@@ -431,8 +455,8 @@ pub fn decode<'a>(datagram: &'a [u8], on_event: &mut impl FnMut(VmcEvent<'a>)) -
             };
             let args = &args[..n];
             let event = match message.address {
-                "/VMC/Ext/Bone/Pos" => match string_and_seven(args) {
-                    Some((name, f)) => match (bone_from_unity(name), transform(&f)) {
+                b"/VMC/Ext/Bone/Pos" => match string_and_seven(args) {
+                    Some((name, f)) => match (bone_from_unity_bytes(name), transform(&f)) {
                         (Some(bone), Some((position, rotation))) => Some(VmcEvent::Bone {
                             bone,
                             position,
@@ -443,24 +467,24 @@ pub fn decode<'a>(datagram: &'a [u8], on_event: &mut impl FnMut(VmcEvent<'a>)) -
                     },
                     None => None,
                 },
-                "/VMC/Ext/Root/Pos" => string_and_seven(args)
+                b"/VMC/Ext/Root/Pos" => string_and_seven(args)
                     .and_then(|(_, f)| transform(&f))
                     .map(|(position, rotation)| VmcEvent::Root { position, rotation }),
-                "/VMC/Ext/Blend/Val" => match args {
-                    [Arg::Str(name), Arg::Float(value), ..] if value.is_finite() => {
-                        Some(VmcEvent::Blend {
+                b"/VMC/Ext/Blend/Val" => match args {
+                    [name @ Arg::Str(_), Arg::Float(value), ..] if value.is_finite() => {
+                        name.as_str().map(|name| VmcEvent::Blend {
                             name,
                             value: *value,
                         })
                     }
                     _ => None,
                 },
-                "/VMC/Ext/Blend/Apply" => Some(VmcEvent::Apply),
-                "/VMC/Ext/T" => match args {
+                b"/VMC/Ext/Blend/Apply" => Some(VmcEvent::Apply),
+                b"/VMC/Ext/T" => match args {
                     [Arg::Float(t), ..] if t.is_finite() => Some(VmcEvent::Time(*t)),
                     _ => None,
                 },
-                "/VMC/Ext/OK" => match args {
+                b"/VMC/Ext/OK" => match args {
                     [Arg::Int(loaded), ..] => Some(VmcEvent::Available {
                         loaded: *loaded == 1,
                     }),
@@ -468,17 +492,17 @@ pub fn decode<'a>(datagram: &'a [u8], on_event: &mut impl FnMut(VmcEvent<'a>)) -
                 },
                 address => {
                     let device = match address {
-                        "/VMC/Ext/Hmd/Pos" | "/VMC/Ext/Hmd/Pos/Local" => Device::Hmd,
-                        "/VMC/Ext/Con/Pos" | "/VMC/Ext/Con/Pos/Local" => Device::Controller,
-                        "/VMC/Ext/Tra/Pos" | "/VMC/Ext/Tra/Pos/Local" => Device::Tracker,
+                        b"/VMC/Ext/Hmd/Pos" | b"/VMC/Ext/Hmd/Pos/Local" => Device::Hmd,
+                        b"/VMC/Ext/Con/Pos" | b"/VMC/Ext/Con/Pos/Local" => Device::Controller,
+                        b"/VMC/Ext/Tra/Pos" | b"/VMC/Ext/Tra/Pos/Local" => Device::Tracker,
                         _ => return bump(|s| s.ignored += 1),
                     };
                     string_and_seven(args).and_then(|(serial, f)| {
                         let (position, rotation) = transform(&f)?;
                         Some(VmcEvent::Device {
                             device,
-                            serial,
-                            local: address.ends_with("/Local"),
+                            serial: std::str::from_utf8(serial).ok()?,
+                            local: address.ends_with(b"/Local"),
                             position,
                             rotation,
                         })
