@@ -1,0 +1,234 @@
+//! `send` and `record`: a recording out to a VMC receiver, a VMC sender into a
+//! `.vrma`.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use mocap_bridge::formats::vrma::{VrmaRest, VrmaWriter};
+use mocap_bridge::humanoid::{CustomNames, HumanoidPose};
+use mocap_bridge::net::vmc_out::VmcSender;
+use mocap_bridge::protocol::vmc::{DecodeStats, ExpressionNames, VmcEncoder, decode as vmc_decode};
+use mocap_bridge::record::vmc_frames::VmcFrames;
+use mocap_bridge::replay::{Pacer, Replay};
+
+use super::retarget::{Take, load_take};
+use crate::{CliResult, RigArgs};
+
+/// Options of `send`.
+#[derive(clap::Args)]
+pub struct SendArgs {
+    /// The recording (default: the built-in lab19 performance).
+    pub source: Option<PathBuf>,
+    /// Where the receiver listens.
+    #[arg(long, default_value = "127.0.0.1:39539", value_name = "HOST:PORT")]
+    pub to: std::net::SocketAddr,
+    /// Expression names the receiver knows: vrm0 (`Joy`, `A`) or vrm1 (`happy`, `aa`).
+    #[arg(long, default_value = "vrm0", value_parser = crate::parse_names)]
+    pub names: ExpressionNames,
+    /// Send at most this many frames per second (default: every frame).
+    #[arg(long, value_name = "HZ")]
+    pub rate: Option<f32>,
+    /// Play again and again until interrupted.
+    #[arg(long = "loop")]
+    pub repeat: bool,
+    /// Send as fast as possible instead of in real time.
+    #[arg(long)]
+    pub fast: bool,
+    #[command(flatten)]
+    pub rig: RigArgs,
+    /// Which animation of the source to play, by name or index.
+    #[arg(long, value_name = "NAME|INDEX")]
+    pub clip: Option<String>,
+    /// How many loops of the built-in performance to play.
+    #[arg(long, default_value_t = 2)]
+    pub loops: u32,
+}
+
+/// Options of `record`.
+#[derive(clap::Args)]
+pub struct RecordArgs {
+    /// The .vrma to write.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+    /// Where to listen for VMC (OSC over UDP).
+    #[arg(long, default_value = "127.0.0.1:39540", value_name = "HOST:PORT")]
+    pub listen: std::net::SocketAddr,
+    /// Stop after this many seconds (default: at Ctrl-C).
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<f32>,
+    /// The performer's hips height standing, metres (default: the first
+    /// frame's hips height).
+    #[arg(long, value_name = "METRES")]
+    pub hips_height: Option<f32>,
+}
+
+/// `send`: plays a recording to a VMC receiver.
+pub fn send(args: SendArgs) -> CliResult<()> {
+    let SendArgs {
+        source,
+        to,
+        names,
+        rate,
+        repeat,
+        fast,
+        rig,
+        clip,
+        loops,
+    } = args;
+    let (label, take) = load_take(source.as_deref(), &rig, clip.as_deref(), loops)?;
+    let (mut replay, rest, custom) = match take {
+        Take::Rig { mapped, motion } => (
+            Replay::from_rig(&mapped, motion, None),
+            VrmaRest::from_mapped(&mapped),
+            CustomNames::default(),
+        ),
+        Take::Normalized {
+            replay,
+            rest,
+            names,
+            ..
+        } => (*replay, *rest, names),
+    };
+    let mut sender = VmcSender::connect(to, VmcEncoder::new(names, &rest), rate)
+        .map_err(|e| format!("cannot send to {to}: {e}"))?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
+        "sending {label} ({} frames, {:.2} s) to {to} as VMC{}",
+        replay.len(),
+        replay.times().last().copied().unwrap_or(0.0),
+        if repeat {
+            ", looping until interrupted"
+        } else {
+            ""
+        }
+    )?;
+    let mut pose = HumanoidPose::default();
+    loop {
+        let pacer = (!fast).then(Pacer::start);
+        replay.rewind();
+        while let Some(t) = replay.next_frame(&mut pose) {
+            if let Some(p) = &pacer {
+                p.wait_for(t);
+            }
+            sender
+                .send(t, &pose, &custom)
+                .map_err(|e| format!("cannot send to {to}: {e}"))?;
+        }
+        if !repeat {
+            break;
+        }
+    }
+    let st = sender.stats;
+    writeln!(
+        stdout,
+        "sent {} frames in {} datagrams ({} bytes); {} skipped by the rate cap, {} refused (no receiver listening)",
+        st.frames, st.datagrams, st.bytes, st.skipped, st.refused
+    )?;
+    Ok(())
+}
+
+/// `record`: see `record_to`.
+pub fn record(args: RecordArgs) -> CliResult<()> {
+    record_to(&args.output, args.listen, args.duration, args.hips_height)
+}
+
+/// `record`: VMC datagrams on `listen` -> frames -> a .vrma at `output`.
+fn record_to(
+    output: &Path,
+    listen: std::net::SocketAddr,
+    duration: Option<f32>,
+    hips_height: Option<f32>,
+) -> CliResult<()> {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let socket =
+        std::net::UdpSocket::bind(listen).map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+    socket.set_read_timeout(Some(std::time::Duration::from_millis(100)))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
+        .map_err(|e| format!("cannot catch Ctrl-C: {e}"))?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
+        "recording VMC on {listen} into {}; Ctrl-C to stop",
+        output.display()
+    )?;
+    stdout.flush()?;
+
+    let started = std::time::Instant::now();
+    let mut frames = VmcFrames::default();
+    let mut writer: Option<(VrmaWriter, f32)> = None;
+    let (mut datagrams, mut rejected) = (0u64, 0u64);
+    let mut totals = DecodeStats::default();
+    let mut push = |writer: &mut Option<(VrmaWriter, f32)>,
+                    t: f32,
+                    mut pose: HumanoidPose,
+                    names: &CustomNames| {
+        let (w, height) = writer.get_or_insert_with(|| {
+            let height = hips_height.unwrap_or(pose.hips_position.y);
+            let height = if height > 0.3 { height } else { 0.9 };
+            (
+                VrmaWriter::new(VrmaRest::standard(height), "vmc take"),
+                height,
+            )
+        });
+        pose.rest_hips_height = *height;
+        if w.push(t, &pose, names).is_err() {
+            rejected += 1;
+        }
+    };
+    let mut buf = vec![0u8; 65_536];
+    while !stop.load(Ordering::Relaxed)
+        && duration.is_none_or(|d| started.elapsed().as_secs_f32() < d)
+    {
+        let n = match socket.recv(&mut buf) {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue;
+            }
+            Err(e) => return Err(format!("cannot receive on {listen}: {e}").into()),
+        };
+        datagrams += 1;
+        let now = started.elapsed().as_secs_f32();
+        let mut finished = None;
+        let stats = vmc_decode(&buf[..n], &mut |event| {
+            if let Some(frame) = frames.event(event, now) {
+                finished = Some(frame);
+            }
+        });
+        if let Some((t, pose)) = finished {
+            push(&mut writer, t, pose, frames.custom_names());
+        }
+        totals.events += stats.events;
+        totals.ignored += stats.ignored;
+        totals.malformed += stats.malformed;
+        totals.unknown_bones += stats.unknown_bones;
+        totals.broken += stats.broken;
+    }
+    if let Some((t, pose)) = frames.finish() {
+        push(&mut writer, t, pose, frames.custom_names());
+    }
+    let Some((writer, _)) = writer else {
+        return Err(format!("no VMC frame arrived on {listen}; nothing written").into());
+    };
+    writer.save(output)?;
+    writeln!(
+        stdout,
+        "wrote {}: {} frames from {datagrams} datagrams; dropped: {} malformed, {} unknown bones, {} broken, {} frames out of order; {} unknown addresses ignored",
+        output.display(),
+        writer.frame_count(),
+        totals.malformed,
+        totals.unknown_bones,
+        totals.broken,
+        rejected,
+        totals.ignored
+    )?;
+    Ok(())
+}
