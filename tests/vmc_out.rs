@@ -324,3 +324,74 @@ fn send_then_record_gives_back_the_recording() {
         );
     }
 }
+
+#[test]
+fn record_counts_and_drops_bad_datagrams_and_keeps_the_rest() {
+    use std::io::{BufRead, Read};
+    let Some(assets) = common::assets() else {
+        return;
+    };
+    let source = assets.join("vrma/test.vrma");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("recorded.vrma");
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut recorder = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .args([
+            "record",
+            "-o",
+            out.to_str().unwrap(),
+            "--listen",
+            &listen,
+            "--duration",
+            "2",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(recorder.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    // Garbage, a truncated bundle, NaN and an unknown bone, before the stream.
+    let bad = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let nan = rosc::encoder::encode(&rosc::OscPacket::Message(rosc::OscMessage {
+        addr: "/VMC/Ext/Bone/Pos".into(),
+        args: std::iter::once(rosc::OscType::String("Hips".into()))
+            .chain([f32::NAN; 7].map(rosc::OscType::Float))
+            .collect(),
+    }))
+    .unwrap();
+    let tail = rosc::encoder::encode(&rosc::OscPacket::Message(rosc::OscMessage {
+        addr: "/VMC/Ext/Bone/Pos".into(),
+        args: std::iter::once(rosc::OscType::String("Tail".into()))
+            .chain([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0].map(rosc::OscType::Float))
+            .collect(),
+    }))
+    .unwrap();
+    for datagram in [
+        &b"\x00\x01garbage"[..],
+        b"#bundle\0\0\0\0\0\0\0\0\x01\0\0\0\x40/VMC",
+        &nan,
+        &tail,
+    ] {
+        bad.send_to(datagram, &listen).unwrap();
+    }
+    let sent = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .args(["send", source.to_str().unwrap(), "--to", &listen, "--fast"])
+        .output()
+        .unwrap();
+    assert!(sent.status.success());
+    assert!(recorder.wait().unwrap().success());
+    let mut summary = String::new();
+    stdout.read_to_string(&mut summary).unwrap();
+    assert!(summary.contains("wrote"), "{summary}");
+    assert!(summary.contains("7 frames"), "{summary}");
+    assert!(
+        summary.contains("1 malformed, 1 unknown bones, 2 broken"),
+        "{summary}"
+    );
+}
