@@ -139,6 +139,25 @@ mod tests {
     }
 
     #[test]
+    fn step_samplers_hold_the_previous_key() {
+        let (writer, frames, _) = performance();
+        let stepped = with_json(&writer.to_bytes(), |v| {
+            for sampler in v["animations"][0]["samplers"].as_array_mut().unwrap() {
+                sampler["interpolation"] = "STEP".into();
+            }
+        });
+        let read = parse(&stepped, Path::new("step.vrma"), None).unwrap();
+        let (t0, first) = &frames[3];
+        let t1 = frames[4].0;
+        let mut pose = HumanoidPose::default();
+        read.sample(t0 + 0.9 * (t1 - t0), &mut pose);
+        for (bone, q) in first.bones() {
+            assert!(q.angle_between(pose.rotation(bone).unwrap()) < 1e-5, "{bone}");
+        }
+        assert!(pose.hips_position.distance(first.hips_position) < 1e-6);
+    }
+
+    #[test]
     fn an_empty_writer_writes_one_t_pose_frame() {
         let writer = VrmaWriter::new(VrmaRest::standard(0.9), "empty");
         let read = parse(&writer.to_bytes(), Path::new("e.vrma"), None).unwrap();
