@@ -8,6 +8,8 @@
 //! - `humanoid`: the 55 bones, `HumanoidPose` (normalized rotations), expressions.
 //! - `skeleton`: `Skeleton`, bone maps, rest pose detection and correction.
 //! - `retarget`: source skeleton -> normalized pose -> target skeleton.
+//! - `ik`: two-bone limb IK on normalized poses, mocap mode (feet planted, hands
+//!   placed), the `eval-ik` metrics.
 //! - `formats`: BVH, glTF/VRM rigs, the skeleton JSON; units and axes.
 //! - `catalog`: bone maps for well-known skeletons, embedded in the binary.
 //! - `demo`: the built-in lab19 performance, for running with no hardware or files.
@@ -26,6 +28,7 @@ pub mod convert;
 pub mod demo;
 pub mod formats;
 pub mod humanoid;
+pub mod ik;
 pub mod inspect;
 pub mod net;
 pub mod protocol;

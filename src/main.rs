@@ -117,6 +117,10 @@ enum Command {
     /// Record what a VMC sender streams (VSeeFace, VMC, `mocap-bridge send`, ...)
     /// into a .vrma, until Ctrl-C or --duration.
     Record(cli::vmc::RecordArgs),
+    /// Measure mocap-mode IK on a capture: retarget it onto a model with its legs
+    /// scaled, rotation only and with IK, and print foot skate during contact, the
+    /// lowest foot heights and the hips lowering.
+    EvalIk(cli::ik::EvalIkArgs),
     /// Print a rig's joint tree, its bone map, its rest pose and the correction to
     /// the T-pose, and every problem found.
     Inspect {
@@ -186,6 +190,7 @@ fn run(cli: Cli) -> CliResult<()> {
     match cli.command {
         Command::Record(args) => cli::vmc::record(args),
         Command::Send(args) => cli::vmc::send(args),
+        Command::EvalIk(args) => cli::ik::eval_ik(args),
         Command::Convert {
             input,
             output,

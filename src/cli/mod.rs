@@ -2,6 +2,7 @@
 //! calling the library, printing what it did.
 
 pub mod convert;
+pub mod ik;
 pub mod retarget;
 pub mod vmc;
 

@@ -152,7 +152,10 @@ mod tests {
         let mut pose = HumanoidPose::default();
         read.sample(t0 + 0.9 * (t1 - t0), &mut pose);
         for (bone, q) in first.bones() {
-            assert!(q.angle_between(pose.rotation(bone).unwrap()) < 1e-5, "{bone}");
+            assert!(
+                q.angle_between(pose.rotation(bone).unwrap()) < 1e-5,
+                "{bone}"
+            );
         }
         assert!(pose.hips_position.distance(first.hips_position) < 1e-6);
     }

@@ -1,0 +1,119 @@
+//! Per-frame IK cost, each next to a baseline measured in the same run: one two-bone
+//! solve against forward kinematics of the same limb (two quaternion-vector
+//! products), and mocap-mode IK on four limbs (forward kinematics of both bodies,
+//! contacts, hips, four solves) against `FromNormalized` of the same pose onto the
+//! same model (Example.vrm; skipped when ../shared/assets is absent).
+
+use std::hint::black_box;
+use std::path::Path;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use glam::{Quat, Vec3};
+use mocap_bridge::formats::{LoadOptions, load_rig};
+use mocap_bridge::humanoid::HumanoidPose;
+use mocap_bridge::ik::{
+    BodyProportions, LimbRotations, MocapIk, MocapIkConfig, MocapIkState, TwoBoneIk,
+};
+use mocap_bridge::inspect::choose_map;
+use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, SourceRig, TargetRig, ToNormalized};
+
+fn mapped(path: &Path) -> (mocap_bridge::formats::Rig, MappedSkeleton) {
+    let rig = load_rig(path, &LoadOptions::default()).expect("bench rig loads");
+    let map = choose_map(&rig, None).expect("bench rig has a map");
+    let m = MappedSkeleton::new(rig.skeleton.clone(), &map.map).expect("bench map fits");
+    (rig, m)
+}
+
+fn benches(c: &mut Criterion) {
+    let (a, b, e) = (
+        Vec3::new(0.2, 1.4, 0.0),
+        Vec3::new(0.45, 1.3, -0.05),
+        Vec3::new(0.6, 1.1, 0.1),
+    );
+    let target = Vec3::new(0.5, 1.0, 0.25);
+    let pole = Vec3::new(0.3, 1.3, -1.0);
+    let mut out = LimbRotations::default();
+    c.bench_function("two-bone ik one limb", |bench| {
+        bench.iter(|| {
+            TwoBoneIk {
+                root: black_box(a),
+                middle: black_box(b),
+                end: black_box(e),
+                target: black_box(target),
+                pole: black_box(pole),
+                softness: 0.01,
+                weight: 1.0,
+                out: &mut out,
+            }
+            .run()
+            .expect("limb solves")
+        })
+    });
+    let turns = (Quat::from_rotation_z(0.3), Quat::from_rotation_x(0.2));
+    c.bench_function("baseline: forward kinematics of one limb", |bench| {
+        bench.iter(|| {
+            let (r, m) = black_box(turns);
+            let mid = black_box(a) + r * (black_box(b) - a);
+            black_box(mid + r * m * (black_box(e) - b))
+        })
+    });
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (bvh, vrm) = (
+        root.join("../shared/assets/bvh/cmu_12_01_walk.bvh"),
+        root.join("../shared/assets/vrm/Example.vrm"),
+    );
+    if !(bvh.is_file() && vrm.is_file()) {
+        eprintln!("skipping mocap ik: ../shared/assets absent");
+        return;
+    }
+    let (rig, cmu) = mapped(&bvh);
+    let (_, example) = mapped(&vrm);
+    let frame = rig.clips[0].motion.frame(100);
+    let mut pose = HumanoidPose::default();
+    ToNormalized {
+        source: &SourceRig::new(&cmu),
+        local_rotations: frame.rotations,
+        local_translations: frame.translations,
+        pose: &mut pose,
+    }
+    .run()
+    .expect("frame fits");
+    let (source_body, target_body) = (BodyProportions::new(&cmu), BodyProportions::new(&example));
+    let config = MocapIkConfig::default();
+    let mut state = MocapIkState::default();
+    c.bench_function("mocap ik four limbs cmu -> Example.vrm", |bench| {
+        bench.iter(|| {
+            let mut solved = black_box(pose);
+            MocapIk {
+                config: &config,
+                source: &source_body,
+                target: &target_body,
+                dt: 1.0 / 120.0,
+                state: &mut state,
+                pose: &mut solved,
+            }
+            .run()
+            .expect("mocap ik runs");
+            solved
+        })
+    });
+    let target_rig = TargetRig::new(&example);
+    let mut locals = vec![Quat::IDENTITY; example.skeleton.len()];
+    let mut hips = Vec3::ZERO;
+    c.bench_function("baseline: retarget normalized -> Example.vrm", |bench| {
+        bench.iter(|| {
+            FromNormalized {
+                target: &target_rig,
+                pose: black_box(&pose),
+                local_rotations: &mut locals,
+                hips_translation: &mut hips,
+            }
+            .run()
+            .expect("pose fits")
+        })
+    });
+}
+
+criterion_group!(ik, benches);
+criterion_main!(ik);

@@ -1,0 +1,200 @@
+//! Where a body's humanoid bones sit: T-pose positions (`BodyProportions`, built
+//! once from a `MappedSkeleton`) and, for one normalized pose, the model rotation and
+//! position of every bone (`BodyFrame`, per frame, no heap).
+//!
+//! Forward kinematics in humanoid model space, matching what `FromNormalized` gives
+//! the skeleton (facing turn factored out): with `M(b)` the product of normalized
+//! rotations from the hips down to `b` (absent bones: identity) and `q` the nearest
+//! ancestor of `b` the body has,
+//!
+//! ```text
+//! P(hips) = hips_position · (rest hips height of the body / of the pose)
+//! P(b)    = P(q) + M(q) · (T(b) − T(q))        T: T-pose model position
+//! ```
+
+use glam::{Quat, Vec3};
+
+use crate::humanoid::bone::ALL;
+use crate::humanoid::{BONE_COUNT, HumanBone, HumanoidPose};
+use crate::retarget::MappedSkeleton;
+
+/// One of the four two-bone limbs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Limb {
+    LeftArm,
+    RightArm,
+    LeftLeg,
+    RightLeg,
+}
+
+impl Limb {
+    pub const ALL: [Limb; 4] = [Limb::LeftArm, Limb::RightArm, Limb::LeftLeg, Limb::RightLeg];
+
+    /// The root, middle and end bones: upper arm, lower arm, hand (or upper leg,
+    /// lower leg, foot).
+    #[must_use]
+    pub const fn bones(self) -> [HumanBone; 3] {
+        use HumanBone as B;
+        match self {
+            Limb::LeftArm => [B::LeftUpperArm, B::LeftLowerArm, B::LeftHand],
+            Limb::RightArm => [B::RightUpperArm, B::RightLowerArm, B::RightHand],
+            Limb::LeftLeg => [B::LeftUpperLeg, B::LeftLowerLeg, B::LeftFoot],
+            Limb::RightLeg => [B::RightUpperLeg, B::RightLowerLeg, B::RightFoot],
+        }
+    }
+
+    /// Whether this is a leg.
+    #[must_use]
+    pub const fn is_leg(self) -> bool {
+        matches!(self, Limb::LeftLeg | Limb::RightLeg)
+    }
+}
+
+/// No ancestor in the body (the hips).
+const NO_PARENT: u8 = u8::MAX;
+
+/// T-pose model positions of a skeleton's humanoid bones. Built once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BodyProportions {
+    /// T-pose position of every present bone, humanoid model space, metres; an
+    /// absent bone holds its nearest present ancestor's.
+    rest_positions: [Vec3; BONE_COUNT],
+    /// `T(b) − T(q)`, `q` the nearest present ancestor.
+    offsets: [Vec3; BONE_COUNT],
+    /// Index of `q`, or `NO_PARENT`.
+    parents: [u8; BONE_COUNT],
+    present: u64,
+    rest_hips_height: f32,
+}
+
+impl BodyProportions {
+    /// The humanoid bones of `mapped` in its T-pose.
+    #[must_use]
+    pub fn new(mapped: &MappedSkeleton) -> Self {
+        let world = mapped.correction.t_pose_world(&mapped.skeleton);
+        let mut positions = [None; BONE_COUNT];
+        for (bone, joint) in mapped.map.pairs() {
+            positions[bone.index()] = world.get(joint).map(|w| Vec3::from(w.translation));
+        }
+        Self::from_positions(&positions, mapped.rest_hips_height())
+    }
+
+    /// A body from T-pose model positions (`None`: the bone is absent) and the hips
+    /// height above the floor. The hips must be present.
+    #[must_use]
+    pub fn from_positions(positions: &[Option<Vec3>; BONE_COUNT], rest_hips_height: f32) -> Self {
+        let mut body = Self {
+            rest_positions: [Vec3::ZERO; BONE_COUNT],
+            offsets: [Vec3::ZERO; BONE_COUNT],
+            parents: [NO_PARENT; BONE_COUNT],
+            present: 0,
+            rest_hips_height,
+        };
+        for bone in ALL {
+            let i = bone.index();
+            let q = bone.parent_in(|b| positions[b.index()].is_some());
+            let anchor = q.map_or(Vec3::ZERO, |q| body.rest_positions[q.index()]);
+            match positions[i] {
+                Some(p) => {
+                    body.rest_positions[i] = p;
+                    body.offsets[i] = p - anchor;
+                    body.present |= 1 << i;
+                }
+                None => body.rest_positions[i] = anchor,
+            }
+            body.parents[i] = q.map_or(NO_PARENT, |q| q.index() as u8);
+        }
+        body
+    }
+
+    /// Whether the body has `bone`.
+    #[must_use]
+    pub fn has(&self, bone: HumanBone) -> bool {
+        self.present & (1 << bone.index()) != 0
+    }
+
+    /// T-pose model position of `bone` (its nearest present ancestor's when absent).
+    #[must_use]
+    pub fn rest_position(&self, bone: HumanBone) -> Vec3 {
+        self.rest_positions[bone.index()]
+    }
+
+    /// Hips height above the floor in the T-pose, metres.
+    #[must_use]
+    pub fn rest_hips_height(&self) -> f32 {
+        self.rest_hips_height
+    }
+
+    /// Height of `bone` above the floor in the T-pose, metres.
+    #[must_use]
+    pub fn rest_height(&self, bone: HumanBone) -> f32 {
+        let floor = self.rest_position(HumanBone::Hips).y - self.rest_hips_height;
+        self.rest_position(bone).y - floor
+    }
+
+    /// T-pose lengths of a limb's two bones (root to middle, middle to end), metres.
+    #[must_use]
+    pub fn limb_lengths(&self, limb: Limb) -> (f32, f32) {
+        let [a, b, c] = limb.bones().map(|b| self.rest_position(b));
+        (a.distance(b), b.distance(c))
+    }
+}
+
+/// Model rotation and position of every humanoid bone for one pose. Per frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BodyFrame {
+    /// Rotation relative to the T-pose, humanoid model space (`M(b)` above).
+    pub model_rotations: [Quat; BONE_COUNT],
+    /// Humanoid model space, metres; an absent bone holds its nearest present
+    /// ancestor's.
+    pub model_positions: [Vec3; BONE_COUNT],
+}
+
+impl Default for BodyFrame {
+    fn default() -> Self {
+        Self {
+            model_rotations: [Quat::IDENTITY; BONE_COUNT],
+            model_positions: [Vec3::ZERO; BONE_COUNT],
+        }
+    }
+}
+
+impl BodyFrame {
+    /// Forward kinematics of `pose` on `body` (formulas in the module header).
+    pub fn update(&mut self, body: &BodyProportions, pose: &HumanoidPose) {
+        let scale = body.rest_hips_height / pose.rest_hips_height;
+        for bone in ALL {
+            let i = bone.index();
+            let parent_rotation = bone
+                .parent()
+                .map_or(Quat::IDENTITY, |p| self.model_rotations[p.index()]);
+            self.model_rotations[i] = parent_rotation * pose.rotation_or_identity(bone);
+            self.model_positions[i] = match body.parents[i] {
+                NO_PARENT => pose.hips_position * scale,
+                q => {
+                    let q = usize::from(q);
+                    self.model_positions[q] + self.model_rotations[q] * body.offsets[i]
+                }
+            };
+        }
+    }
+
+    /// Model position of `bone`.
+    #[must_use]
+    pub fn position(&self, bone: HumanBone) -> Vec3 {
+        self.model_positions[bone.index()]
+    }
+
+    /// Model rotation of `bone`, relative to its T-pose.
+    #[must_use]
+    pub fn rotation(&self, bone: HumanBone) -> Quat {
+        self.model_rotations[bone.index()]
+    }
+
+    /// Moves every bone by `offset` (what moving the hips does).
+    pub fn translate(&mut self, offset: Vec3) {
+        for p in &mut self.model_positions {
+            *p += offset;
+        }
+    }
+}

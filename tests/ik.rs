@@ -1,0 +1,361 @@
+//! Limb IK and mocap mode through the public API: the two-bone solver on random limbs
+//! under several rest frames (property tests), limbs of random humanoid rigs checked on
+//! the posed skeleton itself, and mocap mode on real captures (skips without
+//! ../shared/assets).
+
+mod common;
+
+use common::{RigSpec, Rng, angle_deg, assets, random_rig};
+use glam::{Quat, Vec3};
+use mocap_bridge::formats::{LoadOptions, load_rig};
+use mocap_bridge::humanoid::{HumanBone, HumanoidPose};
+use mocap_bridge::ik::eval::{evaluate_mocap, scale_legs};
+use mocap_bridge::ik::{
+    BodyFrame, BodyProportions, Limb, LimbIk, LimbRotations, MocapIkConfig, TwoBoneIk,
+};
+use mocap_bridge::inspect::choose_map;
+use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, TargetRig};
+use proptest::prelude::*;
+
+/// The rest frames every limb check runs under: identity, a turned root, mirrored
+/// axes, a scaled rig.
+#[derive(Debug, Clone, Copy)]
+enum RestFrame {
+    Identity,
+    Turned,
+    Mirrored,
+    Scaled,
+}
+
+impl RestFrame {
+    fn apply(self, p: Vec3) -> Vec3 {
+        match self {
+            RestFrame::Identity => p,
+            RestFrame::Turned => Quat::from_euler(glam::EulerRot::YXZ, 2.1, 0.7, -0.4) * p,
+            RestFrame::Mirrored => Vec3::new(-p.x, p.y, p.z),
+            RestFrame::Scaled => p * 0.013 + Vec3::new(5.0, -2.0, 1.0),
+        }
+    }
+}
+
+fn rest_frame() -> impl Strategy<Value = RestFrame> {
+    prop_oneof![
+        Just(RestFrame::Identity),
+        Just(RestFrame::Turned),
+        Just(RestFrame::Mirrored),
+        Just(RestFrame::Scaled),
+    ]
+}
+
+fn unit() -> impl Strategy<Value = Vec3> {
+    (-1.0f32..1.0, -1.0f32..1.0, -1.0f32..1.0)
+        .prop_filter("not zero", |(x, y, z)| Vec3::new(*x, *y, *z).length() > 0.1)
+        .prop_map(|(x, y, z)| Vec3::new(x, y, z).normalize())
+}
+
+/// Root, middle and end joints: bones 0.1 to 0.6 long in random directions.
+fn limb() -> impl Strategy<Value = (Vec3, Vec3, Vec3)> {
+    (unit(), unit(), 0.1f32..0.6, 0.1f32..0.6, unit()).prop_map(|(d1, d2, l1, l2, at)| {
+        let a = at * 0.3;
+        let b = a + d1 * l1;
+        (a, b, b + d2 * l2)
+    })
+}
+
+/// New middle and end joints of the limb `limb` solved for `target`.
+fn solve_with(limb: [Vec3; 3], target: Vec3, pole: Vec3, softness: f32, weight: f32) -> [Vec3; 2] {
+    let mut out = LimbRotations::default();
+    let [root, middle, end] = limb;
+    let job = TwoBoneIk {
+        root,
+        middle,
+        end,
+        target,
+        pole,
+        softness,
+        weight,
+        out: &mut out,
+    };
+    job.run().expect("a valid limb solves");
+    out.apply(root, middle, end)
+}
+
+/// Solves fully, without softening.
+fn solve(a: Vec3, b: Vec3, c: Vec3, target: Vec3, pole: Vec3) -> (Vec3, Vec3) {
+    let [m, e] = solve_with([a, b, c], target, pole, 0.0, 1.0);
+    (m, e)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn reachable_targets_are_hit_and_bone_lengths_kept(
+        (a, b, c) in limb(),
+        direction in unit(),
+        fraction in 0.0f32..1.0,
+        pole in unit(),
+        frame in rest_frame(),
+    ) {
+        let (l1, l2) = (a.distance(b), b.distance(c));
+        // Strictly inside the reachable shell [|l1 − l2|, l1 + l2].
+        let (near, far) = ((l1 - l2).abs() + 1e-3, l1 + l2 - 1e-3);
+        let target = a + direction * (near + fraction * (far - near));
+        let f = |p| frame.apply(p);
+        let scale = if matches!(frame, RestFrame::Scaled) { 0.013 } else { 1.0 };
+        let (m, e) = solve(f(a), f(b), f(c), f(target), f(a + pole));
+        prop_assert!(e.distance(f(target)) < 1e-4 * scale, "missed by {}", e.distance(f(target)));
+        prop_assert!((m.distance(f(a)) - l1 * scale).abs() < 1e-4 * scale);
+        prop_assert!((e.distance(m) - l2 * scale).abs() < 1e-4 * scale);
+    }
+
+    #[test]
+    fn unreachable_targets_give_the_straight_limb_pointing_at_them(
+        (a, b, c) in limb(),
+        direction in unit(),
+        beyond in 1.001f32..3.0,
+        pole in unit(),
+        frame in rest_frame(),
+    ) {
+        let (l1, l2) = (a.distance(b), b.distance(c));
+        let target = a + direction * (l1 + l2) * beyond;
+        let f = |p| frame.apply(p);
+        let scale = if matches!(frame, RestFrame::Scaled) { 0.013 } else { 1.0 };
+        let (m, e) = solve(f(a), f(b), f(c), f(target), f(a + pole));
+        let want = f(a) + (f(target) - f(a)).normalize() * (l1 + l2) * scale;
+        prop_assert!(e.distance(want) < 1e-4 * scale, "{e} vs {want}");
+        prop_assert!(angle_deg(m - f(a), f(target) - f(a)) < 0.1);
+        prop_assert!((m.distance(f(a)) - l1 * scale).abs() < 1e-4 * scale);
+        prop_assert!((e.distance(m) - l2 * scale).abs() < 1e-4 * scale);
+    }
+
+    #[test]
+    fn the_middle_joint_stays_on_the_pole_side(
+        (a, b, c) in limb(),
+        direction in unit(),
+        fraction in 0.1f32..0.9,
+        pole in unit(),
+    ) {
+        let (l1, l2) = (a.distance(b), b.distance(c));
+        let (near, far) = ((l1 - l2).abs() + 1e-2, l1 + l2 - 1e-2);
+        let target = a + direction * (near + fraction * (far - near));
+        prop_assume!(pole.cross(direction).length() > 0.2);
+        let (m, _) = solve(a, b, c, target, a + pole);
+        let across = |v: Vec3| v - direction * direction.dot(v);
+        prop_assert!(across(m - a).dot(across(pole)) > 0.0);
+    }
+}
+
+/// Small pole motions give small elbow motions: along a slow path the elbow never jumps.
+#[test]
+fn an_arm_following_a_path_through_full_extension_never_flips() {
+    let (mut a, mut b, mut c) = (Vec3::ZERO, Vec3::X * 0.3, Vec3::new(0.3, -0.25, 0.0));
+    let pole = Vec3::new(0.15, 0.0, -1.0);
+    let mut previous = None;
+    for i in 0..400 {
+        let t = i as f32 / 400.0 * std::f32::consts::TAU;
+        // In and out past full reach, around the shoulder.
+        let target = Vec3::new(t.cos(), 0.3 * t.sin(), 0.2 * (2.0 * t).sin())
+            * (0.35 + 0.3 * (3.0 * t).sin().abs());
+        let (m, e) = solve(a, b, c, target, pole);
+        if let Some(p) = previous {
+            assert!(
+                m.distance(p) < 0.05,
+                "frame {i}: elbow jumped {}",
+                m.distance(p)
+            );
+        }
+        previous = Some(m);
+        (a, b, c) = (a, m, e);
+    }
+}
+
+const STRAIGHT_ARM: [Vec3; 3] = [
+    Vec3::ZERO,
+    Vec3::new(0.3, 0.0, 0.0),
+    Vec3::new(0.6, 0.0, 0.0),
+];
+
+#[test]
+fn a_straight_arm_bends_toward_the_pole() {
+    let target = Vec3::new(0.4, 0.0, 0.0);
+    let [mid, end] = solve_with(STRAIGHT_ARM, target, Vec3::new(0.2, 0.0, -1.0), 0.0, 1.0);
+    assert!(end.distance(target) < 1e-5, "{end}");
+    assert!(mid.z < -0.1, "elbow goes back: {mid}");
+    let [mid, _] = solve_with(STRAIGHT_ARM, target, Vec3::new(0.2, 1.0, 0.0), 0.0, 1.0);
+    assert!(mid.y > 0.1, "elbow goes up: {mid}");
+}
+
+#[test]
+fn a_knee_bent_backward_is_bent_toward_the_pole() {
+    // Hyperextended knee: bent toward −z while the pole is in front (+z).
+    let leg = [
+        Vec3::ZERO,
+        Vec3::new(0.0, -0.4, -0.02),
+        Vec3::new(0.0, -0.8, 0.0),
+    ];
+    let target = Vec3::new(0.0, -0.6, 0.1);
+    let [mid, end] = solve_with(leg, target, Vec3::new(0.0, -0.4, 1.0), 0.0, 1.0);
+    assert!(end.distance(target) < 1e-5);
+    assert!(mid.z > 0.1, "{mid}");
+}
+
+#[test]
+fn half_weight_moves_part_way() {
+    let [_, end] = solve_with(STRAIGHT_ARM, Vec3::new(0.0, 0.6, 0.0), Vec3::Z, 0.0, 0.5);
+    let halfway = Vec3::new(1.0, 1.0, 0.0).normalize();
+    assert!((end.normalize().dot(halfway) - 1.0).abs() < 1e-4);
+}
+
+#[test]
+fn softening_stops_short_of_full_extension_but_hits_closer_targets() {
+    let bent = [Vec3::ZERO, Vec3::X * 0.3, Vec3::new(0.3, 0.3, 0.0)];
+    let [_, end] = solve_with(bent, Vec3::Z * 0.6, Vec3::Y, 0.1, 1.0);
+    assert!(end.length() < 0.6 - 1e-3 && end.length() > 0.55, "{end}");
+    let [_, end] = solve_with(bent, Vec3::Z * 0.5, Vec3::Y, 0.1, 1.0);
+    assert!(end.distance(Vec3::Z * 0.5) < 1e-5);
+}
+
+fn spec(seed: u64, arm_drop_deg: f32, yaw_deg: f32, armature: bool) -> RigSpec {
+    RigSpec {
+        seed,
+        legs: 1.1,
+        torso: 0.9,
+        arms: 1.2,
+        arm_drop_deg,
+        leg_spread_deg: 5.0,
+        yaw_deg,
+        chest: true,
+        upper_chest: seed.is_multiple_of(2),
+        neck: true,
+        shoulders: true,
+        toes: true,
+        fingers: false,
+        armature,
+        extra_joints: false,
+    }
+}
+
+/// World position of `bone` on the skeleton posed from `pose` by `FromNormalized`, in
+/// the facing-corrected model space.
+fn skeleton_position(m: &MappedSkeleton, pose: &HumanoidPose, bone: HumanBone) -> Vec3 {
+    let target = TargetRig::new(m);
+    let mut locals = vec![Quat::IDENTITY; m.skeleton.len()];
+    let mut translations = m.skeleton.rest_translations();
+    FromNormalized {
+        target: &target,
+        pose,
+        local_rotations: &mut locals,
+        hips_translation: &mut translations[target.hips_joint()],
+    }
+    .run()
+    .unwrap();
+    let world = m.skeleton.world_transforms(&locals, &translations);
+    m.correction.facing * Vec3::from(world[m.map.joint(bone).unwrap()].translation)
+}
+
+#[test]
+fn limbs_of_random_rigs_reach_their_targets_on_the_posed_skeleton() {
+    let mut rng = Rng::new(7);
+    let frames = [
+        (0.0, 0.0, false),
+        (0.0, 70.0, true),
+        (45.0, -30.0, false),
+        (80.0, 180.0, true),
+    ];
+    for (seed, (drop, yaw, armature)) in frames.into_iter().enumerate() {
+        let rig = random_rig(&spec(seed as u64, drop, yaw, armature));
+        let m = MappedSkeleton::new(rig.skeleton, &rig.map).unwrap();
+        let body = BodyProportions::new(&m);
+        for _ in 0..20 {
+            let mut pose = HumanoidPose::default();
+            for bone in mocap_bridge::humanoid::bone::ALL {
+                if m.map.joint(bone).is_some() && bone != HumanBone::Hips {
+                    pose.set_rotation(bone, rng.rotation_within(0.6));
+                }
+            }
+            pose.rest_hips_height = m.rest_hips_height();
+            pose.hips_position = Vec3::new(0.1, m.rest_hips_height(), -0.2);
+            let mut frame = BodyFrame::default();
+            frame.update(&body, &pose);
+            // Forward kinematics of the body agrees with the skeleton's.
+            for bone in [HumanBone::LeftHand, HumanBone::RightFoot, HumanBone::Head] {
+                let want = skeleton_position(&m, &pose, bone);
+                assert!(
+                    frame.position(bone).distance(want) < 1e-4,
+                    "seed {seed} {bone}"
+                );
+            }
+            for limb in Limb::ALL {
+                let [root, _, end] = limb.bones();
+                let (l1, l2) = body.limb_lengths(limb);
+                let dir = Vec3::new(
+                    rng.range(-1.0, 1.0),
+                    rng.range(-1.0, 1.0),
+                    rng.range(-1.0, 1.0),
+                );
+                let target = frame.position(root)
+                    + dir.normalize_or(Vec3::Y) * (l1 + l2) * rng.range(0.4, 0.95);
+                let hand_turn = rng.rotation();
+                LimbIk {
+                    body: &body,
+                    limb,
+                    target,
+                    pole: frame.position(root) + Vec3::new(0.0, 0.0, -1.0),
+                    end_rotation: Some(hand_turn),
+                    softness: 0.0,
+                    weight: 1.0,
+                    frame: &mut frame,
+                    pose: &mut pose,
+                }
+                .run()
+                .unwrap();
+                let got = skeleton_position(&m, &pose, end);
+                assert!(
+                    got.distance(target) < 1e-4,
+                    "seed {seed} {limb:?}: {}",
+                    got.distance(target)
+                );
+                assert!(frame.position(end).distance(target) < 1e-4);
+                let model = pose.model_rotations()[end.index()];
+                assert!(
+                    model.dot(hand_turn).abs() > 1.0 - 1e-5,
+                    "{limb:?} end rotation"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn mocap_config_deserializes_from_partial_json_with_defaults() {
+    let config: MocapIkConfig =
+        serde_json::from_str(r#"{"hands": false, "footWeight": 0.5}"#).unwrap();
+    assert!(!config.hands);
+    assert_eq!(config.foot_weight, 0.5);
+    assert_eq!(config.contact_speed, MocapIkConfig::default().contact_speed);
+    assert!(serde_json::from_str::<MocapIkConfig>(r#"{"hand": 1}"#).is_err());
+}
+
+fn load(path: &std::path::Path) -> (mocap_bridge::formats::Rig, MappedSkeleton) {
+    let rig = load_rig(path, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let chosen = choose_map(&rig, None).expect("a map");
+    let m = MappedSkeleton::new(rig.skeleton.clone(), &chosen.map).unwrap();
+    (rig, m)
+}
+
+#[test]
+fn cmu_walk_onto_example_vrm_with_longer_and_shorter_legs_keeps_planted_feet_still() {
+    let Some(dir) = assets() else { return };
+    let (rig, source) = load(&dir.join("bvh/cmu_12_01_walk.bvh"));
+    let (_, example) = load(&dir.join("vrm/Example.vrm"));
+    let motion = &rig.clips[0].motion;
+    for factor in [1.2, 1.0, 0.8] {
+        let target = scale_legs(&example, factor).unwrap();
+        let r = evaluate_mocap(&source, motion, &target, &MocapIkConfig::default()).unwrap();
+        println!("legs x{factor}: {r:?}");
+        assert!(r.contact_frames > r.frames / 2, "{r:?}");
+        assert!(r.with_ik.skate_cm <= 0.5, "{r:?}");
+        assert!(r.with_ik.lowest_ankle_cm >= 0.0, "{r:?}");
+    }
+}
