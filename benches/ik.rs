@@ -2,7 +2,9 @@
 //! solve against forward kinematics of the same limb (two quaternion-vector
 //! products), and mocap-mode IK on four limbs (forward kinematics of both bodies,
 //! contacts, hips, four solves) against `FromNormalized` of the same pose onto the
-//! same model (Example.vrm; skipped when ../shared/assets is absent).
+//! same model (Example.vrm; skipped when ../shared/assets is absent), and a full VR
+//! body solve (3-point and 6-point devices) against `FromNormalized` of the result
+//! onto the same skeleton (the built-in humanoid).
 
 use std::hint::black_box;
 use std::path::Path;
@@ -12,7 +14,8 @@ use glam::{Quat, Vec3};
 use mocap_bridge::formats::{LoadOptions, load_rig};
 use mocap_bridge::humanoid::HumanoidPose;
 use mocap_bridge::ik::{
-    BodyProportions, LimbRotations, MocapIk, MocapIkConfig, MocapIkState, TwoBoneIk,
+    BodyProportions, Calibration, DevicePose, LimbRotations, MocapIk, MocapIkConfig, MocapIkState,
+    TwoBoneIk, VrIk, VrIkConfig, VrIkState, VrInput,
 };
 use mocap_bridge::inspect::choose_map;
 use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, SourceRig, TargetRig, ToNormalized};
@@ -57,6 +60,8 @@ fn benches(c: &mut Criterion) {
             black_box(mid + r * m * (black_box(e) - b))
         })
     });
+
+    vr_benches(c);
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let (bvh, vrm) = (
@@ -113,6 +118,87 @@ fn benches(c: &mut Criterion) {
             .expect("pose fits")
         })
     });
+}
+
+/// VR mode on the built-in humanoid: a user leaning a little, hands in front.
+fn vr_benches(c: &mut Criterion) {
+    let rig = mocap_bridge::demo::embedded_rig("humanoid.json", mocap_bridge::demo::HUMANOID_JSON);
+    let map = choose_map(&rig, None).expect("built-in humanoid has a map");
+    let humanoid = MappedSkeleton::new(rig.skeleton.clone(), &map.map).expect("map fits");
+    let body = BodyProportions::new(&humanoid);
+    let calibration = Calibration::of_body(&body, mocap_bridge::ik::calibration::HEAD_TO_EYE);
+    let head = body.rest_position(mocap_bridge::humanoid::HumanBone::Head);
+    let turn = Quat::from_euler(glam::EulerRot::YXZ, 0.4, 0.2, 0.05);
+    let three = VrInput {
+        head: DevicePose::new(head + Vec3::new(0.02, -0.05, 0.1), turn),
+        hands: [
+            DevicePose::new(head + Vec3::new(0.25, -0.45, 0.3), turn),
+            DevicePose::new(
+                head + Vec3::new(-0.2, -0.35, 0.35),
+                Quat::from_rotation_z(0.5),
+            ),
+        ],
+        ..VrInput::default()
+    };
+    let hips = body.rest_position(mocap_bridge::humanoid::HumanBone::Hips);
+    let six = VrInput {
+        hips: Some(DevicePose::new(
+            hips + Vec3::new(0.02, -0.04, 0.02),
+            Quat::from_rotation_y(0.3),
+        )),
+        feet: [
+            Some(DevicePose::new(
+                Vec3::new(0.1, 0.08, 0.05),
+                Quat::from_rotation_y(0.2),
+            )),
+            Some(DevicePose::new(
+                Vec3::new(-0.1, 0.08, -0.05),
+                Quat::from_rotation_y(0.4),
+            )),
+        ],
+        ..three
+    };
+    let config = VrIkConfig::default();
+    let mut state = VrIkState::default();
+    let mut pose = HumanoidPose::default();
+    for (name, input) in [
+        ("vr ik full body 3-point", &three),
+        ("vr ik full body 6-point", &six),
+    ] {
+        c.bench_function(name, |bench| {
+            bench.iter(|| {
+                VrIk {
+                    config: &config,
+                    body: &body,
+                    calibration: &calibration,
+                    input: black_box(input),
+                    dt: 1.0 / 90.0,
+                    state: &mut state,
+                    pose: &mut pose,
+                }
+                .run()
+                .expect("vr ik runs");
+            })
+        });
+    }
+    let target_rig = TargetRig::new(&humanoid);
+    let mut locals = vec![Quat::IDENTITY; humanoid.skeleton.len()];
+    let mut hips_translation = Vec3::ZERO;
+    c.bench_function(
+        "baseline: retarget normalized -> built-in humanoid",
+        |bench| {
+            bench.iter(|| {
+                FromNormalized {
+                    target: &target_rig,
+                    pose: black_box(&pose),
+                    local_rotations: &mut locals,
+                    hips_translation: &mut hips_translation,
+                }
+                .run()
+                .expect("pose fits")
+            })
+        },
+    );
 }
 
 criterion_group!(ik, benches);

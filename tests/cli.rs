@@ -414,3 +414,21 @@ fn convert_writes_and_reads_ext_skeleton_humanoid() {
     );
     assert!(stdout.contains("524 frames retargeted"), "{stdout}");
 }
+
+#[test]
+fn eval_ik_reports_vr_mode_and_mocap_mode() {
+    let Some(assets) = common::assets() else {
+        return;
+    };
+    let capture = assets.join("bvh/cmu_12_01_walk.bvh");
+    let vr = bridge_ok(&["eval-ik", capture.to_str().unwrap(), "--mode", "vr"]);
+    assert!(vr.contains("3-point") && vr.contains("6-point"), "{vr}");
+    let model = assets.join("vrm/Example.vrm");
+    let mocap = bridge_ok(&[
+        "eval-ik",
+        capture.to_str().unwrap(),
+        "--target",
+        model.to_str().unwrap(),
+    ]);
+    assert!(mocap.contains("524 frames"), "{mocap}");
+}

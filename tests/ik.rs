@@ -1,6 +1,7 @@
-//! Limb IK and mocap mode through the public API: the two-bone solver on random limbs
-//! under several rest frames (property tests), limbs of random humanoid rigs checked on
-//! the posed skeleton itself, and mocap mode on real captures (skips without
+//! Limb IK, mocap mode and VR mode through the public API: the two-bone solver on
+//! random limbs under several rest frames (property tests), limbs of random humanoid
+//! rigs checked on the posed skeleton itself, VR mode and its calibration on the
+//! built-in humanoid, and mocap and VR mode on real captures (skip without
 //! ../shared/assets).
 
 mod common;
@@ -9,9 +10,10 @@ use common::{RigSpec, Rng, angle_deg, assets, random_rig};
 use glam::{Quat, Vec3};
 use mocap_bridge::formats::{LoadOptions, load_rig};
 use mocap_bridge::humanoid::{HumanBone, HumanoidPose};
-use mocap_bridge::ik::eval::{evaluate_mocap, scale_legs};
+use mocap_bridge::ik::eval::{Perturbation, VrDevices, evaluate_mocap, evaluate_vr, scale_legs};
 use mocap_bridge::ik::{
-    BodyFrame, BodyProportions, Limb, LimbIk, LimbRotations, MocapIkConfig, TwoBoneIk,
+    BodyFrame, BodyProportions, Calibration, DevicePose, Limb, LimbIk, LimbRotations,
+    MocapIkConfig, TwoBoneIk, VrIk, VrIkConfig, VrIkState, VrInput,
 };
 use mocap_bridge::inspect::choose_map;
 use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, TargetRig};
@@ -357,5 +359,314 @@ fn cmu_walk_onto_example_vrm_with_longer_and_shorter_legs_keeps_planted_feet_sti
         assert!(r.contact_frames > r.frames / 2, "{r:?}");
         assert!(r.with_ik.skate_cm <= 0.5, "{r:?}");
         assert!(r.with_ik.lowest_ankle_cm >= 0.0, "{r:?}");
+    }
+}
+
+fn builtin_humanoid() -> MappedSkeleton {
+    let rig = mocap_bridge::demo::embedded_rig("humanoid.json", mocap_bridge::demo::HUMANOID_JSON);
+    let chosen = choose_map(&rig, None).expect("a map");
+    MappedSkeleton::new(rig.skeleton.clone(), &chosen.map).unwrap()
+}
+
+#[test]
+fn calibration_from_a_t_pose_recovers_head_and_wrists_through_any_device_mount() {
+    let mount = [
+        Quat::from_euler(glam::EulerRot::YXZ, 0.3, -0.5, 0.2),
+        Quat::from_euler(glam::EulerRot::YXZ, -1.0, 0.4, 2.0),
+        Quat::from_euler(glam::EulerRot::YXZ, 2.5, 0.1, -0.7),
+    ];
+    let head_joint = Vec3::new(0.0, 1.5, 0.0);
+    let wrists = [Vec3::new(0.75, 1.35, 0.0), Vec3::new(-0.75, 1.35, 0.0)];
+    let grip = mocap_bridge::ik::calibration::GRIP_OFFSET;
+    let eye = mocap_bridge::ik::calibration::HEAD_TO_EYE;
+    let hmd = DevicePose::new(head_joint + eye, mount[0]);
+    let left = DevicePose::new(wrists[0] + Vec3::X * grip, mount[1]);
+    let right = DevicePose::new(wrists[1] - Vec3::X * grip, mount[2]);
+    let cal = Calibration::from_t_pose(hmd, left, right);
+    assert!((cal.height - 1.5).abs() < 1e-5, "{cal:?}");
+    assert!((cal.arm_span - 1.5).abs() < 1e-5, "{cal:?}");
+    // The user turns and moves: bones turn by `turn`, devices go with them.
+    let turn = Quat::from_euler(glam::EulerRot::YXZ, 0.8, 0.3, -0.2);
+    let moved = |d: DevicePose, joint: Vec3, to: Vec3| {
+        DevicePose::new(to + turn * (d.position - joint), turn * d.rotation)
+    };
+    let head_to = Vec3::new(0.2, 1.3, 0.4);
+    let head = cal.head(&moved(hmd, head_joint, head_to));
+    assert!(head.position.distance(head_to) < 1e-5);
+    assert!(head.rotation.angle_between(turn) < 1e-3);
+    let wrist_to = Vec3::new(0.3, 1.0, 0.5);
+    let hand = cal.hand(1, &moved(right, wrists[1], wrist_to));
+    assert!(hand.position.distance(wrist_to) < 1e-5);
+    assert!(hand.rotation.angle_between(turn) < 1e-3);
+    let json = serde_json::to_string(&cal).unwrap();
+    assert_eq!(serde_json::from_str::<Calibration>(&json).unwrap(), cal);
+}
+
+/// Devices for a body standing with its head at `head` and wrists at `hands`.
+fn devices(cal: &Calibration, head: Vec3, yaw: f32, hands: [Vec3; 2]) -> VrInput {
+    let turn = Quat::from_rotation_y(yaw);
+    VrInput {
+        head: DevicePose::new(head + turn * cal.head_to_eye, turn),
+        hands: hands.map(|h| DevicePose::new(h, turn)),
+        ..VrInput::default()
+    }
+}
+
+fn vr_solve(
+    body: &BodyProportions,
+    cal: &Calibration,
+    input: &VrInput,
+    state: &mut VrIkState,
+) -> (HumanoidPose, BodyFrame) {
+    let mut pose = HumanoidPose::default();
+    VrIk {
+        config: &VrIkConfig::default(),
+        body,
+        calibration: cal,
+        input,
+        dt: 1.0 / 90.0,
+        state,
+        pose: &mut pose,
+    }
+    .run()
+    .expect("vr ik runs");
+    let mut frame = BodyFrame::default();
+    frame.update(body, &pose);
+    (pose, frame)
+}
+
+#[test]
+fn vr_mode_puts_head_and_hands_on_their_targets_and_keeps_bones_whole() {
+    let m = builtin_humanoid();
+    let body = BodyProportions::new(&m);
+    let cal = Calibration::of_body(&body, mocap_bridge::ik::calibration::HEAD_TO_EYE);
+    let head0 = body.rest_position(HumanBone::Head);
+    let mut rng = Rng::new(7);
+    let mut state = VrIkState::default();
+    for _ in 0..200 {
+        let yaw = rng.range(-3.0, 3.0);
+        let head = head0
+            + Vec3::new(
+                rng.range(-0.5, 0.5),
+                rng.range(-0.3, 0.05),
+                rng.range(-0.5, 0.5),
+            );
+        let turn = Quat::from_rotation_y(yaw);
+        // Hands within easy reach: in front of the chest.
+        let hands = [1.0f32, -1.0].map(|side| {
+            head + turn
+                * Vec3::new(
+                    side * rng.range(0.1, 0.3),
+                    rng.range(-0.5, -0.2),
+                    rng.range(0.1, 0.3),
+                )
+        });
+        let input = devices(&cal, head, yaw, hands);
+        let (pose, frame) = vr_solve(&body, &cal, &input, &mut state);
+        assert!(frame.position(HumanBone::Head).distance(head) < 1e-3);
+        for (side, bone) in [HumanBone::LeftHand, HumanBone::RightHand]
+            .into_iter()
+            .enumerate()
+        {
+            let miss = frame.position(bone).distance(hands[side]);
+            assert!(miss < 1e-3, "hand {side} misses by {miss} m: {pose:?}");
+        }
+        for limb in Limb::ALL {
+            let [a, b, c] = limb.bones().map(|x| frame.position(x));
+            let (l1, l2) = body.limb_lengths(limb);
+            assert!((a.distance(b) - l1).abs() < 1e-4 && (b.distance(c) - l2).abs() < 1e-4);
+        }
+        assert!(frame.rotation(HumanBone::Head).angle_between(turn) < 1e-3);
+    }
+}
+
+#[test]
+fn vr_mode_keeps_feet_planted_until_the_body_moves_away_then_steps() {
+    let m = builtin_humanoid();
+    let body = BodyProportions::new(&m);
+    let cal = Calibration::of_body(&body, mocap_bridge::ik::calibration::HEAD_TO_EYE);
+    let head0 = body.rest_position(HumanBone::Head);
+    let arms = [Vec3::new(0.2, -0.6, 0.1), Vec3::new(-0.2, -0.6, 0.1)];
+    let mut state = VrIkState::default();
+    let feet =
+        |frame: &BodyFrame| [HumanBone::LeftFoot, HumanBone::RightFoot].map(|b| frame.position(b));
+    let (_, first) = vr_solve(
+        &body,
+        &cal,
+        &devices(&cal, head0, 0.0, arms.map(|a| head0 + a)),
+        &mut state,
+    );
+    let planted = feet(&first);
+    // Sway 5 cm: the feet stay (within 1 cm: the straight standing leg cannot quite
+    // reach once the hips move off).
+    for i in 0..30 {
+        let head = head0 + Vec3::X * 0.05 * (i as f32 / 30.0);
+        let (_, f) = vr_solve(
+            &body,
+            &cal,
+            &devices(&cal, head, 0.0, arms.map(|a| head + a)),
+            &mut state,
+        );
+        for (now, was) in feet(&f).iter().zip(&planted) {
+            assert!(now.distance(*was) < 1e-2, "{now} left {was}");
+        }
+    }
+    // Walk 1 m forward over two seconds: the feet follow, stepping.
+    let mut last = first;
+    for i in 0..180 {
+        let head = head0 + Vec3::Z * (i as f32 / 180.0);
+        (_, last) = vr_solve(
+            &body,
+            &cal,
+            &devices(&cal, head, 0.0, arms.map(|a| head + a)),
+            &mut state,
+        );
+    }
+    for _ in 0..60 {
+        let head = head0 + Vec3::Z;
+        (_, last) = vr_solve(
+            &body,
+            &cal,
+            &devices(&cal, head, 0.0, arms.map(|a| head + a)),
+            &mut state,
+        );
+    }
+    for (now, was) in feet(&last).iter().zip(&planted) {
+        assert!(
+            (now.z - was.z - 1.0).abs() < 0.1 * cal.height,
+            "{now} from {was}"
+        );
+        assert!((now.y - was.y).abs() < 1e-2, "{now} from {was}");
+    }
+}
+
+#[test]
+fn vr_mode_rejects_a_bad_interval_and_a_non_finite_device() {
+    let m = builtin_humanoid();
+    let body = BodyProportions::new(&m);
+    let cal = Calibration::of_body(&body, Vec3::ZERO);
+    let mut input = devices(&cal, Vec3::Y, 0.0, [Vec3::X, -Vec3::X]);
+    let mut state = VrIkState::default();
+    let mut pose = HumanoidPose::default();
+    let config = VrIkConfig::default();
+    let job = VrIk {
+        config: &config,
+        body: &body,
+        calibration: &cal,
+        input: &input,
+        dt: 0.0,
+        state: &mut state,
+        pose: &mut pose,
+    };
+    assert!(job.validate().is_err());
+    input.hands[1].rotation = Quat::from_xyzw(0.0, f32::NAN, 0.0, 1.0);
+    let job = VrIk {
+        config: &config,
+        body: &body,
+        calibration: &cal,
+        input: &input,
+        dt: 0.01,
+        state: &mut state,
+        pose: &mut pose,
+    };
+    assert!(job.validate().is_err());
+    input.hands[1].rotation = Quat::IDENTITY;
+    input.feet[0] = Some(DevicePose::new(Vec3::NAN, Quat::IDENTITY));
+    let job = VrIk {
+        config: &config,
+        body: &body,
+        calibration: &cal,
+        input: &input,
+        dt: 0.01,
+        state: &mut state,
+        pose: &mut pose,
+    };
+    assert!(job.validate().is_err());
+}
+
+#[test]
+fn vr_mode_on_the_cmu_walk_hits_head_and_hands_without_flips() {
+    let Some(dir) = assets() else { return };
+    let (rig, source) = load(&dir.join("bvh/cmu_12_01_walk.bvh"));
+    let target = builtin_humanoid();
+    let motion = &rig.clips[0].motion;
+    let config = VrIkConfig::default();
+    let perturbation = Perturbation::default();
+    let runs = [
+        ("3-point", VrDevices::ThreePoint, None, 10.0),
+        ("6-point", VrDevices::SixPoint, None, 3.0),
+        (
+            "3-point perturbed",
+            VrDevices::ThreePoint,
+            Some(&perturbation),
+            11.0,
+        ),
+        (
+            "6-point perturbed",
+            VrDevices::SixPoint,
+            Some(&perturbation),
+            4.0,
+        ),
+    ];
+    for (name, devices, perturb, mpjpe_cm) in runs {
+        let r = evaluate_vr(&source, motion, &target, devices, perturb, &config).unwrap();
+        println!("{name}: {r:?}");
+        assert_eq!(r.frames, motion.frame_count());
+        assert_eq!(r.flips, 0, "{name}: {r:?}");
+        assert!(r.mpjpe_cm <= mpjpe_cm, "{name}: {r:?}");
+        assert!(r.max_reachable_hand_error_mm <= 1.0, "{name}: {r:?}");
+        if perturb.is_none() {
+            assert!(r.max_head_error_mm <= 1.0, "{name}: {r:?}");
+            assert!(r.hand_error_cm <= 0.1, "{name}: {r:?}");
+        }
+    }
+}
+
+#[test]
+fn vr_mode_follows_every_tracker_it_gets() {
+    let m = builtin_humanoid();
+    let body = BodyProportions::new(&m);
+    let cal = Calibration::of_body(&body, mocap_bridge::ik::calibration::HEAD_TO_EYE);
+    let rest = |b: HumanBone| body.rest_position(b);
+    let head = rest(HumanBone::Head) + Vec3::new(0.03, -0.04, 0.05);
+    let hands = [
+        rest(HumanBone::Head) + Vec3::new(0.25, -0.5, 0.25),
+        rest(HumanBone::Head) + Vec3::new(-0.2, -0.4, 0.3),
+    ];
+    let mut input = devices(&cal, head, 0.2, hands);
+    let chest = Quat::from_euler(glam::EulerRot::YXZ, 0.15, 0.1, 0.0);
+    input.hips = Some(DevicePose::new(
+        rest(HumanBone::Hips) + Vec3::new(0.02, -0.03, 0.0),
+        Quat::from_rotation_y(0.1),
+    ));
+    input.chest = Some(DevicePose::new(Vec3::ZERO, chest));
+    let feet = [
+        rest(HumanBone::LeftFoot) + Vec3::new(0.0, 0.02, 0.1),
+        rest(HumanBone::RightFoot) + Vec3::new(0.0, 0.0, -0.1),
+    ];
+    input.feet = feet.map(|f| Some(DevicePose::new(f, Quat::from_rotation_y(0.1))));
+    // Elbows out to the sides, knees forward.
+    input.elbows = [Some(hands[0] + Vec3::X), Some(hands[1] - Vec3::X)];
+    input.knees = [
+        Some(feet[0] + Vec3::new(0.0, 0.4, 1.0)),
+        Some(feet[1] + Vec3::new(0.0, 0.4, 1.0)),
+    ];
+    let (_, frame) = vr_solve(&body, &cal, &input, &mut VrIkState::default());
+    assert!(frame.position(HumanBone::Head).distance(head) < 1e-3);
+    assert!(frame.rotation(HumanBone::UpperChest).angle_between(chest) < 1e-3);
+    for (side, limb) in [Limb::LeftArm, Limb::RightArm].into_iter().enumerate() {
+        let [a, b, c] = limb.bones().map(|x| frame.position(x));
+        assert!(c.distance(hands[side]) < 1e-3);
+        let out = if side == 0 { 1.0 } else { -1.0 };
+        assert!((b - a.lerp(c, 0.5)).x * out > 0.0, "elbow {side} not out");
+    }
+    for (side, limb) in [Limb::LeftLeg, Limb::RightLeg].into_iter().enumerate() {
+        let [a, b, c] = limb.bones().map(|x| frame.position(x));
+        assert!(
+            c.distance(feet[side]) < 1e-3,
+            "foot {side}: {c} for {}",
+            feet[side]
+        );
+        assert!((b - a.lerp(c, 0.5)).z > 0.0, "knee {side} not forward");
     }
 }

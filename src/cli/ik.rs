@@ -1,12 +1,22 @@
-//! `eval-ik`: mocap-mode IK measured on a real capture. Retargets a clip onto a model
-//! whose legs are scaled, rotation only and with mocap-mode IK, and prints foot skate
-//! during contact, the lowest foot heights and the hips lowering for each scale.
+//! `eval-ik`: IK measured on a real capture.
+//!
+//! `--mode mocap` (default): retargets a clip onto a model whose legs are scaled,
+//! rotation only and with mocap-mode IK, and prints foot skate during contact, the
+//! lowest foot heights and the hips lowering for each scale.
+//!
+//! `--mode vr`: retargets the clip onto the model (default: the built-in humanoid) as
+//! ground truth, synthesizes headset, controllers (and hips and feet trackers) from
+//! it, solves VR mode and prints AGRoL-style numbers for 3-point and 6-point input,
+//! ideal and perturbed.
 
 use std::path::PathBuf;
 
 use mocap_bridge::formats;
-use mocap_bridge::ik::MocapIkConfig;
-use mocap_bridge::ik::eval::{evaluate_mocap, scale_legs};
+use mocap_bridge::ik::eval::{
+    Perturbation, VrDevices, VrReport, evaluate_mocap, evaluate_vr, scale_legs,
+};
+use mocap_bridge::ik::{MocapIkConfig, VrIkConfig};
+use mocap_bridge::retarget::MappedSkeleton;
 
 use super::{explicit_map, load_options, mapped};
 use crate::{CliResult, RigArgs};
@@ -17,9 +27,13 @@ pub struct EvalIkArgs {
     /// The capture (.bvh, or a glTF/VRM/.vrma clip), e.g.
     /// ../shared/assets/bvh/cmu_12_01_walk.bvh.
     pub source: PathBuf,
-    /// The model to retarget onto, e.g. ../shared/assets/vrm/Example.vrm.
+    /// Which IK to measure.
+    #[arg(long, value_enum, default_value = "mocap")]
+    pub mode: EvalMode,
+    /// The model to retarget onto, e.g. ../shared/assets/vrm/Example.vrm (required
+    /// for `--mode mocap`; `--mode vr` defaults to the built-in humanoid).
     #[arg(long, value_name = "MODEL")]
-    pub target: PathBuf,
+    pub target: Option<PathBuf>,
     /// Bone map for the target (default: its own, else the catalog's, else recognized).
     #[arg(long, value_name = "MAP")]
     pub target_map: Option<PathBuf>,
@@ -36,7 +50,8 @@ pub struct EvalIkArgs {
         value_name = "F,F,..."
     )]
     pub legs: Vec<f32>,
-    /// Mocap-mode settings as JSON (`{"contactSpeed": 0.4}`); defaults otherwise.
+    /// Mocap-mode (or with `--mode vr`, VR-mode: `{"spineShare": 0.5}`) settings as
+    /// JSON (`{"contactSpeed": 0.4}`); defaults otherwise.
     #[arg(long, value_name = "JSON")]
     pub config: Option<String>,
 }
@@ -48,13 +63,39 @@ pub fn eval_ik(args: EvalIkArgs) -> CliResult<()> {
     let clip = rig
         .clip(args.clip.as_deref())
         .ok_or_else(|| format!("{label}: no such clip (the file has {})", rig.clips.len()))?;
-    let target_label = args.target.display().to_string();
-    let target_rig = formats::load_rig(&args.target, &load_options(&args.rig))?;
-    let target = mapped(
-        &target_label,
-        &target_rig,
-        explicit_map(args.target_map.as_deref())?,
-    )?;
+    let (target_label, target) = match &args.target {
+        Some(path) => {
+            let label = path.display().to_string();
+            let target_rig = formats::load_rig(path, &load_options(&args.rig))?;
+            let target = mapped(
+                &label,
+                &target_rig,
+                explicit_map(args.target_map.as_deref())?,
+            )?;
+            (label, target)
+        }
+        None if args.mode == EvalMode::Vr => {
+            let rig = mocap_bridge::demo::embedded_rig(
+                "humanoid.json",
+                mocap_bridge::demo::HUMANOID_JSON,
+            );
+            (
+                "built-in humanoid".to_owned(),
+                mapped("humanoid.json", &rig, None)?,
+            )
+        }
+        None => return Err("--mode mocap needs --target MODEL".into()),
+    };
+    if args.mode == EvalMode::Vr {
+        return eval_vr(
+            &label,
+            &source,
+            &clip.motion,
+            &target_label,
+            &target,
+            args.config.as_deref(),
+        );
+    }
     let config: MocapIkConfig = match &args.config {
         Some(json) => serde_json::from_str(json).map_err(|e| format!("--config: {e}"))?,
         None => MocapIkConfig::default(),
@@ -94,5 +135,88 @@ pub fn eval_ik(args: EvalIkArgs) -> CliResult<()> {
             r.max_hips_drop_cm,
         );
     }
+    Ok(())
+}
+
+/// What `eval-ik` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EvalMode {
+    /// Mocap mode on scaled legs.
+    Mocap,
+    /// VR mode from synthesized devices.
+    Vr,
+}
+
+fn eval_vr(
+    label: &str,
+    source: &MappedSkeleton,
+    motion: &formats::Motion,
+    target_label: &str,
+    target: &MappedSkeleton,
+    config: Option<&str>,
+) -> CliResult<()> {
+    let config: VrIkConfig = match config {
+        Some(json) => serde_json::from_str(json).map_err(|e| format!("--config: {e}"))?,
+        None => VrIkConfig::default(),
+    };
+    let perturbation = Perturbation::default();
+    println!(
+        "{label} -> {target_label}: {} frames, VR mode from synthesized devices \
+         (perturbed: controllers {:.1} cm off, {:.1} cm noise)",
+        motion.frame_count(),
+        perturbation.controller_offset.length() * 100.0,
+        perturbation.noise * 100.0,
+    );
+    println!(
+        "{:<20} {:>7} {:>7} {:>8} {:>17} {:>8} {:>10} {:>9} {:>15} {:>11}",
+        "input",
+        "MPJPE",
+        "MPJRE",
+        "MPJVE",
+        "jitter (truth)",
+        "hand",
+        "hand max",
+        "head max",
+        "skate (truth)",
+        "flips (tr.)"
+    );
+    println!(
+        "{:<20} {:>7} {:>7} {:>8} {:>17} {:>8} {:>10} {:>9} {:>15} {:>11}",
+        "", "cm", "deg", "cm/s", "10^2 m/s^3", "cm", "mm", "mm", "cm/frame", ""
+    );
+    let runs = [
+        ("3-point", VrDevices::ThreePoint, None),
+        ("6-point", VrDevices::SixPoint, None),
+        (
+            "3-point perturbed",
+            VrDevices::ThreePoint,
+            Some(&perturbation),
+        ),
+        (
+            "6-point perturbed",
+            VrDevices::SixPoint,
+            Some(&perturbation),
+        ),
+    ];
+    for (name, devices, perturb) in runs {
+        let r: VrReport = evaluate_vr(source, motion, target, devices, perturb, &config)?;
+        println!(
+            "{:<20} {:>7.2} {:>7.2} {:>8.2} {:>8.2} ({:>6.2}) {:>8.2} {:>10.3} {:>9.3} {:>6.2} ({:>5.2}) {:>5} ({:>3})",
+            name,
+            r.mpjpe_cm,
+            r.mpjre_deg,
+            r.mpjve_cm_s,
+            r.jitter,
+            r.ground_truth_jitter,
+            r.hand_error_cm,
+            r.max_reachable_hand_error_mm,
+            r.max_head_error_mm,
+            r.skate_cm,
+            r.ground_truth_skate_cm,
+            r.flips,
+            r.ground_truth_flips,
+        );
+    }
+    println!("hand max: over hand-frames within reach of the solved shoulder; jitter: mean jerk");
     Ok(())
 }

@@ -162,8 +162,19 @@ impl Default for BodyFrame {
 impl BodyFrame {
     /// Forward kinematics of `pose` on `body` (formulas in the module header).
     pub fn update(&mut self, body: &BodyProportions, pose: &HumanoidPose) {
+        self.update_first(body, pose, ALL.len());
+    }
+
+    /// `update` without the fingers: the body, head, limbs and toes (finger entries
+    /// are left stale). What the IK jobs use between their stages.
+    pub fn update_without_fingers(&mut self, body: &BodyProportions, pose: &HumanoidPose) {
+        // `ALL` lists the fingers last, right after the right hand.
+        self.update_first(body, pose, HumanBone::RightHand.index() + 1);
+    }
+
+    fn update_first(&mut self, body: &BodyProportions, pose: &HumanoidPose, count: usize) {
         let scale = body.rest_hips_height / pose.rest_hips_height;
-        for bone in ALL {
+        for bone in ALL.into_iter().take(count) {
             let i = bone.index();
             let parent_rotation = bone
                 .parent()

@@ -1,12 +1,16 @@
 //! Measuring the IK on whole clips: the numbers `mocap-bridge eval-ik` prints and the
-//! tests check. Runs the per-frame jobs over a `Motion` and compares joint positions of
-//! the posed target skeleton (its own forward kinematics, not the IK's). Pure code: it
+//! tests check. Runs the per-frame jobs over a `Motion`: mocap mode compares joint
+//! positions of the posed target skeleton (its own forward kinematics, not the IK's);
+//! VR mode compares `BodyFrame`s of the ground truth and the solve on the same body
+//! (the forward kinematics `FromNormalized` matches). Pure code: it
 //! allocates per clip, not per frame, and reads no files.
 
 use glam::{Quat, Vec3};
 
-use super::body::BodyProportions;
+use super::body::{BodyFrame, BodyProportions, Limb};
+use super::calibration::{Calibration, DevicePose, HEAD_TO_EYE};
 use super::mocap::{MocapIk, MocapIkConfig, MocapIkState};
+use super::vr::{VrIk, VrIkConfig, VrIkState, VrInput};
 use crate::formats::Motion;
 use crate::humanoid::{HumanBone, HumanoidPose};
 use crate::retarget::{
@@ -218,4 +222,316 @@ pub fn evaluate_mocap(
     report.rotation_only = reports[0];
     report.with_ik = reports[1];
     Ok(report)
+}
+
+/// Which devices VR mode gets in `evaluate_vr`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VrDevices {
+    /// Headset and two controllers.
+    ThreePoint,
+    /// Also hips and two foot trackers.
+    SixPoint,
+}
+
+/// Errors put on the synthesized devices: a controller mounted off from where the
+/// calibration thinks, and noise on every device position.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Perturbation {
+    /// Added to each controller's position, in its own frame (mirrored in x for the
+    /// right hand), metres.
+    pub controller_offset: Vec3,
+    /// Standard deviation of the noise on each axis of every device position, metres.
+    pub noise: f32,
+    /// Seed of the noise.
+    pub seed: u64,
+}
+
+impl Default for Perturbation {
+    /// 3 cm off (2 cm along, 2 cm across the grip) and 1 cm noise.
+    fn default() -> Self {
+        Self {
+            controller_offset: Vec3::new(0.02, 0.0, 0.02),
+            noise: 0.01,
+            seed: 0x5eed,
+        }
+    }
+}
+
+/// AGRoL-style numbers of VR mode on one clip, against the ground truth retargeted
+/// onto the same body. Joints: the body's hips, spine, neck, head, shoulders, arms,
+/// hands, legs, feet and toes (no eyes, jaw or fingers).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct VrReport {
+    pub frames: usize,
+    /// Mean per-joint position error, cm.
+    pub mpjpe_cm: f32,
+    /// Mean per-joint rotation error (model rotations), degrees.
+    pub mpjre_deg: f32,
+    /// Mean per-joint velocity error, cm/s.
+    pub mpjve_cm_s: f32,
+    /// Mean jerk magnitude of the solved joints, 10² m/s³ (AGRoL's unit).
+    pub jitter: f32,
+    /// The same for the ground truth.
+    pub ground_truth_jitter: f32,
+    /// Mean wrist position error, cm.
+    pub hand_error_cm: f32,
+    /// Largest wrist error on frames where the wrist target is within reach of the
+    /// solved shoulder, mm, and how many hand-frames were out of reach.
+    pub max_reachable_hand_error_mm: f32,
+    pub unreachable_hand_frames: usize,
+    /// Largest head joint error, mm.
+    pub max_head_error_mm: f32,
+    /// Mean horizontal motion of the solved ankles while the ground truth's are in
+    /// contact, cm per frame, and the ground truth's own.
+    pub skate_cm: f32,
+    pub ground_truth_skate_cm: f32,
+    /// Foot-frames in contact in the ground truth.
+    pub contact_frames: usize,
+    /// Elbow and knee bend-direction reversals in the solve, and in the ground truth.
+    pub flips: usize,
+    pub ground_truth_flips: usize,
+}
+
+/// A fixed-seed xorshift generator for the noise.
+struct Noise(u64);
+
+impl Noise {
+    fn uniform(&mut self) -> f32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+    }
+
+    /// Roughly Gaussian, unit variance (sum of four uniforms).
+    fn gaussian(&mut self) -> f32 {
+        (self.uniform() + self.uniform() + self.uniform() + self.uniform()) * 0.75f32.sqrt()
+    }
+
+    fn vec(&mut self, sigma: f32) -> Vec3 {
+        Vec3::new(self.gaussian(), self.gaussian(), self.gaussian()) * sigma
+    }
+}
+
+/// The joints the VR numbers are over.
+fn scored_bones(body: &BodyProportions) -> Vec<HumanBone> {
+    use HumanBone as B;
+    crate::humanoid::bone::ALL
+        .into_iter()
+        .filter(|b| b.index() <= B::RightHand.index())
+        .filter(|b| !matches!(b, B::LeftEye | B::RightEye | B::Jaw))
+        .filter(|b| body.has(*b))
+        .collect()
+}
+
+/// Flip counting for one limb: the bend axis in the hips' frame, compared with the
+/// last one seen while the limb was bent more than 10°.
+#[derive(Default)]
+struct FlipCounter {
+    last: Option<Vec3>,
+    flips: usize,
+}
+
+impl FlipCounter {
+    fn see(&mut self, frame: &BodyFrame, limb: Limb) {
+        let [a, b, c] = limb.bones().map(|x| frame.position(x));
+        let (u, v) = (a - b, c - b);
+        let cross = u.cross(v);
+        // Interior angle below 170°: bent enough for the axis to mean something.
+        if cross.length() < (10f32).to_radians().sin() * u.length() * v.length() {
+            return;
+        }
+        let axis = frame.rotation(HumanBone::Hips).conjugate() * cross.normalize();
+        if self.last.is_some_and(|l| l.dot(axis) < 0.0) {
+            self.flips += 1;
+        }
+        self.last = Some(axis);
+    }
+}
+
+/// Retargets `motion` from `source` onto `target` as the ground truth, synthesizes
+/// the devices from it (headset `HEAD_TO_EYE` in front of the head joint, controllers
+/// on the wrists, trackers on the hips and ankles), runs VR mode on the target and
+/// compares (numbers in `VrReport`).
+pub fn evaluate_vr(
+    source: &MappedSkeleton,
+    motion: &Motion,
+    target: &MappedSkeleton,
+    devices: VrDevices,
+    perturbation: Option<&Perturbation>,
+    config: &VrIkConfig,
+) -> Result<VrReport, EvalError> {
+    use HumanBone as B;
+    let source_rig = SourceRig::new(source);
+    let body = BodyProportions::new(target);
+    let calibration = Calibration::of_body(&body, HEAD_TO_EYE);
+    let bones = scored_bones(&body);
+    let n = motion.frame_count();
+    let mut noise = Noise(perturbation.map_or(1, |p| p.seed.max(1)));
+    let mut state = VrIkState::default();
+    let mut pose = HumanoidPose::default();
+    let mut solved = HumanoidPose::default();
+    let (mut truth_frame, mut solved_frame) = (BodyFrame::default(), BodyFrame::default());
+    // Per frame and scored joint: positions of truth and solve.
+    let mut truth = Vec::with_capacity(n * bones.len());
+    let mut result = Vec::with_capacity(n * bones.len());
+    let mut feet_tracks = Vec::with_capacity(n);
+    let mut report = VrReport {
+        frames: n,
+        ..VrReport::default()
+    };
+    let mut rotation_error = 0.0f64;
+    let mut hand_error = 0.0f64;
+    let mut flips = [(); 8].map(|()| FlipCounter::default());
+    let times = motion.times();
+    for (i, frame) in motion.frames().enumerate() {
+        ToNormalized {
+            source: &source_rig,
+            local_rotations: frame.rotations,
+            local_translations: frame.translations,
+            pose: &mut pose,
+        }
+        .run()?;
+        truth_frame.update(&body, &pose);
+        let t = &truth_frame;
+        let mut jitter_of = |p: Vec3| match perturbation {
+            Some(q) => p + noise.vec(q.noise),
+            None => p,
+        };
+        let device = |b: B| DevicePose::new(t.position(b), t.rotation(b));
+        let head = device(B::Head);
+        let mut input = VrInput {
+            head: DevicePose::new(jitter_of(head.point(HEAD_TO_EYE)), head.rotation),
+            ..VrInput::default()
+        };
+        for (side, bone) in [B::LeftHand, B::RightHand].into_iter().enumerate() {
+            let d = device(bone);
+            let offset = perturbation.map_or(Vec3::ZERO, |q| {
+                let o = q.controller_offset;
+                if side == 0 {
+                    o
+                } else {
+                    Vec3::new(-o.x, o.y, o.z)
+                }
+            });
+            input.hands[side] = DevicePose::new(jitter_of(d.point(offset)), d.rotation);
+        }
+        if devices == VrDevices::SixPoint {
+            let hips = device(B::Hips);
+            input.hips = Some(DevicePose::new(jitter_of(hips.position), hips.rotation));
+            for (side, bone) in [B::LeftFoot, B::RightFoot].into_iter().enumerate() {
+                let d = device(bone);
+                input.feet[side] = Some(DevicePose::new(jitter_of(d.position), d.rotation));
+            }
+        }
+        let dt = match i {
+            0 => times.get(1).copied().unwrap_or(1.0 / 30.0),
+            _ => times[i] - times[i - 1],
+        }
+        .max(1e-4);
+        VrIk {
+            config,
+            body: &body,
+            calibration: &calibration,
+            input: &input,
+            dt,
+            state: &mut state,
+            pose: &mut solved,
+        }
+        .run()?;
+        solved_frame.update(&body, &solved);
+        let s = &solved_frame;
+        for b in &bones {
+            truth.push(t.position(*b));
+            result.push(s.position(*b));
+            let turn = t.rotation(*b).conjugate() * s.rotation(*b);
+            rotation_error +=
+                f64::from(turn.normalize().angle_between(Quat::IDENTITY).to_degrees());
+        }
+        report.max_head_error_mm = report
+            .max_head_error_mm
+            .max(t.position(B::Head).distance(s.position(B::Head)) * 1000.0);
+        for limb in [Limb::LeftArm, Limb::RightArm] {
+            let [upper, _, hand] = limb.bones();
+            let error = t.position(hand).distance(s.position(hand));
+            hand_error += f64::from(error);
+            let (l1, l2) = body.limb_lengths(limb);
+            let wanted = calibration.hand(
+                usize::from(limb == Limb::RightArm),
+                &input.hands[usize::from(limb == Limb::RightArm)],
+            );
+            if s.position(upper).distance(wanted.position) <= (l1 + l2) * 0.999 {
+                let miss = wanted.position.distance(s.position(hand)) * 1000.0;
+                report.max_reachable_hand_error_mm = report.max_reachable_hand_error_mm.max(miss);
+            } else {
+                report.unreachable_hand_frames += 1;
+            }
+        }
+        for (k, limb) in Limb::ALL.into_iter().enumerate() {
+            flips[k].see(t, limb);
+            flips[4 + k].see(s, limb);
+        }
+        feet_tracks.push([B::LeftFoot, B::RightFoot].map(|b| (t.position(b), s.position(b))));
+    }
+    let m = bones.len();
+    let count = (n * m).max(1) as f64;
+    let mut position_error = 0.0f64;
+    for (a, b) in truth.iter().zip(&result) {
+        position_error += f64::from(a.distance(*b));
+    }
+    report.mpjpe_cm = (position_error / count * 100.0) as f32;
+    report.mpjre_deg = (rotation_error / count) as f32;
+    report.hand_error_cm = (hand_error / (2 * n).max(1) as f64 * 100.0) as f32;
+    let dt_at = |i: usize| (times[i] - times[i - 1]).max(1e-4);
+    let (mut velocity_error, mut velocity_count) = (0.0f64, 0usize);
+    let (mut jerk, mut truth_jerk, mut jerk_count) = (0.0f64, 0.0f64, 0usize);
+    for i in 1..n {
+        let dt = dt_at(i);
+        for j in 0..m {
+            let at = |track: &Vec<Vec3>, k: usize| track[k * m + j];
+            let v = (at(&result, i) - at(&result, i - 1)) - (at(&truth, i) - at(&truth, i - 1));
+            velocity_error += f64::from(v.length() / dt);
+            velocity_count += 1;
+            if i >= 3 {
+                let third = |track: &Vec<Vec3>| {
+                    at(track, i) - 3.0 * at(track, i - 1) + 3.0 * at(track, i - 2)
+                        - at(track, i - 3)
+                };
+                let dt3 = dt * dt * dt;
+                jerk += f64::from(third(&result).length() / dt3);
+                truth_jerk += f64::from(third(&truth).length() / dt3);
+                jerk_count += 1;
+            }
+        }
+    }
+    report.mpjve_cm_s = (velocity_error / velocity_count.max(1) as f64 * 100.0) as f32;
+    report.jitter = (jerk / jerk_count.max(1) as f64 / 100.0) as f32;
+    report.ground_truth_jitter = (truth_jerk / jerk_count.max(1) as f64 / 100.0) as f32;
+    // Contact: the ground truth's ankle slower than 0.3 hips heights per second and
+    // within 0.06 hips heights of its rest height (mocap mode's defaults).
+    let height = body.rest_hips_height();
+    let (mut skate, mut truth_skate) = (0.0f64, 0.0f64);
+    for i in 1..n {
+        for (side, foot) in [B::LeftFoot, B::RightFoot].into_iter().enumerate() {
+            let (t0, s0) = feet_tracks[i - 1][side];
+            let (t1, s1) = feet_tracks[i][side];
+            let contact = t0.distance(t1) / dt_at(i) < 0.3 * height
+                && t1.y - body.rest_height(foot) < 0.06 * height;
+            if contact {
+                report.contact_frames += 1;
+                skate += f64::from(horizontal_length(s1 - s0));
+                truth_skate += f64::from(horizontal_length(t1 - t0));
+            }
+        }
+    }
+    let contacts = report.contact_frames.max(1) as f64;
+    report.skate_cm = (skate / contacts * 100.0) as f32;
+    report.ground_truth_skate_cm = (truth_skate / contacts * 100.0) as f32;
+    report.ground_truth_flips = flips[..4].iter().map(|f| f.flips).sum();
+    report.flips = flips[4..].iter().map(|f| f.flips).sum();
+    Ok(report)
+}
+
+fn horizontal_length(v: Vec3) -> f32 {
+    Vec3::new(v.x, 0.0, v.z).length()
 }

@@ -1,5 +1,5 @@
-//! Inverse kinematics on normalized humanoid poses: two-bone limbs, mocap mode,
-//! the evaluation metrics behind `mocap-bridge eval-ik`.
+//! Inverse kinematics on normalized humanoid poses: two-bone limbs, mocap mode, VR
+//! mode (headset, controllers, trackers) and its calibration, the evaluation metrics behind `mocap-bridge eval-ik`.
 //!
 //! Everything works in the *humanoid model space* of one body: the facing-corrected
 //! model space in which a `HumanoidPose`'s normalized rotations live (glTF axes,
@@ -9,17 +9,21 @@
 //! place, so any skeleton can be posed from the result with `FromNormalized`.
 //!
 //! Pure code: no I/O, no allocation per frame. Built types (`BodyProportions`) are
-//! made once from a `MappedSkeleton`; per-frame jobs (`TwoBoneIk`, `LimbIk`, `MocapIk`)
+//! made once from a `MappedSkeleton`; per-frame jobs (`TwoBoneIk`, `LimbIk`, `MocapIk`, `VrIk`)
 //! run on the stack.
 
 pub mod body;
+pub mod calibration;
 pub mod eval;
 pub mod limb;
 pub mod mocap;
+pub mod vr;
 
 pub use body::{BodyFrame, BodyProportions, Limb};
+pub use calibration::{Calibration, DevicePose};
 pub use limb::{LimbIk, LimbRotations, TwoBoneIk};
 pub use mocap::{MocapIk, MocapIkConfig, MocapIkState};
+pub use vr::{VrIk, VrIkConfig, VrIkState, VrInput};
 
 /// Why an IK job cannot run.
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
