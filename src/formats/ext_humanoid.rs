@@ -119,7 +119,6 @@
 //! `ExtHumanoidClip::sample`, works for any axes and rest poses, since its `W(b)`
 //! absorbs them. Both agree on a model that follows the convention.
 
-use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -650,9 +649,6 @@ struct SamplerRef {
     interpolation: Interpolation,
 }
 
-/// Time accessors already read, by accessor index.
-type TimesCache = HashMap<usize, Arc<[f32]>>;
-
 fn index_at(value: Option<&Value>) -> Option<usize> {
     value
         .and_then(Value::as_u64)
@@ -691,7 +687,6 @@ fn read_channels(
     // Per bone: the channel that gave its rotation.
     let mut rotation_from: [Option<usize>; BONE_COUNT] = [None; BONE_COUNT];
     let mut hips_from: Option<usize> = None;
-    let mut cache = TimesCache::new();
     for (c, channel) in channels.iter().enumerate() {
         let place = format!("animations[{index}].channels[{c}]");
         let Some(s) = index_at(channel.get("sampler")) else {
@@ -758,7 +753,7 @@ fn read_channels(
                 }
                 rotation_from[bone.index()] = Some(c);
                 let sampler = sampler_ref(path, &samplers[s], &sampler_place)?;
-                let (times, flat) = read_keys(doc, &mut cache, &sampler, 4)?;
+                let (times, flat) = read_keys(doc, &sampler, 4)?;
                 let values: Vec<Quat> = flat
                     .chunks_exact(4)
                     .map(|v| from_channel_rotation(bone, Quat::from_xyzw(v[0], v[1], v[2], v[3])))
@@ -772,7 +767,7 @@ fn read_channels(
                 }
                 hips_from = Some(c);
                 let sampler = sampler_ref(path, &samplers[s], &sampler_place)?;
-                let (times, flat) = read_keys(doc, &mut cache, &sampler, 3)?;
+                let (times, flat) = read_keys(doc, &sampler, 3)?;
                 let values: Vec<Vec3> = flat.chunks_exact(3).map(Vec3::from_slice).collect();
                 let keys = keyframes(path, &sampler_place, times, values, sampler.interpolation)?;
                 clip.hips_translation = Some(keys);
@@ -835,21 +830,13 @@ fn sampler_ref(path: &Path, sampler: &Value, place: &str) -> Result<SamplerRef, 
     })
 }
 
-/// A sampler's key times (shared through `cache`) and its output floats.
+/// A sampler's key times (shared between channels) and its output floats.
 fn read_keys(
     doc: &mut GltfDoc,
-    cache: &mut TimesCache,
     sampler: &SamplerRef,
     components: usize,
 ) -> Result<(Arc<[f32]>, Vec<f32>), ExtHumanoidError> {
-    let times = match cache.get(&sampler.input) {
-        Some(times) => times.clone(),
-        None => {
-            let times: Arc<[f32]> = doc.read_floats(sampler.input, 1)?.into();
-            cache.insert(sampler.input, times.clone());
-            times
-        }
-    };
+    let times = doc.read_times(sampler.input)?;
     Ok((times, doc.read_floats(sampler.output, components)?))
 }
 

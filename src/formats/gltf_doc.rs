@@ -10,6 +10,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use gltf::json;
 use gltf::json::accessor::{ComponentType, GenericComponentType, Type};
@@ -55,6 +56,8 @@ pub struct GltfDoc<'a> {
     bin_file: Option<(std::fs::File, u64, u64)>,
     /// Buffers loaded so far, by index.
     buffers: HashMap<usize, Cow<'a, [u8]>>,
+    /// Key-time accessors read so far (`read_times`), by accessor index.
+    times: HashMap<usize, Arc<[f32]>>,
 }
 
 impl<'a> GltfDoc<'a> {
@@ -110,6 +113,7 @@ impl<'a> GltfDoc<'a> {
             bin,
             bin_file,
             buffers: HashMap::new(),
+            times: HashMap::new(),
         })
     }
 
@@ -140,6 +144,7 @@ impl<'a> GltfDoc<'a> {
                 bin: None,
                 bin_file: None,
                 buffers: HashMap::new(),
+                times: HashMap::new(),
             });
         }
         let u32_at = |at: usize| {
@@ -336,6 +341,17 @@ impl<'a> GltfDoc<'a> {
                 Cow::Owned(v)
             }
         })
+    }
+
+    /// Reads a SCALAR accessor of key times once: the channels of an animation
+    /// usually share one, and a long recording's times are then held once.
+    pub fn read_times(&mut self, index: usize) -> Result<Arc<[f32]>, DocError> {
+        if let Some(times) = self.times.get(&index) {
+            return Ok(times.clone());
+        }
+        let times: Arc<[f32]> = self.read_floats(index, 1)?.into();
+        self.times.insert(index, times.clone());
+        Ok(times)
     }
 
     /// Reads accessor `index` as floats, `components` per element (1 SCALAR,

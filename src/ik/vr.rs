@@ -300,24 +300,9 @@ impl VrIk<'_> {
         set_spine(pose, turn);
         let frame = &mut state.frame;
         frame.update_without_fingers(body, pose);
-        let chest_top = spine
-            .iter()
-            .rev()
-            .flatten()
-            .next()
-            .map_or(hips_rotation, |b| frame.rotation(*b));
         // Neck and head.
-        let neck_model = if body.has(HumanBone::Neck) {
-            let m = chest_top.slerp(head.rotation, 0.5).normalize();
-            pose.set_rotation(HumanBone::Neck, (chest_top.conjugate() * m).normalize());
-            m
-        } else {
-            chest_top
-        };
-        pose.set_rotation(
-            HumanBone::Head,
-            (neck_model.conjugate() * head.rotation).normalize(),
-        );
+        let chest_top = top_of_spine(&spine, frame, hips_rotation);
+        let neck_model = set_neck_and_head(pose, body, chest_top, head.rotation);
         let neck_bone = if body.has(HumanBone::Neck) {
             HumanBone::Neck
         } else {
@@ -351,23 +336,8 @@ impl VrIk<'_> {
                         set_spine(pose, turn);
                         // The neck follows the chest's new turn; keep the head's.
                         frame.update_without_fingers(body, pose);
-                        let top = spine
-                            .iter()
-                            .rev()
-                            .flatten()
-                            .next()
-                            .map_or(hips_rotation, |b| frame.rotation(*b));
-                        let neck_model = if body.has(HumanBone::Neck) {
-                            let m = top.slerp(head.rotation, 0.5).normalize();
-                            pose.set_rotation(HumanBone::Neck, (top.conjugate() * m).normalize());
-                            m
-                        } else {
-                            top
-                        };
-                        pose.set_rotation(
-                            HumanBone::Head,
-                            (neck_model.conjugate() * head.rotation).normalize(),
-                        );
+                        let top = top_of_spine(&spine, frame, hips_rotation);
+                        set_neck_and_head(pose, body, top, head.rotation);
                     }
                 }
             }
@@ -548,6 +518,35 @@ fn share_forearm_twist(
 fn wrap(a: f32) -> f32 {
     use std::f32::consts::{PI, TAU};
     (a + PI).rem_euclid(TAU) - PI
+}
+
+/// Model rotation of the highest spine bone the body has (the hips' when none).
+fn top_of_spine(spine: &[Option<HumanBone>; 3], frame: &BodyFrame, hips_rotation: Quat) -> Quat {
+    spine
+        .iter()
+        .rev()
+        .flatten()
+        .next()
+        .map_or(hips_rotation, |b| frame.rotation(*b))
+}
+
+/// Turns the neck halfway from the chest's rotation `top` to the headset's, and the
+/// head the rest of the way; returns the neck's model rotation (`top` without one).
+fn set_neck_and_head(
+    pose: &mut HumanoidPose,
+    body: &BodyProportions,
+    top: Quat,
+    head: Quat,
+) -> Quat {
+    let neck_model = if body.has(HumanBone::Neck) {
+        let m = top.slerp(head, 0.5).normalize();
+        pose.set_rotation(HumanBone::Neck, (top.conjugate() * m).normalize());
+        m
+    } else {
+        top
+    };
+    pose.set_rotation(HumanBone::Head, (neck_model.conjugate() * head).normalize());
+    neck_model
 }
 
 #[cfg(test)]

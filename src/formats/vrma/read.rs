@@ -101,7 +101,6 @@ fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, 
     };
     let anim = doc.root.animations[index].clone();
     result.name = anim.name.clone();
-    let mut cache = TimesCache::new();
     for (c, channel) in anim.channels.iter().enumerate() {
         let place = format!("animations[{index}].channels[{c}]");
         let node = channel.target.node.value();
@@ -141,18 +140,18 @@ fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, 
                     None => hips_parent.to_scale_rotation_translation().1.normalize(),
                 };
                 let post = node_of(bone).map_or(Quat::IDENTITY, |n| rotation_of(n).conjugate());
-                let (times, values) = read_quats(&mut doc, &mut cache, sampler, &place)?;
+                let (times, values) = read_quats(&mut doc, sampler, &place)?;
                 let values = values.into_iter().map(|q| pre * q * post).collect();
                 let keys = keyframes(path, &place, times, values, interpolation)?;
                 result.rotations.push((bone, keys));
             }
             (Target::Bone(HumanBone::Hips), Property::Translation) => {
-                let (times, values) = read_vec3s(&mut doc, &mut cache, sampler, &place)?;
+                let (times, values) = read_vec3s(&mut doc, sampler, &place)?;
                 let values = convert_points(values, interpolation, &hips_parent);
                 result.hips = Some(keyframes(path, &place, times, values, interpolation)?);
             }
             (Target::Preset(preset), Property::Translation) => {
-                let (times, values) = read_vec3s(&mut doc, &mut cache, sampler, &place)?;
+                let (times, values) = read_vec3s(&mut doc, sampler, &place)?;
                 let values = values.into_iter().map(|v| v.x).collect();
                 result.presets.push((
                     preset,
@@ -160,14 +159,14 @@ fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, 
                 ));
             }
             (Target::Custom(name), Property::Translation) => {
-                let (times, values) = read_vec3s(&mut doc, &mut cache, sampler, &place)?;
+                let (times, values) = read_vec3s(&mut doc, sampler, &place)?;
                 let values = values.into_iter().map(|v| v.x).collect();
                 let keys = keyframes(path, &place, times, values, interpolation)?;
                 result.custom_names.slot_or_insert(&name);
                 result.customs.push((name, keys));
             }
             (Target::LookAt, Property::Rotation) => {
-                let (times, values) = read_quats(&mut doc, &mut cache, sampler, &place)?;
+                let (times, values) = read_quats(&mut doc, sampler, &place)?;
                 result.look_at = Some(keyframes(path, &place, times, values, interpolation)?);
             }
             // Scale, translation of other bones, and non-humanoid nodes: not part of
@@ -436,31 +435,12 @@ fn node_worlds(doc: &GltfDoc) -> Result<Vec<Affine3A>, VrmaError> {
         .collect())
 }
 
-/// Time accessors already read, by accessor index: the channels of an animation
-/// usually share one, and a long recording's times are then held once.
-type TimesCache = std::collections::HashMap<usize, Arc<[f32]>>;
-
-fn read_times(
-    doc: &mut GltfDoc,
-    cache: &mut TimesCache,
-    sampler: &json::animation::Sampler,
-) -> Result<Arc<[f32]>, VrmaError> {
-    let index = sampler.input.value();
-    if let Some(times) = cache.get(&index) {
-        return Ok(times.clone());
-    }
-    let times: Arc<[f32]> = doc.read_floats(index, 1)?.into();
-    cache.insert(index, times.clone());
-    Ok(times)
-}
-
 fn read_quats(
     doc: &mut GltfDoc,
-    cache: &mut TimesCache,
     sampler: &json::animation::Sampler,
     place: &str,
 ) -> Result<(Arc<[f32]>, Vec<Quat>), VrmaError> {
-    let times = read_times(doc, cache, sampler)?;
+    let times = doc.read_times(sampler.input.value())?;
     let flat = doc.read_floats(sampler.output.value(), 4)?;
     let values: Vec<Quat> = flat
         .chunks_exact(4)
@@ -478,11 +458,10 @@ fn read_quats(
 
 fn read_vec3s(
     doc: &mut GltfDoc,
-    cache: &mut TimesCache,
     sampler: &json::animation::Sampler,
     place: &str,
 ) -> Result<(Arc<[f32]>, Vec<Vec3>), VrmaError> {
-    let times = read_times(doc, cache, sampler)?;
+    let times = doc.read_times(sampler.input.value())?;
     let flat = doc.read_floats(sampler.output.value(), 3)?;
     let values: Vec<Vec3> = flat.chunks_exact(3).map(Vec3::from_slice).collect();
     if values.iter().any(|v| !v.is_finite()) {
@@ -524,24 +503,15 @@ fn keyframes<T: KeyValue>(
 
 impl VrmaAnimation {
     fn last_key_time(&self) -> f32 {
-        let last = |times: &[f32]| times.last().copied().unwrap_or(0.0);
-        let mut t = 0.0f32;
-        for (_, k) in &self.rotations {
-            t = t.max(last(k.times()));
-        }
-        for (_, k) in &self.presets {
-            t = t.max(last(k.times()));
-        }
-        for (_, k) in &self.customs {
-            t = t.max(last(k.times()));
-        }
-        if let Some(k) = &self.hips {
-            t = t.max(last(k.times()));
-        }
-        if let Some(k) = &self.look_at {
-            t = t.max(last(k.times()));
-        }
-        t
+        let rotations = self.rotations.iter().map(|(_, k)| k.end());
+        let presets = self.presets.iter().map(|(_, k)| k.end());
+        let customs = self.customs.iter().map(|(_, k)| k.end());
+        rotations
+            .chain(presets)
+            .chain(customs)
+            .chain(self.hips.as_ref().map(Keyframes::end))
+            .chain(self.look_at.as_ref().map(Keyframes::end))
+            .fold(0.0, f32::max)
     }
 
     /// The humanoid bones that have a rotation track.
