@@ -117,9 +117,11 @@ enum Command {
     /// Record what a VMC sender streams (VSeeFace, VMC, `mocap-bridge send`, ...)
     /// into a .vrma, until Ctrl-C or --duration.
     Record(cli::vmc::RecordArgs),
-    /// Measure mocap-mode IK on a capture: retarget it onto a model with its legs
-    /// scaled, rotation only and with IK, and print foot skate during contact, the
-    /// lowest foot heights and the hips lowering.
+    /// Measure IK on a capture. Mocap mode (default): retarget it onto a model with
+    /// its legs scaled, rotation only and with IK, and print foot skate during
+    /// contact, the lowest foot heights and the hips lowering. VR mode: solve the body
+    /// from devices synthesized from the capture (3-point, 6-point, perturbed) and
+    /// print MPJPE, MPJRE, MPJVE, jitter, hand error, foot skate and flips.
     EvalIk(cli::ik::EvalIkArgs),
     /// Print a rig's joint tree, its bone map, its rest pose and the correction to
     /// the T-pose, and every problem found.
