@@ -322,19 +322,6 @@ impl HumanBone {
         REQUIRED.contains(&self)
     }
 
-    /// Whether `ancestor` is a strict ancestor of this bone in the spec hierarchy.
-    #[must_use]
-    pub fn is_descendant_of(self, ancestor: HumanBone) -> bool {
-        let mut bone = self.parent();
-        while let Some(b) = bone {
-            if b == ancestor {
-                return true;
-            }
-            bone = b.parent();
-        }
-        false
-    }
-
     /// Left, right or centre, from the spec name.
     #[must_use]
     pub fn side(self) -> Side {
