@@ -26,11 +26,13 @@
 pub mod catalog;
 pub mod convert;
 pub mod demo;
+pub mod filter;
 pub mod formats;
 pub mod humanoid;
 pub mod ik;
 pub mod inspect;
 pub mod net;
+pub mod pipeline;
 pub mod protocol;
 pub mod record;
 pub mod replay;

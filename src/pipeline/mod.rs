@@ -1,0 +1,394 @@
+//! The live pipeline's plumbing: what travels between the input tasks, the solver
+//! thread and the output tasks, and the lock-free rings it travels in.
+//!
+//! ```text
+//! input task ─InputPort─► solver thread ─OutputPort─► output task
+//!   (tokio)   SPSC ring    (plain thread)  SPSC ring    (tokio)
+//! ```
+//!
+//! Every ring is a `ringbuf` SPSC ring of fixed-size values (no heap per frame).
+//! A producer wakes its consumer without a lock: the solver thread is unparked, an
+//! output task's waker is woken through an `AtomicWaker`. What happens when a ring
+//! is full is decided per ring: an input drops the new frame and counts it; a live
+//! output drops the frame and counts it (its task always keeps only the newest
+//! frame per performer anyway); the recorder's port never drops (frames wait in a
+//! backlog on the solver side until the ring has room).
+
+pub mod performer;
+pub mod solver;
+
+use std::collections::VecDeque;
+use std::future::poll_fn;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::task::Poll;
+use std::thread::Thread;
+use std::time::Instant;
+
+use atomic_waker::AtomicWaker;
+use ringbuf::traits::{Consumer, Observer, Producer, Split};
+use ringbuf::{HeapCons, HeapProd, HeapRb};
+
+use crate::humanoid::HumanoidPose;
+use crate::protocol::frame::{JointFrame, PerformerName, TrackerFrame};
+
+/// What an input hands the solver.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SourceFrame {
+    /// A pose already on the humanoid bones (VMC, a replayed recording); `time` in
+    /// seconds from the performer's first frame.
+    Humanoid {
+        performer: PerformerName,
+        time: f64,
+        pose: HumanoidPose,
+    },
+    /// A streamed skeleton; `skeleton` indexes the bridge's skeleton table.
+    Joints { skeleton: u16, frame: JointFrame },
+    /// Tracked devices, for VR-mode IK.
+    Trackers(TrackerFrame),
+    /// A custom expression slot of `performer` got a name (sent once per slot,
+    /// before the first frame using it).
+    ExpressionName {
+        performer: PerformerName,
+        slot: u8,
+        name: PerformerName,
+    },
+}
+
+/// A frame with the time it arrived, for the latency histograms.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InputFrame {
+    pub received: Instant,
+    pub frame: SourceFrame,
+}
+
+/// Where a performer's frames come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    Humanoid,
+    Skeleton,
+    Trackers,
+}
+
+/// One solved frame of one performer, in normalized space.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PoseFrame {
+    pub performer: PerformerName,
+    /// Frames solved for this performer so far (1 for the first).
+    pub seq: u64,
+    /// Seconds from the performer's first frame (the sender's clock when it sends
+    /// one).
+    pub time: f64,
+    pub pose: HumanoidPose,
+    /// When the input received the frame.
+    pub received: Instant,
+}
+
+/// What the solver hands each output.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OutputMsg {
+    Pose(PoseFrame),
+    /// A performer sent its first frame.
+    Appeared {
+        performer: PerformerName,
+        source: SourceKind,
+    },
+    /// A performer sent nothing for the configured timeout (or the bridge stops).
+    Gone { performer: PerformerName },
+    /// See `SourceFrame::ExpressionName`.
+    ExpressionName {
+        performer: PerformerName,
+        slot: u8,
+        name: PerformerName,
+    },
+}
+
+/// Counters of one input, shared with the status report.
+#[derive(Debug, Default)]
+pub struct InputStats {
+    /// Datagrams or WebSocket messages received.
+    pub packets: AtomicU64,
+    /// Frames handed to the solver.
+    pub frames: AtomicU64,
+    /// Frames dropped because the ring to the solver was full.
+    pub drops: AtomicU64,
+    /// Messages or datagrams that could not be read (counted, dropped).
+    pub bad: AtomicU64,
+    /// Well-formed messages naming a bone, joint or performer nobody knows.
+    pub unknown: AtomicU64,
+    /// Messages ignored as the protocol asks (unknown addresses).
+    pub ignored: AtomicU64,
+}
+
+/// Counters of one output, shared with the status report.
+#[derive(Debug, Default)]
+pub struct OutputStats {
+    /// Frames sent (or recorded).
+    pub frames: AtomicU64,
+    /// Frames dropped: ring full, superseded by a newer frame, or over a rate cap.
+    pub drops: AtomicU64,
+    /// Datagrams or messages written.
+    pub packets: AtomicU64,
+    pub bytes: AtomicU64,
+    /// Failed sends (a receiver not listening, a client gone).
+    pub errors: AtomicU64,
+}
+
+/// The producer end an input task holds.
+pub struct InputPort {
+    ring: HeapProd<InputFrame>,
+    solver: Thread,
+    pub stats: Arc<InputStats>,
+}
+
+impl InputPort {
+    /// Hands a frame to the solver; a full ring drops it (counted). Returns whether
+    /// it went in.
+    pub fn push(&mut self, frame: InputFrame) -> bool {
+        let pushed = self.ring.try_push(frame).is_ok();
+        if pushed {
+            if matches!(
+                frame.frame,
+                SourceFrame::Humanoid { .. } | SourceFrame::Joints { .. } | SourceFrame::Trackers(_)
+            ) {
+                self.stats.frames.fetch_add(1, Relaxed);
+            }
+        } else {
+            self.stats.drops.fetch_add(1, Relaxed);
+        }
+        self.solver.unpark();
+        pushed
+    }
+}
+
+/// The consumer end of an input, held by the solver.
+pub struct InputRing {
+    pub name: String,
+    pub ring: HeapCons<InputFrame>,
+    pub stats: Arc<InputStats>,
+}
+
+/// A new input's two ends: the task gets the port, the solver the ring.
+#[must_use]
+pub fn input_ring(name: &str, capacity: usize, solver: Thread) -> (InputPort, InputRing) {
+    let (prod, cons) = HeapRb::new(capacity.max(1)).split();
+    let stats = Arc::new(InputStats::default());
+    (
+        InputPort {
+            ring: prod,
+            solver,
+            stats: stats.clone(),
+        },
+        InputRing {
+            name: name.to_owned(),
+            ring: cons,
+            stats,
+        },
+    )
+}
+
+/// Whether an output may lose frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// Live: a full ring drops the frame (counted).
+    Newest,
+    /// Recorder: nothing is dropped; frames wait on the solver side.
+    Every,
+}
+
+/// The producer end of an output, held by the solver.
+pub struct OutputPort {
+    pub name: String,
+    ring: HeapProd<OutputMsg>,
+    waker: Arc<AtomicWaker>,
+    delivery: Delivery,
+    /// Frames waiting for room (recorder only).
+    backlog: VecDeque<OutputMsg>,
+    closed: Arc<AtomicBool>,
+    pub stats: Arc<OutputStats>,
+}
+
+impl Drop for OutputPort {
+    /// The solver is done: the output drains what is left and ends.
+    fn drop(&mut self) {
+        self.closed.store(true, std::sync::atomic::Ordering::Release);
+        self.waker.wake();
+    }
+}
+
+impl OutputPort {
+    /// Hands a message to the output. Events (appeared, gone, names) are never
+    /// dropped by a live output either: they wait in the backlog like the
+    /// recorder's frames.
+    pub fn push(&mut self, msg: OutputMsg) {
+        let keep = self.delivery == Delivery::Every || !matches!(msg, OutputMsg::Pose(_));
+        if !self.backlog.is_empty() {
+            self.flush_backlog();
+        }
+        if self.backlog.is_empty() {
+            match self.ring.try_push(msg) {
+                Ok(()) => return,
+                Err(msg) if keep => self.backlog.push_back(msg),
+                Err(_) => {
+                    self.stats.drops.fetch_add(1, Relaxed);
+                }
+            }
+        } else if keep {
+            self.backlog.push_back(msg);
+        } else {
+            self.stats.drops.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Moves waiting messages into the ring while it has room.
+    pub fn flush_backlog(&mut self) {
+        while let Some(msg) = self.backlog.pop_front() {
+            if let Err(msg) = self.ring.try_push(msg) {
+                self.backlog.push_front(msg);
+                break;
+            }
+        }
+    }
+
+    #[must_use]
+    pub fn has_backlog(&self) -> bool {
+        !self.backlog.is_empty()
+    }
+
+    /// Wakes the output's task (after a batch of pushes).
+    pub fn wake(&self) {
+        self.waker.wake();
+    }
+}
+
+/// The consumer end an output task holds.
+pub struct OutputRing {
+    ring: HeapCons<OutputMsg>,
+    waker: Arc<AtomicWaker>,
+    closed: Arc<AtomicBool>,
+    pub stats: Arc<OutputStats>,
+}
+
+impl OutputRing {
+    /// The next message, if any.
+    pub fn try_pop(&mut self) -> Option<OutputMsg> {
+        self.ring.try_pop()
+    }
+
+    /// Whether the solver has finished: once the ring is empty, nothing more comes.
+    #[must_use]
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Waits until the ring holds a message or the solver has finished.
+    pub async fn ready(&self) {
+        let ready = || !self.ring.is_empty() || self.is_closed();
+        poll_fn(|cx| {
+            if ready() {
+                return Poll::Ready(());
+            }
+            self.waker.register(cx.waker());
+            if ready() {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
+    }
+}
+
+/// A new output's two ends: the solver gets the port, the task the ring.
+#[must_use]
+pub fn output_ring(name: &str, capacity: usize, delivery: Delivery) -> (OutputPort, OutputRing) {
+    let (prod, cons) = HeapRb::new(capacity.max(1)).split();
+    let waker = Arc::new(AtomicWaker::new());
+    let stats = Arc::new(OutputStats::default());
+    let closed = Arc::new(AtomicBool::new(false));
+    (
+        OutputPort {
+            name: name.to_owned(),
+            ring: prod,
+            waker: waker.clone(),
+            delivery,
+            backlog: VecDeque::new(),
+            closed: closed.clone(),
+            stats: stats.clone(),
+        },
+        OutputRing {
+            ring: cons,
+            waker,
+            closed,
+            stats,
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(s: &str) -> PerformerName {
+        PerformerName::new(s).unwrap()
+    }
+
+    fn pose_msg(seq: u64) -> OutputMsg {
+        OutputMsg::Pose(PoseFrame {
+            performer: name("a"),
+            seq,
+            time: seq as f64,
+            pose: HumanoidPose::default(),
+            received: Instant::now(),
+        })
+    }
+
+    #[test]
+    fn a_full_input_ring_drops_and_counts() {
+        let (mut port, mut ring) = input_ring("test", 2, std::thread::current());
+        let frame = InputFrame {
+            received: Instant::now(),
+            frame: SourceFrame::Humanoid {
+                performer: name("a"),
+                time: 0.0,
+                pose: HumanoidPose::default(),
+            },
+        };
+        assert!(port.push(frame) && port.push(frame) && !port.push(frame));
+        assert_eq!(ring.stats.drops.load(Relaxed), 1);
+        assert_eq!(ring.stats.frames.load(Relaxed), 2);
+        assert!(ring.ring.try_pop().is_some());
+    }
+
+    #[test]
+    fn a_live_output_drops_poses_but_keeps_events() {
+        let (mut port, mut ring) = output_ring("live", 1, Delivery::Newest);
+        port.push(pose_msg(1));
+        port.push(pose_msg(2));
+        port.push(OutputMsg::Gone {
+            performer: name("a"),
+        });
+        assert_eq!(port.stats.drops.load(Relaxed), 1);
+        assert_eq!(ring.try_pop(), Some(pose_msg(1)));
+        port.flush_backlog();
+        assert!(matches!(ring.try_pop(), Some(OutputMsg::Gone { .. })));
+    }
+
+    #[test]
+    fn the_recorder_port_never_drops_and_keeps_order() {
+        let (mut port, mut ring) = output_ring("recorder", 2, Delivery::Every);
+        for seq in 1..=10 {
+            port.push(pose_msg(seq));
+        }
+        let mut got = Vec::new();
+        while got.len() < 10 {
+            port.flush_backlog();
+            while let Some(OutputMsg::Pose(p)) = ring.try_pop() {
+                got.push(p.seq);
+            }
+        }
+        assert_eq!(got, (1..=10).collect::<Vec<_>>());
+        assert_eq!(port.stats.drops.load(Relaxed), 0);
+    }
+}

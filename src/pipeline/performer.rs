@@ -1,0 +1,359 @@
+//! One performer's state on the solver thread: where its frames come from, what it
+//! carries from frame to frame (the last joint rotations, IK and filter state, its
+//! calibration), and the per-frame solve for each kind of source:
+//!
+//! - humanoid frames (VMC, replays) are already normalized poses: filtered only;
+//! - skeleton frames: `ToNormalized` with the skeleton's `SourceRig`, then the
+//!   mocap-mode IK hook when enabled, then the filter;
+//! - tracker frames: `VrIk` (headset, controllers, trackers → full body), then the
+//!   filter.
+//!
+//! Everything a performer needs is allocated when it appears; a frame allocates
+//! nothing.
+
+use std::time::Instant;
+
+use glam::{Quat, Vec3};
+
+use crate::filter::{OneEuroConfig, PoseFilter};
+use crate::humanoid::HumanoidPose;
+use crate::ik::body::BodyProportions;
+use crate::ik::calibration::{Calibration, DevicePose, HEAD_TO_EYE};
+use crate::ik::mocap::{MocapIk, MocapIkConfig, MocapIkState};
+use crate::ik::vr::{VrIk, VrIkConfig, VrIkState, VrInput};
+use crate::ik::IkError;
+use crate::protocol::frame::{JointFrame, PerformerName, TrackedPoint, TrackerFrame};
+use crate::retarget::{JobError, MappedSkeleton, SourceRig, ToNormalized};
+
+use super::SourceKind;
+
+/// A streamed source skeleton the bridge knows (lab OSC, WebSocket): built once.
+#[derive(Debug, Clone)]
+pub struct StreamSkeleton {
+    /// What senders call it (`lab19`).
+    pub name: String,
+    pub mapped: MappedSkeleton,
+    pub rig: SourceRig,
+    /// The body its poses come from, for mocap-mode IK.
+    pub body: BodyProportions,
+}
+
+impl StreamSkeleton {
+    #[must_use]
+    pub fn new(name: &str, mapped: MappedSkeleton) -> Self {
+        Self {
+            name: name.to_owned(),
+            rig: SourceRig::new(&mapped),
+            body: BodyProportions::new(&mapped),
+            mapped,
+        }
+    }
+}
+
+/// How to solve one performer; from the config (defaults, or its own entry).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PerformerSettings {
+    /// Smoothing; `None` passes frames through untouched.
+    pub filter: Option<OneEuroConfig>,
+    /// Mocap-mode IK for skeleton sources (`enabled: false` skips it).
+    pub mocap_ik: MocapIkConfig,
+    pub vr_ik: VrIkConfig,
+    /// A stored calibration for tracker sources; `None`: the avatar's own body.
+    pub calibration: Option<Calibration>,
+}
+
+/// Why a frame was not solved (counted per input, never fatal).
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum SolveError {
+    #[error("frame of skeleton {got} for a performer streaming skeleton {expected}")]
+    SkeletonChanged { expected: u16, got: u16 },
+    #[error("frame kind differs from the performer's source")]
+    SourceChanged,
+    #[error("tracker frame without headset and both controllers")]
+    MissingDevices,
+    #[error(transparent)]
+    Retarget(#[from] JobError),
+    #[error(transparent)]
+    Ik(#[from] IkError),
+}
+
+/// Per-kind state.
+#[derive(Debug, Clone)]
+enum Source {
+    Humanoid,
+    Skeleton {
+        skeleton: u16,
+        /// Last local rotation and translation of every joint (absent joints hold).
+        rotations: Vec<Quat>,
+        translations: Vec<Vec3>,
+        ik: MocapIkState,
+    },
+    Trackers {
+        ik: VrIkState,
+        calibration: Calibration,
+        /// The devices as last seen (a frame may carry only some).
+        last: TrackerFrame,
+    },
+}
+
+/// One performer on the solver thread.
+#[derive(Debug, Clone)]
+pub struct Performer {
+    pub name: PerformerName,
+    pub kind: SourceKind,
+    pub settings: PerformerSettings,
+    source: Source,
+    filter: Option<PoseFilter>,
+    /// The last solved pose (bones a frame lacks hold).
+    pub pose: HumanoidPose,
+    pub seq: u64,
+    pub last_seen: Instant,
+    /// Sender time of the first frame and of the last one, seconds.
+    first_time: Option<f64>,
+    last_time: f64,
+}
+
+/// The avatar the solved poses are for: its body scales tracker input and is the
+/// target of mocap-mode IK.
+#[derive(Debug, Clone)]
+pub struct Avatar {
+    pub body: BodyProportions,
+}
+
+impl Performer {
+    /// A performer whose first frame is `kind`; a skeleton source names its
+    /// skeleton.
+    #[must_use]
+    pub fn new(
+        name: PerformerName,
+        kind: SourceKind,
+        skeleton: Option<(u16, &StreamSkeleton)>,
+        settings: PerformerSettings,
+        avatar: &Avatar,
+        now: Instant,
+    ) -> Self {
+        let source = match (kind, skeleton) {
+            (SourceKind::Skeleton, Some((index, s))) => Source::Skeleton {
+                skeleton: index,
+                rotations: s.mapped.skeleton.rest_rotations(),
+                translations: s.mapped.skeleton.rest_translations(),
+                ik: MocapIkState::default(),
+            },
+            (SourceKind::Trackers, _) => Source::Trackers {
+                ik: VrIkState::default(),
+                calibration: settings
+                    .calibration
+                    .unwrap_or_else(|| Calibration::of_body(&avatar.body, HEAD_TO_EYE)),
+                last: TrackerFrame::new(name),
+            },
+            _ => Source::Humanoid,
+        };
+        Self {
+            name,
+            kind,
+            settings,
+            source,
+            filter: settings.filter.map(PoseFilter::new),
+            pose: HumanoidPose::default(),
+            seq: 0,
+            last_seen: now,
+            first_time: None,
+            last_time: 0.0,
+        }
+    }
+
+    /// Seconds from this performer's first frame for a sender time `t`, and the
+    /// interval since the previous frame (a guess of 1/60 s when the clock stalls
+    /// or jumps back).
+    fn clock(&mut self, t: f64) -> (f64, f32) {
+        let first = *self.first_time.get_or_insert(t);
+        let time = t - first;
+        let dt = (time - self.last_time) as f32;
+        let dt = if self.seq > 0 && dt > 0.0 && dt < 1.0 {
+            dt
+        } else {
+            1.0 / 60.0
+        };
+        self.last_time = time;
+        (time, dt)
+    }
+
+    fn finish(&mut self, dt: f32, now: Instant) {
+        if let Some(filter) = &mut self.filter {
+            filter.run(&mut self.pose, dt);
+        }
+        self.seq += 1;
+        self.last_seen = now;
+    }
+
+    /// A pose already on the humanoid bones, `time` from the sender's first frame.
+    pub fn solve_humanoid(
+        &mut self,
+        time: f64,
+        pose: &HumanoidPose,
+        now: Instant,
+    ) -> Result<f64, SolveError> {
+        if !matches!(self.source, Source::Humanoid) {
+            return Err(SolveError::SourceChanged);
+        }
+        let (time, dt) = self.clock(time);
+        self.pose = *pose;
+        self.finish(dt, now);
+        Ok(time)
+    }
+
+    /// A streamed skeleton frame through its source rig (and mocap IK).
+    pub fn solve_joints(
+        &mut self,
+        index: u16,
+        skeleton: &StreamSkeleton,
+        frame: &JointFrame,
+        avatar: &Avatar,
+        now: Instant,
+    ) -> Result<f64, SolveError> {
+        let (time, dt) = self.clock(frame.time);
+        let Source::Skeleton {
+            skeleton: expected,
+            rotations,
+            translations,
+            ik,
+        } = &mut self.source
+        else {
+            return Err(SolveError::SourceChanged);
+        };
+        if *expected != index {
+            return Err(SolveError::SkeletonChanged {
+                expected: *expected,
+                got: index,
+            });
+        }
+        for (j, rotation) in rotations.iter_mut().enumerate() {
+            if frame.has(j) {
+                *rotation = frame.rotations[j];
+            }
+        }
+        if let (Some(root), Some(slot)) = (frame.root_position, translations.first_mut()) {
+            *slot = root;
+        }
+        ToNormalized {
+            source: &skeleton.rig,
+            local_rotations: rotations,
+            local_translations: translations,
+            pose: &mut self.pose,
+        }
+        .run()?;
+        if self.settings.mocap_ik.enabled {
+            MocapIk {
+                config: &self.settings.mocap_ik,
+                source: &skeleton.body,
+                target: &avatar.body,
+                dt,
+                state: ik,
+                pose: &mut self.pose,
+            }
+            .run()?;
+        }
+        self.finish(dt, now);
+        Ok(time)
+    }
+
+    /// Tracked devices through VR-mode IK onto the avatar's body.
+    pub fn solve_trackers(
+        &mut self,
+        frame: &TrackerFrame,
+        avatar: &Avatar,
+        now: Instant,
+    ) -> Result<f64, SolveError> {
+        let (time, dt) = self.clock(frame.time);
+        let Source::Trackers {
+            ik,
+            calibration,
+            last,
+        } = &mut self.source
+        else {
+            return Err(SolveError::SourceChanged);
+        };
+        for (slot, pose) in last.points.iter_mut().zip(frame.points) {
+            if pose.is_some() {
+                *slot = pose;
+            }
+        }
+        let point = |p: TrackedPoint| last.point(p);
+        let (Some(head), Some(left), Some(right)) = (
+            point(TrackedPoint::Head),
+            point(TrackedPoint::LeftHand),
+            point(TrackedPoint::RightHand),
+        ) else {
+            return Err(SolveError::MissingDevices);
+        };
+        let position = |p: TrackedPoint| point(p).map(|d: DevicePose| d.position);
+        let input = VrInput {
+            head,
+            hands: [left, right],
+            hips: point(TrackedPoint::Hips),
+            chest: point(TrackedPoint::Chest),
+            feet: [point(TrackedPoint::LeftFoot), point(TrackedPoint::RightFoot)],
+            elbows: [
+                position(TrackedPoint::LeftElbow),
+                position(TrackedPoint::RightElbow),
+            ],
+            knees: [
+                position(TrackedPoint::LeftKnee),
+                position(TrackedPoint::RightKnee),
+            ],
+        };
+        VrIk {
+            config: &self.settings.vr_ik,
+            body: &avatar.body,
+            calibration,
+            input: &input,
+            dt,
+            state: ik,
+            pose: &mut self.pose,
+        }
+        .run()?;
+        self.finish(dt, now);
+        Ok(time)
+    }
+
+    /// Takes the devices as last seen as this performer's T-pose calibration.
+    /// `false` when headset or controllers were never seen.
+    pub fn calibrate(&mut self) -> bool {
+        let Source::Trackers {
+            calibration,
+            last,
+            ik,
+        } = &mut self.source
+        else {
+            return false;
+        };
+        let (Some(head), Some(left), Some(right)) = (
+            last.point(TrackedPoint::Head),
+            last.point(TrackedPoint::LeftHand),
+            last.point(TrackedPoint::RightHand),
+        ) else {
+            return false;
+        };
+        *calibration = Calibration::from_t_pose(head, left, right);
+        ik.reset();
+        true
+    }
+
+    /// The skeleton table index of a skeleton source.
+    #[must_use]
+    pub fn skeleton(&self) -> Option<u16> {
+        match &self.source {
+            Source::Skeleton { skeleton, .. } => Some(*skeleton),
+            _ => None,
+        }
+    }
+
+    /// The calibration in use (tracker sources).
+    #[must_use]
+    pub fn calibration(&self) -> Option<Calibration> {
+        match &self.source {
+            Source::Trackers { calibration, .. } => Some(*calibration),
+            _ => None,
+        }
+    }
+}

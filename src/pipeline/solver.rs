@@ -1,0 +1,346 @@
+//! The solver thread: drains every input ring, solves each frame for its performer
+//! (map, retarget, IK, filter; see `performer`), and hands the result to every
+//! output ring. A plain thread, not an async task: it never blocks on an output,
+//! never allocates per frame, and parks when every ring is empty (an input's push
+//! unparks it).
+//!
+//! Performers appear with their first frame and are dropped after the configured
+//! silence, each announced to the outputs (`Appeared`, `Gone`), so a recorder can
+//! finish a take and a viewer can forget a skeleton.
+
+use std::collections::HashMap;
+
+use ringbuf::traits::Consumer;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::ik::calibration::Calibration;
+use crate::protocol::frame::PerformerName;
+
+use super::performer::{Avatar, Performer, PerformerSettings, SolveError, StreamSkeleton};
+use super::{InputFrame, InputRing, OutputMsg, OutputPort, PoseFrame, SourceFrame, SourceKind};
+
+/// How the solver treats performers.
+#[derive(Debug, Clone)]
+pub struct SolverConfig {
+    /// A performer silent this long is gone.
+    pub performer_timeout: Duration,
+    /// At most this many performers at once; frames of more are dropped (counted).
+    pub max_performers: usize,
+    /// Settings per source kind, for performers without their own.
+    pub humanoid: PerformerSettings,
+    pub skeleton: PerformerSettings,
+    pub trackers: PerformerSettings,
+    /// Settings of named performers.
+    pub performers: HashMap<String, PerformerSettings>,
+}
+
+/// What the rest of the bridge may ask the solver (rare: not per frame).
+pub enum SolverControl {
+    /// A new input (a WebSocket client) starts feeding frames.
+    AddInput(InputRing),
+    /// Take a performer's current devices as its T-pose calibration.
+    Calibrate {
+        performer: String,
+        reply: tokio::sync::oneshot::Sender<Result<Calibration, String>>,
+    },
+    /// Describe the performers.
+    Performers {
+        reply: tokio::sync::oneshot::Sender<Vec<PerformerInfo>>,
+    },
+}
+
+/// One performer as listed by `SolverControl::Performers`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PerformerInfo {
+    pub name: String,
+    pub source: SourceKind,
+    /// The skeleton of a skeleton source.
+    pub skeleton: Option<String>,
+    pub frames: u64,
+    /// Milliseconds since its last frame.
+    pub last_seen_ms: u64,
+    pub calibration: Option<Calibration>,
+}
+
+/// Counters of the solver, shared with the status report.
+#[derive(Debug, Default)]
+pub struct SolverStats {
+    pub frames: AtomicU64,
+    /// Frames that could not be solved (wrong kind, missing devices, bad values).
+    pub errors: AtomicU64,
+    /// Frames of performers over `max_performers`.
+    pub refused: AtomicU64,
+    pub performers: AtomicU64,
+}
+
+/// The solver and everything it owns.
+pub struct Solver {
+    config: SolverConfig,
+    skeletons: Arc<[StreamSkeleton]>,
+    avatar: Avatar,
+    inputs: Vec<InputRing>,
+    outputs: Vec<OutputPort>,
+    control: mpsc::Receiver<SolverControl>,
+    performers: Vec<Performer>,
+    by_name: HashMap<PerformerName, usize>,
+    pub stats: Arc<SolverStats>,
+}
+
+/// How long the solver sleeps when idle before checking timeouts and shutdown.
+const IDLE: Duration = Duration::from_millis(20);
+
+impl Solver {
+    #[must_use]
+    pub fn new(
+        config: SolverConfig,
+        skeletons: Arc<[StreamSkeleton]>,
+        avatar: Avatar,
+        inputs: Vec<InputRing>,
+        outputs: Vec<OutputPort>,
+        control: mpsc::Receiver<SolverControl>,
+    ) -> Self {
+        Self {
+            config,
+            skeletons,
+            avatar,
+            inputs,
+            outputs,
+            control,
+            performers: Vec::new(),
+            by_name: HashMap::new(),
+            stats: Arc::new(SolverStats::default()),
+        }
+    }
+
+    /// Runs until `shutdown` is set and every input ring is drained; then every
+    /// performer is announced gone and every waiting recorder frame delivered.
+    pub fn run(mut self, shutdown: &AtomicBool) {
+        let mut last_sweep = Instant::now();
+        loop {
+            while let Ok(control) = self.control.try_recv() {
+                self.control(control);
+            }
+            let stopping = shutdown.load(Relaxed);
+            let mut worked = false;
+            for i in 0..self.inputs.len() {
+                while let Some(frame) = self.inputs[i].ring.try_pop() {
+                    self.frame(i, frame);
+                    worked = true;
+                }
+            }
+            for output in &mut self.outputs {
+                if output.has_backlog() {
+                    output.flush_backlog();
+                    worked = true;
+                }
+                output.wake();
+            }
+            let now = Instant::now();
+            if now.duration_since(last_sweep) >= IDLE {
+                self.sweep(now);
+                last_sweep = now;
+            }
+            if stopping && !worked {
+                break;
+            }
+            if !worked {
+                std::thread::park_timeout(IDLE);
+            }
+        }
+        let gone: Vec<PerformerName> = self.performers.iter().map(|p| p.name).collect();
+        for performer in gone {
+            self.broadcast(OutputMsg::Gone { performer });
+        }
+        self.performers.clear();
+        // The recorder never drops: wait until its ring has taken everything.
+        while self.outputs.iter().any(OutputPort::has_backlog) {
+            for output in &mut self.outputs {
+                output.flush_backlog();
+                output.wake();
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    fn broadcast(&mut self, msg: OutputMsg) {
+        for output in &mut self.outputs {
+            output.push(msg);
+        }
+    }
+
+    fn settings(&self, name: PerformerName, kind: SourceKind) -> PerformerSettings {
+        self.config
+            .performers
+            .get(name.as_str())
+            .copied()
+            .unwrap_or(match kind {
+                SourceKind::Humanoid => self.config.humanoid,
+                SourceKind::Skeleton => self.config.skeleton,
+                SourceKind::Trackers => self.config.trackers,
+            })
+    }
+
+    /// The performer's index, adding it on its first frame (`None`: over the cap).
+    fn performer(
+        &mut self,
+        name: PerformerName,
+        kind: SourceKind,
+        skeleton: Option<u16>,
+        now: Instant,
+    ) -> Option<usize> {
+        if let Some(&i) = self.by_name.get(&name) {
+            return Some(i);
+        }
+        if self.performers.len() >= self.config.max_performers {
+            self.stats.refused.fetch_add(1, Relaxed);
+            return None;
+        }
+        let settings = self.settings(name, kind);
+        let skeletons = self.skeletons.clone();
+        let skeleton = skeleton.and_then(|s| skeletons.get(usize::from(s)).map(|k| (s, k)));
+        self.performers.push(Performer::new(
+            name,
+            kind,
+            skeleton,
+            settings,
+            &self.avatar,
+            now,
+        ));
+        let index = self.performers.len() - 1;
+        self.by_name.insert(name, index);
+        self.stats
+            .performers
+            .store(self.performers.len() as u64, Relaxed);
+        self.broadcast(OutputMsg::Appeared {
+            performer: name,
+            source: kind,
+        });
+        Some(index)
+    }
+
+    fn frame(&mut self, input: usize, frame: InputFrame) {
+        let now = Instant::now();
+        let (name, kind, skeleton) = match &frame.frame {
+            SourceFrame::Humanoid { performer, .. } => (*performer, SourceKind::Humanoid, None),
+            SourceFrame::Joints { skeleton, frame } => {
+                (frame.performer, SourceKind::Skeleton, Some(*skeleton))
+            }
+            SourceFrame::Trackers(t) => (t.performer, SourceKind::Trackers, None),
+            SourceFrame::ExpressionName {
+                performer,
+                slot,
+                name,
+            } => {
+                let msg = OutputMsg::ExpressionName {
+                    performer: *performer,
+                    slot: *slot,
+                    name: *name,
+                };
+                self.broadcast(msg);
+                return;
+            }
+        };
+        let Some(index) = self.performer(name, kind, skeleton, now) else {
+            self.inputs[input].stats.drops.fetch_add(1, Relaxed);
+            return;
+        };
+        let skeletons = self.skeletons.clone();
+        let performer = &mut self.performers[index];
+        let solved = match &frame.frame {
+            SourceFrame::Humanoid { time, pose, .. } => performer.solve_humanoid(*time, pose, now),
+            SourceFrame::Joints { skeleton, frame } => match skeletons.get(usize::from(*skeleton)) {
+                Some(s) => performer.solve_joints(*skeleton, s, frame, &self.avatar, now),
+                None => Err(SolveError::SourceChanged),
+            },
+            SourceFrame::Trackers(t) => performer.solve_trackers(t, &self.avatar, now),
+            SourceFrame::ExpressionName { .. } => return,
+        };
+        match solved {
+            Ok(time) => {
+                self.stats.frames.fetch_add(1, Relaxed);
+                let msg = OutputMsg::Pose(PoseFrame {
+                    performer: performer.name,
+                    seq: performer.seq,
+                    time,
+                    pose: performer.pose,
+                    received: frame.received,
+                });
+                self.broadcast(msg);
+            }
+            Err(err) => {
+                self.stats.errors.fetch_add(1, Relaxed);
+                self.inputs[input].stats.bad.fetch_add(1, Relaxed);
+                tracing::debug!(%err, performer = %name, "frame not solved");
+            }
+        }
+    }
+
+    /// Drops performers silent for longer than the timeout.
+    fn sweep(&mut self, now: Instant) {
+        let timeout = self.config.performer_timeout;
+        let mut i = 0;
+        while i < self.performers.len() {
+            if now.duration_since(self.performers[i].last_seen) > timeout {
+                let gone = self.performers.swap_remove(i);
+                self.by_name.remove(&gone.name);
+                if let Some(moved) = self.performers.get(i) {
+                    self.by_name.insert(moved.name, i);
+                }
+                tracing::info!(performer = %gone.name, "performer timed out");
+                self.broadcast(OutputMsg::Gone {
+                    performer: gone.name,
+                });
+            } else {
+                i += 1;
+            }
+        }
+        self.stats
+            .performers
+            .store(self.performers.len() as u64, Relaxed);
+    }
+
+    fn control(&mut self, control: SolverControl) {
+        match control {
+            SolverControl::AddInput(ring) => self.inputs.push(ring),
+            SolverControl::Calibrate { performer, reply } => {
+                let found = self
+                    .performers
+                    .iter_mut()
+                    .find(|p| p.name.as_str() == performer);
+                let result = match found {
+                    None => Err(format!("no performer `{performer}`")),
+                    Some(p) => match (p.calibrate(), p.calibration()) {
+                        (true, Some(calibration)) => Ok(calibration),
+                        _ => Err(format!(
+                            "`{performer}` is not a tracker source with a headset and both controllers"
+                        )),
+                    },
+                };
+                // The asker may have gone; nothing to do then.
+                let _ = reply.send(result);
+            }
+            SolverControl::Performers { reply } => {
+                let now = Instant::now();
+                let list = self
+                    .performers
+                    .iter()
+                    .map(|p| PerformerInfo {
+                        name: p.name.to_string(),
+                        source: p.kind,
+                        skeleton: p
+                            .skeleton()
+                            .and_then(|s| self.skeletons.get(usize::from(s)))
+                            .map(|s| s.name.clone()),
+                        frames: p.seq,
+                        last_seen_ms: now.duration_since(p.last_seen).as_millis() as u64,
+                        calibration: p.calibration(),
+                    })
+                    .collect();
+                let _ = reply.send(list);
+            }
+        }
+    }
+}
