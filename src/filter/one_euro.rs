@@ -14,7 +14,7 @@ use crate::humanoid::bone::{ALL, BONE_COUNT};
 
 /// The filter's three parameters, as the paper names them.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct OneEuroConfig {
     /// Cutoff frequency at rest, Hz: lower removes more jitter, adds lag when slow.
     pub min_cutoff: f32,

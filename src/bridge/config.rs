@@ -1,0 +1,518 @@
+//! The bridge's configuration: every number a user may tune, with the defaults
+//! `run` uses when no file is given. `config/bridge.json` spells out the same
+//! defaults with a `"//"` note beside each setting; keys starting with `//` are
+//! notes and ignored, any other unknown key is an error naming it.
+//!
+//! Paths in the file (skeletons, the recordings folder) are relative to the
+//! directory `run` is started in.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::filter::OneEuroConfig;
+use crate::ik::calibration::Calibration;
+use crate::ik::mocap::MocapIkConfig;
+use crate::ik::vr::VrIkConfig;
+use crate::pipeline::performer::PerformerSettings;
+use crate::protocol::vmc::ExpressionNames;
+
+/// Why a configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {message}")]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{path}: {field}: {message}")]
+    Field {
+        path: PathBuf,
+        field: String,
+        message: String,
+    },
+}
+
+/// The whole configuration.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct BridgeConfig {
+    /// VMC senders (VSeeFace, VMC, Warudo...), one performer per sender.
+    pub vmc_inputs: Vec<VmcInputConfig>,
+    /// Lab systems streaming custom skeletons over OSC.
+    pub lab_inputs: Vec<LabInputConfig>,
+    /// VRChat-style OSC trackers.
+    pub vrchat_inputs: Vec<VrchatInputConfig>,
+    /// The WebSocket server: skeleton and tracker input, control, pose stream.
+    pub websocket: Option<WebSocketConfig>,
+    /// Skeletons senders may stream, by name: skeleton JSON files. `lab19` and
+    /// `humanoid` are built in.
+    pub skeletons: BTreeMap<String, PathBuf>,
+    /// VMC receivers to send the solved poses to.
+    pub vmc_outputs: Vec<VmcOutputConfig>,
+    pub recorder: RecorderConfig,
+    pub pipeline: PipelineConfig,
+    /// Solver settings per kind of source, for performers without their own.
+    pub performer_defaults: PerformerDefaults,
+    /// Solver settings of named performers.
+    pub performers: BTreeMap<String, PerformerConfig>,
+    pub status: StatusConfig,
+}
+
+impl Default for BridgeConfig {
+    fn default() -> Self {
+        Self {
+            vmc_inputs: vec![VmcInputConfig::default()],
+            lab_inputs: vec![LabInputConfig::default()],
+            vrchat_inputs: Vec::new(),
+            websocket: Some(WebSocketConfig::default()),
+            skeletons: BTreeMap::new(),
+            vmc_outputs: vec![VmcOutputConfig::default()],
+            recorder: RecorderConfig::default(),
+            pipeline: PipelineConfig::default(),
+            performer_defaults: PerformerDefaults::default(),
+            performers: BTreeMap::new(),
+            status: StatusConfig::default(),
+        }
+    }
+}
+
+/// One VMC input port.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct VmcInputConfig {
+    pub listen: SocketAddr,
+    /// The first sender's performer name; further senders on the port get `-2`,
+    /// `-3`, ... appended.
+    pub performer: String,
+}
+
+impl Default for VmcInputConfig {
+    fn default() -> Self {
+        Self {
+            listen: ([127, 0, 0, 1], 39540).into(),
+            performer: "vmc".into(),
+        }
+    }
+}
+
+/// One lab OSC input port.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct LabInputConfig {
+    pub listen: SocketAddr,
+    /// The skeleton every subject on this port streams (a name from `skeletons`).
+    pub skeleton: String,
+    /// Subjects streaming another skeleton: subject name → skeleton name.
+    pub subjects: BTreeMap<String, String>,
+}
+
+impl Default for LabInputConfig {
+    fn default() -> Self {
+        Self {
+            listen: ([127, 0, 0, 1], 39541).into(),
+            skeleton: "lab19".into(),
+            subjects: BTreeMap::new(),
+        }
+    }
+}
+
+/// One VRChat-style OSC tracker input port.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct VrchatInputConfig {
+    pub listen: SocketAddr,
+    pub performer: String,
+}
+
+impl Default for VrchatInputConfig {
+    fn default() -> Self {
+        Self {
+            listen: ([127, 0, 0, 1], 9000).into(),
+            performer: "vrchat".into(),
+        }
+    }
+}
+
+/// The WebSocket server.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct WebSocketConfig {
+    pub listen: SocketAddr,
+    /// Required (as `?token=...` in the URL) from every client; must be set when
+    /// `listen` is not a loopback address.
+    pub token: Option<String>,
+    /// Larger messages are counted and dropped without being parsed.
+    pub max_message_bytes: usize,
+    /// Poses a slow client may have waiting before it loses the oldest.
+    pub client_queue: usize,
+}
+
+impl Default for WebSocketConfig {
+    fn default() -> Self {
+        Self {
+            listen: ([127, 0, 0, 1], 8787).into(),
+            token: None,
+            max_message_bytes: 64 * 1024,
+            client_queue: 64,
+        }
+    }
+}
+
+/// Expression names a VMC receiver expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NamesConfig {
+    Vrm0,
+    Vrm1,
+}
+
+impl From<NamesConfig> for ExpressionNames {
+    fn from(n: NamesConfig) -> Self {
+        match n {
+            NamesConfig::Vrm0 => ExpressionNames::Vrm0,
+            NamesConfig::Vrm1 => ExpressionNames::Vrm1,
+        }
+    }
+}
+
+/// One VMC receiver.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct VmcOutputConfig {
+    pub to: SocketAddr,
+    /// VRM 0 (`Joy`, `A`...) or VRM 1 (`happy`, `aa`...) expression names.
+    pub names: NamesConfig,
+    /// At most this many frames per second to this receiver (per performer);
+    /// 0: every frame.
+    pub rate_hz: f32,
+    /// Which performer this receiver shows; `null`: the first to appear;
+    /// `"*"`: every performer (a receiver that tells them apart by `/VMC/Ext/T`).
+    pub performer: Option<String>,
+}
+
+impl Default for VmcOutputConfig {
+    fn default() -> Self {
+        Self {
+            to: ([127, 0, 0, 1], 39539).into(),
+            names: NamesConfig::Vrm1,
+            rate_hz: 0.0,
+            performer: None,
+        }
+    }
+}
+
+/// The recorder.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct RecorderConfig {
+    /// Where takes go; recording names cannot leave it.
+    pub dir: PathBuf,
+    /// The journal is flushed to disk at least this often, milliseconds (≤ 100).
+    pub flush_ms: u64,
+    /// Also `fsync` the journal at each flush (survives power loss, costs I/O).
+    pub sync: bool,
+    /// Record every performer from its first frame (as `run --record`).
+    pub record_on_start: bool,
+}
+
+impl Default for RecorderConfig {
+    fn default() -> Self {
+        Self {
+            dir: "recordings".into(),
+            flush_ms: 100,
+            sync: false,
+            record_on_start: false,
+        }
+    }
+}
+
+/// Ring sizes and performer limits.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct PipelineConfig {
+    /// Frames an input may have waiting for the solver before it drops.
+    pub input_ring: usize,
+    /// Frames a live output may have waiting before it drops.
+    pub output_ring: usize,
+    /// Frames the recorder's ring holds (more wait on the solver side: never lost).
+    pub recorder_ring: usize,
+    /// A performer silent this long is gone, seconds.
+    pub performer_timeout_s: f32,
+    pub max_performers: usize,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        Self {
+            input_ring: 1024,
+            output_ring: 4096,
+            recorder_ring: 8192,
+            performer_timeout_s: 2.0,
+            max_performers: 4096,
+        }
+    }
+}
+
+/// Solver settings of one performer (or of a kind of source).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct PerformerConfig {
+    /// One Euro smoothing; `null`: none.
+    pub filter: Option<OneEuroConfig>,
+    /// Mocap-mode IK (skeleton sources).
+    pub mocap_ik: MocapIkConfig,
+    /// VR-mode IK (tracker sources).
+    pub vr_ik: VrIkConfig,
+    /// A stored T-pose calibration (tracker sources); `null`: the avatar's body
+    /// until the performer calibrates.
+    pub calibration: Option<Calibration>,
+}
+
+impl Default for PerformerConfig {
+    fn default() -> Self {
+        Self {
+            filter: None,
+            mocap_ik: MocapIkConfig {
+                enabled: false,
+                ..MocapIkConfig::default()
+            },
+            vr_ik: VrIkConfig::default(),
+            calibration: None,
+        }
+    }
+}
+
+impl PerformerConfig {
+    #[must_use]
+    pub fn settings(&self) -> PerformerSettings {
+        PerformerSettings {
+            filter: self.filter,
+            mocap_ik: self.mocap_ik,
+            vr_ik: self.vr_ik,
+            calibration: self.calibration,
+        }
+    }
+}
+
+/// Defaults per kind of source.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct PerformerDefaults {
+    pub humanoid: PerformerConfig,
+    pub skeleton: PerformerConfig,
+    pub trackers: PerformerConfig,
+}
+
+impl Default for PerformerDefaults {
+    fn default() -> Self {
+        Self {
+            humanoid: PerformerConfig::default(),
+            skeleton: PerformerConfig::default(),
+            // Consumer trackers jitter by millimetres: smooth them by default.
+            trackers: PerformerConfig {
+                filter: Some(OneEuroConfig::default()),
+                ..PerformerConfig::default()
+            },
+        }
+    }
+}
+
+/// The periodic status line.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct StatusConfig {
+    /// Seconds between status lines; 0: none.
+    pub log_interval_s: f32,
+}
+
+impl Default for StatusConfig {
+    fn default() -> Self {
+        Self {
+            log_interval_s: 5.0,
+        }
+    }
+}
+
+/// Removes `"//..."` note keys at every level.
+fn strip_notes(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|k, _| !k.starts_with("//"));
+            map.values_mut().for_each(strip_notes);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_notes),
+        _ => {}
+    }
+}
+
+impl BridgeConfig {
+    /// Reads and checks a configuration file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse(path, &text)
+    }
+
+    /// Parses and checks configuration text; `path` is for messages.
+    pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        let mut value: Value = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
+            path: path.to_owned(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        strip_notes(&mut value);
+        let config: Self = serde_path_to_error::deserialize(value).map_err(|e| {
+            let field = e.path().to_string();
+            ConfigError::Field {
+                path: path.to_owned(),
+                field,
+                message: e.into_inner().to_string(),
+            }
+        })?;
+        config.check(path)?;
+        Ok(config)
+    }
+
+    /// What serde cannot check: limits and the security rules.
+    fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        let field = |field: &str, message: String| ConfigError::Field {
+            path: path.to_owned(),
+            field: field.to_owned(),
+            message,
+        };
+        if let Some(ws) = &self.websocket {
+            let open = !ws.listen.ip().is_loopback();
+            if open && ws.token.as_deref().is_none_or(str::is_empty) {
+                return Err(field(
+                    "websocket.token",
+                    format!(
+                        "listening on {} (not a loopback address) needs a token: set websocket.token",
+                        ws.listen
+                    ),
+                ));
+            }
+            if ws.max_message_bytes < 1024 {
+                return Err(field(
+                    "websocket.maxMessageBytes",
+                    "must be at least 1024".into(),
+                ));
+            }
+        }
+        if !(1..=100).contains(&self.recorder.flush_ms) {
+            return Err(field(
+                "recorder.flushMs",
+                format!("{} is not in 1..=100", self.recorder.flush_ms),
+            ));
+        }
+        let p = &self.pipeline;
+        if p.input_ring == 0 || p.output_ring == 0 || p.recorder_ring == 0 {
+            return Err(field("pipeline", "ring sizes must be at least 1".into()));
+        }
+        if !(p.performer_timeout_s.is_finite() && p.performer_timeout_s > 0.0) {
+            return Err(field(
+                "pipeline.performerTimeoutS",
+                "must be a positive number of seconds".into(),
+            ));
+        }
+        for (i, out) in self.vmc_outputs.iter().enumerate() {
+            if !(out.rate_hz.is_finite() && out.rate_hz >= 0.0) {
+                return Err(field(
+                    &format!("vmcOutputs[{i}].rateHz"),
+                    "must be 0 (no cap) or a positive number".into(),
+                ));
+            }
+        }
+        for (i, lab) in self.lab_inputs.iter().enumerate() {
+            for name in std::iter::once(&lab.skeleton).chain(lab.subjects.values()) {
+                if !self.has_skeleton(name) {
+                    return Err(field(
+                        &format!("labInputs[{i}]"),
+                        format!("no skeleton `{name}`: add it to `skeletons`"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `name` is a built-in skeleton or one the file lists.
+    #[must_use]
+    pub fn has_skeleton(&self, name: &str) -> bool {
+        BUILT_IN_SKELETONS.contains(&name) || self.skeletons.contains_key(name)
+    }
+}
+
+/// Skeletons embedded in the binary.
+pub const BUILT_IN_SKELETONS: [&str; 2] = ["lab19", "humanoid"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<BridgeConfig, String> {
+        BridgeConfig::parse(Path::new("bridge.json"), text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_shipped_file_spells_out_the_defaults() {
+        let text = include_str!("../../config/bridge.json");
+        assert_eq!(parse(text), Ok(BridgeConfig::default()));
+    }
+
+    #[test]
+    fn bad_files_name_the_place() {
+        for (text, expected) in [
+            ("{", "bridge.json:1:1: EOF while parsing an object at line 1 column 1"),
+            (
+                r#"{"vmcInputs": [{"lisen": "127.0.0.1:1"}]}"#,
+                "bridge.json: vmcInputs[0].lisen: unknown field `lisen`, expected `listen` or `performer`",
+            ),
+            (
+                r#"{"vmcOutputs": [{"to": "nowhere"}]}"#,
+                "bridge.json: vmcOutputs[0].to: invalid socket address syntax",
+            ),
+            (
+                r#"{"websocket": {"listen": "0.0.0.0:8787"}}"#,
+                "bridge.json: websocket.token: listening on 0.0.0.0:8787 (not a loopback address) needs a token: set websocket.token",
+            ),
+            (
+                r#"{"recorder": {"flushMs": 500}}"#,
+                "bridge.json: recorder.flushMs: 500 is not in 1..=100",
+            ),
+            (
+                r#"{"labInputs": [{"skeleton": "nope"}]}"#,
+                "bridge.json: labInputs[0]: no skeleton `nope`: add it to `skeletons`",
+            ),
+            (
+                r#"{"pipeline": {"performerTimeoutS": -1}}"#,
+                "bridge.json: pipeline.performerTimeoutS: must be a positive number of seconds",
+            ),
+        ] {
+            assert_eq!(parse(text).unwrap_err(), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn notes_are_ignored_and_a_token_opens_other_interfaces() {
+        let config = parse(
+            r#"{"// a note": 1, "websocket": {"// why": "lan", "listen": "0.0.0.0:8787", "token": "s3cret"}}"#,
+        )
+        .unwrap();
+        assert_eq!(config.websocket.unwrap().token.as_deref(), Some("s3cret"));
+    }
+}

@@ -1,0 +1,3 @@
+//! The live bridge: `run` wires inputs, the solver thread and outputs together.
+
+pub mod config;
