@@ -477,7 +477,10 @@ mod tests {
     #[test]
     fn bad_files_name_the_place() {
         for (text, expected) in [
-            ("{", "bridge.json:1:1: EOF while parsing an object at line 1 column 1"),
+            (
+                "{",
+                "bridge.json:1:1: EOF while parsing an object at line 1 column 1",
+            ),
             (
                 r#"{"vmcInputs": [{"lisen": "127.0.0.1:1"}]}"#,
                 "bridge.json: vmcInputs[0].lisen: unknown field `lisen`, expected `listen` or `performer`",

@@ -139,8 +139,15 @@ mod tests {
         for _ in 0..100 {
             let mut pose = pose_with(q, Vec3::new(0.0, 0.9, 0.0));
             filter.run(&mut pose, 1.0 / 120.0);
-            assert!(pose.rotation(HumanBone::Spine).unwrap().abs_diff_eq(q, 1e-6));
-            assert!(pose.hips_position.abs_diff_eq(Vec3::new(0.0, 0.9, 0.0), 1e-6));
+            assert!(
+                pose.rotation(HumanBone::Spine)
+                    .unwrap()
+                    .abs_diff_eq(q, 1e-6)
+            );
+            assert!(
+                pose.hips_position
+                    .abs_diff_eq(Vec3::new(0.0, 0.9, 0.0), 1e-6)
+            );
         }
     }
 

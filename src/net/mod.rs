@@ -1,4 +1,5 @@
 //! Network edges: sockets that move the bytes `protocol` encodes. Nothing here
 //! decides what a pose is; it only sends.
 
+pub mod vmc_input;
 pub mod vmc_out;

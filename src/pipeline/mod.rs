@@ -95,7 +95,9 @@ pub enum OutputMsg {
         source: SourceKind,
     },
     /// A performer sent nothing for the configured timeout (or the bridge stops).
-    Gone { performer: PerformerName },
+    Gone {
+        performer: PerformerName,
+    },
     /// See `SourceFrame::ExpressionName`.
     ExpressionName {
         performer: PerformerName,
@@ -150,7 +152,9 @@ impl InputPort {
         if pushed {
             if matches!(
                 frame.frame,
-                SourceFrame::Humanoid { .. } | SourceFrame::Joints { .. } | SourceFrame::Trackers(_)
+                SourceFrame::Humanoid { .. }
+                    | SourceFrame::Joints { .. }
+                    | SourceFrame::Trackers(_)
             ) {
                 self.stats.frames.fetch_add(1, Relaxed);
             }
@@ -212,7 +216,8 @@ pub struct OutputPort {
 impl Drop for OutputPort {
     /// The solver is done: the output drains what is left and ends.
     fn drop(&mut self) {
-        self.closed.store(true, std::sync::atomic::Ordering::Release);
+        self.closed
+            .store(true, std::sync::atomic::Ordering::Release);
         self.waker.wake();
     }
 }

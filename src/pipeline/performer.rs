@@ -17,11 +17,11 @@ use glam::{Quat, Vec3};
 
 use crate::filter::{OneEuroConfig, PoseFilter};
 use crate::humanoid::HumanoidPose;
+use crate::ik::IkError;
 use crate::ik::body::BodyProportions;
 use crate::ik::calibration::{Calibration, DevicePose, HEAD_TO_EYE};
 use crate::ik::mocap::{MocapIk, MocapIkConfig, MocapIkState};
 use crate::ik::vr::{VrIk, VrIkConfig, VrIkState, VrInput};
-use crate::ik::IkError;
 use crate::protocol::frame::{JointFrame, PerformerName, TrackedPoint, TrackerFrame};
 use crate::retarget::{JobError, MappedSkeleton, SourceRig, ToNormalized};
 
@@ -292,7 +292,10 @@ impl Performer {
             hands: [left, right],
             hips: point(TrackedPoint::Hips),
             chest: point(TrackedPoint::Chest),
-            feet: [point(TrackedPoint::LeftFoot), point(TrackedPoint::RightFoot)],
+            feet: [
+                point(TrackedPoint::LeftFoot),
+                point(TrackedPoint::RightFoot),
+            ],
             elbows: [
                 position(TrackedPoint::LeftElbow),
                 position(TrackedPoint::RightElbow),

@@ -251,10 +251,12 @@ impl Solver {
         let performer = &mut self.performers[index];
         let solved = match &frame.frame {
             SourceFrame::Humanoid { time, pose, .. } => performer.solve_humanoid(*time, pose, now),
-            SourceFrame::Joints { skeleton, frame } => match skeletons.get(usize::from(*skeleton)) {
-                Some(s) => performer.solve_joints(*skeleton, s, frame, &self.avatar, now),
-                None => Err(SolveError::SourceChanged),
-            },
+            SourceFrame::Joints { skeleton, frame } => {
+                match skeletons.get(usize::from(*skeleton)) {
+                    Some(s) => performer.solve_joints(*skeleton, s, frame, &self.avatar, now),
+                    None => Err(SolveError::SourceChanged),
+                }
+            }
             SourceFrame::Trackers(t) => performer.solve_trackers(t, &self.avatar, now),
             SourceFrame::ExpressionName { .. } => return,
         };

@@ -1,3 +1,4 @@
 //! Recording: turning what arrives live into takes.
 
+pub mod recorder;
 pub mod vmc_frames;

@@ -1,7 +1,7 @@
 //! Assembles a stream of VMC events into timestamped poses. VMC has no frame
-//! marker: a sender's frame is `OK`, `T`, the root, the bones and the blend values,
-//! so a frame ends when the next one begins (an `OK` or `T` after bone data) or
-//! when the stream ends. Times come from the sender's `/VMC/Ext/T` when it sends
+//! marker: a sender's frame is `OK`, `T`, the root, the bones and the blend values
+//! closed by `Blend/Apply`, so a frame ends at `Apply` (when it has bones), else
+//! when the next one begins (an `OK` or `T` after bone data) or the stream ends. Times come from the sender's `/VMC/Ext/T` when it sends
 //! one (relative to the first), else from the arrival time the caller passes.
 //!
 //! The hips' pose is composed with the root's (`/VMC/Ext/Root/Pos`); eye bones also
@@ -91,6 +91,7 @@ impl VmcFrames {
                     None => self.dropped_expressions += 1,
                 },
             },
+            VmcEvent::Apply if self.has_bones => return self.take_frame(),
             VmcEvent::Available { .. } | VmcEvent::Apply | VmcEvent::Device { .. } => {}
         }
         finished
@@ -164,6 +165,20 @@ mod tests {
         assert_eq!(t, 0.5);
         // What a frame does not resend holds.
         assert_eq!(pose.rotation(HumanBone::Spine), Some(turn));
+        assert!(frames.finish().is_none());
+    }
+
+    #[test]
+    fn apply_ends_a_frame_with_bones() {
+        let mut frames = VmcFrames::default();
+        assert!(frames.event(VmcEvent::Apply, 0.0).is_none());
+        frames.event(VmcEvent::Time(1.0), 0.0);
+        frames.event(bone(HumanBone::Head, Vec3::ZERO, Quat::IDENTITY), 0.0);
+        let (t, pose) = frames.event(VmcEvent::Apply, 0.0).unwrap();
+        assert_eq!(t, 0.0);
+        assert!(pose.has(HumanBone::Head));
+        // The next frame's start does not hand the same frame out again.
+        assert!(frames.event(VmcEvent::Time(2.0), 0.1).is_none());
         assert!(frames.finish().is_none());
     }
 

@@ -1,0 +1,168 @@
+//! The console view of a running bridge: an output that keeps each performer's
+//! newest pose and prints one line per performer every interval, describing the
+//! motion in words a person can check (hips position, arm elevation, elbow and
+//! knee bends), so `run` shows that motion flows without any viewer.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::Duration;
+
+use glam::Vec3;
+use tokio::sync::watch;
+
+use crate::humanoid::{HumanBone, HumanoidPose};
+use crate::pipeline::{OutputMsg, OutputRing};
+
+/// Angles of a pose, degrees, from its normalized model rotations.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PoseSummary {
+    pub hips: Vec3,
+    /// Upper arm above (+) or below (−) the horizontal, left and right.
+    pub arm_elevation: [f32; 2],
+    pub elbow_bend: [f32; 2],
+    pub knee_bend: [f32; 2],
+}
+
+impl PoseSummary {
+    #[must_use]
+    pub fn of(pose: &HumanoidPose) -> Self {
+        let model = pose.model_rotations();
+        let m = |b: HumanBone| model[b.index()];
+        // T-pose directions of the normalized bones: left arm +X, right arm −X,
+        // legs −Y.
+        let up = |v: Vec3| v.normalize().y.clamp(-1.0, 1.0).asin().to_degrees();
+        let bend = |a: Vec3, b: Vec3| a.angle_between(b).to_degrees();
+        let arm = |upper: HumanBone, lower: HumanBone, along: Vec3| {
+            (
+                up(m(upper) * along),
+                bend(m(upper) * along, m(lower) * along),
+            )
+        };
+        let (left_up, left_bend) = arm(HumanBone::LeftUpperArm, HumanBone::LeftLowerArm, Vec3::X);
+        let (right_up, right_bend) =
+            arm(HumanBone::RightUpperArm, HumanBone::RightLowerArm, -Vec3::X);
+        let knee =
+            |upper: HumanBone, lower: HumanBone| bend(m(upper) * -Vec3::Y, m(lower) * -Vec3::Y);
+        Self {
+            hips: pose.hips_position,
+            arm_elevation: [left_up, right_up],
+            elbow_bend: [left_bend, right_bend],
+            knee_bend: [
+                knee(HumanBone::LeftUpperLeg, HumanBone::LeftLowerLeg),
+                knee(HumanBone::RightUpperLeg, HumanBone::RightLowerLeg),
+            ],
+        }
+    }
+}
+
+impl std::fmt::Display for PoseSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "hips ({:+.2}, {:.2}, {:+.2}) m  arms {:+.0}°/{:+.0}°  elbows {:.0}°/{:.0}°  knees {:.0}°/{:.0}°",
+            self.hips.x,
+            self.hips.y,
+            self.hips.z,
+            self.arm_elevation[0],
+            self.arm_elevation[1],
+            self.elbow_bend[0],
+            self.elbow_bend[1],
+            self.knee_bend[0],
+            self.knee_bend[1],
+        )
+    }
+}
+
+/// Prints the newest pose of each performer every `interval`.
+pub struct Monitor {
+    pub ring: OutputRing,
+    pub interval: Duration,
+    pub shutdown: watch::Receiver<bool>,
+}
+
+impl Monitor {
+    pub async fn run(mut self) {
+        let mut latest: BTreeMap<String, (u64, f64, HumanoidPose)> = BTreeMap::new();
+        let mut tick = tokio::time::interval(self.interval);
+        tick.tick().await;
+        loop {
+            tokio::select! {
+                () = self.ring.ready() => {
+                    while let Some(msg) = self.ring.try_pop() {
+                        match msg {
+                            OutputMsg::Pose(p) => {
+                                latest.insert(p.performer.to_string(), (p.seq, p.time, p.pose));
+                            }
+                            OutputMsg::Appeared { performer, source } => {
+                                println!("performer {performer} appeared ({source:?})");
+                            }
+                            OutputMsg::Gone { performer } => {
+                                latest.remove(performer.as_str());
+                                println!("performer {performer} gone");
+                            }
+                            OutputMsg::ExpressionName { .. } => {}
+                        }
+                    }
+                    if self.ring.is_closed() {
+                        return;
+                    }
+                }
+                _ = tick.tick() => print_lines(&latest),
+                _ = self.shutdown.changed() => {}
+            }
+        }
+    }
+}
+
+fn print_lines(latest: &BTreeMap<String, (u64, f64, HumanoidPose)>) {
+    let mut out = std::io::stdout().lock();
+    for (name, (seq, time, pose)) in latest {
+        // The console may be gone (a closed pipe); the bridge keeps running.
+        let _ = writeln!(
+            out,
+            "{name:>12} frame {seq:>6} t {time:>7.2}s  {}",
+            PoseSummary::of(pose)
+        );
+    }
+    let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Quat;
+
+    #[test]
+    fn arms_down_and_bent_knees_read_as_such() {
+        let mut pose = HumanoidPose::default();
+        // Left arm (+X) down: −90° about Z; right arm (−X) down: +90° about Z.
+        pose.set_rotation(HumanBone::LeftUpperArm, Quat::from_rotation_z(-1.5707964));
+        pose.set_rotation(HumanBone::RightUpperArm, Quat::from_rotation_z(1.5707964));
+        pose.set_rotation(HumanBone::LeftLowerLeg, Quat::from_rotation_x(0.5));
+        let s = PoseSummary::of(&pose);
+        assert!(
+            (s.arm_elevation[0] + 90.0).abs() < 0.01 && (s.arm_elevation[1] + 90.0).abs() < 0.01
+        );
+        assert!((s.knee_bend[0] - 0.5f32.to_degrees()).abs() < 0.01 && s.knee_bend[1].abs() < 0.01);
+    }
+
+    #[test]
+    fn a_monitor_ends_when_the_solver_is_done() {
+        let (port, ring) =
+            crate::pipeline::output_ring("monitor", 4, crate::pipeline::Delivery::Newest);
+        let (_tx, shutdown) = watch::channel(false);
+        drop(port);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(
+            Monitor {
+                ring,
+                interval: Duration::from_secs(1),
+                shutdown,
+            }
+            .run(),
+        );
+    }
+}

@@ -1,0 +1,216 @@
+//! The bridge's status: counters of every input, the solver and every output,
+//! latency histograms (received by an input → sent by an output, microseconds,
+//! `hdrhistogram`), a one-line summary for the periodic log and a JSON report for
+//! the WebSocket `status` message.
+//!
+//! Counters are atomics the tasks bump; a histogram is recorded by its output task
+//! into a local copy and merged into the shared one every `MERGE_EVERY`, so the
+//! per-frame path takes no lock.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use serde_json::{Value, json};
+
+use crate::pipeline::solver::SolverStats;
+use crate::pipeline::{InputStats, OutputStats};
+
+/// How often an output's local histogram is merged into the shared one.
+const MERGE_EVERY: Duration = Duration::from_millis(100);
+
+/// Largest latency tracked, microseconds (one minute); longer ones are clamped.
+const MAX_LATENCY_US: u64 = 60_000_000;
+
+fn histogram() -> Histogram<u64> {
+    // Bounds are constants that hdrhistogram accepts (1 ≤ low, high ≥ 2·low,
+    // 3 significant figures).
+    Histogram::new_with_bounds(1, MAX_LATENCY_US, 3)
+        .unwrap_or_else(|_| unreachable!("constant histogram bounds are valid"))
+}
+
+/// A latency histogram shared between an output task and the status report.
+pub type SharedHistogram = Arc<Mutex<Histogram<u64>>>;
+
+/// The output task's side of a latency histogram.
+pub struct Latency {
+    local: Histogram<u64>,
+    shared: SharedHistogram,
+    last_merge: Instant,
+}
+
+impl Latency {
+    #[must_use]
+    pub fn new() -> (Self, SharedHistogram) {
+        let shared = Arc::new(Mutex::new(histogram()));
+        (
+            Self {
+                local: histogram(),
+                shared: shared.clone(),
+                last_merge: Instant::now(),
+            },
+            shared,
+        )
+    }
+
+    /// Records the time since `received` (now).
+    pub fn record(&mut self, received: Instant) {
+        let us = received
+            .elapsed()
+            .as_micros()
+            .min(u128::from(MAX_LATENCY_US)) as u64;
+        self.local.saturating_record(us.max(1));
+        if self.last_merge.elapsed() >= MERGE_EVERY {
+            self.merge();
+        }
+    }
+
+    /// Moves what was recorded locally into the shared histogram.
+    pub fn merge(&mut self) {
+        if self.local.is_empty() {
+            return;
+        }
+        let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        // Same bounds on both sides: adding cannot fail.
+        let _ = shared.add(&self.local);
+        drop(shared);
+        self.local.reset();
+        self.last_merge = Instant::now();
+    }
+}
+
+impl Drop for Latency {
+    fn drop(&mut self) {
+        self.merge();
+    }
+}
+
+/// Everything the status report reads.
+#[derive(Default, Clone)]
+pub struct Status {
+    pub inputs: Vec<(String, Arc<InputStats>)>,
+    pub outputs: Vec<(String, Arc<OutputStats>, Option<SharedHistogram>)>,
+    pub solver: Arc<SolverStats>,
+}
+
+/// p50, p99 and max of a histogram, microseconds, and its count.
+fn percentiles(h: &SharedHistogram) -> (u64, u64, u64, u64) {
+    let h = h.lock().unwrap_or_else(PoisonError::into_inner);
+    (
+        h.value_at_quantile(0.5),
+        h.value_at_quantile(0.99),
+        h.max(),
+        h.len(),
+    )
+}
+
+impl Status {
+    /// The JSON report (the WebSocket `status` payload).
+    #[must_use]
+    pub fn report(&self) -> Value {
+        let inputs: Vec<Value> = self
+            .inputs
+            .iter()
+            .map(|(name, s)| {
+                json!({
+                    "name": name,
+                    "packets": s.packets.load(Relaxed),
+                    "frames": s.frames.load(Relaxed),
+                    "drops": s.drops.load(Relaxed),
+                    "bad": s.bad.load(Relaxed),
+                    "unknown": s.unknown.load(Relaxed),
+                    "ignored": s.ignored.load(Relaxed),
+                })
+            })
+            .collect();
+        let outputs: Vec<Value> = self
+            .outputs
+            .iter()
+            .map(|(name, s, latency)| {
+                let latency = latency.as_ref().map(|h| {
+                    let (p50, p99, max, count) = percentiles(h);
+                    json!({"p50Us": p50, "p99Us": p99, "maxUs": max, "count": count})
+                });
+                json!({
+                    "name": name,
+                    "frames": s.frames.load(Relaxed),
+                    "drops": s.drops.load(Relaxed),
+                    "packets": s.packets.load(Relaxed),
+                    "bytes": s.bytes.load(Relaxed),
+                    "errors": s.errors.load(Relaxed),
+                    "latency": latency,
+                })
+            })
+            .collect();
+        json!({
+            "inputs": inputs,
+            "solver": {
+                "frames": self.solver.frames.load(Relaxed),
+                "errors": self.solver.errors.load(Relaxed),
+                "refused": self.solver.refused.load(Relaxed),
+                "performers": self.solver.performers.load(Relaxed),
+            },
+            "outputs": outputs,
+        })
+    }
+
+    /// One line for the log: per input and output, what moved and what was lost.
+    #[must_use]
+    pub fn line(&self) -> String {
+        let mut line = String::new();
+        for (name, s) in &self.inputs {
+            line.push_str(&format!(
+                "{name}: {} packets {} frames {} drops {} bad {} unknown; ",
+                s.packets.load(Relaxed),
+                s.frames.load(Relaxed),
+                s.drops.load(Relaxed),
+                s.bad.load(Relaxed),
+                s.unknown.load(Relaxed),
+            ));
+        }
+        line.push_str(&format!(
+            "solver: {} frames {} errors {} performers",
+            self.solver.frames.load(Relaxed),
+            self.solver.errors.load(Relaxed),
+            self.solver.performers.load(Relaxed),
+        ));
+        for (name, s, latency) in &self.outputs {
+            line.push_str(&format!(
+                "; {name}: {} frames {} drops {} errors",
+                s.frames.load(Relaxed),
+                s.drops.load(Relaxed),
+                s.errors.load(Relaxed),
+            ));
+            if let Some(h) = latency {
+                let (p50, p99, _, count) = percentiles(h);
+                if count > 0 {
+                    line.push_str(&format!(", latency p50 {p50} µs p99 {p99} µs"));
+                }
+            }
+        }
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_reaches_the_report_after_a_merge() {
+        let (mut latency, shared) = Latency::new();
+        let then = Instant::now() - Duration::from_millis(2);
+        latency.record(then);
+        latency.merge();
+        let (p50, _, _, count) = percentiles(&shared);
+        assert_eq!(count, 1);
+        assert!(p50 >= 2000, "{p50}");
+        let status = Status {
+            outputs: vec![("out".into(), Arc::default(), Some(shared))],
+            ..Status::default()
+        };
+        assert_eq!(status.report()["outputs"][0]["latency"]["count"], 1);
+        assert!(status.line().contains("latency p50"));
+    }
+}

@@ -1,0 +1,178 @@
+//! VMC over OSC/UDP input: one task per bound socket.
+//!
+//! Datagrams are decoded by `protocol::vmc` (pure, no sockets) into events already
+//! in glTF axes, assembled into frames per sender (`record::VmcFrames`: a frame
+//! ends at `/VMC/Ext/Blend/Apply` or when the next one begins) and pushed onto the
+//! input's ring to the solver. Each sender address is one performer: the port's
+//! performer name for the first, then `-2`, `-3`, ... Bone rotations are taken as
+//! VRM 0 style normalized rotations (identity rest), as VSeeFace and VMC send them.
+//!
+//! Unknown addresses are ignored, as the VMC spec asks, except the bridge's own
+//! `/bridge/record/start [name] [performer]` and `/bridge/record/stop [performer]`,
+//! which go to the recorder. Malformed datagrams and messages are counted in the
+//! input's stats and dropped; nothing stops the task but shutdown.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
+
+use tokio::net::UdpSocket;
+use tokio::sync::{mpsc, watch};
+
+use crate::pipeline::{InputFrame, InputPort, SourceFrame};
+use crate::protocol::frame::PerformerName;
+use crate::protocol::osc::{self, Arg};
+use crate::protocol::vmc;
+use crate::record::recorder::RecordCommand;
+use crate::record::vmc_frames::VmcFrames;
+
+/// Largest UDP payload over IPv4; nothing bigger can arrive.
+pub const MAX_DATAGRAM: usize = 65_507;
+
+/// Most senders one port tracks; datagrams from more are dropped (counted).
+const MAX_SENDERS: usize = 4096;
+
+/// One sender on the port.
+struct Sender {
+    performer: PerformerName,
+    frames: VmcFrames,
+    /// Custom expression names already announced to the solver.
+    announced: usize,
+}
+
+/// A VMC input port feeding the solver.
+pub struct VmcInput {
+    pub socket: UdpSocket,
+    pub port: InputPort,
+    /// The first sender's performer name.
+    pub performer: String,
+    pub record: mpsc::UnboundedSender<RecordCommand>,
+    pub shutdown: watch::Receiver<bool>,
+}
+
+/// Recording control found among a datagram's ignored messages.
+fn record_command(message: &osc::Message<'_>) -> Option<RecordCommand> {
+    let mut args = [Arg::Int(0); 2];
+    let n = message.args(&mut args).ok()?;
+    let text = |i: usize| args[..n].get(i).and_then(Arg::as_str).map(str::to_owned);
+    match message.address {
+        b"/bridge/record/start" => Some(RecordCommand::Start {
+            name: text(0).filter(|s| !s.is_empty()),
+            performer: text(1).filter(|s| !s.is_empty()),
+            reply: None,
+        }),
+        b"/bridge/record/stop" => Some(RecordCommand::Stop {
+            performer: text(0).filter(|s| !s.is_empty()),
+            reply: None,
+        }),
+        _ => None,
+    }
+}
+
+impl VmcInput {
+    /// Receives until shutdown. Bad datagrams and a full ring are counted, never fatal.
+    pub async fn run(mut self) -> std::io::Result<()> {
+        let mut buf = vec![0u8; MAX_DATAGRAM];
+        let mut senders: HashMap<SocketAddr, Sender> = HashMap::new();
+        let started = Instant::now();
+        loop {
+            let (len, from) = tokio::select! {
+                received = self.socket.recv_from(&mut buf) => match received {
+                    Ok(r) => r,
+                    // An ICMP error from an earlier send, or a truncated read:
+                    // nothing to do with the next datagram.
+                    Err(e) => {
+                        tracing::debug!(%e, "receive failed");
+                        continue;
+                    }
+                },
+                _ = self.shutdown.changed() => return Ok(()),
+            };
+            let received = Instant::now();
+            let stats = &self.port.stats;
+            stats.packets.fetch_add(1, Relaxed);
+            if !senders.contains_key(&from) {
+                if senders.len() >= MAX_SENDERS {
+                    stats.drops.fetch_add(1, Relaxed);
+                    continue;
+                }
+                let name = match senders.len() {
+                    0 => self.performer.clone(),
+                    n => format!("{}-{}", self.performer, n + 1),
+                };
+                let Some(performer) = PerformerName::new(&name) else {
+                    stats.bad.fetch_add(1, Relaxed);
+                    continue;
+                };
+                senders.insert(
+                    from,
+                    Sender {
+                        performer,
+                        frames: VmcFrames::default(),
+                        announced: 0,
+                    },
+                );
+            }
+            let Some(sender) = senders.get_mut(&from) else {
+                continue;
+            };
+            let now = started.elapsed().as_secs_f32();
+            let datagram = &buf[..len];
+            let port = &mut self.port;
+            let decoded = vmc::decode(datagram, &mut |event| {
+                if let Some((time, pose)) = sender.frames.event(event, now) {
+                    announce_names(sender, port, received);
+                    port.push(InputFrame {
+                        received,
+                        frame: SourceFrame::Humanoid {
+                            performer: sender.performer,
+                            time: f64::from(time),
+                            pose,
+                        },
+                    });
+                }
+            });
+            let stats = &self.port.stats;
+            stats
+                .bad
+                .fetch_add(u64::from(decoded.malformed + decoded.broken), Relaxed);
+            stats
+                .unknown
+                .fetch_add(u64::from(decoded.unknown_bones), Relaxed);
+            stats.ignored.fetch_add(u64::from(decoded.ignored), Relaxed);
+            if decoded.ignored > 0 {
+                osc::visit(
+                    datagram,
+                    &mut |m| {
+                        if let Some(command) = record_command(&m) {
+                            // The recorder is gone only when the bridge stops.
+                            let _ = self.record.send(command);
+                        }
+                    },
+                    &mut |_| {},
+                );
+            }
+        }
+    }
+}
+
+/// Tells the solver the custom expression names a sender has started using.
+fn announce_names(sender: &mut Sender, port: &mut InputPort, received: Instant) {
+    let names = sender.frames.custom_names();
+    while let Some(name) = names.name(sender.announced) {
+        let slot = sender.announced as u8;
+        sender.announced += 1;
+        // A name too long to carry stays unnamed (its weights are not sent on).
+        if let Some(name) = PerformerName::new(name) {
+            port.push(InputFrame {
+                received,
+                frame: SourceFrame::ExpressionName {
+                    performer: sender.performer,
+                    slot,
+                    name,
+                },
+            });
+        }
+    }
+}
