@@ -114,6 +114,10 @@ enum Command {
     /// Warudo, ...), paced in real time: a BVH or glTF clip through its map, a
     /// .vrma, an EXT_skeleton_humanoid clip, or the built-in lab19 performance.
     Send(cli::vmc::SendArgs),
+    /// Run the live bridge: VMC, lab OSC and WebSocket inputs, the solver, VMC and
+    /// WebSocket outputs and the recorder, on the embedded defaults or --config.
+    /// With --replay FILE it shows the pipeline working with no hardware.
+    Run(cli::run::RunArgs),
     /// Record what a VMC sender streams (VSeeFace, VMC, `mocap-bridge send`, ...)
     /// into a .vrma, until Ctrl-C or --duration.
     Record(cli::vmc::RecordArgs),
@@ -192,6 +196,7 @@ fn run(cli: Cli) -> CliResult<()> {
     match cli.command {
         Command::Record(args) => cli::vmc::record(args),
         Command::Send(args) => cli::vmc::send(args),
+        Command::Run(args) => cli::run::run(args),
         Command::EvalIk(args) => cli::ik::eval_ik(args),
         Command::Convert {
             input,

@@ -335,12 +335,15 @@ impl Default for PerformerDefaults {
 pub struct StatusConfig {
     /// Seconds between status lines; 0: none.
     pub log_interval_s: f32,
+    /// Seconds between `run`'s lines describing each performer's motion; 0: none.
+    pub monitor_interval_s: f32,
 }
 
 impl Default for StatusConfig {
     fn default() -> Self {
         Self {
             log_interval_s: 5.0,
+            monitor_interval_s: 1.0,
         }
     }
 }

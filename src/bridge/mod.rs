@@ -1,5 +1,354 @@
-//! The live bridge: `run` wires inputs, the solver thread and outputs together.
+//! The live bridge: `run` binds the configured inputs and outputs, starts the
+//! solver thread and the tokio tasks around it, and stops them all, in order, when
+//! the caller's shutdown future completes (Ctrl-C or SIGTERM in `main.rs`, a
+//! oneshot in tests) or the replays end:
+//!
+//! 1. input tasks stop receiving (their rings keep what they hold);
+//! 2. the solver drains every input ring, announces every performer gone, hands
+//!    the recorder everything it still waits for, and ends;
+//! 3. each output drains its ring and ends; the recorder finishes every open take.
 
 pub mod config;
 pub mod monitor;
+pub mod replay_input;
 pub mod status;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::net::UdpSocket;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+
+use crate::demo;
+use crate::formats::vrma::VrmaRest;
+use crate::formats::{self, LoadOptions};
+use crate::humanoid::CustomNames;
+use crate::ik::body::BodyProportions;
+use crate::net::vmc_input::VmcInput;
+use crate::net::vmc_output::{self, Shows, VmcOutput};
+use crate::pipeline::performer::{Avatar, StreamSkeleton};
+use crate::pipeline::solver::{Solver, SolverConfig, SolverControl};
+use crate::pipeline::{Delivery, InputRing, OutputPort, input_ring, output_ring};
+use crate::protocol::frame::PerformerName;
+use crate::protocol::vmc::VmcEncoder;
+use crate::replay::Replay;
+use crate::retarget::MappedSkeleton;
+
+use config::BridgeConfig;
+use replay_input::ReplayInput;
+use status::{Latency, Status};
+
+/// Why the bridge cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    #[error("cannot listen on {addr} ({what})")]
+    Bind {
+        what: String,
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot send to {addr} ({what})")]
+    Connect {
+        what: String,
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("skeleton `{name}`: {message}")]
+    Skeleton { name: String, message: String },
+    #[error("performer name `{0}` is empty or longer than 32 bytes")]
+    PerformerName(String),
+    #[error("cannot start the solver thread")]
+    Thread(#[source] std::io::Error),
+}
+
+/// A recording to play as a performer.
+pub struct ReplaySource {
+    pub performer: String,
+    pub replay: Replay,
+    pub names: CustomNames,
+}
+
+/// What `run` does beyond the configuration.
+#[derive(Default)]
+pub struct RunOptions {
+    pub replays: Vec<ReplaySource>,
+    /// Loop the replays (else the bridge stops when they have all ended).
+    pub loop_replays: bool,
+    /// Replays as fast as the pipeline takes them instead of in real time.
+    pub fast_replays: bool,
+    /// Print the monitor lines (each performer's motion) every status interval.
+    pub monitor: bool,
+}
+
+/// What a finished run did.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    /// The final status report (see `Status::report`).
+    pub status: serde_json::Value,
+    /// The status line at the end.
+    pub line: String,
+}
+
+/// The skeletons senders may stream: the built-in ones, then the config's.
+fn load_skeletons(config: &BridgeConfig) -> Result<Vec<StreamSkeleton>, BridgeError> {
+    let mut skeletons = Vec::new();
+    for (name, json) in [
+        ("lab19", demo::LAB19_JSON),
+        ("humanoid", demo::HUMANOID_JSON),
+    ] {
+        let rig = demo::embedded_rig(name, json);
+        skeletons.push((name.to_owned(), rig));
+    }
+    for (name, path) in &config.skeletons {
+        let rig = formats::load_rig(path, &LoadOptions::default()).map_err(|e| {
+            BridgeError::Skeleton {
+                name: name.clone(),
+                message: e.to_string(),
+            }
+        })?;
+        skeletons.retain(|(n, _)| n != name);
+        skeletons.push((name.clone(), rig));
+    }
+    skeletons
+        .into_iter()
+        .map(|(name, rig)| {
+            let map = rig.bone_map.clone().ok_or_else(|| BridgeError::Skeleton {
+                name: name.clone(),
+                message: "the skeleton file has no boneMap".into(),
+            })?;
+            let mapped =
+                MappedSkeleton::new(rig.skeleton, &map).map_err(|e| BridgeError::Skeleton {
+                    name: name.clone(),
+                    message: e.to_string(),
+                })?;
+            Ok(StreamSkeleton::new(&name, mapped))
+        })
+        .collect()
+}
+
+/// The built-in avatar: the VRM 1.0 T-pose humanoid.
+fn built_in_avatar() -> (Avatar, VrmaRest) {
+    let rig = demo::embedded_rig("humanoid", demo::HUMANOID_JSON);
+    // The embedded humanoid is checked by the test suite: it has its bone map.
+    let map = rig.bone_map.clone().unwrap_or_default();
+    let mapped = MappedSkeleton::new(rig.skeleton, &map)
+        .unwrap_or_else(|e| unreachable!("the embedded humanoid is valid: {e}"));
+    (
+        Avatar {
+            body: BodyProportions::new(&mapped),
+        },
+        VrmaRest::from_mapped(&mapped),
+    )
+}
+
+async fn bind(what: &str, addr: SocketAddr) -> Result<UdpSocket, BridgeError> {
+    UdpSocket::bind(addr)
+        .await
+        .map_err(|source| BridgeError::Bind {
+            what: what.to_owned(),
+            addr,
+            source,
+        })
+}
+
+fn performer_name(name: &str) -> Result<PerformerName, BridgeError> {
+    PerformerName::new(name).ok_or_else(|| BridgeError::PerformerName(name.to_owned()))
+}
+
+/// Runs the bridge until `shutdown` completes (or, without looping, the replays
+/// end) and everything has been drained and written.
+pub async fn run(
+    config: BridgeConfig,
+    options: RunOptions,
+    shutdown: impl Future<Output = ()>,
+) -> Result<RunSummary, BridgeError> {
+    let skeletons: Arc<[StreamSkeleton]> = load_skeletons(&config)?.into();
+    let (avatar, avatar_rest) = built_in_avatar();
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let (control_tx, control_rx) = std::sync::mpsc::channel::<SolverControl>();
+    let (record_tx, _record_rx) = mpsc::unbounded_channel();
+    let stopping = Arc::new(AtomicBool::new(false));
+
+    // The solver thread starts first (inputs need its handle to wake it) and waits
+    // for its solver.
+    let (solver_tx, solver_rx) = std::sync::mpsc::channel::<Solver>();
+    let solver_stop = stopping.clone();
+    let solver_thread = std::thread::Builder::new()
+        .name("solver".into())
+        .spawn(move || {
+            if let Ok(solver) = solver_rx.recv() {
+                solver.run(&solver_stop);
+            }
+        })
+        .map_err(BridgeError::Thread)?;
+    let wake = solver_thread.thread().clone();
+
+    let p = &config.pipeline;
+    let mut status = Status::default();
+    let mut input_rings: Vec<InputRing> = Vec::new();
+    let mut output_ports: Vec<OutputPort> = Vec::new();
+    let mut inputs = JoinSet::new();
+    let mut replays = JoinSet::new();
+    let mut outputs = JoinSet::new();
+
+    for (i, vmc) in config.vmc_inputs.iter().enumerate() {
+        let name = format!("vmc-in:{}", vmc.listen);
+        let socket = bind(&format!("VMC input {i}"), vmc.listen).await?;
+        performer_name(&vmc.performer)?;
+        let (port, ring) = input_ring(&name, p.input_ring, wake.clone());
+        status.inputs.push((name, ring.stats.clone()));
+        input_rings.push(ring);
+        let task = VmcInput {
+            socket,
+            port,
+            performer: vmc.performer.clone(),
+            record: record_tx.clone(),
+            shutdown: stop_rx.clone(),
+        };
+        inputs.spawn(async move {
+            if let Err(e) = task.run().await {
+                tracing::error!(%e, "VMC input ended");
+            }
+        });
+    }
+    for source in options.replays {
+        let name = format!("replay:{}", source.performer);
+        let performer = performer_name(&source.performer)?;
+        let (port, ring) = input_ring(&name, p.input_ring, wake.clone());
+        status.inputs.push((name, ring.stats.clone()));
+        input_rings.push(ring);
+        let task = ReplayInput {
+            replay: source.replay,
+            names: source.names,
+            performer,
+            port,
+            looping: options.loop_replays,
+            fast: options.fast_replays,
+            shutdown: stop_rx.clone(),
+        };
+        replays.spawn(task.run());
+    }
+
+    for out in &config.vmc_outputs {
+        let name = format!("vmc-out:{}", out.to);
+        let socket =
+            vmc_output::socket_to(out.to)
+                .await
+                .map_err(|source| BridgeError::Connect {
+                    what: "VMC output".into(),
+                    addr: out.to,
+                    source,
+                })?;
+        let (port, ring) = output_ring(&name, p.output_ring, Delivery::Newest);
+        let (latency, histogram) = Latency::new();
+        status
+            .outputs
+            .push((name, ring.stats.clone(), Some(histogram)));
+        output_ports.push(port);
+        let shows = match out.performer.as_deref() {
+            None => Shows::First,
+            Some("*") => Shows::All,
+            Some(name) => Shows::Named(name.to_owned()),
+        };
+        let task = VmcOutput {
+            socket,
+            encoder: VmcEncoder::new(out.names.into(), &avatar_rest),
+            ring,
+            min_interval: (out.rate_hz > 0.0).then(|| Duration::from_secs_f32(1.0 / out.rate_hz)),
+            shows,
+            latency,
+        };
+        outputs.spawn(task.run());
+    }
+    let monitor_interval = Duration::from_secs_f32(config.status.monitor_interval_s.max(0.0));
+    if options.monitor && !monitor_interval.is_zero() {
+        let (port, ring) = output_ring("monitor", p.output_ring, Delivery::Newest);
+        output_ports.push(port);
+        outputs.spawn(
+            monitor::Monitor {
+                ring,
+                interval: monitor_interval,
+                shutdown: stop_rx.clone(),
+            }
+            .run(),
+        );
+    }
+
+    let solver = Solver::new(
+        SolverConfig {
+            performer_timeout: Duration::from_secs_f32(p.performer_timeout_s),
+            max_performers: p.max_performers,
+            humanoid: config.performer_defaults.humanoid.settings(),
+            skeleton: config.performer_defaults.skeleton.settings(),
+            trackers: config.performer_defaults.trackers.settings(),
+            performers: config
+                .performers
+                .iter()
+                .map(|(name, c)| (name.clone(), c.settings()))
+                .collect::<HashMap<_, _>>(),
+        },
+        skeletons,
+        avatar,
+        input_rings,
+        output_ports,
+        control_rx,
+    );
+    status.solver = solver.stats.clone();
+    // The thread waits for exactly this message.
+    let _ = solver_tx.send(solver);
+    drop(control_tx);
+
+    let interval = Duration::from_secs_f32(config.status.log_interval_s.max(0.0));
+    let status_task = {
+        let status = status.clone();
+        let mut stop = stop_rx.clone();
+        tokio::spawn(async move {
+            if interval.is_zero() {
+                return;
+            }
+            let mut tick = tokio::time::interval(interval);
+            tick.tick().await;
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => tracing::info!("{}", status.line()),
+                    _ = stop.changed() => return,
+                }
+            }
+        })
+    };
+
+    let has_replays = !replays.is_empty();
+    let replays_done = async { while replays.join_next().await.is_some() {} };
+    tokio::pin!(shutdown);
+    tokio::select! {
+        () = &mut shutdown => {}
+        () = replays_done, if has_replays && !options.loop_replays => {}
+    }
+
+    // 1. Inputs stop.
+    let _ = stop_tx.send(true);
+    while inputs.join_next().await.is_some() {}
+    replays.abort_all();
+    while replays.join_next().await.is_some() {}
+    // 2. The solver drains and ends.
+    stopping.store(true, Ordering::Relaxed);
+    solver_thread.thread().unpark();
+    let joined = tokio::task::spawn_blocking(move || solver_thread.join()).await;
+    if !matches!(joined, Ok(Ok(()))) {
+        tracing::error!("the solver thread panicked");
+    }
+    // 3. Outputs drain and end.
+    while outputs.join_next().await.is_some() {}
+    let _ = status_task.await;
+    Ok(RunSummary {
+        status: status.report(),
+        line: status.line(),
+    })
+}

@@ -3,3 +3,4 @@
 
 pub mod vmc_input;
 pub mod vmc_out;
+pub mod vmc_output;

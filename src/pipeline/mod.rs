@@ -166,6 +166,19 @@ impl InputPort {
     }
 }
 
+impl InputPort {
+    /// Hands a frame to the solver unless the ring is full; a full ring is not
+    /// counted as a drop (the caller waits and tries again: replays in a hurry).
+    pub fn try_push(&mut self, frame: InputFrame) -> bool {
+        let pushed = self.ring.try_push(frame).is_ok();
+        if pushed && !matches!(frame.frame, SourceFrame::ExpressionName { .. }) {
+            self.stats.frames.fetch_add(1, Relaxed);
+        }
+        self.solver.unpark();
+        pushed
+    }
+}
+
 /// The consumer end of an input, held by the solver.
 pub struct InputRing {
     pub name: String,
@@ -288,14 +301,15 @@ impl OutputRing {
     }
 
     /// Waits until the ring holds a message or the solver has finished.
-    pub async fn ready(&self) {
-        let ready = || !self.ring.is_empty() || self.is_closed();
-        poll_fn(|cx| {
-            if ready() {
+    pub async fn ready(&mut self) {
+        // Moved in as `&mut`: the ring's consumer is `Send` but not `Sync`.
+        let this = self;
+        poll_fn(move |cx| {
+            if !this.ring.is_empty() || this.is_closed() {
                 return Poll::Ready(());
             }
-            self.waker.register(cx.waker());
-            if ready() {
+            this.waker.register(cx.waker());
+            if !this.ring.is_empty() || this.is_closed() {
                 Poll::Ready(())
             } else {
                 Poll::Pending

@@ -155,6 +155,7 @@ impl Solver {
             self.broadcast(OutputMsg::Gone { performer });
         }
         self.performers.clear();
+        self.stats.performers.store(0, Relaxed);
         // The recorder never drops: wait until its ring has taken everything.
         while self.outputs.iter().any(OutputPort::has_backlog) {
             for output in &mut self.outputs {

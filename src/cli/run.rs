@@ -1,0 +1,160 @@
+//! `run`: the live bridge, on a configuration file or the embedded defaults, with
+//! recordings replayed as performers. Stops at Ctrl-C or SIGTERM (finishing every
+//! open recording), after `--duration`, or when the replays end (without `--loop`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use mocap_bridge::bridge::config::BridgeConfig;
+use mocap_bridge::bridge::{self, ReplaySource, RunOptions};
+use mocap_bridge::humanoid::CustomNames;
+use mocap_bridge::replay::Replay;
+
+use super::retarget::{Take, load_take};
+use crate::{CliResult, RigArgs};
+
+/// Options of `run`.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Configuration (default: the embedded defaults, spelled out in
+    /// config/bridge.json).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Play a recording as a performer named after the file (.vrma, BVH, glTF
+    /// clip; repeatable). Without --loop the bridge stops when they have all ended.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Vec<PathBuf>,
+    /// Play the built-in lab19 performance as the performer `demo`.
+    #[arg(long)]
+    pub demo: bool,
+    /// Loop the replays until interrupted.
+    #[arg(long = "loop")]
+    pub repeat: bool,
+    /// Play replays as fast as the pipeline takes them (tests, benchmarks).
+    #[arg(long)]
+    pub fast: bool,
+    /// Record every performer from its first frame into the recordings folder.
+    #[arg(long)]
+    pub record: bool,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<f32>,
+    /// Do not print each performer's motion every status interval.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// A performer name from a file name: its stem, cut to 32 bytes, made unique.
+fn replay_name(path: &std::path::Path, taken: &[String]) -> String {
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("replay");
+    let mut name: String = stem.chars().take(24).collect();
+    if name.is_empty() {
+        name = "replay".into();
+    }
+    let base = name.clone();
+    let mut n = 2;
+    while taken.contains(&name) {
+        name = format!("{base}-{n}");
+        n += 1;
+    }
+    name
+}
+
+fn replay_source(performer: String, take: Take) -> ReplaySource {
+    let (replay, names) = match take {
+        Take::Rig { mapped, motion } => (
+            Replay::from_rig(&mapped, motion, None),
+            CustomNames::default(),
+        ),
+        Take::Normalized { replay, names, .. } => (*replay, names),
+    };
+    ReplaySource {
+        performer,
+        replay,
+        names,
+    }
+}
+
+/// `run`.
+pub fn run(args: RunArgs) -> CliResult<()> {
+    let mut config = match &args.config {
+        Some(path) => BridgeConfig::load(path)?,
+        None => BridgeConfig::default(),
+    };
+    if args.record {
+        config.recorder.record_on_start = true;
+    }
+    let mut replays = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let no_rig = RigArgs {
+        map: None,
+        units: None,
+        up: None,
+    };
+    for path in &args.replay {
+        let (_, take) = load_take(Some(path), &no_rig, None, 1)?;
+        let name = replay_name(path, &names);
+        names.push(name.clone());
+        replays.push(replay_source(name, take));
+    }
+    if args.demo {
+        let (_, take) = load_take(None, &no_rig, None, 1)?;
+        replays.push(replay_source("demo".into(), take));
+    }
+    let options = RunOptions {
+        replays,
+        loop_replays: args.repeat,
+        fast_replays: args.fast,
+        monitor: !args.quiet,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let duration = args.duration;
+    let summary = runtime.block_on(async move {
+        let shutdown = async move {
+            let timer = async {
+                match duration {
+                    Some(s) if s.is_finite() && s >= 0.0 => {
+                        tokio::time::sleep(Duration::from_secs_f32(s)).await;
+                    }
+                    _ => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = timer => {}
+                () = interrupted() => eprintln!("stopping: finishing recordings"),
+            }
+        };
+        bridge::run(config, options, shutdown).await
+    })?;
+    println!("{}", summary.line);
+    Ok(())
+}
+
+/// Ctrl-C, or SIGTERM on Unix.
+async fn interrupted() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

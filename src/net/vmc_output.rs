@@ -1,0 +1,198 @@
+//! VMC over OSC/UDP output: one task per receiver.
+//!
+//! Takes solved frames from its ring, keeps only the newest per performer (the
+//! ones it passes over are counted as drops), and sends them as VMC bundles of at
+//! most 1500 bytes (`protocol::vmc::VmcEncoder`: Unity bone names, X flip, VRM 0 or
+//! VRM 1 expression names), at most `rate_hz` frames per second per performer
+//! (a frame held back by the cap goes out when the cap allows, unless a newer
+//! one replaces it). A receiver shows one avatar, so a receiver is given one
+//! performer: a named one, the first to appear, or (for receivers that tell them
+//! apart by `/VMC/Ext/T`) all of them.
+//!
+//! A receiver that is not listening (ICMP port unreachable) is counted as an
+//! error and sent to again: receivers come and go.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use tokio::net::UdpSocket;
+use tokio::time::Instant;
+
+use crate::bridge::status::Latency;
+use crate::humanoid::CustomNames;
+use crate::pipeline::{OutputMsg, OutputRing, PoseFrame};
+use crate::protocol::frame::PerformerName;
+use crate::protocol::vmc::VmcEncoder;
+
+/// Which performers a receiver shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shows {
+    /// The first performer to appear (then the next, when it goes).
+    First,
+    Named(String),
+    All,
+}
+
+/// One VMC receiver fed from the solver.
+pub struct VmcOutput {
+    pub socket: UdpSocket,
+    pub encoder: VmcEncoder,
+    pub ring: OutputRing,
+    /// Shortest interval between two frames of one performer.
+    pub min_interval: Option<Duration>,
+    pub shows: Shows,
+    pub latency: Latency,
+}
+
+/// A socket for sending to `to`: bound to an ephemeral port of its family.
+pub async fn socket_to(to: SocketAddr) -> io::Result<UdpSocket> {
+    let local: SocketAddr = if to.is_ipv4() {
+        ([0, 0, 0, 0], 0).into()
+    } else {
+        ([0u16; 8], 0).into()
+    };
+    let socket = UdpSocket::bind(local).await?;
+    socket.connect(to).await?;
+    Ok(socket)
+}
+
+/// Per performer: its names, the frame waiting to go and when the last one went.
+#[derive(Default)]
+struct Track {
+    names: CustomNames,
+    pending: Option<PoseFrame>,
+    last_sent: Option<Instant>,
+}
+
+impl VmcOutput {
+    /// Sends until the solver is done (then what is pending goes out).
+    pub async fn run(mut self) {
+        let mut tracks: HashMap<PerformerName, Track> = HashMap::new();
+        let mut shown: Option<PerformerName> = None;
+        loop {
+            let next_due = self.next_due(&tracks);
+            tokio::select! {
+                () = self.ring.ready() => {}
+                () = sleep_until(next_due) => {}
+            }
+            while let Some(msg) = self.ring.try_pop() {
+                self.take(msg, &mut tracks, &mut shown);
+            }
+            let closed = self.ring.is_closed();
+            self.send_due(&mut tracks, closed).await;
+            if closed {
+                self.latency.merge();
+                return;
+            }
+        }
+    }
+
+    fn shows(&self, performer: PerformerName, shown: &mut Option<PerformerName>) -> bool {
+        match &self.shows {
+            Shows::All => true,
+            Shows::Named(name) => performer.as_str() == name,
+            Shows::First => *shown.get_or_insert(performer) == performer,
+        }
+    }
+
+    fn take(
+        &mut self,
+        msg: OutputMsg,
+        tracks: &mut HashMap<PerformerName, Track>,
+        shown: &mut Option<PerformerName>,
+    ) {
+        match msg {
+            OutputMsg::Pose(frame) => {
+                if !self.shows(frame.performer, shown) {
+                    return;
+                }
+                let track = tracks.entry(frame.performer).or_default();
+                if track.pending.replace(frame).is_some() {
+                    self.ring.stats.drops.fetch_add(1, Relaxed);
+                }
+            }
+            OutputMsg::ExpressionName {
+                performer,
+                slot,
+                name,
+            } => {
+                let names = &mut tracks.entry(performer).or_default().names;
+                // Slots are named in order; a name arrives once per slot.
+                if names.name(usize::from(slot)).is_none() {
+                    names.slot_or_insert(name.as_str());
+                }
+            }
+            OutputMsg::Gone { performer } => {
+                tracks.remove(&performer);
+                if *shown == Some(performer) {
+                    *shown = None;
+                }
+            }
+            OutputMsg::Appeared { .. } => {}
+        }
+    }
+
+    /// When the earliest frame held back by the rate cap may go.
+    fn next_due(&self, tracks: &HashMap<PerformerName, Track>) -> Option<Instant> {
+        let min = self.min_interval?;
+        tracks
+            .values()
+            .filter(|t| t.pending.is_some())
+            .filter_map(|t| t.last_sent.map(|s| s + min))
+            .min()
+    }
+
+    /// Sends every pending frame the rate cap allows (all of them when `flush`).
+    async fn send_due(&mut self, tracks: &mut HashMap<PerformerName, Track>, flush: bool) {
+        let now = Instant::now();
+        for track in tracks.values_mut() {
+            let allowed = match (self.min_interval, track.last_sent) {
+                (Some(min), Some(last)) => flush || now.duration_since(last) >= min,
+                _ => true,
+            };
+            if !allowed {
+                continue;
+            }
+            let Some(frame) = track.pending.take() else {
+                continue;
+            };
+            let datagrams = match self
+                .encoder
+                .encode(frame.time as f32, &frame.pose, &track.names)
+            {
+                Ok(d) => d,
+                Err(e) => {
+                    self.ring.stats.errors.fetch_add(1, Relaxed);
+                    tracing::debug!(%e, "cannot encode frame");
+                    continue;
+                }
+            };
+            let stats = &self.ring.stats;
+            for d in &datagrams {
+                match self.socket.send(d).await {
+                    Ok(n) => {
+                        stats.packets.fetch_add(1, Relaxed);
+                        stats.bytes.fetch_add(n as u64, Relaxed);
+                    }
+                    Err(e) => {
+                        stats.errors.fetch_add(1, Relaxed);
+                        tracing::trace!(%e, "send failed");
+                    }
+                }
+            }
+            stats.frames.fetch_add(1, Relaxed);
+            self.latency.record(frame.received);
+            track.last_sent = Some(now);
+        }
+    }
+}
+
+async fn sleep_until(due: Option<Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
+    }
+}
