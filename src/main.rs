@@ -53,8 +53,9 @@ enum Command {
     /// or an EXT_skeleton_humanoid clip.
     Convert {
         /// The recording: .bvh, .glb, .gltf, .vrm (with animations), .vrma, or a
-        /// glTF/GLB with EXT_skeleton_humanoid channels.
-        input: PathBuf,
+        /// glTF/GLB with EXT_skeleton_humanoid channels; default: the built-in lab19
+        /// performance.
+        input: Option<PathBuf>,
         /// The file to write: .vrma (VRM Animation) or .glb (EXT_skeleton_humanoid).
         /// With --all-clips, the name each clip's file is derived from
         /// (`walk.vrma` -> `walk_Idle.vrma`, ...).
@@ -229,7 +230,7 @@ fn run(cli: Cli) -> CliResult<()> {
                 return Err(format!("--fps {rate}: not a positive number").into());
             }
             convert(
-                &input,
+                input.as_deref(),
                 &output,
                 &rig,
                 clip.as_deref(),

@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use mocap_bridge::convert::{Bake, OutputFormat, replay_into};
-use mocap_bridge::formats;
+use mocap_bridge::{demo, formats};
 use mocap_bridge::formats::ext_humanoid;
 use mocap_bridge::formats::vrma::{self, VrmaRest};
 use mocap_bridge::humanoid::CustomNames;
@@ -23,7 +23,7 @@ struct Job {
 }
 
 pub fn convert(
-    input: &Path,
+    input: Option<&Path>,
     output: &Path,
     rig: &RigArgs,
     clip: Option<&str>,
@@ -37,8 +37,20 @@ pub fn convert(
             output.display()
         )
     })?;
-    let label = input.display().to_string();
     let mut jobs = Vec::new();
+    let Some(input) = input else {
+        // The built-in lab19 performance (two loops), as `retarget` and `send` play it.
+        let lab19 = demo::embedded_rig("lab19.json", demo::LAB19_JSON);
+        let src = mapped("lab19.json", &lab19, None)?;
+        jobs.push(Job {
+            name: "built-in lab19 performance".into(),
+            replay: Replay::from_rig(&src, demo::lab19_performance(&src, 2), fps),
+            rest: VrmaRest::from_mapped(&src),
+            custom_names: CustomNames::default(),
+        });
+        return write_jobs("built-in performance", jobs, output, format, bake);
+    };
+    let label = input.display().to_string();
     if let Some(clips) = ext_clips(input, clip, all_clips)? {
         for (i, c) in clips.into_iter().enumerate() {
             let name = c.name.clone().unwrap_or_else(|| format!("animation{i}"));
@@ -95,6 +107,17 @@ pub fn convert(
             });
         }
     }
+    write_jobs(&label, jobs, output, format, bake)
+}
+
+/// Writes each job's file.
+fn write_jobs(
+    label: &str,
+    jobs: Vec<Job>,
+    output: &Path,
+    format: OutputFormat,
+    bake: Option<&Bake>,
+) -> CliResult<()> {
     let mut stdout = std::io::stdout().lock();
     let several = jobs.len() > 1;
     for mut job in jobs {
