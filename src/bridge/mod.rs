@@ -75,6 +75,9 @@ pub struct ReplaySource {
     pub names: CustomNames,
 }
 
+/// Told the line naming the endpoints once the bridge runs.
+pub type ReadyCallback = Box<dyn FnOnce(&str) + Send>;
+
 /// What `run` does beyond the configuration.
 #[derive(Default)]
 pub struct RunOptions {
@@ -85,6 +88,9 @@ pub struct RunOptions {
     pub fast_replays: bool,
     /// Print the monitor lines (each performer's motion) every status interval.
     pub monitor: bool,
+    /// Called once every socket is bound and the solver runs, with a line naming
+    /// the endpoints.
+    pub on_ready: Option<ReadyCallback>,
 }
 
 /// What a finished run did.
@@ -324,6 +330,17 @@ pub async fn run(
         })
     };
 
+    let endpoints: Vec<String> = status
+        .inputs
+        .iter()
+        .map(|(n, _)| n.clone())
+        .chain(status.outputs.iter().map(|(n, _, _)| n.clone()))
+        .collect();
+    let ready = format!("ready: {}", endpoints.join(", "));
+    tracing::info!("{ready}");
+    if let Some(on_ready) = options.on_ready {
+        on_ready(&ready);
+    }
     let has_replays = !replays.is_empty();
     let replays_done = async { while replays.join_next().await.is_some() {} };
     tokio::pin!(shutdown);

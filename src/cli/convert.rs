@@ -4,11 +4,11 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use mocap_bridge::convert::{Bake, OutputFormat, replay_into};
-use mocap_bridge::{demo, formats};
 use mocap_bridge::formats::ext_humanoid;
 use mocap_bridge::formats::vrma::{self, VrmaRest};
 use mocap_bridge::humanoid::CustomNames;
 use mocap_bridge::replay::Replay;
+use mocap_bridge::{demo, formats};
 
 use super::retarget::is_vrma;
 use super::{explicit_map, load_options, mapped};

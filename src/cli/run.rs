@@ -109,6 +109,13 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         loop_replays: args.repeat,
         fast_replays: args.fast,
         monitor: !args.quiet,
+        on_ready: Some(Box::new(|line: &str| {
+            use std::io::Write as _;
+            let mut out = std::io::stdout().lock();
+            // A closed stdout does not stop the bridge.
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        })),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

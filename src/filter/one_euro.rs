@@ -50,7 +50,7 @@ struct Signal {
 
 impl Signal {
     fn filter(&mut self, config: &OneEuroConfig, x: Vec4, dt: f32) -> Vec4 {
-        if !self.primed || !(dt > 0.0) {
+        if !self.primed || dt.is_nan() || dt <= 0.0 {
             *self = Self {
                 value: x,
                 derivative: Vec4::ZERO,

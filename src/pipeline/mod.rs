@@ -33,6 +33,9 @@ use crate::humanoid::HumanoidPose;
 use crate::protocol::frame::{JointFrame, PerformerName, TrackerFrame};
 
 /// What an input hands the solver.
+// Ring slots are fixed-size by design: boxing the large variants would allocate
+// per frame.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SourceFrame {
     /// A pose already on the humanoid bones (VMC, a replayed recording); `time` in
@@ -86,6 +89,7 @@ pub struct PoseFrame {
 }
 
 /// What the solver hands each output.
+#[allow(clippy::large_enum_variant)] // fixed-size ring slots, as `SourceFrame`
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum OutputMsg {
     Pose(PoseFrame),
@@ -246,7 +250,7 @@ impl OutputPort {
         }
         if self.backlog.is_empty() {
             match self.ring.try_push(msg) {
-                Ok(()) => return,
+                Ok(()) => {}
                 Err(msg) if keep => self.backlog.push_back(msg),
                 Err(_) => {
                     self.stats.drops.fetch_add(1, Relaxed);

@@ -86,13 +86,13 @@ enum Source {
         /// Last local rotation and translation of every joint (absent joints hold).
         rotations: Vec<Quat>,
         translations: Vec<Vec3>,
-        ik: MocapIkState,
+        ik: Box<MocapIkState>,
     },
     Trackers {
-        ik: VrIkState,
+        ik: Box<VrIkState>,
         calibration: Calibration,
         /// The devices as last seen (a frame may carry only some).
-        last: TrackerFrame,
+        last: Box<TrackerFrame>,
     },
 }
 
@@ -137,14 +137,14 @@ impl Performer {
                 skeleton: index,
                 rotations: s.mapped.skeleton.rest_rotations(),
                 translations: s.mapped.skeleton.rest_translations(),
-                ik: MocapIkState::default(),
+                ik: Box::default(),
             },
             (SourceKind::Trackers, _) => Source::Trackers {
-                ik: VrIkState::default(),
+                ik: Box::default(),
                 calibration: settings
                     .calibration
                     .unwrap_or_else(|| Calibration::of_body(&avatar.body, HEAD_TO_EYE)),
-                last: TrackerFrame::new(name),
+                last: Box::new(TrackerFrame::new(name)),
             },
             _ => Source::Humanoid,
         };

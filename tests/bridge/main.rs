@@ -1,0 +1,8 @@
+//! End-to-end tests of `mocap-bridge run`, driven by real clients: python-osc
+//! sending VMC, the `vmc` crate decoding what the bridge sends, a WebSocket client,
+//! replays, recordings and crash recovery.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod harness;
+mod vmc;
