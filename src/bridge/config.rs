@@ -251,6 +251,9 @@ pub struct PipelineConfig {
     /// A performer silent this long is gone, seconds.
     pub performer_timeout_s: f32,
     pub max_performers: usize,
+    /// Receive buffer of each UDP input socket, bytes (the OS may cap it: on Linux
+    /// at `net.core.rmem_max`).
+    pub udp_receive_buffer: usize,
 }
 
 impl Default for PipelineConfig {
@@ -261,6 +264,7 @@ impl Default for PipelineConfig {
             recorder_ring: 8192,
             performer_timeout_s: 2.0,
             max_performers: 4096,
+            udp_receive_buffer: 4 << 20,
         }
     }
 }

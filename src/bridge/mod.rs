@@ -154,14 +154,26 @@ fn built_in_avatar() -> (Avatar, VrmaRest) {
     )
 }
 
-async fn bind(what: &str, addr: SocketAddr) -> Result<UdpSocket, BridgeError> {
-    UdpSocket::bind(addr)
-        .await
-        .map_err(|source| BridgeError::Bind {
-            what: what.to_owned(),
-            addr,
-            source,
-        })
+/// A UDP input socket with a receive buffer of `buffer` bytes (the kernel may
+/// cap it), so bursts from many senders wait in the kernel instead of being lost.
+fn bind(what: &str, addr: SocketAddr, buffer: usize) -> Result<UdpSocket, BridgeError> {
+    let open = || -> std::io::Result<UdpSocket> {
+        let socket = socket2::Socket::new(
+            socket2::Domain::for_address(addr),
+            socket2::Type::DGRAM,
+            Some(socket2::Protocol::UDP),
+        )?;
+        // A smaller buffer than asked for still works: not an error.
+        let _ = socket.set_recv_buffer_size(buffer);
+        socket.set_nonblocking(true)?;
+        socket.bind(&addr.into())?;
+        UdpSocket::from_std(socket.into())
+    };
+    open().map_err(|source| BridgeError::Bind {
+        what: what.to_owned(),
+        addr,
+        source,
+    })
 }
 
 fn performer_name(name: &str) -> Result<PerformerName, BridgeError> {
@@ -206,7 +218,7 @@ pub async fn run(
 
     for (i, vmc) in config.vmc_inputs.iter().enumerate() {
         let name = format!("vmc-in:{}", vmc.listen);
-        let socket = bind(&format!("VMC input {i}"), vmc.listen).await?;
+        let socket = bind(&format!("VMC input {i}"), vmc.listen, p.udp_receive_buffer)?;
         performer_name(&vmc.performer)?;
         let (port, ring) = input_ring(&name, p.input_ring, wake.clone());
         status.inputs.push((name, ring.stats.clone()));

@@ -1,0 +1,327 @@
+//! The live bridge end to end, on loopback: VMC datagrams in → solver → VMC out,
+//! against a bare UDP echo (receive, send the same bytes on) measured in the same
+//! run with the same senders, so the ratio holds on a noisy shared machine.
+//!
+//! 1. Latency at 1, 16 and 256 performers × 120 Hz: p50 and p99 from the sender's
+//!    `send` to the receiver's `recv`, bridge and echo.
+//! 2. Capacity: performers × 120 Hz for 3 s each, rising until the bridge drops a
+//!    frame anywhere (input rings, output, or the sockets: sent ≠ received).
+//!
+//! Each performer is its own UDP socket (the bridge makes one performer per sender
+//! address) sending one frame of the sample take (19 bones, hips, one datagram)
+//! per tick; the performer's index rides in the hips' x and the frame number in
+//! `/VMC/Ext/T`, which the bridge passes through unchanged.
+//! Run: `cargo bench --bench bridge` (optionally `-- quick` for a short run).
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use glam::Vec3;
+use hdrhistogram::Histogram;
+use mocap_bridge::bridge::config::{BridgeConfig, VmcInputConfig, VmcOutputConfig};
+use mocap_bridge::bridge::{self, RunOptions};
+use mocap_bridge::formats::vrma::VrmaRest;
+use mocap_bridge::humanoid::{CustomNames, HumanBone, Preset};
+use mocap_bridge::protocol::vmc::{ExpressionNames, VmcEncoder, VmcEvent, decode};
+
+const RATE_HZ: f64 = 120.0;
+/// Performer index → hips x (metres): far apart enough to read back exactly.
+const ID_STEP: f32 = 0.001;
+
+/// One performer's datagram, with where its `/VMC/Ext/T` float sits.
+struct Template {
+    bytes: Vec<u8>,
+    time_at: usize,
+}
+
+fn templates(n: usize) -> Vec<Template> {
+    let encoder = VmcEncoder::new(ExpressionNames::Vrm1, &VrmaRest::standard(0.95));
+    (0..n)
+        .map(|i| {
+            let mut pose = mocap_bridge::demo::pose_at(0.3, 0.95);
+            pose.hips_position = Vec3::new(i as f32 * ID_STEP, 0.95, 0.0);
+            // Senders close each frame's blend values with `/VMC/Ext/Blend/Apply`,
+            // which is also where the bridge knows the frame is complete.
+            pose.expressions.set_preset(Preset::Blink, 0.0);
+            let datagrams = encoder
+                .encode(0.0, &pose, &CustomNames::default())
+                .expect("encodes");
+            assert_eq!(datagrams.len(), 1, "one datagram per frame");
+            let bytes = datagrams.into_iter().next().unwrap_or_default();
+            let tag = b"/VMC/Ext/T\0\0,f\0\0";
+            let time_at = bytes
+                .windows(tag.len())
+                .position(|w| w == tag)
+                .expect("a time message")
+                + tag.len();
+            Template { bytes, time_at }
+        })
+        .collect()
+}
+
+/// What one run measured.
+struct Run {
+    sent: u64,
+    received: u64,
+    latency: Histogram<u64>,
+    /// Bridge drops (inputs, solver refusals, outputs), from its status.
+    bridge_drops: u64,
+    /// Ticks the sender was late by more than one interval (it could not keep up).
+    late_ticks: u64,
+}
+
+/// Sends `n` performers × 120 Hz for `seconds` to `to`, timestamps into `sent_at`.
+fn send(
+    n: usize,
+    seconds: f64,
+    to: SocketAddr,
+    epoch: Instant,
+    sent_at: &[AtomicU64],
+    frames: usize,
+) -> (u64, u64) {
+    let mut templates = templates(n);
+    let sockets: Vec<UdpSocket> = (0..n)
+        .map(|_| {
+            let s = UdpSocket::bind("127.0.0.1:0").expect("bind");
+            s.connect(to).expect("connect");
+            s
+        })
+        .collect();
+    let ticks = ((seconds * RATE_HZ) as usize).min(frames);
+    let interval = Duration::from_secs_f64(1.0 / RATE_HZ);
+    let start = Instant::now();
+    let (mut sent, mut late) = (0u64, 0u64);
+    // Performers are not in step: each tick's sends are spread over the tick.
+    let spacing = interval / n.max(1) as u32;
+    for tick in 0..ticks {
+        let t = (tick as f32 / RATE_HZ as f32).to_be_bytes();
+        for (i, (socket, template)) in sockets.iter().zip(&mut templates).enumerate() {
+            let due = start + interval * tick as u32 + spacing * i as u32;
+            let now = Instant::now();
+            if due > now {
+                if due - now > Duration::from_micros(100) {
+                    std::thread::sleep(due - now);
+                }
+            } else if i == 0 && now - due > interval {
+                late += 1;
+            }
+            template.bytes[template.time_at..template.time_at + 4].copy_from_slice(&t);
+            sent_at[i * frames + tick].store(epoch.elapsed().as_nanos() as u64, Relaxed);
+            if socket.send(&template.bytes).is_ok() {
+                sent += 1;
+            }
+        }
+    }
+    (sent, late)
+}
+
+/// Receives until `stop`, reading (performer, frame) from each datagram.
+fn receive(
+    socket: UdpSocket,
+    epoch: Instant,
+    sent_at: Arc<Vec<AtomicU64>>,
+    frames: usize,
+    stop: Arc<AtomicBool>,
+) -> (u64, Histogram<u64>) {
+    socket
+        .set_read_timeout(Some(Duration::from_millis(50)))
+        .expect("timeout");
+    let mut latency = Histogram::<u64>::new_with_bounds(1, 10_000_000, 3).expect("bounds");
+    let mut buf = vec![0u8; 65_536];
+    let mut received = 0;
+    while !stop.load(Relaxed) {
+        let Ok(len) = socket.recv(&mut buf) else {
+            continue;
+        };
+        let now = epoch.elapsed().as_nanos() as u64;
+        let (mut time, mut id) = (None, None);
+        decode(&buf[..len], &mut |e| match e {
+            VmcEvent::Time(t) => time = Some(t),
+            VmcEvent::Bone {
+                bone: HumanBone::Hips,
+                position,
+                ..
+            } => id = Some((position.x / ID_STEP).round() as usize),
+            _ => {}
+        });
+        if let (Some(t), Some(i)) = (time, id) {
+            let frame = (f64::from(t) * RATE_HZ).round() as usize;
+            if let Some(sent) = sent_at.get(i * frames + frame) {
+                let us = now.saturating_sub(sent.load(Relaxed)) / 1000;
+                latency.saturating_record(us.max(1));
+                received += 1;
+            }
+        }
+    }
+    (received, latency)
+}
+
+/// A bare UDP echo: every datagram on `from` is sent on to `to`.
+fn echo(from: UdpSocket, to: SocketAddr, stop: Arc<AtomicBool>) {
+    from.set_read_timeout(Some(Duration::from_millis(50)))
+        .expect("timeout");
+    let out = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    out.connect(to).expect("connect");
+    let mut buf = vec![0u8; 65_536];
+    while !stop.load(Relaxed) {
+        if let Ok(len) = from.recv(&mut buf) {
+            let _ = out.send(&buf[..len]);
+        }
+    }
+}
+
+/// A loopback UDP socket with a 4 MiB receive buffer, as the bridge's inputs have.
+fn roomy_socket() -> UdpSocket {
+    let socket =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None).expect("socket");
+    let _ = socket.set_recv_buffer_size(4 << 20);
+    let any: SocketAddr = ([127, 0, 0, 1], 0).into();
+    socket.bind(&any.into()).expect("bind");
+    socket.into()
+}
+
+/// One measured run through the bridge (`bridge = true`) or the echo.
+fn measure(n: usize, seconds: f64, through_bridge: bool) -> Run {
+    let frames = (seconds * RATE_HZ) as usize + 1;
+    let sent_at: Arc<Vec<AtomicU64>> =
+        Arc::new((0..n * frames).map(|_| AtomicU64::new(0)).collect());
+    let epoch = Instant::now();
+    let receiver = roomy_socket();
+    let receiver_addr = receiver.local_addr().expect("addr");
+    let stop = Arc::new(AtomicBool::new(false));
+    let rx = {
+        let (sent_at, stop) = (sent_at.clone(), stop.clone());
+        std::thread::spawn(move || receive(receiver, epoch, sent_at, frames, stop))
+    };
+    let input = roomy_socket();
+    let input_addr = input.local_addr().expect("addr");
+    let (server, bridge_stop) = if through_bridge {
+        drop(input);
+        let config = BridgeConfig {
+            vmc_inputs: vec![VmcInputConfig {
+                listen: input_addr,
+                performer: "p".into(),
+            }],
+            lab_inputs: vec![],
+            websocket: None,
+            vmc_outputs: vec![VmcOutputConfig {
+                to: receiver_addr,
+                performer: Some("*".into()),
+                ..VmcOutputConfig::default()
+            }],
+            status: mocap_bridge::bridge::config::StatusConfig {
+                log_interval_s: 0.0,
+                monitor_interval_s: 0.0,
+            },
+            ..BridgeConfig::default()
+        };
+        let (tx, rx_stop) = tokio::sync::oneshot::channel::<()>();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let handle = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            let options = RunOptions {
+                on_ready: Some(Box::new(move |_: &str| {
+                    let _ = ready_tx.send(());
+                })),
+                ..RunOptions::default()
+            };
+            let summary = runtime
+                .block_on(bridge::run(config, options, async {
+                    let _ = rx_stop.await;
+                }))
+                .expect("bridge runs");
+            let s = &summary.status;
+            let sum = |list: &serde_json::Value, key: &str| -> u64 {
+                list.as_array()
+                    .map(|a| a.iter().map(|x| x[key].as_u64().unwrap_or(0)).sum())
+                    .unwrap_or(0)
+            };
+            sum(&s["inputs"], "drops")
+                + sum(&s["outputs"], "drops")
+                + s["solver"]["refused"].as_u64().unwrap_or(0)
+        });
+        ready_rx.recv().expect("bridge ready");
+        (handle, Some(tx))
+    } else {
+        let stop = stop.clone();
+        let handle = std::thread::spawn(move || {
+            echo(input, receiver_addr, stop);
+            0
+        });
+        (handle, None)
+    };
+    let (sent, late_ticks) = send(n, seconds, input_addr, epoch, &sent_at, frames);
+    std::thread::sleep(Duration::from_millis(300));
+    match bridge_stop {
+        Some(tx) => {
+            let _ = tx.send(());
+        }
+        // The echo runs until told.
+        None => stop.store(true, Relaxed),
+    }
+    let bridge_drops = server.join().expect("server");
+    stop.store(true, Relaxed);
+    let (received, latency) = rx.join().expect("receiver");
+    Run {
+        sent,
+        received,
+        latency,
+        bridge_drops,
+        late_ticks,
+    }
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "quick");
+    let seconds = if quick { 1.0 } else { 4.0 };
+    println!(
+        "latency, VMC in -> VMC out on loopback, {RATE_HZ} Hz per performer, {seconds} s per run"
+    );
+    println!(
+        "{:>11} {:>22} {:>22} {:>14}",
+        "performers", "bridge p50/p99 µs", "echo p50/p99 µs", "p50 ratio"
+    );
+    for n in [1, 16, 256] {
+        let b = measure(n, seconds, true);
+        let e = measure(n, seconds, false);
+        println!(
+            "{n:>11} {:>10}/{:<11} {:>10}/{:<11} {:>13.1}x   (bridge {}/{} frames, {} drops; echo {}/{})",
+            b.latency.value_at_quantile(0.5),
+            b.latency.value_at_quantile(0.99),
+            e.latency.value_at_quantile(0.5),
+            e.latency.value_at_quantile(0.99),
+            b.latency.value_at_quantile(0.5) as f64
+                / e.latency.value_at_quantile(0.5).max(1) as f64,
+            b.received,
+            b.sent,
+            b.bridge_drops,
+            e.received,
+            e.sent,
+        );
+    }
+    println!("capacity: performers x {RATE_HZ} Hz for 3 s, rising until a frame is lost");
+    let mut best = 0;
+    for n in [250, 500, 750, 1000, 1250, 1500, 2000, 2500, 3000] {
+        let r = measure(n, if quick { 1.0 } else { 3.0 }, true);
+        let lost = r.sent - r.received;
+        println!(
+            "{n:>6} performers: sent {} received {} lost {lost} bridge drops {} sender late ticks {} p99 {} µs",
+            r.sent,
+            r.received,
+            r.bridge_drops,
+            r.late_ticks,
+            r.latency.value_at_quantile(0.99)
+        );
+        if lost > 0 || r.bridge_drops > 0 || r.late_ticks > 0 {
+            break;
+        }
+        best = n;
+    }
+    println!("most performers at {RATE_HZ} Hz with zero drops: {best}");
+}
