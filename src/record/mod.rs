@@ -1,3 +1,4 @@
-//! Recording: turning what arrives live into takes.
+//! Recording: turning what arrives live into takes, safely.
 
+pub mod journal;
 pub mod vmc_frames;
