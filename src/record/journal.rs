@@ -1326,3 +1326,632 @@ fn decode_names(payload: &[u8]) -> Result<CustomNames, &'static str> {
     p.finish()?;
     Ok(names)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::humanoid::HumanBone;
+
+    /// xorshift64*: deterministic random poses without a dependency.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        /// In [0, 1).
+        fn unit(&mut self) -> f32 {
+            (self.next() >> 40) as f32 / (1u64 << 24) as f32
+        }
+
+        fn chance(&mut self, p: f32) -> bool {
+            self.unit() < p
+        }
+
+        fn signed(&mut self) -> f32 {
+            // Now and then an exact -0.0, whose sign must survive too.
+            if self.chance(0.05) {
+                -0.0
+            } else {
+                self.unit() * 2.0 - 1.0
+            }
+        }
+    }
+
+    /// A pose with every kind of field set, some bones, expressions and the lookAt
+    /// absent; custom weights also in slots no name covers.
+    fn random_pose(rng: &mut Rng) -> HumanoidPose {
+        let mut pose = HumanoidPose::default();
+        for bone in ALL {
+            if rng.chance(0.7) {
+                let axis = Vec3::new(rng.signed(), rng.signed(), rng.signed() + 2.0);
+                let q = Quat::from_axis_angle(axis.normalize(), rng.signed() * 3.0);
+                pose.set_rotation(bone, q);
+            }
+        }
+        pose.hips_position = Vec3::new(rng.signed(), rng.unit() + 0.5, rng.signed());
+        pose.rest_hips_height = 0.8 + rng.unit() * 0.2;
+        for preset in Preset::all() {
+            if rng.chance(0.4) {
+                pose.expressions.set_preset(preset, rng.unit());
+            }
+        }
+        for slot in 0..CUSTOM_CAPACITY {
+            if rng.chance(0.3) {
+                pose.expressions.set_custom(slot, rng.unit());
+            }
+        }
+        if rng.chance(0.6) {
+            pose.look_at = Some(LookAt {
+                yaw: rng.signed(),
+                pitch: rng.signed() * 0.5,
+            });
+        }
+        pose
+    }
+
+    /// Every bit of a pose that its public accessors show.
+    fn bits(pose: &HumanoidPose) -> Vec<u32> {
+        let mut out = vec![
+            pose.present_mask() as u32,
+            (pose.present_mask() >> 32) as u32,
+        ];
+        for bone in ALL {
+            out.extend(pose.rotation_or_identity(bone).to_array().map(f32::to_bits));
+        }
+        out.extend(pose.hips_position.to_array().map(f32::to_bits));
+        out.push(pose.rest_hips_height.to_bits());
+        for preset in Preset::all() {
+            out.push(
+                pose.expressions
+                    .preset(preset)
+                    .map_or(u32::MAX, f32::to_bits),
+            );
+        }
+        for slot in 0..CUSTOM_CAPACITY {
+            out.push(pose.expressions.custom(slot).map_or(u32::MAX, f32::to_bits));
+        }
+        match pose.look_at {
+            None => out.push(u32::MAX),
+            Some(l) => out.extend([l.yaw.to_bits(), l.pitch.to_bits()]),
+        }
+        out
+    }
+
+    fn header() -> JournalHeader {
+        let mut rest = VrmaRest::standard(0.93);
+        rest.look_at_offset = Some(Vec3::new(0.0, 0.06, 0.09));
+        JournalHeader {
+            performer: "Ａｉ (stage left)".into(),
+            animation: "take 7".into(),
+            rest,
+            created: UNIX_EPOCH + Duration::new(1_767_000_000, 123_456_789),
+        }
+    }
+
+    /// A take of `count` random frames, 1/60 s apart, whose custom names grow at
+    /// frames 5 and 12 and are replaced by another table at frame 20.
+    fn take(count: usize) -> Vec<(f32, HumanoidPose, CustomNames)> {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut names = CustomNames::default();
+        (0..count)
+            .map(|i| {
+                match i {
+                    5 => {
+                        names.slot_or_insert("smirk");
+                    }
+                    12 => {
+                        names.slot_or_insert("tongue out");
+                        names.slot_or_insert("ウインク");
+                    }
+                    20 => {
+                        names = CustomNames::default();
+                        names.slot_or_insert("wink");
+                    }
+                    _ => {}
+                }
+                (i as f32 / 60.0, random_pose(&mut rng), names.clone())
+            })
+            .collect()
+    }
+
+    /// Writes `frames` to a fresh journal, flushing after each; returns the file's
+    /// bytes and where each record group (header, then each frame with the names
+    /// record before it) ends.
+    fn journal_bytes(frames: &[(f32, HumanoidPose, CustomNames)]) -> (Vec<u8>, Vec<usize>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("take.vrma.journal");
+        let mut writer = JournalWriter::create(&path, &header()).unwrap();
+        let mut ends = vec![fs::metadata(&path).unwrap().len() as usize];
+        for (time, pose, names) in frames {
+            writer.append(*time, pose, names).unwrap();
+            writer.flush().unwrap();
+            ends.push(fs::metadata(&path).unwrap().len() as usize);
+        }
+        (fs::read(&path).unwrap(), ends)
+    }
+
+    fn reader(bytes: &[u8]) -> Result<JournalReader<&[u8]>, JournalError> {
+        JournalReader::new(bytes, Path::new("take.journal"))
+    }
+
+    fn read_all(bytes: &[u8]) -> (Vec<(f32, HumanoidPose)>, JournalEnd) {
+        let mut r = reader(bytes).unwrap();
+        let mut frames = Vec::new();
+        while let Some(frame) = r.next_frame().unwrap() {
+            frames.push(frame);
+        }
+        (frames, r.end().unwrap())
+    }
+
+    #[test]
+    fn recording_path_rejects_every_unsafe_name() {
+        let dir = Path::new("recordings");
+        let long = "x".repeat(MAX_NAME_BYTES + 1);
+        let cases = [
+            ("../x", "contains a path separator"),
+            ("/etc/x", "contains a path separator"),
+            ("a/b", "contains a path separator"),
+            ("a\\b", "contains a path separator"),
+            ("..", "starts with a dot"),
+            (".", "starts with a dot"),
+            (".hidden", "starts with a dot"),
+            ("", "recording name is empty"),
+            ("a\0b", "contains a control character"),
+            ("line\nbreak", "contains a control character"),
+            (long.as_str(), "is 101 bytes long"),
+            ("C:x", "contains ':'"),
+            ("c:", "contains ':'"),
+            ("take*", "contains '*'"),
+            ("what?", "contains '?'"),
+            ("a<b>", "contains '<'"),
+            (" take", "starts or ends with a space"),
+            ("take ", "starts or ends with a space"),
+            ("take.", "ends with a dot"),
+            ("CON", "reserved device name"),
+            ("com1.vrma", "reserved device name"),
+            ("Lpt9 .txt", "reserved device name"),
+            ("nul.take", "reserved device name"),
+        ];
+        for (name, expected) in cases {
+            let err = match recording_path(dir, name) {
+                Ok(path) => panic!("{name:?} accepted as {}", path.display()),
+                Err(err) => err.to_string(),
+            };
+            assert!(
+                err.contains(expected),
+                "{name:?}: `{err}` lacks `{expected}`"
+            );
+            assert!(
+                !err.contains('\n') && !err.contains('\0'),
+                "{name:?}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn recording_path_keeps_plain_names_inside_the_directory() {
+        let dir = Path::new("/srv/recordings");
+        let longest = "y".repeat(MAX_NAME_BYTES);
+        let cases = [
+            ("take 1", "take 1.vrma"),
+            ("take.vrma", "take.vrma"),
+            ("Take.VRMA", "Take.VRMA"),
+            ("a..b", "a..b.vrma"),
+            ("ライブ_01-b", "ライブ_01-b.vrma"),
+            ("console", "console.vrma"),
+            ("com10", "com10.vrma"),
+            ("vrma", "vrma.vrma"),
+            (longest.as_str(), &format!("{longest}.vrma")),
+        ];
+        for (name, file) in cases {
+            let path = recording_path(dir, name).unwrap();
+            assert_eq!(path, dir.join(file), "{name:?}");
+            assert_eq!(path.parent(), Some(dir), "{name:?}");
+        }
+    }
+
+    #[test]
+    fn journal_and_recording_paths_pair_up() {
+        let take = Path::new("rec/take.vrma");
+        assert_eq!(journal_path(take), Path::new("rec/take.vrma.journal"));
+        assert_eq!(vrma_path_for_journal(&journal_path(take)), take);
+        assert_eq!(
+            vrma_path_for_journal(Path::new("take.journal")),
+            Path::new("take.vrma")
+        );
+        assert_eq!(
+            vrma_path_for_journal(Path::new("take.bin")),
+            Path::new("take.bin.vrma")
+        );
+        assert_eq!(numbered(take, 1), take);
+        assert_eq!(numbered(take, 12), Path::new("rec/take-12.vrma"));
+    }
+
+    #[test]
+    fn frames_and_header_come_back_bit_for_bit() {
+        let frames = take(40);
+        let (bytes, _) = journal_bytes(&frames);
+        let mut r = reader(&bytes).unwrap();
+        assert_eq!(r.header(), &header());
+        for (i, (time, pose, names)) in frames.iter().enumerate() {
+            let (t, got) = r.next_frame().unwrap().unwrap();
+            assert_eq!(t.to_bits(), time.to_bits(), "frame {i}");
+            assert_eq!(bits(&got), bits(pose), "frame {i}");
+            assert_eq!(&got, pose, "frame {i}");
+            assert_eq!(r.custom_names(), names, "frame {i}");
+        }
+        assert_eq!(r.next_frame().unwrap(), None);
+        assert_eq!(
+            r.end(),
+            Some(JournalEnd {
+                dropped_tail_bytes: 0,
+                defect: None
+            })
+        );
+    }
+
+    #[test]
+    fn names_records_appear_only_when_the_names_change() {
+        let frames = take(25);
+        let (_, ends) = journal_bytes(&frames);
+        let sizes: Vec<usize> = ends.windows(2).map(|w| w[1] - w[0]).collect();
+        let frame_only = |i: usize| {
+            let mut buffer = Vec::new();
+            let start = begin_record(&mut buffer, KIND_FRAME);
+            encode_frame(&mut buffer, frames[i].0, &frames[i].1);
+            end_record(&mut buffer, start);
+            buffer.len()
+        };
+        for (i, size) in sizes.iter().enumerate() {
+            let with_names = matches!(i, 5 | 12 | 20);
+            assert_eq!(*size > frame_only(i), with_names, "frame {i}");
+        }
+    }
+
+    /// Where every record ends, from the length prefixes (names records included).
+    fn record_ends(bytes: &[u8], header_end: usize) -> Vec<usize> {
+        let mut ends = vec![header_end];
+        while let Some(&at) = ends.last().filter(|at| **at < bytes.len()) {
+            let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+            ends.push(at + 4 + len as usize + 4);
+        }
+        ends
+    }
+
+    #[test]
+    fn a_cut_at_any_byte_of_the_last_records_keeps_every_record_before_it() {
+        let frames = take(24);
+        let (bytes, ends) = journal_bytes(&frames);
+        let records = record_ends(&bytes, ends[0]);
+        assert_eq!(records.len(), 1 + 24 + 3, "24 frames and 3 names records");
+        let from = ends[ends.len() - 5];
+        for cut in from..=bytes.len() {
+            let (got, end) = read_all(&bytes[..cut]);
+            let complete = ends[1..].iter().filter(|e| **e <= cut).count();
+            assert_eq!(got.len(), complete, "cut at {cut}");
+            for ((t, pose), (time, want, _)) in got.iter().zip(&frames) {
+                assert_eq!((t.to_bits(), bits(pose)), (time.to_bits(), bits(want)));
+            }
+            let good_end = records.iter().rev().find(|e| **e <= cut).copied().unwrap();
+            let dropped = (cut - good_end) as u64;
+            assert_eq!(end.dropped_tail_bytes, dropped, "cut at {cut}");
+            match end.defect {
+                None => assert_eq!(cut, good_end, "cut at {cut}"),
+                Some(defect) => {
+                    assert_eq!(defect.at, good_end as u64, "cut at {cut}");
+                    assert_eq!(defect.problem, TailProblem::CutShort, "cut at {cut}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_flipped_byte_stops_reading_at_its_record() {
+        let frames = take(30);
+        let (bytes, ends) = journal_bytes(&frames);
+        // Frame 20's group holds a names record and the frame record.
+        for k in [17, 20] {
+            for at in ends[k]..ends[k + 1] {
+                for flip in [0x01, 0x80, 0xff] {
+                    let mut broken = bytes.clone();
+                    broken[at] ^= flip;
+                    let (got, end) = read_all(&broken);
+                    let defect = end.defect.expect("a defect");
+                    let frame_start = ends[k + 1] - frame_record_len(&frames[k]);
+                    // Frame 20's names record before it may be the good one.
+                    let record_start = if at >= frame_start {
+                        frame_start
+                    } else {
+                        ends[k]
+                    };
+                    assert_eq!(got.len(), k, "byte {at}");
+                    assert_eq!(defect.at, record_start as u64, "byte {at}");
+                    assert_eq!(end.dropped_tail_bytes, bytes.len() as u64 - defect.at);
+                    assert!(
+                        matches!(
+                            defect.problem,
+                            TailProblem::BadChecksum
+                                | TailProblem::CutShort
+                                | TailProblem::BadRecord("impossible record length")
+                        ),
+                        "byte {at}: {defect}"
+                    );
+                }
+            }
+        }
+    }
+
+    fn frame_record_len(frame: &(f32, HumanoidPose, CustomNames)) -> usize {
+        let mut buffer = Vec::new();
+        let start = begin_record(&mut buffer, KIND_FRAME);
+        encode_frame(&mut buffer, frame.0, &frame.1);
+        end_record(&mut buffer, start);
+        buffer.len()
+    }
+
+    #[test]
+    fn records_with_good_checksums_but_bad_payloads_stop_reading() {
+        let (good, ends) = journal_bytes(&take(3));
+        let header_end = ends[0];
+        let record = |kind: u8, payload: &[u8]| {
+            let mut buffer = Vec::new();
+            let start = begin_record(&mut buffer, kind);
+            buffer.extend_from_slice(payload);
+            end_record(&mut buffer, start);
+            buffer
+        };
+        let mut frame = Vec::new();
+        encode_frame(&mut frame, 1.0, &HumanoidPose::default());
+        let mut no_bones = frame.clone();
+        no_bones[20..28].copy_from_slice(&(1u64 << 60).to_le_bytes());
+        let mut names = vec![2u8];
+        put_str(&mut names, "wink");
+        put_str(&mut names, "wink");
+        let cases = [
+            (record(9, &[]), "unknown record kind"),
+            (
+                record(KIND_FRAME, &frame[..frame.len() - 1]),
+                "the payload ends early",
+            ),
+            (
+                record(KIND_FRAME, &[&frame[..], &[0]].concat()),
+                "bytes left over",
+            ),
+            (record(KIND_FRAME, &no_bones), "bones that do not exist"),
+            (record(KIND_NAMES, &names), "a custom name repeats"),
+            (record(KIND_NAMES, &[17]), "more custom names than slots"),
+        ];
+        for (bad, expected) in cases {
+            let bytes = [&good[..header_end], &bad, &good[header_end..]].concat();
+            let (got, end) = read_all(&bytes);
+            assert!(got.is_empty(), "{expected}");
+            let defect = end.defect.unwrap();
+            assert_eq!(defect.at, header_end as u64);
+            assert!(
+                defect.to_string().contains(expected),
+                "{defect} lacks {expected}"
+            );
+            assert_eq!(end.dropped_tail_bytes, (bytes.len() - header_end) as u64);
+        }
+    }
+
+    #[test]
+    fn bad_headers_give_one_line_naming_the_file_and_byte() {
+        let (good, ends) = journal_bytes(&[]);
+        let body_len = ends[0] - HEADER_START - 4;
+        let mut version = good.clone();
+        version[8] = 2;
+        let mut huge = good.clone();
+        huge[10..14].copy_from_slice(&u32::MAX.to_le_bytes());
+        let mut garbled = good.clone();
+        garbled[HEADER_START + 20] ^= 0x10;
+        let cases: Vec<(Vec<u8>, String)> = vec![
+            (
+                vec![],
+                "byte 0: the file is empty, so no journal header was written".into(),
+            ),
+            (
+                b"glTF\x02\0\0\0".to_vec(),
+                "byte 0: not a mocap-bridge journal (bad magic)".into(),
+            ),
+            (
+                b"MBJ".to_vec(),
+                "byte 3: the journal header is cut short".into(),
+            ),
+            (
+                good[..12].to_vec(),
+                "byte 12: the journal header is cut short".into(),
+            ),
+            (
+                good[..40].to_vec(),
+                "byte 40: the journal header is cut short".into(),
+            ),
+            (
+                version,
+                "byte 8: journal version 2 is not supported (this build reads 1)".into(),
+            ),
+            (
+                huge,
+                "byte 10: bad journal header: impossible header length".into(),
+            ),
+            (
+                garbled,
+                format!(
+                    "byte {}: the journal header is corrupt (checksum mismatch)",
+                    HEADER_START + body_len
+                ),
+            ),
+        ];
+        for (bytes, expected) in cases {
+            let err = reader(&bytes).unwrap_err().to_string();
+            assert_eq!(err, format!("take.journal: {expected}"));
+        }
+        assert!(reader(&good).is_ok());
+    }
+
+    #[test]
+    fn appended_frames_reach_the_file_on_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.journal");
+        let mut writer = JournalWriter::create(&path, &header()).unwrap();
+        let header_len = fs::metadata(&path).unwrap().len();
+        let frames = take(3);
+        for (t, pose, names) in &frames {
+            writer.append(*t, pose, names).unwrap();
+        }
+        assert_eq!(fs::metadata(&path).unwrap().len(), header_len);
+        writer.set_sync(true);
+        writer.flush().unwrap();
+        let (got, _) = read_all(&fs::read(&path).unwrap());
+        assert_eq!(got.len(), 3);
+        assert!(matches!(
+            JournalWriter::create(&path, &header()),
+            Err(JournalError::Create { source, .. }) if source.kind() == io::ErrorKind::AlreadyExists
+        ));
+    }
+
+    #[test]
+    fn a_flush_is_due_only_when_frames_have_waited_the_interval() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = JournalWriter::create(&dir.path().join("t.journal"), &header()).unwrap();
+        let before = Instant::now();
+        writer.flush().unwrap();
+        let later = before + Duration::from_secs(3600);
+        let interval = DEFAULT_FLUSH_INTERVAL;
+        assert!(!writer.flush_due(later, interval), "nothing to flush");
+        writer
+            .append(0.0, &HumanoidPose::default(), &CustomNames::default())
+            .unwrap();
+        assert!(
+            !writer.flush_due(before, interval),
+            "flushed after `before`"
+        );
+        assert!(writer.flush_due(later, interval));
+        writer.flush().unwrap();
+        assert!(!writer.flush_due(later, interval));
+    }
+
+    #[test]
+    fn recovery_pushes_frames_as_the_live_recorder_did() {
+        let dir = tempfile::tempdir().unwrap();
+        let rest = header().rest;
+        let mut recording = Recording::start(dir.path(), "take 7", "Ai", rest.clone()).unwrap();
+        let mut live = VrmaWriter::new(rest, "take 7");
+        let mut frames = take(30);
+        frames[9].0 = frames[8].0; // time not moving forward: refused
+        frames[15].0 = f32::NAN; // refused
+        for (i, (t, pose, names)) in frames.iter().enumerate() {
+            let pushed = recording.push(*t, pose, names);
+            assert_eq!(pushed.is_err(), matches!(i, 9 | 15), "frame {i}");
+            assert_eq!(live.push(*t, pose, names).is_err(), matches!(i, 9 | 15));
+            if i % 4 == 0 {
+                recording.flush().unwrap();
+            }
+        }
+        recording.flush().unwrap();
+        assert_eq!(recording.refused(), 2);
+        let journal = recording.journal_path().to_owned();
+        drop(recording); // a crash: no finish
+
+        let recovered = recover(&journal).unwrap();
+        assert_eq!(recovered.frames, 28);
+        assert_eq!(recovered.refused, 0);
+        assert_eq!(recovered.span, Some((0.0, 29.0 / 60.0)));
+        assert_eq!((recovered.dropped_tail_bytes, recovered.defect), (0, None));
+        assert_eq!(recovered.header.performer, "Ai");
+        assert_eq!(recovered.header.animation, "take 7");
+        assert_eq!(recovered.writer.to_bytes(), live.to_bytes());
+    }
+
+    #[test]
+    fn a_crash_loses_only_the_frames_after_the_last_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut recording =
+            Recording::start(dir.path(), "take", "Ai", VrmaRest::standard(0.9)).unwrap();
+        for (i, (t, pose, names)) in take(13).iter().enumerate() {
+            recording.push(*t, pose, names).unwrap();
+            if i == 9 {
+                recording.flush().unwrap();
+            }
+        }
+        let journal = recording.journal_path().to_owned();
+        drop(recording);
+        assert_eq!(recover(&journal).unwrap().frames, 10);
+    }
+
+    #[test]
+    fn recordings_are_numbered_never_overwritten_and_finish_removes_the_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let rest = VrmaRest::standard(0.9);
+        fs::write(dir.path().join("take.vrma"), b"an earlier take").unwrap();
+        let mut first = Recording::start(dir.path(), "take", "Ai", rest.clone()).unwrap();
+        let second = Recording::start(dir.path(), "take.vrma", "Bo", rest.clone()).unwrap();
+        assert_eq!(first.path(), dir.path().join("take-2.vrma"));
+        assert_eq!(first.journal_path(), dir.path().join("take-2.vrma.journal"));
+        assert_eq!(second.path(), dir.path().join("take-3.vrma"));
+
+        for (t, pose, names) in take(5) {
+            first.push(t, &pose, &names).unwrap();
+        }
+        let done = first.finish().unwrap();
+        assert_eq!(done.path, dir.path().join("take-2.vrma"));
+        assert_eq!((done.frames, done.refused), (5, 0));
+        assert_eq!(done.span, Some((0.0, 4.0 / 60.0)));
+        assert_eq!(done.leftover_journal, None);
+        let read = crate::formats::vrma::load(&done.path, None).unwrap();
+        assert_eq!(read.key_times().len(), 5);
+        assert_eq!(read.name.as_deref(), Some("take"));
+
+        let mut files: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert_eq!(files, ["take-2.vrma", "take-3.vrma.journal", "take.vrma"]);
+        assert_eq!(
+            fs::read(dir.path().join("take.vrma")).unwrap(),
+            b"an earlier take"
+        );
+        assert!(matches!(
+            Recording::start(dir.path(), "../take", "Ai", rest),
+            Err(RecordError::Name(RecordingNameError::Separator(_)))
+        ));
+        drop(second);
+    }
+
+    #[test]
+    fn finish_takes_the_next_free_name_when_its_own_was_taken_meanwhile() {
+        let dir = tempfile::tempdir().unwrap();
+        let recording = Recording::start(
+            &dir.path().join("new"),
+            "take",
+            "Ai",
+            VrmaRest::standard(0.9),
+        )
+        .unwrap();
+        fs::write(dir.path().join("new/take.vrma"), b"someone else").unwrap();
+        let done = recording.finish().unwrap();
+        assert_eq!(done.path, dir.path().join("new/take-2.vrma"));
+        assert_eq!(done.frames, 0);
+        assert!(!dir.path().join("new/take.vrma.journal").exists());
+        assert_eq!(
+            fs::read(dir.path().join("new/take.vrma")).unwrap(),
+            b"someone else"
+        );
+    }
+
+    #[test]
+    fn rest_rebuilt_from_positions_is_the_same_rest() {
+        // The header stores positions; recovery must get the identical VrmaRest back.
+        let rest = header().rest;
+        let positions = ALL.map(|b| Some(rest.position(b)));
+        let rebuilt = VrmaRest::from_positions(&positions, rest.look_at_offset);
+        assert_eq!(rebuilt, rest);
+        assert_eq!(rebuilt.position(HumanBone::Hips).y, 0.93);
+    }
+}
