@@ -123,6 +123,9 @@ enum Command {
     /// from devices synthesized from the capture (3-point, 6-point, perturbed) and
     /// print MPJPE, MPJRE, MPJVE, jitter, hand error, foot skate and flips.
     EvalIk(cli::ik::EvalIkArgs),
+    /// Turn the journal a crashed recording left behind (`take.vrma.journal`) into
+    /// the .vrma: every frame up to the last flush, a torn tail dropped and reported.
+    Recover(cli::recover::RecoverArgs),
     /// Print a rig's joint tree, its bone map, its rest pose and the correction to
     /// the T-pose, and every problem found.
     Inspect {
@@ -193,6 +196,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Command::Record(args) => cli::vmc::record(args),
         Command::Send(args) => cli::vmc::send(args),
         Command::EvalIk(args) => cli::ik::eval_ik(args),
+        Command::Recover(args) => cli::recover::recover(args),
         Command::Convert {
             input,
             output,
