@@ -330,7 +330,7 @@ pub struct JournalHeader {
 /// buffer and, once warmed up, never allocates (a custom names record may, when the
 /// performer's `CustomNames` changes). If a write fails, the file may end in a torn
 /// record; the writer then refuses further records, since none after the tear could
-/// be recovered.
+/// be recovered. Dropping the writer writes out what is buffered.
 #[derive(Debug)]
 pub struct JournalWriter {
     file: File,
@@ -474,7 +474,9 @@ impl JournalWriter {
             put_str(&mut self.buffer, name);
         }
         if self.buffer.len() - start > MAX_RECORD as usize {
+            // Later frames would use slots whose names the journal lacks: stop here.
             self.buffer.truncate(start);
+            self.failed = true;
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "custom expression names too long for a journal record",
@@ -482,6 +484,17 @@ impl JournalWriter {
         }
         end_record(&mut self.buffer, start);
         Ok(())
+    }
+}
+
+impl Drop for JournalWriter {
+    /// Writes out what is buffered (no sync), as `BufWriter` does: a writer dropped
+    /// without a crash loses nothing. Errors are ignored; the journal then ends at
+    /// the last good record.
+    fn drop(&mut self) {
+        if !self.failed && !self.buffer.is_empty() {
+            let _ = self.write_buffered();
+        }
     }
 }
 
@@ -547,12 +560,12 @@ impl JournalReader<BufReader<File>> {
 impl<R: Read> JournalReader<R> {
     /// Reads the header from `input`; `path` names the journal in messages.
     pub fn new(mut input: R, path: &Path) -> Result<Self, JournalError> {
-        let header = read_header(&mut input, path)?;
+        let (header, offset) = read_header(&mut input, path)?;
         Ok(Self {
             input,
             path: path.to_owned(),
-            header: header.0,
-            offset: header.1,
+            header,
+            offset,
             record: Vec::with_capacity(MAX_FRAME_RECORD),
             custom_names: CustomNames::default(),
             end: None,
@@ -584,7 +597,8 @@ impl<R: Read> JournalReader<R> {
         while self.end.is_none() {
             let start = self.offset;
             let mut len_bytes = [0u8; 4];
-            let got = self.read_up_to_len(&mut len_bytes)?;
+            let got = read_up_to(&mut self.input, &mut len_bytes)
+                .map_err(|source| self.read_error(source))?;
             if got == 0 {
                 self.end = Some(JournalEnd {
                     dropped_tail_bytes: 0,
@@ -603,12 +617,8 @@ impl<R: Read> JournalReader<R> {
             }
             let body = len as usize + 4;
             self.record.resize(body, 0);
-            let got = read_up_to(&mut self.input, &mut self.record).map_err(|source| {
-                JournalError::Read {
-                    path: self.path.clone(),
-                    source,
-                }
-            })?;
+            let got = read_up_to(&mut self.input, &mut self.record)
+                .map_err(|source| self.read_error(source))?;
             if got < body {
                 self.stop(start, 4 + got as u64, TailProblem::CutShort)?;
                 break;
@@ -673,11 +683,11 @@ impl<R: Read> JournalReader<R> {
         })
     }
 
-    fn read_up_to_len(&mut self, len_bytes: &mut [u8; 4]) -> Result<usize, JournalError> {
-        read_up_to(&mut self.input, len_bytes).map_err(|source| JournalError::Read {
+    fn read_error(&self, source: io::Error) -> JournalError {
+        JournalError::Read {
             path: self.path.clone(),
             source,
-        })
+        }
     }
 
     /// Ends reading at the bad record starting at `start`, of which `consumed` bytes
@@ -689,10 +699,7 @@ impl<R: Read> JournalReader<R> {
         problem: TailProblem,
     ) -> Result<(), JournalError> {
         let rest =
-            io::copy(&mut self.input, &mut io::sink()).map_err(|source| JournalError::Read {
-                path: self.path.clone(),
-                source,
-            })?;
+            io::copy(&mut self.input, &mut io::sink()).map_err(|source| self.read_error(source))?;
         self.end = Some(JournalEnd {
             dropped_tail_bytes: consumed + rest,
             defect: Some(TailDefect { at: start, problem }),
@@ -1856,7 +1863,7 @@ mod tests {
         recording.flush().unwrap();
         assert_eq!(recording.refused(), 2);
         let journal = recording.journal_path().to_owned();
-        drop(recording); // a crash: no finish
+        std::mem::forget(recording); // killed: no finish, no drop
 
         let recovered = recover(&journal).unwrap();
         assert_eq!(recovered.frames, 28);
@@ -1880,8 +1887,21 @@ mod tests {
             }
         }
         let journal = recording.journal_path().to_owned();
-        drop(recording);
+        std::mem::forget(recording); // killed: no drop
         assert_eq!(recover(&journal).unwrap().frames, 10);
+    }
+
+    #[test]
+    fn a_recording_dropped_without_finish_keeps_every_frame_in_its_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut recording =
+            Recording::start(dir.path(), "take", "Ai", VrmaRest::standard(0.9)).unwrap();
+        for (t, pose, names) in take(13) {
+            recording.push(t, &pose, &names).unwrap();
+        }
+        let journal = recording.journal_path().to_owned();
+        drop(recording);
+        assert_eq!(recover(&journal).unwrap().frames, 13);
     }
 
     #[test]
