@@ -16,7 +16,8 @@
 //! - `inspect`: the report behind `mocap-bridge inspect`.
 //! - `protocol`: wire codecs, pure over bytes (OSC, VMC both ways).
 //! - `net`: sockets that move those bytes (the VMC sender).
-//! - `record`: turning what arrives live into takes (VMC frames).
+//! - `record`: turning what arrives live into takes (VMC frames), the crash-safe
+//!   journal behind every recording, and recovery from it.
 //!
 //! # Conventions
 //! Internal space is glTF's: right-handed, +Y up, metres, the character faces +Z and

@@ -128,6 +128,9 @@ enum Command {
     /// from devices synthesized from the capture (3-point, 6-point, perturbed) and
     /// print MPJPE, MPJRE, MPJVE, jitter, hand error, foot skate and flips.
     EvalIk(cli::ik::EvalIkArgs),
+    /// Turn the journal a crashed recording left behind (`take.vrma.journal`) into
+    /// the .vrma: every frame up to the last flush, a torn tail dropped and reported.
+    Recover(cli::recover::RecoverArgs),
     /// Print a rig's joint tree, its bone map, its rest pose and the correction to
     /// the T-pose, and every problem found.
     Inspect {
@@ -202,6 +205,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Command::Send(args) => cli::vmc::send(args),
         Command::Run(args) => cli::run::run(args),
         Command::EvalIk(args) => cli::ik::eval_ik(args),
+        Command::Recover(args) => cli::recover::recover(args),
         Command::Convert {
             input,
             output,

@@ -3,6 +3,7 @@
 
 pub mod convert;
 pub mod ik;
+pub mod recover;
 pub mod retarget;
 pub mod run;
 pub mod vmc;

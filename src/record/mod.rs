@@ -1,4 +1,5 @@
-//! Recording: turning what arrives live into takes.
+//! Recording: turning what arrives live into takes, safely.
 
+pub mod journal;
 pub mod recorder;
 pub mod vmc_frames;
