@@ -36,6 +36,7 @@ use crate::pipeline::solver::{Solver, SolverConfig, SolverControl};
 use crate::pipeline::{Delivery, InputRing, OutputPort, input_ring, output_ring};
 use crate::protocol::frame::PerformerName;
 use crate::protocol::vmc::VmcEncoder;
+use crate::record::recorder::{FinishedTake, Recorder};
 use crate::replay::Replay;
 use crate::retarget::MappedSkeleton;
 
@@ -100,6 +101,8 @@ pub struct RunSummary {
     pub status: serde_json::Value,
     /// The status line at the end.
     pub line: String,
+    /// Every take the recorder wrote.
+    pub takes: Vec<FinishedTake>,
 }
 
 /// The skeletons senders may stream: the built-in ones, then the config's.
@@ -191,7 +194,7 @@ pub async fn run(
     let (avatar, avatar_rest) = built_in_avatar();
     let (stop_tx, stop_rx) = watch::channel(false);
     let (control_tx, control_rx) = std::sync::mpsc::channel::<SolverControl>();
-    let (record_tx, _record_rx) = mpsc::unbounded_channel();
+    let (record_tx, record_rx) = mpsc::unbounded_channel();
     let stopping = Arc::new(AtomicBool::new(false));
 
     // The solver thread starts first (inputs need its handle to wake it) and waits
@@ -285,6 +288,26 @@ pub async fn run(
         };
         outputs.spawn(task.run());
     }
+    let recorder = {
+        let (port, ring) = output_ring("recorder", p.recorder_ring, Delivery::Every);
+        status
+            .outputs
+            .push(("recorder".into(), ring.stats.clone(), None));
+        output_ports.push(port);
+        let r = &config.recorder;
+        tokio::spawn(
+            Recorder {
+                ring,
+                commands: record_rx,
+                dir: r.dir.clone(),
+                flush_interval: Duration::from_millis(r.flush_ms),
+                sync: r.sync,
+                record_all: r.record_on_start,
+                rest: avatar_rest.clone(),
+            }
+            .run(),
+        )
+    };
     let monitor_interval = Duration::from_secs_f32(config.status.monitor_interval_s.max(0.0));
     if options.monitor && !monitor_interval.is_zero() {
         let (port, ring) = output_ring("monitor", p.output_ring, Delivery::Newest);
@@ -373,11 +396,16 @@ pub async fn run(
     if !matches!(joined, Ok(Ok(()))) {
         tracing::error!("the solver thread panicked");
     }
-    // 3. Outputs drain and end.
+    // 3. Outputs drain and end; the recorder writes every open take.
     while outputs.join_next().await.is_some() {}
+    let takes = recorder.await.unwrap_or_else(|e| {
+        tracing::error!("the recorder failed: {e}");
+        Vec::new()
+    });
     let _ = status_task.await;
     Ok(RunSummary {
         status: status.report(),
         line: status.line(),
+        takes,
     })
 }

@@ -140,6 +140,12 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         bridge::run(config, options, shutdown).await
     })?;
     println!("{}", summary.line);
+    for take in &summary.takes {
+        println!(
+            "wrote {}: {} frames, {:.2} s ({})",
+            take.file, take.frames, take.seconds, take.performer
+        );
+    }
     Ok(())
 }
 

@@ -1,7 +1,27 @@
-//! The recorder task: takes every solved frame from its never-dropping ring and
-//! writes one take per performer while recording is on.
+//! The recorder task: takes every solved frame from its ring (which never drops:
+//! the solver holds frames back rather than lose one) and, while recording is on
+//! for a performer, appends them to that performer's take (`journal::Recording`:
+//! a `.vrma` in memory plus an append-only journal flushed every `flush_interval`).
+//!
+//! Recording starts and stops on `RecordCommand`s (WebSocket control, OSC
+//! `/bridge/record/start|stop`), or for everyone from the first frame
+//! (`run --record`). A take ends when it is stopped, when its performer times out,
+//! or when the bridge stops; ending writes the `.vrma` (off the async threads) and
+//! removes the journal. Names are untrusted: `journal::recording_path` confines
+//! them to the recordings folder, and a taken name gets the next free number.
 
-use tokio::sync::oneshot;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::formats::vrma::VrmaRest;
+use crate::humanoid::CustomNames;
+use crate::pipeline::{OutputMsg, OutputRing, PoseFrame};
+use crate::protocol::frame::PerformerName;
+
+use super::journal::{FrameError, Recording};
 
 /// A take that was written.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -17,8 +37,9 @@ pub struct FinishedTake {
 #[derive(Debug)]
 pub enum RecordCommand {
     /// Start recording `performer` (every performer, present and to come, when
-    /// `None`) into `name` (default: performer and time); replies with the files
-    /// started.
+    /// `None`) into `name` (default: the performer's name; with several
+    /// performers, `name-performer`); replies with the files started. A named
+    /// performer not present yet starts recording with its first frame.
     Start {
         performer: Option<String>,
         name: Option<String>,
@@ -29,4 +50,296 @@ pub enum RecordCommand {
         performer: Option<String>,
         reply: Option<oneshot::Sender<Result<Vec<FinishedTake>, String>>>,
     },
+    /// The takes being recorded: performer, file, frames so far.
+    List {
+        reply: oneshot::Sender<Vec<(String, String, usize)>>,
+    },
+}
+
+/// One performer as the recorder sees it.
+#[derive(Default)]
+struct Track {
+    names: CustomNames,
+    take: Option<Take>,
+    /// Frames seen, to tell a performer's first frame.
+    seen: bool,
+}
+
+struct Take {
+    recording: Recording,
+    /// Sender time of the take's first frame: the take starts at 0.
+    start: Option<f64>,
+    /// The journal failed once: said so already.
+    journal_failed: bool,
+}
+
+/// The recorder and what it is doing.
+pub struct Recorder {
+    pub ring: OutputRing,
+    pub commands: mpsc::UnboundedReceiver<RecordCommand>,
+    pub dir: PathBuf,
+    pub flush_interval: Duration,
+    pub sync: bool,
+    /// Record every performer from its first frame.
+    pub record_all: bool,
+    /// The T-pose the takes are written in.
+    pub rest: VrmaRest,
+}
+
+/// What a recorder run ends with: every take written.
+pub type Takes = Vec<FinishedTake>;
+
+impl Recorder {
+    /// Records until the solver is done, then finishes every open take.
+    pub async fn run(mut self) -> Takes {
+        let mut tracks: HashMap<PerformerName, Track> = HashMap::new();
+        // Performers to record when they appear (name of the take, if given).
+        let mut armed: HashMap<String, Option<String>> = HashMap::new();
+        let mut written = Vec::new();
+        let mut tick = tokio::time::interval(self.flush_interval);
+        let mut commands_open = true;
+        loop {
+            tokio::select! {
+                () = self.ring.ready() => {}
+                command = self.commands.recv(), if commands_open => match command {
+                    Some(command) => {
+                        self.command(command, &mut tracks, &mut armed, &mut written).await;
+                    }
+                    None => commands_open = false,
+                },
+                _ = tick.tick() => {
+                    let now = Instant::now();
+                    for track in tracks.values_mut() {
+                        if let Some(take) = &mut track.take
+                            && take.recording.flush_due(now, self.flush_interval)
+                        {
+                            let result = take.recording.flush();
+                            report(take, result);
+                        }
+                    }
+                }
+            }
+            while let Some(msg) = self.ring.try_pop() {
+                match msg {
+                    OutputMsg::Pose(frame) => self.frame(&frame, &mut tracks, &mut armed),
+                    OutputMsg::ExpressionName {
+                        performer,
+                        slot,
+                        name,
+                    } => {
+                        let names = &mut tracks.entry(performer).or_default().names;
+                        if names.name(usize::from(slot)).is_none() {
+                            names.slot_or_insert(name.as_str());
+                        }
+                    }
+                    OutputMsg::Gone { performer } => {
+                        if let Some(track) = tracks.remove(&performer)
+                            && let Some(take) = track.take
+                        {
+                            finish(performer, take, &mut written).await;
+                        }
+                    }
+                    OutputMsg::Appeared { .. } => {}
+                }
+            }
+            if self.ring.is_closed() {
+                // The solver is done and announced everyone gone; finish the rest.
+                for (performer, track) in tracks.drain() {
+                    if let Some(take) = track.take {
+                        finish(performer, take, &mut written).await;
+                    }
+                }
+                return written;
+            }
+        }
+    }
+
+    fn frame(
+        &self,
+        frame: &PoseFrame,
+        tracks: &mut HashMap<PerformerName, Track>,
+        armed: &mut HashMap<String, Option<String>>,
+    ) {
+        let track = tracks.entry(frame.performer).or_default();
+        if !track.seen {
+            track.seen = true;
+            let name = match armed.remove(frame.performer.as_str()) {
+                Some(name) => Some(name.unwrap_or_else(|| frame.performer.to_string())),
+                None if self.record_all => Some(frame.performer.to_string()),
+                None => None,
+            };
+            if let Some(name) = name
+                && track.take.is_none()
+            {
+                match self.start(&name, frame.performer) {
+                    Ok(take) => track.take = Some(take),
+                    Err(e) => tracing::error!("cannot start recording {name}: {e}"),
+                }
+            }
+        }
+        if let Some(take) = &mut track.take {
+            let start = *take.start.get_or_insert(frame.time);
+            let time = (frame.time - start) as f32;
+            let result = take.recording.push(time, &frame.pose, &track.names);
+            report(take, result);
+        }
+    }
+
+    fn start(&self, name: &str, performer: PerformerName) -> Result<Take, String> {
+        let mut recording =
+            Recording::start(&self.dir, name, performer.as_str(), self.rest.clone())
+                .map_err(|e| e.to_string())?;
+        recording.set_sync(self.sync);
+        tracing::info!("recording {performer} into {}", recording.path().display());
+        Ok(Take {
+            recording,
+            start: None,
+            journal_failed: false,
+        })
+    }
+
+    // `&mut self`: a shared borrow held across an await would need `Recorder: Sync`,
+    // which its ring's consumer is not.
+    async fn command(
+        &mut self,
+        command: RecordCommand,
+        tracks: &mut HashMap<PerformerName, Track>,
+        armed: &mut HashMap<String, Option<String>>,
+        written: &mut Takes,
+    ) {
+        match command {
+            RecordCommand::Start {
+                performer,
+                name,
+                reply,
+            } => {
+                let result = self.start_command(performer, name, tracks, armed);
+                if let Some(reply) = reply {
+                    let _ = reply.send(result);
+                }
+            }
+            RecordCommand::Stop { performer, reply } => {
+                if performer.is_none() {
+                    armed.clear();
+                }
+                let mut stopped = Vec::new();
+                let mut found = performer.is_none();
+                for (name, track) in tracks.iter_mut() {
+                    if performer.as_deref().is_some_and(|p| p != name.as_str()) {
+                        continue;
+                    }
+                    found = true;
+                    if let Some(take) = track.take.take() {
+                        finish(*name, take, &mut stopped).await;
+                    }
+                }
+                if let Some(p) = &performer
+                    && armed.remove(p).is_some()
+                {
+                    found = true;
+                }
+                written.extend(stopped.iter().cloned());
+                if let Some(reply) = reply {
+                    let _ = reply.send(if found {
+                        Ok(stopped)
+                    } else {
+                        Err(format!("no performer `{}`", performer.unwrap_or_default()))
+                    });
+                }
+            }
+            RecordCommand::List { reply } => {
+                let list = tracks
+                    .iter()
+                    .filter_map(|(p, t)| {
+                        t.take.as_ref().map(|take| {
+                            (
+                                p.to_string(),
+                                take.recording.path().display().to_string(),
+                                take.recording.frame_count(),
+                            )
+                        })
+                    })
+                    .collect();
+                let _ = reply.send(list);
+            }
+        }
+    }
+
+    fn start_command(
+        &self,
+        performer: Option<String>,
+        name: Option<String>,
+        tracks: &mut HashMap<PerformerName, Track>,
+        armed: &mut HashMap<String, Option<String>>,
+    ) -> Result<Vec<String>, String> {
+        let targets: Vec<PerformerName> = match &performer {
+            Some(p) => tracks.keys().filter(|k| k.as_str() == p).copied().collect(),
+            None => tracks.keys().copied().collect(),
+        };
+        if let Some(p) = &performer
+            && targets.is_empty()
+        {
+            // Not here yet: record it from its first frame.
+            if PerformerName::new(p).is_none() {
+                return Err(format!("`{p}` is not a performer name"));
+            }
+            armed.insert(p.clone(), name);
+            return Ok(Vec::new());
+        }
+        let several = targets.len() > 1;
+        let mut started = Vec::new();
+        for target in targets {
+            let Some(track) = tracks.get_mut(&target) else {
+                continue;
+            };
+            if track.take.is_some() {
+                continue;
+            }
+            let take_name = match &name {
+                Some(n) if several => format!("{n}-{target}"),
+                Some(n) => n.clone(),
+                None => target.to_string(),
+            };
+            let take = self.start(&take_name, target)?;
+            started.push(take.recording.path().display().to_string());
+            track.take = Some(take);
+        }
+        Ok(started)
+    }
+}
+
+/// Logs a journal failure once per take; refused frames are counted by the take.
+fn report(take: &mut Take, result: Result<(), FrameError>) {
+    match result {
+        Ok(()) | Err(FrameError::Refused(_)) => {}
+        Err(e @ FrameError::Journal { .. }) => {
+            if !take.journal_failed {
+                take.journal_failed = true;
+                tracing::error!("{e}");
+            }
+        }
+    }
+}
+
+/// Writes a take's `.vrma` off the async threads and notes it in `written`.
+async fn finish(performer: PerformerName, take: Take, written: &mut Takes) {
+    let finished = tokio::task::spawn_blocking(move || take.recording.finish()).await;
+    match finished {
+        Ok(Ok(done)) => {
+            let seconds = done.span.map_or(0.0, |(a, b)| f64::from(b - a));
+            tracing::info!(
+                "wrote {}: {} frames, {seconds:.2} s ({performer})",
+                done.path.display(),
+                done.frames
+            );
+            written.push(FinishedTake {
+                performer: performer.to_string(),
+                file: done.path.display().to_string(),
+                frames: done.frames,
+                seconds,
+            });
+        }
+        Ok(Err(e)) => tracing::error!("{e}"),
+        Err(e) => tracing::error!("writing a take failed: {e}"),
+    }
 }
