@@ -455,7 +455,8 @@ fn check_position(field: impl FnOnce() -> String, p: [f32; 3]) -> Result<Vec3, W
 
 /// A finite, bounded, non-zero quaternion, normalized.
 fn check_rotation(field: impl FnOnce() -> String, q: Quat) -> Result<Quat, WsError> {
-    // Components of at most 1e4 square to at most 4e8 together: no overflow.
+    // Used only once the components are known to be at most 1e4: their squares sum
+    // to at most 4e8, no overflow.
     let length = q.length();
     let problem = number_problem(&q.to_array())
         .or_else(|| (length < 1e-6).then_some(Problem::ZeroQuaternion));
@@ -490,7 +491,7 @@ fn check_recording_name(name: Text<'_>) -> Result<Cow<'_, str>, WsError> {
     }
 }
 
-/// The field name of joint `key` in an error message (`joints.Hips`, `joints[3]`).
+/// The field name of joint `key` in an error message (`joints.Hips`).
 fn joint_field(key: &str) -> String {
     format!("joints.{}", quoted(key))
 }
