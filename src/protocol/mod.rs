@@ -4,3 +4,4 @@
 pub mod frame;
 pub mod osc;
 pub mod vmc;
+pub mod ws;
