@@ -186,6 +186,42 @@ impl StreamFormat {
     }
 }
 
+/// For messages: `local ZXY Euler angles in degrees, cm, +Y up, right-handed`.
+impl std::fmt::Display for StreamFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let space = match self.space {
+            RotationSpace::Local => "local",
+            RotationSpace::Global => "global",
+        };
+        match self.rotation {
+            RotationFormat::Quaternion => write!(f, "{space} quaternions")?,
+            RotationFormat::Euler { order, angles } => {
+                let unit = match angles {
+                    AngleUnit::Degrees => "degrees",
+                    AngleUnit::Radians => "radians",
+                };
+                write!(f, "{space} {order:?} Euler angles in {unit}")?;
+            }
+        }
+        match self.units {
+            Units::Metres => f.write_str(", m")?,
+            Units::Centimetres => f.write_str(", cm")?,
+            Units::Millimetres => f.write_str(", mm")?,
+            Units::Inches => f.write_str(", in")?,
+            Units::Scale(s) => write!(f, ", {s} m per unit")?,
+        }
+        let up = match self.up {
+            UpAxis::Y => "Y",
+            UpAxis::Z => "Z",
+        };
+        let hand = match self.handedness {
+            Handedness::Right => "right",
+            Handedness::Left => "left",
+        };
+        write!(f, ", +{up} up, {hand}-handed")
+    }
+}
+
 /// The six three-axis intrinsic orders by name (`XYZ` ... `ZYX`, any case).
 #[must_use]
 pub fn euler_order(name: &str) -> Option<EulerRot> {
@@ -546,11 +582,25 @@ mod tests {
     }
 
     #[test]
+    fn lab19_says_how_its_lab_streams_it() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/skeletons/lab19.json");
+        let stream = load_stream(&path).unwrap();
+        assert_eq!(
+            stream.to_string(),
+            "local ZXY Euler angles in degrees, cm, +Y up, right-handed"
+        );
+    }
+
+    #[test]
     fn the_stream_reads_every_field() {
         let stream = stream_of(
             r#"{"units": "cm", "joints": [{"name": "a", "offset": [0, 0, 0]}],
                 "stream": {"rotations": "local", "format": "euler", "eulerOrder": "zxy",
                            "angles": "rad", "units": "m", "up": "z", "handedness": "right"}}"#,
+        );
+        assert_eq!(
+            stream.to_string(),
+            "local ZXY Euler angles in radians, m, +Z up, right-handed"
         );
         assert_eq!(
             stream,
