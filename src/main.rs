@@ -114,6 +114,11 @@ enum Command {
     /// Warudo, ...), paced in real time: a BVH or glTF clip through its map, a
     /// .vrma, an EXT_skeleton_humanoid clip, or the built-in lab19 performance.
     Send(cli::vmc::SendArgs),
+    /// Stream a recording over lab OSC (UDP) as a mocap lab's system would, to a
+    /// bridge: the lab skeleton's joints in its skeleton file's stream format, one or
+    /// several subjects, paced in real time. A recording of the lab skeleton is sent
+    /// joint by joint, any other (BVH, glTF clip, .vrma) retargeted onto it.
+    Simulate(cli::simulate::SimulateArgs),
     /// Record what a VMC sender streams (VSeeFace, VMC, `mocap-bridge send`, ...)
     /// into a .vrma, until Ctrl-C or --duration.
     Record(cli::vmc::RecordArgs),
@@ -192,6 +197,7 @@ fn run(cli: Cli) -> CliResult<()> {
     match cli.command {
         Command::Record(args) => cli::vmc::record(args),
         Command::Send(args) => cli::vmc::send(args),
+        Command::Simulate(args) => cli::simulate::simulate(args),
         Command::EvalIk(args) => cli::ik::eval_ik(args),
         Command::Convert {
             input,

@@ -4,6 +4,7 @@
 pub mod convert;
 pub mod ik;
 pub mod retarget;
+pub mod simulate;
 pub mod vmc;
 
 use std::path::Path;
