@@ -30,7 +30,10 @@
 //!   quaternion need not be unit length (it is normalized); Euler angles are
 //!   intrinsic, in the stream's `eulerOrder` (ZXY: the first angle about Z, the
 //!   rotation Rz·Rx·Ry, as BVH writes `Zrotation Xrotation Yrotation`), in degrees
-//!   or radians. A joint not sent keeps its previous rotation at the receiver.
+//!   or radians. Numbers may be `f`, `d` or `i`. A joint not sent keeps its
+//!   previous rotation at the receiver.
+//!
+//! `docs/lab-osc.md` says the same for senders, with an example frame.
 //!
 //! How rotations are written (local to the parent or global in the sender's world,
 //! quaternion or Euler) and the sender's units and axes are the skeleton file's
