@@ -311,3 +311,37 @@ fn simulate_streams_the_lab_bvh_joint_by_joint() {
         "{checked} frames checked"
     );
 }
+
+#[test]
+fn simulate_refuses_bad_options_in_one_line_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad_stream = dir.path().join("lab.json");
+    std::fs::write(
+        &bad_stream,
+        r#"{"joints": [{"name": "a", "offset": [0, 0, 0]}], "stream": {"format": "euler"}}"#,
+    )
+    .unwrap();
+    let bad_stream = bad_stream.to_str().unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (&["--skeleton", bad_stream], "lab.json: stream.eulerOrder"),
+        (&["--rate", "0"], "--rate 0"),
+        (&["--subjects", "0"], "--subjects 0"),
+        (&["--subject", "a", "--subject", "a"], "`a` is given twice"),
+        (&["--subject", &"x".repeat(33)], "1 to 32 bytes"),
+    ];
+    for (args, needle) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+            .arg("simulate")
+            .args(args)
+            .args(["--fast", "--to", "127.0.0.1:9"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(needle),
+            "{stderr}"
+        );
+    }
+}

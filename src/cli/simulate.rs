@@ -29,6 +29,9 @@ use crate::{CliResult, RigArgs};
 /// How far ahead in the recording each further subject plays, seconds.
 const SUBJECT_OFFSET: f32 = 0.25;
 
+/// Most subjects `--subjects` may ask for.
+const MAX_SUBJECTS: usize = 1000;
+
 /// Options of `simulate`.
 #[derive(clap::Args)]
 pub struct SimulateArgs {
@@ -215,8 +218,8 @@ fn performance(
 fn subject_names(given: &[String], count: Option<usize>) -> CliResult<Vec<PerformerName>> {
     let names: Vec<String> = if given.is_empty() {
         let n = count.unwrap_or(1);
-        if n == 0 {
-            return Err("--subjects 0: at least one subject is needed".into());
+        if !(1..=MAX_SUBJECTS).contains(&n) {
+            return Err(format!("--subjects {n}: not 1 to {MAX_SUBJECTS}").into());
         }
         (1..=n).map(|i| format!("subject-{i}")).collect()
     } else {
