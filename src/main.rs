@@ -119,6 +119,11 @@ enum Command {
     /// WebSocket outputs and the recorder, on the embedded defaults or --config.
     /// With --replay FILE it shows the pipeline working with no hardware.
     Run(cli::run::RunArgs),
+    /// Stream a recording over lab OSC (UDP) as a mocap lab's system would, to a
+    /// bridge: the lab skeleton's joints in its skeleton file's stream format, one or
+    /// several subjects, paced in real time. A recording of the lab skeleton is sent
+    /// joint by joint, any other (BVH, glTF clip, .vrma) retargeted onto it.
+    Simulate(cli::simulate::SimulateArgs),
     /// Record what a VMC sender streams (VSeeFace, VMC, `mocap-bridge send`, ...)
     /// into a .vrma, until Ctrl-C or --duration.
     Record(cli::vmc::RecordArgs),
@@ -204,6 +209,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Command::Record(args) => cli::vmc::record(args),
         Command::Send(args) => cli::vmc::send(args),
         Command::Run(args) => cli::run::run(args),
+        Command::Simulate(args) => cli::simulate::simulate(args),
         Command::EvalIk(args) => cli::ik::eval_ik(args),
         Command::Recover(args) => cli::recover::recover(args),
         Command::Convert {

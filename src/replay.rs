@@ -39,7 +39,8 @@ pub struct Replay {
 
 /// Frame times: the recording's own, or a grid at `fps` from 0 to `duration`
 /// (the last frame exactly at `duration`).
-fn frame_times(own: &[f32], duration: f32, fps: Option<f32>) -> Vec<f32> {
+#[must_use]
+pub fn frame_times(own: &[f32], duration: f32, fps: Option<f32>) -> Vec<f32> {
     match fps {
         Some(rate) if rate > 0.0 && rate.is_finite() => {
             let steps = (duration * rate).ceil().max(0.0) as usize;

@@ -6,6 +6,7 @@ pub mod ik;
 pub mod recover;
 pub mod retarget;
 pub mod run;
+pub mod simulate;
 pub mod vmc;
 
 use std::path::Path;

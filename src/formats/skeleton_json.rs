@@ -12,18 +12,32 @@
 //!       "rotation": [0, 0, 0, 1],  // optional rest rotation, quaternion x y z w
 //!       "end": [0, 5, 0] }         // optional: where a leaf bone ends
 //!   ],
-//!   "boneMap": { "hips": "Hips", "spine": "Chest" }
+//!   "boneMap": { "hips": "Hips", "spine": "Chest" },
+//!   "stream": {                    // optional: how a lab system streams it
+//!     "rotations": "local",        // local (to the parent) | global (sender's world)
+//!     "format": "euler",           // quaternion (x y z w) | euler
+//!     "eulerOrder": "ZXY",         // euler only: intrinsic, as BVH channels list them
+//!     "angles": "deg",             // euler only: deg | rad
+//!     "units": "cm",               // default: the file's units
+//!     "up": "y",                   // default: the file's up axis
+//!     "handedness": "right"        // right | left (the sender's X axis mirrored)
+//!   }
 //! }
 //! ```
 //!
 //! Joints may be listed in any order; they are sorted parents-first and a cycle is
 //! an error. Offsets and rotations are in the file's units and axes and are
 //! converted to metres and +Y up on load.
+//!
+//! The `stream` object is read into a `StreamFormat`, separate from the `Rig`
+//! (`parse_with_stream`, `load_stream`): without it, a lab streams local
+//! quaternions in the file's units and up axis, right-handed. `protocol::lab_osc`
+//! decodes and encodes streams in that format.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use glam::{Quat, Vec3};
+use glam::{EulerRot, Quat, Vec3};
 use serde::Deserialize;
 
 use crate::skeleton::{InvalidSkeleton, Joint, NamedBoneMap, Skeleton, Transform};
@@ -82,19 +96,180 @@ struct File {
     joints: Vec<FileJoint>,
     #[serde(default)]
     bone_map: Option<serde_json::Value>,
+    #[serde(default)]
+    stream: Option<FileStream>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct FileStream {
+    rotations: Option<String>,
+    format: Option<String>,
+    euler_order: Option<String>,
+    angles: Option<String>,
+    units: Option<String>,
+    up: Option<String>,
+    handedness: Option<String>,
+}
+
+/// How a lab system streams a skeleton (the file's `stream` object): what its
+/// rotations are relative to, how they are written, and the sender's units and axes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreamFormat {
+    pub space: RotationSpace,
+    pub rotation: RotationFormat,
+    /// Length unit of streamed positions.
+    pub units: Units,
+    /// The sender's up axis.
+    pub up: UpAxis,
+    pub handedness: Handedness,
+}
+
+/// What a streamed rotation is relative to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RotationSpace {
+    /// To the parent joint: the joint's whole local rotation, rest rotation included.
+    Local,
+    /// To the sender's world: the joint's model-space rotation.
+    Global,
+}
+
+/// How a streamed rotation is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RotationFormat {
+    /// Four numbers, x y z w (need not be unit length).
+    Quaternion,
+    /// Three angles, intrinsic, in `order`: ZXY is Rz·Rx·Ry (the first angle about
+    /// Z), as BVH writes `Zrotation Xrotation Yrotation`. One of the six
+    /// three-axis orders (`EulerRot::XYZ` ... `EulerRot::ZYX`).
+    Euler { order: EulerRot, angles: AngleUnit },
+}
+
+/// Unit of Euler angles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AngleUnit {
+    Degrees,
+    Radians,
+}
+
+impl AngleUnit {
+    /// Radians per unit.
+    #[must_use]
+    pub fn radians_per_unit(self) -> f32 {
+        match self {
+            AngleUnit::Degrees => std::f32::consts::PI / 180.0,
+            AngleUnit::Radians => 1.0,
+        }
+    }
+}
+
+/// Handedness of the sender's axes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handedness {
+    Right,
+    /// Left-handed: the right-handed axes with X mirrored, as Unity and VMC are
+    /// against glTF (position (-x, y, z), rotation (x, -y, -z, w)).
+    Left,
+}
+
+impl StreamFormat {
+    /// The default for a file in `units` with `up`: local quaternions, right-handed.
+    #[must_use]
+    pub fn local_quaternions(units: Units, up: UpAxis) -> Self {
+        Self {
+            space: RotationSpace::Local,
+            rotation: RotationFormat::Quaternion,
+            units,
+            up,
+            handedness: Handedness::Right,
+        }
+    }
+}
+
+/// For messages: `local ZXY Euler angles in degrees, cm, +Y up, right-handed`.
+impl std::fmt::Display for StreamFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let space = match self.space {
+            RotationSpace::Local => "local",
+            RotationSpace::Global => "global",
+        };
+        match self.rotation {
+            RotationFormat::Quaternion => write!(f, "{space} quaternions")?,
+            RotationFormat::Euler { order, angles } => {
+                let unit = match angles {
+                    AngleUnit::Degrees => "degrees",
+                    AngleUnit::Radians => "radians",
+                };
+                write!(f, "{space} {order:?} Euler angles in {unit}")?;
+            }
+        }
+        match self.units {
+            Units::Metres => f.write_str(", m")?,
+            Units::Centimetres => f.write_str(", cm")?,
+            Units::Millimetres => f.write_str(", mm")?,
+            Units::Inches => f.write_str(", in")?,
+            Units::Scale(s) => write!(f, ", {s} m per unit")?,
+        }
+        let up = match self.up {
+            UpAxis::Y => "Y",
+            UpAxis::Z => "Z",
+        };
+        let hand = match self.handedness {
+            Handedness::Right => "right",
+            Handedness::Left => "left",
+        };
+        write!(f, ", +{up} up, {hand}-handed")
+    }
+}
+
+/// The six three-axis intrinsic orders by name (`XYZ` ... `ZYX`, any case).
+#[must_use]
+pub fn euler_order(name: &str) -> Option<EulerRot> {
+    Some(match name.to_ascii_uppercase().as_str() {
+        "XYZ" => EulerRot::XYZ,
+        "XZY" => EulerRot::XZY,
+        "YXZ" => EulerRot::YXZ,
+        "YZX" => EulerRot::YZX,
+        "ZXY" => EulerRot::ZXY,
+        "ZYX" => EulerRot::ZYX,
+        _ => return None,
+    })
 }
 
 /// Reads and parses a skeleton JSON file.
 pub fn load(path: &Path, options: &LoadOptions) -> Result<Rig, SkeletonJsonError> {
+    load_with_stream(path, options).map(|(rig, _)| rig)
+}
+
+/// Reads and parses a skeleton JSON file with its stream format.
+pub fn load_with_stream(
+    path: &Path,
+    options: &LoadOptions,
+) -> Result<(Rig, StreamFormat), SkeletonJsonError> {
     let text = std::fs::read_to_string(path).map_err(|source| SkeletonJsonError::Read {
         path: path.to_owned(),
         source,
     })?;
-    parse(&text, path, options)
+    parse_with_stream(&text, path, options)
+}
+
+/// Reads a skeleton JSON file's stream format (the whole file is checked).
+pub fn load_stream(path: &Path) -> Result<StreamFormat, SkeletonJsonError> {
+    load_with_stream(path, &LoadOptions::default()).map(|(_, stream)| stream)
 }
 
 /// Parses skeleton JSON text; `path` is only used in messages.
 pub fn parse(text: &str, path: &Path, options: &LoadOptions) -> Result<Rig, SkeletonJsonError> {
+    parse_with_stream(text, path, options).map(|(rig, _)| rig)
+}
+
+/// Parses skeleton JSON text with its stream format; `path` is only used in
+/// messages.
+pub fn parse_with_stream(
+    text: &str,
+    path: &Path,
+    options: &LoadOptions,
+) -> Result<(Rig, StreamFormat), SkeletonJsonError> {
     let field_err = |field: String, message: String| SkeletonJsonError::Field {
         path: path.to_owned(),
         field,
@@ -190,7 +365,12 @@ pub fn parse(text: &str, path: &Path, options: &LoadOptions) -> Result<Rig, Skel
             )
         })?),
     };
-    Ok(Rig {
+    let stream = match &file.stream {
+        None => StreamFormat::local_quaternions(units, up),
+        Some(fs) => stream_format(fs, units, up)
+            .map_err(|(field, message)| field_err(format!("stream.{field}"), message))?,
+    };
+    let rig = Rig {
         skeleton,
         map_source: bone_map
             .as_ref()
@@ -198,6 +378,73 @@ pub fn parse(text: &str, path: &Path, options: &LoadOptions) -> Result<Rig, Skel
         bone_map,
         clips: Vec::new(),
         notes: Vec::new(),
+    };
+    Ok((rig, stream))
+}
+
+/// The `stream` object, checked; unset units and up axis are the file's. An error
+/// is the field's name and what is wrong with it.
+fn stream_format(
+    fs: &FileStream,
+    units: Units,
+    up: UpAxis,
+) -> Result<StreamFormat, (&'static str, String)> {
+    let space = match fs.rotations.as_deref() {
+        None | Some("local") => RotationSpace::Local,
+        Some("global") => RotationSpace::Global,
+        Some(s) => return Err(("rotations", format!("`{s}` is not local or global"))),
+    };
+    let rotation = match fs.format.as_deref() {
+        None | Some("quaternion") => {
+            if fs.euler_order.is_some() || fs.angles.is_some() {
+                return Err((
+                    "format",
+                    "eulerOrder and angles are for euler rotations; say \"format\": \"euler\""
+                        .into(),
+                ));
+            }
+            RotationFormat::Quaternion
+        }
+        Some("euler") => {
+            let order = match fs.euler_order.as_deref() {
+                None => return Err(("eulerOrder", "required for euler rotations".into())),
+                Some(o) => euler_order(o).ok_or_else(|| {
+                    (
+                        "eulerOrder",
+                        format!("`{o}` is not one of XYZ, XZY, YXZ, YZX, ZXY, ZYX"),
+                    )
+                })?,
+            };
+            let angles = match fs.angles.as_deref() {
+                None => return Err(("angles", "required for euler rotations".into())),
+                Some("deg" | "degrees") => AngleUnit::Degrees,
+                Some("rad" | "radians") => AngleUnit::Radians,
+                Some(a) => return Err(("angles", format!("`{a}` is not deg or rad"))),
+            };
+            RotationFormat::Euler { order, angles }
+        }
+        Some(f) => return Err(("format", format!("`{f}` is not quaternion or euler"))),
+    };
+    let units = match fs.units.as_deref() {
+        None => units,
+        Some(s) => Units::parse(s)
+            .ok_or_else(|| ("units", format!("`{s}` is not m, cm, mm, in or a number")))?,
+    };
+    let up = match fs.up.as_deref() {
+        None => up,
+        Some(s) => UpAxis::parse(s).ok_or_else(|| ("up", format!("`{s}` is not y or z")))?,
+    };
+    let handedness = match fs.handedness.as_deref() {
+        None | Some("right") => Handedness::Right,
+        Some("left") => Handedness::Left,
+        Some(h) => return Err(("handedness", format!("`{h}` is not right or left"))),
+    };
+    Ok(StreamFormat {
+        space,
+        rotation,
+        units,
+        up,
+        handedness,
     })
 }
 
@@ -310,6 +557,66 @@ mod tests {
         assert_eq!(rig.bone_map.unwrap().bones.len(), 1);
     }
 
+    fn stream_of(text: &str) -> StreamFormat {
+        parse_with_stream(text, Path::new("s.json"), &LoadOptions::default())
+            .unwrap()
+            .1
+    }
+
+    #[test]
+    fn the_stream_defaults_to_local_quaternions_in_the_files_units_and_axes() {
+        let stream = stream_of(
+            r#"{"units": "mm", "up": "z", "joints": [{"name": "a", "offset": [0, 0, 0]}]}"#,
+        );
+        assert_eq!(
+            stream,
+            StreamFormat::local_quaternions(Units::Millimetres, UpAxis::Z)
+        );
+        let partial = stream_of(
+            r#"{"units": "cm", "joints": [{"name": "a", "offset": [0, 0, 0]}],
+                "stream": {"rotations": "global", "handedness": "left"}}"#,
+        );
+        assert_eq!(partial.space, RotationSpace::Global);
+        assert_eq!(partial.handedness, Handedness::Left);
+        assert_eq!((partial.units, partial.up), (Units::Centimetres, UpAxis::Y));
+    }
+
+    #[test]
+    fn lab19_says_how_its_lab_streams_it() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/skeletons/lab19.json");
+        let stream = load_stream(&path).unwrap();
+        assert_eq!(
+            stream.to_string(),
+            "local ZXY Euler angles in degrees, cm, +Y up, right-handed"
+        );
+    }
+
+    #[test]
+    fn the_stream_reads_every_field() {
+        let stream = stream_of(
+            r#"{"units": "cm", "joints": [{"name": "a", "offset": [0, 0, 0]}],
+                "stream": {"rotations": "local", "format": "euler", "eulerOrder": "zxy",
+                           "angles": "rad", "units": "m", "up": "z", "handedness": "right"}}"#,
+        );
+        assert_eq!(
+            stream.to_string(),
+            "local ZXY Euler angles in radians, m, +Z up, right-handed"
+        );
+        assert_eq!(
+            stream,
+            StreamFormat {
+                space: RotationSpace::Local,
+                rotation: RotationFormat::Euler {
+                    order: EulerRot::ZXY,
+                    angles: AngleUnit::Radians
+                },
+                units: Units::Metres,
+                up: UpAxis::Z,
+                handedness: Handedness::Right,
+            }
+        );
+    }
+
     #[test]
     fn errors_name_the_file_and_the_place() {
         let cases = [
@@ -349,6 +656,42 @@ mod tests {
                 "used twice",
             ),
             ("{\"joints\": [", "s.json:1:"),
+            (
+                r#"{"joints": [{"name": "a", "offset": [0, 0, 0]}], "stream": {"format": "euler", "angles": "deg"}}"#,
+                "stream.eulerOrder: required",
+            ),
+            (
+                r#"{"joints": [{"name": "a", "offset": [0, 0, 0]}], "stream": {"format": "euler", "eulerOrder": "ZXZ", "angles": "deg"}}"#,
+                "stream.eulerOrder: `ZXZ`",
+            ),
+            (
+                r#"{"joints": [{"name": "a", "offset": [0, 0, 0]}], "stream": {"format": "euler", "eulerOrder": "ZXY"}}"#,
+                "stream.angles: required",
+            ),
+            (
+                r#"{"joints": [{"name": "a", "offset": [0, 0, 0]}], "stream": {"eulerOrder": "ZXY"}}"#,
+                "stream.format",
+            ),
+            (
+                r#"{"joints": [{"name": "a", "offset": [0, 0, 0]}], "stream": {"rotations": "world"}}"#,
+                "stream.rotations: `world`",
+            ),
+            (
+                r#"{"joints": [{"name": "a", "offset": [0, 0, 0]}], "stream": {"handedness": "up"}}"#,
+                "stream.handedness",
+            ),
+            (
+                r#"{"joints": [{"name": "a", "offset": [0, 0, 0]}], "stream": {"units": "cubits"}}"#,
+                "stream.units",
+            ),
+            (
+                r#"{"joints": [{"name": "a", "offset": [0, 0, 0]}], "stream": {"up": "x"}}"#,
+                "stream.up",
+            ),
+            (
+                r#"{"joints": [{"name": "a", "offset": [0, 0, 0]}], "stream": {"order": "ZXY"}}"#,
+                "stream.order: unknown field `order`",
+            ),
         ];
         for (text, expected) in cases {
             let err = parse_str(text)

@@ -12,9 +12,13 @@
 pub enum Arg<'a> {
     Int(i32),
     Float(f32),
+    /// `h`: a 64-bit integer.
+    Long(i64),
+    /// `d`: a 64-bit float.
+    Double(f64),
     /// A string's bytes, not yet checked as UTF-8 (`Arg::as_str` checks).
     Str(&'a [u8]),
-    /// Any other type (blob, int64, double, true/false, ...): present, not read.
+    /// Any other type (blob, time tag, true/false, ...): present, not read.
     Other(u8),
 }
 
@@ -66,6 +70,12 @@ fn read_u32(bytes: &[u8], at: usize) -> Result<u32, OscError> {
         Some(&[a, b, c, d]) => Ok(u32::from_be_bytes([a, b, c, d])),
         _ => Err(OscError::Truncated { at }),
     }
+}
+
+fn read_u64(bytes: &[u8], at: usize) -> Result<u64, OscError> {
+    let high = read_u32(bytes, at)?;
+    let low = read_u32(bytes, at + 4)?;
+    Ok(u64::from(high) << 32 | u64::from(low))
 }
 
 /// Visits every message of a datagram in order. A malformed message or bundle
@@ -222,7 +232,17 @@ impl<'a> Message<'a> {
                         .ok_or(OscError::Truncated { at: here })?;
                     Arg::Other(tag)
                 }
-                b'h' | b'd' | b't' => {
+                b'h' | b'd' => {
+                    let bits =
+                        read_u64(self.data, at).map_err(|_| OscError::Truncated { at: here })?;
+                    at += 8;
+                    if tag == b'h' {
+                        Arg::Long(bits as i64)
+                    } else {
+                        Arg::Double(f64::from_bits(bits))
+                    }
+                }
+                b't' => {
                     at += 8;
                     Arg::Other(tag)
                 }
@@ -282,6 +302,8 @@ mod tests {
                 OscType::Int(-3),
                 OscType::Blob(vec![1, 2, 3]),
                 2.0f32.into(),
+                OscType::Long(-5_000_000_000),
+                OscType::Double(0.1),
             ],
         });
         let bundle = OscPacket::Bundle(OscBundle {
@@ -311,7 +333,9 @@ mod tests {
                 "Float(1.5)",
                 "Int(-3)",
                 "Other(98)",
-                "Float(2.0)"
+                "Float(2.0)",
+                "Long(-5000000000)",
+                "Double(0.1)"
             ]
         );
     }
