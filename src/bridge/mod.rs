@@ -16,6 +16,7 @@ pub mod status;
 use std::collections::HashMap;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -26,15 +27,17 @@ use tokio::task::JoinSet;
 
 use crate::demo;
 use crate::formats::vrma::VrmaRest;
-use crate::formats::{self, LoadOptions};
+use crate::formats::{LoadOptions, skeleton_json};
 use crate::humanoid::CustomNames;
 use crate::ik::body::BodyProportions;
+use crate::net::lab_input::LabInput;
 use crate::net::vmc_input::VmcInput;
 use crate::net::vmc_output::{self, Shows, VmcOutput};
 use crate::pipeline::performer::{Avatar, StreamSkeleton};
 use crate::pipeline::solver::{Solver, SolverConfig, SolverControl};
 use crate::pipeline::{Delivery, InputRing, OutputPort, input_ring, output_ring};
 use crate::protocol::frame::PerformerName;
+use crate::protocol::lab_osc::{LabAssembler, LabSkeleton};
 use crate::protocol::vmc::VmcEncoder;
 use crate::record::recorder::{FinishedTake, Recorder};
 use crate::replay::Replay;
@@ -105,41 +108,40 @@ pub struct RunSummary {
     pub takes: Vec<FinishedTake>,
 }
 
-/// The skeletons senders may stream: the built-in ones, then the config's.
-fn load_skeletons(config: &BridgeConfig) -> Result<Vec<StreamSkeleton>, BridgeError> {
-    let mut skeletons = Vec::new();
-    for (name, json) in [
-        ("lab19", demo::LAB19_JSON),
-        ("humanoid", demo::HUMANOID_JSON),
-    ] {
-        let rig = demo::embedded_rig(name, json);
-        skeletons.push((name.to_owned(), rig));
+/// The skeletons senders may stream, built-in ones first, then the config's, with
+/// their lab OSC form when their stream format allows one.
+fn load_skeletons(
+    config: &BridgeConfig,
+) -> Result<(Vec<StreamSkeleton>, Vec<Option<LabSkeleton>>), BridgeError> {
+    let fail = |name: &str, message: String| BridgeError::Skeleton {
+        name: name.to_owned(),
+        message,
+    };
+    let mut loaded = Vec::new();
+    for (name, json) in [("lab19", demo::LAB19_JSON), ("humanoid", demo::HUMANOID_JSON)] {
+        let parsed = skeleton_json::parse_with_stream(json, Path::new(name), &LoadOptions::default())
+            .map_err(|e| fail(name, e.to_string()))?;
+        loaded.push((name.to_owned(), parsed));
     }
     for (name, path) in &config.skeletons {
-        let rig = formats::load_rig(path, &LoadOptions::default()).map_err(|e| {
-            BridgeError::Skeleton {
-                name: name.clone(),
-                message: e.to_string(),
-            }
-        })?;
-        skeletons.retain(|(n, _)| n != name);
-        skeletons.push((name.clone(), rig));
+        let parsed = skeleton_json::load_with_stream(path, &LoadOptions::default())
+            .map_err(|e| fail(name, e.to_string()))?;
+        loaded.retain(|(n, _)| n != name);
+        loaded.push((name.clone(), parsed));
     }
-    skeletons
-        .into_iter()
-        .map(|(name, rig)| {
-            let map = rig.bone_map.clone().ok_or_else(|| BridgeError::Skeleton {
-                name: name.clone(),
-                message: "the skeleton file has no boneMap".into(),
-            })?;
-            let mapped =
-                MappedSkeleton::new(rig.skeleton, &map).map_err(|e| BridgeError::Skeleton {
-                    name: name.clone(),
-                    message: e.to_string(),
-                })?;
-            Ok(StreamSkeleton::new(&name, mapped))
-        })
-        .collect()
+    let mut skeletons = Vec::new();
+    let mut labs = Vec::new();
+    for (name, (rig, stream)) in loaded {
+        let map = rig
+            .bone_map
+            .clone()
+            .ok_or_else(|| fail(&name, "the skeleton file has no boneMap".into()))?;
+        labs.push(LabSkeleton::new(&rig.skeleton, stream).ok());
+        let mapped =
+            MappedSkeleton::new(rig.skeleton, &map).map_err(|e| fail(&name, e.to_string()))?;
+        skeletons.push(StreamSkeleton::new(&name, mapped));
+    }
+    Ok((skeletons, labs))
 }
 
 /// The built-in avatar: the VRM 1.0 T-pose humanoid.
@@ -190,7 +192,28 @@ pub async fn run(
     options: RunOptions,
     shutdown: impl Future<Output = ()>,
 ) -> Result<RunSummary, BridgeError> {
-    let skeletons: Arc<[StreamSkeleton]> = load_skeletons(&config)?.into();
+    let (skeletons, labs) = load_skeletons(&config)?;
+    let skeleton_index = |name: &str| {
+        skeletons
+            .iter()
+            .position(|s| s.name == name)
+            .map(|i| i as u16)
+            .ok_or_else(|| BridgeError::Skeleton {
+                name: name.to_owned(),
+                message: "no such skeleton: add it to `skeletons`".into(),
+            })
+    };
+    let mut lab_plans = Vec::new();
+    for lab in &config.lab_inputs {
+        let default = skeleton_index(&lab.skeleton)?;
+        let mut subjects = HashMap::new();
+        for (subject, skeleton) in &lab.subjects {
+            subjects.insert(subject.clone(), skeleton_index(skeleton)?);
+        }
+        lab_plans.push((lab.listen, default, subjects));
+    }
+    let skeletons: Arc<[StreamSkeleton]> = skeletons.into();
+    let labs: Arc<[Option<LabSkeleton>]> = labs.into();
     let (avatar, avatar_rest) = built_in_avatar();
     let (stop_tx, stop_rx) = watch::channel(false);
     let (control_tx, control_rx) = std::sync::mpsc::channel::<SolverControl>();
@@ -236,6 +259,28 @@ pub async fn run(
         inputs.spawn(async move {
             if let Err(e) = task.run().await {
                 tracing::error!(%e, "VMC input ended");
+            }
+        });
+    }
+    for (i, (listen, default_skeleton, subjects)) in lab_plans.into_iter().enumerate() {
+        let name = format!("lab-in:{listen}");
+        let socket = bind(&format!("lab OSC input {i}"), listen, p.udp_receive_buffer)?;
+        let (port, ring) = input_ring(&name, p.input_ring, wake.clone());
+        status.inputs.push((name, ring.stats.clone()));
+        input_rings.push(ring);
+        let task = LabInput {
+            socket,
+            port,
+            assembler: LabAssembler::new(p.max_performers),
+            skeletons: labs.clone(),
+            default_skeleton,
+            subjects,
+            record: record_tx.clone(),
+            shutdown: stop_rx.clone(),
+        };
+        inputs.spawn(async move {
+            if let Err(e) = task.run().await {
+                tracing::error!(%e, "lab OSC input ended");
             }
         });
     }

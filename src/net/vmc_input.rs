@@ -51,8 +51,9 @@ pub struct VmcInput {
     pub shutdown: watch::Receiver<bool>,
 }
 
-/// Recording control found among a datagram's ignored messages.
-fn record_command(message: &osc::Message<'_>) -> Option<RecordCommand> {
+/// Recording control found among a datagram's ignored messages (VMC and lab OSC
+/// ports both accept it).
+pub(crate) fn record_command(message: &osc::Message<'_>) -> Option<RecordCommand> {
     let mut args = [Arg::Int(0); 2];
     let n = message.args(&mut args).ok()?;
     let text = |i: usize| args[..n].get(i).and_then(Arg::as_str).map(str::to_owned);
