@@ -33,9 +33,12 @@ use crate::ik::body::BodyProportions;
 use crate::net::lab_input::LabInput;
 use crate::net::vmc_input::VmcInput;
 use crate::net::vmc_output::{self, Shows, VmcOutput};
+use crate::net::websocket::{Shared, Subscribers, WebSocketOutput, WebSocketServer};
 use crate::pipeline::performer::{Avatar, StreamSkeleton};
 use crate::pipeline::solver::{Solver, SolverConfig, SolverControl};
-use crate::pipeline::{Delivery, InputRing, OutputPort, input_ring, output_ring};
+use crate::pipeline::{
+    Delivery, InputRing, InputStats, OutputPort, OutputStats, input_ring, output_ring,
+};
 use crate::protocol::frame::PerformerName;
 use crate::protocol::lab_osc::{LabAssembler, LabSkeleton};
 use crate::protocol::vmc::VmcEncoder;
@@ -118,9 +121,13 @@ fn load_skeletons(
         message,
     };
     let mut loaded = Vec::new();
-    for (name, json) in [("lab19", demo::LAB19_JSON), ("humanoid", demo::HUMANOID_JSON)] {
-        let parsed = skeleton_json::parse_with_stream(json, Path::new(name), &LoadOptions::default())
-            .map_err(|e| fail(name, e.to_string()))?;
+    for (name, json) in [
+        ("lab19", demo::LAB19_JSON),
+        ("humanoid", demo::HUMANOID_JSON),
+    ] {
+        let parsed =
+            skeleton_json::parse_with_stream(json, Path::new(name), &LoadOptions::default())
+                .map_err(|e| fail(name, e.to_string()))?;
         loaded.push((name.to_owned(), parsed));
     }
     for (name, path) in &config.skeletons {
@@ -333,6 +340,51 @@ pub async fn run(
         };
         outputs.spawn(task.run());
     }
+    // The WebSocket server: its output ring now, its clients once the solver runs.
+    let websocket = match &config.websocket {
+        None => None,
+        Some(ws) => {
+            let listener = tokio::net::TcpListener::bind(ws.listen)
+                .await
+                .map_err(|source| BridgeError::Bind {
+                    what: "WebSocket server".into(),
+                    addr: ws.listen,
+                    source,
+                })?;
+            let name = format!("websocket:{}", ws.listen);
+            let (port, ring) = output_ring(&name, p.output_ring, Delivery::Newest);
+            let (latency, histogram) = Latency::new();
+            let (poses, _) = tokio::sync::broadcast::channel(ws.client_queue.max(1));
+            let subscribers = Arc::new(Subscribers::default());
+            let input_stats = Arc::new(InputStats::default());
+            let output_stats = Arc::new(OutputStats::default());
+            status.inputs.push((name.clone(), input_stats.clone()));
+            status
+                .outputs
+                .push((name.clone(), ring.stats.clone(), Some(histogram)));
+            status
+                .outputs
+                .push((format!("{name} clients"), output_stats.clone(), None));
+            output_ports.push(port);
+            outputs.spawn(
+                WebSocketOutput {
+                    ring,
+                    poses: poses.clone(),
+                    subscribers: subscribers.clone(),
+                    latency,
+                }
+                .run(),
+            );
+            Some((
+                listener,
+                ws.clone(),
+                poses,
+                subscribers,
+                input_stats,
+                output_stats,
+            ))
+        }
+    };
     let recorder = {
         let (port, ring) = output_ring("recorder", p.recorder_ring, Delivery::Every);
         status
@@ -367,6 +419,7 @@ pub async fn run(
         );
     }
 
+    let skeletons_for_clients = skeletons.clone();
     let solver = Solver::new(
         SolverConfig {
             performer_timeout: Duration::from_secs_f32(p.performer_timeout_s),
@@ -389,6 +442,31 @@ pub async fn run(
     status.solver = solver.stats.clone();
     // The thread waits for exactly this message.
     let _ = solver_tx.send(solver);
+    let mut server = None;
+    if let Some((listener, ws, poses, subscribers, input_stats, output_stats)) = websocket {
+        let shared = Arc::new(Shared {
+            token: ws.token.clone(),
+            max_message_bytes: ws.max_message_bytes,
+            skeletons: skeletons_for_clients,
+            solver: control_tx.clone(),
+            solver_thread: wake.clone(),
+            input_ring: p.input_ring,
+            input_stats,
+            output_stats,
+            poses,
+            subscribers,
+            record: record_tx.clone(),
+            status: status.clone(),
+        });
+        server = Some(tokio::spawn(
+            WebSocketServer {
+                listener,
+                shared,
+                shutdown: stop_rx.clone(),
+            }
+            .run(),
+        ));
+    }
     drop(control_tx);
 
     let interval = Duration::from_secs_f32(config.status.log_interval_s.max(0.0));
@@ -432,6 +510,9 @@ pub async fn run(
     // 1. Inputs stop.
     let _ = stop_tx.send(true);
     while inputs.join_next().await.is_some() {}
+    if let Some(server) = server {
+        let _ = server.await;
+    }
     replays.abort_all();
     while replays.join_next().await.is_some() {}
     // 2. The solver drains and ends.

@@ -5,3 +5,4 @@ pub mod lab_input;
 pub mod vmc_input;
 pub mod vmc_out;
 pub mod vmc_output;
+pub mod websocket;

@@ -193,8 +193,19 @@ pub struct InputRing {
 /// A new input's two ends: the task gets the port, the solver the ring.
 #[must_use]
 pub fn input_ring(name: &str, capacity: usize, solver: Thread) -> (InputPort, InputRing) {
+    input_ring_sharing(name, capacity, solver, Arc::new(InputStats::default()))
+}
+
+/// As `input_ring`, counting into `stats` shared with other rings (one input with
+/// a ring per connection: the WebSocket clients).
+#[must_use]
+pub fn input_ring_sharing(
+    name: &str,
+    capacity: usize,
+    solver: Thread,
+    stats: Arc<InputStats>,
+) -> (InputPort, InputRing) {
     let (prod, cons) = HeapRb::new(capacity.max(1)).split();
-    let stats = Arc::new(InputStats::default());
     (
         InputPort {
             ring: prod,

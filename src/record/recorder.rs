@@ -33,17 +33,21 @@ pub struct FinishedTake {
     pub seconds: f64,
 }
 
+/// Where the recorder answers a start: (performer, file) pairs, or why not.
+pub type StartReply = oneshot::Sender<Result<Vec<(String, String)>, String>>;
+
 /// What the recorder can be asked (WebSocket control, OSC `/bridge/record/*`).
 #[derive(Debug)]
 pub enum RecordCommand {
     /// Start recording `performer` (every performer, present and to come, when
     /// `None`) into `name` (default: the performer's name; with several
-    /// performers, `name-performer`); replies with the files started. A named
-    /// performer not present yet starts recording with its first frame.
+    /// performers, `name-performer`); replies with the (performer, file) pairs
+    /// started. A named performer not present yet starts recording with its first
+    /// frame.
     Start {
         performer: Option<String>,
         name: Option<String>,
-        reply: Option<oneshot::Sender<Result<Vec<String>, String>>>,
+        reply: Option<StartReply>,
     },
     /// Stop recording `performer` (everyone when `None`); replies with the takes.
     Stop {
@@ -271,7 +275,7 @@ impl Recorder {
         name: Option<String>,
         tracks: &mut HashMap<PerformerName, Track>,
         armed: &mut HashMap<String, Option<String>>,
-    ) -> Result<Vec<String>, String> {
+    ) -> Result<Vec<(String, String)>, String> {
         let targets: Vec<PerformerName> = match &performer {
             Some(p) => tracks.keys().filter(|k| k.as_str() == p).copied().collect(),
             None => tracks.keys().copied().collect(),
@@ -301,7 +305,10 @@ impl Recorder {
                 None => target.to_string(),
             };
             let take = self.start(&take_name, target)?;
-            started.push(take.recording.path().display().to_string());
+            started.push((
+                target.to_string(),
+                take.recording.path().display().to_string(),
+            ));
             track.take = Some(take);
         }
         Ok(started)

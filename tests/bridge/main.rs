@@ -6,3 +6,4 @@
 mod common;
 mod harness;
 mod vmc;
+mod websocket;
