@@ -218,6 +218,9 @@ impl Recorder {
                 reply,
             } => {
                 let result = self.start_command(performer, name, tracks, armed);
+                if let Err(e) = &result {
+                    tracing::warn!("recording not started: {e}");
+                }
                 if let Some(reply) = reply {
                     let _ = reply.send(result);
                 }

@@ -2,8 +2,10 @@
 //! sending VMC, the `vmc` crate decoding what the bridge sends, a WebSocket client,
 //! replays, recordings and crash recovery.
 
+mod bad_input;
 #[path = "../common/mod.rs"]
 mod common;
 mod harness;
+mod recording;
 mod vmc;
 mod websocket;
