@@ -20,7 +20,7 @@ fn osc(address: &str, tags: &str, args: &[&[u8]]) -> Vec<u8> {
     let pad = |out: &mut Vec<u8>, s: &[u8]| {
         out.extend_from_slice(s);
         out.push(0);
-        while out.len() % 4 != 0 {
+        while !out.len().is_multiple_of(4) {
             out.push(0);
         }
     };
@@ -35,7 +35,7 @@ fn osc(address: &str, tags: &str, args: &[&[u8]]) -> Vec<u8> {
 fn padded(s: &str) -> Vec<u8> {
     let mut out = s.as_bytes().to_vec();
     out.push(0);
-    while out.len() % 4 != 0 {
+    while !out.len().is_multiple_of(4) {
         out.push(0);
     }
     out
@@ -119,7 +119,7 @@ fn bad_vmc_and_lab_datagrams_are_counted_and_good_performers_keep_flowing() {
     let good = UdpSocket::bind("127.0.0.1:0").expect("bind");
     let bad = UdpSocket::bind("127.0.0.1:0").expect("bind");
     let encoder = VmcEncoder::new(ExpressionNames::Vrm1, &VrmaRest::standard(0.95));
-    let mut send_good = |i: usize| {
+    let send_good = |i: usize| {
         let mut pose = mocap_bridge::demo::pose_at(i as f32 / 60.0, 0.95);
         pose.expressions
             .set_preset(mocap_bridge::humanoid::Preset::Blink, 0.0);
