@@ -18,6 +18,7 @@ use crate::ik::calibration::Calibration;
 use crate::ik::mocap::MocapIkConfig;
 use crate::ik::vr::VrIkConfig;
 use crate::pipeline::performer::PerformerSettings;
+use crate::protocol::frame::TrackedPoint;
 use crate::protocol::vmc::ExpressionNames;
 
 /// Why a configuration cannot be used.
@@ -94,8 +95,11 @@ impl Default for BridgeConfig {
 pub struct VmcInputConfig {
     pub listen: SocketAddr,
     /// The first sender's performer name; further senders on the port get `-2`,
-    /// `-3`, ... appended.
+    /// `-3`, ... appended. A sender's devices make the performer `<name>-vr`.
     pub performer: String,
+    /// Device serial → tracked point (`head`, `leftHand`, `hips`, `leftFoot`, ...),
+    /// for devices whose part should not be guessed.
+    pub devices: BTreeMap<String, String>,
 }
 
 impl Default for VmcInputConfig {
@@ -103,7 +107,19 @@ impl Default for VmcInputConfig {
         Self {
             listen: ([127, 0, 0, 1], 39540).into(),
             performer: "vmc".into(),
+            devices: BTreeMap::new(),
         }
+    }
+}
+
+impl VmcInputConfig {
+    /// The configured device assignments (checked when the file is loaded).
+    #[must_use]
+    pub fn device_points(&self) -> std::collections::HashMap<String, TrackedPoint> {
+        self.devices
+            .iter()
+            .filter_map(|(serial, point)| Some((serial.clone(), TrackedPoint::from_name(point)?)))
+            .collect()
     }
 }
 
@@ -444,6 +460,18 @@ impl BridgeConfig {
                 ));
             }
         }
+        for (i, vmc) in self.vmc_inputs.iter().enumerate() {
+            for (serial, point) in &vmc.devices {
+                if TrackedPoint::from_name(point).is_none() {
+                    return Err(field(
+                        &format!("vmcInputs[{i}].devices.{serial}"),
+                        format!(
+                            "`{point}` is not a tracked point (head, leftHand, rightHand, hips, chest, leftFoot, rightFoot, leftElbow, rightElbow, leftKnee, rightKnee)"
+                        ),
+                    ));
+                }
+            }
+        }
         for (i, lab) in self.lab_inputs.iter().enumerate() {
             for name in std::iter::once(&lab.skeleton).chain(lab.subjects.values()) {
                 if !self.has_skeleton(name) {
@@ -490,7 +518,7 @@ mod tests {
             ),
             (
                 r#"{"vmcInputs": [{"lisen": "127.0.0.1:1"}]}"#,
-                "bridge.json: vmcInputs[0].lisen: unknown field `lisen`, expected `listen` or `performer`",
+                "bridge.json: vmcInputs[0].lisen: unknown field `lisen`, expected one of `listen`, `performer`, `devices`",
             ),
             (
                 r#"{"vmcOutputs": [{"to": "nowhere"}]}"#,

@@ -260,6 +260,7 @@ pub async fn run(
             socket,
             port,
             performer: vmc.performer.clone(),
+            devices: vmc.device_points(),
             record: record_tx.clone(),
             shutdown: stop_rx.clone(),
         };

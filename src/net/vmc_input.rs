@@ -7,6 +7,9 @@
 //! performer name for the first, then `-2`, `-3`, ... Bone rotations are taken as
 //! VRM 0 style normalized rotations (identity rest), as VSeeFace and VMC send them.
 //!
+//! Headset, controllers and trackers (`/VMC/Ext/Hmd|Con|Tra/Pos`) become a second
+//! performer per sender, `<name>-vr`, solved by VR-mode IK (see `vmc_devices`).
+//!
 //! Unknown addresses are ignored, as the VMC spec asks, except the bridge's own
 //! `/bridge/record/start [name] [performer]` and `/bridge/record/stop [performer]`,
 //! which go to the recorder. Malformed datagrams and messages are counted in the
@@ -21,11 +24,13 @@ use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
 
 use crate::pipeline::{InputFrame, InputPort, SourceFrame};
-use crate::protocol::frame::PerformerName;
+use crate::protocol::frame::{PerformerName, TrackedPoint};
 use crate::protocol::osc::{self, Arg};
-use crate::protocol::vmc;
+use crate::protocol::vmc::{self, VmcEvent};
 use crate::record::recorder::RecordCommand;
 use crate::record::vmc_frames::VmcFrames;
+
+use super::vmc_devices::VmcDevices;
 
 /// Largest UDP payload over IPv4; nothing bigger can arrive.
 pub const MAX_DATAGRAM: usize = 65_507;
@@ -37,6 +42,8 @@ const MAX_SENDERS: usize = 4096;
 struct Sender {
     performer: PerformerName,
     frames: VmcFrames,
+    /// Its headset, controllers and trackers, as the performer `<name>-vr`.
+    devices: VmcDevices,
     /// Custom expression names already announced to the solver.
     announced: usize,
 }
@@ -47,6 +54,8 @@ pub struct VmcInput {
     pub port: InputPort,
     /// The first sender's performer name.
     pub performer: String,
+    /// Device serials the configuration assigns to tracked points.
+    pub devices: HashMap<String, TrackedPoint>,
     pub record: mpsc::UnboundedSender<RecordCommand>,
     pub shutdown: watch::Receiver<bool>,
 }
@@ -102,7 +111,10 @@ impl VmcInput {
                     0 => self.performer.clone(),
                     n => format!("{}-{}", self.performer, n + 1),
                 };
-                let Some(performer) = PerformerName::new(&name) else {
+                let (Some(performer), Some(vr)) = (
+                    PerformerName::new(&name),
+                    PerformerName::new(&format!("{name}-vr")),
+                ) else {
                     stats.bad.fetch_add(1, Relaxed);
                     continue;
                 };
@@ -111,6 +123,7 @@ impl VmcInput {
                     Sender {
                         performer,
                         frames: VmcFrames::default(),
+                        devices: VmcDevices::new(vr, self.devices.clone()),
                         announced: 0,
                     },
                 );
@@ -122,6 +135,18 @@ impl VmcInput {
             let datagram = &buf[..len];
             let port = &mut self.port;
             let decoded = vmc::decode(datagram, &mut |event| {
+                if let VmcEvent::Device {
+                    device,
+                    serial,
+                    local: false,
+                    position,
+                    rotation,
+                } = event
+                {
+                    sender
+                        .devices
+                        .event(device, serial, position, rotation, f64::from(now));
+                }
                 if let Some((time, pose)) = sender.frames.event(event, now) {
                     announce_names(sender, port, received);
                     port.push(InputFrame {
@@ -134,6 +159,18 @@ impl VmcInput {
                     });
                 }
             });
+            if let Some(trackers) = sender.devices.take_frame() {
+                self.port.push(InputFrame {
+                    received,
+                    frame: SourceFrame::Trackers(trackers),
+                });
+            }
+            if let Some(trackers) = sender.devices.take_frame() {
+                self.port.push(InputFrame {
+                    received,
+                    frame: SourceFrame::Trackers(trackers),
+                });
+            }
             let stats = &self.port.stats;
             stats
                 .bad
