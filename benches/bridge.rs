@@ -203,6 +203,7 @@ fn measure(n: usize, seconds: f64, through_bridge: bool) -> Run {
             vmc_inputs: vec![VmcInputConfig {
                 listen: input_addr,
                 performer: "p".into(),
+                ..VmcInputConfig::default()
             }],
             lab_inputs: vec![],
             websocket: None,
