@@ -100,6 +100,9 @@ pub struct VmcInputConfig {
     /// Device serial → tracked point (`head`, `leftHand`, `hips`, `leftFoot`, ...),
     /// for devices whose part should not be guessed.
     pub devices: BTreeMap<String, String>,
+    /// The senders' avatar (a .vrm, glTF, BVH or skeleton JSON) when their bone
+    /// rotations are local to its rest pose; `null`: VRM 0 style identity rest.
+    pub rest: Option<PathBuf>,
 }
 
 impl Default for VmcInputConfig {
@@ -108,6 +111,7 @@ impl Default for VmcInputConfig {
             listen: ([127, 0, 0, 1], 39540).into(),
             performer: "vmc".into(),
             devices: BTreeMap::new(),
+            rest: None,
         }
     }
 }
@@ -518,7 +522,7 @@ mod tests {
             ),
             (
                 r#"{"vmcInputs": [{"lisen": "127.0.0.1:1"}]}"#,
-                "bridge.json: vmcInputs[0].lisen: unknown field `lisen`, expected one of `listen`, `performer`, `devices`",
+                "bridge.json: vmcInputs[0].lisen: unknown field `lisen`, expected one of `listen`, `performer`, `devices`, `rest`",
             ),
             (
                 r#"{"vmcOutputs": [{"to": "nowhere"}]}"#,

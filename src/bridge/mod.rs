@@ -27,9 +27,10 @@ use tokio::task::JoinSet;
 
 use crate::demo;
 use crate::formats::vrma::VrmaRest;
-use crate::formats::{LoadOptions, skeleton_json};
+use crate::formats::{self, LoadOptions, skeleton_json};
 use crate::humanoid::CustomNames;
 use crate::ik::body::BodyProportions;
+use crate::inspect;
 use crate::net::lab_input::LabInput;
 use crate::net::vmc_input::VmcInput;
 use crate::net::vmc_output::{self, Shows, VmcOutput};
@@ -43,6 +44,7 @@ use crate::protocol::frame::PerformerName;
 use crate::protocol::lab_osc::{LabAssembler, LabSkeleton};
 use crate::protocol::vmc::VmcEncoder;
 use crate::record::recorder::{FinishedTake, Recorder};
+use crate::record::vmc_frames::SenderRest;
 use crate::replay::Replay;
 use crate::retarget::MappedSkeleton;
 
@@ -67,7 +69,7 @@ pub enum BridgeError {
         #[source]
         source: std::io::Error,
     },
-    #[error("skeleton `{name}`: {message}")]
+    #[error("{name}: {message}")]
     Skeleton { name: String, message: String },
     #[error("performer name `{0}` is empty or longer than 32 bytes")]
     PerformerName(String),
@@ -117,7 +119,7 @@ fn load_skeletons(
     config: &BridgeConfig,
 ) -> Result<(Vec<StreamSkeleton>, Vec<Option<LabSkeleton>>), BridgeError> {
     let fail = |name: &str, message: String| BridgeError::Skeleton {
-        name: name.to_owned(),
+        name: format!("skeleton `{name}`"),
         message,
     };
     let mut loaded = Vec::new();
@@ -149,6 +151,23 @@ fn load_skeletons(
         skeletons.push(StreamSkeleton::new(&name, mapped));
     }
     Ok((skeletons, labs))
+}
+
+/// The rest pose of VMC senders whose avatar is the model at `path`.
+fn sender_rest(path: &Path) -> Result<SenderRest, BridgeError> {
+    let fail = |message: String| BridgeError::Skeleton {
+        name: path.display().to_string(),
+        message,
+    };
+    let rig = formats::load_rig(path, &LoadOptions::default()).map_err(|e| fail(e.to_string()))?;
+    let chosen = inspect::choose_map(&rig, None).ok_or_else(|| {
+        fail(format!(
+            "no humanoid bone map: it is {}",
+            inspect::why_no_map(&rig)
+        ))
+    })?;
+    let mapped = MappedSkeleton::new(rig.skeleton, &chosen.map).map_err(|e| fail(e.to_string()))?;
+    Ok(SenderRest::from_mapped(&mapped))
 }
 
 /// The built-in avatar: the VRM 1.0 T-pose humanoid.
@@ -206,7 +225,7 @@ pub async fn run(
             .position(|s| s.name == name)
             .map(|i| i as u16)
             .ok_or_else(|| BridgeError::Skeleton {
-                name: name.to_owned(),
+                name: format!("skeleton `{name}`"),
                 message: "no such skeleton: add it to `skeletons`".into(),
             })
     };
@@ -261,6 +280,10 @@ pub async fn run(
             port,
             performer: vmc.performer.clone(),
             devices: vmc.device_points(),
+            rest: match &vmc.rest {
+                None => None,
+                Some(path) => Some(Arc::new(sender_rest(path)?)),
+            },
             record: record_tx.clone(),
             shutdown: stop_rx.clone(),
         };

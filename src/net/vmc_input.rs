@@ -5,7 +5,8 @@
 //! ends at `/VMC/Ext/Blend/Apply` or when the next one begins) and pushed onto the
 //! input's ring to the solver. Each sender address is one performer: the port's
 //! performer name for the first, then `-2`, `-3`, ... Bone rotations are taken as
-//! VRM 0 style normalized rotations (identity rest), as VSeeFace and VMC send them.
+//! VRM 0 style normalized rotations (identity rest), as VSeeFace and VMC send them,
+//! or as local to a configured model's rest (`SenderRest`).
 //!
 //! Headset, controllers and trackers (`/VMC/Ext/Hmd|Con|Tra/Pos`) become a second
 //! performer per sender, `<name>-vr`, solved by VR-mode IK (see `vmc_devices`).
@@ -17,6 +18,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
@@ -28,7 +30,7 @@ use crate::protocol::frame::{PerformerName, TrackedPoint};
 use crate::protocol::osc::{self, Arg};
 use crate::protocol::vmc::{self, VmcEvent};
 use crate::record::recorder::RecordCommand;
-use crate::record::vmc_frames::VmcFrames;
+use crate::record::vmc_frames::{SenderRest, VmcFrames};
 
 use super::vmc_devices::VmcDevices;
 
@@ -56,6 +58,8 @@ pub struct VmcInput {
     pub performer: String,
     /// Device serials the configuration assigns to tracked points.
     pub devices: HashMap<String, TrackedPoint>,
+    /// The senders' rest pose, when not VRM 0 style identity.
+    pub rest: Option<Arc<SenderRest>>,
     pub record: mpsc::UnboundedSender<RecordCommand>,
     pub shutdown: watch::Receiver<bool>,
 }
@@ -122,7 +126,10 @@ impl VmcInput {
                     from,
                     Sender {
                         performer,
-                        frames: VmcFrames::default(),
+                        frames: match &self.rest {
+                            Some(rest) => VmcFrames::with_rest(rest.clone()),
+                            None => VmcFrames::default(),
+                        },
                         devices: VmcDevices::new(vr, self.devices.clone()),
                         announced: 0,
                     },
