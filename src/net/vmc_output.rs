@@ -119,11 +119,11 @@ impl VmcOutput {
                 slot,
                 name,
             } => {
-                let names = &mut tracks.entry(performer).or_default().names;
-                // Slots are named in order; a name arrives once per slot.
-                if names.name(usize::from(slot)).is_none() {
-                    names.slot_or_insert(name.as_str());
-                }
+                tracks
+                    .entry(performer)
+                    .or_default()
+                    .names
+                    .name_slot(usize::from(slot), name.as_str());
             }
             OutputMsg::Gone { performer } => {
                 tracks.remove(&performer);

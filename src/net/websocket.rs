@@ -90,10 +90,10 @@ impl WebSocketOutput {
                         slot,
                         name,
                     } => {
-                        let n = names.entry(performer).or_default();
-                        if n.name(usize::from(slot)).is_none() {
-                            n.slot_or_insert(name.as_str());
-                        }
+                        names
+                            .entry(performer)
+                            .or_default()
+                            .name_slot(usize::from(slot), name.as_str());
                     }
                     OutputMsg::Gone { performer } => {
                         names.remove(&performer);
@@ -451,25 +451,17 @@ impl Session {
                     name: name.map(|n| n.into_owned()),
                     reply: Some(reply),
                 });
-                Some(match answer.await {
-                    Ok(Ok(files)) => {
-                        let entries: Vec<StartedRecording<'_>> = files
-                            .iter()
-                            .map(|(performer, file)| StartedRecording { performer, file })
-                            .collect();
-                        Reply::RecordingStarted {
-                            id,
-                            recordings: &entries,
-                        }
-                        .to_json()
-                    }
-                    Ok(Err(message)) => Reply::Error {
+                Some(answer_json(id, answer.await, |files| {
+                    let entries: Vec<StartedRecording<'_>> = files
+                        .iter()
+                        .map(|(performer, file)| StartedRecording { performer, file })
+                        .collect();
+                    Reply::RecordingStarted {
                         id,
-                        message: &message,
+                        recordings: &entries,
                     }
-                    .to_json(),
-                    Err(_) => stopping(id),
-                })
+                    .to_json()
+                }))
             }
             ClientMessage::StopRecording { id, performer } => {
                 let (reply, answer) = oneshot::channel();
@@ -477,29 +469,21 @@ impl Session {
                     performer: performer.map(|p| p.to_string()),
                     reply: Some(reply),
                 });
-                Some(match answer.await {
-                    Ok(Ok(takes)) => {
-                        let entries: Vec<StoppedRecording<'_>> = takes
-                            .iter()
-                            .map(|t| StoppedRecording {
-                                performer: &t.performer,
-                                file: &t.file,
-                                frames: t.frames as u64,
-                            })
-                            .collect();
-                        Reply::RecordingStopped {
-                            id,
-                            recordings: &entries,
-                        }
-                        .to_json()
-                    }
-                    Ok(Err(message)) => Reply::Error {
+                Some(answer_json(id, answer.await, |takes| {
+                    let entries: Vec<StoppedRecording<'_>> = takes
+                        .iter()
+                        .map(|t| StoppedRecording {
+                            performer: &t.performer,
+                            file: &t.file,
+                            frames: t.frames as u64,
+                        })
+                        .collect();
+                    Reply::RecordingStopped {
                         id,
-                        message: &message,
+                        recordings: &entries,
                     }
-                    .to_json(),
-                    Err(_) => stopping(id),
-                })
+                    .to_json()
+                }))
             }
             ClientMessage::ListPerformers { id } => Some(self.performers(id).await),
             ClientMessage::Status { id } => {
@@ -518,19 +502,13 @@ impl Session {
                     performer: performer.to_string(),
                     reply,
                 });
-                Some(match answer.await {
-                    Ok(Ok(_)) => Reply::Calibrated {
+                Some(answer_json(id, answer.await, |_| {
+                    Reply::Calibrated {
                         id,
                         performer: performer.as_str(),
                     }
-                    .to_json(),
-                    Ok(Err(message)) => Reply::Error {
-                        id,
-                        message: &message,
-                    }
-                    .to_json(),
-                    Err(_) => stopping(id),
-                })
+                    .to_json()
+                }))
             }
         }
     }
@@ -570,6 +548,24 @@ impl Session {
             performers: &summaries,
         }
         .to_json()
+    }
+}
+
+/// The reply to a request answered through a oneshot: `ok` of the answer, an
+/// `error` naming why not, or "stopping" when the answerer is gone.
+fn answer_json<T>(
+    id: Option<u64>,
+    answer: Result<Result<T, String>, oneshot::error::RecvError>,
+    ok: impl FnOnce(T) -> String,
+) -> String {
+    match answer {
+        Ok(Ok(value)) => ok(value),
+        Ok(Err(message)) => Reply::Error {
+            id,
+            message: &message,
+        }
+        .to_json(),
+        Err(_) => stopping(id),
     }
 }
 

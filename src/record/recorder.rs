@@ -131,10 +131,11 @@ impl Recorder {
                         slot,
                         name,
                     } => {
-                        let names = &mut tracks.entry(performer).or_default().names;
-                        if names.name(usize::from(slot)).is_none() {
-                            names.slot_or_insert(name.as_str());
-                        }
+                        tracks
+                            .entry(performer)
+                            .or_default()
+                            .names
+                            .name_slot(usize::from(slot), name.as_str());
                     }
                     OutputMsg::Gone { performer } => {
                         if let Some(track) = tracks.remove(&performer)
