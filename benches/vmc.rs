@@ -1,6 +1,7 @@
 //! VMC decoding, ours against the `vmc` crate (pykeio/vmc: rosc's decoder, then
 //! its parser) on the same datagrams: one frame of a full 55-bone pose with
-//! expressions, as `VmcEncoder` packs it. Reported per message.
+//! expressions, as `VmcEncoder` packs it. Reported per message. Then encoding that
+//! frame: the hand-written `encode_into` against the `rosc` encoder.
 
 use std::hint::black_box;
 
@@ -9,7 +10,7 @@ use glam::Quat;
 use mocap_bridge::formats::vrma::VrmaRest;
 use mocap_bridge::humanoid::bone::ALL;
 use mocap_bridge::humanoid::{CustomNames, Preset};
-use mocap_bridge::protocol::vmc::{ExpressionNames, VmcEncoder, decode};
+use mocap_bridge::protocol::vmc::{Datagrams, ExpressionNames, VmcEncoder, decode};
 
 fn benches(c: &mut Criterion) {
     let mut pose = mocap_bridge::demo::pose_at(0.5, 0.9);
@@ -53,6 +54,25 @@ fn benches(c: &mut Criterion) {
                 n += vmc::parse(packet).expect("VMC").len();
             }
             n
+        })
+    });
+    group.finish();
+
+    let custom = CustomNames::default();
+    let mut out = Datagrams::new();
+    let mut group = c.benchmark_group("vmc encode 55-bone frame");
+    group.bench_function("encode_into (hand-written, reused buffers)", |b| {
+        b.iter(|| {
+            encoder.encode_into(black_box(0.5), black_box(&pose), &custom, &mut out);
+            out.len()
+        })
+    });
+    group.bench_function("encode (rosc)", |b| {
+        b.iter(|| {
+            encoder
+                .encode(black_box(0.5), black_box(&pose), &custom)
+                .expect("encodes")
+                .len()
         })
     });
     group.finish();

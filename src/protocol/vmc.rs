@@ -388,6 +388,210 @@ impl VmcEncoder {
     }
 }
 
+/// One OSC argument the encoder writes.
+#[derive(Clone, Copy)]
+enum OscArg<'a> {
+    Int(i32),
+    Float(f32),
+    Str(&'a str),
+}
+
+/// Bytes of a string written with its NUL and padded to 4, as OSC strings are.
+fn padded(len: usize) -> usize {
+    (len / 4 + 1) * 4
+}
+
+/// A frame's datagrams in reusable buffers: `VmcEncoder::encode_into` refills them
+/// every frame, allocating nothing once they have grown to a frame's size.
+#[derive(Debug, Clone)]
+pub struct Datagrams {
+    /// Every datagram, back to back.
+    bytes: Vec<u8>,
+    /// Where each datagram ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+/// A bundle's header: "#bundle\0", then an 8-byte time tag (1 = immediately).
+const BUNDLE_HEADER: usize = 16;
+
+impl Default for Datagrams {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Datagrams {
+    /// Buffers sized for a full frame (55 bones, every expression).
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            bytes: Vec::with_capacity(8 * 1024),
+            ends: Vec::with_capacity(16),
+        }
+    }
+
+    /// The datagrams, in sending order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(self.ends.iter().copied())
+            .map(|(start, end)| &self.bytes[start..end])
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
+    /// Length of the datagram being written.
+    fn current(&self) -> usize {
+        self.bytes.len() - self.ends.last().copied().unwrap_or(0)
+    }
+
+    /// Ends the datagram being written, if it holds any message.
+    fn finish(&mut self) {
+        if self.current() > BUNDLE_HEADER {
+            self.ends.push(self.bytes.len());
+        }
+    }
+
+    /// Appends one message as a bundle element, starting a new bundle when it
+    /// would not fit in `max` bytes (a message alone in a bundle is sent however
+    /// long it is).
+    fn push_message(&mut self, max: usize, address: &str, tags: &str, args: &[OscArg<'_>]) {
+        let size = padded(address.len())
+            + padded(tags.len())
+            + args
+                .iter()
+                .map(|a| match a {
+                    OscArg::Int(_) | OscArg::Float(_) => 4,
+                    OscArg::Str(s) => padded(s.len()),
+                })
+                .sum::<usize>();
+        if self.current() + 4 + size > max && self.current() > BUNDLE_HEADER {
+            self.finish();
+        }
+        if self.current() == 0 {
+            self.bytes.extend_from_slice(b"#bundle\0");
+            self.bytes.extend_from_slice(&1u64.to_be_bytes());
+        }
+        let size = u32::try_from(size).unwrap_or(u32::MAX);
+        self.bytes.extend_from_slice(&size.to_be_bytes());
+        self.push_str(address);
+        self.push_str(tags);
+        for arg in args {
+            match arg {
+                OscArg::Int(v) => self.bytes.extend_from_slice(&v.to_be_bytes()),
+                OscArg::Float(v) => self.bytes.extend_from_slice(&v.to_be_bytes()),
+                OscArg::Str(s) => self.push_str(s),
+            }
+        }
+    }
+
+    /// An OSC string: its bytes, a NUL, zeros up to a multiple of 4.
+    fn push_str(&mut self, s: &str) {
+        self.bytes.extend_from_slice(s.as_bytes());
+        let pad = padded(s.len()) - s.len();
+        self.bytes.extend_from_slice(&[0; 4][..pad]);
+    }
+}
+
+impl VmcEncoder {
+    /// One frame into `out` (cleared first): the messages of `messages`, in the
+    /// same order, packed into bundles of at most 1500 bytes as `encode` packs
+    /// them, byte for byte.
+    ///
+    /// Written by hand for the live output, which encodes every frame: `rosc`
+    /// allocates a `Vec` per message and a `String` per address and argument.
+    /// This writes straight into `out`'s buffers and allocates nothing once they
+    /// have grown to a frame's size.
+    pub fn encode_into(
+        &self,
+        time: f32,
+        pose: &HumanoidPose,
+        custom: &CustomNames,
+        out: &mut Datagrams,
+    ) {
+        use OscArg::{Float, Int, Str};
+        let max = self.max_datagram;
+        out.clear();
+        out.push_message(max, "/VMC/Ext/OK", ",i", &[Int(1)]);
+        out.push_message(max, "/VMC/Ext/T", ",f", &[Float(time)]);
+        let args = [
+            Str("root"),
+            Float(0.0),
+            Float(0.0),
+            Float(0.0),
+            Float(0.0),
+            Float(0.0),
+            Float(0.0),
+            Float(1.0),
+        ];
+        out.push_message(max, "/VMC/Ext/Root/Pos", ",sfffffff", &args);
+        let mut bone = |b: HumanBone, p: Vec3, rotation: Quat| {
+            let q = to_unity_rotation(rotation.normalize());
+            let args = [
+                Str(unity_name(b)),
+                Float(p.x),
+                Float(p.y),
+                Float(p.z),
+                Float(q.x),
+                Float(q.y),
+                Float(q.z),
+                Float(q.w),
+            ];
+            out.push_message(max, "/VMC/Ext/Bone/Pos", ",sfffffff", &args);
+        };
+        for (b, q) in pose.bones() {
+            let position = if b == HumanBone::Hips {
+                to_unity_position(pose.hips_position)
+            } else {
+                self.offsets[b.index()]
+            };
+            bone(b, position, q);
+        }
+        if let Some(look) = pose.look_at {
+            for eye in [HumanBone::LeftEye, HumanBone::RightEye] {
+                if !pose.has(eye) {
+                    bone(eye, self.offsets[eye.index()], look.to_rotation());
+                }
+            }
+        }
+        let mut any_blend = false;
+        let mut blend = |name: &str, weight: f32| {
+            out.push_message(
+                max,
+                "/VMC/Ext/Blend/Val",
+                ",sf",
+                &[Str(name), Float(weight)],
+            );
+            any_blend = true;
+        };
+        for (preset, weight) in pose.expressions.presets() {
+            blend(preset_name(preset, self.names), weight);
+        }
+        for slot in 0..crate::humanoid::expression::CUSTOM_CAPACITY {
+            if let (Some(w), Some(name)) = (pose.expressions.custom(slot), custom.name(slot)) {
+                blend(name, w);
+            }
+        }
+        if any_blend {
+            out.push_message(max, "/VMC/Ext/Blend/Apply", ",", &[]);
+        }
+        out.finish();
+    }
+}
+
 /// Which device a `/VMC/Ext/{Hmd,Con,Tra}/Pos` message is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Device {
@@ -910,6 +1114,73 @@ mod tests {
                 .count(),
             18
         );
+    }
+
+    /// A random pose: random bones, hips, lookAt, expressions and custom names of
+    /// every padding length.
+    fn random_pose(seed: u64) -> (HumanoidPose, CustomNames, f32) {
+        let mut state = seed | 1;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut unit = move || (next() % 20_001) as f32 / 10_000.0 - 1.0;
+        let mut pose = HumanoidPose::default();
+        for bone in ALL {
+            if unit() > -0.3 {
+                let axis = Vec3::new(unit(), unit(), unit() + 1.5).normalize();
+                pose.set_rotation(bone, Quat::from_axis_angle(axis, 3.0 * unit()));
+            }
+        }
+        pose.hips_position = Vec3::new(unit(), 1.0 + unit(), unit()) * 2.0;
+        if unit() > 0.0 {
+            pose.look_at = Some(crate::humanoid::LookAt {
+                yaw: unit(),
+                pitch: unit(),
+            });
+        }
+        for preset in Preset::all() {
+            if unit() > 0.0 {
+                pose.expressions.set_preset(preset, (unit() + 1.0) / 2.0);
+            }
+        }
+        let mut names = CustomNames::default();
+        for len in 1..6 {
+            if unit() > 0.0 {
+                let slot = names.slot_or_insert(&"xyzwv"[..len]).unwrap();
+                pose.expressions.set_custom(slot, (unit() + 1.0) / 2.0);
+            }
+        }
+        (pose, names, 100.0 * (unit() + 1.0))
+    }
+
+    #[test]
+    fn the_hand_written_encoder_writes_what_rosc_writes() {
+        let mut out = Datagrams::new();
+        for seed in 0..300u64 {
+            let (pose, names, time) = random_pose(seed * 7919 + 1);
+            let expression_names = if seed % 2 == 0 {
+                ExpressionNames::Vrm0
+            } else {
+                ExpressionNames::Vrm1
+            };
+            let encoder = VmcEncoder::new(expression_names, &VrmaRest::standard(0.8));
+            encoder.encode_into(time, &pose, &names, &mut out);
+            let want = encoder.encode(time, &pose, &names).unwrap();
+            let got: Vec<&[u8]> = out.iter().collect();
+            assert_eq!(got, want, "seed {seed}");
+        }
+        // An empty pose: OK, T and Root only, one datagram.
+        let encoder = VmcEncoder::new(ExpressionNames::Vrm1, &VrmaRest::standard(0.8));
+        let empty = HumanoidPose::default();
+        encoder.encode_into(0.0, &empty, &CustomNames::default(), &mut out);
+        assert_eq!(out.len(), 1);
+        let want = encoder
+            .encode(0.0, &empty, &CustomNames::default())
+            .unwrap();
+        assert_eq!(out.iter().collect::<Vec<_>>(), want);
     }
 
     /// A datagram holding one message.
