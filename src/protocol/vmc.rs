@@ -17,7 +17,6 @@
 //! (`Joy`, `A`), as the receiver expects.
 
 use glam::{Quat, Vec3};
-use rosc::{OscMessage, OscPacket, OscType};
 
 use super::osc::{self, Arg};
 use crate::formats::vrma::VrmaRest;
@@ -250,13 +249,6 @@ pub struct VmcEncoder {
     max_datagram: usize,
 }
 
-fn message(addr: &str, args: Vec<OscType>) -> OscMessage {
-    OscMessage {
-        addr: addr.to_owned(),
-        args,
-    }
-}
-
 impl VmcEncoder {
     /// An encoder naming expressions as `names`, sending bone offsets of `rest`.
     #[must_use]
@@ -275,47 +267,53 @@ impl VmcEncoder {
         }
     }
 
-    /// The messages of one frame, in sending order.
-    #[must_use]
-    pub fn messages(
+    /// One frame into `out` (cleared first), in sending order: `/VMC/Ext/OK`,
+    /// `/VMC/Ext/T`, `/VMC/Ext/Root/Pos`, a `/VMC/Ext/Bone/Pos` per present bone
+    /// (and the eyes, from lookAt, when the pose has none), `/VMC/Ext/Blend/Val`
+    /// per expression and `/VMC/Ext/Blend/Apply` last; whole messages packed into
+    /// bundles of at most 1500 bytes.
+    ///
+    /// Written by hand for the live output, which encodes every frame: `rosc`
+    /// allocates a `Vec` per message and a `String` per address and argument.
+    /// This writes straight into `out`'s buffers and allocates nothing once they
+    /// have grown to a frame's size. Its bytes are `rosc`'s, byte for byte (the
+    /// tests encode random poses both ways).
+    pub fn encode_into(
         &self,
         time: f32,
         pose: &HumanoidPose,
         custom: &CustomNames,
-    ) -> Vec<OscMessage> {
-        let mut out = vec![
-            message("/VMC/Ext/OK", vec![OscType::Int(1)]),
-            message("/VMC/Ext/T", vec![OscType::Float(time)]),
-            message(
-                "/VMC/Ext/Root/Pos",
-                vec![
-                    OscType::String("root".into()),
-                    0.0f32.into(),
-                    0.0f32.into(),
-                    0.0f32.into(),
-                    0.0f32.into(),
-                    0.0f32.into(),
-                    0.0f32.into(),
-                    1.0f32.into(),
-                ],
-            ),
+        out: &mut Datagrams,
+    ) {
+        use OscArg::{Float, Int, Str};
+        let max = self.max_datagram;
+        out.clear();
+        out.push_message(max, "/VMC/Ext/OK", ",i", &[Int(1)]);
+        out.push_message(max, "/VMC/Ext/T", ",f", &[Float(time)]);
+        let args = [
+            Str("root"),
+            Float(0.0),
+            Float(0.0),
+            Float(0.0),
+            Float(0.0),
+            Float(0.0),
+            Float(0.0),
+            Float(1.0),
         ];
-        let bone = |b: HumanBone, position: Vec3, rotation: Quat| {
-            let p = position;
+        out.push_message(max, "/VMC/Ext/Root/Pos", ",sfffffff", &args);
+        let mut bone = |b: HumanBone, p: Vec3, rotation: Quat| {
             let q = to_unity_rotation(rotation.normalize());
-            message(
-                "/VMC/Ext/Bone/Pos",
-                vec![
-                    OscType::String(unity_name(b).to_owned()),
-                    p.x.into(),
-                    p.y.into(),
-                    p.z.into(),
-                    q.x.into(),
-                    q.y.into(),
-                    q.z.into(),
-                    q.w.into(),
-                ],
-            )
+            let args = [
+                Str(unity_name(b)),
+                Float(p.x),
+                Float(p.y),
+                Float(p.z),
+                Float(q.x),
+                Float(q.y),
+                Float(q.z),
+                Float(q.w),
+            ];
+            out.push_message(max, "/VMC/Ext/Bone/Pos", ",sfffffff", &args);
         };
         for (b, q) in pose.bones() {
             let position = if b == HumanBone::Hips {
@@ -323,68 +321,37 @@ impl VmcEncoder {
             } else {
                 self.offsets[b.index()]
             };
-            out.push(bone(b, position, q));
+            bone(b, position, q);
         }
         if let Some(look) = pose.look_at {
             for eye in [HumanBone::LeftEye, HumanBone::RightEye] {
                 if !pose.has(eye) {
-                    out.push(bone(eye, self.offsets[eye.index()], look.to_rotation()));
+                    bone(eye, self.offsets[eye.index()], look.to_rotation());
                 }
             }
         }
-        let blend = |name: &str, weight: f32| {
-            message(
-                "/VMC/Ext/Blend/Val",
-                vec![OscType::String(name.to_owned()), weight.into()],
-            )
-        };
         let mut any_blend = false;
-        for (preset, weight) in pose.expressions.presets() {
-            out.push(blend(preset_name(preset, self.names), weight));
+        let mut blend = |name: &str, weight: f32| {
+            out.push_message(
+                max,
+                "/VMC/Ext/Blend/Val",
+                ",sf",
+                &[Str(name), Float(weight)],
+            );
             any_blend = true;
+        };
+        for (preset, weight) in pose.expressions.presets() {
+            blend(preset_name(preset, self.names), weight);
         }
         for slot in 0..crate::humanoid::expression::CUSTOM_CAPACITY {
             if let (Some(w), Some(name)) = (pose.expressions.custom(slot), custom.name(slot)) {
-                out.push(blend(name, w));
-                any_blend = true;
+                blend(name, w);
             }
         }
         if any_blend {
-            out.push(message("/VMC/Ext/Blend/Apply", vec![]));
+            out.push_message(max, "/VMC/Ext/Blend/Apply", ",", &[]);
         }
-        out
-    }
-
-    /// One frame as datagrams: bundles of whole messages, each at most 1500 bytes,
-    /// in sending order (so `Blend/Apply` comes after every `Blend/Val`).
-    pub fn encode(
-        &self,
-        time: f32,
-        pose: &HumanoidPose,
-        custom: &CustomNames,
-    ) -> Result<Vec<Vec<u8>>, rosc::OscError> {
-        // A bundle: "#bundle\0", an 8-byte time tag (1 = immediately), then each
-        // element as a 4-byte big-endian size and its bytes.
-        const HEADER: usize = 16;
-        let mut datagrams = Vec::new();
-        let mut bundle: Vec<u8> = Vec::with_capacity(self.max_datagram);
-        for m in self.messages(time, pose, custom) {
-            let bytes = rosc::encoder::encode(&OscPacket::Message(m))?;
-            if bundle.len() + 4 + bytes.len() > self.max_datagram && bundle.len() > HEADER {
-                datagrams.push(std::mem::take(&mut bundle));
-            }
-            if bundle.is_empty() {
-                bundle.extend_from_slice(b"#bundle\0");
-                bundle.extend_from_slice(&1u64.to_be_bytes());
-            }
-            let size = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
-            bundle.extend_from_slice(&size.to_be_bytes());
-            bundle.extend_from_slice(&bytes);
-        }
-        if bundle.len() > HEADER {
-            datagrams.push(bundle);
-        }
-        Ok(datagrams)
+        out.finish();
     }
 }
 
@@ -503,92 +470,6 @@ impl Datagrams {
         self.bytes.extend_from_slice(s.as_bytes());
         let pad = padded(s.len()) - s.len();
         self.bytes.extend_from_slice(&[0; 4][..pad]);
-    }
-}
-
-impl VmcEncoder {
-    /// One frame into `out` (cleared first): the messages of `messages`, in the
-    /// same order, packed into bundles of at most 1500 bytes as `encode` packs
-    /// them, byte for byte.
-    ///
-    /// Written by hand for the live output, which encodes every frame: `rosc`
-    /// allocates a `Vec` per message and a `String` per address and argument.
-    /// This writes straight into `out`'s buffers and allocates nothing once they
-    /// have grown to a frame's size.
-    pub fn encode_into(
-        &self,
-        time: f32,
-        pose: &HumanoidPose,
-        custom: &CustomNames,
-        out: &mut Datagrams,
-    ) {
-        use OscArg::{Float, Int, Str};
-        let max = self.max_datagram;
-        out.clear();
-        out.push_message(max, "/VMC/Ext/OK", ",i", &[Int(1)]);
-        out.push_message(max, "/VMC/Ext/T", ",f", &[Float(time)]);
-        let args = [
-            Str("root"),
-            Float(0.0),
-            Float(0.0),
-            Float(0.0),
-            Float(0.0),
-            Float(0.0),
-            Float(0.0),
-            Float(1.0),
-        ];
-        out.push_message(max, "/VMC/Ext/Root/Pos", ",sfffffff", &args);
-        let mut bone = |b: HumanBone, p: Vec3, rotation: Quat| {
-            let q = to_unity_rotation(rotation.normalize());
-            let args = [
-                Str(unity_name(b)),
-                Float(p.x),
-                Float(p.y),
-                Float(p.z),
-                Float(q.x),
-                Float(q.y),
-                Float(q.z),
-                Float(q.w),
-            ];
-            out.push_message(max, "/VMC/Ext/Bone/Pos", ",sfffffff", &args);
-        };
-        for (b, q) in pose.bones() {
-            let position = if b == HumanBone::Hips {
-                to_unity_position(pose.hips_position)
-            } else {
-                self.offsets[b.index()]
-            };
-            bone(b, position, q);
-        }
-        if let Some(look) = pose.look_at {
-            for eye in [HumanBone::LeftEye, HumanBone::RightEye] {
-                if !pose.has(eye) {
-                    bone(eye, self.offsets[eye.index()], look.to_rotation());
-                }
-            }
-        }
-        let mut any_blend = false;
-        let mut blend = |name: &str, weight: f32| {
-            out.push_message(
-                max,
-                "/VMC/Ext/Blend/Val",
-                ",sf",
-                &[Str(name), Float(weight)],
-            );
-            any_blend = true;
-        };
-        for (preset, weight) in pose.expressions.presets() {
-            blend(preset_name(preset, self.names), weight);
-        }
-        for slot in 0..crate::humanoid::expression::CUSTOM_CAPACITY {
-            if let (Some(w), Some(name)) = (pose.expressions.custom(slot), custom.name(slot)) {
-                blend(name, w);
-            }
-        }
-        if any_blend {
-            out.push_message(max, "/VMC/Ext/Blend/Apply", ",", &[]);
-        }
-        out.finish();
     }
 }
 
@@ -917,6 +798,125 @@ fn read_message(message: osc::Message<'_>) -> Outcome<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rosc::{OscMessage, OscPacket, OscType};
+
+    fn message(addr: &str, args: Vec<OscType>) -> OscMessage {
+        OscMessage {
+            addr: addr.to_owned(),
+            args,
+        }
+    }
+
+    /// The messages of one frame as the `rosc`-based encoder made them, before
+    /// `encode_into` replaced it: the reference its bytes are checked against.
+    fn rosc_messages(
+        encoder: &VmcEncoder,
+        time: f32,
+        pose: &HumanoidPose,
+        custom: &CustomNames,
+    ) -> Vec<OscMessage> {
+        let mut out = vec![
+            message("/VMC/Ext/OK", vec![OscType::Int(1)]),
+            message("/VMC/Ext/T", vec![OscType::Float(time)]),
+            message(
+                "/VMC/Ext/Root/Pos",
+                vec![
+                    OscType::String("root".into()),
+                    0.0f32.into(),
+                    0.0f32.into(),
+                    0.0f32.into(),
+                    0.0f32.into(),
+                    0.0f32.into(),
+                    0.0f32.into(),
+                    1.0f32.into(),
+                ],
+            ),
+        ];
+        let bone = |b: HumanBone, position: Vec3, rotation: Quat| {
+            let p = position;
+            let q = to_unity_rotation(rotation.normalize());
+            message(
+                "/VMC/Ext/Bone/Pos",
+                vec![
+                    OscType::String(unity_name(b).to_owned()),
+                    p.x.into(),
+                    p.y.into(),
+                    p.z.into(),
+                    q.x.into(),
+                    q.y.into(),
+                    q.z.into(),
+                    q.w.into(),
+                ],
+            )
+        };
+        for (b, q) in pose.bones() {
+            let position = if b == HumanBone::Hips {
+                to_unity_position(pose.hips_position)
+            } else {
+                encoder.offsets[b.index()]
+            };
+            out.push(bone(b, position, q));
+        }
+        if let Some(look) = pose.look_at {
+            for eye in [HumanBone::LeftEye, HumanBone::RightEye] {
+                if !pose.has(eye) {
+                    out.push(bone(eye, encoder.offsets[eye.index()], look.to_rotation()));
+                }
+            }
+        }
+        let blend = |name: &str, weight: f32| {
+            message(
+                "/VMC/Ext/Blend/Val",
+                vec![OscType::String(name.to_owned()), weight.into()],
+            )
+        };
+        let mut any_blend = false;
+        for (preset, weight) in pose.expressions.presets() {
+            out.push(blend(preset_name(preset, encoder.names), weight));
+            any_blend = true;
+        }
+        for slot in 0..crate::humanoid::expression::CUSTOM_CAPACITY {
+            if let (Some(w), Some(name)) = (pose.expressions.custom(slot), custom.name(slot)) {
+                out.push(blend(name, w));
+                any_blend = true;
+            }
+        }
+        if any_blend {
+            out.push(message("/VMC/Ext/Blend/Apply", vec![]));
+        }
+        out
+    }
+
+    /// `rosc_messages` packed as the `rosc`-based encoder packed them.
+    fn rosc_encode(
+        encoder: &VmcEncoder,
+        time: f32,
+        pose: &HumanoidPose,
+        custom: &CustomNames,
+    ) -> Vec<Vec<u8>> {
+        // A bundle: "#bundle\0", an 8-byte time tag (1 = immediately), then each
+        // element as a 4-byte big-endian size and its bytes.
+        const HEADER: usize = 16;
+        let mut datagrams = Vec::new();
+        let mut bundle: Vec<u8> = Vec::with_capacity(encoder.max_datagram);
+        for m in rosc_messages(encoder, time, pose, custom) {
+            let bytes = rosc::encoder::encode(&OscPacket::Message(m)).unwrap();
+            if bundle.len() + 4 + bytes.len() > encoder.max_datagram && bundle.len() > HEADER {
+                datagrams.push(std::mem::take(&mut bundle));
+            }
+            if bundle.is_empty() {
+                bundle.extend_from_slice(b"#bundle\0");
+                bundle.extend_from_slice(&1u64.to_be_bytes());
+            }
+            let size = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
+            bundle.extend_from_slice(&size.to_be_bytes());
+            bundle.extend_from_slice(&bytes);
+        }
+        if bundle.len() > HEADER {
+            datagrams.push(bundle);
+        }
+        datagrams
+    }
 
     #[test]
     fn unity_names_shift_the_thumbs() {
@@ -1081,10 +1081,11 @@ mod tests {
             pose.expressions.set_preset(preset, 0.5);
         }
         let encoder = VmcEncoder::new(ExpressionNames::Vrm1, &VrmaRest::standard(0.9));
-        let datagrams = encoder.encode(0.5, &pose, &CustomNames::default()).unwrap();
+        let mut datagrams = Datagrams::new();
+        encoder.encode_into(0.5, &pose, &CustomNames::default(), &mut datagrams);
         assert!(datagrams.len() >= 3);
         let mut addresses = Vec::new();
-        for d in &datagrams {
+        for d in datagrams.iter() {
             assert!(d.len() <= MAX_DATAGRAM, "{}", d.len());
             let (_, packet) = rosc::decoder::decode_udp(d).unwrap();
             let OscPacket::Bundle(bundle) = packet else {
@@ -1168,7 +1169,7 @@ mod tests {
             };
             let encoder = VmcEncoder::new(expression_names, &VrmaRest::standard(0.8));
             encoder.encode_into(time, &pose, &names, &mut out);
-            let want = encoder.encode(time, &pose, &names).unwrap();
+            let want = rosc_encode(&encoder, time, &pose, &names);
             let got: Vec<&[u8]> = out.iter().collect();
             assert_eq!(got, want, "seed {seed}");
         }
@@ -1177,9 +1178,7 @@ mod tests {
         let empty = HumanoidPose::default();
         encoder.encode_into(0.0, &empty, &CustomNames::default(), &mut out);
         assert_eq!(out.len(), 1);
-        let want = encoder
-            .encode(0.0, &empty, &CustomNames::default())
-            .unwrap();
+        let want = rosc_encode(&encoder, 0.0, &empty, &CustomNames::default());
         assert_eq!(out.iter().collect::<Vec<_>>(), want);
     }
 
@@ -1210,8 +1209,10 @@ mod tests {
         let encoder = VmcEncoder::new(ExpressionNames::Vrm0, &VrmaRest::standard(0.9));
         let mut back = HumanoidPose::default();
         let mut blends = Vec::new();
-        for d in encoder.encode(0.7, &pose, &names).unwrap() {
-            let stats = decode(&d, &mut |e| match e {
+        let mut datagrams = Datagrams::new();
+        encoder.encode_into(0.7, &pose, &names, &mut datagrams);
+        for d in datagrams.iter() {
+            let stats = decode(d, &mut |e| match e {
                 VmcEvent::Bone {
                     bone,
                     position,
