@@ -14,7 +14,8 @@
 //! - `catalog`: bone maps for well-known skeletons, embedded in the binary.
 //! - `demo`: the built-in lab19 performance, for running with no hardware or files.
 //! - `inspect`: the report behind `mocap-bridge inspect`.
-//! - `protocol`: wire codecs, pure over bytes (OSC, VMC both ways).
+//! - `protocol`: wire codecs, pure over bytes (OSC, VMC both ways, VRChat OSC
+//!   trackers in).
 //! - `net`: sockets that move those bytes (the VMC sender).
 //! - `record`: turning what arrives live into takes (VMC frames).
 //!

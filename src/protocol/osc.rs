@@ -341,6 +341,22 @@ impl<'a> Message<'a> {
         Some((name, floats))
     }
 
+    /// `N` floats and nothing before them (`/tracking/trackers/1/position`), read
+    /// without the general argument loop: `Some` when the type tags start with
+    /// `N` `f`s and the bytes are all there (any further arguments are ignored).
+    #[must_use]
+    pub fn floats<const N: usize>(&self) -> Option<[f32; N]> {
+        if self.tags.get(..N)? != [b'f'; N] {
+            return None;
+        }
+        let bytes = self.data.get(..4 * N)?;
+        let mut floats = [0.0; N];
+        for (f, b) in floats.iter_mut().zip(bytes.chunks_exact(4)) {
+            *f = f32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        Some(floats)
+    }
+
     /// The arguments, read into `out`; returns how many there are (at most
     /// `out.len()`; later ones are not read). Fails on a truncated argument.
     pub fn args(&self, out: &mut [Arg<'a>]) -> Result<usize, OscError> {
