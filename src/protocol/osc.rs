@@ -162,7 +162,7 @@ impl<'a> Shape<'a> {
 
     /// The message in `element` (at `start` in the datagram) when it has this
     /// shape.
-    #[inline]
+    #[inline(always)]
     fn read(&self, element: &'a [u8], start: usize) -> Option<Message<'a>> {
         if self.header.is_empty() || !starts_with_words(element, self.header) {
             return None;
@@ -200,7 +200,9 @@ fn new_element(bytes: &[u8], start: usize, end: usize) -> NewElement<'_> {
 impl<'a> Iterator for Messages<'a> {
     type Item = Result<Message<'a>, OscError>;
 
-    #[inline]
+    // Always inlined, so that its state and the message it gives stay in
+    // registers (a `Message` returned through memory is read back in pieces).
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             let (start, end) = if self.depth > 0 {
@@ -270,7 +272,7 @@ impl Messages<'_> {
 /// Whether `bytes` starts with `prefix`, compared 8 bytes at a time, inline
 /// (`starts_with` calls `memcmp`, slower for the 20 to 40 bytes of an OSC
 /// address and type tags).
-#[inline]
+#[inline(always)]
 fn starts_with_words(bytes: &[u8], prefix: &[u8]) -> bool {
     let Some(mut head) = bytes.get(..prefix.len()) else {
         return false;

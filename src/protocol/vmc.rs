@@ -208,6 +208,7 @@ const BONE_SLOTS: [BoneSlot; 1 << SLOT_BITS] = {
     slots
 };
 
+#[inline(always)]
 fn bone_from_words(name: NameWords) -> Option<HumanBone> {
     let slot = &BONE_SLOTS[name_slot(&name)];
     // An empty slot holds no bone, so an empty name matching its zeros is `None`.
@@ -537,7 +538,7 @@ const MAX_QUAT_LENGTH_SQUARED: f32 = 1e6;
 /// Position and rotation from seven floats (Unity space) into internal axes; `None`
 /// when not finite, out of range or a zero quaternion. Non-unit quaternions are
 /// normalized.
-#[inline]
+#[inline(always)]
 fn transform(f: &[f32; 7]) -> Option<(Vec3, Quat)> {
     let p = Vec3::new(f[0], f[1], f[2]);
     let q = Quat::from_xyzw(f[3], f[4], f[5], f[6]);
@@ -597,7 +598,11 @@ type BoneRead = (Option<HumanBone>, Option<(Vec3, Quat)>);
 /// byte, then the floats after its padding. `None` when the name is longer than any
 /// bone's or the bytes are not all there: the general path then reads (and
 /// counts) the message, to the same result as this one where it gives one.
-#[inline]
+// Always inlined into `decode`: returned from a call, its result goes through
+// memory in pieces and is read back whole, a store-forwarding stall that cost
+// more than the rest of the decoding (seen in the bench build, where `#[inline]`
+// alone did not inline it).
+#[inline(always)]
 fn bone_in_one_go(data: &[u8]) -> Option<BoneRead> {
     const LOW: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
