@@ -42,7 +42,7 @@ use crate::pipeline::{
 };
 use crate::protocol::frame::PerformerName;
 use crate::protocol::lab_osc::{LabAssembler, LabSkeleton};
-use crate::protocol::vmc::VmcEncoder;
+use crate::protocol::vmc::{Datagrams, VmcEncoder};
 use crate::record::recorder::{FinishedTake, Recorder};
 use crate::record::vmc_frames::SenderRest;
 use crate::replay::Replay;
@@ -361,6 +361,7 @@ pub async fn run(
             min_interval: (out.rate_hz > 0.0).then(|| Duration::from_secs_f32(1.0 / out.rate_hz)),
             shows,
             latency,
+            datagrams: Datagrams::new(),
         };
         outputs.spawn(task.run());
     }

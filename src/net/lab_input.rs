@@ -85,15 +85,12 @@ impl LabInput {
             );
             s.ignored.fetch_add(u64::from(stats.ignored), Relaxed);
             if stats.ignored > 0 {
-                osc::visit(
-                    &buf[..len],
-                    &mut |m| {
-                        if let Some(command) = record_command(&m) {
-                            let _ = self.record.send(command);
-                        }
-                    },
-                    &mut |_| {},
-                );
+                for message in osc::messages(&buf[..len]).flatten() {
+                    if let Some(command) = record_command(&message) {
+                        // The recorder is gone only when the bridge stops.
+                        let _ = self.record.send(command);
+                    }
+                }
             }
         }
     }

@@ -187,16 +187,12 @@ impl VmcInput {
                 .fetch_add(u64::from(decoded.unknown_bones), Relaxed);
             stats.ignored.fetch_add(u64::from(decoded.ignored), Relaxed);
             if decoded.ignored > 0 {
-                osc::visit(
-                    datagram,
-                    &mut |m| {
-                        if let Some(command) = record_command(&m) {
-                            // The recorder is gone only when the bridge stops.
-                            let _ = self.record.send(command);
-                        }
-                    },
-                    &mut |_| {},
-                );
+                for message in osc::messages(datagram).flatten() {
+                    if let Some(command) = record_command(&message) {
+                        // The recorder is gone only when the bridge stops.
+                        let _ = self.record.send(command);
+                    }
+                }
             }
         }
     }

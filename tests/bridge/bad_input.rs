@@ -9,7 +9,7 @@ use mocap_bridge::formats::vrma::VrmaRest;
 use mocap_bridge::humanoid::CustomNames;
 use mocap_bridge::protocol::frame::{JointFrame, PerformerName};
 use mocap_bridge::protocol::lab_osc::LabSkeleton;
-use mocap_bridge::protocol::vmc::{ExpressionNames, VmcEncoder};
+use mocap_bridge::protocol::vmc::{Datagrams, ExpressionNames, VmcEncoder};
 use serde_json::{Value, json};
 
 use crate::harness::{Bridge, free_tcp_port, free_udp_port, quiet_config};
@@ -119,15 +119,19 @@ fn bad_vmc_and_lab_datagrams_are_counted_and_good_performers_keep_flowing() {
     let good = UdpSocket::bind("127.0.0.1:0").expect("bind");
     let bad = UdpSocket::bind("127.0.0.1:0").expect("bind");
     let encoder = VmcEncoder::new(ExpressionNames::Vrm1, &VrmaRest::standard(0.95));
-    let send_good = |i: usize| {
+    let mut datagrams = Datagrams::new();
+    let mut send_good = |i: usize| {
         let mut pose = mocap_bridge::demo::pose_at(i as f32 / 60.0, 0.95);
         pose.expressions
             .set_preset(mocap_bridge::humanoid::Preset::Blink, 0.0);
-        for d in encoder
-            .encode(i as f32 / 60.0, &pose, &CustomNames::default())
-            .expect("encodes")
-        {
-            good.send_to(&d, ("127.0.0.1", vmc_port)).expect("send");
+        encoder.encode_into(
+            i as f32 / 60.0,
+            &pose,
+            &CustomNames::default(),
+            &mut datagrams,
+        );
+        for d in datagrams.iter() {
+            good.send_to(d, ("127.0.0.1", vmc_port)).expect("send");
         }
     };
     let unit = [0.0, 0.9, 0.0, 0.0, 0.0, 0.0, 1.0];
