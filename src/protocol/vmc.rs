@@ -1,6 +1,9 @@
 //! The VMC protocol (OSC over UDP, https://protocol.vmc.info), both ways: normalized
-//! poses as `/VMC/Ext/*` messages packed into bundles that fit one datagram, and
-//! datagrams decoded back into events in internal axes (`decode`, allocation-free).
+//! poses as `/VMC/Ext/*` messages packed into bundles that fit one datagram
+//! (`VmcEncoder::encode_into`), and datagrams decoded back into events in internal
+//! axes (`decode`). Both run every frame and allocate nothing; both are written by
+//! hand for speed (`benches/vmc.rs`), and the tests hold them to `rosc`'s bytes
+//! and to the `vmc` crate's reading.
 //!
 //! What goes out per frame: `/VMC/Ext/OK 1`, `/VMC/Ext/T time`, `/VMC/Ext/Root/Pos`
 //! (identity), one `/VMC/Ext/Bone/Pos` per present bone (Unity `HumanBodyBones`
