@@ -1,6 +1,9 @@
 //! The VMC protocol (OSC over UDP, https://protocol.vmc.info), both ways: normalized
-//! poses as `/VMC/Ext/*` messages packed into bundles that fit one datagram, and
-//! datagrams decoded back into events in internal axes (`decode`, allocation-free).
+//! poses as `/VMC/Ext/*` messages packed into bundles that fit one datagram
+//! (`VmcEncoder::encode_into`), and datagrams decoded back into events in internal
+//! axes (`decode`). Both run every frame and allocate nothing; both are written by
+//! hand for speed (`benches/vmc.rs`), and the tests hold them to `rosc`'s bytes
+//! and to the `vmc` crate's reading.
 //!
 //! What goes out per frame: `/VMC/Ext/OK 1`, `/VMC/Ext/T time`, `/VMC/Ext/Root/Pos`
 //! (identity), one `/VMC/Ext/Bone/Pos` per present bone (Unity `HumanBodyBones`
@@ -240,13 +243,16 @@ pub fn to_unity_rotation(q: Quat) -> Quat {
     Quat::from_xyzw(q.x, -q.y, -q.z, q.w)
 }
 
-/// Encodes poses as VMC datagrams. Built once per output; names and rest offsets
-/// are precomputed.
+/// Encodes poses as VMC datagrams. Built once per output; names, rest offsets and
+/// the bytes of each bone's message before its floats are precomputed.
 #[derive(Debug, Clone)]
 pub struct VmcEncoder {
     names: ExpressionNames,
     /// Rest offset of each bone from its spec parent, Unity space.
     offsets: Vec<Vec3>,
+    /// Per bone, its `/VMC/Ext/Bone/Pos` message up to the seven floats: the
+    /// address, the type tags and the bone's Unity name, each OSC-padded.
+    bone_headers: Vec<Vec<u8>>,
     max_datagram: usize,
 }
 
@@ -261,9 +267,20 @@ impl VmcEncoder {
                 to_unity_position(rest.position(*b) - parent)
             })
             .collect();
+        let bone_headers = ALL
+            .iter()
+            .map(|b| {
+                let mut header = Vec::new();
+                for s in ["/VMC/Ext/Bone/Pos", ",sfffffff", unity_name(*b)] {
+                    push_osc_str(&mut header, s);
+                }
+                header
+            })
+            .collect();
         Self {
             names,
             offsets,
+            bone_headers,
             max_datagram: MAX_DATAGRAM,
         }
     }
@@ -304,17 +321,14 @@ impl VmcEncoder {
         out.push_message(max, "/VMC/Ext/Root/Pos", ",sfffffff", &args);
         let mut bone = |b: HumanBone, p: Vec3, rotation: Quat| {
             let q = to_unity_rotation(rotation.normalize());
-            let args = [
-                Str(unity_name(b)),
-                Float(p.x),
-                Float(p.y),
-                Float(p.z),
-                Float(q.x),
-                Float(q.y),
-                Float(q.z),
-                Float(q.w),
-            ];
-            out.push_message(max, "/VMC/Ext/Bone/Pos", ",sfffffff", &args);
+            let mut floats = [0u8; 28];
+            for (bytes, f) in floats
+                .chunks_exact_mut(4)
+                .zip([p.x, p.y, p.z, q.x, q.y, q.z, q.w])
+            {
+                bytes.copy_from_slice(&f.to_be_bytes());
+            }
+            out.push_encoded(max, &self.bone_headers[b.index()], &floats);
         };
         for (b, q) in pose.bones() {
             let position = if b == HumanBone::Hips {
@@ -446,6 +460,28 @@ impl Datagrams {
                     OscArg::Str(s) => padded(s.len()),
                 })
                 .sum::<usize>();
+        self.begin_message(max, size);
+        push_osc_str(&mut self.bytes, address);
+        push_osc_str(&mut self.bytes, tags);
+        for arg in args {
+            match arg {
+                OscArg::Int(v) => self.bytes.extend_from_slice(&v.to_be_bytes()),
+                OscArg::Float(v) => self.bytes.extend_from_slice(&v.to_be_bytes()),
+                OscArg::Str(s) => push_osc_str(&mut self.bytes, s),
+            }
+        }
+    }
+
+    /// `push_message` for a message already encoded, as a header and a tail.
+    fn push_encoded(&mut self, max: usize, header: &[u8], tail: &[u8]) {
+        self.begin_message(max, header.len() + tail.len());
+        self.bytes.extend_from_slice(header);
+        self.bytes.extend_from_slice(tail);
+    }
+
+    /// Starts a bundle element of `size` bytes: a new bundle when needed, then
+    /// the element's size.
+    fn begin_message(&mut self, max: usize, size: usize) {
         if self.current() + 4 + size > max && self.current() > BUNDLE_HEADER {
             self.finish();
         }
@@ -455,23 +491,14 @@ impl Datagrams {
         }
         let size = u32::try_from(size).unwrap_or(u32::MAX);
         self.bytes.extend_from_slice(&size.to_be_bytes());
-        self.push_str(address);
-        self.push_str(tags);
-        for arg in args {
-            match arg {
-                OscArg::Int(v) => self.bytes.extend_from_slice(&v.to_be_bytes()),
-                OscArg::Float(v) => self.bytes.extend_from_slice(&v.to_be_bytes()),
-                OscArg::Str(s) => self.push_str(s),
-            }
-        }
     }
+}
 
-    /// An OSC string: its bytes, a NUL, zeros up to a multiple of 4.
-    fn push_str(&mut self, s: &str) {
-        self.bytes.extend_from_slice(s.as_bytes());
-        let pad = padded(s.len()) - s.len();
-        self.bytes.extend_from_slice(&[0; 4][..pad]);
-    }
+/// Appends an OSC string: its bytes, a NUL, zeros up to a multiple of 4.
+fn push_osc_str(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(s.as_bytes());
+    let pad = padded(s.len()) - s.len();
+    out.extend_from_slice(&[0; 4][..pad]);
 }
 
 /// Which device a `/VMC/Ext/{Hmd,Con,Tra}/Pos` message is about.
