@@ -345,7 +345,6 @@ impl VmcEncoder {
                 }
             }
         }
-        let mut any_blend = false;
         let mut blend = |name: &str, weight: f32| {
             out.push_message(
                 max,
@@ -353,7 +352,6 @@ impl VmcEncoder {
                 ",sf",
                 &[Str(name), Float(weight)],
             );
-            any_blend = true;
         };
         for (preset, weight) in pose.expressions.presets() {
             blend(preset_name(preset, self.names), weight);
@@ -363,9 +361,9 @@ impl VmcEncoder {
                 blend(name, w);
             }
         }
-        if any_blend {
-            out.push_message(max, "/VMC/Ext/Blend/Apply", ",", &[]);
-        }
+        // Apply closes every frame, blends or not: receivers (ours included) take
+        // it as the end of the frame instead of waiting for the next one.
+        out.push_message(max, "/VMC/Ext/Blend/Apply", ",", &[]);
         out.finish();
     }
 }
@@ -902,20 +900,15 @@ mod tests {
                 vec![OscType::String(name.to_owned()), weight.into()],
             )
         };
-        let mut any_blend = false;
         for (preset, weight) in pose.expressions.presets() {
             out.push(blend(preset_name(preset, encoder.names), weight));
-            any_blend = true;
         }
         for slot in 0..crate::humanoid::expression::CUSTOM_CAPACITY {
             if let (Some(w), Some(name)) = (pose.expressions.custom(slot), custom.name(slot)) {
                 out.push(blend(name, w));
-                any_blend = true;
             }
         }
-        if any_blend {
-            out.push(message("/VMC/Ext/Blend/Apply", vec![]));
-        }
+        out.push(message("/VMC/Ext/Blend/Apply", vec![]));
         out
     }
 
