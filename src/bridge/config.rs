@@ -20,6 +20,7 @@ use crate::ik::vr::VrIkConfig;
 use crate::pipeline::performer::PerformerSettings;
 use crate::protocol::frame::TrackedPoint;
 use crate::protocol::vmc::ExpressionNames;
+use crate::protocol::vrchat::{TRACKER_COUNT, TrackerAssignment};
 
 /// Why a configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -154,6 +155,10 @@ impl Default for LabInputConfig {
 pub struct VrchatInputConfig {
     pub listen: SocketAddr,
     pub performer: String,
+    /// Tracker number ("1" to "8") → tracked point; empty: 1 hips, 2 left foot,
+    /// 3 right foot, 4 chest, 5 left knee, 6 right knee, 7 left elbow, 8 right
+    /// elbow. VR IK needs both hands: assign two trackers to them.
+    pub trackers: BTreeMap<String, String>,
 }
 
 impl Default for VrchatInputConfig {
@@ -161,7 +166,27 @@ impl Default for VrchatInputConfig {
         Self {
             listen: ([127, 0, 0, 1], 9000).into(),
             performer: "vrchat".into(),
+            trackers: BTreeMap::new(),
         }
+    }
+}
+
+impl VrchatInputConfig {
+    /// The tracker assignment (checked when the file is loaded).
+    #[must_use]
+    pub fn assignment(&self) -> TrackerAssignment {
+        if self.trackers.is_empty() {
+            return TrackerAssignment::default();
+        }
+        let mut points = [None; TRACKER_COUNT];
+        for (number, point) in &self.trackers {
+            if let (Ok(n @ 1..=TRACKER_COUNT), Some(p)) =
+                (number.parse::<usize>(), TrackedPoint::from_name(point))
+            {
+                points[n - 1] = Some(p);
+            }
+        }
+        TrackerAssignment::new(points)
     }
 }
 
@@ -473,6 +498,17 @@ impl BridgeConfig {
                             "`{point}` is not a tracked point (head, leftHand, rightHand, hips, chest, leftFoot, rightFoot, leftElbow, rightElbow, leftKnee, rightKnee)"
                         ),
                     ));
+                }
+            }
+        }
+        for (i, vrchat) in self.vrchat_inputs.iter().enumerate() {
+            for (number, point) in &vrchat.trackers {
+                let place = format!("vrchatInputs[{i}].trackers.{number}");
+                if !matches!(number.parse::<usize>(), Ok(1..=TRACKER_COUNT)) {
+                    return Err(field(&place, "tracker numbers are 1 to 8".into()));
+                }
+                if TrackedPoint::from_name(point).is_none() {
+                    return Err(field(&place, format!("`{point}` is not a tracked point")));
                 }
             }
         }

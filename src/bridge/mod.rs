@@ -34,6 +34,7 @@ use crate::inspect;
 use crate::net::lab_input::LabInput;
 use crate::net::vmc_input::VmcInput;
 use crate::net::vmc_output::{self, Shows, VmcOutput};
+use crate::net::vrchat_input::VrchatInput;
 use crate::net::websocket::{Shared, Subscribers, WebSocketOutput, WebSocketServer};
 use crate::pipeline::performer::{Avatar, StreamSkeleton};
 use crate::pipeline::solver::{Solver, SolverConfig, SolverControl};
@@ -43,6 +44,7 @@ use crate::pipeline::{
 use crate::protocol::frame::PerformerName;
 use crate::protocol::lab_osc::{LabAssembler, LabSkeleton};
 use crate::protocol::vmc::{Datagrams, VmcEncoder};
+use crate::protocol::vrchat::VrchatTrackers;
 use crate::record::recorder::{FinishedTake, Recorder};
 use crate::record::vmc_frames::SenderRest;
 use crate::replay::Replay;
@@ -312,6 +314,29 @@ pub async fn run(
         inputs.spawn(async move {
             if let Err(e) = task.run().await {
                 tracing::error!(%e, "lab OSC input ended");
+            }
+        });
+    }
+    for (i, vrchat) in config.vrchat_inputs.iter().enumerate() {
+        let name = format!("vrchat-in:{}", vrchat.listen);
+        let socket = bind(
+            &format!("VRChat OSC input {i}"),
+            vrchat.listen,
+            p.udp_receive_buffer,
+        )?;
+        let (port, ring) = input_ring(&name, p.input_ring, wake.clone());
+        status.inputs.push((name, ring.stats.clone()));
+        input_rings.push(ring);
+        let task = VrchatInput {
+            socket,
+            port,
+            trackers: VrchatTrackers::new(vrchat.assignment()),
+            performer: performer_name(&vrchat.performer)?,
+            shutdown: stop_rx.clone(),
+        };
+        inputs.spawn(async move {
+            if let Err(e) = task.run().await {
+                tracing::error!(%e, "VRChat OSC input ended");
             }
         });
     }

@@ -6,4 +6,5 @@ pub mod vmc_devices;
 pub mod vmc_input;
 pub mod vmc_out;
 pub mod vmc_output;
+pub mod vrchat_input;
 pub mod websocket;

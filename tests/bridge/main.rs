@@ -7,5 +7,6 @@ mod bad_input;
 mod common;
 mod harness;
 mod recording;
+mod trackers;
 mod vmc;
 mod websocket;
