@@ -95,11 +95,11 @@ fn vrchat_trackers_and_vmc_devices_become_vr_performers() {
     let mut custom = CustomNames::default();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while seen.len() < 2 && std::time::Instant::now() < deadline {
-        if let Ok(Message::Text(text)) = client.read() {
-            if let Ok((header, pose)) = ws::decode_pose_json(&text, &mut custom) {
-                assert!(pose.has(HumanBone::Hips) && pose.has(HumanBone::LeftLowerArm));
-                seen.insert(header.performer.to_string(), header.seq);
-            }
+        if let Ok(Message::Text(text)) = client.read()
+            && let Ok((header, pose)) = ws::decode_pose_json(&text, &mut custom)
+        {
+            assert!(pose.has(HumanBone::Hips) && pose.has(HumanBone::LeftLowerArm));
+            seen.insert(header.performer.to_string(), header.seq);
         }
     }
     client
