@@ -307,7 +307,7 @@ fn main() {
     }
     println!("capacity: performers x {RATE_HZ} Hz for 3 s, rising until a frame is lost");
     let mut best = 0;
-    for n in [250, 500, 750, 1000, 1250, 1500, 2000, 2500, 3000] {
+    for n in [50, 100, 150, 200, 250, 300, 400, 500, 750, 1000, 1500, 2000] {
         let r = measure(n, if quick { 1.0 } else { 3.0 }, true);
         let lost = r.sent - r.received;
         println!(
