@@ -172,6 +172,42 @@ fn an_arm_following_a_path_through_full_extension_never_flips() {
     }
 }
 
+/// Targets stepping out through full reach, the elbow bent up while the pole is
+/// behind: the arm swings its elbow back while it is bent, and it must not swing
+/// back up once it is straight (its roll still comes from the pole then).
+#[test]
+fn a_limb_going_straight_keeps_its_roll() {
+    let limb = [
+        Vec3::ZERO,
+        Vec3::new(0.3, 0.05, 0.0),
+        Vec3::new(0.58, 0.0, 0.0),
+    ];
+    let pole = Vec3::new(0.3, 0.0, -1.0);
+    let reach = limb[0].distance(limb[1]) + limb[1].distance(limb[2]);
+    let mut previous: Option<Quat> = None;
+    for i in 0..=80 {
+        let target = Vec3::new(1.0, 0.1, 0.05).normalize() * reach * (0.99 + 0.00025 * i as f32);
+        let mut out = LimbRotations::default();
+        TwoBoneIk {
+            root: limb[0],
+            middle: limb[1],
+            end: limb[2],
+            target,
+            pole,
+            softness: 0.0,
+            weight: 1.0,
+            out: &mut out,
+        }
+        .run()
+        .expect("a valid limb solves");
+        if let Some(p) = previous {
+            let step = p.angle_between(out.root);
+            assert!(step < 0.05, "step {i}: the root turned {step} rad");
+        }
+        previous = Some(out.root);
+    }
+}
+
 const STRAIGHT_ARM: [Vec3; 3] = [
     Vec3::ZERO,
     Vec3::new(0.3, 0.0, 0.0),

@@ -50,6 +50,38 @@ impl Limb {
     }
 }
 
+/// The torso, hips to head, parents first: what VR mode's spine stages move.
+pub const TORSO: [HumanBone; 6] = [
+    HumanBone::Hips,
+    HumanBone::Spine,
+    HumanBone::Chest,
+    HumanBone::UpperChest,
+    HumanBone::Neck,
+    HumanBone::Head,
+];
+
+/// The shoulders and the four limbs, parents first; their humanoid parents (hips,
+/// upperChest) are in `TORSO`.
+pub const LIMBS: [HumanBone; 14] = {
+    use HumanBone as B;
+    [
+        B::LeftUpperLeg,
+        B::LeftLowerLeg,
+        B::LeftFoot,
+        B::RightUpperLeg,
+        B::RightLowerLeg,
+        B::RightFoot,
+        B::LeftShoulder,
+        B::LeftUpperArm,
+        B::LeftLowerArm,
+        B::LeftHand,
+        B::RightShoulder,
+        B::RightUpperArm,
+        B::RightLowerArm,
+        B::RightHand,
+    ]
+};
+
 /// No ancestor in the body (the hips).
 const NO_PARENT: u8 = u8::MAX;
 
@@ -65,6 +97,8 @@ pub struct BodyProportions {
     parents: [u8; BONE_COUNT],
     present: u64,
     rest_hips_height: f32,
+    /// `limb_lengths` of each limb, in `Limb::ALL` order.
+    limb_lengths: [(f32, f32); 4],
 }
 
 impl BodyProportions {
@@ -89,6 +123,7 @@ impl BodyProportions {
             parents: [NO_PARENT; BONE_COUNT],
             present: 0,
             rest_hips_height,
+            limb_lengths: [(0.0, 0.0); 4],
         };
         for bone in ALL {
             let i = bone.index();
@@ -104,6 +139,10 @@ impl BodyProportions {
             }
             body.parents[i] = q.map_or(NO_PARENT, |q| q.index() as u8);
         }
+        body.limb_lengths = Limb::ALL.map(|limb| {
+            let [a, b, c] = limb.bones().map(|b| body.rest_position(b));
+            (a.distance(b), b.distance(c))
+        });
         body
     }
 
@@ -135,8 +174,7 @@ impl BodyProportions {
     /// T-pose lengths of a limb's two bones (root to middle, middle to end), metres.
     #[must_use]
     pub fn limb_lengths(&self, limb: Limb) -> (f32, f32) {
-        let [a, b, c] = limb.bones().map(|b| self.rest_position(b));
-        (a.distance(b), b.distance(c))
+        self.limb_lengths[limb as usize]
     }
 }
 
@@ -162,32 +200,58 @@ impl Default for BodyFrame {
 impl BodyFrame {
     /// Forward kinematics of `pose` on `body` (formulas in the module header).
     pub fn update(&mut self, body: &BodyProportions, pose: &HumanoidPose) {
-        self.update_first(body, pose, ALL.len());
+        self.update_bones(body, pose, &ALL);
     }
 
-    /// `update` without the fingers: the body, head, limbs and toes (finger entries
-    /// are left stale). What the IK jobs use between their stages.
-    pub fn update_without_fingers(&mut self, body: &BodyProportions, pose: &HumanoidPose) {
-        // `ALL` lists the fingers last, right after the right hand.
-        self.update_first(body, pose, HumanBone::RightHand.index() + 1);
-    }
-
-    fn update_first(&mut self, body: &BodyProportions, pose: &HumanoidPose, count: usize) {
-        let scale = body.rest_hips_height / pose.rest_hips_height;
-        for bone in ALL.into_iter().take(count) {
-            let i = bone.index();
+    /// Forward kinematics of `bones` only, in the order given; every other entry is
+    /// left as it was. A bone's humanoid parent must be up to date: listed before it,
+    /// or updated earlier for this pose. What the IK jobs use between their stages
+    /// (`TORSO`, `LIMBS`, a single chain).
+    pub fn update_bones(
+        &mut self,
+        body: &BodyProportions,
+        pose: &HumanoidPose,
+        bones: &[HumanBone],
+    ) {
+        let hips = pose.hips_position * (body.rest_hips_height / pose.rest_hips_height);
+        for &bone in bones {
             let parent_rotation = bone
                 .parent()
                 .map_or(Quat::IDENTITY, |p| self.model_rotations[p.index()]);
-            self.model_rotations[i] = parent_rotation * pose.rotation_or_identity(bone);
-            self.model_positions[i] = match body.parents[i] {
-                NO_PARENT => pose.hips_position * scale,
-                q => {
-                    let q = usize::from(q);
-                    self.model_positions[q] + self.model_rotations[q] * body.offsets[i]
-                }
-            };
+            self.model_rotations[bone.index()] = parent_rotation * pose.rotation_or_identity(bone);
+            self.place(body, bone, hips);
         }
+    }
+
+    /// `update_bones` of the pose `other` is up to date with, for `bones`, on
+    /// another body: the model rotations (the same on every body) are copied, only
+    /// the positions are computed.
+    pub fn update_bones_like(
+        &mut self,
+        other: &BodyFrame,
+        body: &BodyProportions,
+        pose: &HumanoidPose,
+        bones: &[HumanBone],
+    ) {
+        let hips = pose.hips_position * (body.rest_hips_height / pose.rest_hips_height);
+        for &bone in bones {
+            self.model_rotations[bone.index()] = other.model_rotations[bone.index()];
+            self.place(body, bone, hips);
+        }
+    }
+
+    /// Puts `bone` where its nearest present ancestor's position and rotation say,
+    /// the hips at `hips`.
+    #[inline]
+    fn place(&mut self, body: &BodyProportions, bone: HumanBone, hips: Vec3) {
+        let i = bone.index();
+        self.model_positions[i] = match body.parents[i] {
+            NO_PARENT => hips,
+            q => {
+                let q = usize::from(q);
+                self.model_positions[q] + self.model_rotations[q] * body.offsets[i]
+            }
+        };
     }
 
     /// Model position of `bone`.
@@ -202,10 +266,11 @@ impl BodyFrame {
         self.model_rotations[bone.index()]
     }
 
-    /// Moves every bone by `offset` (what moving the hips does).
-    pub fn translate(&mut self, offset: Vec3) {
-        for p in &mut self.model_positions {
-            *p += offset;
+    /// Moves `bones` by `offset` (what moving the hips does to them); every other
+    /// entry is left as it was.
+    pub fn translate_bones(&mut self, offset: Vec3, bones: &[HumanBone]) {
+        for bone in bones {
+            self.model_positions[bone.index()] += offset;
         }
     }
 }

@@ -8,7 +8,12 @@
 //! faces the pole. When the limb is straight (no bend axis) or bent away from the
 //! pole, the bend axis comes from the pole; when the pole lies on the root→target line,
 //! the current bend plane is kept. So a limb never flips between frames as long as its
-//! pole moves continuously.
+//! pole moves continuously. A straight limb swings too, turning its hinge toward the
+//! pole, so its roll does not jump as it straightens.
+//!
+//! No trigonometry: the angles are carried as the cosine and sine of their halves,
+//! which is what the quaternions hold, from dot and cross products and the law of
+//! cosines written so that it stays exact near straight and near folded.
 
 use glam::{Quat, Vec3};
 
@@ -79,44 +84,84 @@ impl TwoBoneIk<'_> {
     /// Rejects a limb with a zero-length bone, a non-finite target or pole, and a
     /// weight or softness out of range.
     pub fn validate(&self) -> Result<(), IkError> {
+        self.bone_lengths().map(|_| ())
+    }
+
+    /// What `validate` checks; the two bone lengths when it passes.
+    fn bone_lengths(&self) -> Result<(f32, f32), IkError> {
         let upper = self.root.distance(self.middle);
         let lower = self.middle.distance(self.end);
-        if !(upper.is_finite() && lower.is_finite() && upper > EPSILON && lower > EPSILON) {
-            return Err(IkError::DegenerateLimb { upper, lower });
-        }
-        if !self.target.is_finite() {
-            return Err(IkError::BadTarget(self.target));
-        }
-        if !self.pole.is_finite() {
-            return Err(IkError::BadTarget(self.pole));
-        }
-        if !(0.0..=1.0).contains(&self.weight) {
-            return Err(IkError::BadWeight(self.weight));
-        }
-        if !(0.0..1.0).contains(&self.softness) {
-            return Err(IkError::BadSoftness(self.softness));
-        }
-        Ok(())
+        check_limb(
+            upper,
+            lower,
+            self.target,
+            self.pole,
+            self.weight,
+            self.softness,
+        )?;
+        Ok((upper, lower))
     }
 
     pub fn run(self) -> Result<(), IkError> {
-        self.validate()?;
-        let (a, b, c) = (self.root, self.middle, self.end);
-        let upper = a.distance(b);
-        let lower = b.distance(c);
-        let (direction, distance) = soften_target(a, self.target, upper, lower, self.softness);
-        let middle = solve_middle_joint(a, b, c, self.pole, distance);
-        // The end after bending, then the root turn that puts it on the target line.
-        let bent_end = b + middle * (c - b);
-        let aim = match (bent_end - a).try_normalize() {
-            Some(from) if direction != Vec3::ZERO => Quat::from_rotation_arc(from, direction),
-            _ => Quat::IDENTITY,
-        };
-        let swing = swing_to_pole(a, aim * (b - a), self.pole, direction);
-        let root = (swing * aim).normalize();
-        *self.out = apply_weight(root, middle, self.weight);
+        let (upper, lower) = self.bone_lengths()?;
+        *self.out = solve(
+            [self.root, self.middle, self.end],
+            [upper, lower],
+            self.target,
+            self.pole,
+            self.softness,
+            self.weight,
+        );
         Ok(())
     }
+}
+
+/// `TwoBoneIk::validate` on numbers.
+fn check_limb(
+    upper: f32,
+    lower: f32,
+    target: Vec3,
+    pole: Vec3,
+    weight: f32,
+    softness: f32,
+) -> Result<(), IkError> {
+    if !(upper.is_finite() && lower.is_finite() && upper > EPSILON && lower > EPSILON) {
+        return Err(IkError::DegenerateLimb { upper, lower });
+    }
+    if !target.is_finite() {
+        return Err(IkError::BadTarget(target));
+    }
+    if !pole.is_finite() {
+        return Err(IkError::BadTarget(pole));
+    }
+    if !(0.0..=1.0).contains(&weight) {
+        return Err(IkError::BadWeight(weight));
+    }
+    if !(0.0..1.0).contains(&softness) {
+        return Err(IkError::BadSoftness(softness));
+    }
+    Ok(())
+}
+
+/// The two-bone solve on a checked limb `[root, middle, end]` with bone lengths
+/// `[l1, l2]` (module header). No trigonometry: every angle is carried as the
+/// cosine and sine of its half, which is what a quaternion holds.
+fn solve(
+    [a, b, c]: [Vec3; 3],
+    [l1, l2]: [f32; 2],
+    target: Vec3,
+    pole: Vec3,
+    softness: f32,
+    weight: f32,
+) -> LimbRotations {
+    let (direction, distance) = soften_target(a, target, l1, l2, softness);
+    let (middle, hinge) = solve_middle_joint([a, b, c], [l1, l2], pole, distance);
+    // The end after bending, then the root turn that puts it on the target line.
+    let aim = arc(b + middle * (c - b) - a, direction);
+    let swing = swing_to_pole(a, aim * hinge, pole, direction);
+    // `swing` is not unit: this normalization is its own.
+    let root = (swing * aim).normalize();
+    apply_weight(root, middle, weight)
 }
 
 /// Direction from the root to the target and the distance the end joint should be
@@ -127,10 +172,17 @@ impl TwoBoneIk<'_> {
 /// d' = d                              when d ≤ r
 /// d' = r + s · (1 − exp(−(d − r)/s))  otherwise (tends to reach, never passes it)
 /// ```
+///
+/// The direction is zero when the target is on the root.
 fn soften_target(root: Vec3, target: Vec3, upper: f32, lower: f32, softness: f32) -> (Vec3, f32) {
     let offset = target - root;
     let d = offset.length();
-    let direction = offset.try_normalize().unwrap_or(Vec3::ZERO);
+    let recip = d.recip();
+    let direction = if recip.is_finite() {
+        offset * recip
+    } else {
+        Vec3::ZERO
+    };
     let reach = upper + lower;
     let s = softness * reach;
     let r = reach - s;
@@ -142,53 +194,125 @@ fn soften_target(root: Vec3, target: Vec3, upper: f32, lower: f32, softness: f32
     (direction, eased.clamp((upper - lower).abs(), reach))
 }
 
-/// The middle joint's turn (model space, about the middle joint) that gives the end
-/// joint distance `distance` from the root. The interior angle comes from the law of
-/// cosines, `cos θ = (l1² + l2² − d²) / (2 l1 l2)`, and is reached by turning the lower
-/// bone about the bend axis `h`: the current one, `(a − b) × (c − b)`, when the limb is
-/// bent toward the pole's side; else the pole's, `(c − b) × p` with `p` the pole's
-/// offset across the root→end line (after straightening the limb when it was bent
-/// the other way).
-fn solve_middle_joint(a: Vec3, b: Vec3, c: Vec3, pole: Vec3, distance: f32) -> Quat {
-    let u = a - b;
-    let v = c - b;
-    let (l1, l2) = (u.length(), v.length());
-    let cos_target = ((l1 * l1 + l2 * l2 - distance * distance) / (2.0 * l1 * l2)).clamp(-1.0, 1.0);
-    let theta = cos_target.acos();
-    let cross = u.cross(v);
-    // atan2 keeps precision near straight, where acos does not.
-    let theta_now = cross.length().atan2(u.dot(v));
-    let current_axis = (cross.length() > EPSILON * l1 * l2).then(|| cross / cross.length());
-    let axis_line = (c - a).try_normalize().unwrap_or(v / l2);
-    let pole_offset = pole - a;
-    let across = pole_offset - axis_line * axis_line.dot(pole_offset);
-    let pole_axis = v.cross(across).try_normalize();
-    match (current_axis, pole_axis) {
-        (Some(h), Some(hp)) if h.dot(hp) < 0.0 => {
-            // Bent away from the pole: straighten about h, then bend about the pole's
-            // axis for the straight limb (lower bone along −u, so the line is −u too).
-            let straight = -u / l1;
-            let across = pole_offset - straight * straight.dot(pole_offset);
-            let bend_axis = straight.cross(across).try_normalize().unwrap_or(-h);
-            Quat::from_axis_angle(bend_axis, theta - std::f32::consts::PI)
-                * Quat::from_axis_angle(h, std::f32::consts::PI - theta_now)
-        }
-        (Some(h), _) | (None, Some(h)) => Quat::from_axis_angle(h, theta - theta_now),
-        (None, None) => Quat::from_axis_angle(v.any_orthonormal_vector(), theta - theta_now),
+/// The shortest turn taking the direction of `from` onto the unit (or zero)
+/// `to`: `(from × to, |from| + from · to)` normalized; half a turn about any axis
+/// across `from` when they are opposite, none when `from` is zero.
+fn arc(from: Vec3, to: Vec3) -> Quat {
+    let length = from.length();
+    let w = length + from.dot(to);
+    if w > 2.0 * f32::EPSILON * length {
+        let c = from.cross(to);
+        return Quat::from_xyzw(c.x, c.y, c.z, w).normalize();
+    }
+    if length <= EPSILON {
+        return Quat::IDENTITY;
+    }
+    let axis = (from / length).any_orthonormal_vector();
+    Quat::from_xyzw(axis.x, axis.y, axis.z, 0.0)
+}
+
+/// Cosine and sine of half the angle whose cosine and sine are proportional to
+/// `cos` and `sin`, `r = √(cos² + sin²)`, not normalized: `(r + cos, sin)`, or, past
+/// a right angle where that cancels, `(sin, r − cos)` (the same direction, times
+/// the sign of `sin`; the sign is put back so the cosine of the half angle is ≥ 0, as
+/// for an angle in −π..=π).
+fn half_angle(cos: f32, sin: f32, r: f32) -> (f32, f32) {
+    if cos >= 0.0 {
+        (r + cos, sin)
+    } else {
+        (sin.abs(), (r - cos).copysign(sin))
     }
 }
 
-/// The turn about the root→target line `n` that brings the middle joint (offset
-/// `middle` from the root) to the pole's side: the signed angle between their
-/// components across `n`, `atan2(n · (m × p), m · p)`. None when either lies on the
-/// line (the bend plane is kept).
-fn swing_to_pole(root: Vec3, middle: Vec3, pole: Vec3, n: Vec3) -> Quat {
-    let m = middle - n * n.dot(middle);
+/// A quaternion turning about the unit `axis` by the angle whose half has cosine
+/// `cos` and sine `sin` (unit when they are).
+fn turn(axis: Vec3, cos: f32, sin: f32) -> Quat {
+    let v = axis * sin;
+    Quat::from_xyzw(v.x, v.y, v.z, cos)
+}
+
+/// The middle joint's turn (model space, about the middle joint) that gives the end
+/// joint distance `distance` from the root, and the hinge it turns about (the bend
+/// axis after the turn, unit, also when the limb ends straight). The interior angle
+/// comes from the law of cosines, `cos θ = (l1² + l2² − d²) / (2 l1 l2)`, and is
+/// reached by turning the lower bone about the bend axis `h`: the current one,
+/// `(a − b) × (c − b)`, when the limb is bent toward the pole's side; else the
+/// pole's, `(c − b) × p` with `p` the pole's offset across the root→end line (after
+/// straightening the limb when it was bent the other way).
+///
+/// Half angles without acos, and exact near straight and near folded:
+/// `cos²(θ/2) = (L − d)(L + d) / 4 l1 l2` and `sin²(θ/2) = (d − Δ)(d + Δ) / 4 l1 l2`,
+/// `L = l1 + l2`, `Δ = l1 − l2`; the current angle's from `u · v` and `|u × v|`
+/// (`half_angle`).
+fn solve_middle_joint(
+    [a, b, c]: [Vec3; 3],
+    [l1, l2]: [f32; 2],
+    pole: Vec3,
+    distance: f32,
+) -> (Quat, Vec3) {
+    let u = a - b;
+    let v = c - b;
+    let reach = l1 + l2;
+    let gap = l1 - l2;
+    let open = ((reach - distance) * (reach + distance)).max(0.0);
+    let bent = ((distance - gap) * (distance + gap)).max(0.0);
+    let scale = (open + bent).recip();
+    // θ: the interior angle wanted; θn: the current one.
+    let (cos_t, sin_t) = ((open * scale).sqrt(), (bent * scale).sqrt());
+    let cross = u.cross(v);
+    let cross_length = cross.length();
+    let (x, y) = half_angle(u.dot(v), cross_length, l1 * l2);
+    let n = (x * x + y * y).sqrt().recip();
+    let (cos_n, sin_n) = (x * n, y * n);
+    // By θ − θn.
+    let (cos_d, sin_d) = (cos_t * cos_n + sin_t * sin_n, sin_t * cos_n - cos_t * sin_n);
+    // The pole's bend axis, not normalized: v × (pole offset across the a→c line).
+    let pole_offset = pole - a;
+    let line = c - a;
+    let line_squared = line.length_squared();
+    let across = if line_squared > EPSILON * EPSILON {
+        pole_offset - line * (line.dot(pole_offset) / line_squared)
+    } else {
+        pole_offset - v * (v.dot(pole_offset) / (l2 * l2))
+    };
+    let pole_bend = v.cross(across);
+    if cross_length <= EPSILON * l1 * l2 {
+        // Straight or folded: bend toward the pole.
+        let h = pole_bend
+            .try_normalize()
+            .unwrap_or_else(|| (v / l2).any_orthonormal_vector());
+        return (turn(h, cos_d, sin_d), h);
+    }
+    let h = cross / cross_length;
+    if h.dot(pole_bend) >= 0.0 {
+        return (turn(h, cos_d, sin_d), h);
+    }
+    // Bent away from the pole: straighten about h (by π − θn), then bend about the
+    // pole's axis for the straight limb (by θ − π; lower bone along −u, so the line
+    // is −u too).
+    let straight = -u / l1;
+    let across = pole_offset - straight * straight.dot(pole_offset);
+    let bend_axis = straight.cross(across).try_normalize().unwrap_or(-h);
+    let middle = turn(bend_axis, sin_t, -cos_t) * turn(h, sin_n, cos_n);
+    (middle, bend_axis)
+}
+
+/// The turn about the root→target line `n` that brings the middle joint to the
+/// pole's side, not normalized: the signed angle from `m`, the side the middle joint
+/// bends to, to `p`, the pole's offset across `n`, whose cosine and sine go as
+/// `m · p` and `n · (m × p)`. With `k` the limb's hinge (unit, across the limb's
+/// plane, which holds `n`), the middle joint is off the line along the unit
+/// `m = k × n`: defined also for a straight limb, which so turns its hinge toward the
+/// pole as well. None when the pole lies on the line (the bend plane is kept).
+fn swing_to_pole(root: Vec3, hinge: Vec3, pole: Vec3, n: Vec3) -> Quat {
+    let m = hinge.cross(n);
     let p = (pole - root) - n * n.dot(pole - root);
-    if n == Vec3::ZERO || m.length() <= EPSILON || p.length() <= EPSILON {
+    let pp = p.length_squared();
+    if n == Vec3::ZERO || pp <= EPSILON * EPSILON {
         return Quat::IDENTITY;
     }
-    Quat::from_axis_angle(n, n.dot(m.cross(p)).atan2(m.dot(p)))
+    let (cos, sin) = half_angle(m.dot(p), n.dot(m.cross(p)), pp.sqrt());
+    turn(n, cos, sin)
 }
 
 /// `slerp(1, q, w)` for both turns.
@@ -230,37 +354,41 @@ pub struct LimbIk<'a> {
 impl LimbIk<'_> {
     /// Rejects a body without the limb and what `TwoBoneIk` rejects.
     pub fn validate(&self) -> Result<(), IkError> {
+        self.joints().map(|_| ())
+    }
+
+    /// What `validate` checks; the limb's joints and bone lengths when it passes.
+    fn joints(&self) -> Result<([Vec3; 3], [f32; 2]), IkError> {
         if let Some(missing) = self.limb.bones().into_iter().find(|b| !self.body.has(*b)) {
             return Err(IkError::MissingBone(missing));
         }
-        self.two_bone(&mut LimbRotations::default()).validate()
-    }
-
-    fn two_bone<'o>(&self, out: &'o mut LimbRotations) -> TwoBoneIk<'o> {
         let [a, b, c] = self.limb.bones().map(|b| self.frame.position(b));
-        TwoBoneIk {
-            root: a,
-            middle: b,
-            end: c,
-            target: self.target,
-            pole: self.pole,
-            softness: self.softness,
-            weight: self.weight,
-            out,
-        }
+        // The frame is on the body: its bones have the body's lengths.
+        let (upper, lower) = self.body.limb_lengths(self.limb);
+        check_limb(
+            upper,
+            lower,
+            self.target,
+            self.pole,
+            self.weight,
+            self.softness,
+        )?;
+        Ok(([a, b, c], [upper, lower]))
     }
 
     pub fn run(self) -> Result<(), IkError> {
-        self.validate()?;
-        let mut turn = LimbRotations::default();
-        self.two_bone(&mut turn).run()?;
+        let (joints, lengths) = self.joints()?;
+        let turn = solve(
+            joints,
+            lengths,
+            self.target,
+            self.pole,
+            self.softness,
+            self.weight,
+        );
         let [upper, lower, end] = self.limb.bones();
         let frame = self.frame;
-        let (a, b, c) = (
-            frame.position(upper),
-            frame.position(lower),
-            frame.position(end),
-        );
+        let [a, b, c] = joints;
         // M' = root · M for the upper bone, root · middle · M below it; then
         // N(b) = M'(parent)⁻¹ · M'(b).
         let parent = upper.parent().map_or(Quat::IDENTITY, |p| frame.rotation(p));
@@ -273,12 +401,13 @@ impl LimbIk<'_> {
             None => carried,
         }
         .normalize();
+        // Products of unit quaternions: unit to rounding.
         self.pose
-            .set_rotation(upper, (parent.conjugate() * upper_model).normalize());
+            .set_rotation(upper, parent.conjugate() * upper_model);
         self.pose
-            .set_rotation(lower, (upper_model.conjugate() * lower_model).normalize());
+            .set_rotation(lower, upper_model.conjugate() * lower_model);
         self.pose
-            .set_rotation(end, (lower_model.conjugate() * end_model).normalize());
+            .set_rotation(end, lower_model.conjugate() * end_model);
         let [middle_position, end_position] = turn.apply(a, b, c);
         frame.model_rotations[upper.index()] = upper_model;
         frame.model_rotations[lower.index()] = lower_model;

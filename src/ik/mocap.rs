@@ -23,7 +23,7 @@
 use glam::{Quat, Vec3};
 
 use super::IkError;
-use super::body::{BodyFrame, BodyProportions, Limb};
+use super::body::{BodyFrame, BodyProportions, LIMBS, Limb, TORSO};
 use super::limb::LimbIk;
 use crate::humanoid::{HumanBone, HumanoidPose};
 
@@ -92,9 +92,11 @@ struct FootState {
 #[derive(Debug, Clone, Default)]
 pub struct MocapIkState {
     feet: [FootState; 2],
-    /// Forward kinematics of the pose on the source's body.
+    /// Forward kinematics of the pose on the source's body: the hips, spine, chest,
+    /// upperChest and `LIMBS` only (the neck, head, eyes, jaw, toes and fingers are
+    /// stale).
     pub source_frame: BodyFrame,
-    /// Forward kinematics of the result on the target's body.
+    /// Forward kinematics of the result on the target's body, the same bones.
     pub target_frame: BodyFrame,
     /// How far the hips were lowered this frame, metres of the target.
     pub hips_drop: f32,
@@ -184,8 +186,11 @@ impl MocapIk<'_> {
             source,
             target,
         };
-        state.source_frame.update(source, pose);
-        state.target_frame.update(target, pose);
+        // Only what the stages read: the spine up to the shoulders, and the limbs.
+        for bones in [&TORSO[..4], &LIMBS] {
+            state.source_frame.update_bones(source, pose, bones);
+            (state.target_frame).update_bones_like(&state.source_frame, target, pose, bones);
+        }
         state.hips_drop = 0.0;
         if !c.enabled {
             return Ok(());
@@ -207,7 +212,9 @@ impl MocapIk<'_> {
                 if drop > 0.0 {
                     // The pose's hips are in source metres: P_t(hips) = hips_position · s.
                     pose.hips_position.y -= drop / scale;
-                    state.target_frame.translate(Vec3::NEG_Y * drop);
+                    for bones in [&TORSO[..4], &LIMBS] {
+                        (state.target_frame).translate_bones(Vec3::NEG_Y * drop, bones);
+                    }
                     state.hips_drop = drop;
                 }
             }

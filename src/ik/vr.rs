@@ -30,7 +30,7 @@
 use glam::{Quat, Vec3};
 
 use super::IkError;
-use super::body::{BodyFrame, BodyProportions, Limb};
+use super::body::{BodyFrame, BodyProportions, LIMBS, Limb, TORSO};
 use super::calibration::{Calibration, DevicePose};
 use super::limb::LimbIk;
 use crate::humanoid::{HumanBone, HumanoidPose};
@@ -118,7 +118,8 @@ pub struct VrIkState {
     /// Last frame's hips and their smoothed horizontal velocity.
     hips: Vec3,
     hips_velocity: Vec3,
-    /// Forward kinematics of the result (fingers stale).
+    /// Forward kinematics of the result: `TORSO` and `LIMBS` (the eyes, jaw, toes and
+    /// fingers are stale).
     pub frame: BodyFrame,
 }
 
@@ -299,7 +300,7 @@ impl VrIk<'_> {
         };
         set_spine(pose, turn);
         let frame = &mut state.frame;
-        frame.update_without_fingers(body, pose);
+        frame.update_bones(body, pose, &TORSO);
         // Neck and head.
         let chest_top = top_of_spine(&spine, frame, hips_rotation);
         let neck_model = set_neck_and_head(pose, body, chest_top, head.rotation);
@@ -315,19 +316,19 @@ impl VrIk<'_> {
         } else {
             head.position
         };
-        frame.update_without_fingers(body, pose);
+        frame.update_bones(body, pose, &TORSO);
         match hips_tracker {
             None => {
                 // The frame was made with the hips at the origin: move it along.
                 let hips =
                     neck_target - (frame.position(neck_bone) - frame.position(HumanBone::Hips));
-                frame.translate(hips - frame.position(HumanBone::Hips));
+                frame.translate_bones(hips - frame.position(HumanBone::Hips), &TORSO);
                 pose.hips_position = hips;
             }
             Some(t) if input.chest.is_none() => {
                 pose.hips_position = t.position;
                 for _ in 0..2 {
-                    frame.update_without_fingers(body, pose);
+                    frame.update_bones(body, pose, &TORSO);
                     let hips = frame.position(HumanBone::Hips);
                     let now = frame.position(neck_bone) - hips;
                     let want = neck_target - hips;
@@ -335,7 +336,7 @@ impl VrIk<'_> {
                         turn = (Quat::from_rotation_arc(a, b) * turn).normalize();
                         set_spine(pose, turn);
                         // The neck follows the chest's new turn; keep the head's.
-                        frame.update_without_fingers(body, pose);
+                        frame.update_bones(body, pose, &TORSO);
                         let top = top_of_spine(&spine, frame, hips_rotation);
                         set_neck_and_head(pose, body, top, head.rotation);
                     }
@@ -343,17 +344,18 @@ impl VrIk<'_> {
             }
             Some(t) => pose.hips_position = t.position,
         }
-        // Whatever is left: move the hips so the head is exactly on its target.
         if hips_tracker.is_some() {
-            frame.update_without_fingers(body, pose);
+            frame.update_bones(body, pose, &TORSO);
         }
+        // Whatever is left: move the hips so the head is exactly on its target.
         let miss = head.position - frame.position(HumanBone::Head);
         pose.hips_position += miss;
-        frame.translate(miss);
+        frame.translate_bones(miss, &TORSO);
+        frame.update_bones(body, pose, &LIMBS);
 
         // 3, 4. Shoulders and arms.
         for (side, (limb, shoulder)) in ARMS.into_iter().enumerate() {
-            let [upper, _, _] = limb.bones();
+            let [upper, lower, hand] = limb.bones();
             let wrist = hands[side];
             if body.has(shoulder) && c.shoulder_share > 0.0 {
                 let (l1, l2) = body.limb_lengths(limb);
@@ -374,7 +376,7 @@ impl VrIk<'_> {
                         .map_or(Quat::IDENTITY, |p| frame.rotation(p));
                     let model = (lift * frame.rotation(shoulder)).normalize();
                     pose.set_rotation(shoulder, (parent.conjugate() * model).normalize());
-                    frame.update_without_fingers(body, pose);
+                    frame.update_bones(body, pose, &[shoulder, upper, lower, hand]);
                 }
             }
             let root = frame.position(upper);
