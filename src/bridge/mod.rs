@@ -35,7 +35,8 @@ use crate::net::lab_input::LabInput;
 use crate::net::vmc_input::VmcInput;
 use crate::net::vmc_output::{self, Shows, VmcOutput};
 use crate::net::vrchat_input::VrchatInput;
-use crate::net::websocket::{Shared, Subscribers, WebSocketOutput, WebSocketServer};
+use crate::net::websocket::{Shared, Subscribers, WebSocketOutput};
+use crate::web::WebServer;
 use crate::pipeline::performer::{Avatar, StreamSkeleton};
 use crate::pipeline::solver::{Solver, SolverConfig, SolverControl};
 use crate::pipeline::{
@@ -509,9 +510,11 @@ pub async fn run(
             status: status.clone(),
         });
         server = Some(tokio::spawn(
-            WebSocketServer {
+            WebServer {
                 listener,
                 shared,
+                rig: avatar_rest.clone(),
+                recordings: config.recorder.dir.clone(),
                 shutdown: stop_rx.clone(),
             }
             .run(),

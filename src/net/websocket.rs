@@ -1,4 +1,5 @@
-//! The WebSocket server (tokio-tungstenite): skeleton and tracker frames in,
+//! The WebSocket side of the bridge's web server (axum's upgrade over
+//! tokio-tungstenite; the HTTP routes are in `crate::web`): skeleton and tracker frames in,
 //! control requests (recording, performers, status, calibration) answered, and
 //! every performer's solved pose streamed out, as `docs/websocket.md` describes.
 //!
@@ -23,13 +24,10 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::thread::Thread;
 use std::time::Instant;
 
+use axum::body::Bytes;
+use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use futures_util::{SinkExt, StreamExt};
-use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
-use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
-use tokio_tungstenite::tungstenite::http::StatusCode;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 use crate::bridge::status::{Latency, Status};
 use crate::humanoid::CustomNames;
@@ -51,7 +49,7 @@ use crate::record::recorder::RecordCommand;
 pub struct EncodedPose {
     pub performer: PerformerName,
     pub json: Option<Utf8Bytes>,
-    pub binary: Option<Vec<u8>>,
+    pub binary: Option<Bytes>,
 }
 
 /// How many clients want each form, so the output encodes only those.
@@ -122,7 +120,7 @@ impl WebSocketOutput {
                 });
                 let binary = want_binary.then(|| {
                     ws::encode_pose_binary(&header, &frame.pose, &custom, &mut bytes);
-                    bytes.clone()
+                    Bytes::copy_from_slice(&bytes)
                 });
                 // No client listening is fine.
                 let _ = self.poses.send(Arc::new(EncodedPose {
@@ -157,99 +155,82 @@ pub struct Shared {
     pub status: Status,
 }
 
-/// The accept loop.
-pub struct WebSocketServer {
-    pub listener: TcpListener,
-    pub shared: Arc<Shared>,
-    pub shutdown: watch::Receiver<bool>,
-}
-
 /// The pose form a client asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
+pub enum Format {
     Json,
     Binary,
     None,
 }
 
-impl WebSocketServer {
-    /// Accepts clients until shutdown, then waits for them to close.
-    pub async fn run(mut self) {
-        let mut clients = tokio::task::JoinSet::new();
-        loop {
-            tokio::select! {
-                accepted = self.listener.accept() => match accepted {
-                    Ok((stream, peer)) => {
-                        let shared = self.shared.clone();
-                        let shutdown = self.shutdown.clone();
-                        clients.spawn(client(stream, peer, shared, shutdown));
-                    }
-                    Err(e) => tracing::debug!(%e, "accept failed"),
-                },
-                _ = self.shutdown.changed() => break,
-                Some(_) = clients.join_next(), if !clients.is_empty() => {}
+/// The options a client put in its URL's query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientOptions {
+    pub token: Option<String>,
+    pub format: Format,
+}
+
+impl ClientOptions {
+    /// Reads `token`, `format` and `poses` from a URL query; others are ignored.
+    #[must_use]
+    pub fn from_query(query: &str) -> Self {
+        let mut options = ClientOptions {
+            token: None,
+            format: Format::Json,
+        };
+        for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+            match (key.as_ref(), value.as_ref()) {
+                ("token", v) => options.token = Some(v.to_owned()),
+                ("format", "binary") => options.format = Format::Binary,
+                ("format", "json") => options.format = Format::Json,
+                ("poses", "none") => options.format = Format::None,
+                _ => {}
             }
         }
-        while clients.join_next().await.is_some() {}
+        options
+    }
+
+    /// Whether the token is right (any, when none is configured).
+    #[must_use]
+    pub fn authorized(&self, token: Option<&str>) -> bool {
+        token.is_none_or(|t| self.token.as_deref() == Some(t))
     }
 }
 
-/// Reads the options from the request's query; `false` when the token is wrong.
-fn handshake(request: &Request, token: Option<&str>, format: &mut Format) -> bool {
-    let query = request.uri().query().unwrap_or("");
-    let mut given = None;
-    for (key, value) in form_urlencoded::parse(query.as_bytes()) {
-        match (key.as_ref(), value.as_ref()) {
-            ("token", v) => given = Some(v.to_owned()),
-            ("format", "binary") => *format = Format::Binary,
-            ("format", "json") => *format = Format::Json,
-            ("poses", "none") => *format = Format::None,
-            _ => {}
-        }
-    }
-    token.is_none_or(|t| given.as_deref() == Some(t))
-}
-
-/// The answer to a client without the right token.
-fn unauthorized() -> ErrorResponse {
-    let mut refused = ErrorResponse::new(Some("a valid ?token= is required".into()));
-    *refused.status_mut() = StatusCode::UNAUTHORIZED;
-    refused
+/// Upgrades an HTTP request to a client session (the token already checked).
+pub fn accept(
+    upgrade: WebSocketUpgrade,
+    peer: SocketAddr,
+    format: Format,
+    shared: Arc<Shared>,
+    shutdown: watch::Receiver<bool>,
+    alive: mpsc::Sender<()>,
+) -> axum::response::Response {
+    // A hard cap well above the configured limit: messages between the two are
+    // counted and dropped with the connection kept; beyond it the connection closes.
+    let hard_cap = shared.max_message_bytes.saturating_mul(16);
+    let failed = shared.input_stats.clone();
+    upgrade
+        .max_message_size(hard_cap)
+        .max_frame_size(hard_cap)
+        .on_failed_upgrade(move |e| {
+            failed.bad.fetch_add(1, Relaxed);
+            tracing::info!(%peer, %e, "WebSocket upgrade failed");
+        })
+        .on_upgrade(move |socket| async move {
+            client(socket, peer, format, shared, shutdown).await;
+            // The server's shutdown waits for every client to drop this.
+            drop(alive);
+        })
 }
 
 async fn client(
-    stream: TcpStream,
+    socket: WebSocket,
     peer: SocketAddr,
+    format: Format,
     shared: Arc<Shared>,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let mut format = Format::Json;
-    let token = shared.token.clone();
-    // A hard cap well above the configured limit: messages between the two are
-    // counted and dropped with the connection kept; beyond it tungstenite closes it.
-    let hard_cap = shared.max_message_bytes.saturating_mul(16);
-    let config = WebSocketConfig::default()
-        .max_message_size(Some(hard_cap))
-        .max_frame_size(Some(hard_cap));
-    // tungstenite's callback signature: its error is the HTTP response to send.
-    #[allow(clippy::result_large_err)]
-    let callback = |request: &Request, response: Response| {
-        if handshake(request, token.as_deref(), &mut format) {
-            Ok(response)
-        } else {
-            Err(unauthorized())
-        }
-    };
-    let ws = match tokio_tungstenite::accept_hdr_async_with_config(stream, callback, Some(config))
-        .await
-    {
-        Ok(ws) => ws,
-        Err(e) => {
-            shared.input_stats.bad.fetch_add(1, Relaxed);
-            tracing::info!(%peer, %e, "WebSocket handshake refused");
-            return;
-        }
-    };
     tracing::info!(%peer, "WebSocket client connected");
     let counter = match format {
         Format::Json => Some(&shared.subscribers.json),
@@ -259,7 +240,7 @@ async fn client(
     if let Some(c) = counter {
         c.fetch_add(1, Relaxed);
     }
-    let (mut sink, mut source) = ws.split();
+    let (mut sink, mut source) = socket.split();
     let mut poses = shared.poses.subscribe();
     let mut session = Session {
         shared: shared.clone(),
@@ -274,7 +255,7 @@ async fn client(
             incoming = source.next() => match incoming {
                 Some(Ok(Message::Text(text))) => {
                     shared.input_stats.packets.fetch_add(1, Relaxed);
-                    session.text(&text).await.into_iter().map(Message::text).collect()
+                    session.text(&text).await.into_iter().map(Message::from).collect()
                 }
                 Some(Ok(Message::Binary(_))) => {
                     shared.input_stats.packets.fetch_add(1, Relaxed);
@@ -294,7 +275,7 @@ async fn client(
                     .into_iter()
                     .filter_map(|p| match format {
                         Format::Json => p.json.clone().map(Message::Text),
-                        Format::Binary => p.binary.clone().map(|b| Message::Binary(b.into())),
+                        Format::Binary => p.binary.clone().map(Message::Binary),
                         Format::None => None,
                     })
                     .collect(),
@@ -310,7 +291,11 @@ async fn client(
             }
         };
         for message in outgoing {
-            let len = message.len();
+            let len = match &message {
+                Message::Text(t) => t.len(),
+                Message::Binary(b) => b.len(),
+                _ => 0,
+            };
             if let Err(e) = sink.send(message).await {
                 out.errors.fetch_add(1, Relaxed);
                 tracing::info!(%peer, %e, "WebSocket client gone");
@@ -541,6 +526,7 @@ impl Session {
                 frames: p.frames,
                 since_last_frame: p.last_seen_ms as f64 / 1000.0,
                 recording: recording.iter().any(|(r, _, _)| *r == p.name),
+                calibrated: p.calibration.is_some(),
             })
             .collect();
         Reply::Performers {

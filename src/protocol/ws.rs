@@ -1234,6 +1234,8 @@ pub struct PerformerSummary<'a> {
     pub since_last_frame: f64,
     /// Whether it is being recorded.
     pub recording: bool,
+    /// Whether a T-pose calibration is in use (tracker sources only).
+    pub calibrated: bool,
 }
 
 /// A recording that `startRecording` started.
