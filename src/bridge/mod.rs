@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -36,7 +37,6 @@ use crate::net::vmc_input::VmcInput;
 use crate::net::vmc_output::{self, Shows, VmcOutput};
 use crate::net::vrchat_input::VrchatInput;
 use crate::net::websocket::{Shared, Subscribers, WebSocketOutput};
-use crate::web::WebServer;
 use crate::pipeline::performer::{Avatar, StreamSkeleton};
 use crate::pipeline::solver::{Solver, SolverConfig, SolverControl};
 use crate::pipeline::{
@@ -50,6 +50,7 @@ use crate::record::recorder::{FinishedTake, Recorder};
 use crate::record::vmc_frames::SenderRest;
 use crate::replay::Replay;
 use crate::retarget::MappedSkeleton;
+use crate::web::WebServer;
 
 use config::BridgeConfig;
 use replay_input::ReplayInput;
@@ -103,6 +104,9 @@ pub struct RunOptions {
     /// Called once every socket is bound and the solver runs, with a line naming
     /// the endpoints.
     pub on_ready: Option<ReadyCallback>,
+    /// The configuration file `config` came from, if any: calibrations taken
+    /// live are saved into it.
+    pub config_file: Option<PathBuf>,
 }
 
 /// What a finished run did.
@@ -508,6 +512,7 @@ pub async fn run(
             subscribers,
             record: record_tx.clone(),
             status: status.clone(),
+            config_file: options.config_file.clone(),
         });
         server = Some(tokio::spawn(
             WebServer {

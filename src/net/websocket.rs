@@ -19,6 +19,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::thread::Thread;
@@ -29,8 +30,10 @@ use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
+use crate::bridge::config::save_calibration;
 use crate::bridge::status::{Latency, Status};
 use crate::humanoid::CustomNames;
+use crate::ik::calibration::Calibration;
 use crate::pipeline::performer::StreamSkeleton;
 use crate::pipeline::solver::SolverControl;
 use crate::pipeline::{
@@ -153,6 +156,8 @@ pub struct Shared {
     pub subscribers: Arc<Subscribers>,
     pub record: mpsc::UnboundedSender<RecordCommand>,
     pub status: Status,
+    /// The configuration file the bridge runs on: calibrations are saved into it.
+    pub config_file: Option<PathBuf>,
 }
 
 /// The pose form a client asked for.
@@ -487,13 +492,25 @@ impl Session {
                     performer: performer.to_string(),
                     reply,
                 });
-                Some(answer_json(id, answer.await, |_| {
+                let calibration = match answer.await {
+                    Ok(Ok(calibration)) => calibration,
+                    other => return Some(answer_json(id, other, |_| String::new())),
+                };
+                let (saved, save_error) = save_calibration_into(
+                    self.shared.config_file.clone(),
+                    performer.as_str(),
+                    calibration,
+                )
+                .await;
+                Some(
                     Reply::Calibrated {
                         id,
                         performer: performer.as_str(),
+                        saved: saved.as_deref(),
+                        save_error: save_error.as_deref(),
                     }
-                    .to_json()
-                }))
+                    .to_json(),
+                )
             }
         }
     }
@@ -526,7 +543,7 @@ impl Session {
                 frames: p.frames,
                 since_last_frame: p.last_seen_ms as f64 / 1000.0,
                 recording: recording.iter().any(|(r, _, _)| *r == p.name),
-                calibrated: p.calibration.is_some(),
+                calibrated: p.calibrated,
             })
             .collect();
         Reply::Performers {
@@ -534,6 +551,34 @@ impl Session {
             performers: &summaries,
         }
         .to_json()
+    }
+}
+
+/// Writes a calibration into the configuration file the bridge was started
+/// with, if any: (the file written, why it could not be).
+async fn save_calibration_into(
+    config_file: Option<PathBuf>,
+    performer: &str,
+    calibration: Calibration,
+) -> (Option<String>, Option<String>) {
+    let Some(path) = config_file else {
+        return (None, None);
+    };
+    let name = performer.to_owned();
+    let saved = tokio::task::spawn_blocking(move || {
+        save_calibration(&path, &name, &calibration).map(|()| path)
+    })
+    .await;
+    match saved {
+        Ok(Ok(path)) => {
+            tracing::info!(performer, file = %path.display(), "calibration saved");
+            (Some(path.display().to_string()), None)
+        }
+        Ok(Err(e)) => {
+            tracing::warn!(performer, "calibration not saved: {e}");
+            (None, Some(e))
+        }
+        Err(e) => (None, Some(e.to_string())),
     }
 }
 

@@ -91,6 +91,9 @@ enum Source {
     Trackers {
         ik: Box<VrIkState>,
         calibration: Calibration,
+        /// Whether `calibration` was measured (stored in the config or taken
+        /// live) rather than guessed from the avatar's body.
+        calibrated: bool,
         /// The devices as last seen (a frame may carry only some).
         last: Box<TrackerFrame>,
     },
@@ -150,6 +153,7 @@ impl Performer {
             },
             (SourceKind::Trackers, _) => Source::Trackers {
                 ik: Box::default(),
+                calibrated: settings.calibration.is_some(),
                 calibration: settings
                     .calibration
                     .unwrap_or_else(|| Calibration::of_body(&avatar.body, HEAD_TO_EYE)),
@@ -278,6 +282,7 @@ impl Performer {
             ik,
             calibration,
             last,
+            ..
         } = &mut self.source
         else {
             return Err(SolveError::SourceChanged);
@@ -329,6 +334,7 @@ impl Performer {
     pub fn calibrate(&mut self) -> bool {
         let Source::Trackers {
             calibration,
+            calibrated,
             last,
             ik,
         } = &mut self.source
@@ -339,6 +345,7 @@ impl Performer {
             return false;
         };
         *calibration = Calibration::from_t_pose(head, left, right);
+        *calibrated = true;
         ik.reset();
         true
     }
@@ -359,5 +366,17 @@ impl Performer {
             Source::Trackers { calibration, .. } => Some(*calibration),
             _ => None,
         }
+    }
+
+    /// Whether a measured calibration is in use (see `calibration`).
+    #[must_use]
+    pub fn is_calibrated(&self) -> bool {
+        matches!(
+            self.source,
+            Source::Trackers {
+                calibrated: true,
+                ..
+            }
+        )
     }
 }

@@ -63,6 +63,8 @@ pub struct PerformerInfo {
     /// Milliseconds since its last frame.
     pub last_seen_ms: u64,
     pub calibration: Option<Calibration>,
+    /// Whether `calibration` was measured, not guessed from the avatar.
+    pub calibrated: bool,
 }
 
 /// Counters of the solver, shared with the status report.
@@ -340,6 +342,7 @@ impl Solver {
                         frames: p.seq,
                         last_seen_ms: now.duration_since(p.last_seen).as_millis() as u64,
                         calibration: p.calibration(),
+                        calibrated: p.is_calibrated(),
                     })
                     .collect();
                 let _ = reply.send(list);

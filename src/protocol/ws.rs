@@ -1274,8 +1274,16 @@ pub enum Reply<'a> {
         id: Option<u64>,
         recordings: &'a [StoppedRecording<'a>],
     },
-    /// To `calibrate`.
-    Calibrated { id: Option<u64>, performer: &'a str },
+    /// To `calibrate`: `saved` names the configuration file the calibration was
+    /// written into (`null` when the bridge runs without one, or writing failed:
+    /// `saveError` says why).
+    #[serde(rename_all = "camelCase")]
+    Calibrated {
+        id: Option<u64>,
+        performer: &'a str,
+        saved: Option<&'a str>,
+        save_error: Option<&'a str>,
+    },
     /// To `status`: whatever the bridge reports about itself.
     Status {
         id: Option<u64>,
@@ -2017,6 +2025,7 @@ mod tests {
             frames: 120,
             since_last_frame: 0.25,
             recording: true,
+            calibrated: false,
         }];
         let started = [StartedRecording {
             performer: "alice",
@@ -2034,7 +2043,7 @@ mod tests {
                     id: Some(1),
                     performers: &performers,
                 },
-                r#"{"type":"performers","id":1,"performers":[{"name":"alice","source":"websocket","skeleton":"lab19","frames":120,"sinceLastFrame":0.25,"recording":true}]}"#,
+                r#"{"type":"performers","id":1,"performers":[{"name":"alice","source":"websocket","skeleton":"lab19","frames":120,"sinceLastFrame":0.25,"recording":true,"calibrated":false}]}"#,
             ),
             (
                 Reply::RecordingStarted {
@@ -2054,8 +2063,10 @@ mod tests {
                 Reply::Calibrated {
                     id: Some(4),
                     performer: "vr",
+                    saved: Some("config/bridge.json"),
+                    save_error: None,
                 },
-                r#"{"type":"calibrated","id":4,"performer":"vr"}"#,
+                r#"{"type":"calibrated","id":4,"performer":"vr","saved":"config/bridge.json","saveError":null}"#,
             ),
             (
                 Reply::Status {

@@ -115,15 +115,13 @@ struct TokenQuery {
 }
 
 impl AppState {
-    /// `Err` with the 401 answer when a token is configured and not given.
-    fn check(&self, query: &TokenQuery) -> Result<(), Response> {
+    /// The 401 answer when a token is configured and not given.
+    fn refusal(&self, query: &TokenQuery) -> Option<Response> {
         match &self.shared.token {
-            Some(token) if query.token.as_deref() != Some(token.as_str()) => Err((
-                StatusCode::UNAUTHORIZED,
-                "a valid ?token= is required\n",
-            )
-                .into_response()),
-            _ => Ok(()),
+            Some(token) if query.token.as_deref() != Some(token.as_str()) => {
+                Some((StatusCode::UNAUTHORIZED, "a valid ?token= is required\n").into_response())
+            }
+            _ => None,
         }
     }
 }
@@ -171,7 +169,7 @@ async fn asset(Path(file): Path<String>) -> Response {
 }
 
 async fn rig(State(state): State<AppState>, Query(query): Query<TokenQuery>) -> Response {
-    if let Err(refused) = state.check(&query) {
+    if let Some(refused) = state.refusal(&query) {
         return refused;
     }
     Json(state.rig.as_ref().clone()).into_response()
@@ -181,7 +179,7 @@ async fn list_recordings(
     State(state): State<AppState>,
     Query(query): Query<TokenQuery>,
 ) -> Response {
-    if let Err(refused) = state.check(&query) {
+    if let Some(refused) = state.refusal(&query) {
         return refused;
     }
     match recordings::list(&state.recordings).await {
@@ -203,7 +201,7 @@ async fn download(
     Query(query): Query<TokenQuery>,
     request: Request,
 ) -> Response {
-    if let Err(refused) = state.check(&query) {
+    if let Some(refused) = state.refusal(&query) {
         return refused;
     }
     recordings::download(&state.recordings, &file, request).await

@@ -19,9 +19,9 @@ use tungstenite::{Message, WebSocket};
 use crate::common::angle_deg;
 use crate::harness::{Bridge, free_tcp_port, quiet_config};
 
-type Client = WebSocket<TcpStream>;
+pub type Client = WebSocket<TcpStream>;
 
-fn connect(port: u16, query: &str) -> Result<Client, tungstenite::Error> {
+pub fn connect(port: u16, query: &str) -> Result<Client, tungstenite::Error> {
     let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -38,7 +38,7 @@ fn connect(port: u16, query: &str) -> Result<Client, tungstenite::Error> {
 }
 
 /// Sends a request and returns the reply (skipping pose messages in between).
-fn request(client: &mut Client, message: Value) -> Value {
+pub fn request(client: &mut Client, message: Value) -> Value {
     client
         .send(Message::text(message.to_string()))
         .expect("send");
