@@ -199,6 +199,24 @@ fn the_xr_page_sends_a_mocked_headset_and_the_avatar_follows() {
     );
     let right = distance(point(&r["down"]["right"]), point(&r["up"]["right"]));
     assert!(right < 0.01, "the right hand moved {right} m");
+    // With "sources" checked the viewer has the devices as the bridge got them.
+    let devices = &r["devices"];
+    assert_eq!(devices["skeleton"], Value::Null);
+    let at = |name: &str| {
+        devices["points"]
+            .as_array()
+            .and_then(|p| p.iter().find(|d| d["name"] == name))
+            .map(|d| point(&d["position"]))
+            .unwrap_or_else(|| panic!("no {name} in {devices}"))
+    };
+    for (name, want) in [
+        ("head", [0.0, 1.6, 0.0]),
+        ("leftHand", [0.2, 2.0, 0.05]),
+        ("rightHand", [-0.22, 0.85, 0.05]),
+    ] {
+        let got = at(name);
+        assert!(distance(got, want) < 1e-5, "{name} at {got:?}");
+    }
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
 }

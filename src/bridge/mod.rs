@@ -410,7 +410,9 @@ pub async fn run(
             let (port, ring) = output_ring(&name, p.output_ring, Delivery::Newest);
             let (latency, histogram) = Latency::new();
             let (poses, _) = tokio::sync::broadcast::channel(ws.client_queue.max(1));
+            let (sources, _) = tokio::sync::broadcast::channel(ws.client_queue.max(1));
             let subscribers = Arc::new(Subscribers::default());
+            let port = port.with_sources(subscribers.sources.clone());
             let input_stats = Arc::new(InputStats::default());
             let output_stats = Arc::new(OutputStats::default());
             status.inputs.push((name.clone(), input_stats.clone()));
@@ -425,6 +427,8 @@ pub async fn run(
                 WebSocketOutput {
                     ring,
                     poses: poses.clone(),
+                    sources: sources.clone(),
+                    skeletons: skeletons.clone(),
                     subscribers: subscribers.clone(),
                     latency,
                 }
@@ -434,6 +438,7 @@ pub async fn run(
                 listener,
                 ws.clone(),
                 poses,
+                sources,
                 subscribers,
                 input_stats,
                 output_stats,
@@ -498,7 +503,8 @@ pub async fn run(
     // The thread waits for exactly this message.
     let _ = solver_tx.send(solver);
     let mut server = None;
-    if let Some((listener, ws, poses, subscribers, input_stats, output_stats)) = websocket {
+    if let Some((listener, ws, poses, sources, subscribers, input_stats, output_stats)) = websocket
+    {
         let shared = Arc::new(Shared {
             token: ws.token.clone(),
             max_message_bytes: ws.max_message_bytes,
@@ -509,6 +515,7 @@ pub async fn run(
             input_stats,
             output_stats,
             poses,
+            sources,
             subscribers,
             record: record_tx.clone(),
             status: status.clone(),

@@ -38,12 +38,12 @@ use crate::pipeline::performer::StreamSkeleton;
 use crate::pipeline::solver::SolverControl;
 use crate::pipeline::{
     InputFrame, InputPort, InputStats, OutputMsg, OutputRing, OutputStats, PoseFrame, SourceFrame,
-    input_ring_sharing,
+    SourcePoints, input_ring_sharing,
 };
-use crate::protocol::frame::{JointFrame, PerformerName};
+use crate::protocol::frame::{JointFrame, PerformerName, TrackedPoint};
 use crate::protocol::ws::{
-    self, ClientMessage, ErrorKind, PerformerSummary, PoseHeader, Reply, StartedRecording,
-    StoppedRecording,
+    self, ClientMessage, ErrorKind, PerformerSummary, PoseHeader, Reply, SourcePoint,
+    StartedRecording, StoppedRecording,
 };
 use crate::record::recorder::RecordCommand;
 
@@ -55,17 +55,29 @@ pub struct EncodedPose {
     pub binary: Option<Bytes>,
 }
 
+/// Where a performer's source is (`OutputMsg::Source`), encoded once.
+#[derive(Debug)]
+pub struct EncodedSource {
+    pub performer: PerformerName,
+    pub json: Utf8Bytes,
+}
+
 /// How many clients want each form, so the output encodes only those.
 #[derive(Debug, Default)]
 pub struct Subscribers {
     pub json: AtomicUsize,
     pub binary: AtomicUsize,
+    /// Clients that asked for sources; the solver's port reads it too.
+    pub sources: Arc<AtomicUsize>,
 }
 
 /// The solver's output for the WebSocket clients.
 pub struct WebSocketOutput {
     pub ring: OutputRing,
     pub poses: broadcast::Sender<Arc<EncodedPose>>,
+    pub sources: broadcast::Sender<Arc<EncodedSource>>,
+    /// For the names and parents of a skeleton source's joints.
+    pub skeletons: Arc<[StreamSkeleton]>,
     pub subscribers: Arc<Subscribers>,
     pub latency: Latency,
 }
@@ -75,6 +87,7 @@ impl WebSocketOutput {
     pub async fn run(mut self) {
         let mut names: HashMap<PerformerName, CustomNames> = HashMap::new();
         let mut newest: HashMap<PerformerName, PoseFrame> = HashMap::new();
+        let mut newest_sources: HashMap<PerformerName, SourcePoints> = HashMap::new();
         let mut text = String::new();
         let mut bytes = Vec::new();
         loop {
@@ -96,9 +109,13 @@ impl WebSocketOutput {
                             .or_default()
                             .name_slot(usize::from(slot), name.as_str());
                     }
+                    OutputMsg::Source(points) => {
+                        newest_sources.insert(points.performer, points);
+                    }
                     OutputMsg::Gone { performer } => {
                         names.remove(&performer);
                         newest.remove(&performer);
+                        newest_sources.remove(&performer);
                     }
                     OutputMsg::Appeared { .. } => {}
                 }
@@ -132,11 +149,51 @@ impl WebSocketOutput {
                     binary,
                 }));
             }
+            for (_, points) in newest_sources.drain() {
+                self.publish_source(&points, &mut text);
+            }
             if self.ring.is_closed() {
                 self.latency.merge();
                 return;
             }
         }
+    }
+}
+
+impl WebSocketOutput {
+    /// Encodes a source once and hands it to the clients that asked.
+    fn publish_source(&self, points: &SourcePoints, text: &mut String) {
+        let skeleton = points
+            .skeleton
+            .and_then(|s| self.skeletons.get(usize::from(s)));
+        match skeleton {
+            Some(s) => {
+                let joints = s.mapped.skeleton.joints();
+                let known = points.known().filter_map(|(i, position)| {
+                    joints.get(i).map(|j| SourcePoint {
+                        name: &j.name,
+                        parent: j.parent,
+                        position,
+                    })
+                });
+                ws::encode_source_json(points.performer, points.seq, Some(&s.name), known, text);
+            }
+            None => {
+                let known = points.known().filter_map(|(i, position)| {
+                    TrackedPoint::ALL.get(i).map(|p| SourcePoint {
+                        name: p.name(),
+                        parent: None,
+                        position,
+                    })
+                });
+                ws::encode_source_json(points.performer, points.seq, None, known, text);
+            }
+        }
+        // No client listening is fine.
+        let _ = self.sources.send(Arc::new(EncodedSource {
+            performer: points.performer,
+            json: Utf8Bytes::from(text.clone()),
+        }));
     }
 }
 
@@ -153,6 +210,7 @@ pub struct Shared {
     /// All clients' output counters (messages, bytes, lag drops).
     pub output_stats: Arc<OutputStats>,
     pub poses: broadcast::Sender<Arc<EncodedPose>>,
+    pub sources: broadcast::Sender<Arc<EncodedSource>>,
     pub subscribers: Arc<Subscribers>,
     pub record: mpsc::UnboundedSender<RecordCommand>,
     pub status: Status,
@@ -173,6 +231,8 @@ pub enum Format {
 pub struct ClientOptions {
     pub token: Option<String>,
     pub format: Format,
+    /// `?sources=true`: also `source` messages (where each performer's source is).
+    pub sources: bool,
 }
 
 impl ClientOptions {
@@ -182,6 +242,7 @@ impl ClientOptions {
         let mut options = ClientOptions {
             token: None,
             format: Format::Json,
+            sources: false,
         };
         for (key, value) in form_urlencoded::parse(query.as_bytes()) {
             match (key.as_ref(), value.as_ref()) {
@@ -189,6 +250,7 @@ impl ClientOptions {
                 ("format", "binary") => options.format = Format::Binary,
                 ("format", "json") => options.format = Format::Json,
                 ("poses", "none") => options.format = Format::None,
+                ("sources", "true") => options.sources = true,
                 _ => {}
             }
         }
@@ -206,7 +268,7 @@ impl ClientOptions {
 pub fn accept(
     upgrade: WebSocketUpgrade,
     peer: SocketAddr,
-    format: Format,
+    options: ClientOptions,
     shared: Arc<Shared>,
     shutdown: watch::Receiver<bool>,
     alive: mpsc::Sender<()>,
@@ -223,7 +285,7 @@ pub fn accept(
             tracing::info!(%peer, %e, "WebSocket upgrade failed");
         })
         .on_upgrade(move |socket| async move {
-            client(socket, peer, format, shared, shutdown).await;
+            client(socket, peer, options, shared, shutdown).await;
             // The server's shutdown waits for every client to drop this.
             drop(alive);
         })
@@ -232,10 +294,11 @@ pub fn accept(
 async fn client(
     socket: WebSocket,
     peer: SocketAddr,
-    format: Format,
+    options: ClientOptions,
     shared: Arc<Shared>,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    let format = options.format;
     tracing::info!(%peer, "WebSocket client connected");
     let counter = match format {
         Format::Json => Some(&shared.subscribers.json),
@@ -247,6 +310,10 @@ async fn client(
     }
     let (mut sink, mut source) = socket.split();
     let mut poses = shared.poses.subscribe();
+    let mut sources = shared.sources.subscribe();
+    if options.sources {
+        shared.subscribers.sources.fetch_add(1, Relaxed);
+    }
     let mut session = Session {
         shared: shared.clone(),
         port: None,
@@ -290,6 +357,14 @@ async fn client(
                 }
                 Err(broadcast::error::RecvError::Closed) => break,
             },
+            source = sources.recv(), if options.sources => match source {
+                Ok(s) => vec![Message::Text(s.json.clone())],
+                Err(broadcast::error::RecvError::Lagged(n)) => {
+                    out.drops.fetch_add(n, Relaxed);
+                    Vec::new()
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
             _ = shutdown.changed() => {
                 let _ = sink.send(Message::Close(None)).await;
                 break;
@@ -304,19 +379,25 @@ async fn client(
             if let Err(e) = sink.send(message).await {
                 out.errors.fetch_add(1, Relaxed);
                 tracing::info!(%peer, %e, "WebSocket client gone");
-                if let Some(c) = counter {
-                    c.fetch_sub(1, Relaxed);
-                }
+                unsubscribe(counter, &shared, &options);
                 return;
             }
             out.packets.fetch_add(1, Relaxed);
             out.bytes.fetch_add(len as u64, Relaxed);
         }
     }
+    unsubscribe(counter, &shared, &options);
+    tracing::info!(%peer, "WebSocket client closed");
+}
+
+/// A client leaves: it no longer counts as wanting its forms.
+fn unsubscribe(counter: Option<&AtomicUsize>, shared: &Shared, options: &ClientOptions) {
     if let Some(c) = counter {
         c.fetch_sub(1, Relaxed);
     }
-    tracing::info!(%peer, "WebSocket client closed");
+    if options.sources {
+        shared.subscribers.sources.fetch_sub(1, Relaxed);
+    }
 }
 
 /// `first` and whatever else is waiting, the newest per performer (older ones

@@ -13,7 +13,7 @@
 
 use std::time::Instant;
 
-use glam::{Quat, Vec3};
+use glam::{Affine3A, Quat, Vec3};
 
 use crate::filter::{OneEuroConfig, PoseFilter};
 use crate::humanoid::HumanoidPose;
@@ -22,10 +22,10 @@ use crate::ik::body::BodyProportions;
 use crate::ik::calibration::{Calibration, DevicePose, HEAD_TO_EYE};
 use crate::ik::mocap::{MocapIk, MocapIkConfig, MocapIkState};
 use crate::ik::vr::{VrIk, VrIkConfig, VrIkState, VrInput};
-use crate::protocol::frame::{JointFrame, PerformerName, TrackedPoint, TrackerFrame};
+use crate::protocol::frame::{JointFrame, MAX_JOINTS, PerformerName, TrackedPoint, TrackerFrame};
 use crate::retarget::{JobError, MappedSkeleton, SourceRig, ToNormalized};
 
-use super::SourceKind;
+use super::{SourceKind, SourcePoints};
 
 /// A streamed source skeleton the bridge knows (lab OSC, WebSocket): built once.
 #[derive(Debug, Clone)]
@@ -356,6 +356,60 @@ impl Performer {
         match &self.source {
             Source::Skeleton { skeleton, .. } => Some(*skeleton),
             _ => None,
+        }
+    }
+
+    /// Where this performer's source is now, into `out` (see `SourcePoints`):
+    /// a skeleton's joints by forward kinematics of the last frame, turned to face
+    /// +Z like the avatar, or the devices as last seen. `false` for humanoid
+    /// sources (their source is the pose itself).
+    pub fn source_points(&self, skeletons: &[StreamSkeleton], out: &mut SourcePoints) -> bool {
+        out.performer = self.name;
+        out.seq = self.seq;
+        out.present = 0;
+        match &self.source {
+            Source::Humanoid => false,
+            Source::Skeleton {
+                skeleton,
+                rotations,
+                translations,
+                ..
+            } => {
+                let Some(s) = skeletons.get(usize::from(*skeleton)) else {
+                    return false;
+                };
+                let joints = s.mapped.skeleton.joints();
+                let facing = Affine3A::from_quat(s.mapped.correction.facing);
+                let mut world = [Affine3A::IDENTITY; MAX_JOINTS];
+                let n = joints.len().min(MAX_JOINTS);
+                for (i, joint) in joints.iter().enumerate().take(n) {
+                    let local = Affine3A::from_scale_rotation_translation(
+                        joint.rest.scale,
+                        rotations[i],
+                        translations[i],
+                    );
+                    world[i] = match joint.parent {
+                        Some(p) if p < i => world[p] * local,
+                        _ => facing * local,
+                    };
+                    out.points[i] = world[i].translation.into();
+                    out.present |= 1 << i;
+                }
+                out.skeleton = Some(*skeleton);
+                out.count = n as u16;
+                true
+            }
+            Source::Trackers { last, .. } => {
+                for (i, point) in last.points.iter().enumerate() {
+                    if let Some(device) = point {
+                        out.points[i] = device.position;
+                        out.present |= 1 << i;
+                    }
+                }
+                out.skeleton = None;
+                out.count = TrackedPoint::COUNT as u16;
+                true
+            }
         }
     }
 

@@ -20,7 +20,9 @@ use crate::ik::calibration::Calibration;
 use crate::protocol::frame::PerformerName;
 
 use super::performer::{Avatar, Performer, PerformerSettings, SolveError, StreamSkeleton};
-use super::{InputFrame, InputRing, OutputMsg, OutputPort, PoseFrame, SourceFrame, SourceKind};
+use super::{
+    InputFrame, InputRing, OutputMsg, OutputPort, PoseFrame, SourceFrame, SourceKind, SourcePoints,
+};
 
 /// How the solver treats performers.
 #[derive(Debug, Clone)]
@@ -88,6 +90,8 @@ pub struct Solver {
     control: mpsc::Receiver<SolverControl>,
     performers: Vec<Performer>,
     by_name: HashMap<PerformerName, usize>,
+    /// Reused for every `OutputMsg::Source`.
+    points: Box<SourcePoints>,
     pub stats: Arc<SolverStats>,
 }
 
@@ -113,6 +117,9 @@ impl Solver {
             control,
             performers: Vec::new(),
             by_name: HashMap::new(),
+            points: Box::new(SourcePoints::new(
+                PerformerName::new("_").unwrap_or_else(|| unreachable!("a valid name")),
+            )),
             stats: Arc::new(SolverStats::default()),
         }
     }
@@ -274,6 +281,14 @@ impl Solver {
                     received: frame.received,
                 });
                 self.broadcast(msg);
+                if self.outputs.iter().any(OutputPort::wants_sources)
+                    && self.performers[index].source_points(&skeletons, &mut self.points)
+                {
+                    let msg = OutputMsg::Source(*self.points);
+                    for output in self.outputs.iter_mut().filter(|o| o.wants_sources()) {
+                        output.push(msg);
+                    }
+                }
             }
             Err(err) => {
                 self.stats.errors.fetch_add(1, Relaxed);

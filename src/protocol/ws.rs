@@ -792,6 +792,63 @@ fn sent_customs<'a>(
     })
 }
 
+/// One point of a `source` message: a joint of a streamed skeleton (with its
+/// parent's index among the points) or a tracked device (no parent).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SourcePoint<'a> {
+    pub name: &'a str,
+    pub parent: Option<usize>,
+    pub position: Vec3,
+}
+
+/// Writes a `source` message into `out` (cleared first): where a performer's
+/// source is, for clients that asked with `?sources=true`. `skeleton` names a
+/// streamed skeleton; `None` for tracker sources.
+pub fn encode_source_json<'a>(
+    performer: PerformerName,
+    seq: u64,
+    skeleton: Option<&str>,
+    points: impl Iterator<Item = SourcePoint<'a>>,
+    out: &mut String,
+) {
+    out.clear();
+    // Writing into a `String` cannot fail.
+    let _ = write_source_json(performer, seq, skeleton, points, out);
+}
+
+fn write_source_json<'a>(
+    performer: PerformerName,
+    seq: u64,
+    skeleton: Option<&str>,
+    points: impl Iterator<Item = SourcePoint<'a>>,
+    out: &mut String,
+) -> fmt::Result {
+    out.push_str("{\"type\":\"source\",\"performer\":");
+    write_json_str(out, performer.as_str());
+    write!(out, ",\"seq\":{seq},\"skeleton\":")?;
+    match skeleton {
+        Some(name) => write_json_str(out, name),
+        None => out.push_str("null"),
+    }
+    out.push_str(",\"points\":[");
+    for (i, point) in points.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"name\":");
+        write_json_str(out, point.name);
+        match point.parent {
+            Some(p) => write!(out, ",\"parent\":{p}")?,
+            None => out.push_str(",\"parent\":null"),
+        }
+        out.push_str(",\"position\":");
+        write_f32s(out, &point.position.to_array())?;
+        out.push('}');
+    }
+    out.push_str("]}");
+    Ok(())
+}
+
 /// Writes `pose` as a `pose` JSON message into `out` (cleared first). Allocates only
 /// while `out` grows; a reused `String` stops growing after the largest pose.
 pub fn encode_pose_json(
@@ -2014,6 +2071,36 @@ mod tests {
             let err = decode_pose_json(text, &mut CustomNames::default()).unwrap_err();
             assert!(err.to_string().contains(needle), "{needle}: {err}");
         }
+    }
+
+    #[test]
+    fn source_messages_list_points_with_parents() {
+        let performer = PerformerName::new("alice").unwrap();
+        let mut out = String::new();
+        let points = [
+            SourcePoint {
+                name: "Hips",
+                parent: None,
+                position: Vec3::new(0.0, 0.95, 0.0),
+            },
+            SourcePoint {
+                name: "Spine \"1\"",
+                parent: Some(0),
+                position: Vec3::new(0.0, 1.05, 0.5),
+            },
+        ];
+        encode_source_json(performer, 7, Some("lab19"), points.into_iter(), &mut out);
+        assert_eq!(
+            out,
+            r#"{"type":"source","performer":"alice","seq":7,"skeleton":"lab19","points":[{"name":"Hips","parent":null,"position":[0,0.95,0]},{"name":"Spine \"1\"","parent":0,"position":[0,1.05,0.5]}]}"#
+        );
+        let parsed: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(parsed["points"][1]["name"], "Spine \"1\"");
+        encode_source_json(performer, 8, None, std::iter::empty(), &mut out);
+        assert_eq!(
+            out,
+            r#"{"type":"source","performer":"alice","seq":8,"skeleton":null,"points":[]}"#
+        );
     }
 
     #[test]

@@ -146,7 +146,7 @@ async fn root(
         Ok(upgrade) => websocket::accept(
             upgrade,
             peer,
-            options.format,
+            options,
             state.shared.clone(),
             state.shutdown.clone(),
             state.alive.clone(),

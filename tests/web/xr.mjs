@@ -89,6 +89,15 @@ run(async () => {
   await viewer.waitForTimeout(1200);
   const up = await hand();
   await viewer.screenshot({ path: `${out}/xr-viewer-up.png` });
+  // Asked for, the viewer shows where the devices are.
+  await viewer.check("#sources");
+  await viewer.waitForFunction(() => {
+    const p = window.viewer.performers.get("xr");
+    return p && p.source && p.source.points.length >= 3;
+  }, null, { timeout: 10000 });
+  await viewer.waitForTimeout(300);
+  const devices = await viewer.evaluate(() => window.viewer.performers.get("xr").source);
+  await viewer.screenshot({ path: `${out}/xr-viewer-sources.png` });
   await xr.waitForTimeout(1100); // the table refreshes each second
   await xr.screenshot({ path: `${out}/xr-page.png` });
   const sent = await xr.evaluate(() => ({
@@ -99,5 +108,5 @@ run(async () => {
     table: document.getElementById("devices").textContent,
   }));
   await browser.close();
-  return { down, up, sent, errors: [...xrErrors, ...viewerErrors] };
+  return { down, up, sent, devices, errors: [...xrErrors, ...viewerErrors] };
 });

@@ -20,18 +20,34 @@ export async function getJson(path) {
 }
 
 /// A WebSocket session with the bridge. `params` go in the URL (`format`,
-/// `poses`); `onPose(ArrayBuffer | object)` gets each pose, `onState(text)` each
-/// change of the connection. Reconnects after a second when the bridge goes.
+/// `poses`, `sources`); `onPose(ArrayBuffer | object)` gets each pose,
+/// `onSource(object)` each `source` message, `onState(text)` each change of the
+/// connection. Reconnects after a second when the bridge goes.
 export class Connection {
-  constructor(params, { onPose = () => {}, onState = () => {}, onOpen = () => {} } = {}) {
-    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    this.url = `${scheme}//${location.host}${withToken("/", params)}`;
+  constructor(params, { onPose = () => {}, onSource = () => {}, onState = () => {}, onOpen = () => {} } = {}) {
+    this.setUrl(params);
     this.onPose = onPose;
+    this.onSource = onSource;
     this.onState = onState;
     this.onOpen = onOpen;
     this.nextId = 1;
     this.pending = new Map();
     this.socket = null;
+    this.open();
+  }
+
+  setUrl(params) {
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    this.url = `${scheme}//${location.host}${withToken("/", params)}`;
+  }
+
+  /// Connects again with other URL options.
+  reopen(params) {
+    this.setUrl(params);
+    if (this.socket) {
+      this.socket.onclose = null;
+      this.socket.close();
+    }
     this.open();
   }
 
@@ -58,6 +74,10 @@ export class Connection {
       const message = JSON.parse(event.data);
       if (message.type === "pose") {
         this.onPose(message);
+        return;
+      }
+      if (message.type === "source") {
+        this.onSource(message);
         return;
       }
       const waiting = message.id !== undefined && message.id !== null && this.pending.get(message.id);

@@ -32,6 +32,10 @@ class Performer {
     this.rateCount = 0;
     this.info = null; // from listPerformers
     this.row = null;
+    this.source = null; // the newest `source` message, when asked for
+    this.sourcePositions = new Float32Array(0);
+    this.sourceParents = new Int32Array(0);
+    this.sourceShown = new Uint8Array(0);
   }
 }
 
@@ -82,6 +86,43 @@ function onPose(data) {
   stats.received++;
 }
 
+function onSource(message) {
+  const p = performer(message.performer);
+  p.source = message;
+}
+
+/// Where a skeleton source is drawn: beside its performer, a metre to the
+/// avatar's right (it would overlap the avatar otherwise).
+const SOURCE_OFFSET = -1.0;
+
+function drawSource(p, dx) {
+  const s = p.source;
+  if (!s || !$("sources").checked) return;
+  if (s.skeleton === null) {
+    // Tracked devices sit where they are: on the avatar's head and hands when the
+    // calibration is right.
+    scene.points(s.points.map((t) => ({
+      position: [t.position[0] + dx, t.position[1], t.position[2]],
+      label: `${p.name} · ${t.name} (device)`,
+    })), "#ffffff");
+    return;
+  }
+  const n = s.points.length;
+  if (p.sourcePositions.length !== 3 * n) {
+    p.sourcePositions = new Float32Array(3 * n);
+    p.sourceParents = new Int32Array(n);
+    p.sourceShown = new Uint8Array(n).fill(1);
+  }
+  s.points.forEach((point, i) => {
+    p.sourcePositions[3 * i] = point.position[0] + dx + SOURCE_OFFSET;
+    p.sourcePositions[3 * i + 1] = point.position[1];
+    p.sourcePositions[3 * i + 2] = point.position[2];
+    p.sourceParents[i] = point.parent === null ? -1 : point.parent;
+  });
+  scene.skeleton(p.sourcePositions, p.sourceParents, p.sourceShown, "#8a93a3",
+    (i) => `${p.name} · ${s.points[i].name} (${s.skeleton})`);
+}
+
 function draw() {
   requestAnimationFrame(draw);
   if (!rig) return;
@@ -93,10 +134,9 @@ function draw() {
   for (const p of performers.values()) {
     if (p.received === 0) continue;
     rig.positions(p.pose, p.positions);
-    if (spread) {
-      const dx = (i - (performers.size - 1) / 2) * 1.0;
-      for (let b = 0; b < BONES.length; b++) p.positions[3 * b] += dx;
-    }
+    const dx = spread ? (i - (performers.size - 1) / 2) * 2.0 : 0;
+    for (let b = 0; b < BONES.length; b++) p.positions[3 * b] += dx;
+    drawSource(p, dx);
     for (let b = 0; b < BONES.length; b++) p.shown[b] = p.pose.present[b] || REQUIRED.has(BONES[b]) ? 1 : 0;
     scene.skeleton(p.positions, rig.parents, p.shown, p.color, (b) => `${p.name} · ${BONES[b]}`);
     if (p.drawnSeq !== p.pose.seq) {
@@ -165,11 +205,13 @@ function renderPanel() {
     facts.className = "facts";
     const actions = document.createElement("div");
     actions.className = "actions";
+    p.calibrate = button("Calibrate", () => act(`calibrate ${p.name}`, { type: "calibrate", performer: p.name }),
+      "The performer stands in a T-pose now (tracker sources)");
+    p.calibrate.hidden = true;
     actions.append(
       button("Record", () => act(`record ${p.name}`, { type: "startRecording", performer: p.name })),
       button("Stop", () => act(`stop ${p.name}`, { type: "stopRecording", performer: p.name })),
-      button("Calibrate", () => act(`calibrate ${p.name}`, { type: "calibrate", performer: p.name }),
-        "The performer stands in a T-pose now (tracker sources)"),
+      p.calibrate,
     );
     row.append(head, facts, actions);
     list.append(row);
@@ -197,6 +239,7 @@ function updateFacts() {
     if (info && info.recording) parts.push("● recording");
     p.facts.textContent = parts.join(" · ");
     p.row.classList.toggle("recording", Boolean(info && info.recording));
+    p.calibrate.hidden = !(info && info.source === "trackers");
     p.row.classList.toggle("gone", !info);
   }
 }
@@ -259,8 +302,11 @@ async function main() {
   scene = new Scene($("view"));
   $("recordAll").addEventListener("click", () => act("record all", { type: "startRecording" }));
   $("stopAll").addEventListener("click", () => act("stop all", { type: "stopRecording" }));
-  connection = new Connection({ format: "binary" }, {
+  const params = () => ($("sources").checked ? { format: "binary", sources: "true" } : { format: "binary" });
+  $("sources").addEventListener("change", () => connection.reopen(params()));
+  connection = new Connection(params(), {
     onPose,
+    onSource,
     onState: (s) => ($("connection").textContent = s),
     onOpen: () => refreshPerformers(),
   });
