@@ -95,6 +95,9 @@ fn the_solver_allocates_nothing_per_frame() {
     });
     let (mut port, ring) = input_ring("test", 4096, thread.thread().clone());
     let (out_port, mut out) = output_ring("out", 8192, Delivery::Newest);
+    // A client wants the sources too (the viewer's "sources"): that path is measured.
+    let out_port =
+        out_port.with_sources(std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(1)));
     let (_control, control_rx) = std::sync::mpsc::channel();
     let solver = Solver::new(
         config,
@@ -182,13 +185,15 @@ fn the_solver_allocates_nothing_per_frame() {
     stop.store(true, SeqCst);
     thread.thread().unpark();
     thread.join().expect("solver thread");
-    let mut poses = 0;
+    let (mut poses, mut sources) = (0, 0);
     while let Some(m) = out.try_pop() {
         poses += usize::from(matches!(m, OutputMsg::Pose(_)));
+        sources += usize::from(matches!(m, OutputMsg::Source(_)));
     }
     println!(
-        "900 frames (VMC, lab19 skeleton + mocap IK, VR trackers; filters on): {during} allocations on the solver thread; {poses} poses left in the ring"
+        "900 frames (VMC, lab19 skeleton + mocap IK, VR trackers; filters on; sources asked for): {during} allocations on the solver thread; {poses} poses and {sources} sources left in the ring"
     );
+    assert!(sources > 0, "the sources path ran");
     assert_eq!(stats.errors.load(SeqCst), 0);
     assert_eq!(during, 0);
 }
