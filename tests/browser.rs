@@ -199,6 +199,23 @@ fn the_xr_page_sends_a_mocked_headset_and_the_avatar_follows() {
     );
     let right = distance(point(&r["down"]["right"]), point(&r["up"]["right"]));
     assert!(right < 0.01, "the right hand moved {right} m");
+    // Tracked hand joints bend the fingers: the mocked index finger runs straight
+    // out (+X) to its middle joint, then 45° down; the middle finger stays straight.
+    let direction = |from: &str, to: &str| {
+        let (a, b) = (point(&r["fingers"][from]), point(&r["fingers"][to]));
+        let n = distance(a, b);
+        [(b[0] - a[0]) / n, (b[1] - a[1]) / n, (b[2] - a[2]) / n]
+    };
+    let proximal = direction("leftIndexProximal", "leftIndexIntermediate");
+    assert!(proximal[0] > 0.999, "index proximal {proximal:?}");
+    let intermediate = direction("leftIndexIntermediate", "leftIndexDistal");
+    let half = std::f64::consts::FRAC_1_SQRT_2;
+    assert!(
+        distance(intermediate, [half, -half, 0.0]) < 0.01,
+        "index intermediate {intermediate:?}"
+    );
+    let middle = direction("leftMiddleIntermediate", "leftMiddleDistal");
+    assert!(middle[0] > 0.999, "middle intermediate {middle:?}");
     // With "sources" checked the viewer has the devices as the bridge got them.
     let devices = &r["devices"];
     assert_eq!(devices["skeleton"], Value::Null);

@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 use glam::{Quat, Vec3};
 use mocap_bridge::demo;
 use mocap_bridge::filter::OneEuroConfig;
-use mocap_bridge::ik::body::BodyProportions;
 use mocap_bridge::ik::calibration::DevicePose;
 use mocap_bridge::pipeline::performer::{Avatar, PerformerSettings, StreamSkeleton};
 use mocap_bridge::pipeline::solver::{Solver, SolverConfig};
@@ -66,9 +65,7 @@ fn the_solver_allocates_nothing_per_frame() {
     let lab19 = mapped("lab19", demo::LAB19_JSON);
     let motion = demo::lab19_performance(&lab19, 1);
     let skeletons: Arc<[StreamSkeleton]> = vec![StreamSkeleton::new("lab19", lab19)].into();
-    let avatar = Avatar {
-        body: BodyProportions::new(&mapped("humanoid", demo::HUMANOID_JSON)),
-    };
+    let avatar = Avatar::new(&mapped("humanoid", demo::HUMANOID_JSON));
     // Every stage on: mocap IK for the skeleton, VR IK for trackers, filters.
     let settings = PerformerSettings {
         filter: Some(OneEuroConfig::default()),

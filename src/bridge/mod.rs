@@ -30,7 +30,6 @@ use crate::demo;
 use crate::formats::vrma::VrmaRest;
 use crate::formats::{self, LoadOptions, skeleton_json};
 use crate::humanoid::CustomNames;
-use crate::ik::body::BodyProportions;
 use crate::inspect;
 use crate::net::lab_input::LabInput;
 use crate::net::vmc_input::VmcInput;
@@ -184,12 +183,7 @@ fn built_in_avatar() -> (Avatar, VrmaRest) {
     let map = rig.bone_map.clone().unwrap_or_default();
     let mapped = MappedSkeleton::new(rig.skeleton, &map)
         .unwrap_or_else(|e| unreachable!("the embedded humanoid is valid: {e}"));
-    (
-        Avatar {
-            body: BodyProportions::new(&mapped),
-        },
-        VrmaRest::from_mapped(&mapped),
-    )
+    (Avatar::new(&mapped), VrmaRest::from_mapped(&mapped))
 }
 
 /// A UDP input socket with a receive buffer of `buffer` bytes (the kernel may

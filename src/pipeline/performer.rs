@@ -16,10 +16,12 @@ use std::time::Instant;
 use glam::{Affine3A, Quat, Vec3};
 
 use crate::filter::{OneEuroConfig, PoseFilter};
-use crate::humanoid::HumanoidPose;
+use crate::formats::vrma::VrmaRest;
+use crate::humanoid::{HumanoidPose, Side};
 use crate::ik::IkError;
 use crate::ik::body::BodyProportions;
 use crate::ik::calibration::{Calibration, DevicePose, HEAD_TO_EYE};
+use crate::ik::fingers::{self, FingerRest};
 use crate::ik::mocap::{MocapIk, MocapIkConfig, MocapIkState};
 use crate::ik::vr::{VrIk, VrIkConfig, VrIkState, VrInput};
 use crate::protocol::frame::{JointFrame, MAX_JOINTS, PerformerName, TrackedPoint, TrackerFrame};
@@ -130,6 +132,20 @@ fn three_points(frame: &TrackerFrame) -> Option<(DevicePose, DevicePose, DeviceP
 #[derive(Debug, Clone)]
 pub struct Avatar {
     pub body: BodyProportions,
+    /// Its fingers' T-pose directions, for tracked hands.
+    pub fingers: FingerRest,
+}
+
+impl Avatar {
+    /// The avatar of a mapped rig (its T-pose).
+    #[must_use]
+    pub fn new(mapped: &MappedSkeleton) -> Self {
+        let rest = VrmaRest::from_mapped(mapped);
+        Self {
+            body: BodyProportions::new(mapped),
+            fingers: FingerRest::new(|bone| rest.position(bone)),
+        }
+    }
 }
 
 impl Performer {
@@ -325,6 +341,14 @@ impl Performer {
             pose: &mut self.pose,
         }
         .run()?;
+        for (side, joints) in [Side::Left, Side::Right]
+            .into_iter()
+            .zip(&frame.hand_joints)
+        {
+            if let Some(joints) = joints {
+                fingers::apply(&mut self.pose, &avatar.fingers, side, joints);
+            }
+        }
         self.finish(dt, now);
         Ok(time)
     }

@@ -370,7 +370,6 @@ impl Solver {
 mod tests {
     use super::*;
     use crate::demo;
-    use crate::ik::body::BodyProportions;
     use crate::ik::calibration::DevicePose;
     use crate::pipeline::performer::PerformerSettings;
     use crate::pipeline::{Delivery, InputPort, OutputRing, input_ring, output_ring};
@@ -411,9 +410,7 @@ mod tests {
             mapped("lab19", demo::LAB19_JSON),
         )]
         .into();
-        let avatar = Avatar {
-            body: BodyProportions::new(&mapped("humanoid", demo::HUMANOID_JSON)),
-        };
+        let avatar = Avatar::new(&mapped("humanoid", demo::HUMANOID_JSON));
         let (solver_tx, solver_rx) = mpsc::channel::<Solver>();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();

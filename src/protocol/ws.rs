@@ -43,6 +43,7 @@ use crate::humanoid::bone::ALL;
 use crate::humanoid::expression::{CUSTOM_CAPACITY, PRESET_COUNT};
 use crate::humanoid::{BONE_COUNT, CustomNames, HumanBone, HumanoidPose, LookAt, Preset};
 use crate::ik::calibration::DevicePose;
+use crate::ik::fingers::HAND_JOINTS;
 use crate::skeleton::Skeleton;
 
 /// Longest incoming message, bytes. The server drops longer messages before parsing
@@ -389,6 +390,8 @@ struct TrackersWire<'a> {
     right_elbow: Option<PointWire>,
     left_knee: Option<PointWire>,
     right_knee: Option<PointWire>,
+    left_hand_joints: Option<[[f32; 3]; HAND_JOINTS]>,
+    right_hand_joints: Option<[[f32; 3]; HAND_JOINTS]>,
 }
 
 #[derive(Deserialize)]
@@ -762,6 +765,18 @@ fn parse_trackers(wire: TrackersWire<'_>) -> Result<TrackerFrame, WsError> {
             None => Quat::IDENTITY,
         };
         frame.set(point, DevicePose::new(position, rotation));
+    }
+    let hands = [
+        ("leftHandJoints", wire.left_hand_joints),
+        ("rightHandJoints", wire.right_hand_joints),
+    ];
+    for (slot, (field, sent)) in frame.hand_joints.iter_mut().zip(hands) {
+        let Some(sent) = sent else { continue };
+        let mut joints = [Vec3::ZERO; HAND_JOINTS];
+        for (i, (joint, p)) in joints.iter_mut().zip(sent).enumerate() {
+            *joint = check_position(|| format!("{field}[{i}]"), p)?;
+        }
+        *slot = Some(joints);
     }
     Ok(frame)
 }
@@ -2074,6 +2089,39 @@ mod tests {
     }
 
     #[test]
+    fn tracked_hand_joints_are_read_and_checked() {
+        let joints: Vec<String> = (0..25)
+            .map(|i| format!("[{},1.4,0.1]", 0.8 + 0.01 * f64::from(i)))
+            .collect();
+        let text = format!(
+            r#"{{"type":"trackers","performer":"vr",{HANDS},"leftHandJoints":[{}]}}"#,
+            joints.join(",")
+        );
+        let Ok(ClientMessage::Trackers(frame)) = parse(&text) else {
+            panic!("not read: {text}");
+        };
+        let left = frame.hand_joints[0].expect("left hand joints");
+        assert!((left[24] - Vec3::new(1.04, 1.4, 0.1)).length() < 1e-6);
+        assert!(frame.hand_joints[1].is_none());
+        // 24 joints, or a joint 20 km away: refused, naming the field.
+        let short = format!(
+            r#"{{"type":"trackers","performer":"vr",{HANDS},"rightHandJoints":[{}]}}"#,
+            joints[..24].join(",")
+        );
+        let err = parse(&short).expect_err("24 joints");
+        assert_eq!(err.kind(), ErrorKind::Malformed, "{err}");
+        let mut far = joints.clone();
+        far[3] = "[20000,0,0]".into();
+        let far = format!(
+            r#"{{"type":"trackers","performer":"vr",{HANDS},"leftHandJoints":[{}]}}"#,
+            far.join(",")
+        );
+        let err = parse(&far).expect_err("20 km");
+        assert_eq!(err.kind(), ErrorKind::InvalidValue, "{err}");
+        assert!(err.to_string().contains("leftHandJoints[3]"), "{err}");
+    }
+
+    #[test]
     fn source_messages_list_points_with_parents() {
         let performer = PerformerName::new("alice").unwrap();
         let mut out = String::new();
@@ -2092,7 +2140,7 @@ mod tests {
         encode_source_json(performer, 7, Some("lab19"), points.into_iter(), &mut out);
         assert_eq!(
             out,
-            r#"{"type":"source","performer":"alice","seq":7,"skeleton":"lab19","points":[{"name":"Hips","parent":null,"position":[0,0.95,0]},{"name":"Spine \"1\"","parent":0,"position":[0,1.05,0.5]}]}"#
+            r#"{"type":"source","performer":"alice","seq":7,"skeleton":"lab19","points":[{"name":"Hips","parent":null,"position":[0.0,0.95,0.0]},{"name":"Spine \"1\"","parent":0,"position":[0.0,1.05,0.5]}]}"#
         );
         let parsed: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(parsed["points"][1]["name"], "Spine \"1\"");
@@ -2160,7 +2208,7 @@ mod tests {
                     id: Some(5),
                     status: &status,
                 },
-                r#"{"type":"status","id":5,"status":{"clients":2,"uptime":12.5}}"#,
+                r#"{"type":"status","id":5,"status":{"uptime":12.5,"clients":2}}"#,
             ),
             (
                 Reply::Error {

@@ -1,7 +1,8 @@
 // The WebXR sender: an immersive-vr session on local-floor; every frame the
 // headset and both controllers (grip poses; the wrist joint when hands are
 // tracked instead) go to the bridge as a `trackers` message (docs/websocket.md)
-// at the device's frame rate. The table shows what was last sent.
+// at the device's frame rate, with the 25 joints of each tracked hand, which
+// bend the avatar's fingers. The table shows what was last sent.
 //
 // WebXR's local-floor space is right-handed, +Y up, metres, floor at y = 0, the
 // user facing -Z at the start; the bridge's characters face +Z. So positions and
@@ -38,13 +39,22 @@ function toBridge(pose) {
   };
 }
 
+/// A tracked hand's 25 joints (WebXR's order: wrist, thumb, index, middle, ring,
+/// little), in the bridge's axes; null unless every joint is tracked.
+function handJoints(frame, source) {
+  if (!source.hand || !frame.getJointPose) return null;
+  const joints = [];
+  for (const joint of source.hand.values()) {
+    const pose = frame.getJointPose(joint, state.space);
+    if (!pose) break;
+    joints.push(toBridge(pose).position);
+  }
+  state.handJoints[source.handedness] = joints.length;
+  return joints.length === 25 ? joints : null;
+}
+
 /// The pose of one hand: the controller's grip, else the tracked wrist.
 function handPose(frame, source) {
-  if (source.hand) {
-    let n = 0;
-    for (const joint of source.hand.values()) if (frame.getJointPose && frame.getJointPose(joint, state.space)) n++;
-    state.handJoints[source.handedness] = n;
-  }
   if (source.gripSpace) {
     const pose = frame.getPose(source.gripSpace, state.space);
     if (pose) return pose;
@@ -72,8 +82,15 @@ function onFrame(time, frame) {
   for (const source of session.inputSources) {
     const pose = handPose(frame, source);
     if (!pose) continue;
-    if (source.handedness === "left") message.leftHand = toBridge(pose);
-    if (source.handedness === "right") message.rightHand = toBridge(pose);
+    const joints = handJoints(frame, source);
+    if (source.handedness === "left") {
+      message.leftHand = toBridge(pose);
+      if (joints) message.leftHandJoints = joints;
+    }
+    if (source.handedness === "right") {
+      message.rightHand = toBridge(pose);
+      if (joints) message.rightHandJoints = joints;
+    }
   }
   if (DEVICES.every((d) => message[d]) && connection.send(message)) {
     state.sent++;
