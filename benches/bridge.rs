@@ -24,7 +24,7 @@ use mocap_bridge::bridge::config::{BridgeConfig, VmcInputConfig, VmcOutputConfig
 use mocap_bridge::bridge::{self, RunOptions};
 use mocap_bridge::formats::vrma::VrmaRest;
 use mocap_bridge::humanoid::{CustomNames, HumanBone, Preset};
-use mocap_bridge::protocol::vmc::{ExpressionNames, VmcEncoder, VmcEvent, decode};
+use mocap_bridge::protocol::vmc::{Datagrams, ExpressionNames, VmcEncoder, VmcEvent, decode};
 
 const RATE_HZ: f64 = 120.0;
 /// Performer index → hips x (metres): far apart enough to read back exactly.
@@ -45,11 +45,10 @@ fn templates(n: usize) -> Vec<Template> {
             // Senders close each frame's blend values with `/VMC/Ext/Blend/Apply`,
             // which is also where the bridge knows the frame is complete.
             pose.expressions.set_preset(Preset::Blink, 0.0);
-            let datagrams = encoder
-                .encode(0.0, &pose, &CustomNames::default())
-                .expect("encodes");
+            let mut datagrams = Datagrams::new();
+            encoder.encode_into(0.0, &pose, &CustomNames::default(), &mut datagrams);
             assert_eq!(datagrams.len(), 1, "one datagram per frame");
-            let bytes = datagrams.into_iter().next().unwrap_or_default();
+            let bytes = datagrams.iter().next().unwrap_or_default().to_vec();
             let tag = b"/VMC/Ext/T\0\0,f\0\0";
             let time_at = bytes
                 .windows(tag.len())
@@ -203,6 +202,7 @@ fn measure(n: usize, seconds: f64, through_bridge: bool) -> Run {
             vmc_inputs: vec![VmcInputConfig {
                 listen: input_addr,
                 performer: "p".into(),
+                ..VmcInputConfig::default()
             }],
             lab_inputs: vec![],
             websocket: None,
@@ -307,7 +307,7 @@ fn main() {
     }
     println!("capacity: performers x {RATE_HZ} Hz for 3 s, rising until a frame is lost");
     let mut best = 0;
-    for n in [250, 500, 750, 1000, 1250, 1500, 2000, 2500, 3000] {
+    for n in [50, 100, 150, 200, 250, 300, 400, 500, 750, 1000, 1500, 2000] {
         let r = measure(n, if quick { 1.0 } else { 3.0 }, true);
         let lost = r.sent - r.received;
         println!(

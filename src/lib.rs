@@ -15,7 +15,7 @@
 //! - `demo`: the built-in lab19 performance, for running with no hardware or files.
 //! - `inspect`: the report behind `mocap-bridge inspect`.
 //! - `protocol`: wire codecs, pure over bytes (OSC, VMC and lab OSC both ways, the
-//!   WebSocket JSON and binary messages).
+//!   WebSocket JSON and binary messages, VRChat OSC trackers in).
 //! - `net`: sockets that move those bytes (the VMC sender).
 //! - `record`: turning what arrives live into takes (VMC frames), the crash-safe
 //!   journal behind every recording, and recovery from it.

@@ -18,7 +18,9 @@ use crate::ik::calibration::Calibration;
 use crate::ik::mocap::MocapIkConfig;
 use crate::ik::vr::VrIkConfig;
 use crate::pipeline::performer::PerformerSettings;
+use crate::protocol::frame::TrackedPoint;
 use crate::protocol::vmc::ExpressionNames;
+use crate::protocol::vrchat::{TRACKER_COUNT, TrackerAssignment};
 
 /// Why a configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -94,8 +96,14 @@ impl Default for BridgeConfig {
 pub struct VmcInputConfig {
     pub listen: SocketAddr,
     /// The first sender's performer name; further senders on the port get `-2`,
-    /// `-3`, ... appended.
+    /// `-3`, ... appended. A sender's devices make the performer `<name>-vr`.
     pub performer: String,
+    /// Device serial → tracked point (`head`, `leftHand`, `hips`, `leftFoot`, ...),
+    /// for devices whose part should not be guessed.
+    pub devices: BTreeMap<String, String>,
+    /// The senders' avatar (a .vrm, glTF, BVH or skeleton JSON) when their bone
+    /// rotations are local to its rest pose; `null`: VRM 0 style identity rest.
+    pub rest: Option<PathBuf>,
 }
 
 impl Default for VmcInputConfig {
@@ -103,7 +111,20 @@ impl Default for VmcInputConfig {
         Self {
             listen: ([127, 0, 0, 1], 39540).into(),
             performer: "vmc".into(),
+            devices: BTreeMap::new(),
+            rest: None,
         }
+    }
+}
+
+impl VmcInputConfig {
+    /// The configured device assignments (checked when the file is loaded).
+    #[must_use]
+    pub fn device_points(&self) -> std::collections::HashMap<String, TrackedPoint> {
+        self.devices
+            .iter()
+            .filter_map(|(serial, point)| Some((serial.clone(), TrackedPoint::from_name(point)?)))
+            .collect()
     }
 }
 
@@ -134,6 +155,10 @@ impl Default for LabInputConfig {
 pub struct VrchatInputConfig {
     pub listen: SocketAddr,
     pub performer: String,
+    /// Tracker number ("1" to "8") → tracked point; empty: 1 hips, 2 left foot,
+    /// 3 right foot, 4 chest, 5 left knee, 6 right knee, 7 left elbow, 8 right
+    /// elbow. VR IK needs both hands: assign two trackers to them.
+    pub trackers: BTreeMap<String, String>,
 }
 
 impl Default for VrchatInputConfig {
@@ -141,7 +166,27 @@ impl Default for VrchatInputConfig {
         Self {
             listen: ([127, 0, 0, 1], 9000).into(),
             performer: "vrchat".into(),
+            trackers: BTreeMap::new(),
         }
+    }
+}
+
+impl VrchatInputConfig {
+    /// The tracker assignment (checked when the file is loaded).
+    #[must_use]
+    pub fn assignment(&self) -> TrackerAssignment {
+        if self.trackers.is_empty() {
+            return TrackerAssignment::default();
+        }
+        let mut points = [None; TRACKER_COUNT];
+        for (number, point) in &self.trackers {
+            if let (Ok(n @ 1..=TRACKER_COUNT), Some(p)) =
+                (number.parse::<usize>(), TrackedPoint::from_name(point))
+            {
+                points[n - 1] = Some(p);
+            }
+        }
+        TrackerAssignment::new(points)
     }
 }
 
@@ -444,6 +489,29 @@ impl BridgeConfig {
                 ));
             }
         }
+        for (i, vmc) in self.vmc_inputs.iter().enumerate() {
+            for (serial, point) in &vmc.devices {
+                if TrackedPoint::from_name(point).is_none() {
+                    return Err(field(
+                        &format!("vmcInputs[{i}].devices.{serial}"),
+                        format!(
+                            "`{point}` is not a tracked point (head, leftHand, rightHand, hips, chest, leftFoot, rightFoot, leftElbow, rightElbow, leftKnee, rightKnee)"
+                        ),
+                    ));
+                }
+            }
+        }
+        for (i, vrchat) in self.vrchat_inputs.iter().enumerate() {
+            for (number, point) in &vrchat.trackers {
+                let place = format!("vrchatInputs[{i}].trackers.{number}");
+                if !matches!(number.parse::<usize>(), Ok(1..=TRACKER_COUNT)) {
+                    return Err(field(&place, "tracker numbers are 1 to 8".into()));
+                }
+                if TrackedPoint::from_name(point).is_none() {
+                    return Err(field(&place, format!("`{point}` is not a tracked point")));
+                }
+            }
+        }
         for (i, lab) in self.lab_inputs.iter().enumerate() {
             for name in std::iter::once(&lab.skeleton).chain(lab.subjects.values()) {
                 if !self.has_skeleton(name) {
@@ -490,7 +558,7 @@ mod tests {
             ),
             (
                 r#"{"vmcInputs": [{"lisen": "127.0.0.1:1"}]}"#,
-                "bridge.json: vmcInputs[0].lisen: unknown field `lisen`, expected `listen` or `performer`",
+                "bridge.json: vmcInputs[0].lisen: unknown field `lisen`, expected one of `listen`, `performer`, `devices`, `rest`",
             ),
             (
                 r#"{"vmcOutputs": [{"to": "nowhere"}]}"#,

@@ -16,6 +16,7 @@ pub mod status;
 use std::collections::HashMap;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -26,17 +27,26 @@ use tokio::task::JoinSet;
 
 use crate::demo;
 use crate::formats::vrma::VrmaRest;
-use crate::formats::{self, LoadOptions};
+use crate::formats::{self, LoadOptions, skeleton_json};
 use crate::humanoid::CustomNames;
 use crate::ik::body::BodyProportions;
+use crate::inspect;
+use crate::net::lab_input::LabInput;
 use crate::net::vmc_input::VmcInput;
 use crate::net::vmc_output::{self, Shows, VmcOutput};
+use crate::net::vrchat_input::VrchatInput;
+use crate::net::websocket::{Shared, Subscribers, WebSocketOutput, WebSocketServer};
 use crate::pipeline::performer::{Avatar, StreamSkeleton};
 use crate::pipeline::solver::{Solver, SolverConfig, SolverControl};
-use crate::pipeline::{Delivery, InputRing, OutputPort, input_ring, output_ring};
+use crate::pipeline::{
+    Delivery, InputRing, InputStats, OutputPort, OutputStats, input_ring, output_ring,
+};
 use crate::protocol::frame::PerformerName;
-use crate::protocol::vmc::VmcEncoder;
+use crate::protocol::lab_osc::{LabAssembler, LabSkeleton};
+use crate::protocol::vmc::{Datagrams, VmcEncoder};
+use crate::protocol::vrchat::VrchatTrackers;
 use crate::record::recorder::{FinishedTake, Recorder};
+use crate::record::vmc_frames::SenderRest;
 use crate::replay::Replay;
 use crate::retarget::MappedSkeleton;
 
@@ -61,7 +71,7 @@ pub enum BridgeError {
         #[source]
         source: std::io::Error,
     },
-    #[error("skeleton `{name}`: {message}")]
+    #[error("{name}: {message}")]
     Skeleton { name: String, message: String },
     #[error("performer name `{0}` is empty or longer than 32 bytes")]
     PerformerName(String),
@@ -105,41 +115,61 @@ pub struct RunSummary {
     pub takes: Vec<FinishedTake>,
 }
 
-/// The skeletons senders may stream: the built-in ones, then the config's.
-fn load_skeletons(config: &BridgeConfig) -> Result<Vec<StreamSkeleton>, BridgeError> {
-    let mut skeletons = Vec::new();
+/// The skeletons senders may stream, built-in ones first, then the config's, with
+/// their lab OSC form when their stream format allows one.
+fn load_skeletons(
+    config: &BridgeConfig,
+) -> Result<(Vec<StreamSkeleton>, Vec<Option<LabSkeleton>>), BridgeError> {
+    let fail = |name: &str, message: String| BridgeError::Skeleton {
+        name: format!("skeleton `{name}`"),
+        message,
+    };
+    let mut loaded = Vec::new();
     for (name, json) in [
         ("lab19", demo::LAB19_JSON),
         ("humanoid", demo::HUMANOID_JSON),
     ] {
-        let rig = demo::embedded_rig(name, json);
-        skeletons.push((name.to_owned(), rig));
+        let parsed =
+            skeleton_json::parse_with_stream(json, Path::new(name), &LoadOptions::default())
+                .map_err(|e| fail(name, e.to_string()))?;
+        loaded.push((name.to_owned(), parsed));
     }
     for (name, path) in &config.skeletons {
-        let rig = formats::load_rig(path, &LoadOptions::default()).map_err(|e| {
-            BridgeError::Skeleton {
-                name: name.clone(),
-                message: e.to_string(),
-            }
-        })?;
-        skeletons.retain(|(n, _)| n != name);
-        skeletons.push((name.clone(), rig));
+        let parsed = skeleton_json::load_with_stream(path, &LoadOptions::default())
+            .map_err(|e| fail(name, e.to_string()))?;
+        loaded.retain(|(n, _)| n != name);
+        loaded.push((name.clone(), parsed));
     }
-    skeletons
-        .into_iter()
-        .map(|(name, rig)| {
-            let map = rig.bone_map.clone().ok_or_else(|| BridgeError::Skeleton {
-                name: name.clone(),
-                message: "the skeleton file has no boneMap".into(),
-            })?;
-            let mapped =
-                MappedSkeleton::new(rig.skeleton, &map).map_err(|e| BridgeError::Skeleton {
-                    name: name.clone(),
-                    message: e.to_string(),
-                })?;
-            Ok(StreamSkeleton::new(&name, mapped))
-        })
-        .collect()
+    let mut skeletons = Vec::new();
+    let mut labs = Vec::new();
+    for (name, (rig, stream)) in loaded {
+        let map = rig
+            .bone_map
+            .clone()
+            .ok_or_else(|| fail(&name, "the skeleton file has no boneMap".into()))?;
+        labs.push(LabSkeleton::new(&rig.skeleton, stream).ok());
+        let mapped =
+            MappedSkeleton::new(rig.skeleton, &map).map_err(|e| fail(&name, e.to_string()))?;
+        skeletons.push(StreamSkeleton::new(&name, mapped));
+    }
+    Ok((skeletons, labs))
+}
+
+/// The rest pose of VMC senders whose avatar is the model at `path`.
+fn sender_rest(path: &Path) -> Result<SenderRest, BridgeError> {
+    let fail = |message: String| BridgeError::Skeleton {
+        name: path.display().to_string(),
+        message,
+    };
+    let rig = formats::load_rig(path, &LoadOptions::default()).map_err(|e| fail(e.to_string()))?;
+    let chosen = inspect::choose_map(&rig, None).ok_or_else(|| {
+        fail(format!(
+            "no humanoid bone map: it is {}",
+            inspect::why_no_map(&rig)
+        ))
+    })?;
+    let mapped = MappedSkeleton::new(rig.skeleton, &chosen.map).map_err(|e| fail(e.to_string()))?;
+    Ok(SenderRest::from_mapped(&mapped))
 }
 
 /// The built-in avatar: the VRM 1.0 T-pose humanoid.
@@ -190,7 +220,28 @@ pub async fn run(
     options: RunOptions,
     shutdown: impl Future<Output = ()>,
 ) -> Result<RunSummary, BridgeError> {
-    let skeletons: Arc<[StreamSkeleton]> = load_skeletons(&config)?.into();
+    let (skeletons, labs) = load_skeletons(&config)?;
+    let skeleton_index = |name: &str| {
+        skeletons
+            .iter()
+            .position(|s| s.name == name)
+            .map(|i| i as u16)
+            .ok_or_else(|| BridgeError::Skeleton {
+                name: format!("skeleton `{name}`"),
+                message: "no such skeleton: add it to `skeletons`".into(),
+            })
+    };
+    let mut lab_plans = Vec::new();
+    for lab in &config.lab_inputs {
+        let default = skeleton_index(&lab.skeleton)?;
+        let mut subjects = HashMap::new();
+        for (subject, skeleton) in &lab.subjects {
+            subjects.insert(subject.clone(), skeleton_index(skeleton)?);
+        }
+        lab_plans.push((lab.listen, default, subjects));
+    }
+    let skeletons: Arc<[StreamSkeleton]> = skeletons.into();
+    let labs: Arc<[Option<LabSkeleton>]> = labs.into();
     let (avatar, avatar_rest) = built_in_avatar();
     let (stop_tx, stop_rx) = watch::channel(false);
     let (control_tx, control_rx) = std::sync::mpsc::channel::<SolverControl>();
@@ -230,12 +281,62 @@ pub async fn run(
             socket,
             port,
             performer: vmc.performer.clone(),
+            devices: vmc.device_points(),
+            rest: match &vmc.rest {
+                None => None,
+                Some(path) => Some(Arc::new(sender_rest(path)?)),
+            },
             record: record_tx.clone(),
             shutdown: stop_rx.clone(),
         };
         inputs.spawn(async move {
             if let Err(e) = task.run().await {
                 tracing::error!(%e, "VMC input ended");
+            }
+        });
+    }
+    for (i, (listen, default_skeleton, subjects)) in lab_plans.into_iter().enumerate() {
+        let name = format!("lab-in:{listen}");
+        let socket = bind(&format!("lab OSC input {i}"), listen, p.udp_receive_buffer)?;
+        let (port, ring) = input_ring(&name, p.input_ring, wake.clone());
+        status.inputs.push((name, ring.stats.clone()));
+        input_rings.push(ring);
+        let task = LabInput {
+            socket,
+            port,
+            assembler: LabAssembler::new(p.max_performers),
+            skeletons: labs.clone(),
+            default_skeleton,
+            subjects,
+            record: record_tx.clone(),
+            shutdown: stop_rx.clone(),
+        };
+        inputs.spawn(async move {
+            if let Err(e) = task.run().await {
+                tracing::error!(%e, "lab OSC input ended");
+            }
+        });
+    }
+    for (i, vrchat) in config.vrchat_inputs.iter().enumerate() {
+        let name = format!("vrchat-in:{}", vrchat.listen);
+        let socket = bind(
+            &format!("VRChat OSC input {i}"),
+            vrchat.listen,
+            p.udp_receive_buffer,
+        )?;
+        let (port, ring) = input_ring(&name, p.input_ring, wake.clone());
+        status.inputs.push((name, ring.stats.clone()));
+        input_rings.push(ring);
+        let task = VrchatInput {
+            socket,
+            port,
+            trackers: VrchatTrackers::new(vrchat.assignment()),
+            performer: performer_name(&vrchat.performer)?,
+            shutdown: stop_rx.clone(),
+        };
+        inputs.spawn(async move {
+            if let Err(e) = task.run().await {
+                tracing::error!(%e, "VRChat OSC input ended");
             }
         });
     }
@@ -285,9 +386,55 @@ pub async fn run(
             min_interval: (out.rate_hz > 0.0).then(|| Duration::from_secs_f32(1.0 / out.rate_hz)),
             shows,
             latency,
+            datagrams: Datagrams::new(),
         };
         outputs.spawn(task.run());
     }
+    // The WebSocket server: its output ring now, its clients once the solver runs.
+    let websocket = match &config.websocket {
+        None => None,
+        Some(ws) => {
+            let listener = tokio::net::TcpListener::bind(ws.listen)
+                .await
+                .map_err(|source| BridgeError::Bind {
+                    what: "WebSocket server".into(),
+                    addr: ws.listen,
+                    source,
+                })?;
+            let name = format!("websocket:{}", ws.listen);
+            let (port, ring) = output_ring(&name, p.output_ring, Delivery::Newest);
+            let (latency, histogram) = Latency::new();
+            let (poses, _) = tokio::sync::broadcast::channel(ws.client_queue.max(1));
+            let subscribers = Arc::new(Subscribers::default());
+            let input_stats = Arc::new(InputStats::default());
+            let output_stats = Arc::new(OutputStats::default());
+            status.inputs.push((name.clone(), input_stats.clone()));
+            status
+                .outputs
+                .push((name.clone(), ring.stats.clone(), Some(histogram)));
+            status
+                .outputs
+                .push((format!("{name} clients"), output_stats.clone(), None));
+            output_ports.push(port);
+            outputs.spawn(
+                WebSocketOutput {
+                    ring,
+                    poses: poses.clone(),
+                    subscribers: subscribers.clone(),
+                    latency,
+                }
+                .run(),
+            );
+            Some((
+                listener,
+                ws.clone(),
+                poses,
+                subscribers,
+                input_stats,
+                output_stats,
+            ))
+        }
+    };
     let recorder = {
         let (port, ring) = output_ring("recorder", p.recorder_ring, Delivery::Every);
         status
@@ -322,6 +469,7 @@ pub async fn run(
         );
     }
 
+    let skeletons_for_clients = skeletons.clone();
     let solver = Solver::new(
         SolverConfig {
             performer_timeout: Duration::from_secs_f32(p.performer_timeout_s),
@@ -344,6 +492,31 @@ pub async fn run(
     status.solver = solver.stats.clone();
     // The thread waits for exactly this message.
     let _ = solver_tx.send(solver);
+    let mut server = None;
+    if let Some((listener, ws, poses, subscribers, input_stats, output_stats)) = websocket {
+        let shared = Arc::new(Shared {
+            token: ws.token.clone(),
+            max_message_bytes: ws.max_message_bytes,
+            skeletons: skeletons_for_clients,
+            solver: control_tx.clone(),
+            solver_thread: wake.clone(),
+            input_ring: p.input_ring,
+            input_stats,
+            output_stats,
+            poses,
+            subscribers,
+            record: record_tx.clone(),
+            status: status.clone(),
+        });
+        server = Some(tokio::spawn(
+            WebSocketServer {
+                listener,
+                shared,
+                shutdown: stop_rx.clone(),
+            }
+            .run(),
+        ));
+    }
     drop(control_tx);
 
     let interval = Duration::from_secs_f32(config.status.log_interval_s.max(0.0));
@@ -387,6 +560,9 @@ pub async fn run(
     // 1. Inputs stop.
     let _ = stop_tx.send(true);
     while inputs.join_next().await.is_some() {}
+    if let Some(server) = server {
+        let _ = server.await;
+    }
     replays.abort_all();
     while replays.join_next().await.is_some() {}
     // 2. The solver drains and ends.

@@ -119,6 +119,14 @@ impl CustomNames {
         Some(self.names.len() - 1)
     }
 
+    /// Names `slot` as a stream announces it (slots are named in order, each once):
+    /// a slot already named keeps its name.
+    pub fn name_slot(&mut self, slot: usize, name: &str) {
+        if self.name(slot).is_none() {
+            self.slot_or_insert(name);
+        }
+    }
+
     /// The slot already holding `name`.
     #[must_use]
     pub fn slot(&self, name: &str) -> Option<usize> {

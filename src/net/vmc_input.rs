@@ -5,7 +5,11 @@
 //! ends at `/VMC/Ext/Blend/Apply` or when the next one begins) and pushed onto the
 //! input's ring to the solver. Each sender address is one performer: the port's
 //! performer name for the first, then `-2`, `-3`, ... Bone rotations are taken as
-//! VRM 0 style normalized rotations (identity rest), as VSeeFace and VMC send them.
+//! VRM 0 style normalized rotations (identity rest), as VSeeFace and VMC send them,
+//! or as local to a configured model's rest (`SenderRest`).
+//!
+//! Headset, controllers and trackers (`/VMC/Ext/Hmd|Con|Tra/Pos`) become a second
+//! performer per sender, `<name>-vr`, solved by VR-mode IK (see `vmc_devices`).
 //!
 //! Unknown addresses are ignored, as the VMC spec asks, except the bridge's own
 //! `/bridge/record/start [name] [performer]` and `/bridge/record/stop [performer]`,
@@ -14,6 +18,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
@@ -21,11 +26,13 @@ use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
 
 use crate::pipeline::{InputFrame, InputPort, SourceFrame};
-use crate::protocol::frame::PerformerName;
+use crate::protocol::frame::{PerformerName, TrackedPoint};
 use crate::protocol::osc::{self, Arg};
-use crate::protocol::vmc;
+use crate::protocol::vmc::{self, VmcEvent};
 use crate::record::recorder::RecordCommand;
-use crate::record::vmc_frames::VmcFrames;
+use crate::record::vmc_frames::{SenderRest, VmcFrames};
+
+use super::vmc_devices::VmcDevices;
 
 /// Largest UDP payload over IPv4; nothing bigger can arrive.
 pub const MAX_DATAGRAM: usize = 65_507;
@@ -37,6 +44,8 @@ const MAX_SENDERS: usize = 4096;
 struct Sender {
     performer: PerformerName,
     frames: VmcFrames,
+    /// Its headset, controllers and trackers, as the performer `<name>-vr`.
+    devices: VmcDevices,
     /// Custom expression names already announced to the solver.
     announced: usize,
 }
@@ -47,12 +56,17 @@ pub struct VmcInput {
     pub port: InputPort,
     /// The first sender's performer name.
     pub performer: String,
+    /// Device serials the configuration assigns to tracked points.
+    pub devices: HashMap<String, TrackedPoint>,
+    /// The senders' rest pose, when not VRM 0 style identity.
+    pub rest: Option<Arc<SenderRest>>,
     pub record: mpsc::UnboundedSender<RecordCommand>,
     pub shutdown: watch::Receiver<bool>,
 }
 
-/// Recording control found among a datagram's ignored messages.
-fn record_command(message: &osc::Message<'_>) -> Option<RecordCommand> {
+/// Recording control found among a datagram's ignored messages (VMC and lab OSC
+/// ports both accept it).
+pub(crate) fn record_command(message: &osc::Message<'_>) -> Option<RecordCommand> {
     let mut args = [Arg::Int(0); 2];
     let n = message.args(&mut args).ok()?;
     let text = |i: usize| args[..n].get(i).and_then(Arg::as_str).map(str::to_owned);
@@ -101,7 +115,10 @@ impl VmcInput {
                     0 => self.performer.clone(),
                     n => format!("{}-{}", self.performer, n + 1),
                 };
-                let Some(performer) = PerformerName::new(&name) else {
+                let (Some(performer), Some(vr)) = (
+                    PerformerName::new(&name),
+                    PerformerName::new(&format!("{name}-vr")),
+                ) else {
                     stats.bad.fetch_add(1, Relaxed);
                     continue;
                 };
@@ -109,7 +126,11 @@ impl VmcInput {
                     from,
                     Sender {
                         performer,
-                        frames: VmcFrames::default(),
+                        frames: match &self.rest {
+                            Some(rest) => VmcFrames::with_rest(rest.clone()),
+                            None => VmcFrames::default(),
+                        },
+                        devices: VmcDevices::new(vr, self.devices.clone()),
                         announced: 0,
                     },
                 );
@@ -121,6 +142,18 @@ impl VmcInput {
             let datagram = &buf[..len];
             let port = &mut self.port;
             let decoded = vmc::decode(datagram, &mut |event| {
+                if let VmcEvent::Device {
+                    device,
+                    serial,
+                    local: false,
+                    position,
+                    rotation,
+                } = event
+                {
+                    sender
+                        .devices
+                        .event(device, serial, position, rotation, f64::from(now));
+                }
                 if let Some((time, pose)) = sender.frames.event(event, now) {
                     announce_names(sender, port, received);
                     port.push(InputFrame {
@@ -133,6 +166,18 @@ impl VmcInput {
                     });
                 }
             });
+            if let Some(trackers) = sender.devices.take_frame() {
+                self.port.push(InputFrame {
+                    received,
+                    frame: SourceFrame::Trackers(trackers),
+                });
+            }
+            if let Some(trackers) = sender.devices.take_frame() {
+                self.port.push(InputFrame {
+                    received,
+                    frame: SourceFrame::Trackers(trackers),
+                });
+            }
             let stats = &self.port.stats;
             stats
                 .bad
@@ -142,16 +187,12 @@ impl VmcInput {
                 .fetch_add(u64::from(decoded.unknown_bones), Relaxed);
             stats.ignored.fetch_add(u64::from(decoded.ignored), Relaxed);
             if decoded.ignored > 0 {
-                osc::visit(
-                    datagram,
-                    &mut |m| {
-                        if let Some(command) = record_command(&m) {
-                            // The recorder is gone only when the bridge stops.
-                            let _ = self.record.send(command);
-                        }
-                    },
-                    &mut |_| {},
-                );
+                for message in osc::messages(datagram).flatten() {
+                    if let Some(command) = record_command(&message) {
+                        // The recorder is gone only when the bridge stops.
+                        let _ = self.record.send(command);
+                    }
+                }
             }
         }
     }

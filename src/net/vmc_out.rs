@@ -1,5 +1,6 @@
 //! Sending VMC over UDP from the calling thread (the `send` command's edge): one
-//! socket, one receiver, an optional rate cap. Frames over the cap are skipped and
+//! socket, one receiver, an optional rate cap. Frames are encoded into buffers
+//! kept from frame to frame: no allocation per frame. Frames over the cap are skipped and
 //! counted, never queued. A receiver that is not listening (ICMP "port
 //! unreachable", seen as a refused send) is counted and sent to again next frame:
 //! receivers come and go. Any other failure is returned to the caller.
@@ -9,7 +10,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use crate::humanoid::{CustomNames, HumanoidPose};
-use crate::protocol::vmc::VmcEncoder;
+use crate::protocol::vmc::{Datagrams, VmcEncoder};
 
 /// What a sender has done so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -28,6 +29,8 @@ pub struct SendStats {
 pub struct VmcSender {
     socket: UdpSocket,
     encoder: VmcEncoder,
+    /// Each frame's datagrams, encoded into the same buffers every frame.
+    datagrams: Datagrams,
     min_interval: Option<Duration>,
     last_sent: Option<Instant>,
     pub stats: SendStats,
@@ -54,6 +57,7 @@ impl VmcSender {
         Ok(Self {
             socket,
             encoder,
+            datagrams: Datagrams::new(),
             min_interval,
             last_sent: None,
             stats: SendStats::default(),
@@ -74,11 +78,9 @@ impl VmcSender {
             self.stats.skipped += 1;
             return Ok(false);
         }
-        let datagrams = self
-            .encoder
-            .encode(time, pose, names)
-            .map_err(io::Error::other)?;
-        for d in &datagrams {
+        self.encoder
+            .encode_into(time, pose, names, &mut self.datagrams);
+        for d in self.datagrams.iter() {
             match self.socket.send(d) {
                 Ok(_) => {
                     self.stats.datagrams += 1;

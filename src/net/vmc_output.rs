@@ -25,7 +25,7 @@ use crate::bridge::status::Latency;
 use crate::humanoid::CustomNames;
 use crate::pipeline::{OutputMsg, OutputRing, PoseFrame};
 use crate::protocol::frame::PerformerName;
-use crate::protocol::vmc::VmcEncoder;
+use crate::protocol::vmc::{Datagrams, VmcEncoder};
 
 /// Which performers a receiver shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +45,8 @@ pub struct VmcOutput {
     pub min_interval: Option<Duration>,
     pub shows: Shows,
     pub latency: Latency,
+    /// Reused for every frame: encoding allocates nothing once warmed up.
+    pub datagrams: Datagrams,
 }
 
 /// A socket for sending to `to`: bound to an ephemeral port of its family.
@@ -119,11 +121,11 @@ impl VmcOutput {
                 slot,
                 name,
             } => {
-                let names = &mut tracks.entry(performer).or_default().names;
-                // Slots are named in order; a name arrives once per slot.
-                if names.name(usize::from(slot)).is_none() {
-                    names.slot_or_insert(name.as_str());
-                }
+                tracks
+                    .entry(performer)
+                    .or_default()
+                    .names
+                    .name_slot(usize::from(slot), name.as_str());
             }
             OutputMsg::Gone { performer } => {
                 tracks.remove(&performer);
@@ -159,19 +161,14 @@ impl VmcOutput {
             let Some(frame) = track.pending.take() else {
                 continue;
             };
-            let datagrams = match self
-                .encoder
-                .encode(frame.time as f32, &frame.pose, &track.names)
-            {
-                Ok(d) => d,
-                Err(e) => {
-                    self.ring.stats.errors.fetch_add(1, Relaxed);
-                    tracing::debug!(%e, "cannot encode frame");
-                    continue;
-                }
-            };
+            self.encoder.encode_into(
+                frame.time as f32,
+                &frame.pose,
+                &track.names,
+                &mut self.datagrams,
+            );
             let stats = &self.ring.stats;
-            for d in &datagrams {
+            for d in self.datagrams.iter() {
                 match self.socket.send(d).await {
                     Ok(n) => {
                         stats.packets.fetch_add(1, Relaxed);

@@ -193,8 +193,19 @@ pub struct InputRing {
 /// A new input's two ends: the task gets the port, the solver the ring.
 #[must_use]
 pub fn input_ring(name: &str, capacity: usize, solver: Thread) -> (InputPort, InputRing) {
+    input_ring_sharing(name, capacity, solver, Arc::new(InputStats::default()))
+}
+
+/// As `input_ring`, counting into `stats` shared with other rings (one input with
+/// a ring per connection: the WebSocket clients).
+#[must_use]
+pub fn input_ring_sharing(
+    name: &str,
+    capacity: usize,
+    solver: Thread,
+    stats: Arc<InputStats>,
+) -> (InputPort, InputRing) {
     let (prod, cons) = HeapRb::new(capacity.max(1)).split();
-    let stats = Arc::new(InputStats::default());
     (
         InputPort {
             ring: prod,
@@ -393,7 +404,7 @@ mod tests {
             performer: name("a"),
         });
         assert_eq!(port.stats.drops.load(Relaxed), 1);
-        assert_eq!(ring.try_pop(), Some(pose_msg(1)));
+        assert!(matches!(ring.try_pop(), Some(OutputMsg::Pose(p)) if p.seq == 1));
         port.flush_backlog();
         assert!(matches!(ring.try_pop(), Some(OutputMsg::Gone { .. })));
     }

@@ -113,6 +113,15 @@ pub struct Performer {
     last_time: f64,
 }
 
+/// Headset and both controllers, when all three have been seen.
+fn three_points(frame: &TrackerFrame) -> Option<(DevicePose, DevicePose, DevicePose)> {
+    Some((
+        frame.point(TrackedPoint::Head)?,
+        frame.point(TrackedPoint::LeftHand)?,
+        frame.point(TrackedPoint::RightHand)?,
+    ))
+}
+
 /// The avatar the solved poses are for: its body scales tracker input and is the
 /// target of mocap-mode IK.
 #[derive(Debug, Clone)]
@@ -279,11 +288,7 @@ impl Performer {
             }
         }
         let point = |p: TrackedPoint| last.point(p);
-        let (Some(head), Some(left), Some(right)) = (
-            point(TrackedPoint::Head),
-            point(TrackedPoint::LeftHand),
-            point(TrackedPoint::RightHand),
-        ) else {
+        let Some((head, left, right)) = three_points(last) else {
             return Err(SolveError::MissingDevices);
         };
         let position = |p: TrackedPoint| point(p).map(|d: DevicePose| d.position);
@@ -330,11 +335,7 @@ impl Performer {
         else {
             return false;
         };
-        let (Some(head), Some(left), Some(right)) = (
-            last.point(TrackedPoint::Head),
-            last.point(TrackedPoint::LeftHand),
-            last.point(TrackedPoint::RightHand),
-        ) else {
+        let Some((head, left, right)) = three_points(last) else {
             return false;
         };
         *calibration = Calibration::from_t_pose(head, left, right);

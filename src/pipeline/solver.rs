@@ -347,3 +347,220 @@ impl Solver {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo;
+    use crate::ik::body::BodyProportions;
+    use crate::ik::calibration::DevicePose;
+    use crate::pipeline::performer::PerformerSettings;
+    use crate::pipeline::{Delivery, InputPort, OutputRing, input_ring, output_ring};
+    use crate::protocol::frame::{JointFrame, TrackedPoint, TrackerFrame};
+    use crate::retarget::{MappedSkeleton, SourceRig, ToNormalized};
+    use glam::{Quat, Vec3};
+
+    fn mapped(name: &str, json: &str) -> MappedSkeleton {
+        let rig = demo::embedded_rig(name, json);
+        let map = rig.bone_map.clone().unwrap();
+        MappedSkeleton::new(rig.skeleton, &map).unwrap()
+    }
+
+    fn settings() -> PerformerSettings {
+        PerformerSettings {
+            filter: None,
+            mocap_ik: crate::ik::mocap::MocapIkConfig {
+                enabled: false,
+                ..Default::default()
+            },
+            vr_ik: Default::default(),
+            calibration: None,
+        }
+    }
+
+    /// A solver on its own thread with one input and one output.
+    struct Running {
+        port: InputPort,
+        out: OutputRing,
+        stop: Arc<AtomicBool>,
+        control: mpsc::Sender<SolverControl>,
+        thread: std::thread::JoinHandle<()>,
+    }
+
+    fn start(timeout: Duration) -> Running {
+        let skeletons: Arc<[StreamSkeleton]> = vec![StreamSkeleton::new(
+            "lab19",
+            mapped("lab19", demo::LAB19_JSON),
+        )]
+        .into();
+        let avatar = Avatar {
+            body: BodyProportions::new(&mapped("humanoid", demo::HUMANOID_JSON)),
+        };
+        let (solver_tx, solver_rx) = mpsc::channel::<Solver>();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            if let Ok(s) = solver_rx.recv() {
+                s.run(&flag);
+            }
+        });
+        let (port, ring) = input_ring("test", 64, thread.thread().clone());
+        let (out_port, out) = output_ring("out", 1024, Delivery::Every);
+        let (control, control_rx) = mpsc::channel();
+        let config = SolverConfig {
+            performer_timeout: timeout,
+            max_performers: 2,
+            humanoid: settings(),
+            skeleton: settings(),
+            trackers: settings(),
+            performers: HashMap::new(),
+        };
+        let solver = Solver::new(
+            config,
+            skeletons,
+            avatar,
+            vec![ring],
+            vec![out_port],
+            control_rx,
+        );
+        solver_tx.send(solver).unwrap();
+        Running {
+            port,
+            out,
+            stop,
+            control,
+            thread,
+        }
+    }
+
+    impl Running {
+        fn finish(mut self) -> Vec<OutputMsg> {
+            self.stop.store(true, Relaxed);
+            self.thread.thread().unpark();
+            self.thread.join().unwrap();
+            let mut got = Vec::new();
+            while let Some(m) = self.out.try_pop() {
+                got.push(m);
+            }
+            got
+        }
+    }
+
+    fn name(s: &str) -> PerformerName {
+        PerformerName::new(s).unwrap()
+    }
+
+    fn input(frame: SourceFrame) -> InputFrame {
+        InputFrame {
+            received: Instant::now(),
+            frame,
+        }
+    }
+
+    #[test]
+    fn skeleton_frames_are_retargeted_and_performers_come_and_go() {
+        let mut run = start(Duration::from_millis(60));
+        let lab19 = mapped("lab19", demo::LAB19_JSON);
+        let motion = demo::lab19_performance(&lab19, 1);
+        let rig = SourceRig::new(&lab19);
+        let mut expected = crate::humanoid::HumanoidPose::default();
+        for i in 0..3 {
+            let f = motion.frame(i);
+            let mut frame = JointFrame::new(name("lab"));
+            frame.time = 10.0 + i as f64 / 60.0;
+            for (j, q) in f.rotations.iter().enumerate() {
+                frame.set(j, *q);
+            }
+            frame.root_position = Some(f.translations[0]);
+            assert!(
+                run.port
+                    .push(input(SourceFrame::Joints { skeleton: 0, frame }))
+            );
+            ToNormalized {
+                source: &rig,
+                local_rotations: f.rotations,
+                local_translations: f.translations,
+                pose: &mut expected,
+            }
+            .run()
+            .unwrap();
+        }
+        // Silence past the timeout: the performer is gone.
+        std::thread::sleep(Duration::from_millis(200));
+        let got = run.finish();
+        assert!(matches!(
+            got[0],
+            OutputMsg::Appeared {
+                source: SourceKind::Skeleton,
+                ..
+            }
+        ));
+        let poses: Vec<&PoseFrame> = got
+            .iter()
+            .filter_map(|m| match m {
+                OutputMsg::Pose(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(poses.len(), 3);
+        assert_eq!(poses[2].seq, 3);
+        assert!(
+            (poses[2].time - 2.0 / 60.0).abs() < 1e-9,
+            "times start at 0"
+        );
+        assert_eq!(poses[2].pose, expected);
+        assert!(matches!(got.last(), Some(OutputMsg::Gone { .. })));
+    }
+
+    #[test]
+    fn tracker_frames_drive_vr_ik_and_calibrate_on_request() {
+        let mut run = start(Duration::from_secs(5));
+        let mut frame = TrackerFrame::new(name("vr"));
+        // Only a headset: the solver cannot solve yet (counted, not fatal).
+        frame.set(
+            TrackedPoint::Head,
+            DevicePose::new(Vec3::new(0.0, 1.6, 0.0), Quat::IDENTITY),
+        );
+        run.port.push(input(SourceFrame::Trackers(frame)));
+        frame.time = 1.0 / 60.0;
+        frame.set(
+            TrackedPoint::LeftHand,
+            DevicePose::new(Vec3::new(0.7, 1.4, 0.0), Quat::IDENTITY),
+        );
+        frame.set(
+            TrackedPoint::RightHand,
+            DevicePose::new(Vec3::new(-0.7, 1.4, 0.0), Quat::IDENTITY),
+        );
+        run.port.push(input(SourceFrame::Trackers(frame)));
+        std::thread::sleep(Duration::from_millis(50));
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        run.control
+            .send(SolverControl::Calibrate {
+                performer: "vr".into(),
+                reply,
+            })
+            .unwrap();
+        run.thread.thread().unpark();
+        let calibration = answer.blocking_recv().unwrap().unwrap();
+        assert!(
+            (calibration.arm_span - 1.4).abs() < 0.2,
+            "{}",
+            calibration.arm_span
+        );
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        run.control
+            .send(SolverControl::Calibrate {
+                performer: "nobody".into(),
+                reply,
+            })
+            .unwrap();
+        run.thread.thread().unpark();
+        assert!(answer.blocking_recv().unwrap().is_err());
+        let got = run.finish();
+        let poses = got
+            .iter()
+            .filter(|m| matches!(m, OutputMsg::Pose(_)))
+            .count();
+        assert_eq!(poses, 1, "one solvable frame");
+    }
+}

@@ -675,15 +675,14 @@ impl LabAssembler {
     ) -> LabStats {
         self.clock += 1;
         let mut stats = LabStats::default();
-        let mut broken = 0;
         let mut part = Part::None;
-        osc::visit(
-            bytes,
-            &mut |m| self.message(&m, &mut part, &skeleton_for, &mut on_frame, &mut stats),
-            &mut |_| broken += 1,
-        );
+        for message in osc::messages(bytes) {
+            match message {
+                Ok(m) => self.message(&m, &mut part, &skeleton_for, &mut on_frame, &mut stats),
+                Err(_) => stats.broken += 1,
+            }
+        }
         self.close(part, &mut on_frame, &mut stats);
-        stats.broken += broken;
         stats
     }
 

@@ -33,17 +33,21 @@ pub struct FinishedTake {
     pub seconds: f64,
 }
 
+/// Where the recorder answers a start: (performer, file) pairs, or why not.
+pub type StartReply = oneshot::Sender<Result<Vec<(String, String)>, String>>;
+
 /// What the recorder can be asked (WebSocket control, OSC `/bridge/record/*`).
 #[derive(Debug)]
 pub enum RecordCommand {
     /// Start recording `performer` (every performer, present and to come, when
     /// `None`) into `name` (default: the performer's name; with several
-    /// performers, `name-performer`); replies with the files started. A named
-    /// performer not present yet starts recording with its first frame.
+    /// performers, `name-performer`); replies with the (performer, file) pairs
+    /// started. A named performer not present yet starts recording with its first
+    /// frame.
     Start {
         performer: Option<String>,
         name: Option<String>,
-        reply: Option<oneshot::Sender<Result<Vec<String>, String>>>,
+        reply: Option<StartReply>,
     },
     /// Stop recording `performer` (everyone when `None`); replies with the takes.
     Stop {
@@ -127,10 +131,11 @@ impl Recorder {
                         slot,
                         name,
                     } => {
-                        let names = &mut tracks.entry(performer).or_default().names;
-                        if names.name(usize::from(slot)).is_none() {
-                            names.slot_or_insert(name.as_str());
-                        }
+                        tracks
+                            .entry(performer)
+                            .or_default()
+                            .names
+                            .name_slot(usize::from(slot), name.as_str());
                     }
                     OutputMsg::Gone { performer } => {
                         if let Some(track) = tracks.remove(&performer)
@@ -214,6 +219,9 @@ impl Recorder {
                 reply,
             } => {
                 let result = self.start_command(performer, name, tracks, armed);
+                if let Err(e) = &result {
+                    tracing::warn!("recording not started: {e}");
+                }
                 if let Some(reply) = reply {
                     let _ = reply.send(result);
                 }
@@ -271,7 +279,7 @@ impl Recorder {
         name: Option<String>,
         tracks: &mut HashMap<PerformerName, Track>,
         armed: &mut HashMap<String, Option<String>>,
-    ) -> Result<Vec<String>, String> {
+    ) -> Result<Vec<(String, String)>, String> {
         let targets: Vec<PerformerName> = match &performer {
             Some(p) => tracks.keys().filter(|k| k.as_str() == p).copied().collect(),
             None => tracks.keys().copied().collect(),
@@ -301,7 +309,10 @@ impl Recorder {
                 None => target.to_string(),
             };
             let take = self.start(&take_name, target)?;
-            started.push(take.recording.path().display().to_string());
+            started.push((
+                target.to_string(),
+                take.recording.path().display().to_string(),
+            ));
             track.take = Some(take);
         }
         Ok(started)

@@ -7,11 +7,64 @@
 //! The hips' pose is composed with the root's (`/VMC/Ext/Root/Pos`); eye bones also
 //! give the lookAt; blend values become presets (VRM 1.0 or VRM 0 names) or custom
 //! expressions.
+//!
+//! Bone rotations are local to the sender's own rest pose. By default that rest is
+//! VRM 0 style: every bone's rest rotation is the identity, so a local rotation is
+//! already the normalized one (what VSeeFace and Virtual Motion Capture send). A
+//! sender whose avatar is not normalized has its rest given as a `SenderRest` (its
+//! model's T-pose): then `N = W(parent joint) · L · W(b)⁻¹`, the joints between a
+//! bone and its humanoid parent taken at rest.
+
+use std::sync::Arc;
 
 use glam::{Quat, Vec3};
 
+use crate::humanoid::bone::{ALL, BONE_COUNT};
 use crate::humanoid::{CustomNames, HumanBone, HumanoidPose, LookAt};
 use crate::protocol::vmc::{VmcEvent, preset_from_name};
+use crate::retarget::MappedSkeleton;
+
+/// A VMC sender's rest pose: per bone, the T-pose world rotation of the joint it
+/// hangs from (`W(parent joint)`, the facing turn for a root) and the inverse of
+/// its own (`W(b)⁻¹`), internal axes. Bones the model lacks stay identity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SenderRest {
+    pre: [Quat; BONE_COUNT],
+    post: [Quat; BONE_COUNT],
+}
+
+impl SenderRest {
+    /// The rest of a sender whose avatar is `model`.
+    #[must_use]
+    pub fn from_mapped(model: &MappedSkeleton) -> Self {
+        let world: Vec<Quat> = model
+            .correction
+            .t_pose_world(&model.skeleton)
+            .iter()
+            .map(|w| w.to_scale_rotation_translation().1.normalize())
+            .collect();
+        let mut rest = Self {
+            pre: [Quat::IDENTITY; BONE_COUNT],
+            post: [Quat::IDENTITY; BONE_COUNT],
+        };
+        for bone in ALL {
+            if let Some(joint) = model.map.joint(bone) {
+                rest.pre[bone.index()] = model
+                    .skeleton
+                    .parent(joint)
+                    .map_or(model.correction.facing, |p| world[p]);
+                rest.post[bone.index()] = world[joint].conjugate();
+            }
+        }
+        rest
+    }
+
+    /// The normalized rotation of `bone` for the sender's local rotation `local`.
+    #[must_use]
+    pub fn normalize(&self, bone: HumanBone, local: Quat) -> Quat {
+        (self.pre[bone.index()] * local * self.post[bone.index()]).normalize()
+    }
+}
 
 /// The frame being assembled and what is known of the stream.
 #[derive(Debug, Clone)]
@@ -26,6 +79,8 @@ pub struct VmcFrames {
     /// Arrival time of the frame's first message.
     arrival: Option<f32>,
     has_bones: bool,
+    /// The sender's rest, when it is not VRM 0 style identity.
+    rest: Option<Arc<SenderRest>>,
     /// Custom expressions that found no free slot.
     pub dropped_expressions: u64,
 }
@@ -41,12 +96,22 @@ impl Default for VmcFrames {
             first_sender_time: None,
             arrival: None,
             has_bones: false,
+            rest: None,
             dropped_expressions: 0,
         }
     }
 }
 
 impl VmcFrames {
+    /// Frames from a sender whose bone rotations are local to `rest`.
+    #[must_use]
+    pub fn with_rest(rest: Arc<SenderRest>) -> Self {
+        Self {
+            rest: Some(rest),
+            ..Self::default()
+        }
+    }
+
     /// Takes one event that arrived `now` seconds after the stream began; returns
     /// the previous frame when this event starts a new one.
     pub fn event(&mut self, event: VmcEvent<'_>, now: f32) -> Option<(f32, HumanoidPose)> {
@@ -74,6 +139,10 @@ impl VmcFrames {
                 rotation,
             } => {
                 self.has_bones = true;
+                let rotation = match &self.rest {
+                    Some(rest) => rest.normalize(bone, rotation),
+                    None => rotation,
+                };
                 if bone == HumanBone::Hips {
                     self.hips_local = Some((position, rotation));
                     self.compose_hips();
@@ -166,6 +235,49 @@ mod tests {
         // What a frame does not resend holds.
         assert_eq!(pose.rotation(HumanBone::Spine), Some(turn));
         assert!(frames.finish().is_none());
+    }
+
+    #[test]
+    fn a_sender_rest_turns_model_locals_into_normalized_rotations() {
+        use crate::retarget::{FromNormalized, TargetRig};
+        let rig = crate::demo::embedded_rig("lab19", crate::demo::LAB19_JSON);
+        let model = MappedSkeleton::new(rig.skeleton, &rig.bone_map.unwrap()).unwrap();
+        let rest = Arc::new(SenderRest::from_mapped(&model));
+        let target = TargetRig::new(&model);
+        let want = crate::demo::pose_at(0.7, 0.95);
+        let mut locals = vec![Quat::IDENTITY; target.joint_count()];
+        let mut hips = Vec3::ZERO;
+        FromNormalized {
+            target: &target,
+            pose: &want,
+            local_rotations: &mut locals,
+            hips_translation: &mut hips,
+        }
+        .run()
+        .unwrap();
+        // The sender sends its model's local rotations, bone by bone.
+        let mut frames = VmcFrames::with_rest(rest);
+        frames.event(VmcEvent::Time(0.0), 0.0);
+        for (bone, _) in want.bones() {
+            if bone == HumanBone::Hips {
+                continue;
+            }
+            let joint = model.map.joint(bone).unwrap();
+            frames.event(
+                VmcEvent::Bone {
+                    bone,
+                    position: Vec3::ZERO,
+                    rotation: locals[joint],
+                },
+                0.0,
+            );
+        }
+        let (_, got) = frames.finish().unwrap();
+        for (bone, q) in want.bones().filter(|(b, _)| *b != HumanBone::Hips) {
+            let g = got.rotation(bone).unwrap();
+            let same = g.abs_diff_eq(q, 1e-5) || g.abs_diff_eq(-q, 1e-5);
+            assert!(same, "{bone}: {g} vs {q}");
+        }
     }
 
     #[test]

@@ -20,6 +20,12 @@ pub fn free_udp_port() -> u16 {
     s.local_addr().expect("addr").port()
 }
 
+/// A TCP port nothing listens on right now.
+pub fn free_tcp_port() -> u16 {
+    let s = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    s.local_addr().expect("addr").port()
+}
+
 /// A running bridge.
 pub struct Bridge {
     pub child: Child,

@@ -2,7 +2,11 @@
 //! sending VMC, the `vmc` crate decoding what the bridge sends, a WebSocket client,
 //! replays, recordings and crash recovery.
 
+mod bad_input;
 #[path = "../common/mod.rs"]
 mod common;
 mod harness;
+mod recording;
+mod trackers;
 mod vmc;
+mod websocket;

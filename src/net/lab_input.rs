@@ -1,0 +1,97 @@
+//! Lab OSC over UDP input: one task per bound socket, several subjects (performers)
+//! per port. Datagrams go through `protocol::lab_osc::LabAssembler` (pure, no
+//! sockets), which hands over each frame once all its parts have arrived, already
+//! in local rotations and internal axes; the frame goes onto the input's ring with
+//! the index of its subject's skeleton. The bridge's own `/bridge/record/start|stop`
+//! messages are accepted here too. Bad datagrams are counted and dropped.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
+
+use tokio::net::UdpSocket;
+use tokio::sync::{mpsc, watch};
+
+use crate::net::vmc_input::{MAX_DATAGRAM, record_command};
+use crate::pipeline::{InputFrame, InputPort, SourceFrame};
+use crate::protocol::lab_osc::{LabAssembler, LabSkeleton};
+use crate::protocol::osc;
+use crate::record::recorder::RecordCommand;
+
+/// A lab OSC input port feeding the solver.
+pub struct LabInput {
+    pub socket: UdpSocket,
+    pub port: InputPort,
+    pub assembler: LabAssembler,
+    /// Lab skeletons, indexed as the bridge's skeleton table (`None`: that skeleton
+    /// cannot be streamed over lab OSC).
+    pub skeletons: Arc<[Option<LabSkeleton>]>,
+    /// The skeleton of subjects not in `subjects`.
+    pub default_skeleton: u16,
+    /// Subjects streaming another skeleton.
+    pub subjects: HashMap<String, u16>,
+    pub record: mpsc::UnboundedSender<RecordCommand>,
+    pub shutdown: watch::Receiver<bool>,
+}
+
+impl LabInput {
+    /// Receives until shutdown. Bad datagrams and a full ring are counted, never fatal.
+    pub async fn run(mut self) -> std::io::Result<()> {
+        let mut buf = vec![0u8; MAX_DATAGRAM];
+        loop {
+            let len = tokio::select! {
+                received = self.socket.recv(&mut buf) => match received {
+                    Ok(n) => n,
+                    Err(e) => {
+                        tracing::debug!(%e, "receive failed");
+                        continue;
+                    }
+                },
+                _ = self.shutdown.changed() => return Ok(()),
+            };
+            let received = Instant::now();
+            self.port.stats.packets.fetch_add(1, Relaxed);
+            let skeletons = &self.skeletons;
+            let subjects = &self.subjects;
+            let default = self.default_skeleton;
+            let index_of = |subject: &str| subjects.get(subject).copied().unwrap_or(default);
+            let port = &mut self.port;
+            let stats = self.assembler.datagram(
+                &buf[..len],
+                |subject| {
+                    skeletons
+                        .get(usize::from(index_of(subject)))
+                        .and_then(Option::as_ref)
+                },
+                |frame| {
+                    port.push(InputFrame {
+                        received,
+                        frame: SourceFrame::Joints {
+                            skeleton: index_of(frame.performer.as_str()),
+                            frame: *frame,
+                        },
+                    });
+                },
+            );
+            let s = &self.port.stats;
+            s.bad.fetch_add(
+                u64::from(stats.dropped() - stats.unknown_joints - stats.unknown_subjects),
+                Relaxed,
+            );
+            s.unknown.fetch_add(
+                u64::from(stats.unknown_joints + stats.unknown_subjects),
+                Relaxed,
+            );
+            s.ignored.fetch_add(u64::from(stats.ignored), Relaxed);
+            if stats.ignored > 0 {
+                for message in osc::messages(&buf[..len]).flatten() {
+                    if let Some(command) = record_command(&message) {
+                        // The recorder is gone only when the bridge stops.
+                        let _ = self.record.send(command);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Recordings through the running bridge: a replay recorded back gives the same
+//! motion, and a bridge killed with SIGKILL mid-take leaves a journal that
+//! `recover` turns into a .vrma holding every frame up to the last flush.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use glam::Vec3;
+use mocap_bridge::formats::vrma;
+use mocap_bridge::humanoid::HumanoidPose;
+use mocap_bridge::replay::Replay;
+use serde_json::json;
+
+use crate::common::angle_deg;
+use crate::harness::{Bridge, quiet_config, repo};
+use crate::vmc::sample_frames;
+
+/// Every frame of a .vrma.
+fn frames_of(path: &Path) -> Vec<(f32, HumanoidPose)> {
+    let animation = vrma::load(path, None).expect("loads");
+    let mut replay = Replay::from_vrma(animation, None);
+    let mut pose = HumanoidPose::default();
+    let mut frames = Vec::new();
+    while let Some(t) = replay.next_frame(&mut pose) {
+        frames.push((t, pose));
+    }
+    frames
+}
+
+/// Worst bone angle (degrees) and hips distance (metres) between two poses.
+fn difference(a: &HumanoidPose, b: &HumanoidPose) -> (f32, f32) {
+    let mut worst = 0.0f32;
+    for (bone, q) in a.bones() {
+        let r = b.rotation(bone).unwrap_or_else(|| panic!("{bone} missing"));
+        for axis in [Vec3::X, Vec3::Y, Vec3::Z] {
+            worst = worst.max(angle_deg(q * axis, r * axis));
+        }
+    }
+    (worst, a.hips_position.distance(b.hips_position))
+}
+
+fn only_file(dir: &Path, suffix: &str) -> PathBuf {
+    let found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("recordings")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    found.into_iter().next().unwrap_or_default()
+}
+
+#[test]
+fn a_replay_recorded_through_the_bridge_is_the_same_motion() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sample = repo().join("recordings/walk-and-wave.vrma");
+    let sample = sample.to_str().expect("utf-8 path");
+    let bridge = Bridge::start(
+        dir.path(),
+        &quiet_config(),
+        &["--replay", sample, "--record", "--fast"],
+    );
+    let (code, lines, stderr) = bridge.finish();
+    assert_eq!(code, 0, "{stderr}");
+    let take = only_file(&dir.path().join("recordings"), ".vrma");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("wrote ") && l.contains("480 frames")),
+        "{lines:?}"
+    );
+    let source = sample_frames();
+    let recorded = frames_of(&take);
+    assert_eq!(recorded.len(), source.len());
+    let (mut worst, mut hips) = (0.0f32, 0.0f32);
+    for ((ts, a), (tr, b)) in source.iter().zip(&recorded) {
+        assert!((ts - tr).abs() < 1e-5, "{ts} vs {tr}");
+        let (w, h) = difference(a, b);
+        worst = worst.max(w);
+        hips = hips.max(h);
+    }
+    println!(
+        "replay → run --record: {}/{} frames, worst {worst:.6}°, hips {:.6} mm",
+        recorded.len(),
+        source.len(),
+        hips * 1e3
+    );
+    assert!(worst <= 0.01 && hips <= 1e-5, "{worst}° {hips} m");
+}
+
+#[test]
+fn after_kill_9_recover_gets_every_frame_up_to_the_last_flush() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sample = repo().join("recordings/walk-and-wave.vrma");
+    let sample = sample.to_str().expect("utf-8 path");
+    let mut config = quiet_config();
+    config["status"]["monitorIntervalS"] = json!(0.25);
+    config["recorder"] = json!({"flushMs": 100});
+    let mut bridge = Bridge::start(
+        dir.path(),
+        &config,
+        &["--replay", sample, "--loop", "--record"],
+    );
+    // The monitor's line says which frame the solver had reached; wait well past
+    // a flush interval after it, then kill without warning.
+    for _ in 0..5 {
+        bridge.wait_for_line("frame", Duration::from_secs(20));
+    }
+    let line = bridge.wait_for_line("frame", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(300));
+    let seen: u64 = line
+        .split_whitespace()
+        .skip_while(|w| *w != "frame")
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .expect("a frame number");
+    let _ = bridge.child.kill(); // SIGKILL
+    let _ = bridge.child.wait();
+
+    let recordings = dir.path().join("recordings");
+    let journal = only_file(&recordings, ".journal");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .arg("recover")
+        .arg(&journal)
+        .output()
+        .expect("recover");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let recovered = frames_of(&only_file(&recordings, ".vrma"));
+    println!(
+        "kill -9 after frame {seen} was solved: {} frames recovered ({})",
+        recovered.len(),
+        String::from_utf8_lossy(&out.stdout).trim()
+    );
+    assert!(
+        recovered.len() as u64 >= seen,
+        "{} < {seen}",
+        recovered.len()
+    );
+    // They are the replayed stream, in order, looping.
+    let source = sample_frames();
+    let period = source.last().map_or(0.0, |(t, _)| *t) + 1.0 / 60.0;
+    let mut worst = 0.0f32;
+    for (i, (t, pose)) in recovered.iter().enumerate() {
+        let (ts, want) = &source[i % source.len()];
+        let expected_t = ts + period * (i / source.len()) as f32;
+        assert!(
+            (t - expected_t).abs() < 1e-3,
+            "frame {i}: {t} vs {expected_t}"
+        );
+        worst = worst.max(difference(want, pose).0);
+    }
+    assert!(worst <= 0.01, "{worst}°");
+}

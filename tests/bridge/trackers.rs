@@ -1,0 +1,127 @@
+//! VR devices into the running bridge: VRChat-style OSC trackers and VMC's
+//! `/VMC/Ext/Hmd|Con|Tra/Pos`, both encoded by rosc (not our encoder), become
+//! performers solved by VR-mode IK, whose poses a WebSocket client reads.
+
+use std::net::UdpSocket;
+use std::time::Duration;
+
+use mocap_bridge::humanoid::{CustomNames, HumanBone};
+use mocap_bridge::protocol::ws;
+use rosc::{OscBundle, OscMessage, OscPacket, OscTime, OscType};
+use serde_json::json;
+use tungstenite::Message;
+
+use crate::harness::{Bridge, free_tcp_port, free_udp_port, quiet_config};
+
+fn message(addr: &str, args: Vec<OscType>) -> OscPacket {
+    OscPacket::Message(OscMessage {
+        addr: addr.to_owned(),
+        args,
+    })
+}
+
+fn bundle(content: Vec<OscPacket>) -> Vec<u8> {
+    rosc::encoder::encode(&OscPacket::Bundle(OscBundle {
+        timetag: OscTime::from((0, 1)),
+        content,
+    }))
+    .expect("encodes")
+}
+
+fn floats(v: &[f32]) -> Vec<OscType> {
+    v.iter().map(|f| OscType::Float(*f)).collect()
+}
+
+#[test]
+fn vrchat_trackers_and_vmc_devices_become_vr_performers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (vmc_port, vrchat_port, ws_port) = (free_udp_port(), free_udp_port(), free_tcp_port());
+    let mut config = quiet_config();
+    config["vmcInputs"] = json!([{"listen": format!("127.0.0.1:{vmc_port}"), "performer": "vmc"}]);
+    config["vrchatInputs"] = json!([{
+        "listen": format!("127.0.0.1:{vrchat_port}"), "performer": "vrchat",
+        "trackers": {"1": "hips", "7": "leftHand", "8": "rightHand"}
+    }]);
+    config["websocket"] = json!({"listen": format!("127.0.0.1:{ws_port}")});
+    let bridge = Bridge::start(dir.path(), &config, &[]);
+    let stream = std::net::TcpStream::connect(("127.0.0.1", ws_port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let (mut client, _) =
+        tungstenite::client::client(format!("ws://127.0.0.1:{ws_port}/"), stream).expect("ws");
+
+    let sender = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    for i in 0..30 {
+        let sway = i as f32 * 0.002;
+        // VRChat: Unity axes (left-handed, +Z forward), Euler degrees.
+        let vrchat = bundle(vec![
+            message(
+                "/tracking/trackers/head/position",
+                floats(&[sway, 1.6, 0.0]),
+            ),
+            message("/tracking/trackers/head/rotation", floats(&[0.0, 0.0, 0.0])),
+            message("/tracking/trackers/1/position", floats(&[0.0, 0.95, 0.0])),
+            message("/tracking/trackers/1/rotation", floats(&[0.0, 0.0, 0.0])),
+            message("/tracking/trackers/7/position", floats(&[-0.6, 1.3, 0.1])),
+            message("/tracking/trackers/7/rotation", floats(&[0.0, 0.0, 0.0])),
+            message(
+                "/tracking/trackers/8/position",
+                floats(&[0.6, 1.3 + sway, 0.1]),
+            ),
+            message("/tracking/trackers/8/rotation", floats(&[0.0, 0.0, 0.0])),
+        ]);
+        sender
+            .send_to(&vrchat, ("127.0.0.1", vrchat_port))
+            .expect("send");
+        // VMC devices: serial, position, rotation (Unity axes).
+        let device = |addr: &str, serial: &str, p: [f32; 3]| {
+            let mut args = vec![OscType::String(serial.into())];
+            args.extend(floats(&[p[0], p[1], p[2], 0.0, 0.0, 0.0, 1.0]));
+            message(addr, args)
+        };
+        let vmc = bundle(vec![
+            message("/VMC/Ext/T", floats(&[i as f32 / 60.0])),
+            device("/VMC/Ext/Hmd/Pos", "HMD-1", [0.0, 1.65, sway]),
+            device("/VMC/Ext/Con/Pos", "CTRL-A", [-0.55, 1.2, 0.2]),
+            device("/VMC/Ext/Con/Pos", "CTRL-B", [0.55, 1.2, 0.2]),
+            device("/VMC/Ext/Tra/Pos", "TRK-1", [0.1, 0.08, 0.0]),
+        ]);
+        sender.send_to(&vmc, ("127.0.0.1", vmc_port)).expect("send");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Both performers' poses reach the WebSocket client.
+    let mut seen = std::collections::HashMap::new();
+    let mut custom = CustomNames::default();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while seen.len() < 2 && std::time::Instant::now() < deadline {
+        if let Ok(Message::Text(text)) = client.read()
+            && let Ok((header, pose)) = ws::decode_pose_json(&text, &mut custom)
+        {
+            assert!(pose.has(HumanBone::Hips) && pose.has(HumanBone::LeftLowerArm));
+            seen.insert(header.performer.to_string(), header.seq);
+        }
+    }
+    client
+        .send(Message::text(
+            json!({"type": "status", "id": 1}).to_string(),
+        ))
+        .expect("send");
+    let status = loop {
+        if let Ok(Message::Text(t)) = client.read() {
+            let v: serde_json::Value = serde_json::from_str(&t).expect("json");
+            if v["type"] == "status" {
+                break v;
+            }
+        }
+    };
+    println!(
+        "VR performers seen: {seen:?}; solver {}",
+        status["status"]["solver"]
+    );
+    assert!(seen.contains_key("vrchat"), "{seen:?}");
+    assert!(seen.contains_key("vmc-vr"), "{seen:?}");
+    assert_eq!(status["status"]["solver"]["errors"], 0, "{status}");
+    let (code, _, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+}
