@@ -10,18 +10,20 @@
 //! 2. Hips: rotation from the hips tracker, else the head's yaw smoothed over
 //!    `body_turn_seconds`; the spine (spine, chest, upperChest, equal shares) carries
 //!    `spine_share` of the head's tilt, or the chest tracker's rotation, and the twist
-//!    between the head's and the hips' yaw. Without a hips tracker the neck joint
-//!    follows where it must be over `torso_seconds`, the hips go where this spine
-//!    puts it, and the neck turns to put the head on its target; with one, the spine
-//!    bends (two arc corrections) toward the neck joint. Whatever the spine's fixed
-//!    length leaves is taken up by moving the hips, so the head is always where the
-//!    headset says.
+//!    between the head's and the hips' yaw. Unless a chest tracker sets the spine,
+//!    the neck joint follows where it must be over `torso_seconds` (a neck's length
+//!    from the head) and the neck turns to put the head on its target. Without a
+//!    hips tracker the hips go where this spine puts the neck joint; with one, the
+//!    spine bends toward it (two arc corrections, scaled by `spine_gain`). Whatever
+//!    the spine's fixed length leaves is taken up by moving the hips, so the head is
+//!    always where the headset says.
 //! 3. Shoulders turn up to `shoulder_share` of the way toward a hand beyond
 //!    `shoulder_reach` of the arm's length.
 //! 4. Arms by `LimbIk` to the wrists, hand rotation from the controllers, elbow pole
 //!    from the elbow tracker, else down, back and out from the body, turned with the
 //!    controller's roll.
-//! 5. Legs by `LimbIk` to the foot trackers, else to planted feet, softened by
+//! 5. Legs by `LimbIk` to the foot trackers, else to planted feet (knee pole from the
+//!    knee tracker, else forward between the hips' and the foot's facing), softened by
 //!    `leg_softness`. A step lands on the foot's footprint (where it stands under the
 //!    hips) `step_lead` seconds of the hips' motion ahead, lifted by `step_height`.
 //!    While the hips move faster than `gait_speed` the feet walk (`Gait`): the head
@@ -516,14 +518,21 @@ impl VrIk<'_> {
             head.position
         };
         frame.update_bones(body, pose, &TORSO);
-        // Without a hips tracker the neck joint follows its target smoothed over
-        // `torso_seconds`, ahead of its own motion (the neck then turns to put the
-        // head on its target), and the hips go where this spine puts the neck joint
-        // (the frame was made with the hips at the origin).
-        let aim_neck =
-            hips_tracker.is_none() && body.has(HumanBone::Neck) && c.torso_seconds > 0.0 && smooth;
+        // Unless a chest tracker sets the spine, the neck joint follows its target
+        // smoothed over `torso_seconds`, ahead of its own motion, and kept a neck's
+        // length from the head (the neck then turns to put the head on its target).
+        // Without a hips tracker the hips go where this spine puts the neck joint
+        // (the frame was made with the hips at the origin); with one, the spine bends
+        // toward it.
+        let aim_neck = (hips_tracker.is_none() || input.chest.is_none())
+            && body.has(HumanBone::Neck)
+            && c.torso_seconds > 0.0
+            && smooth;
         let neck_target = if aim_neck {
-            state.neck_goal.follow(neck_target, c.torso_seconds, dt)
+            let goal = state.neck_goal.follow(neck_target, c.torso_seconds, dt);
+            let neck_length =
+                body.rest_position(HumanBone::Head) - body.rest_position(HumanBone::Neck);
+            head.position - (head.position - goal).normalize_or_zero() * neck_length.length()
         } else {
             state.neck_goal.reset(neck_target)
         };
@@ -533,13 +542,17 @@ impl VrIk<'_> {
         };
         frame.update_bones(body, pose, &TORSO);
         if input.chest.is_none() && hips_tracker.is_some() {
-            // The spine bends toward the neck joint (two arc corrections).
+            // The spine bends toward the neck joint: two arc corrections about the
+            // hips, each scaled by `spine_gain` since the spine's shares turn the
+            // neck joint less than a turn of the whole spine would.
+            let gain = spine_gain(body, &spine, neck_bone);
             for _ in 0..2 {
                 let hips = frame.position(HumanBone::Hips);
                 let now = frame.position(neck_bone) - hips;
                 let want = neck_target - hips;
                 if let (Some(a), Some(b)) = (now.try_normalize(), want.try_normalize()) {
-                    turn = (Quat::from_rotation_arc(a, b) * turn).normalize();
+                    let arc = Quat::IDENTITY.slerp(Quat::from_rotation_arc(a, b), gain);
+                    turn = (arc * turn).normalize();
                     set_spine(pose, turn);
                     // The neck follows the chest's new turn; keep the head's.
                     frame.update_bones(body, pose, &TORSO);
@@ -737,8 +750,12 @@ impl VrIk<'_> {
                 }
             };
             let root = frame.position(upper);
-            let pole = input.knees[side]
-                .map_or_else(|| root.lerp(target, 0.5) + rotation * Vec3::Z, |k| k * s);
+            // The knee bends forward, between where the hips and the foot face (the
+            // foot alone turns too much in a step, heel to toe).
+            let pole = input.knees[side].map_or_else(
+                || root.lerp(target, 0.5) + hips_rotation * Vec3::Z + rotation * Vec3::Z * 0.5,
+                |k| k * s,
+            );
             LimbIk {
                 body,
                 limb,
@@ -797,6 +814,25 @@ fn share_forearm_twist(
 fn wrap(a: f32) -> f32 {
     use std::f32::consts::{PI, TAU};
     (a + PI).rem_euclid(TAU) - PI
+}
+
+/// How much farther than the arc about the hips the spine's turn must go for the
+/// neck joint to follow it: turning the spine's `n` bones by `δ/n` each moves the
+/// neck joint by `δ/n · Σ |T(neck) − T(bone)|` (straight, small turns), a turn of
+/// everything about the hips by `δ · |T(neck) − T(hips)|`; their ratio, at least 1.
+fn spine_gain(body: &BodyProportions, spine: &[Option<HumanBone>; 3], end: HumanBone) -> f32 {
+    let top = body.rest_position(end);
+    let (mut sum, mut n) = (0.0, 0.0);
+    for bone in spine.iter().flatten() {
+        sum += top.distance(body.rest_position(*bone));
+        n += 1.0;
+    }
+    let whole = top.distance(body.rest_position(HumanBone::Hips));
+    if sum > 0.0 {
+        (whole * n / sum).max(1.0)
+    } else {
+        1.0
+    }
 }
 
 /// Model rotation of the highest spine bone the body has (the hips' when none).
