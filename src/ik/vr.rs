@@ -551,8 +551,11 @@ impl VrIk<'_> {
                 let now = frame.position(neck_bone) - hips;
                 let want = neck_target - hips;
                 if let (Some(a), Some(b)) = (now.try_normalize(), want.try_normalize()) {
-                    let arc = Quat::IDENTITY.slerp(Quat::from_rotation_arc(a, b), gain);
-                    turn = (arc * turn).normalize();
+                    // The arc's angle times `gain`, near enough for small arcs (the
+                    // vector part scaled: no trigonometry).
+                    let arc = Quat::from_rotation_arc(a, b);
+                    let arc = Quat::from_xyzw(arc.x * gain, arc.y * gain, arc.z * gain, arc.w);
+                    turn = (arc.normalize() * turn).normalize();
                     set_spine(pose, turn);
                     // The neck follows the chest's new turn; keep the head's.
                     frame.update_bones(body, pose, &TORSO);
