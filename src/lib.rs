@@ -16,7 +16,9 @@
 //! - `inspect`: the report behind `mocap-bridge inspect`.
 //! - `protocol`: wire codecs, pure over bytes (OSC, VMC and lab OSC both ways, the
 //!   WebSocket JSON and binary messages, VRChat OSC trackers in).
-//! - `net`: sockets that move those bytes (the VMC sender).
+//! - `net`: sockets that move those bytes (UDP inputs and outputs, WebSocket sessions).
+//! - `web`: the HTTP side of the WebSocket port: the live viewer and WebXR pages,
+//!   the avatar's rest skeleton and the recordings for them.
 //! - `record`: turning what arrives live into takes (VMC frames), the crash-safe
 //!   journal behind every recording, and recovery from it.
 //!
@@ -41,3 +43,4 @@ pub mod record;
 pub mod replay;
 pub mod retarget;
 pub mod skeleton;
+pub mod web;

@@ -133,7 +133,7 @@ impl VmcOutput {
                     *shown = None;
                 }
             }
-            OutputMsg::Appeared { .. } => {}
+            OutputMsg::Appeared { .. } | OutputMsg::Source(_) => {}
         }
     }
 

@@ -20,7 +20,9 @@ use crate::ik::calibration::Calibration;
 use crate::protocol::frame::PerformerName;
 
 use super::performer::{Avatar, Performer, PerformerSettings, SolveError, StreamSkeleton};
-use super::{InputFrame, InputRing, OutputMsg, OutputPort, PoseFrame, SourceFrame, SourceKind};
+use super::{
+    InputFrame, InputRing, OutputMsg, OutputPort, PoseFrame, SourceFrame, SourceKind, SourcePoints,
+};
 
 /// How the solver treats performers.
 #[derive(Debug, Clone)]
@@ -63,6 +65,8 @@ pub struct PerformerInfo {
     /// Milliseconds since its last frame.
     pub last_seen_ms: u64,
     pub calibration: Option<Calibration>,
+    /// Whether `calibration` was measured, not guessed from the avatar.
+    pub calibrated: bool,
 }
 
 /// Counters of the solver, shared with the status report.
@@ -86,6 +90,8 @@ pub struct Solver {
     control: mpsc::Receiver<SolverControl>,
     performers: Vec<Performer>,
     by_name: HashMap<PerformerName, usize>,
+    /// Reused for every `OutputMsg::Source`.
+    points: Box<SourcePoints>,
     pub stats: Arc<SolverStats>,
 }
 
@@ -111,6 +117,9 @@ impl Solver {
             control,
             performers: Vec::new(),
             by_name: HashMap::new(),
+            points: Box::new(SourcePoints::new(
+                PerformerName::new("_").unwrap_or_else(|| unreachable!("a valid name")),
+            )),
             stats: Arc::new(SolverStats::default()),
         }
     }
@@ -272,6 +281,14 @@ impl Solver {
                     received: frame.received,
                 });
                 self.broadcast(msg);
+                if self.outputs.iter().any(OutputPort::wants_sources)
+                    && self.performers[index].source_points(&skeletons, &mut self.points)
+                {
+                    let msg = OutputMsg::Source(*self.points);
+                    for output in self.outputs.iter_mut().filter(|o| o.wants_sources()) {
+                        output.push(msg);
+                    }
+                }
             }
             Err(err) => {
                 self.stats.errors.fetch_add(1, Relaxed);
@@ -340,6 +357,7 @@ impl Solver {
                         frames: p.seq,
                         last_seen_ms: now.duration_since(p.last_seen).as_millis() as u64,
                         calibration: p.calibration(),
+                        calibrated: p.is_calibrated(),
                     })
                     .collect();
                 let _ = reply.send(list);
@@ -352,7 +370,6 @@ impl Solver {
 mod tests {
     use super::*;
     use crate::demo;
-    use crate::ik::body::BodyProportions;
     use crate::ik::calibration::DevicePose;
     use crate::pipeline::performer::PerformerSettings;
     use crate::pipeline::{Delivery, InputPort, OutputRing, input_ring, output_ring};
@@ -393,9 +410,7 @@ mod tests {
             mapped("lab19", demo::LAB19_JSON),
         )]
         .into();
-        let avatar = Avatar {
-            body: BodyProportions::new(&mapped("humanoid", demo::HUMANOID_JSON)),
-        };
+        let avatar = Avatar::new(&mapped("humanoid", demo::HUMANOID_JSON));
         let (solver_tx, solver_rx) = mpsc::channel::<Solver>();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();

@@ -144,7 +144,8 @@ impl Recorder {
                             finish(performer, take, &mut written).await;
                         }
                     }
-                    OutputMsg::Appeared { .. } => {}
+                    // The recorder never asks for sources.
+                    OutputMsg::Appeared { .. } | OutputMsg::Source(_) => {}
                 }
             }
             if self.ring.is_closed() {
