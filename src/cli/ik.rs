@@ -138,6 +138,37 @@ pub fn eval_ik(args: EvalIkArgs) -> CliResult<()> {
     Ok(())
 }
 
+/// Per joint: position error (cm) and jitter (10² m/s³) of every run, and the
+/// ground truth's jitter.
+fn print_joints(names: &[&str], reports: &[VrReport]) {
+    println!();
+    print!("{:<18}", "per joint");
+    for name in names {
+        print!(" {name:>20}");
+    }
+    println!(" {:>8}", "truth");
+    print!("{:<18}", "");
+    for _ in names {
+        print!(" {:>9} {:>10}", "MPJPE cm", "jitter");
+    }
+    println!(" {:>8}", "jitter");
+    let Some(first) = reports.first() else {
+        return;
+    };
+    for bone in mocap_bridge::humanoid::bone::ALL {
+        let truth = first.joints[bone.index()];
+        if !truth.scored {
+            continue;
+        }
+        print!("{:<18}", bone.to_string());
+        for r in reports {
+            let j = r.joints[bone.index()];
+            print!(" {:>9.2} {:>10.2}", j.mpjpe_cm, j.jitter);
+        }
+        println!(" {:>8.2}", truth.ground_truth_jitter);
+    }
+}
+
 /// What `eval-ik` measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EvalMode {
@@ -198,8 +229,10 @@ fn eval_vr(
             Some(&perturbation),
         ),
     ];
+    let mut reports = Vec::with_capacity(runs.len());
     for (name, devices, perturb) in runs {
         let r: VrReport = evaluate_vr(source, motion, target, devices, perturb, &config)?;
+        reports.push(r);
         println!(
             "{:<20} {:>7.2} {:>7.2} {:>8.2} {:>8.2} ({:>6.2}) {:>8.2} {:>10.3} {:>9.3} {:>6.2} ({:>5.2}) {:>5} ({:>3})",
             name,
@@ -218,5 +251,6 @@ fn eval_vr(
         );
     }
     println!("hand max: over hand-frames within reach of the solved shoulder; jitter: mean jerk");
+    print_joints(&runs.map(|(name, _, _)| name), &reports);
     Ok(())
 }

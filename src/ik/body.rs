@@ -12,7 +12,7 @@
 //! P(b)    = P(q) + M(q) · (T(b) − T(q))        T: T-pose model position
 //! ```
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec3, Vec3A};
 
 use crate::humanoid::bone::ALL;
 use crate::humanoid::{BONE_COUNT, HumanBone, HumanoidPose};
@@ -92,7 +92,7 @@ pub struct BodyProportions {
     /// absent bone holds its nearest present ancestor's.
     rest_positions: [Vec3; BONE_COUNT],
     /// `T(b) − T(q)`, `q` the nearest present ancestor.
-    offsets: [Vec3; BONE_COUNT],
+    offsets: [Vec3A; BONE_COUNT],
     /// Index of `q`, or `NO_PARENT`.
     parents: [u8; BONE_COUNT],
     present: u64,
@@ -119,7 +119,7 @@ impl BodyProportions {
     pub fn from_positions(positions: &[Option<Vec3>; BONE_COUNT], rest_hips_height: f32) -> Self {
         let mut body = Self {
             rest_positions: [Vec3::ZERO; BONE_COUNT],
-            offsets: [Vec3::ZERO; BONE_COUNT],
+            offsets: [Vec3A::ZERO; BONE_COUNT],
             parents: [NO_PARENT; BONE_COUNT],
             present: 0,
             rest_hips_height,
@@ -132,7 +132,7 @@ impl BodyProportions {
             match positions[i] {
                 Some(p) => {
                     body.rest_positions[i] = p;
-                    body.offsets[i] = p - anchor;
+                    body.offsets[i] = (p - anchor).into();
                     body.present |= 1 << i;
                 }
                 None => body.rest_positions[i] = anchor,
@@ -185,14 +185,14 @@ pub struct BodyFrame {
     pub model_rotations: [Quat; BONE_COUNT],
     /// Humanoid model space, metres; an absent bone holds its nearest present
     /// ancestor's.
-    pub model_positions: [Vec3; BONE_COUNT],
+    pub model_positions: [Vec3A; BONE_COUNT],
 }
 
 impl Default for BodyFrame {
     fn default() -> Self {
         Self {
             model_rotations: [Quat::IDENTITY; BONE_COUNT],
-            model_positions: [Vec3::ZERO; BONE_COUNT],
+            model_positions: [Vec3A::ZERO; BONE_COUNT],
         }
     }
 }
@@ -213,7 +213,8 @@ impl BodyFrame {
         pose: &HumanoidPose,
         bones: &[HumanBone],
     ) {
-        let hips = pose.hips_position * (body.rest_hips_height / pose.rest_hips_height);
+        let hips =
+            Vec3A::from(pose.hips_position) * (body.rest_hips_height / pose.rest_hips_height);
         for &bone in bones {
             let parent_rotation = bone
                 .parent()
@@ -223,27 +224,33 @@ impl BodyFrame {
         }
     }
 
-    /// `update_bones` of the pose `other` is up to date with, for `bones`, on
-    /// another body: the model rotations (the same on every body) are copied, only
-    /// the positions are computed.
-    pub fn update_bones_like(
-        &mut self,
-        other: &BodyFrame,
-        body: &BodyProportions,
+    /// `update_bones` of one pose on two bodies at once (the model rotations are the
+    /// same on every body; each frame gets its body's positions).
+    pub fn update_bones_pair(
+        (first, first_body): (&mut BodyFrame, &BodyProportions),
+        (second, second_body): (&mut BodyFrame, &BodyProportions),
         pose: &HumanoidPose,
         bones: &[HumanBone],
     ) {
-        let hips = pose.hips_position * (body.rest_hips_height / pose.rest_hips_height);
+        let scale = |body: &BodyProportions| body.rest_hips_height / pose.rest_hips_height;
+        let hips = Vec3A::from(pose.hips_position);
+        let (first_hips, second_hips) = (hips * scale(first_body), hips * scale(second_body));
         for &bone in bones {
-            self.model_rotations[bone.index()] = other.model_rotations[bone.index()];
-            self.place(body, bone, hips);
+            let parent_rotation = bone
+                .parent()
+                .map_or(Quat::IDENTITY, |p| first.model_rotations[p.index()]);
+            let rotation = parent_rotation * pose.rotation_or_identity(bone);
+            first.model_rotations[bone.index()] = rotation;
+            second.model_rotations[bone.index()] = rotation;
+            first.place(first_body, bone, first_hips);
+            second.place(second_body, bone, second_hips);
         }
     }
 
     /// Puts `bone` where its nearest present ancestor's position and rotation say,
     /// the hips at `hips`.
     #[inline]
-    fn place(&mut self, body: &BodyProportions, bone: HumanBone, hips: Vec3) {
+    fn place(&mut self, body: &BodyProportions, bone: HumanBone, hips: Vec3A) {
         let i = bone.index();
         self.model_positions[i] = match body.parents[i] {
             NO_PARENT => hips,
@@ -257,7 +264,7 @@ impl BodyFrame {
     /// Model position of `bone`.
     #[must_use]
     pub fn position(&self, bone: HumanBone) -> Vec3 {
-        self.model_positions[bone.index()]
+        self.model_positions[bone.index()].into()
     }
 
     /// Model rotation of `bone`, relative to its T-pose.
@@ -269,6 +276,7 @@ impl BodyFrame {
     /// Moves `bones` by `offset` (what moving the hips does to them); every other
     /// entry is left as it was.
     pub fn translate_bones(&mut self, offset: Vec3, bones: &[HumanBone]) {
+        let offset = Vec3A::from(offset);
         for bone in bones {
             self.model_positions[bone.index()] += offset;
         }

@@ -12,7 +12,7 @@ use super::calibration::{Calibration, DevicePose, HEAD_TO_EYE};
 use super::mocap::{MocapIk, MocapIkConfig, MocapIkState};
 use super::vr::{VrIk, VrIkConfig, VrIkState, VrInput};
 use crate::formats::Motion;
-use crate::humanoid::{HumanBone, HumanoidPose};
+use crate::humanoid::{BONE_COUNT, HumanBone, HumanoidPose};
 use crate::retarget::{
     FromNormalized, JobError, MappedSkeleton, SourceRig, TargetRig, ToNormalized,
 };
@@ -260,7 +260,7 @@ impl Default for Perturbation {
 /// AGRoL-style numbers of VR mode on one clip, against the ground truth retargeted
 /// onto the same body. Joints: the body's hips, spine, neck, head, shoulders, arms,
 /// hands, legs, feet and toes (no eyes, jaw or fingers).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VrReport {
     pub frames: usize,
     /// Mean per-joint position error, cm.
@@ -290,6 +290,44 @@ pub struct VrReport {
     /// Elbow and knee bend-direction reversals in the solve, and in the ground truth.
     pub flips: usize,
     pub ground_truth_flips: usize,
+    /// The same position error and jitter per scored joint, indexed by
+    /// `HumanBone::index` (zero for joints not scored).
+    pub joints: [JointReport; BONE_COUNT],
+}
+
+impl Default for VrReport {
+    fn default() -> Self {
+        Self {
+            frames: 0,
+            mpjpe_cm: 0.0,
+            mpjre_deg: 0.0,
+            mpjve_cm_s: 0.0,
+            jitter: 0.0,
+            ground_truth_jitter: 0.0,
+            hand_error_cm: 0.0,
+            max_reachable_hand_error_mm: 0.0,
+            unreachable_hand_frames: 0,
+            max_head_error_mm: 0.0,
+            skate_cm: 0.0,
+            ground_truth_skate_cm: 0.0,
+            contact_frames: 0,
+            flips: 0,
+            ground_truth_flips: 0,
+            joints: [JointReport::default(); BONE_COUNT],
+        }
+    }
+}
+
+/// One joint's share of a `VrReport`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct JointReport {
+    /// Whether the joint is scored (the body has it, and it is one of the report's).
+    pub scored: bool,
+    /// Mean position error, cm.
+    pub mpjpe_cm: f32,
+    /// Mean jerk magnitude of the solved joint and of the ground truth's, 10² m/s³.
+    pub jitter: f32,
+    pub ground_truth_jitter: f32,
 }
 
 /// A fixed-seed xorshift generator for the noise.
@@ -476,8 +514,11 @@ pub fn evaluate_vr(
     let m = bones.len();
     let count = (n * m).max(1) as f64;
     let mut position_error = 0.0f64;
-    for (a, b) in truth.iter().zip(&result) {
-        position_error += f64::from(a.distance(*b));
+    let mut joint_error = vec![0.0f64; m];
+    for (k, (a, b)) in truth.iter().zip(&result).enumerate() {
+        let e = f64::from(a.distance(*b));
+        position_error += e;
+        joint_error[k % m] += e;
     }
     report.mpjpe_cm = (position_error / count * 100.0) as f32;
     report.mpjre_deg = (rotation_error / count) as f32;
@@ -485,6 +526,7 @@ pub fn evaluate_vr(
     let dt_at = |i: usize| (times[i] - times[i - 1]).max(1e-4);
     let (mut velocity_error, mut velocity_count) = (0.0f64, 0usize);
     let (mut jerk, mut truth_jerk, mut jerk_count) = (0.0f64, 0.0f64, 0usize);
+    let mut joint_jerk = vec![(0.0f64, 0.0f64); m];
     for i in 1..n {
         let dt = dt_at(i);
         for j in 0..m {
@@ -498,8 +540,14 @@ pub fn evaluate_vr(
                         - at(track, i - 3)
                 };
                 let dt3 = dt * dt * dt;
-                jerk += f64::from(third(&result).length() / dt3);
-                truth_jerk += f64::from(third(&truth).length() / dt3);
+                let (solved, real) = (
+                    f64::from(third(&result).length() / dt3),
+                    f64::from(third(&truth).length() / dt3),
+                );
+                jerk += solved;
+                truth_jerk += real;
+                joint_jerk[j].0 += solved;
+                joint_jerk[j].1 += real;
                 jerk_count += 1;
             }
         }
@@ -507,6 +555,15 @@ pub fn evaluate_vr(
     report.mpjve_cm_s = (velocity_error / velocity_count.max(1) as f64 * 100.0) as f32;
     report.jitter = (jerk / jerk_count.max(1) as f64 / 100.0) as f32;
     report.ground_truth_jitter = (truth_jerk / jerk_count.max(1) as f64 / 100.0) as f32;
+    let per_joint_jerks = (jerk_count / m.max(1)).max(1) as f64;
+    for (j, bone) in bones.iter().enumerate() {
+        report.joints[bone.index()] = JointReport {
+            scored: true,
+            mpjpe_cm: (joint_error[j] / n.max(1) as f64 * 100.0) as f32,
+            jitter: (joint_jerk[j].0 / per_joint_jerks / 100.0) as f32,
+            ground_truth_jitter: (joint_jerk[j].1 / per_joint_jerks / 100.0) as f32,
+        };
+    }
     // Contact: the ground truth's ankle slower than 0.3 hips heights per second and
     // within 0.06 hips heights of its rest height (mocap mode's defaults).
     let height = body.rest_hips_height();

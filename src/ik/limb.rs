@@ -15,7 +15,7 @@
 //! which is what the quaternions hold, from dot and cross products and the law of
 //! cosines written so that it stays exact near straight and near folded.
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec3, Vec3A};
 
 use super::IkError;
 use super::body::{BodyFrame, BodyProportions, Limb};
@@ -147,13 +147,16 @@ fn check_limb(
 /// `[l1, l2]` (module header). No trigonometry: every angle is carried as the
 /// cosine and sine of its half, which is what a quaternion holds.
 fn solve(
-    [a, b, c]: [Vec3; 3],
+    joints: [Vec3; 3],
     [l1, l2]: [f32; 2],
     target: Vec3,
     pole: Vec3,
     softness: f32,
     weight: f32,
 ) -> LimbRotations {
+    // SIMD vectors inside: the same numbers, fewer instructions.
+    let [a, b, c] = joints.map(Vec3A::from);
+    let (target, pole) = (Vec3A::from(target), Vec3A::from(pole));
     let (direction, distance) = soften_target(a, target, l1, l2, softness);
     let (middle, hinge) = solve_middle_joint([a, b, c], [l1, l2], pole, distance);
     // The end after bending, then the root turn that puts it on the target line.
@@ -174,14 +177,20 @@ fn solve(
 /// ```
 ///
 /// The direction is zero when the target is on the root.
-fn soften_target(root: Vec3, target: Vec3, upper: f32, lower: f32, softness: f32) -> (Vec3, f32) {
+fn soften_target(
+    root: Vec3A,
+    target: Vec3A,
+    upper: f32,
+    lower: f32,
+    softness: f32,
+) -> (Vec3A, f32) {
     let offset = target - root;
     let d = offset.length();
     let recip = d.recip();
     let direction = if recip.is_finite() {
         offset * recip
     } else {
-        Vec3::ZERO
+        Vec3A::ZERO
     };
     let reach = upper + lower;
     let s = softness * reach;
@@ -197,7 +206,7 @@ fn soften_target(root: Vec3, target: Vec3, upper: f32, lower: f32, softness: f32
 /// The shortest turn taking the direction of `from` onto the unit (or zero)
 /// `to`: `(from × to, |from| + from · to)` normalized; half a turn about any axis
 /// across `from` when they are opposite, none when `from` is zero.
-fn arc(from: Vec3, to: Vec3) -> Quat {
+fn arc(from: Vec3A, to: Vec3A) -> Quat {
     let length = from.length();
     let w = length + from.dot(to);
     if w > 2.0 * f32::EPSILON * length {
@@ -226,7 +235,7 @@ fn half_angle(cos: f32, sin: f32, r: f32) -> (f32, f32) {
 
 /// A quaternion turning about the unit `axis` by the angle whose half has cosine
 /// `cos` and sine `sin` (unit when they are).
-fn turn(axis: Vec3, cos: f32, sin: f32) -> Quat {
+fn turn(axis: Vec3A, cos: f32, sin: f32) -> Quat {
     let v = axis * sin;
     Quat::from_xyzw(v.x, v.y, v.z, cos)
 }
@@ -245,11 +254,11 @@ fn turn(axis: Vec3, cos: f32, sin: f32) -> Quat {
 /// `L = l1 + l2`, `Δ = l1 − l2`; the current angle's from `u · v` and `|u × v|`
 /// (`half_angle`).
 fn solve_middle_joint(
-    [a, b, c]: [Vec3; 3],
+    [a, b, c]: [Vec3A; 3],
     [l1, l2]: [f32; 2],
-    pole: Vec3,
+    pole: Vec3A,
     distance: f32,
-) -> (Quat, Vec3) {
+) -> (Quat, Vec3A) {
     let u = a - b;
     let v = c - b;
     let reach = l1 + l2;
@@ -304,11 +313,11 @@ fn solve_middle_joint(
 /// plane, which holds `n`), the middle joint is off the line along the unit
 /// `m = k × n`: defined also for a straight limb, which so turns its hinge toward the
 /// pole as well. None when the pole lies on the line (the bend plane is kept).
-fn swing_to_pole(root: Vec3, hinge: Vec3, pole: Vec3, n: Vec3) -> Quat {
+fn swing_to_pole(root: Vec3A, hinge: Vec3A, pole: Vec3A, n: Vec3A) -> Quat {
     let m = hinge.cross(n);
     let p = (pole - root) - n * n.dot(pole - root);
     let pp = p.length_squared();
-    if n == Vec3::ZERO || pp <= EPSILON * EPSILON {
+    if n == Vec3A::ZERO || pp <= EPSILON * EPSILON {
         return Quat::IDENTITY;
     }
     let (cos, sin) = half_angle(m.dot(p), n.dot(m.cross(p)), pp.sqrt());
@@ -391,29 +400,30 @@ impl LimbIk<'_> {
         let [a, b, c] = joints;
         // M' = root · M for the upper bone, root · middle · M below it; then
         // N(b) = M'(parent)⁻¹ · M'(b).
+        // Products of unit quaternions: unit to rounding, as the frame's are (the
+        // pose is rebuilt every frame, so no error builds up).
         let parent = upper.parent().map_or(Quat::IDENTITY, |p| frame.rotation(p));
-        let upper_model = (turn.root * frame.rotation(upper)).normalize();
+        let upper_model = turn.root * frame.rotation(upper);
         let below = turn.root * turn.middle;
-        let lower_model = (below * frame.rotation(lower)).normalize();
+        let lower_model = below * frame.rotation(lower);
         let carried = below * frame.rotation(end);
         let end_model = match self.end_rotation {
-            Some(r) => carried.slerp(r, self.weight),
+            Some(r) => carried.slerp(r, self.weight).normalize(),
             None => carried,
-        }
-        .normalize();
-        // Products of unit quaternions: unit to rounding.
+        };
         self.pose
             .set_rotation(upper, parent.conjugate() * upper_model);
         self.pose
             .set_rotation(lower, upper_model.conjugate() * lower_model);
         self.pose
             .set_rotation(end, lower_model.conjugate() * end_model);
-        let [middle_position, end_position] = turn.apply(a, b, c);
+        // `LimbRotations::apply` with `below` reused.
+        let middle_position = a + turn.root * (b - a);
         frame.model_rotations[upper.index()] = upper_model;
         frame.model_rotations[lower.index()] = lower_model;
         frame.model_rotations[end.index()] = end_model;
-        frame.model_positions[lower.index()] = middle_position;
-        frame.model_positions[end.index()] = end_position;
+        frame.model_positions[lower.index()] = middle_position.into();
+        frame.model_positions[end.index()] = (middle_position + below * (c - b)).into();
         Ok(())
     }
 }

@@ -188,8 +188,12 @@ impl MocapIk<'_> {
         };
         // Only what the stages read: the spine up to the shoulders, and the limbs.
         for bones in [&TORSO[..4], &LIMBS] {
-            state.source_frame.update_bones(source, pose, bones);
-            (state.target_frame).update_bones_like(&state.source_frame, target, pose, bones);
+            BodyFrame::update_bones_pair(
+                (&mut state.source_frame, source),
+                (&mut state.target_frame, target),
+                pose,
+                bones,
+            );
         }
         state.hips_drop = 0.0;
         if !c.enabled {

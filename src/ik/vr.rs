@@ -5,25 +5,32 @@
 //! scaled by `Calibration::avatar_scale`):
 //!
 //! 1. Head joint and head rotation from the headset (`Calibration::head`); the neck
-//!    takes half of the head's turn relative to the upper chest, so the neck joint is
-//!    `P(head) − M(neck)·(T(head) − T(neck))`.
-//! 2. Hips: rotation from the hips tracker, else the head's yaw; the spine (spine,
-//!    chest, upperChest, equal shares) carries `spine_share` of the head's tilt, or the
-//!    chest tracker's rotation, and the twist between the head's and the hips' yaw.
-//!    Without a hips tracker the hips go where this spine puts the neck joint where
-//!    it must be; with one, the spine bends (two arc corrections) toward the neck
-//!    joint. Whatever the spine's fixed length leaves is taken up by moving the hips,
-//!    so the head is always where the headset says.
+//!    takes half of the head's turn (smoothed over `neck_seconds`) relative to the
+//!    upper chest, so the neck joint is `P(head) − M(neck)·(T(head) − T(neck))`.
+//! 2. Hips: rotation from the hips tracker, else the head's yaw smoothed over
+//!    `body_turn_seconds`; the spine (spine, chest, upperChest, equal shares) carries
+//!    `spine_share` of the head's tilt, or the chest tracker's rotation, and the twist
+//!    between the head's and the hips' yaw. Unless a chest tracker sets the spine,
+//!    the neck joint follows where it must be over `torso_seconds` (a neck's length
+//!    from the head) and the neck turns to put the head on its target. Without a
+//!    hips tracker the hips go where this spine puts the neck joint; with one, the
+//!    spine bends toward it (two arc corrections, scaled by `spine_gain`). Whatever
+//!    the spine's fixed length leaves is taken up by moving the hips, so the head is
+//!    always where the headset says.
 //! 3. Shoulders turn up to `shoulder_share` of the way toward a hand beyond
 //!    `shoulder_reach` of the arm's length.
 //! 4. Arms by `LimbIk` to the wrists, hand rotation from the controllers, elbow pole
 //!    from the elbow tracker, else down, back and out from the body, turned with the
 //!    controller's roll.
-//! 5. Legs by `LimbIk` to the foot trackers, else to planted feet: a foot stays where
-//!    it was put until the hips' footprint (where the foot would stand under the hips)
-//!    is more than `step_distance` of the user's height away; it then steps there
-//!    over `step_seconds` (one foot at a time), lifted by `step_height`, landing
-//!    `step_lead` seconds of the hips' smoothed velocity ahead.
+//! 5. Legs by `LimbIk` to the foot trackers, else to planted feet (knee pole from the
+//!    knee tracker, else forward between the hips' and the foot's facing), softened by
+//!    `leg_softness`. A step lands on the foot's footprint (where it stands under the
+//!    hips) `step_lead` seconds of the hips' motion ahead, lifted by `step_height`.
+//!    While the hips move faster than `gait_speed` the feet walk (`Gait`): the head
+//!    sways over the foot the body stands on, each change of side makes the other
+//!    foot step, and a step takes the time between changes. Standing, or when the
+//!    sway says nothing, a foot steps once its landing is more than `step_distance`
+//!    of the user's height away, over `step_seconds`, one foot at a time.
 //!
 //! After the arms, `forearm_twist` of each hand's roll moves into the lower arm.
 
@@ -53,13 +60,36 @@ pub struct VrIkConfig {
     pub step_distance: f32,
     /// Share of the hand's roll the lower arm takes (default 0.8).
     pub forearm_twist: f32,
-    /// A step lands this many seconds of hips motion ahead of the footprint
-    /// (default 0: on the CMU walk any lead raised the error).
+    /// A step lands this many seconds of the hips' motion ahead of the footprint
+    /// (default 0.3).
     pub step_lead: f32,
-    /// Seconds a step takes (default 0.25).
+    /// Seconds a step takes when not walking (default 0.25); while walking a step
+    /// takes half a stride of the gait.
     pub step_seconds: f32,
     /// How high a stepping foot lifts, fraction of the height (default 0.03).
     pub step_height: f32,
+    /// `TwoBoneIk::softness` of a leg without a foot tracker while walking forward
+    /// (default 0.1: no snap of the knee as the leg straightens; standing, the feet
+    /// are hit exactly).
+    pub leg_softness: f32,
+    /// Above this speed of the hips, user heights per second, the untracked feet
+    /// walk: they step in turn as the head sways from side to side (default 0.2).
+    pub gait_speed: f32,
+    /// Time constant of the path the head sways about, seconds (default 0.5).
+    pub sway_seconds: f32,
+    /// Sideways offset of the head from that path, fraction of the user's height,
+    /// that says the body is over one foot (default 0.0035).
+    pub sway_threshold: f32,
+    /// The neck and spine follow the head's turn with this time constant, seconds
+    /// (default 0.1; the head itself turns exactly).
+    pub neck_seconds: f32,
+    /// Without a hips tracker, the body turns to where the head faces with this
+    /// time constant, seconds (default 0.3).
+    pub body_turn_seconds: f32,
+    /// Without a hips tracker, the neck joint follows its target with this time
+    /// constant, ahead of its own motion, and the neck turns to keep the head on
+    /// target (default 0.05).
+    pub torso_seconds: f32,
 }
 
 impl Default for VrIkConfig {
@@ -71,9 +101,16 @@ impl Default for VrIkConfig {
             shoulder_reach: 0.9,
             step_distance: 0.12,
             forearm_twist: 0.8,
-            step_lead: 0.0,
+            step_lead: 0.3,
             step_seconds: 0.25,
             step_height: 0.03,
+            leg_softness: 0.1,
+            gait_speed: 0.2,
+            sway_seconds: 0.5,
+            sway_threshold: 0.0035,
+            neck_seconds: 0.1,
+            body_turn_seconds: 0.3,
+            torso_seconds: 0.05,
         }
     }
 }
@@ -107,6 +144,133 @@ struct PlantedFoot {
     from: Vec3,
     from_yaw: f32,
     progress: Option<f32>,
+    /// How long the step under way takes, seconds.
+    seconds: f32,
+}
+
+/// The walking gait as the head shows it. The body sways over the foot it stands
+/// on, so the head's sideways offset from the path it walks says which foot that
+/// is; each change of side is a step of the other foot, and the time between
+/// changes (half a stride) is how long a step takes.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct Gait {
+    /// The head's horizontal position smoothed over a quarter of `sway_seconds`
+    /// (noise out) and over `sway_seconds` (the path), and the path's velocity,
+    /// smoothed over `sway_seconds` again.
+    fast: Vec3,
+    slow: Vec3,
+    velocity: Vec3,
+    /// The sideways offset's own average over `sway_seconds` (a curving path, a
+    /// user leaning to one side): the sway is about it.
+    bias: f32,
+    /// The side the body is over: 1 left, −1 right, 0 not known yet.
+    side: f32,
+    /// Seconds since the side last changed, and the smoothed time between changes.
+    since: f32,
+    half_stride: f32,
+}
+
+/// Bounds of `Gait::half_stride`, and where it starts, seconds.
+const HALF_STRIDE: (f32, f32, f32) = (0.25, 1.0, 0.5);
+
+/// A head that moves farther than this in one frame, fraction of the user's height,
+/// jumped: the torso's smoothing starts afresh.
+const JUMP: f32 = 0.2;
+
+/// Below this fraction of their rest height the hips are not walking (crouching,
+/// crawling, sitting).
+const UPRIGHT: f32 = 0.7;
+
+/// A foot still stepping when the body sways over it lands within this, seconds.
+const LAND_WITHIN: f32 = 0.1;
+
+impl Gait {
+    fn new(head: Vec3) -> Self {
+        Self {
+            fast: head,
+            slow: head,
+            half_stride: HALF_STRIDE.2,
+            ..Self::default()
+        }
+    }
+
+    /// Follows the head's horizontal position for one frame; the side the body has
+    /// just swayed over (1 left, −1 right), if it changed. Sideways is across the
+    /// path's velocity; the two smoothings lag behind the head along the path by
+    /// velocity · time constant, and that difference is taken out.
+    fn read(&mut self, c: &VrIkConfig, head: Vec3, height: f32, dt: f32) -> Option<f32> {
+        let tau = c.sway_seconds.max(1e-3);
+        let fast_tau = tau / 4.0;
+        let k = (dt / tau).min(1.0);
+        self.fast = self.fast.lerp(head, (dt / fast_tau).min(1.0));
+        let slow = self.slow.lerp(head, k);
+        self.velocity = self.velocity.lerp((slow - self.slow) / dt, k);
+        self.slow = slow;
+        let left = Vec3::Y.cross(self.velocity).normalize_or_zero();
+        let offset = (self.fast - self.slow - self.velocity * (tau - fast_tau)).dot(left);
+        self.bias += (offset - self.bias) * k;
+        let sway = offset - self.bias;
+        let threshold = c.sway_threshold * height;
+        let side = if sway > threshold {
+            1.0
+        } else if sway < -threshold {
+            -1.0
+        } else {
+            self.side
+        };
+        self.since += dt;
+        if side == self.side {
+            return None;
+        }
+        if self.side != 0.0 {
+            let (low, high, _) = HALF_STRIDE;
+            self.half_stride += (self.since.clamp(low, high) - self.half_stride) * 0.5;
+        }
+        self.since = 0.0;
+        self.side = side;
+        Some(side)
+    }
+
+    /// Whether the sway says nothing to step by: not seen yet, or overdue.
+    fn is_stalled(&self) -> bool {
+        self.side == 0.0 || self.since > self.half_stride
+    }
+}
+
+/// A point that follows a moving target smoothly: smoothed over a time constant,
+/// ahead of the target's own (smoothed) velocity, so that it does not lag behind a
+/// target moving steadily.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct Follower {
+    at: Vec3,
+    target: Vec3,
+    velocity: Vec3,
+}
+
+/// Time constant of `Follower::velocity`, seconds.
+const FOLLOW_VELOCITY_SECONDS: f32 = 0.1;
+
+impl Follower {
+    /// Puts the point on `target`, at rest; returns it.
+    fn reset(&mut self, target: Vec3) -> Vec3 {
+        *self = Self {
+            at: target,
+            target,
+            velocity: Vec3::ZERO,
+        };
+        target
+    }
+
+    /// One frame toward `target`, time constant `seconds`; returns the point.
+    fn follow(&mut self, target: Vec3, seconds: f32, dt: f32) -> Vec3 {
+        let v = (target - self.target) / dt;
+        self.target = target;
+        self.velocity = self
+            .velocity
+            .lerp(v, (dt / FOLLOW_VELOCITY_SECONDS).min(1.0));
+        self.at = (self.at + self.velocity * dt).lerp(target, (dt / seconds.max(1e-3)).min(1.0));
+        self.at
+    }
 }
 
 /// What VR mode carries from frame to frame for one performer, and its scratch
@@ -118,6 +282,14 @@ pub struct VrIkState {
     /// Last frame's hips and their smoothed horizontal velocity.
     hips: Vec3,
     hips_velocity: Vec3,
+    /// Last frame's head joint, the head's turn smoothed for the torso, and the
+    /// smoothed yaw the body faces without a hips tracker.
+    head: Vec3,
+    head_turn: Quat,
+    body_yaw: f32,
+    /// Where the neck joint was aimed without a hips tracker.
+    neck_goal: Follower,
+    gait: Gait,
     /// Forward kinematics of the result: `TORSO` and `LIMBS` (the eyes, jaw, toes and
     /// fingers are stale).
     pub frame: BodyFrame,
@@ -200,8 +372,10 @@ impl VrIk<'_> {
         }
         let c = self.config;
         let cal = self.calibration;
-        if !(0.0..1.0).contains(&c.softness) {
-            return Err(IkError::BadSoftness(c.softness));
+        for softness in [c.softness, c.leg_softness] {
+            if !(0.0..1.0).contains(&softness) {
+                return Err(IkError::BadSoftness(softness));
+            }
         }
         for w in [c.spine_share, c.shoulder_share, c.forearm_twist] {
             if !(0.0..=1.0).contains(&w) {
@@ -264,8 +438,35 @@ impl VrIk<'_> {
 
         *pose = HumanoidPose::default();
         pose.rest_hips_height = body.rest_hips_height();
-        let head_yaw = Quat::from_rotation_y(yaw_of(head.rotation));
-        let hips_rotation = hips_tracker.map_or(head_yaw, |t| t.rotation.normalize());
+        // The torso follows the head's turn smoothed over `neck_seconds` (the head
+        // itself turns exactly), and without a hips tracker the body faces where the
+        // head has been facing over the last `body_turn_seconds`: a glance aside
+        // turns the neck and spine, not the hips.
+        let settle = |seconds: f32| (dt / seconds.max(1e-3)).min(1.0);
+        // A head that jumped (a teleport, a lost and found headset) starts the
+        // smoothing afresh.
+        let smooth = state.started
+            && head.position.distance(state.head) < JUMP * cal.height * s
+            && state.head_turn.angle_between(head.rotation) < std::f32::consts::FRAC_PI_2;
+        state.head = head.position;
+        if smooth {
+            state.head_turn = state
+                .head_turn
+                .slerp(head.rotation, settle(c.neck_seconds))
+                .normalize();
+        } else {
+            state.head_turn = head.rotation;
+        }
+        let head_turn = state.head_turn;
+        let facing = yaw_of(head_turn);
+        let head_yaw = Quat::from_rotation_y(facing);
+        if smooth {
+            state.body_yaw += wrap(facing - state.body_yaw) * settle(c.body_turn_seconds);
+        } else {
+            state.body_yaw = facing;
+        }
+        let body_turn = Quat::from_rotation_y(state.body_yaw);
+        let hips_rotation = hips_tracker.map_or(body_turn, |t| t.rotation.normalize());
         let hips_yaw = Quat::from_rotation_y(yaw_of(hips_rotation));
         pose.set_rotation(HumanBone::Hips, hips_rotation);
 
@@ -273,7 +474,7 @@ impl VrIk<'_> {
         // head's tilt plus the twist between head and hips.
         let spine: [Option<HumanBone>; 3] = SPINE.map(|b| body.has(b).then_some(b));
         let spine_count = spine.iter().flatten().count();
-        let tilt = head.rotation * head_yaw.conjugate();
+        let tilt = head_turn * head_yaw.conjugate();
         let mut turn = match input.chest {
             Some(chest) => chest.rotation * hips_rotation.conjugate(),
             None => {
@@ -303,7 +504,7 @@ impl VrIk<'_> {
         frame.update_bones(body, pose, &TORSO);
         // Neck and head.
         let chest_top = top_of_spine(&spine, frame, hips_rotation);
-        let neck_model = set_neck_and_head(pose, body, chest_top, head.rotation);
+        let neck_model = set_neck_and_head(pose, body, chest_top, head_turn, head.rotation);
         let neck_bone = if body.has(HumanBone::Neck) {
             HumanBone::Neck
         } else {
@@ -317,35 +518,75 @@ impl VrIk<'_> {
             head.position
         };
         frame.update_bones(body, pose, &TORSO);
-        match hips_tracker {
-            None => {
-                // The frame was made with the hips at the origin: move it along.
-                let hips =
-                    neck_target - (frame.position(neck_bone) - frame.position(HumanBone::Hips));
-                frame.translate_bones(hips - frame.position(HumanBone::Hips), &TORSO);
-                pose.hips_position = hips;
-            }
-            Some(t) if input.chest.is_none() => {
-                pose.hips_position = t.position;
-                for _ in 0..2 {
+        // Unless a chest tracker sets the spine, the neck joint follows its target
+        // smoothed over `torso_seconds`, ahead of its own motion, and kept a neck's
+        // length from the head (the neck then turns to put the head on its target).
+        // Without a hips tracker the hips go where this spine puts the neck joint
+        // (the frame was made with the hips at the origin); with one, the spine bends
+        // toward it.
+        let aim_neck = (hips_tracker.is_none() || input.chest.is_none())
+            && body.has(HumanBone::Neck)
+            && c.torso_seconds > 0.0
+            && smooth;
+        let neck_target = if aim_neck {
+            let goal = state.neck_goal.follow(neck_target, c.torso_seconds, dt);
+            let neck_length =
+                body.rest_position(HumanBone::Head) - body.rest_position(HumanBone::Neck);
+            head.position - (head.position - goal).normalize_or_zero() * neck_length.length()
+        } else {
+            state.neck_goal.reset(neck_target)
+        };
+        pose.hips_position = match hips_tracker {
+            Some(t) => t.position,
+            None => neck_target - (frame.position(neck_bone) - frame.position(HumanBone::Hips)),
+        };
+        frame.update_bones(body, pose, &TORSO);
+        if input.chest.is_none() && hips_tracker.is_some() {
+            // The spine bends toward the neck joint: two arc corrections about the
+            // hips, each scaled by `spine_gain` since the spine's shares turn the
+            // neck joint less than a turn of the whole spine would.
+            let gain = spine_gain(body, &spine, neck_bone);
+            for _ in 0..2 {
+                let hips = frame.position(HumanBone::Hips);
+                let now = frame.position(neck_bone) - hips;
+                let want = neck_target - hips;
+                if let (Some(a), Some(b)) = (now.try_normalize(), want.try_normalize()) {
+                    // The arc's angle times `gain`, near enough for small arcs (the
+                    // vector part scaled: no trigonometry).
+                    let arc = Quat::from_rotation_arc(a, b);
+                    let arc = Quat::from_xyzw(arc.x * gain, arc.y * gain, arc.z * gain, arc.w);
+                    turn = (arc.normalize() * turn).normalize();
+                    set_spine(pose, turn);
+                    // The neck follows the chest's new turn; keep the head's.
                     frame.update_bones(body, pose, &TORSO);
-                    let hips = frame.position(HumanBone::Hips);
-                    let now = frame.position(neck_bone) - hips;
-                    let want = neck_target - hips;
-                    if let (Some(a), Some(b)) = (now.try_normalize(), want.try_normalize()) {
-                        turn = (Quat::from_rotation_arc(a, b) * turn).normalize();
-                        set_spine(pose, turn);
-                        // The neck follows the chest's new turn; keep the head's.
-                        frame.update_bones(body, pose, &TORSO);
-                        let top = top_of_spine(&spine, frame, hips_rotation);
-                        set_neck_and_head(pose, body, top, head.rotation);
-                    }
+                    let top = top_of_spine(&spine, frame, hips_rotation);
+                    set_neck_and_head(pose, body, top, head_turn, head.rotation);
+                    frame.update_bones(body, pose, &TORSO);
                 }
             }
-            Some(t) => pose.hips_position = t.position,
         }
-        if hips_tracker.is_some() {
-            frame.update_bones(body, pose, &TORSO);
+        if aim_neck {
+            let neck_at = frame.position(HumanBone::Neck);
+            let now = frame.position(HumanBone::Head) - neck_at;
+            if let (Some(a), Some(b)) = (
+                now.try_normalize(),
+                (head.position - neck_at).try_normalize(),
+            ) {
+                let parent = HumanBone::Neck
+                    .parent()
+                    .map_or(Quat::IDENTITY, |p| frame.rotation(p));
+                let neck_model =
+                    (Quat::from_rotation_arc(a, b) * frame.rotation(HumanBone::Neck)).normalize();
+                pose.set_rotation(
+                    HumanBone::Neck,
+                    (parent.conjugate() * neck_model).normalize(),
+                );
+                pose.set_rotation(
+                    HumanBone::Head,
+                    (neck_model.conjugate() * head.rotation).normalize(),
+                );
+                frame.update_bones(body, pose, &TORSO[4..]);
+            }
         }
         // Whatever is left: move the hips so the head is exactly on its target.
         let miss = head.position - frame.position(HumanBone::Head);
@@ -408,18 +649,83 @@ impl VrIk<'_> {
         let height = cal.height * s;
         let hips_at = frame.position(HumanBone::Hips);
         let body_yaw = yaw_of(hips_rotation);
-        let mut stepping = state.feet.iter().any(|f| f.progress.is_some());
         if state.started {
             let v = horizontal(hips_at - state.hips) / dt;
             let k = (dt / 0.1).min(1.0);
             state.hips_velocity = state.hips_velocity.lerp(v, k);
         } else {
             state.hips_velocity = Vec3::ZERO;
+            state.gait = Gait::new(horizontal(head.position));
         }
         state.hips = hips_at;
-        let lead = state.hips_velocity * c.step_lead;
+        // Walking: upright (the hips above `UPRIGHT` of their rest height) and moving
+        // forward faster than `gait_speed`; `walk` eases it in from half that speed.
+        let forward = hips_yaw * Vec3::Z;
+        let ahead = state.hips_velocity.dot(forward).max(0.0);
+        let upright = hips_at.y > UPRIGHT * body.rest_hips_height();
+        let walking = upright && ahead > c.gait_speed * height;
+        let walk = if upright {
+            (ahead / (c.gait_speed * height).max(1e-3) * 2.0 - 1.0).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let swayed = state.gait.read(c, horizontal(head.position), height, dt);
+        // Where each untracked foot goes next: its footprint (where it stands under
+        // the hips) plus, while walking, `step_lead` of the hips' forward motion.
+        let lead = forward * (ahead * c.step_lead * walk);
+        let landing = LEGS.map(|limb| {
+            let foot = limb.bones()[2];
+            let rest = body.rest_position(foot) - body.rest_position(HumanBone::Hips);
+            horizontal(hips_at + hips_yaw * rest) + Vec3::Y * body.rest_height(foot) + lead
+        });
+        if !state.started {
+            for (f, at) in state.feet.iter_mut().zip(landing) {
+                *f = PlantedFoot {
+                    at,
+                    yaw: body_yaw,
+                    ..PlantedFoot::default()
+                };
+            }
+        }
+        let untracked = [0, 1].map(|side| input.feet[side].is_none());
+        let step = |f: &mut PlantedFoot, seconds: f32| {
+            f.from = f.at;
+            f.from_yaw = f.yaw;
+            f.progress = Some(0.0);
+            f.seconds = seconds;
+        };
+        match swayed {
+            Some(over) if walking => {
+                // Over the left (1): the left foot stands (landing now if it is still
+                // stepping) and the right one steps, and the other way round.
+                let stance = usize::from(over < 0.0);
+                let f = &mut state.feet[stance];
+                if let Some(p) = f.progress {
+                    f.seconds = f.seconds.min(LAND_WITHIN / (1.0 - p).max(1e-3));
+                }
+                if untracked[1 - stance] {
+                    step(&mut state.feet[1 - stance], state.gait.half_stride);
+                }
+            }
+            _ if (!walking || state.gait.is_stalled())
+                && state.feet.iter().all(|f| f.progress.is_none()) =>
+            {
+                // No gait to go by: the foot farther than `step_distance` of the
+                // height from where it should land steps (one at a time).
+                let off =
+                    [0, 1].map(|side| horizontal(state.feet[side].at - landing[side]).length());
+                if let Some(side) = [0, 1]
+                    .into_iter()
+                    .filter(|&side| untracked[side] && off[side] > c.step_distance * height)
+                    .max_by(|&a, &b| off[a].total_cmp(&off[b]))
+                {
+                    step(&mut state.feet[side], c.step_seconds);
+                }
+            }
+            _ => {}
+        }
         for (side, limb) in LEGS.into_iter().enumerate() {
-            let [upper, _, foot] = limb.bones();
+            let [upper, _, _] = limb.bones();
             let (target, rotation) = match input.feet[side] {
                 Some(t) => {
                     let t = scaled(t);
@@ -431,32 +737,15 @@ impl VrIk<'_> {
                     (t.position, t.rotation)
                 }
                 None => {
-                    let rest = body.rest_position(foot) - body.rest_position(HumanBone::Hips);
-                    let print =
-                        horizontal(hips_at + hips_yaw * rest) + Vec3::Y * body.rest_height(foot);
-                    let landing = print + lead;
                     let f = &mut state.feet[side];
-                    if !state.started {
-                        *f = PlantedFoot {
-                            at: print,
-                            yaw: body_yaw,
-                            ..PlantedFoot::default()
-                        };
-                    }
-                    if f.progress.is_none()
-                        && !stepping
-                        && horizontal(f.at - print).length() > c.step_distance * height
-                    {
-                        f.from = f.at;
-                        f.from_yaw = f.yaw;
-                        f.progress = Some(0.0);
-                        stepping = true;
-                    }
                     if let Some(p) = f.progress {
-                        let p = (p + dt / c.step_seconds.max(1e-3)).min(1.0);
-                        let ease = p * p * (3.0 - 2.0 * p);
-                        f.at = f.from.lerp(landing, ease)
-                            + Vec3::Y * (std::f32::consts::PI * p).sin() * c.step_height * height;
+                        let p = (p + dt / f.seconds.max(1e-3)).min(1.0);
+                        // Smootherstep along, 64·p³(1 − p)³ up: no jump in speed or
+                        // acceleration where the step starts and ends.
+                        let ease = p * p * p * (p * (6.0 * p - 15.0) + 10.0);
+                        let q = p * (1.0 - p);
+                        f.at = f.from.lerp(landing[side], ease)
+                            + Vec3::Y * (64.0 * q * q * q) * c.step_height * height;
                         f.yaw = f.from_yaw + wrap(body_yaw - f.from_yaw) * ease;
                         f.progress = (p < 1.0).then_some(p);
                     }
@@ -464,15 +753,23 @@ impl VrIk<'_> {
                 }
             };
             let root = frame.position(upper);
-            let pole = input.knees[side]
-                .map_or_else(|| root.lerp(target, 0.5) + rotation * Vec3::Z, |k| k * s);
+            // The knee bends forward, between where the hips and the foot face (the
+            // foot alone turns too much in a step, heel to toe).
+            let pole = input.knees[side].map_or_else(
+                || root.lerp(target, 0.5) + hips_rotation * Vec3::Z + rotation * Vec3::Z * 0.5,
+                |k| k * s,
+            );
             LimbIk {
                 body,
                 limb,
                 target,
                 pole,
                 end_rotation: Some(rotation),
-                softness: c.softness,
+                softness: if untracked[side] {
+                    c.leg_softness * walk
+                } else {
+                    c.softness
+                },
                 weight: 1.0,
                 frame,
                 pose,
@@ -522,6 +819,25 @@ fn wrap(a: f32) -> f32 {
     (a + PI).rem_euclid(TAU) - PI
 }
 
+/// How much farther than the arc about the hips the spine's turn must go for the
+/// neck joint to follow it: turning the spine's `n` bones by `δ/n` each moves the
+/// neck joint by `δ/n · Σ |T(neck) − T(bone)|` (straight, small turns), a turn of
+/// everything about the hips by `δ · |T(neck) − T(hips)|`; their ratio, at least 1.
+fn spine_gain(body: &BodyProportions, spine: &[Option<HumanBone>; 3], end: HumanBone) -> f32 {
+    let top = body.rest_position(end);
+    let (mut sum, mut n) = (0.0, 0.0);
+    for bone in spine.iter().flatten() {
+        sum += top.distance(body.rest_position(*bone));
+        n += 1.0;
+    }
+    let whole = top.distance(body.rest_position(HumanBone::Hips));
+    if sum > 0.0 {
+        (whole * n / sum).max(1.0)
+    } else {
+        1.0
+    }
+}
+
 /// Model rotation of the highest spine bone the body has (the hips' when none).
 fn top_of_spine(spine: &[Option<HumanBone>; 3], frame: &BodyFrame, hips_rotation: Quat) -> Quat {
     spine
@@ -532,16 +848,18 @@ fn top_of_spine(spine: &[Option<HumanBone>; 3], frame: &BodyFrame, hips_rotation
         .map_or(hips_rotation, |b| frame.rotation(*b))
 }
 
-/// Turns the neck halfway from the chest's rotation `top` to the headset's, and the
-/// head the rest of the way; returns the neck's model rotation (`top` without one).
+/// Turns the neck halfway from the chest's rotation `top` to `toward` (the head's,
+/// smoothed), and the head the rest of the way to `head`; returns the neck's model
+/// rotation (`top` without one).
 fn set_neck_and_head(
     pose: &mut HumanoidPose,
     body: &BodyProportions,
     top: Quat,
+    toward: Quat,
     head: Quat,
 ) -> Quat {
     let neck_model = if body.has(HumanBone::Neck) {
-        let m = top.slerp(head, 0.5).normalize();
+        let m = top.slerp(toward, 0.5).normalize();
         pose.set_rotation(HumanBone::Neck, (top.conjugate() * m).normalize());
         m
     } else {
@@ -567,5 +885,47 @@ mod tests {
         // 3π is π or −π, the same turn.
         assert!((wrap(3.0 * std::f32::consts::PI).abs() - std::f32::consts::PI).abs() < 1e-5);
         assert!((wrap(0.1 - std::f32::consts::TAU) - 0.1).abs() < 1e-5);
+    }
+
+    #[test]
+    fn the_gait_follows_the_side_the_head_sways_to_while_walking_on_a_turn() {
+        // Walking 1 m/s along a wide arc (and at an angle), swaying ±3 cm across the
+        // path every 1.2 s: once settled, the side read is the sway's most of the
+        // time (the smoothing's lead about makes up for the threshold's lag).
+        let config = VrIkConfig::default();
+        let (dt, period, height) = (1.0 / 120.0, 1.2, 1.5);
+        let path = |t: f32| {
+            let angle = 0.3 + 0.1 * t;
+            let (centre, radius) = (Vec3::new(0.0, 0.0, 0.0), 10.0);
+            let along = Vec3::new(angle.sin(), 0.0, angle.cos());
+            let across = Vec3::Y.cross(along);
+            let sway = 0.03 * (std::f32::consts::TAU * t / period).sin();
+            (
+                centre + Vec3::new(-angle.cos(), 0.0, angle.sin()) * radius + across * sway,
+                sway,
+            )
+        };
+        let mut gait = Gait::new(path(0.0).0);
+        let (mut agree, mut frames, mut changes) = (0, 0, 0);
+        for i in 1..=1200 {
+            let t = i as f32 * dt;
+            let (head, sway) = path(t);
+            if gait.read(&config, head, height, dt).is_some() && t > 2.0 {
+                changes += 1;
+            }
+            if t > 2.0 {
+                frames += 1;
+                agree += usize::from(gait.side == sway.signum());
+            }
+        }
+        assert!(agree as f32 > 0.8 * frames as f32, "{agree} of {frames}");
+        // Two changes a period over the 8 s after settling, give or take one.
+        let expected = (8.0 / period * 2.0) as i32;
+        assert!((changes - expected).abs() <= 1, "{changes} changes");
+        assert!(
+            (gait.half_stride - period / 2.0).abs() < 0.05,
+            "{}",
+            gait.half_stride
+        );
     }
 }
