@@ -11,7 +11,8 @@
 //! address) sending one frame of the sample take (19 bones, hips, one datagram)
 //! per tick; the performer's index rides in the hips' x and the frame number in
 //! `/VMC/Ext/T`, which the bridge passes through unchanged.
-//! Run: `cargo bench --bench bridge` (optionally `-- quick` for a short run).
+//! Run: `cargo bench --bench bridge` (optionally `-- quick` for a short run, and
+//! `-- at=N` for one capacity step of N performers, to profile).
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
@@ -67,6 +68,8 @@ struct Run {
     latency: Histogram<u64>,
     /// Bridge drops (inputs, solver refusals, outputs), from its status.
     bridge_drops: u64,
+    /// Where the bridge dropped: input rings, outputs, solver refusals.
+    drops_at: [u64; 3],
     /// Ticks the sender was late by more than one interval (it could not keep up).
     late_ticks: u64,
 }
@@ -242,9 +245,11 @@ fn measure(n: usize, seconds: f64, through_bridge: bool) -> Run {
                     .map(|a| a.iter().map(|x| x[key].as_u64().unwrap_or(0)).sum())
                     .unwrap_or(0)
             };
-            sum(&s["inputs"], "drops")
-                + sum(&s["outputs"], "drops")
-                + s["solver"]["refused"].as_u64().unwrap_or(0)
+            [
+                sum(&s["inputs"], "drops"),
+                sum(&s["outputs"], "drops"),
+                s["solver"]["refused"].as_u64().unwrap_or(0),
+            ]
         });
         ready_rx.recv().expect("bridge ready");
         (handle, Some(tx))
@@ -252,7 +257,7 @@ fn measure(n: usize, seconds: f64, through_bridge: bool) -> Run {
         let stop = stop.clone();
         let handle = std::thread::spawn(move || {
             echo(input, receiver_addr, stop);
-            0
+            [0; 3]
         });
         (handle, None)
     };
@@ -265,21 +270,42 @@ fn measure(n: usize, seconds: f64, through_bridge: bool) -> Run {
         // The echo runs until told.
         None => stop.store(true, Relaxed),
     }
-    let bridge_drops = server.join().expect("server");
+    let drops_at = server.join().expect("server");
     stop.store(true, Relaxed);
     let (received, latency) = rx.join().expect("receiver");
     Run {
         sent,
         received,
         latency,
-        bridge_drops,
+        bridge_drops: drops_at.iter().sum(),
+        drops_at,
         late_ticks,
     }
+}
+
+/// One capacity step's line.
+fn capacity_line(n: usize, r: &Run) -> String {
+    let [at_inputs, at_outputs, refused] = r.drops_at;
+    format!(
+        "{n:>6} performers: sent {} received {} lost {} bridge drops {} (inputs {at_inputs}, outputs {at_outputs}, refused {refused}) sender late ticks {} p99 {} µs",
+        r.sent,
+        r.received,
+        r.sent - r.received,
+        r.bridge_drops,
+        r.late_ticks,
+        r.latency.value_at_quantile(0.99)
+    )
 }
 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
     let seconds = if quick { 1.0 } else { 4.0 };
+    // `at=N`: one capacity step of N performers only (for profiling).
+    if let Some(n) = std::env::args().find_map(|a| a.strip_prefix("at=")?.parse::<usize>().ok()) {
+        let r = measure(n, if quick { 1.0 } else { 3.0 }, true);
+        println!("{}", capacity_line(n, &r));
+        return;
+    }
     println!(
         "latency, VMC in -> VMC out on loopback, {RATE_HZ} Hz per performer, {seconds} s per run"
     );
@@ -310,14 +336,7 @@ fn main() {
     for n in [50, 100, 150, 200, 250, 300, 400, 500, 750, 1000, 1500, 2000] {
         let r = measure(n, if quick { 1.0 } else { 3.0 }, true);
         let lost = r.sent - r.received;
-        println!(
-            "{n:>6} performers: sent {} received {} lost {lost} bridge drops {} sender late ticks {} p99 {} µs",
-            r.sent,
-            r.received,
-            r.bridge_drops,
-            r.late_ticks,
-            r.latency.value_at_quantile(0.99)
-        );
+        println!("{}", capacity_line(n, &r));
         if lost > 0 || r.bridge_drops > 0 || r.late_ticks > 0 {
             break;
         }

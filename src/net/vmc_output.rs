@@ -27,6 +27,8 @@ use crate::pipeline::{OutputMsg, OutputRing, PoseFrame};
 use crate::protocol::frame::PerformerName;
 use crate::protocol::vmc::{Datagrams, VmcEncoder};
 
+use super::udp::SendBatch;
+
 /// Which performers a receiver shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Shows {
@@ -69,22 +71,34 @@ struct Track {
     last_sent: Option<Instant>,
 }
 
+/// What the task keeps between wake-ups.
+#[derive(Default)]
+struct Sending {
+    tracks: HashMap<PerformerName, Track>,
+    /// Performers with a frame pending, in the order their frames came.
+    waiting: Vec<PerformerName>,
+    shown: Option<PerformerName>,
+    /// The datagrams of every frame going out this wake-up.
+    batch: SendBatch,
+    /// When each frame in `batch` was received, for the latency histogram.
+    received: Vec<std::time::Instant>,
+}
+
 impl VmcOutput {
     /// Sends until the solver is done (then what is pending goes out).
     pub async fn run(mut self) {
-        let mut tracks: HashMap<PerformerName, Track> = HashMap::new();
-        let mut shown: Option<PerformerName> = None;
+        let mut s = Sending::default();
         loop {
-            let next_due = self.next_due(&tracks);
+            let next_due = self.next_due(&s);
             tokio::select! {
                 () = self.ring.ready() => {}
                 () = sleep_until(next_due) => {}
             }
             while let Some(msg) = self.ring.try_pop() {
-                self.take(msg, &mut tracks, &mut shown);
+                self.take(msg, &mut s);
             }
             let closed = self.ring.is_closed();
-            self.send_due(&mut tracks, closed).await;
+            self.send_due(&mut s, closed).await;
             if closed {
                 self.latency.merge();
                 return;
@@ -100,20 +114,17 @@ impl VmcOutput {
         }
     }
 
-    fn take(
-        &mut self,
-        msg: OutputMsg,
-        tracks: &mut HashMap<PerformerName, Track>,
-        shown: &mut Option<PerformerName>,
-    ) {
+    fn take(&mut self, msg: OutputMsg, s: &mut Sending) {
         match msg {
             OutputMsg::Pose(frame) => {
-                if !self.shows(frame.performer, shown) {
+                if !self.shows(frame.performer, &mut s.shown) {
                     return;
                 }
-                let track = tracks.entry(frame.performer).or_default();
+                let track = s.tracks.entry(frame.performer).or_default();
                 if track.pending.replace(frame).is_some() {
                     self.ring.stats.drops.fetch_add(1, Relaxed);
+                } else {
+                    s.waiting.push(frame.performer);
                 }
             }
             OutputMsg::ExpressionName {
@@ -121,16 +132,21 @@ impl VmcOutput {
                 slot,
                 name,
             } => {
-                tracks
+                s.tracks
                     .entry(performer)
                     .or_default()
                     .names
                     .name_slot(usize::from(slot), name.as_str());
             }
             OutputMsg::Gone { performer } => {
-                tracks.remove(&performer);
-                if *shown == Some(performer) {
-                    *shown = None;
+                if s.tracks
+                    .remove(&performer)
+                    .is_some_and(|t| t.pending.is_some())
+                {
+                    s.waiting.retain(|p| *p != performer);
+                }
+                if s.shown == Some(performer) {
+                    s.shown = None;
                 }
             }
             OutputMsg::Appeared { .. } => {}
@@ -138,28 +154,38 @@ impl VmcOutput {
     }
 
     /// When the earliest frame held back by the rate cap may go.
-    fn next_due(&self, tracks: &HashMap<PerformerName, Track>) -> Option<Instant> {
+    fn next_due(&self, s: &Sending) -> Option<Instant> {
         let min = self.min_interval?;
-        tracks
-            .values()
-            .filter(|t| t.pending.is_some())
-            .filter_map(|t| t.last_sent.map(|s| s + min))
+        s.waiting
+            .iter()
+            .filter_map(|p| s.tracks.get(p)?.last_sent.map(|sent| sent + min))
             .min()
     }
 
-    /// Sends every pending frame the rate cap allows (all of them when `flush`).
-    async fn send_due(&mut self, tracks: &mut HashMap<PerformerName, Track>, flush: bool) {
+    /// Sends every pending frame the rate cap allows (all of them when `flush`),
+    /// in one batch of datagrams.
+    async fn send_due(&mut self, s: &mut Sending, flush: bool) {
         let now = Instant::now();
-        for track in tracks.values_mut() {
+        let Sending {
+            tracks,
+            waiting,
+            batch,
+            received,
+            ..
+        } = s;
+        waiting.retain(|performer| {
+            let Some(track) = tracks.get_mut(performer) else {
+                return false;
+            };
             let allowed = match (self.min_interval, track.last_sent) {
                 (Some(min), Some(last)) => flush || now.duration_since(last) >= min,
                 _ => true,
             };
             if !allowed {
-                continue;
+                return true;
             }
             let Some(frame) = track.pending.take() else {
-                continue;
+                return false;
             };
             self.encoder.encode_into(
                 frame.time as f32,
@@ -167,22 +193,32 @@ impl VmcOutput {
                 &track.names,
                 &mut self.datagrams,
             );
-            let stats = &self.ring.stats;
             for d in self.datagrams.iter() {
-                match self.socket.send(d).await {
-                    Ok(n) => {
-                        stats.packets.fetch_add(1, Relaxed);
-                        stats.bytes.fetch_add(n as u64, Relaxed);
-                    }
-                    Err(e) => {
-                        stats.errors.fetch_add(1, Relaxed);
-                        tracing::trace!(%e, "send failed");
-                    }
-                }
+                batch.push(d);
             }
-            stats.frames.fetch_add(1, Relaxed);
-            self.latency.record(frame.received);
+            received.push(frame.received);
             track.last_sent = Some(now);
+            false
+        });
+        if received.is_empty() {
+            return;
+        }
+        let stats = &self.ring.stats;
+        batch
+            .send(&self.socket, |outcome| match outcome {
+                Ok(n) => {
+                    stats.packets.fetch_add(1, Relaxed);
+                    stats.bytes.fetch_add(n as u64, Relaxed);
+                }
+                Err(e) => {
+                    stats.errors.fetch_add(1, Relaxed);
+                    tracing::trace!(%e, "send failed");
+                }
+            })
+            .await;
+        stats.frames.fetch_add(received.len() as u64, Relaxed);
+        for at in received.drain(..) {
+            self.latency.record(at);
         }
     }
 }

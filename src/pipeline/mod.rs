@@ -152,6 +152,15 @@ impl InputPort {
     /// Hands a frame to the solver; a full ring drops it (counted). Returns whether
     /// it went in.
     pub fn push(&mut self, frame: InputFrame) -> bool {
+        let pushed = self.push_unwoken(frame);
+        self.wake_solver();
+        pushed
+    }
+
+    /// As `push`, but leaves waking the solver to the caller's `wake_solver`, once
+    /// per batch of frames (waking it per frame costs a system call each while it
+    /// sleeps).
+    pub fn push_unwoken(&mut self, frame: InputFrame) -> bool {
         let pushed = self.ring.try_push(frame).is_ok();
         if pushed {
             if matches!(
@@ -165,8 +174,12 @@ impl InputPort {
         } else {
             self.stats.drops.fetch_add(1, Relaxed);
         }
-        self.solver.unpark();
         pushed
+    }
+
+    /// Wakes the solver (cheap when it is awake already).
+    pub fn wake_solver(&self) {
+        self.solver.unpark();
     }
 }
 
