@@ -17,7 +17,7 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use glam::Vec3;
 use hdrhistogram::Histogram;
@@ -79,7 +79,6 @@ fn send(
     n: usize,
     seconds: f64,
     to: SocketAddr,
-    epoch: Instant,
     sent_at: &[AtomicU64],
     frames: usize,
 ) -> (u64, u64) {
@@ -110,7 +109,7 @@ fn send(
                 late += 1;
             }
             template.bytes[template.time_at..template.time_at + 4].copy_from_slice(&t);
-            sent_at[i * frames + tick].store(epoch.elapsed().as_nanos() as u64, Relaxed);
+            sent_at[i * frames + tick].store(wall_ns(), Relaxed);
             if socket.send(&template.bytes).is_ok() {
                 sent += 1;
             }
@@ -119,45 +118,204 @@ fn send(
     (sent, late)
 }
 
+/// Nanoseconds since the Unix epoch: the clock the kernel stamps datagrams with.
+fn wall_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
 /// Receives until `stop`, reading (performer, frame) from each datagram.
+///
+/// The receiver stands for a machine elsewhere: it must not steal the bridge's
+/// CPU time. On Linux it polls (takes whatever is queued every millisecond, so the
+/// bridge's sends never have to wake it) and reads each datagram's arrival time
+/// from the kernel's stamp (`SO_TIMESTAMPNS`), so polling does not blur the
+/// latencies. Elsewhere it blocks on one datagram at a time and stamps it itself.
 fn receive(
     socket: UdpSocket,
-    epoch: Instant,
     sent_at: Arc<Vec<AtomicU64>>,
     frames: usize,
     stop: Arc<AtomicBool>,
 ) -> (u64, Histogram<u64>) {
-    socket
-        .set_read_timeout(Some(Duration::from_millis(50)))
-        .expect("timeout");
     let mut latency = Histogram::<u64>::new_with_bounds(1, 10_000_000, 3).expect("bounds");
-    let mut buf = vec![0u8; 65_536];
+    let mut batch = Batch::new(&socket);
     let mut received = 0;
-    while !stop.load(Relaxed) {
-        let Ok(len) = socket.recv(&mut buf) else {
-            continue;
-        };
-        let now = epoch.elapsed().as_nanos() as u64;
-        let (mut time, mut id) = (None, None);
-        decode(&buf[..len], &mut |e| match e {
-            VmcEvent::Time(t) => time = Some(t),
-            VmcEvent::Bone {
-                bone: HumanBone::Hips,
-                position,
-                ..
-            } => id = Some((position.x / ID_STEP).round() as usize),
-            _ => {}
-        });
-        if let (Some(t), Some(i)) = (time, id) {
-            let frame = (f64::from(t) * RATE_HZ).round() as usize;
-            if let Some(sent) = sent_at.get(i * frames + frame) {
-                let us = now.saturating_sub(sent.load(Relaxed)) / 1000;
-                latency.saturating_record(us.max(1));
-                received += 1;
+    loop {
+        // Once stopped, what is still queued is taken before the count is final.
+        let stopping = stop.load(Relaxed);
+        let n = batch.receive(&socket);
+        for (datagram, arrived) in batch.iter() {
+            let (mut time, mut id) = (None, None);
+            decode(datagram, &mut |e| match e {
+                VmcEvent::Time(t) => time = Some(t),
+                VmcEvent::Bone {
+                    bone: HumanBone::Hips,
+                    position,
+                    ..
+                } => id = Some((position.x / ID_STEP).round() as usize),
+                _ => {}
+            });
+            if let (Some(t), Some(i)) = (time, id) {
+                let frame = (f64::from(t) * RATE_HZ).round() as usize;
+                if let Some(sent) = sent_at.get(i * frames + frame) {
+                    let us = arrived.saturating_sub(sent.load(Relaxed)) / 1000;
+                    latency.saturating_record(us.max(1));
+                    received += 1;
+                }
             }
+        }
+        if n < BATCH {
+            if stopping {
+                break;
+            }
+            batch.wait();
         }
     }
     (received, latency)
+}
+
+/// The receiver's buffers: up to `BATCH` datagrams per system call on Linux
+/// (`recvmmsg`), one `recv` elsewhere.
+struct Batch {
+    buffers: Vec<u8>,
+    lens: [usize; BATCH],
+    /// Arrival times, `wall_ns`.
+    arrived: [u64; BATCH],
+    count: usize,
+}
+
+const BATCH: usize = 64;
+/// Room per datagram: the bridge's are at most 1500 bytes.
+const SLOT: usize = 2048;
+
+impl Batch {
+    fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> {
+        (0..self.count).map(|i| {
+            (
+                &self.buffers[i * SLOT..i * SLOT + self.lens[i]],
+                self.arrived[i],
+            )
+        })
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Batch {
+    fn new(socket: &UdpSocket) -> Self {
+        use std::os::fd::AsRawFd;
+        let on: libc::c_int = 1;
+        // SAFETY: a valid socket and an int option of the size given.
+        let set = unsafe {
+            libc::setsockopt(
+                socket.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_TIMESTAMPNS,
+                (&raw const on).cast(),
+                size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        assert_eq!(
+            set,
+            0,
+            "SO_TIMESTAMPNS: {}",
+            std::io::Error::last_os_error()
+        );
+        socket.set_nonblocking(true).expect("nonblocking");
+        Self {
+            buffers: vec![0; BATCH * SLOT],
+            lens: [0; BATCH],
+            arrived: [0; BATCH],
+            count: 0,
+        }
+    }
+
+    /// Between two polls.
+    fn wait(&self) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+
+    /// Takes every queued datagram, up to `BATCH`, with its kernel arrival stamp.
+    fn receive(&mut self, socket: &UdpSocket) -> usize {
+        use std::os::fd::AsRawFd;
+        // SAFETY: all-zero bytes are valid values of these plain C structs.
+        let mut iovecs: [libc::iovec; BATCH] = unsafe { std::mem::zeroed() };
+        let mut headers: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
+        // Room for one `SCM_TIMESTAMPNS` (a cmsghdr and a timespec), u64-aligned.
+        let mut controls = [[0u64; 8]; BATCH];
+        for (i, chunk) in self.buffers.chunks_exact_mut(SLOT).enumerate() {
+            iovecs[i] = libc::iovec {
+                iov_base: chunk.as_mut_ptr().cast(),
+                iov_len: SLOT,
+            };
+            let header = &mut headers[i].msg_hdr;
+            header.msg_iov = &raw mut iovecs[i];
+            header.msg_iovlen = 1;
+            header.msg_control = controls[i].as_mut_ptr().cast();
+            header.msg_controllen = size_of::<[u64; 8]>();
+        }
+        // SAFETY: every header points at a live iovec over its own `SLOT` bytes of
+        // `self.buffers` and its own control buffer, all outliving the call.
+        let n = unsafe {
+            libc::recvmmsg(
+                socket.as_raw_fd(),
+                headers.as_mut_ptr(),
+                BATCH as libc::c_uint,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
+        self.count = n.max(0) as usize;
+        for (i, header) in headers.iter().enumerate().take(self.count) {
+            self.lens[i] = header.msg_len as usize;
+            self.arrived[i] = wall_ns();
+            // SAFETY: the kernel filled the control buffer it was given; the
+            // macros walk it within `msg_controllen`.
+            unsafe {
+                let mut c = libc::CMSG_FIRSTHDR(&raw const header.msg_hdr);
+                while !c.is_null() {
+                    if (*c).cmsg_level == libc::SOL_SOCKET
+                        && (*c).cmsg_type == libc::SCM_TIMESTAMPNS
+                    {
+                        let t: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                        self.arrived[i] = t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
+                    }
+                    c = libc::CMSG_NXTHDR(&raw const header.msg_hdr, c);
+                }
+            }
+        }
+        self.count
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+impl Batch {
+    fn new(socket: &UdpSocket) -> Self {
+        socket
+            .set_read_timeout(Some(Duration::from_millis(50)))
+            .expect("timeout");
+        Self {
+            buffers: vec![0; BATCH * SLOT],
+            lens: [0; BATCH],
+            arrived: [0; BATCH],
+            count: 0,
+        }
+    }
+
+    /// `receive` blocks already.
+    fn wait(&self) {}
+
+    fn receive(&mut self, socket: &UdpSocket) -> usize {
+        self.count = match socket.recv(&mut self.buffers[..SLOT]) {
+            Ok(len) => {
+                self.lens[0] = len;
+                self.arrived[0] = wall_ns();
+                1
+            }
+            Err(_) => 0,
+        };
+        self.count
+    }
 }
 
 /// A bare UDP echo: every datagram on `from` is sent on to `to`.
@@ -189,13 +347,12 @@ fn measure(n: usize, seconds: f64, through_bridge: bool) -> Run {
     let frames = (seconds * RATE_HZ) as usize + 1;
     let sent_at: Arc<Vec<AtomicU64>> =
         Arc::new((0..n * frames).map(|_| AtomicU64::new(0)).collect());
-    let epoch = Instant::now();
     let receiver = roomy_socket();
     let receiver_addr = receiver.local_addr().expect("addr");
     let stop = Arc::new(AtomicBool::new(false));
     let rx = {
         let (sent_at, stop) = (sent_at.clone(), stop.clone());
-        std::thread::spawn(move || receive(receiver, epoch, sent_at, frames, stop))
+        std::thread::spawn(move || receive(receiver, sent_at, frames, stop))
     };
     let input = roomy_socket();
     let input_addr = input.local_addr().expect("addr");
@@ -261,7 +418,7 @@ fn measure(n: usize, seconds: f64, through_bridge: bool) -> Run {
         });
         (handle, None)
     };
-    let (sent, late_ticks) = send(n, seconds, input_addr, epoch, &sent_at, frames);
+    let (sent, late_ticks) = send(n, seconds, input_addr, &sent_at, frames);
     std::thread::sleep(Duration::from_millis(300));
     match bridge_stop {
         Some(tx) => {
