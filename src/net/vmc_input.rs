@@ -17,6 +17,7 @@
 //! input's stats and dropped; nothing stops the task but shutdown.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -129,25 +130,26 @@ impl VmcPort {
     fn datagram(&mut self, datagram: &[u8], from: SocketAddr, received: Instant) {
         let stats = &self.port.stats;
         stats.packets.fetch_add(1, Relaxed);
-        if !self.senders.contains_key(&from) {
-            if self.senders.len() >= MAX_SENDERS {
-                stats.drops.fetch_add(1, Relaxed);
-                return;
-            }
-            let name = match self.senders.len() {
-                0 => self.performer.clone(),
-                n => format!("{}-{}", self.performer, n + 1),
-            };
-            let (Some(performer), Some(vr)) = (
-                PerformerName::new(&name),
-                PerformerName::new(&format!("{name}-vr")),
-            ) else {
-                stats.bad.fetch_add(1, Relaxed);
-                return;
-            };
-            self.senders.insert(
-                from,
-                Sender {
+        let count = self.senders.len();
+        let sender = match self.senders.entry(from) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(new) => {
+                if count >= MAX_SENDERS {
+                    stats.drops.fetch_add(1, Relaxed);
+                    return;
+                }
+                let name = match count {
+                    0 => self.performer.clone(),
+                    n => format!("{}-{}", self.performer, n + 1),
+                };
+                let (Some(performer), Some(vr)) = (
+                    PerformerName::new(&name),
+                    PerformerName::new(&format!("{name}-vr")),
+                ) else {
+                    stats.bad.fetch_add(1, Relaxed);
+                    return;
+                };
+                new.insert(Sender {
                     performer,
                     frames: match &self.rest {
                         Some(rest) => VmcFrames::with_rest(rest.clone()),
@@ -155,11 +157,8 @@ impl VmcPort {
                     },
                     devices: VmcDevices::new(vr, self.devices.clone()),
                     announced: 0,
-                },
-            );
-        }
-        let Some(sender) = self.senders.get_mut(&from) else {
-            return;
+                })
+            }
         };
         let now = self.started.elapsed().as_secs_f32();
         let port = &mut self.port;

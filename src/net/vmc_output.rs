@@ -23,7 +23,7 @@ use tokio::time::Instant;
 
 use crate::bridge::status::Latency;
 use crate::humanoid::CustomNames;
-use crate::pipeline::{OutputMsg, OutputRing, PoseFrame};
+use crate::pipeline::{OutputMsg, OutputRing, OutputStats, PoseFrame};
 use crate::protocol::frame::PerformerName;
 use crate::protocol::vmc::{Datagrams, VmcEncoder};
 
@@ -88,68 +88,21 @@ impl VmcOutput {
     /// Sends until the solver is done (then what is pending goes out).
     pub async fn run(mut self) {
         let mut s = Sending::default();
+        let stats = self.ring.stats.clone();
         loop {
             let next_due = self.next_due(&s);
             tokio::select! {
                 () = self.ring.ready() => {}
                 () = sleep_until(next_due) => {}
             }
-            while let Some(msg) = self.ring.try_pop() {
-                self.take(msg, &mut s);
-            }
+            let shows = &self.shows;
+            self.ring.drain(|msg| take(shows, &stats, msg, &mut s));
             let closed = self.ring.is_closed();
             self.send_due(&mut s, closed).await;
             if closed {
                 self.latency.merge();
                 return;
             }
-        }
-    }
-
-    fn shows(&self, performer: PerformerName, shown: &mut Option<PerformerName>) -> bool {
-        match &self.shows {
-            Shows::All => true,
-            Shows::Named(name) => performer.as_str() == name,
-            Shows::First => *shown.get_or_insert(performer) == performer,
-        }
-    }
-
-    fn take(&mut self, msg: OutputMsg, s: &mut Sending) {
-        match msg {
-            OutputMsg::Pose(frame) => {
-                if !self.shows(frame.performer, &mut s.shown) {
-                    return;
-                }
-                let track = s.tracks.entry(frame.performer).or_default();
-                if track.pending.replace(frame).is_some() {
-                    self.ring.stats.drops.fetch_add(1, Relaxed);
-                } else {
-                    s.waiting.push(frame.performer);
-                }
-            }
-            OutputMsg::ExpressionName {
-                performer,
-                slot,
-                name,
-            } => {
-                s.tracks
-                    .entry(performer)
-                    .or_default()
-                    .names
-                    .name_slot(usize::from(slot), name.as_str());
-            }
-            OutputMsg::Gone { performer } => {
-                if s.tracks
-                    .remove(&performer)
-                    .is_some_and(|t| t.pending.is_some())
-                {
-                    s.waiting.retain(|p| *p != performer);
-                }
-                if s.shown == Some(performer) {
-                    s.shown = None;
-                }
-            }
-            OutputMsg::Appeared { .. } => {}
         }
     }
 
@@ -220,6 +173,56 @@ impl VmcOutput {
         for at in received.drain(..) {
             self.latency.record(at);
         }
+    }
+}
+
+/// Whether the receiver shows `performer`.
+fn shows(shows: &Shows, performer: PerformerName, shown: &mut Option<PerformerName>) -> bool {
+    match shows {
+        Shows::All => true,
+        Shows::Named(name) => performer.as_str() == name,
+        Shows::First => *shown.get_or_insert(performer) == performer,
+    }
+}
+
+/// Takes one message from the solver: a pose replaces the performer's pending one
+/// (counted as a drop when there was one).
+fn take(receiver_shows: &Shows, stats: &OutputStats, msg: &OutputMsg, s: &mut Sending) {
+    match *msg {
+        OutputMsg::Pose(ref frame) => {
+            if !shows(receiver_shows, frame.performer, &mut s.shown) {
+                return;
+            }
+            let track = s.tracks.entry(frame.performer).or_default();
+            if track.pending.replace(*frame).is_some() {
+                stats.drops.fetch_add(1, Relaxed);
+            } else {
+                s.waiting.push(frame.performer);
+            }
+        }
+        OutputMsg::ExpressionName {
+            performer,
+            slot,
+            name,
+        } => {
+            s.tracks
+                .entry(performer)
+                .or_default()
+                .names
+                .name_slot(usize::from(slot), name.as_str());
+        }
+        OutputMsg::Gone { performer } => {
+            if s.tracks
+                .remove(&performer)
+                .is_some_and(|t| t.pending.is_some())
+            {
+                s.waiting.retain(|p| *p != performer);
+            }
+            if s.shown == Some(performer) {
+                s.shown = None;
+            }
+        }
+        OutputMsg::Appeared { .. } => {}
     }
 }
 

@@ -267,21 +267,17 @@ impl OutputPort {
     /// Hands a message to the output. Events (appeared, gone, names) are never
     /// dropped by a live output either: they wait in the backlog like the
     /// recorder's frames.
-    pub fn push(&mut self, msg: OutputMsg) {
+    pub fn push(&mut self, msg: &OutputMsg) {
         let keep = self.delivery == Delivery::Every || !matches!(msg, OutputMsg::Pose(_));
         if !self.backlog.is_empty() {
             self.flush_backlog();
         }
-        if self.backlog.is_empty() {
-            match self.ring.try_push(msg) {
-                Ok(()) => {}
-                Err(msg) if keep => self.backlog.push_back(msg),
-                Err(_) => {
-                    self.stats.drops.fetch_add(1, Relaxed);
-                }
-            }
-        } else if keep {
-            self.backlog.push_back(msg);
+        // Copied once, straight into the ring's slot.
+        if self.backlog.is_empty() && self.ring.push_slice(std::slice::from_ref(msg)) == 1 {
+            return;
+        }
+        if keep {
+            self.backlog.push_back(*msg);
         } else {
             self.stats.drops.fetch_add(1, Relaxed);
         }
@@ -320,6 +316,15 @@ impl OutputRing {
     /// The next message, if any.
     pub fn try_pop(&mut self) -> Option<OutputMsg> {
         self.ring.try_pop()
+    }
+
+    /// Hands every message now in the ring to `each`, in order, reading them where
+    /// they lie (a pose is over 1 KiB), then frees their slots.
+    pub fn drain(&mut self, mut each: impl FnMut(&OutputMsg)) {
+        let (first, second) = self.ring.as_slices();
+        let n = first.len() + second.len();
+        first.iter().chain(second).for_each(&mut each);
+        self.ring.skip(n);
     }
 
     /// Whether the solver has finished: once the ring is empty, nothing more comes.
@@ -411,9 +416,9 @@ mod tests {
     #[test]
     fn a_live_output_drops_poses_but_keeps_events() {
         let (mut port, mut ring) = output_ring("live", 1, Delivery::Newest);
-        port.push(pose_msg(1));
-        port.push(pose_msg(2));
-        port.push(OutputMsg::Gone {
+        port.push(&pose_msg(1));
+        port.push(&pose_msg(2));
+        port.push(&OutputMsg::Gone {
             performer: name("a"),
         });
         assert_eq!(port.stats.drops.load(Relaxed), 1);
@@ -426,7 +431,7 @@ mod tests {
     fn the_recorder_port_never_drops_and_keeps_order() {
         let (mut port, mut ring) = output_ring("recorder", 2, Delivery::Every);
         for seq in 1..=10 {
-            port.push(pose_msg(seq));
+            port.push(&pose_msg(seq));
         }
         let mut got = Vec::new();
         while got.len() < 10 {
