@@ -352,7 +352,12 @@ fn measure(n: usize, seconds: f64, through_bridge: bool) -> Run {
     let stop = Arc::new(AtomicBool::new(false));
     let rx = {
         let (sent_at, stop) = (sent_at.clone(), stop.clone());
-        std::thread::spawn(move || receive(receiver, sent_at, frames, stop))
+        // Threads are named for profiles (`perf report --sort comm`); the sender
+        // is the main thread.
+        std::thread::Builder::new()
+            .name("bench-receiver".into())
+            .spawn(move || receive(receiver, sent_at, frames, stop))
+            .expect("thread")
     };
     let input = roomy_socket();
     let input_addr = input.local_addr().expect("addr");
@@ -379,44 +384,49 @@ fn measure(n: usize, seconds: f64, through_bridge: bool) -> Run {
         };
         let (tx, rx_stop) = tokio::sync::oneshot::channel::<()>();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        let handle = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .expect("runtime");
-            let options = RunOptions {
-                on_ready: Some(Box::new(move |_: &str| {
-                    let _ = ready_tx.send(());
-                })),
-                ..RunOptions::default()
-            };
-            let summary = runtime
-                .block_on(bridge::run(config, options, async {
-                    let _ = rx_stop.await;
-                }))
-                .expect("bridge runs");
-            let s = &summary.status;
-            let sum = |list: &serde_json::Value, key: &str| -> u64 {
-                list.as_array()
-                    .map(|a| a.iter().map(|x| x[key].as_u64().unwrap_or(0)).sum())
-                    .unwrap_or(0)
-            };
-            [
-                sum(&s["inputs"], "drops"),
-                sum(&s["outputs"], "drops"),
-                s["solver"]["refused"].as_u64().unwrap_or(0),
-            ]
-        });
+        let handle = std::thread::Builder::new()
+            .name("bridge".into())
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                let options = RunOptions {
+                    on_ready: Some(Box::new(move |_: &str| {
+                        let _ = ready_tx.send(());
+                    })),
+                    ..RunOptions::default()
+                };
+                let summary = runtime
+                    .block_on(bridge::run(config, options, async {
+                        let _ = rx_stop.await;
+                    }))
+                    .expect("bridge runs");
+                let s = &summary.status;
+                let sum = |list: &serde_json::Value, key: &str| -> u64 {
+                    list.as_array()
+                        .map(|a| a.iter().map(|x| x[key].as_u64().unwrap_or(0)).sum())
+                        .unwrap_or(0)
+                };
+                [
+                    sum(&s["inputs"], "drops"),
+                    sum(&s["outputs"], "drops"),
+                    s["solver"]["refused"].as_u64().unwrap_or(0),
+                ]
+            });
+        let handle = handle.expect("thread");
         ready_rx.recv().expect("bridge ready");
         (handle, Some(tx))
     } else {
         let stop = stop.clone();
-        let handle = std::thread::spawn(move || {
-            echo(input, receiver_addr, stop);
-            [0; 3]
-        });
-        (handle, None)
+        let handle = std::thread::Builder::new()
+            .name("echo".into())
+            .spawn(move || {
+                echo(input, receiver_addr, stop);
+                [0; 3]
+            });
+        (handle.expect("thread"), None)
     };
     let (sent, late_ticks) = send(n, seconds, input_addr, &sent_at, frames);
     std::thread::sleep(Duration::from_millis(300));

@@ -16,7 +16,8 @@
 //! - `inspect`: the report behind `mocap-bridge inspect`.
 //! - `protocol`: wire codecs, pure over bytes (OSC, VMC and lab OSC both ways, the
 //!   WebSocket JSON and binary messages, VRChat OSC trackers in).
-//! - `net`: sockets that move those bytes (the VMC sender).
+//! - `net`: sockets that move those bytes (the VMC sender; the live bridge's UDP
+//!   inputs and outputs, batched by `net::udp`, and its WebSocket server).
 //! - `record`: turning what arrives live into takes (VMC frames), the crash-safe
 //!   journal behind every recording, and recovery from it.
 //!

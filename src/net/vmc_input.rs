@@ -14,7 +14,8 @@
 //! Unknown addresses are ignored, as the VMC spec asks, except the bridge's own
 //! `/bridge/record/start [name] [performer]` and `/bridge/record/stop [performer]`,
 //! which go to the recorder. Malformed datagrams and messages are counted in the
-//! input's stats and dropped; nothing stops the task but shutdown.
+//! input's stats and dropped; nothing stops the task but shutdown. Datagrams are
+//! taken in batches (`net::udp`), and the solver is woken once per batch.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
