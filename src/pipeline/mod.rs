@@ -318,6 +318,17 @@ impl OutputRing {
         self.ring.try_pop()
     }
 
+    /// The next message, read where it lies (`skip_first` frees it).
+    #[must_use]
+    pub fn first(&self) -> Option<&OutputMsg> {
+        self.ring.first()
+    }
+
+    /// Frees the next message's slot.
+    pub fn skip_first(&mut self) {
+        self.ring.skip(1);
+    }
+
     /// Hands every message now in the ring to `each`, in order, reading them where
     /// they lie (a pose is over 1 KiB), then frees their slots.
     pub fn drain(&mut self, mut each: impl FnMut(&OutputMsg)) {

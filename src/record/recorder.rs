@@ -123,9 +123,13 @@ impl Recorder {
                     }
                 }
             }
-            while let Some(msg) = self.ring.try_pop() {
-                match msg {
-                    OutputMsg::Pose(frame) => self.frame(&frame, &mut tracks, &mut armed),
+            // Poses are read where they lie in the ring (over 1 KiB each).
+            while let Some(msg) = self.ring.first() {
+                let gone = match *msg {
+                    OutputMsg::Pose(ref frame) => {
+                        self.frame(frame, &mut tracks, &mut armed);
+                        None
+                    }
                     OutputMsg::ExpressionName {
                         performer,
                         slot,
@@ -136,15 +140,17 @@ impl Recorder {
                             .or_default()
                             .names
                             .name_slot(usize::from(slot), name.as_str());
+                        None
                     }
-                    OutputMsg::Gone { performer } => {
-                        if let Some(track) = tracks.remove(&performer)
-                            && let Some(take) = track.take
-                        {
-                            finish(performer, take, &mut written).await;
-                        }
-                    }
-                    OutputMsg::Appeared { .. } => {}
+                    OutputMsg::Gone { performer } => Some(performer),
+                    OutputMsg::Appeared { .. } => None,
+                };
+                self.ring.skip_first();
+                if let Some(performer) = gone
+                    && let Some(track) = tracks.remove(&performer)
+                    && let Some(take) = track.take
+                {
+                    finish(performer, take, &mut written).await;
                 }
             }
             if self.ring.is_closed() {
