@@ -18,6 +18,8 @@
 //!   WebSocket JSON and binary messages, VRChat OSC trackers in).
 //! - `net`: sockets that move those bytes (the VMC sender; the live bridge's UDP
 //!   inputs and outputs, batched by `net::udp`, and its WebSocket server).
+//! - `web`: the HTTP side of the WebSocket port: the live viewer and WebXR pages,
+//!   the avatar's rest skeleton and the recordings for them.
 //! - `record`: turning what arrives live into takes (VMC frames), the crash-safe
 //!   journal behind every recording, and recovery from it.
 //!
@@ -42,3 +44,4 @@ pub mod record;
 pub mod replay;
 pub mod retarget;
 pub mod skeleton;
+pub mod web;

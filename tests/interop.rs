@@ -17,83 +17,15 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-const NODE: &str = "node";
-const NPM: &str = if cfg!(windows) { "npm.cmd" } else { "npm" };
+use common::node::NODE;
 
-/// `tests/interop`, after making sure its node dependencies are installed (once per
-/// test binary: concurrent callers wait for the first). Panics, naming the cause,
-/// when node or npm is missing or `npm ci` fails.
+/// `tests/interop` with its node dependencies installed.
 fn node_ready() -> PathBuf {
-    static READY: OnceLock<Result<(), String>> = OnceLock::new();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop");
-    if let Err(e) = READY.get_or_init(|| install(&dir)) {
-        panic!("interop harness not ready: {e}");
+    static READY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    match READY.get_or_init(|| common::node::install("tests/interop")) {
+        Ok(dir) => dir.clone(),
+        Err(e) => panic!("interop harness not ready: {e}"),
     }
-    dir
-}
-
-fn install(dir: &Path) -> Result<(), String> {
-    let version = Command::new(NODE).arg("--version").output().map_err(|e| {
-        format!("cannot run `{NODE}` ({e}): the interop tests need Node.js >= 18 and npm on PATH")
-    })?;
-    let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
-    let major: u32 = version
-        .trim_start_matches('v')
-        .split('.')
-        .next()
-        .and_then(|m| m.parse().ok())
-        .ok_or_else(|| format!("`{NODE} --version` printed {version:?}"))?;
-    if major < 18 {
-        return Err(format!(
-            "Node.js {version} is too old: the interop tests need >= 18"
-        ));
-    }
-    if let Some(why) = needs_install(dir) {
-        eprintln!("interop: {why}: running `npm ci` in {}", dir.display());
-        let out = Command::new(NPM)
-            .args(["ci", "--no-audit", "--no-fund"])
-            .current_dir(dir)
-            .output()
-            .map_err(|e| format!("cannot run `{NPM}` ({e}): the interop tests need npm on PATH"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "`npm ci` in {} failed ({}):\n{}{}",
-                dir.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        if let Some(why) = needs_install(dir) {
-            return Err(format!("after `npm ci` in {}: {why}", dir.display()));
-        }
-    }
-    Ok(())
-}
-
-/// Why `npm ci` must run, or `None` when every pinned dependency of package.json is
-/// installed at its pinned version.
-fn needs_install(dir: &Path) -> Option<String> {
-    let read =
-        |path: &Path| -> Option<Value> { serde_json::from_slice(&std::fs::read(path).ok()?).ok() };
-    let manifest =
-        read(&dir.join("package.json")).expect("tests/interop/package.json is readable JSON");
-    let deps = manifest["dependencies"]
-        .as_object()
-        .expect("package.json has dependencies");
-    for (name, pinned) in deps {
-        let installed = read(&dir.join("node_modules").join(name).join("package.json"));
-        match installed.as_ref().and_then(|p| p["version"].as_str()) {
-            None => return Some(format!("{name} is not installed")),
-            Some(v) if Some(v) != pinned.as_str() => {
-                return Some(format!(
-                    "{name} {v} is installed, package.json pins {pinned}"
-                ));
-            }
-            Some(_) => {}
-        }
-    }
-    None
 }
 
 /// Runs `node tests/interop/<script> args...`; returns its exit status, its stdout

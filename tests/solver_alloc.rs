@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 use glam::{Quat, Vec3};
 use mocap_bridge::demo;
 use mocap_bridge::filter::OneEuroConfig;
-use mocap_bridge::ik::body::BodyProportions;
 use mocap_bridge::ik::calibration::DevicePose;
 use mocap_bridge::pipeline::performer::{Avatar, PerformerSettings, StreamSkeleton};
 use mocap_bridge::pipeline::solver::{Solver, SolverConfig};
@@ -66,9 +65,7 @@ fn the_solver_allocates_nothing_per_frame() {
     let lab19 = mapped("lab19", demo::LAB19_JSON);
     let motion = demo::lab19_performance(&lab19, 1);
     let skeletons: Arc<[StreamSkeleton]> = vec![StreamSkeleton::new("lab19", lab19)].into();
-    let avatar = Avatar {
-        body: BodyProportions::new(&mapped("humanoid", demo::HUMANOID_JSON)),
-    };
+    let avatar = Avatar::new(&mapped("humanoid", demo::HUMANOID_JSON));
     // Every stage on: mocap IK for the skeleton, VR IK for trackers, filters.
     let settings = PerformerSettings {
         filter: Some(OneEuroConfig::default()),
@@ -95,6 +92,9 @@ fn the_solver_allocates_nothing_per_frame() {
     });
     let (mut port, ring) = input_ring("test", 4096, thread.thread().clone());
     let (out_port, mut out) = output_ring("out", 8192, Delivery::Newest);
+    // A client wants the sources too (the viewer's "sources"): that path is measured.
+    let out_port =
+        out_port.with_sources(std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(1)));
     let (_control, control_rx) = std::sync::mpsc::channel();
     let solver = Solver::new(
         config,
@@ -182,13 +182,15 @@ fn the_solver_allocates_nothing_per_frame() {
     stop.store(true, SeqCst);
     thread.thread().unpark();
     thread.join().expect("solver thread");
-    let mut poses = 0;
+    let (mut poses, mut sources) = (0, 0);
     while let Some(m) = out.try_pop() {
         poses += usize::from(matches!(m, OutputMsg::Pose(_)));
+        sources += usize::from(matches!(m, OutputMsg::Source(_)));
     }
     println!(
-        "900 frames (VMC, lab19 skeleton + mocap IK, VR trackers; filters on): {during} allocations on the solver thread; {poses} poses left in the ring"
+        "900 frames (VMC, lab19 skeleton + mocap IK, VR trackers; filters on; sources asked for): {during} allocations on the solver thread; {poses} poses and {sources} sources left in the ring"
     );
+    assert!(sources > 0, "the sources path ran");
     assert_eq!(stats.errors.load(SeqCst), 0);
     assert_eq!(during, 0);
 }

@@ -409,6 +409,57 @@ fn strip_notes(value: &mut Value) {
     }
 }
 
+/// Writes `calibration` as `performers.<performer>.calibration` into the
+/// configuration file at `path`, keeping everything else in it (notes, order,
+/// other settings) as it was. The file is replaced whole (written beside it,
+/// then renamed), so a crash never leaves half a file. Returns a one-line error
+/// naming the file.
+pub fn save_calibration(
+    path: &Path,
+    performer: &str,
+    calibration: &Calibration,
+) -> Result<(), String> {
+    let fail = |what: &str, e: &dyn std::fmt::Display| format!("{}: {what}: {e}", path.display());
+    let text = std::fs::read_to_string(path).map_err(|e| fail("cannot read", &e))?;
+    let mut value: Value = serde_json::from_str(&text).map_err(|e| fail("not JSON", &e))?;
+    let Value::Object(root) = &mut value else {
+        return Err(fail("not a JSON object", &"the configuration is an object"));
+    };
+    let performers = root
+        .entry("performers")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if performers.is_null() {
+        *performers = Value::Object(serde_json::Map::new());
+    }
+    let Value::Object(performers) = performers else {
+        return Err(fail(
+            "`performers` is not an object",
+            &"cannot add a performer",
+        ));
+    };
+    let entry = performers
+        .entry(performer)
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    let Value::Object(entry) = entry else {
+        return Err(fail(
+            &format!("`performers.{performer}` is not an object"),
+            &"cannot store a calibration",
+        ));
+    };
+    let stored = serde_json::to_value(calibration).map_err(|e| fail("calibration", &e))?;
+    entry.insert("calibration".into(), stored);
+    let mut out = serde_json::to_string_pretty(&value).map_err(|e| fail("encoding", &e))?;
+    out.push('\n');
+    // The result must still be a valid configuration.
+    BridgeConfig::parse(path, &out).map_err(|e| e.to_string())?;
+    let file_name = path
+        .file_name()
+        .map_or_else(|| "config".into(), |n| n.to_string_lossy().into_owned());
+    let temp = path.with_file_name(format!(".{file_name}.saving"));
+    std::fs::write(&temp, out).map_err(|e| fail("cannot write", &e))?;
+    std::fs::rename(&temp, path).map_err(|e| fail("cannot replace", &e))
+}
+
 impl BridgeConfig {
     /// Reads and checks a configuration file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
@@ -541,6 +592,48 @@ mod tests {
 
     fn parse(text: &str) -> Result<BridgeConfig, String> {
         BridgeConfig::parse(Path::new("bridge.json"), text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_saved_calibration_lands_in_the_file_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("bridge.json");
+        let shipped = include_str!("../../config/bridge.json");
+        std::fs::write(&path, shipped).expect("write");
+        let calibration = Calibration {
+            height: 1.61,
+            arm_span: 1.58,
+            ..Calibration::default()
+        };
+        save_calibration(&path, "vr", &calibration).expect("saved");
+        // Saving again replaces it; another performer is added beside it.
+        save_calibration(&path, "vr", &calibration).expect("saved again");
+        save_calibration(&path, "quest", &Calibration::default()).expect("saved");
+        let text = std::fs::read_to_string(&path).expect("read");
+        let config = BridgeConfig::load(&path).expect("still a valid configuration");
+        assert_eq!(config.performers["vr"].calibration, Some(calibration));
+        assert_eq!(
+            config.performers["quest"].calibration,
+            Some(Calibration::default())
+        );
+        // Everything else as it was: the notes and the order of the settings.
+        let before: Value = serde_json::from_str(shipped).expect("json");
+        let after: Value = serde_json::from_str(&text).expect("json");
+        let keys = |v: &Value| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>());
+        assert_eq!(keys(&before), keys(&after));
+        for (key, value) in before.as_object().expect("object") {
+            if key != "performers" {
+                assert_eq!(&after[key], value, "{key}");
+            }
+        }
+        // A file that is not a configuration is left alone, with a clear error.
+        std::fs::write(&path, "[1, 2]").expect("write");
+        let error = save_calibration(&path, "vr", &calibration).expect_err("refused");
+        assert!(
+            error.contains("bridge.json") && error.contains("not a JSON object"),
+            "{error}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "[1, 2]");
     }
 
     #[test]

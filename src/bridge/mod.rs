@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -29,13 +30,12 @@ use crate::demo;
 use crate::formats::vrma::VrmaRest;
 use crate::formats::{self, LoadOptions, skeleton_json};
 use crate::humanoid::CustomNames;
-use crate::ik::body::BodyProportions;
 use crate::inspect;
 use crate::net::lab_input::LabInput;
 use crate::net::vmc_input::VmcInput;
 use crate::net::vmc_output::{self, Shows, VmcOutput};
 use crate::net::vrchat_input::VrchatInput;
-use crate::net::websocket::{Shared, Subscribers, WebSocketOutput, WebSocketServer};
+use crate::net::websocket::{Shared, Subscribers, WebSocketOutput};
 use crate::pipeline::performer::{Avatar, StreamSkeleton};
 use crate::pipeline::solver::{Solver, SolverConfig, SolverControl};
 use crate::pipeline::{
@@ -49,6 +49,7 @@ use crate::record::recorder::{FinishedTake, Recorder};
 use crate::record::vmc_frames::SenderRest;
 use crate::replay::Replay;
 use crate::retarget::MappedSkeleton;
+use crate::web::WebServer;
 
 use config::BridgeConfig;
 use replay_input::ReplayInput;
@@ -102,6 +103,9 @@ pub struct RunOptions {
     /// Called once every socket is bound and the solver runs, with a line naming
     /// the endpoints.
     pub on_ready: Option<ReadyCallback>,
+    /// The configuration file `config` came from, if any: calibrations taken
+    /// live are saved into it.
+    pub config_file: Option<PathBuf>,
 }
 
 /// What a finished run did.
@@ -179,12 +183,7 @@ fn built_in_avatar() -> (Avatar, VrmaRest) {
     let map = rig.bone_map.clone().unwrap_or_default();
     let mapped = MappedSkeleton::new(rig.skeleton, &map)
         .unwrap_or_else(|e| unreachable!("the embedded humanoid is valid: {e}"));
-    (
-        Avatar {
-            body: BodyProportions::new(&mapped),
-        },
-        VrmaRest::from_mapped(&mapped),
-    )
+    (Avatar::new(&mapped), VrmaRest::from_mapped(&mapped))
 }
 
 /// A UDP input socket with a receive buffer of `buffer` bytes (the kernel may
@@ -405,7 +404,9 @@ pub async fn run(
             let (port, ring) = output_ring(&name, p.output_ring, Delivery::Newest);
             let (latency, histogram) = Latency::new();
             let (poses, _) = tokio::sync::broadcast::channel(ws.client_queue.max(1));
+            let (sources, _) = tokio::sync::broadcast::channel(ws.client_queue.max(1));
             let subscribers = Arc::new(Subscribers::default());
+            let port = port.with_sources(subscribers.sources.clone());
             let input_stats = Arc::new(InputStats::default());
             let output_stats = Arc::new(OutputStats::default());
             status.inputs.push((name.clone(), input_stats.clone()));
@@ -420,6 +421,8 @@ pub async fn run(
                 WebSocketOutput {
                     ring,
                     poses: poses.clone(),
+                    sources: sources.clone(),
+                    skeletons: skeletons.clone(),
                     subscribers: subscribers.clone(),
                     latency,
                 }
@@ -429,6 +432,7 @@ pub async fn run(
                 listener,
                 ws.clone(),
                 poses,
+                sources,
                 subscribers,
                 input_stats,
                 output_stats,
@@ -493,7 +497,8 @@ pub async fn run(
     // The thread waits for exactly this message.
     let _ = solver_tx.send(solver);
     let mut server = None;
-    if let Some((listener, ws, poses, subscribers, input_stats, output_stats)) = websocket {
+    if let Some((listener, ws, poses, sources, subscribers, input_stats, output_stats)) = websocket
+    {
         let shared = Arc::new(Shared {
             token: ws.token.clone(),
             max_message_bytes: ws.max_message_bytes,
@@ -504,14 +509,18 @@ pub async fn run(
             input_stats,
             output_stats,
             poses,
+            sources,
             subscribers,
             record: record_tx.clone(),
             status: status.clone(),
+            config_file: options.config_file.clone(),
         });
         server = Some(tokio::spawn(
-            WebSocketServer {
+            WebServer {
                 listener,
                 shared,
+                rig: avatar_rest.clone(),
+                recordings: config.recorder.dir.clone(),
                 shutdown: stop_rx.clone(),
             }
             .run(),

@@ -100,7 +100,8 @@ impl Monitor {
                                 latest.remove(performer.as_str());
                                 println!("performer {performer} gone");
                             }
-                            OutputMsg::ExpressionName { .. } => {}
+                            // Never asked for here.
+                            OutputMsg::ExpressionName { .. } | OutputMsg::Source(_) => {}
                         }
                     }
                     if self.ring.is_closed() {

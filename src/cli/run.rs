@@ -109,6 +109,7 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         loop_replays: args.repeat,
         fast_replays: args.fast,
         monitor: !args.quiet,
+        config_file: args.config.clone(),
         on_ready: Some(Box::new(|line: &str| {
             use std::io::Write as _;
             let mut out = std::io::stdout().lock();

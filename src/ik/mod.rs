@@ -15,6 +15,7 @@
 pub mod body;
 pub mod calibration;
 pub mod eval;
+pub mod fingers;
 pub mod limb;
 pub mod mocap;
 pub mod vr;

@@ -223,7 +223,7 @@ fn take(receiver_shows: &Shows, stats: &OutputStats, msg: &OutputMsg, s: &mut Se
                 s.shown = None;
             }
         }
-        OutputMsg::Appeared { .. } => {}
+        OutputMsg::Appeared { .. } | OutputMsg::Source(_) => {}
     }
 }
 

@@ -1,4 +1,5 @@
-//! The WebSocket server (tokio-tungstenite): skeleton and tracker frames in,
+//! The WebSocket side of the bridge's web server (axum's upgrade over
+//! tokio-tungstenite; the HTTP routes are in `crate::web`): skeleton and tracker frames in,
 //! control requests (recording, performers, status, calibration) answered, and
 //! every performer's solved pose streamed out, as `docs/websocket.md` describes.
 //!
@@ -18,31 +19,31 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::thread::Thread;
 use std::time::Instant;
 
+use axum::body::Bytes;
+use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use futures_util::{SinkExt, StreamExt};
-use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
-use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
-use tokio_tungstenite::tungstenite::http::StatusCode;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
+use crate::bridge::config::save_calibration;
 use crate::bridge::status::{Latency, Status};
 use crate::humanoid::CustomNames;
+use crate::ik::calibration::Calibration;
 use crate::pipeline::performer::StreamSkeleton;
 use crate::pipeline::solver::SolverControl;
 use crate::pipeline::{
     InputFrame, InputPort, InputStats, OutputMsg, OutputRing, OutputStats, PoseFrame, SourceFrame,
-    input_ring_sharing,
+    SourcePoints, input_ring_sharing,
 };
-use crate::protocol::frame::{JointFrame, PerformerName};
+use crate::protocol::frame::{JointFrame, PerformerName, TrackedPoint};
 use crate::protocol::ws::{
-    self, ClientMessage, ErrorKind, PerformerSummary, PoseHeader, Reply, StartedRecording,
-    StoppedRecording,
+    self, ClientMessage, ErrorKind, PerformerSummary, PoseHeader, Reply, SourcePoint,
+    StartedRecording, StoppedRecording,
 };
 use crate::record::recorder::RecordCommand;
 
@@ -51,7 +52,14 @@ use crate::record::recorder::RecordCommand;
 pub struct EncodedPose {
     pub performer: PerformerName,
     pub json: Option<Utf8Bytes>,
-    pub binary: Option<Vec<u8>>,
+    pub binary: Option<Bytes>,
+}
+
+/// Where a performer's source is (`OutputMsg::Source`), encoded once.
+#[derive(Debug)]
+pub struct EncodedSource {
+    pub performer: PerformerName,
+    pub json: Utf8Bytes,
 }
 
 /// How many clients want each form, so the output encodes only those.
@@ -59,12 +67,17 @@ pub struct EncodedPose {
 pub struct Subscribers {
     pub json: AtomicUsize,
     pub binary: AtomicUsize,
+    /// Clients that asked for sources; the solver's port reads it too.
+    pub sources: Arc<AtomicUsize>,
 }
 
 /// The solver's output for the WebSocket clients.
 pub struct WebSocketOutput {
     pub ring: OutputRing,
     pub poses: broadcast::Sender<Arc<EncodedPose>>,
+    pub sources: broadcast::Sender<Arc<EncodedSource>>,
+    /// For the names and parents of a skeleton source's joints.
+    pub skeletons: Arc<[StreamSkeleton]>,
     pub subscribers: Arc<Subscribers>,
     pub latency: Latency,
 }
@@ -74,6 +87,7 @@ impl WebSocketOutput {
     pub async fn run(mut self) {
         let mut names: HashMap<PerformerName, CustomNames> = HashMap::new();
         let mut newest: HashMap<PerformerName, PoseFrame> = HashMap::new();
+        let mut newest_sources: HashMap<PerformerName, SourcePoints> = HashMap::new();
         let mut text = String::new();
         let mut bytes = Vec::new();
         loop {
@@ -95,9 +109,13 @@ impl WebSocketOutput {
                             .or_default()
                             .name_slot(usize::from(slot), name.as_str());
                     }
+                    OutputMsg::Source(points) => {
+                        newest_sources.insert(points.performer, points);
+                    }
                     OutputMsg::Gone { performer } => {
                         names.remove(&performer);
                         newest.remove(&performer);
+                        newest_sources.remove(&performer);
                     }
                     OutputMsg::Appeared { .. } => {}
                 }
@@ -122,7 +140,7 @@ impl WebSocketOutput {
                 });
                 let binary = want_binary.then(|| {
                     ws::encode_pose_binary(&header, &frame.pose, &custom, &mut bytes);
-                    bytes.clone()
+                    Bytes::copy_from_slice(&bytes)
                 });
                 // No client listening is fine.
                 let _ = self.poses.send(Arc::new(EncodedPose {
@@ -131,11 +149,51 @@ impl WebSocketOutput {
                     binary,
                 }));
             }
+            for (_, points) in newest_sources.drain() {
+                self.publish_source(&points, &mut text);
+            }
             if self.ring.is_closed() {
                 self.latency.merge();
                 return;
             }
         }
+    }
+}
+
+impl WebSocketOutput {
+    /// Encodes a source once and hands it to the clients that asked.
+    fn publish_source(&self, points: &SourcePoints, text: &mut String) {
+        let skeleton = points
+            .skeleton
+            .and_then(|s| self.skeletons.get(usize::from(s)));
+        match skeleton {
+            Some(s) => {
+                let joints = s.mapped.skeleton.joints();
+                let known = points.known().filter_map(|(i, position)| {
+                    joints.get(i).map(|j| SourcePoint {
+                        name: &j.name,
+                        parent: j.parent,
+                        position,
+                    })
+                });
+                ws::encode_source_json(points.performer, points.seq, Some(&s.name), known, text);
+            }
+            None => {
+                let known = points.known().filter_map(|(i, position)| {
+                    TrackedPoint::ALL.get(i).map(|p| SourcePoint {
+                        name: p.name(),
+                        parent: None,
+                        position,
+                    })
+                });
+                ws::encode_source_json(points.performer, points.seq, None, known, text);
+            }
+        }
+        // No client listening is fine.
+        let _ = self.sources.send(Arc::new(EncodedSource {
+            performer: points.performer,
+            json: Utf8Bytes::from(text.clone()),
+        }));
     }
 }
 
@@ -152,104 +210,95 @@ pub struct Shared {
     /// All clients' output counters (messages, bytes, lag drops).
     pub output_stats: Arc<OutputStats>,
     pub poses: broadcast::Sender<Arc<EncodedPose>>,
+    pub sources: broadcast::Sender<Arc<EncodedSource>>,
     pub subscribers: Arc<Subscribers>,
     pub record: mpsc::UnboundedSender<RecordCommand>,
     pub status: Status,
-}
-
-/// The accept loop.
-pub struct WebSocketServer {
-    pub listener: TcpListener,
-    pub shared: Arc<Shared>,
-    pub shutdown: watch::Receiver<bool>,
+    /// The configuration file the bridge runs on: calibrations are saved into it.
+    pub config_file: Option<PathBuf>,
 }
 
 /// The pose form a client asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
+pub enum Format {
     Json,
     Binary,
     None,
 }
 
-impl WebSocketServer {
-    /// Accepts clients until shutdown, then waits for them to close.
-    pub async fn run(mut self) {
-        let mut clients = tokio::task::JoinSet::new();
-        loop {
-            tokio::select! {
-                accepted = self.listener.accept() => match accepted {
-                    Ok((stream, peer)) => {
-                        let shared = self.shared.clone();
-                        let shutdown = self.shutdown.clone();
-                        clients.spawn(client(stream, peer, shared, shutdown));
-                    }
-                    Err(e) => tracing::debug!(%e, "accept failed"),
-                },
-                _ = self.shutdown.changed() => break,
-                Some(_) = clients.join_next(), if !clients.is_empty() => {}
+/// The options a client put in its URL's query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientOptions {
+    pub token: Option<String>,
+    pub format: Format,
+    /// `?sources=true`: also `source` messages (where each performer's source is).
+    pub sources: bool,
+}
+
+impl ClientOptions {
+    /// Reads `token`, `format` and `poses` from a URL query; others are ignored.
+    #[must_use]
+    pub fn from_query(query: &str) -> Self {
+        let mut options = ClientOptions {
+            token: None,
+            format: Format::Json,
+            sources: false,
+        };
+        for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+            match (key.as_ref(), value.as_ref()) {
+                ("token", v) => options.token = Some(v.to_owned()),
+                ("format", "binary") => options.format = Format::Binary,
+                ("format", "json") => options.format = Format::Json,
+                ("poses", "none") => options.format = Format::None,
+                ("sources", "true") => options.sources = true,
+                _ => {}
             }
         }
-        while clients.join_next().await.is_some() {}
+        options
+    }
+
+    /// Whether the token is right (any, when none is configured).
+    #[must_use]
+    pub fn authorized(&self, token: Option<&str>) -> bool {
+        token.is_none_or(|t| self.token.as_deref() == Some(t))
     }
 }
 
-/// Reads the options from the request's query; `false` when the token is wrong.
-fn handshake(request: &Request, token: Option<&str>, format: &mut Format) -> bool {
-    let query = request.uri().query().unwrap_or("");
-    let mut given = None;
-    for (key, value) in form_urlencoded::parse(query.as_bytes()) {
-        match (key.as_ref(), value.as_ref()) {
-            ("token", v) => given = Some(v.to_owned()),
-            ("format", "binary") => *format = Format::Binary,
-            ("format", "json") => *format = Format::Json,
-            ("poses", "none") => *format = Format::None,
-            _ => {}
-        }
-    }
-    token.is_none_or(|t| given.as_deref() == Some(t))
-}
-
-/// The answer to a client without the right token.
-fn unauthorized() -> ErrorResponse {
-    let mut refused = ErrorResponse::new(Some("a valid ?token= is required".into()));
-    *refused.status_mut() = StatusCode::UNAUTHORIZED;
-    refused
+/// Upgrades an HTTP request to a client session (the token already checked).
+pub fn accept(
+    upgrade: WebSocketUpgrade,
+    peer: SocketAddr,
+    options: ClientOptions,
+    shared: Arc<Shared>,
+    shutdown: watch::Receiver<bool>,
+    alive: mpsc::Sender<()>,
+) -> axum::response::Response {
+    // A hard cap well above the configured limit: messages between the two are
+    // counted and dropped with the connection kept; beyond it the connection closes.
+    let hard_cap = shared.max_message_bytes.saturating_mul(16);
+    let failed = shared.input_stats.clone();
+    upgrade
+        .max_message_size(hard_cap)
+        .max_frame_size(hard_cap)
+        .on_failed_upgrade(move |e| {
+            failed.bad.fetch_add(1, Relaxed);
+            tracing::info!(%peer, %e, "WebSocket upgrade failed");
+        })
+        .on_upgrade(move |socket| async move {
+            client(socket, peer, options, shared, shutdown).await;
+            // The server's shutdown waits for every client to drop this.
+            drop(alive);
+        })
 }
 
 async fn client(
-    stream: TcpStream,
+    socket: WebSocket,
     peer: SocketAddr,
+    options: ClientOptions,
     shared: Arc<Shared>,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let mut format = Format::Json;
-    let token = shared.token.clone();
-    // A hard cap well above the configured limit: messages between the two are
-    // counted and dropped with the connection kept; beyond it tungstenite closes it.
-    let hard_cap = shared.max_message_bytes.saturating_mul(16);
-    let config = WebSocketConfig::default()
-        .max_message_size(Some(hard_cap))
-        .max_frame_size(Some(hard_cap));
-    // tungstenite's callback signature: its error is the HTTP response to send.
-    #[allow(clippy::result_large_err)]
-    let callback = |request: &Request, response: Response| {
-        if handshake(request, token.as_deref(), &mut format) {
-            Ok(response)
-        } else {
-            Err(unauthorized())
-        }
-    };
-    let ws = match tokio_tungstenite::accept_hdr_async_with_config(stream, callback, Some(config))
-        .await
-    {
-        Ok(ws) => ws,
-        Err(e) => {
-            shared.input_stats.bad.fetch_add(1, Relaxed);
-            tracing::info!(%peer, %e, "WebSocket handshake refused");
-            return;
-        }
-    };
+    let format = options.format;
     tracing::info!(%peer, "WebSocket client connected");
     let counter = match format {
         Format::Json => Some(&shared.subscribers.json),
@@ -259,8 +308,12 @@ async fn client(
     if let Some(c) = counter {
         c.fetch_add(1, Relaxed);
     }
-    let (mut sink, mut source) = ws.split();
+    let (mut sink, mut source) = socket.split();
     let mut poses = shared.poses.subscribe();
+    let mut sources = shared.sources.subscribe();
+    if options.sources {
+        shared.subscribers.sources.fetch_add(1, Relaxed);
+    }
     let mut session = Session {
         shared: shared.clone(),
         port: None,
@@ -274,7 +327,7 @@ async fn client(
             incoming = source.next() => match incoming {
                 Some(Ok(Message::Text(text))) => {
                     shared.input_stats.packets.fetch_add(1, Relaxed);
-                    session.text(&text).await.into_iter().map(Message::text).collect()
+                    session.text(&text).await.into_iter().map(Message::from).collect()
                 }
                 Some(Ok(Message::Binary(_))) => {
                     shared.input_stats.packets.fetch_add(1, Relaxed);
@@ -294,10 +347,18 @@ async fn client(
                     .into_iter()
                     .filter_map(|p| match format {
                         Format::Json => p.json.clone().map(Message::Text),
-                        Format::Binary => p.binary.clone().map(|b| Message::Binary(b.into())),
+                        Format::Binary => p.binary.clone().map(Message::Binary),
                         Format::None => None,
                     })
                     .collect(),
+                Err(broadcast::error::RecvError::Lagged(n)) => {
+                    out.drops.fetch_add(n, Relaxed);
+                    Vec::new()
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+            source = sources.recv(), if options.sources => match source {
+                Ok(s) => vec![Message::Text(s.json.clone())],
                 Err(broadcast::error::RecvError::Lagged(n)) => {
                     out.drops.fetch_add(n, Relaxed);
                     Vec::new()
@@ -310,23 +371,33 @@ async fn client(
             }
         };
         for message in outgoing {
-            let len = message.len();
+            let len = match &message {
+                Message::Text(t) => t.len(),
+                Message::Binary(b) => b.len(),
+                _ => 0,
+            };
             if let Err(e) = sink.send(message).await {
                 out.errors.fetch_add(1, Relaxed);
                 tracing::info!(%peer, %e, "WebSocket client gone");
-                if let Some(c) = counter {
-                    c.fetch_sub(1, Relaxed);
-                }
+                unsubscribe(counter, &shared, &options);
                 return;
             }
             out.packets.fetch_add(1, Relaxed);
             out.bytes.fetch_add(len as u64, Relaxed);
         }
     }
+    unsubscribe(counter, &shared, &options);
+    tracing::info!(%peer, "WebSocket client closed");
+}
+
+/// A client leaves: it no longer counts as wanting its forms.
+fn unsubscribe(counter: Option<&AtomicUsize>, shared: &Shared, options: &ClientOptions) {
     if let Some(c) = counter {
         c.fetch_sub(1, Relaxed);
     }
-    tracing::info!(%peer, "WebSocket client closed");
+    if options.sources {
+        shared.subscribers.sources.fetch_sub(1, Relaxed);
+    }
 }
 
 /// `first` and whatever else is waiting, the newest per performer (older ones
@@ -502,13 +573,25 @@ impl Session {
                     performer: performer.to_string(),
                     reply,
                 });
-                Some(answer_json(id, answer.await, |_| {
+                let calibration = match answer.await {
+                    Ok(Ok(calibration)) => calibration,
+                    other => return Some(answer_json(id, other, |_| String::new())),
+                };
+                let (saved, save_error) = save_calibration_into(
+                    self.shared.config_file.clone(),
+                    performer.as_str(),
+                    calibration,
+                )
+                .await;
+                Some(
                     Reply::Calibrated {
                         id,
                         performer: performer.as_str(),
+                        saved: saved.as_deref(),
+                        save_error: save_error.as_deref(),
                     }
-                    .to_json()
-                }))
+                    .to_json(),
+                )
             }
         }
     }
@@ -541,6 +624,7 @@ impl Session {
                 frames: p.frames,
                 since_last_frame: p.last_seen_ms as f64 / 1000.0,
                 recording: recording.iter().any(|(r, _, _)| *r == p.name),
+                calibrated: p.calibrated,
             })
             .collect();
         Reply::Performers {
@@ -548,6 +632,34 @@ impl Session {
             performers: &summaries,
         }
         .to_json()
+    }
+}
+
+/// Writes a calibration into the configuration file the bridge was started
+/// with, if any: (the file written, why it could not be).
+async fn save_calibration_into(
+    config_file: Option<PathBuf>,
+    performer: &str,
+    calibration: Calibration,
+) -> (Option<String>, Option<String>) {
+    let Some(path) = config_file else {
+        return (None, None);
+    };
+    let name = performer.to_owned();
+    let saved = tokio::task::spawn_blocking(move || {
+        save_calibration(&path, &name, &calibration).map(|()| path)
+    })
+    .await;
+    match saved {
+        Ok(Ok(path)) => {
+            tracing::info!(performer, file = %path.display(), "calibration saved");
+            (Some(path.display().to_string()), None)
+        }
+        Ok(Err(e)) => {
+            tracing::warn!(performer, "calibration not saved: {e}");
+            (None, Some(e))
+        }
+        Err(e) => (None, Some(e.to_string())),
     }
 }
 

@@ -20,7 +20,7 @@ pub mod solver;
 use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::task::Poll;
 use std::thread::Thread;
 use std::time::Instant;
@@ -29,8 +29,10 @@ use atomic_waker::AtomicWaker;
 use ringbuf::traits::{Consumer, Observer, Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
 
+use glam::Vec3;
+
 use crate::humanoid::HumanoidPose;
-use crate::protocol::frame::{JointFrame, PerformerName, TrackerFrame};
+use crate::protocol::frame::{JointFrame, MAX_JOINTS, PerformerName, TrackerFrame};
 
 /// What an input hands the solver.
 // Ring slots are fixed-size by design: boxing the large variants would allocate
@@ -88,11 +90,52 @@ pub struct PoseFrame {
     pub received: Instant,
 }
 
+/// Where a performer's source is, for outputs that show it beside the solved
+/// pose (the viewer): a streamed skeleton's joints, or the tracked devices.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SourcePoints {
+    pub performer: PerformerName,
+    /// The `seq` of the pose solved from the same frame.
+    pub seq: u64,
+    /// A skeleton's index in the bridge's skeleton table; `None` for trackers.
+    pub skeleton: Option<u16>,
+    /// How many entries of `points` are used: the skeleton's joints in its order,
+    /// or one per `TrackedPoint`.
+    pub count: u16,
+    /// Bit `i` set when `points[i]` is known.
+    pub present: u128,
+    /// Model-space positions, metres, internal axes; a skeleton turned to face +Z.
+    pub points: [Vec3; MAX_JOINTS],
+}
+
+impl SourcePoints {
+    #[must_use]
+    pub fn new(performer: PerformerName) -> Self {
+        Self {
+            performer,
+            seq: 0,
+            skeleton: None,
+            count: 0,
+            present: 0,
+            points: [Vec3::ZERO; MAX_JOINTS],
+        }
+    }
+
+    /// The known points, with their index.
+    pub fn known(&self) -> impl Iterator<Item = (usize, Vec3)> + '_ {
+        (0..usize::from(self.count))
+            .filter(|&i| self.present & (1 << i) != 0)
+            .map(|i| (i, self.points[i]))
+    }
+}
+
 /// What the solver hands each output.
 #[allow(clippy::large_enum_variant)] // fixed-size ring slots, as `SourceFrame`
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum OutputMsg {
     Pose(PoseFrame),
+    /// The source of the pose just before, for outputs that asked for it.
+    Source(SourcePoints),
     /// A performer sent its first frame.
     Appeared {
         performer: PerformerName,
@@ -252,6 +295,9 @@ pub struct OutputPort {
     backlog: VecDeque<OutputMsg>,
     closed: Arc<AtomicBool>,
     pub stats: Arc<OutputStats>,
+    /// How many of the output's clients want `OutputMsg::Source`; none asked when
+    /// `None`.
+    sources_wanted: Option<Arc<AtomicUsize>>,
 }
 
 impl Drop for OutputPort {
@@ -268,7 +314,8 @@ impl OutputPort {
     /// dropped by a live output either: they wait in the backlog like the
     /// recorder's frames.
     pub fn push(&mut self, msg: &OutputMsg) {
-        let keep = self.delivery == Delivery::Every || !matches!(msg, OutputMsg::Pose(_));
+        let live = matches!(msg, OutputMsg::Pose(_) | OutputMsg::Source(_));
+        let keep = self.delivery == Delivery::Every || !live;
         if !self.backlog.is_empty() {
             self.flush_backlog();
         }
@@ -291,6 +338,21 @@ impl OutputPort {
                 break;
             }
         }
+    }
+
+    /// Sends `OutputMsg::Source` too while `wanted` is above zero.
+    #[must_use]
+    pub fn with_sources(mut self, wanted: Arc<AtomicUsize>) -> Self {
+        self.sources_wanted = Some(wanted);
+        self
+    }
+
+    /// Whether some client of this output wants the performers' sources now.
+    #[must_use]
+    pub fn wants_sources(&self) -> bool {
+        self.sources_wanted
+            .as_ref()
+            .is_some_and(|w| w.load(Relaxed) > 0)
     }
 
     #[must_use]
@@ -379,6 +441,7 @@ pub fn output_ring(name: &str, capacity: usize, delivery: Delivery) -> (OutputPo
             backlog: VecDeque::new(),
             closed: closed.clone(),
             stats: stats.clone(),
+            sources_wanted: None,
         },
         OutputRing {
             ring: cons,

@@ -13,19 +13,21 @@
 
 use std::time::Instant;
 
-use glam::{Quat, Vec3};
+use glam::{Affine3A, Quat, Vec3};
 
 use crate::filter::{OneEuroConfig, PoseFilter};
-use crate::humanoid::HumanoidPose;
+use crate::formats::vrma::VrmaRest;
+use crate::humanoid::{HumanoidPose, Side};
 use crate::ik::IkError;
 use crate::ik::body::BodyProportions;
 use crate::ik::calibration::{Calibration, DevicePose, HEAD_TO_EYE};
+use crate::ik::fingers::{self, FingerRest};
 use crate::ik::mocap::{MocapIk, MocapIkConfig, MocapIkState};
 use crate::ik::vr::{VrIk, VrIkConfig, VrIkState, VrInput};
-use crate::protocol::frame::{JointFrame, PerformerName, TrackedPoint, TrackerFrame};
+use crate::protocol::frame::{JointFrame, MAX_JOINTS, PerformerName, TrackedPoint, TrackerFrame};
 use crate::retarget::{JobError, MappedSkeleton, SourceRig, ToNormalized};
 
-use super::SourceKind;
+use super::{SourceKind, SourcePoints};
 
 /// A streamed source skeleton the bridge knows (lab OSC, WebSocket): built once.
 #[derive(Debug, Clone)]
@@ -91,6 +93,9 @@ enum Source {
     Trackers {
         ik: Box<VrIkState>,
         calibration: Calibration,
+        /// Whether `calibration` was measured (stored in the config or taken
+        /// live) rather than guessed from the avatar's body.
+        calibrated: bool,
         /// The devices as last seen (a frame may carry only some).
         last: Box<TrackerFrame>,
     },
@@ -127,6 +132,20 @@ fn three_points(frame: &TrackerFrame) -> Option<(DevicePose, DevicePose, DeviceP
 #[derive(Debug, Clone)]
 pub struct Avatar {
     pub body: BodyProportions,
+    /// Its fingers' T-pose directions, for tracked hands.
+    pub fingers: FingerRest,
+}
+
+impl Avatar {
+    /// The avatar of a mapped rig (its T-pose).
+    #[must_use]
+    pub fn new(mapped: &MappedSkeleton) -> Self {
+        let rest = VrmaRest::from_mapped(mapped);
+        Self {
+            body: BodyProportions::new(mapped),
+            fingers: FingerRest::new(|bone| rest.position(bone)),
+        }
+    }
 }
 
 impl Performer {
@@ -150,6 +169,7 @@ impl Performer {
             },
             (SourceKind::Trackers, _) => Source::Trackers {
                 ik: Box::default(),
+                calibrated: settings.calibration.is_some(),
                 calibration: settings
                     .calibration
                     .unwrap_or_else(|| Calibration::of_body(&avatar.body, HEAD_TO_EYE)),
@@ -278,6 +298,7 @@ impl Performer {
             ik,
             calibration,
             last,
+            ..
         } = &mut self.source
         else {
             return Err(SolveError::SourceChanged);
@@ -320,6 +341,14 @@ impl Performer {
             pose: &mut self.pose,
         }
         .run()?;
+        for (side, joints) in [Side::Left, Side::Right]
+            .into_iter()
+            .zip(&frame.hand_joints)
+        {
+            if let Some(joints) = joints {
+                fingers::apply(&mut self.pose, &avatar.fingers, side, joints);
+            }
+        }
         self.finish(dt, now);
         Ok(time)
     }
@@ -329,6 +358,7 @@ impl Performer {
     pub fn calibrate(&mut self) -> bool {
         let Source::Trackers {
             calibration,
+            calibrated,
             last,
             ik,
         } = &mut self.source
@@ -339,6 +369,7 @@ impl Performer {
             return false;
         };
         *calibration = Calibration::from_t_pose(head, left, right);
+        *calibrated = true;
         ik.reset();
         true
     }
@@ -352,6 +383,60 @@ impl Performer {
         }
     }
 
+    /// Where this performer's source is now, into `out` (see `SourcePoints`):
+    /// a skeleton's joints by forward kinematics of the last frame, turned to face
+    /// +Z like the avatar, or the devices as last seen. `false` for humanoid
+    /// sources (their source is the pose itself).
+    pub fn source_points(&self, skeletons: &[StreamSkeleton], out: &mut SourcePoints) -> bool {
+        out.performer = self.name;
+        out.seq = self.seq;
+        out.present = 0;
+        match &self.source {
+            Source::Humanoid => false,
+            Source::Skeleton {
+                skeleton,
+                rotations,
+                translations,
+                ..
+            } => {
+                let Some(s) = skeletons.get(usize::from(*skeleton)) else {
+                    return false;
+                };
+                let joints = s.mapped.skeleton.joints();
+                let facing = Affine3A::from_quat(s.mapped.correction.facing);
+                let mut world = [Affine3A::IDENTITY; MAX_JOINTS];
+                let n = joints.len().min(MAX_JOINTS);
+                for (i, joint) in joints.iter().enumerate().take(n) {
+                    let local = Affine3A::from_scale_rotation_translation(
+                        joint.rest.scale,
+                        rotations[i],
+                        translations[i],
+                    );
+                    world[i] = match joint.parent {
+                        Some(p) if p < i => world[p] * local,
+                        _ => facing * local,
+                    };
+                    out.points[i] = world[i].translation.into();
+                    out.present |= 1 << i;
+                }
+                out.skeleton = Some(*skeleton);
+                out.count = n as u16;
+                true
+            }
+            Source::Trackers { last, .. } => {
+                for (i, point) in last.points.iter().enumerate() {
+                    if let Some(device) = point {
+                        out.points[i] = device.position;
+                        out.present |= 1 << i;
+                    }
+                }
+                out.skeleton = None;
+                out.count = TrackedPoint::COUNT as u16;
+                true
+            }
+        }
+    }
+
     /// The calibration in use (tracker sources).
     #[must_use]
     pub fn calibration(&self) -> Option<Calibration> {
@@ -359,5 +444,17 @@ impl Performer {
             Source::Trackers { calibration, .. } => Some(*calibration),
             _ => None,
         }
+    }
+
+    /// Whether a measured calibration is in use (see `calibration`).
+    #[must_use]
+    pub fn is_calibrated(&self) -> bool {
+        matches!(
+            self.source,
+            Source::Trackers {
+                calibrated: true,
+                ..
+            }
+        )
     }
 }

@@ -22,6 +22,7 @@ use crate::protocol::frame::PerformerName;
 use super::performer::{Avatar, Performer, PerformerSettings, SolveError, StreamSkeleton};
 use super::{
     InputFrame, InputRing, InputStats, OutputMsg, OutputPort, PoseFrame, SourceFrame, SourceKind,
+    SourcePoints,
 };
 
 /// How the solver treats performers.
@@ -65,6 +66,8 @@ pub struct PerformerInfo {
     /// Milliseconds since its last frame.
     pub last_seen_ms: u64,
     pub calibration: Option<Calibration>,
+    /// Whether `calibration` was measured, not guessed from the avatar.
+    pub calibrated: bool,
 }
 
 /// Counters of the solver, shared with the status report.
@@ -88,6 +91,8 @@ pub struct Solver {
     control: mpsc::Receiver<SolverControl>,
     performers: Vec<Performer>,
     by_name: HashMap<PerformerName, usize>,
+    /// Reused for every `OutputMsg::Source`.
+    points: Box<SourcePoints>,
     pub stats: Arc<SolverStats>,
 }
 
@@ -113,6 +118,9 @@ impl Solver {
             control,
             performers: Vec::new(),
             by_name: HashMap::new(),
+            points: Box::new(SourcePoints::new(
+                PerformerName::new("_").unwrap_or_else(|| unreachable!("a valid name")),
+            )),
             stats: Arc::new(SolverStats::default()),
         }
     }
@@ -277,6 +285,14 @@ impl Solver {
                     received: frame.received,
                 });
                 broadcast(&mut self.outputs, &msg);
+                if self.outputs.iter().any(OutputPort::wants_sources)
+                    && self.performers[index].source_points(&skeletons, &mut self.points)
+                {
+                    let msg = OutputMsg::Source(*self.points);
+                    for output in self.outputs.iter_mut().filter(|o| o.wants_sources()) {
+                        output.push(&msg);
+                    }
+                }
             }
             Err(err) => {
                 self.stats.errors.fetch_add(1, Relaxed);
@@ -345,6 +361,7 @@ impl Solver {
                         frames: p.seq,
                         last_seen_ms: now.duration_since(p.last_seen).as_millis() as u64,
                         calibration: p.calibration(),
+                        calibrated: p.is_calibrated(),
                     })
                     .collect();
                 let _ = reply.send(list);
@@ -364,7 +381,6 @@ fn broadcast(outputs: &mut [OutputPort], msg: &OutputMsg) {
 mod tests {
     use super::*;
     use crate::demo;
-    use crate::ik::body::BodyProportions;
     use crate::ik::calibration::DevicePose;
     use crate::pipeline::performer::PerformerSettings;
     use crate::pipeline::{Delivery, InputPort, OutputRing, input_ring, output_ring};
@@ -405,9 +421,7 @@ mod tests {
             mapped("lab19", demo::LAB19_JSON),
         )]
         .into();
-        let avatar = Avatar {
-            body: BodyProportions::new(&mapped("humanoid", demo::HUMANOID_JSON)),
-        };
+        let avatar = Avatar::new(&mapped("humanoid", demo::HUMANOID_JSON));
         let (solver_tx, solver_rx) = mpsc::channel::<Solver>();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();

@@ -14,6 +14,7 @@
 use glam::{Quat, Vec3};
 
 use crate::ik::calibration::DevicePose;
+use crate::ik::fingers::HAND_JOINTS;
 
 /// Most joints a streamed skeleton may have.
 pub const MAX_JOINTS: usize = 128;
@@ -184,6 +185,9 @@ pub struct TrackerFrame {
     pub time: f64,
     /// Device pose per `TrackedPoint` (index `TrackedPoint as usize`), when tracked.
     pub points: [Option<DevicePose>; TrackedPoint::COUNT],
+    /// Tracked hand joints (left, right) in `ik::fingers::HAND_JOINTS` order,
+    /// positions in metres, when the hands are tracked this frame.
+    pub hand_joints: [Option<[Vec3; HAND_JOINTS]>; 2],
 }
 
 impl TrackerFrame {
@@ -193,6 +197,7 @@ impl TrackerFrame {
             performer,
             time: 0.0,
             points: [None; TrackedPoint::COUNT],
+            hand_joints: [None; 2],
         }
     }
 

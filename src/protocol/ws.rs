@@ -43,6 +43,7 @@ use crate::humanoid::bone::ALL;
 use crate::humanoid::expression::{CUSTOM_CAPACITY, PRESET_COUNT};
 use crate::humanoid::{BONE_COUNT, CustomNames, HumanBone, HumanoidPose, LookAt, Preset};
 use crate::ik::calibration::DevicePose;
+use crate::ik::fingers::HAND_JOINTS;
 use crate::skeleton::Skeleton;
 
 /// Longest incoming message, bytes. The server drops longer messages before parsing
@@ -389,6 +390,8 @@ struct TrackersWire<'a> {
     right_elbow: Option<PointWire>,
     left_knee: Option<PointWire>,
     right_knee: Option<PointWire>,
+    left_hand_joints: Option<[[f32; 3]; HAND_JOINTS]>,
+    right_hand_joints: Option<[[f32; 3]; HAND_JOINTS]>,
 }
 
 #[derive(Deserialize)]
@@ -763,6 +766,18 @@ fn parse_trackers(wire: TrackersWire<'_>) -> Result<TrackerFrame, WsError> {
         };
         frame.set(point, DevicePose::new(position, rotation));
     }
+    let hands = [
+        ("leftHandJoints", wire.left_hand_joints),
+        ("rightHandJoints", wire.right_hand_joints),
+    ];
+    for (slot, (field, sent)) in frame.hand_joints.iter_mut().zip(hands) {
+        let Some(sent) = sent else { continue };
+        let mut joints = [Vec3::ZERO; HAND_JOINTS];
+        for (i, (joint, p)) in joints.iter_mut().zip(sent).enumerate() {
+            *joint = check_position(|| format!("{field}[{i}]"), p)?;
+        }
+        *slot = Some(joints);
+    }
     Ok(frame)
 }
 
@@ -790,6 +805,63 @@ fn sent_customs<'a>(
         let name = custom.name(slot)?;
         (name.len() <= MAX_EXPRESSION_NAME).then_some((name, weight))
     })
+}
+
+/// One point of a `source` message: a joint of a streamed skeleton (with its
+/// parent's index among the points) or a tracked device (no parent).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SourcePoint<'a> {
+    pub name: &'a str,
+    pub parent: Option<usize>,
+    pub position: Vec3,
+}
+
+/// Writes a `source` message into `out` (cleared first): where a performer's
+/// source is, for clients that asked with `?sources=true`. `skeleton` names a
+/// streamed skeleton; `None` for tracker sources.
+pub fn encode_source_json<'a>(
+    performer: PerformerName,
+    seq: u64,
+    skeleton: Option<&str>,
+    points: impl Iterator<Item = SourcePoint<'a>>,
+    out: &mut String,
+) {
+    out.clear();
+    // Writing into a `String` cannot fail.
+    let _ = write_source_json(performer, seq, skeleton, points, out);
+}
+
+fn write_source_json<'a>(
+    performer: PerformerName,
+    seq: u64,
+    skeleton: Option<&str>,
+    points: impl Iterator<Item = SourcePoint<'a>>,
+    out: &mut String,
+) -> fmt::Result {
+    out.push_str("{\"type\":\"source\",\"performer\":");
+    write_json_str(out, performer.as_str());
+    write!(out, ",\"seq\":{seq},\"skeleton\":")?;
+    match skeleton {
+        Some(name) => write_json_str(out, name),
+        None => out.push_str("null"),
+    }
+    out.push_str(",\"points\":[");
+    for (i, point) in points.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"name\":");
+        write_json_str(out, point.name);
+        match point.parent {
+            Some(p) => write!(out, ",\"parent\":{p}")?,
+            None => out.push_str(",\"parent\":null"),
+        }
+        out.push_str(",\"position\":");
+        write_f32s(out, &point.position.to_array())?;
+        out.push('}');
+    }
+    out.push_str("]}");
+    Ok(())
 }
 
 /// Writes `pose` as a `pose` JSON message into `out` (cleared first). Allocates only
@@ -1234,6 +1306,8 @@ pub struct PerformerSummary<'a> {
     pub since_last_frame: f64,
     /// Whether it is being recorded.
     pub recording: bool,
+    /// Whether a T-pose calibration is in use (tracker sources only).
+    pub calibrated: bool,
 }
 
 /// A recording that `startRecording` started.
@@ -1272,8 +1346,16 @@ pub enum Reply<'a> {
         id: Option<u64>,
         recordings: &'a [StoppedRecording<'a>],
     },
-    /// To `calibrate`.
-    Calibrated { id: Option<u64>, performer: &'a str },
+    /// To `calibrate`: `saved` names the configuration file the calibration was
+    /// written into (`null` when the bridge runs without one, or writing failed:
+    /// `saveError` says why).
+    #[serde(rename_all = "camelCase")]
+    Calibrated {
+        id: Option<u64>,
+        performer: &'a str,
+        saved: Option<&'a str>,
+        save_error: Option<&'a str>,
+    },
     /// To `status`: whatever the bridge reports about itself.
     Status {
         id: Option<u64>,
@@ -2007,6 +2089,69 @@ mod tests {
     }
 
     #[test]
+    fn tracked_hand_joints_are_read_and_checked() {
+        let joints: Vec<String> = (0..25)
+            .map(|i| format!("[{},1.4,0.1]", 0.8 + 0.01 * f64::from(i)))
+            .collect();
+        let text = format!(
+            r#"{{"type":"trackers","performer":"vr",{HANDS},"leftHandJoints":[{}]}}"#,
+            joints.join(",")
+        );
+        let Ok(ClientMessage::Trackers(frame)) = parse(&text) else {
+            panic!("not read: {text}");
+        };
+        let left = frame.hand_joints[0].expect("left hand joints");
+        assert!((left[24] - Vec3::new(1.04, 1.4, 0.1)).length() < 1e-6);
+        assert!(frame.hand_joints[1].is_none());
+        // 24 joints, or a joint 20 km away: refused, naming the field.
+        let short = format!(
+            r#"{{"type":"trackers","performer":"vr",{HANDS},"rightHandJoints":[{}]}}"#,
+            joints[..24].join(",")
+        );
+        let err = parse(&short).expect_err("24 joints");
+        assert_eq!(err.kind(), ErrorKind::Malformed, "{err}");
+        let mut far = joints.clone();
+        far[3] = "[20000,0,0]".into();
+        let far = format!(
+            r#"{{"type":"trackers","performer":"vr",{HANDS},"leftHandJoints":[{}]}}"#,
+            far.join(",")
+        );
+        let err = parse(&far).expect_err("20 km");
+        assert_eq!(err.kind(), ErrorKind::InvalidValue, "{err}");
+        assert!(err.to_string().contains("leftHandJoints[3]"), "{err}");
+    }
+
+    #[test]
+    fn source_messages_list_points_with_parents() {
+        let performer = PerformerName::new("alice").unwrap();
+        let mut out = String::new();
+        let points = [
+            SourcePoint {
+                name: "Hips",
+                parent: None,
+                position: Vec3::new(0.0, 0.95, 0.0),
+            },
+            SourcePoint {
+                name: "Spine \"1\"",
+                parent: Some(0),
+                position: Vec3::new(0.0, 1.05, 0.5),
+            },
+        ];
+        encode_source_json(performer, 7, Some("lab19"), points.into_iter(), &mut out);
+        assert_eq!(
+            out,
+            r#"{"type":"source","performer":"alice","seq":7,"skeleton":"lab19","points":[{"name":"Hips","parent":null,"position":[0.0,0.95,0.0]},{"name":"Spine \"1\"","parent":0,"position":[0.0,1.05,0.5]}]}"#
+        );
+        let parsed: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(parsed["points"][1]["name"], "Spine \"1\"");
+        encode_source_json(performer, 8, None, std::iter::empty(), &mut out);
+        assert_eq!(
+            out,
+            r#"{"type":"source","performer":"alice","seq":8,"skeleton":null,"points":[]}"#
+        );
+    }
+
+    #[test]
     fn replies_are_json_with_the_id_echoed() {
         let performers = [PerformerSummary {
             name: "alice",
@@ -2015,6 +2160,7 @@ mod tests {
             frames: 120,
             since_last_frame: 0.25,
             recording: true,
+            calibrated: false,
         }];
         let started = [StartedRecording {
             performer: "alice",
@@ -2032,7 +2178,7 @@ mod tests {
                     id: Some(1),
                     performers: &performers,
                 },
-                r#"{"type":"performers","id":1,"performers":[{"name":"alice","source":"websocket","skeleton":"lab19","frames":120,"sinceLastFrame":0.25,"recording":true}]}"#,
+                r#"{"type":"performers","id":1,"performers":[{"name":"alice","source":"websocket","skeleton":"lab19","frames":120,"sinceLastFrame":0.25,"recording":true,"calibrated":false}]}"#,
             ),
             (
                 Reply::RecordingStarted {
@@ -2052,15 +2198,17 @@ mod tests {
                 Reply::Calibrated {
                     id: Some(4),
                     performer: "vr",
+                    saved: Some("config/bridge.json"),
+                    save_error: None,
                 },
-                r#"{"type":"calibrated","id":4,"performer":"vr"}"#,
+                r#"{"type":"calibrated","id":4,"performer":"vr","saved":"config/bridge.json","saveError":null}"#,
             ),
             (
                 Reply::Status {
                     id: Some(5),
                     status: &status,
                 },
-                r#"{"type":"status","id":5,"status":{"clients":2,"uptime":12.5}}"#,
+                r#"{"type":"status","id":5,"status":{"uptime":12.5,"clients":2}}"#,
             ),
             (
                 Reply::Error {

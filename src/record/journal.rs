@@ -282,7 +282,8 @@ fn is_windows_device(name: &str) -> bool {
     }
 }
 
-fn has_vrma_extension(name: &str) -> bool {
+/// Whether `name` ends with `.vrma` (any case) after at least one character.
+pub fn has_vrma_extension(name: &str) -> bool {
     name.len() > 5
         && name
             .get(name.len() - 5..)

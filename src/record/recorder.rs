@@ -143,7 +143,8 @@ impl Recorder {
                         None
                     }
                     OutputMsg::Gone { performer } => Some(performer),
-                    OutputMsg::Appeared { .. } => None,
+                    // The recorder never asks for sources.
+                    OutputMsg::Appeared { .. } | OutputMsg::Source(_) => None,
                 };
                 self.ring.skip_first();
                 if let Some(performer) = gone

@@ -6,6 +6,7 @@ mod bad_input;
 #[path = "../common/mod.rs"]
 mod common;
 mod harness;
+mod http;
 mod recording;
 mod trackers;
 mod vmc;

@@ -19,9 +19,9 @@ use tungstenite::{Message, WebSocket};
 use crate::common::angle_deg;
 use crate::harness::{Bridge, free_tcp_port, quiet_config};
 
-type Client = WebSocket<TcpStream>;
+pub type Client = WebSocket<TcpStream>;
 
-fn connect(port: u16, query: &str) -> Result<Client, tungstenite::Error> {
+pub fn connect(port: u16, query: &str) -> Result<Client, tungstenite::Error> {
     let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -38,7 +38,7 @@ fn connect(port: u16, query: &str) -> Result<Client, tungstenite::Error> {
 }
 
 /// Sends a request and returns the reply (skipping pose messages in between).
-fn request(client: &mut Client, message: Value) -> Value {
+pub fn request(client: &mut Client, message: Value) -> Value {
     client
         .send(Message::text(message.to_string()))
         .expect("send");
@@ -92,6 +92,31 @@ fn lab19_frames(performer: &str, count: usize) -> (Vec<Value>, Vec<(f32, Humanoi
     (messages, expected)
 }
 
+/// Per frame of the lab19 performance: every joint's name, parent and model-space
+/// position (turned to face +Z), as a `source` message should carry them.
+fn lab19_points(count: usize) -> Vec<Vec<(String, Option<usize>, Vec3)>> {
+    let rig = demo::embedded_rig("lab19.json", demo::LAB19_JSON);
+    let map = rig.bone_map.clone().expect("lab19 has its map");
+    let mapped = MappedSkeleton::new(rig.skeleton, &map).expect("maps");
+    let motion = demo::lab19_performance(&mapped, 1);
+    let facing = mapped.correction.facing;
+    (0..count)
+        .map(|i| {
+            let frame = motion.frame(i);
+            let world = mapped
+                .skeleton
+                .world_transforms(frame.rotations, frame.translations);
+            mapped
+                .skeleton
+                .joints()
+                .iter()
+                .zip(world)
+                .map(|(j, w)| (j.name.clone(), j.parent, facing * Vec3::from(w.translation)))
+                .collect()
+        })
+        .collect()
+}
+
 /// Worst bone angle, degrees, between two poses (over the expected bones).
 fn worst_angle(expected: &HumanoidPose, got: &HumanoidPose) -> f32 {
     let mut worst = 0.0f32;
@@ -119,6 +144,7 @@ fn skeleton_frames_become_poses_for_other_clients_and_a_recording() {
     let bridge = Bridge::start(dir.path(), &websocket_config(port), &[]);
     let mut sender = connect(port, "?poses=none").expect("sender connects");
     let mut viewer = connect(port, "").expect("viewer connects");
+    let mut watcher = connect(port, "?poses=none&sources=true").expect("watcher connects");
 
     // Recording armed before the performer exists: it starts with its first frame.
     let started = request(
@@ -152,6 +178,42 @@ fn skeleton_frames_become_poses_for_other_clients_and_a_recording() {
         seen += 1;
         last_seq = header.seq;
     }
+    // The client that asked for sources sees the skeleton's joints where each
+    // frame puts them (forward kinematics of what was sent, facing +Z).
+    let expected_points = lab19_points(120);
+    let (mut sources, mut worst_m, mut last_seq) = (0, 0.0f32, 0);
+    while last_seq < 120 {
+        let Message::Text(text) = watcher.read().expect("a source") else {
+            continue;
+        };
+        let source: Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(source["type"], "source", "{source}");
+        assert_eq!(source["performer"], "ws-lab");
+        assert_eq!(source["skeleton"], "lab19");
+        let seq = source["seq"].as_u64().expect("seq");
+        let points = source["points"].as_array().expect("points");
+        let want = &expected_points[(seq - 1) as usize];
+        assert_eq!(points.len(), want.len());
+        for (point, (name, parent, at)) in points.iter().zip(want) {
+            assert_eq!(point["name"], name.as_str());
+            assert_eq!(point["parent"].as_u64().map(|p| p as usize), *parent);
+            let p = &point["position"];
+            let got = Vec3::new(
+                p[0].as_f64().expect("x") as f32,
+                p[1].as_f64().expect("y") as f32,
+                p[2].as_f64().expect("z") as f32,
+            );
+            worst_m = worst_m.max(got.distance(*at));
+        }
+        sources += 1;
+        last_seq = seq;
+    }
+    println!(
+        "websocket: {sources} source messages, worst joint {:.6} mm",
+        worst_m * 1000.0
+    );
+    assert!(worst_m < 1e-5, "{worst_m} m");
+
     let stopped = request(&mut sender, json!({"type": "stopRecording", "id": 2}));
     assert_eq!(stopped["type"], "recordingStopped", "{stopped}");
     let take = &stopped["recordings"][0];

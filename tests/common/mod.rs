@@ -2,6 +2,8 @@
 //! kinematics, angle comparisons, and the path to the shared real assets.
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod node;
+
 use std::path::PathBuf;
 
 use glam::{Affine3A, Quat, Vec3};

@@ -1,0 +1,208 @@
+//! The bridge's web server, on the WebSocket port (axum over hyper): the WebSocket
+//! upgrade (sessions live in `net::websocket`), the live viewer at `/`, the WebXR
+//! sender at `/xr`, and what those pages read besides the pose stream: the
+//! avatar's T-pose (`/api/rig`) and the recordings (`/api/recordings`, downloads
+//! under `/recordings/`).
+//!
+//! The pages and their scripts are embedded in the binary (`assets`), so an
+//! installed bridge serves them with no files beside it and no internet. They are
+//! code, not data: anyone who can reach the port may load them. Everything that
+//! carries data (the WebSocket, the rig, the recordings) needs `?token=` when a
+//! token is configured; the pages pass on the token they were opened with.
+
+mod assets;
+mod recordings;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{ConnectInfo, FromRequestParts, Path, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+
+use crate::formats::vrma::VrmaRest;
+use crate::humanoid::HumanBone;
+use crate::humanoid::bone::ALL;
+use crate::net::websocket::{self, ClientOptions, Shared};
+
+/// The web server, ready to run.
+pub struct WebServer {
+    pub listener: TcpListener,
+    pub shared: Arc<Shared>,
+    /// The avatar's T-pose, which the viewer draws poses on.
+    pub rig: VrmaRest,
+    /// Where the recorder writes its takes.
+    pub recordings: PathBuf,
+    pub shutdown: watch::Receiver<bool>,
+}
+
+/// What every request handler shares.
+#[derive(Clone)]
+struct AppState {
+    shared: Arc<Shared>,
+    rig: Arc<serde_json::Value>,
+    recordings: Arc<std::path::Path>,
+    shutdown: watch::Receiver<bool>,
+    /// Held by every WebSocket session; shutdown waits until all are dropped.
+    alive: mpsc::Sender<()>,
+}
+
+impl WebServer {
+    /// Serves until shutdown, then waits for every WebSocket session to close (so
+    /// no client still feeds the solver when the inputs are said to be stopped).
+    pub async fn run(self) {
+        let (alive, mut sessions) = mpsc::channel(1);
+        let state = AppState {
+            shared: self.shared,
+            rig: Arc::new(rig_json(&self.rig)),
+            recordings: self.recordings.into(),
+            shutdown: self.shutdown.clone(),
+            alive,
+        };
+        let app = Router::new()
+            .route("/", get(root))
+            .route("/xr", get(|| async { assets::page("xr.html") }))
+            .route("/assets/{file}", get(asset))
+            .route("/api/rig", get(rig))
+            .route("/api/recordings", get(list_recordings))
+            .route("/recordings/{file}", get(download))
+            .with_state(state);
+        let mut shutdown = self.shutdown;
+        let served = axum::serve(
+            self.listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move {
+            let _ = shutdown.wait_for(|&stop| stop).await;
+        });
+        if let Err(e) = served.await {
+            tracing::error!(%e, "the web server failed");
+        }
+        // `None` once the router (dropped with `serve`) and every session are gone.
+        let _ = sessions.recv().await;
+    }
+}
+
+/// The avatar's bones for the viewer: name, parent and T-pose position (model
+/// space, metres), parents before children.
+fn rig_json(rest: &VrmaRest) -> serde_json::Value {
+    let bones: Vec<serde_json::Value> = ALL
+        .iter()
+        .map(|&bone| {
+            let p = rest.position(bone);
+            serde_json::json!({
+                "name": bone.name(),
+                "parent": bone.parent().map(|b| b.name()),
+                "position": [p.x, p.y, p.z],
+            })
+        })
+        .collect();
+    let hips = rest.position(HumanBone::Hips);
+    serde_json::json!({ "bones": bones, "hipsHeight": hips.y })
+}
+
+/// The token in a data request's query.
+#[derive(Debug, serde::Deserialize)]
+struct TokenQuery {
+    token: Option<String>,
+}
+
+impl AppState {
+    /// The 401 answer when a token is configured and not given.
+    fn refusal(&self, query: &TokenQuery) -> Option<Response> {
+        match &self.shared.token {
+            Some(token) if query.token.as_deref() != Some(token.as_str()) => {
+                Some((StatusCode::UNAUTHORIZED, "a valid ?token= is required\n").into_response())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `/`: a WebSocket client when it asks to upgrade, else the viewer page.
+async fn root(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+) -> Response {
+    let (mut parts, _body) = request.into_parts();
+    if !wants_websocket(&parts.headers) {
+        return assets::page("index.html");
+    }
+    let options = ClientOptions::from_query(parts.uri.query().unwrap_or(""));
+    if !options.authorized(state.shared.token.as_deref()) {
+        state.shared.input_stats.bad.fetch_add(1, Relaxed);
+        tracing::info!(%peer, "WebSocket client refused: wrong or missing token");
+        return (StatusCode::UNAUTHORIZED, "a valid ?token= is required\n").into_response();
+    }
+    match WebSocketUpgrade::from_request_parts(&mut parts, &state).await {
+        Ok(upgrade) => websocket::accept(
+            upgrade,
+            peer,
+            options,
+            state.shared.clone(),
+            state.shutdown.clone(),
+            state.alive.clone(),
+        ),
+        Err(rejection) => {
+            state.shared.input_stats.bad.fetch_add(1, Relaxed);
+            rejection.into_response()
+        }
+    }
+}
+
+fn wants_websocket(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::UPGRADE)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"websocket"))
+}
+
+async fn asset(Path(file): Path<String>) -> Response {
+    assets::asset(&file)
+}
+
+async fn rig(State(state): State<AppState>, Query(query): Query<TokenQuery>) -> Response {
+    if let Some(refused) = state.refusal(&query) {
+        return refused;
+    }
+    Json(state.rig.as_ref().clone()).into_response()
+}
+
+async fn list_recordings(
+    State(state): State<AppState>,
+    Query(query): Query<TokenQuery>,
+) -> Response {
+    if let Some(refused) = state.refusal(&query) {
+        return refused;
+    }
+    match recordings::list(&state.recordings).await {
+        Ok(list) => Json(serde_json::json!({ "recordings": list })).into_response(),
+        Err(e) => {
+            tracing::warn!(%e, dir = %state.recordings.display(), "cannot list the recordings");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("cannot list {}: {e}\n", state.recordings.display()),
+            )
+                .into_response()
+        }
+    }
+}
+
+async fn download(
+    State(state): State<AppState>,
+    Path(file): Path<String>,
+    Query(query): Query<TokenQuery>,
+    request: Request,
+) -> Response {
+    if let Some(refused) = state.refusal(&query) {
+        return refused;
+    }
+    recordings::download(&state.recordings, &file, request).await
+}

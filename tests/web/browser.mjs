@@ -1,0 +1,60 @@
+// Debian's Chromium, headless, through playwright-core (which never downloads a
+// browser of its own). The flags keep Chromium off the network: the machines
+// these tests run on have none, and the pages need none.
+import { chromium } from "playwright-core";
+
+export const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+
+export async function launch() {
+  return chromium.launch({
+    executablePath,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      // Headless frames keep their pace when the page is not focused.
+      "--disable-background-timer-throttling",
+      "--disable-renderer-backgrounding",
+      "--disable-backgrounding-occluded-windows",
+    ],
+  });
+}
+
+/// A page whose console errors and uncaught exceptions are collected.
+export async function openPage(browser, url, { init } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 760 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(`console: ${m.text()}`);
+  });
+  if (init) await page.addInitScript(init);
+  await page.goto(url);
+  return { page, errors };
+}
+
+/// The command line's `--name value` pairs.
+export function args() {
+  const out = {};
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i += 2) out[argv[i].replace(/^--/, "")] = argv[i + 1];
+  return out;
+}
+
+/// Runs `body`, printing its result as one JSON line; exits 1 on an error.
+export async function run(body) {
+  try {
+    const result = await body();
+    console.log(JSON.stringify(result));
+    process.exit(0);
+  } catch (e) {
+    console.error(e.stack || String(e));
+    process.exit(1);
+  }
+}
