@@ -11,12 +11,13 @@
 //! address) sending one frame of the sample take (19 bones, hips, one datagram)
 //! per tick; the performer's index rides in the hips' x and the frame number in
 //! `/VMC/Ext/T`, which the bridge passes through unchanged.
-//! Run: `cargo bench --bench bridge` (optionally `-- quick` for a short run).
+//! Run: `cargo bench --bench bridge` (optionally `-- quick` for a short run, and
+//! `-- at=N` for one capacity step of N performers, to profile).
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use glam::Vec3;
 use hdrhistogram::Histogram;
@@ -67,6 +68,8 @@ struct Run {
     latency: Histogram<u64>,
     /// Bridge drops (inputs, solver refusals, outputs), from its status.
     bridge_drops: u64,
+    /// Where the bridge dropped: input rings, outputs, solver refusals.
+    drops_at: [u64; 3],
     /// Ticks the sender was late by more than one interval (it could not keep up).
     late_ticks: u64,
 }
@@ -76,7 +79,6 @@ fn send(
     n: usize,
     seconds: f64,
     to: SocketAddr,
-    epoch: Instant,
     sent_at: &[AtomicU64],
     frames: usize,
 ) -> (u64, u64) {
@@ -107,7 +109,7 @@ fn send(
                 late += 1;
             }
             template.bytes[template.time_at..template.time_at + 4].copy_from_slice(&t);
-            sent_at[i * frames + tick].store(epoch.elapsed().as_nanos() as u64, Relaxed);
+            sent_at[i * frames + tick].store(wall_ns(), Relaxed);
             if socket.send(&template.bytes).is_ok() {
                 sent += 1;
             }
@@ -116,45 +118,204 @@ fn send(
     (sent, late)
 }
 
+/// Nanoseconds since the Unix epoch: the clock the kernel stamps datagrams with.
+fn wall_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
 /// Receives until `stop`, reading (performer, frame) from each datagram.
+///
+/// The receiver stands for a machine elsewhere: it must not steal the bridge's
+/// CPU time. On Linux it polls (takes whatever is queued every millisecond, so the
+/// bridge's sends never have to wake it) and reads each datagram's arrival time
+/// from the kernel's stamp (`SO_TIMESTAMPNS`), so polling does not blur the
+/// latencies. Elsewhere it blocks on one datagram at a time and stamps it itself.
 fn receive(
     socket: UdpSocket,
-    epoch: Instant,
     sent_at: Arc<Vec<AtomicU64>>,
     frames: usize,
     stop: Arc<AtomicBool>,
 ) -> (u64, Histogram<u64>) {
-    socket
-        .set_read_timeout(Some(Duration::from_millis(50)))
-        .expect("timeout");
     let mut latency = Histogram::<u64>::new_with_bounds(1, 10_000_000, 3).expect("bounds");
-    let mut buf = vec![0u8; 65_536];
+    let mut batch = Batch::new(&socket);
     let mut received = 0;
-    while !stop.load(Relaxed) {
-        let Ok(len) = socket.recv(&mut buf) else {
-            continue;
-        };
-        let now = epoch.elapsed().as_nanos() as u64;
-        let (mut time, mut id) = (None, None);
-        decode(&buf[..len], &mut |e| match e {
-            VmcEvent::Time(t) => time = Some(t),
-            VmcEvent::Bone {
-                bone: HumanBone::Hips,
-                position,
-                ..
-            } => id = Some((position.x / ID_STEP).round() as usize),
-            _ => {}
-        });
-        if let (Some(t), Some(i)) = (time, id) {
-            let frame = (f64::from(t) * RATE_HZ).round() as usize;
-            if let Some(sent) = sent_at.get(i * frames + frame) {
-                let us = now.saturating_sub(sent.load(Relaxed)) / 1000;
-                latency.saturating_record(us.max(1));
-                received += 1;
+    loop {
+        // Once stopped, what is still queued is taken before the count is final.
+        let stopping = stop.load(Relaxed);
+        let n = batch.receive(&socket);
+        for (datagram, arrived) in batch.iter() {
+            let (mut time, mut id) = (None, None);
+            decode(datagram, &mut |e| match e {
+                VmcEvent::Time(t) => time = Some(t),
+                VmcEvent::Bone {
+                    bone: HumanBone::Hips,
+                    position,
+                    ..
+                } => id = Some((position.x / ID_STEP).round() as usize),
+                _ => {}
+            });
+            if let (Some(t), Some(i)) = (time, id) {
+                let frame = (f64::from(t) * RATE_HZ).round() as usize;
+                if let Some(sent) = sent_at.get(i * frames + frame) {
+                    let us = arrived.saturating_sub(sent.load(Relaxed)) / 1000;
+                    latency.saturating_record(us.max(1));
+                    received += 1;
+                }
             }
+        }
+        if n < BATCH {
+            if stopping {
+                break;
+            }
+            batch.wait();
         }
     }
     (received, latency)
+}
+
+/// The receiver's buffers: up to `BATCH` datagrams per system call on Linux
+/// (`recvmmsg`), one `recv` elsewhere.
+struct Batch {
+    buffers: Vec<u8>,
+    lens: [usize; BATCH],
+    /// Arrival times, `wall_ns`.
+    arrived: [u64; BATCH],
+    count: usize,
+}
+
+const BATCH: usize = 64;
+/// Room per datagram: the bridge's are at most 1500 bytes.
+const SLOT: usize = 2048;
+
+impl Batch {
+    fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> {
+        (0..self.count).map(|i| {
+            (
+                &self.buffers[i * SLOT..i * SLOT + self.lens[i]],
+                self.arrived[i],
+            )
+        })
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Batch {
+    fn new(socket: &UdpSocket) -> Self {
+        use std::os::fd::AsRawFd;
+        let on: libc::c_int = 1;
+        // SAFETY: a valid socket and an int option of the size given.
+        let set = unsafe {
+            libc::setsockopt(
+                socket.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_TIMESTAMPNS,
+                (&raw const on).cast(),
+                size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        assert_eq!(
+            set,
+            0,
+            "SO_TIMESTAMPNS: {}",
+            std::io::Error::last_os_error()
+        );
+        socket.set_nonblocking(true).expect("nonblocking");
+        Self {
+            buffers: vec![0; BATCH * SLOT],
+            lens: [0; BATCH],
+            arrived: [0; BATCH],
+            count: 0,
+        }
+    }
+
+    /// Between two polls.
+    fn wait(&self) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+
+    /// Takes every queued datagram, up to `BATCH`, with its kernel arrival stamp.
+    fn receive(&mut self, socket: &UdpSocket) -> usize {
+        use std::os::fd::AsRawFd;
+        // SAFETY: all-zero bytes are valid values of these plain C structs.
+        let mut iovecs: [libc::iovec; BATCH] = unsafe { std::mem::zeroed() };
+        let mut headers: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
+        // Room for one `SCM_TIMESTAMPNS` (a cmsghdr and a timespec), u64-aligned.
+        let mut controls = [[0u64; 8]; BATCH];
+        for (i, chunk) in self.buffers.chunks_exact_mut(SLOT).enumerate() {
+            iovecs[i] = libc::iovec {
+                iov_base: chunk.as_mut_ptr().cast(),
+                iov_len: SLOT,
+            };
+            let header = &mut headers[i].msg_hdr;
+            header.msg_iov = &raw mut iovecs[i];
+            header.msg_iovlen = 1;
+            header.msg_control = controls[i].as_mut_ptr().cast();
+            header.msg_controllen = size_of::<[u64; 8]>();
+        }
+        // SAFETY: every header points at a live iovec over its own `SLOT` bytes of
+        // `self.buffers` and its own control buffer, all outliving the call.
+        let n = unsafe {
+            libc::recvmmsg(
+                socket.as_raw_fd(),
+                headers.as_mut_ptr(),
+                BATCH as libc::c_uint,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
+        self.count = n.max(0) as usize;
+        for (i, header) in headers.iter().enumerate().take(self.count) {
+            self.lens[i] = header.msg_len as usize;
+            self.arrived[i] = wall_ns();
+            // SAFETY: the kernel filled the control buffer it was given; the
+            // macros walk it within `msg_controllen`.
+            unsafe {
+                let mut c = libc::CMSG_FIRSTHDR(&raw const header.msg_hdr);
+                while !c.is_null() {
+                    if (*c).cmsg_level == libc::SOL_SOCKET
+                        && (*c).cmsg_type == libc::SCM_TIMESTAMPNS
+                    {
+                        let t: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                        self.arrived[i] = t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
+                    }
+                    c = libc::CMSG_NXTHDR(&raw const header.msg_hdr, c);
+                }
+            }
+        }
+        self.count
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+impl Batch {
+    fn new(socket: &UdpSocket) -> Self {
+        socket
+            .set_read_timeout(Some(Duration::from_millis(50)))
+            .expect("timeout");
+        Self {
+            buffers: vec![0; BATCH * SLOT],
+            lens: [0; BATCH],
+            arrived: [0; BATCH],
+            count: 0,
+        }
+    }
+
+    /// `receive` blocks already.
+    fn wait(&self) {}
+
+    fn receive(&mut self, socket: &UdpSocket) -> usize {
+        self.count = match socket.recv(&mut self.buffers[..SLOT]) {
+            Ok(len) => {
+                self.lens[0] = len;
+                self.arrived[0] = wall_ns();
+                1
+            }
+            Err(_) => 0,
+        };
+        self.count
+    }
 }
 
 /// A bare UDP echo: every datagram on `from` is sent on to `to`.
@@ -186,13 +347,17 @@ fn measure(n: usize, seconds: f64, through_bridge: bool) -> Run {
     let frames = (seconds * RATE_HZ) as usize + 1;
     let sent_at: Arc<Vec<AtomicU64>> =
         Arc::new((0..n * frames).map(|_| AtomicU64::new(0)).collect());
-    let epoch = Instant::now();
     let receiver = roomy_socket();
     let receiver_addr = receiver.local_addr().expect("addr");
     let stop = Arc::new(AtomicBool::new(false));
     let rx = {
         let (sent_at, stop) = (sent_at.clone(), stop.clone());
-        std::thread::spawn(move || receive(receiver, epoch, sent_at, frames, stop))
+        // Threads are named for profiles (`perf report --sort comm`); the sender
+        // is the main thread.
+        std::thread::Builder::new()
+            .name("bench-receiver".into())
+            .spawn(move || receive(receiver, sent_at, frames, stop))
+            .expect("thread")
     };
     let input = roomy_socket();
     let input_addr = input.local_addr().expect("addr");
@@ -219,44 +384,51 @@ fn measure(n: usize, seconds: f64, through_bridge: bool) -> Run {
         };
         let (tx, rx_stop) = tokio::sync::oneshot::channel::<()>();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        let handle = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .expect("runtime");
-            let options = RunOptions {
-                on_ready: Some(Box::new(move |_: &str| {
-                    let _ = ready_tx.send(());
-                })),
-                ..RunOptions::default()
-            };
-            let summary = runtime
-                .block_on(bridge::run(config, options, async {
-                    let _ = rx_stop.await;
-                }))
-                .expect("bridge runs");
-            let s = &summary.status;
-            let sum = |list: &serde_json::Value, key: &str| -> u64 {
-                list.as_array()
-                    .map(|a| a.iter().map(|x| x[key].as_u64().unwrap_or(0)).sum())
-                    .unwrap_or(0)
-            };
-            sum(&s["inputs"], "drops")
-                + sum(&s["outputs"], "drops")
-                + s["solver"]["refused"].as_u64().unwrap_or(0)
-        });
+        let handle = std::thread::Builder::new()
+            .name("bridge".into())
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                let options = RunOptions {
+                    on_ready: Some(Box::new(move |_: &str| {
+                        let _ = ready_tx.send(());
+                    })),
+                    ..RunOptions::default()
+                };
+                let summary = runtime
+                    .block_on(bridge::run(config, options, async {
+                        let _ = rx_stop.await;
+                    }))
+                    .expect("bridge runs");
+                let s = &summary.status;
+                let sum = |list: &serde_json::Value, key: &str| -> u64 {
+                    list.as_array()
+                        .map(|a| a.iter().map(|x| x[key].as_u64().unwrap_or(0)).sum())
+                        .unwrap_or(0)
+                };
+                [
+                    sum(&s["inputs"], "drops"),
+                    sum(&s["outputs"], "drops"),
+                    s["solver"]["refused"].as_u64().unwrap_or(0),
+                ]
+            });
+        let handle = handle.expect("thread");
         ready_rx.recv().expect("bridge ready");
         (handle, Some(tx))
     } else {
         let stop = stop.clone();
-        let handle = std::thread::spawn(move || {
-            echo(input, receiver_addr, stop);
-            0
-        });
-        (handle, None)
+        let handle = std::thread::Builder::new()
+            .name("echo".into())
+            .spawn(move || {
+                echo(input, receiver_addr, stop);
+                [0; 3]
+            });
+        (handle.expect("thread"), None)
     };
-    let (sent, late_ticks) = send(n, seconds, input_addr, epoch, &sent_at, frames);
+    let (sent, late_ticks) = send(n, seconds, input_addr, &sent_at, frames);
     std::thread::sleep(Duration::from_millis(300));
     match bridge_stop {
         Some(tx) => {
@@ -265,21 +437,42 @@ fn measure(n: usize, seconds: f64, through_bridge: bool) -> Run {
         // The echo runs until told.
         None => stop.store(true, Relaxed),
     }
-    let bridge_drops = server.join().expect("server");
+    let drops_at = server.join().expect("server");
     stop.store(true, Relaxed);
     let (received, latency) = rx.join().expect("receiver");
     Run {
         sent,
         received,
         latency,
-        bridge_drops,
+        bridge_drops: drops_at.iter().sum(),
+        drops_at,
         late_ticks,
     }
+}
+
+/// One capacity step's line.
+fn capacity_line(n: usize, r: &Run) -> String {
+    let [at_inputs, at_outputs, refused] = r.drops_at;
+    format!(
+        "{n:>6} performers: sent {} received {} lost {} bridge drops {} (inputs {at_inputs}, outputs {at_outputs}, refused {refused}) sender late ticks {} p99 {} µs",
+        r.sent,
+        r.received,
+        r.sent - r.received,
+        r.bridge_drops,
+        r.late_ticks,
+        r.latency.value_at_quantile(0.99)
+    )
 }
 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
     let seconds = if quick { 1.0 } else { 4.0 };
+    // `at=N`: one capacity step of N performers only (for profiling).
+    if let Some(n) = std::env::args().find_map(|a| a.strip_prefix("at=")?.parse::<usize>().ok()) {
+        let r = measure(n, if quick { 1.0 } else { 3.0 }, true);
+        println!("{}", capacity_line(n, &r));
+        return;
+    }
     println!(
         "latency, VMC in -> VMC out on loopback, {RATE_HZ} Hz per performer, {seconds} s per run"
     );
@@ -310,14 +503,7 @@ fn main() {
     for n in [50, 100, 150, 200, 250, 300, 400, 500, 750, 1000, 1500, 2000] {
         let r = measure(n, if quick { 1.0 } else { 3.0 }, true);
         let lost = r.sent - r.received;
-        println!(
-            "{n:>6} performers: sent {} received {} lost {lost} bridge drops {} sender late ticks {} p99 {} µs",
-            r.sent,
-            r.received,
-            r.bridge_drops,
-            r.late_ticks,
-            r.latency.value_at_quantile(0.99)
-        );
+        println!("{}", capacity_line(n, &r));
         if lost > 0 || r.bridge_drops > 0 || r.late_ticks > 0 {
             break;
         }

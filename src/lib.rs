@@ -16,7 +16,8 @@
 //! - `inspect`: the report behind `mocap-bridge inspect`.
 //! - `protocol`: wire codecs, pure over bytes (OSC, VMC and lab OSC both ways, the
 //!   WebSocket JSON and binary messages, VRChat OSC trackers in).
-//! - `net`: sockets that move those bytes (UDP inputs and outputs, WebSocket sessions).
+//! - `net`: sockets that move those bytes (the VMC sender; the live bridge's UDP
+//!   inputs and outputs, batched by `net::udp`, and its WebSocket server).
 //! - `web`: the HTTP side of the WebSocket port: the live viewer and WebXR pages,
 //!   the avatar's rest skeleton and the recordings for them.
 //! - `record`: turning what arrives live into takes (VMC frames), the crash-safe

@@ -8,12 +8,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Instant;
 
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
 
-use crate::net::vmc_input::{MAX_DATAGRAM, record_command};
+use crate::net::udp;
+use crate::net::vmc_input::record_command;
 use crate::pipeline::{InputFrame, InputPort, SourceFrame};
 use crate::protocol::lab_osc::{LabAssembler, LabSkeleton};
 use crate::protocol::osc;
@@ -37,61 +37,59 @@ pub struct LabInput {
 
 impl LabInput {
     /// Receives until shutdown. Bad datagrams and a full ring are counted, never fatal.
-    pub async fn run(mut self) -> std::io::Result<()> {
-        let mut buf = vec![0u8; MAX_DATAGRAM];
-        loop {
-            let len = tokio::select! {
-                received = self.socket.recv(&mut buf) => match received {
-                    Ok(n) => n,
-                    Err(e) => {
-                        tracing::debug!(%e, "receive failed");
-                        continue;
-                    }
-                },
-                _ = self.shutdown.changed() => return Ok(()),
-            };
-            let received = Instant::now();
-            self.port.stats.packets.fetch_add(1, Relaxed);
-            let skeletons = &self.skeletons;
-            let subjects = &self.subjects;
-            let default = self.default_skeleton;
-            let index_of = |subject: &str| subjects.get(subject).copied().unwrap_or(default);
-            let port = &mut self.port;
-            let stats = self.assembler.datagram(
-                &buf[..len],
-                |subject| {
-                    skeletons
-                        .get(usize::from(index_of(subject)))
-                        .and_then(Option::as_ref)
-                },
-                |frame| {
-                    port.push(InputFrame {
-                        received,
-                        frame: SourceFrame::Joints {
-                            skeleton: index_of(frame.performer.as_str()),
-                            frame: *frame,
-                        },
-                    });
-                },
-            );
-            let s = &self.port.stats;
-            s.bad.fetch_add(
-                u64::from(stats.dropped() - stats.unknown_joints - stats.unknown_subjects),
-                Relaxed,
-            );
-            s.unknown.fetch_add(
-                u64::from(stats.unknown_joints + stats.unknown_subjects),
-                Relaxed,
-            );
-            s.ignored.fetch_add(u64::from(stats.ignored), Relaxed);
-            if stats.ignored > 0 {
-                for message in osc::messages(&buf[..len]).flatten() {
-                    if let Some(command) = record_command(&message) {
-                        // The recorder is gone only when the bridge stops.
-                        let _ = self.record.send(command);
+    pub async fn run(self) -> std::io::Result<()> {
+        let Self {
+            socket,
+            mut port,
+            mut assembler,
+            skeletons,
+            default_skeleton,
+            subjects,
+            record,
+            mut shutdown,
+        } = self;
+        let index_of = |subject: &str| subjects.get(subject).copied().unwrap_or(default_skeleton);
+        udp::receive_until_shutdown(&socket, &mut shutdown, |batch, received| {
+            for (datagram, _) in batch.iter() {
+                port.stats.packets.fetch_add(1, Relaxed);
+                let stats = assembler.datagram(
+                    datagram,
+                    |subject| {
+                        skeletons
+                            .get(usize::from(index_of(subject)))
+                            .and_then(Option::as_ref)
+                    },
+                    |frame| {
+                        port.push_unwoken(InputFrame {
+                            received,
+                            frame: SourceFrame::Joints {
+                                skeleton: index_of(frame.performer.as_str()),
+                                frame: *frame,
+                            },
+                        });
+                    },
+                );
+                let s = &port.stats;
+                s.bad.fetch_add(
+                    u64::from(stats.dropped() - stats.unknown_joints - stats.unknown_subjects),
+                    Relaxed,
+                );
+                s.unknown.fetch_add(
+                    u64::from(stats.unknown_joints + stats.unknown_subjects),
+                    Relaxed,
+                );
+                s.ignored.fetch_add(u64::from(stats.ignored), Relaxed);
+                if stats.ignored > 0 {
+                    for message in osc::messages(datagram).flatten() {
+                        if let Some(command) = record_command(&message) {
+                            // The recorder is gone only when the bridge stops.
+                            let _ = record.send(command);
+                        }
                     }
                 }
             }
-        }
+            port.wake_solver();
+        })
+        .await
     }
 }

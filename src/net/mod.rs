@@ -2,6 +2,7 @@
 //! decides what a pose is; it only sends.
 
 pub mod lab_input;
+pub mod udp;
 pub mod vmc_devices;
 pub mod vmc_input;
 pub mod vmc_out;

@@ -14,9 +14,11 @@
 //! Unknown addresses are ignored, as the VMC spec asks, except the bridge's own
 //! `/bridge/record/start [name] [performer]` and `/bridge/record/stop [performer]`,
 //! which go to the recorder. Malformed datagrams and messages are counted in the
-//! input's stats and dropped; nothing stops the task but shutdown.
+//! input's stats and dropped; nothing stops the task but shutdown. Datagrams are
+//! taken in batches (`net::udp`), and the solver is woken once per batch.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -32,10 +34,8 @@ use crate::protocol::vmc::{self, VmcEvent};
 use crate::record::recorder::RecordCommand;
 use crate::record::vmc_frames::{SenderRest, VmcFrames};
 
+use super::udp;
 use super::vmc_devices::VmcDevices;
-
-/// Largest UDP payload over IPv4; nothing bigger can arrive.
-pub const MAX_DATAGRAM: usize = 65_507;
 
 /// Most senders one port tracks; datagrams from more are dropped (counted).
 const MAX_SENDERS: usize = 4096;
@@ -86,32 +86,60 @@ pub(crate) fn record_command(message: &osc::Message<'_>) -> Option<RecordCommand
 
 impl VmcInput {
     /// Receives until shutdown. Bad datagrams and a full ring are counted, never fatal.
-    pub async fn run(mut self) -> std::io::Result<()> {
-        let mut buf = vec![0u8; MAX_DATAGRAM];
-        let mut senders: HashMap<SocketAddr, Sender> = HashMap::new();
-        let started = Instant::now();
-        loop {
-            let (len, from) = tokio::select! {
-                received = self.socket.recv_from(&mut buf) => match received {
-                    Ok(r) => r,
-                    // An ICMP error from an earlier send, or a truncated read:
-                    // nothing to do with the next datagram.
-                    Err(e) => {
-                        tracing::debug!(%e, "receive failed");
-                        continue;
-                    }
-                },
-                _ = self.shutdown.changed() => return Ok(()),
-            };
-            let received = Instant::now();
-            let stats = &self.port.stats;
-            stats.packets.fetch_add(1, Relaxed);
-            if !senders.contains_key(&from) {
-                if senders.len() >= MAX_SENDERS {
+    pub async fn run(self) -> std::io::Result<()> {
+        let Self {
+            socket,
+            port,
+            performer,
+            devices,
+            rest,
+            record,
+            mut shutdown,
+        } = self;
+        let mut state = VmcPort {
+            port,
+            performer,
+            devices,
+            rest,
+            record,
+            senders: HashMap::new(),
+            started: Instant::now(),
+        };
+        udp::receive_until_shutdown(&socket, &mut shutdown, |batch, received| {
+            for (datagram, from) in batch.iter() {
+                state.datagram(datagram, from, received);
+            }
+            state.port.wake_solver();
+        })
+        .await
+    }
+}
+
+/// What a VMC input task keeps between datagrams.
+struct VmcPort {
+    port: InputPort,
+    performer: String,
+    devices: HashMap<String, TrackedPoint>,
+    rest: Option<Arc<SenderRest>>,
+    record: mpsc::UnboundedSender<RecordCommand>,
+    senders: HashMap<SocketAddr, Sender>,
+    started: Instant,
+}
+
+impl VmcPort {
+    /// Decodes one datagram from `from` and hands the solver what it completes.
+    fn datagram(&mut self, datagram: &[u8], from: SocketAddr, received: Instant) {
+        let stats = &self.port.stats;
+        stats.packets.fetch_add(1, Relaxed);
+        let count = self.senders.len();
+        let sender = match self.senders.entry(from) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(new) => {
+                if count >= MAX_SENDERS {
                     stats.drops.fetch_add(1, Relaxed);
-                    continue;
+                    return;
                 }
-                let name = match senders.len() {
+                let name = match count {
                     0 => self.performer.clone(),
                     n => format!("{}-{}", self.performer, n + 1),
                 };
@@ -120,78 +148,65 @@ impl VmcInput {
                     PerformerName::new(&format!("{name}-vr")),
                 ) else {
                     stats.bad.fetch_add(1, Relaxed);
-                    continue;
+                    return;
                 };
-                senders.insert(
-                    from,
-                    Sender {
-                        performer,
-                        frames: match &self.rest {
-                            Some(rest) => VmcFrames::with_rest(rest.clone()),
-                            None => VmcFrames::default(),
-                        },
-                        devices: VmcDevices::new(vr, self.devices.clone()),
-                        announced: 0,
+                new.insert(Sender {
+                    performer,
+                    frames: match &self.rest {
+                        Some(rest) => VmcFrames::with_rest(rest.clone()),
+                        None => VmcFrames::default(),
                     },
-                );
+                    devices: VmcDevices::new(vr, self.devices.clone()),
+                    announced: 0,
+                })
             }
-            let Some(sender) = senders.get_mut(&from) else {
-                continue;
-            };
-            let now = started.elapsed().as_secs_f32();
-            let datagram = &buf[..len];
-            let port = &mut self.port;
-            let decoded = vmc::decode(datagram, &mut |event| {
-                if let VmcEvent::Device {
-                    device,
-                    serial,
-                    local: false,
-                    position,
-                    rotation,
-                } = event
-                {
-                    sender
-                        .devices
-                        .event(device, serial, position, rotation, f64::from(now));
-                }
-                if let Some((time, pose)) = sender.frames.event(event, now) {
-                    announce_names(sender, port, received);
-                    port.push(InputFrame {
-                        received,
-                        frame: SourceFrame::Humanoid {
-                            performer: sender.performer,
-                            time: f64::from(time),
-                            pose,
-                        },
-                    });
-                }
+        };
+        let now = self.started.elapsed().as_secs_f32();
+        let port = &mut self.port;
+        let decoded = vmc::decode(datagram, &mut |event| {
+            if let VmcEvent::Device {
+                device,
+                serial,
+                local: false,
+                position,
+                rotation,
+            } = event
+            {
+                sender
+                    .devices
+                    .event(device, serial, position, rotation, f64::from(now));
+            }
+            if let Some((time, pose)) = sender.frames.event(event, now) {
+                announce_names(sender, port, received);
+                port.push_unwoken(InputFrame {
+                    received,
+                    frame: SourceFrame::Humanoid {
+                        performer: sender.performer,
+                        time: f64::from(time),
+                        pose,
+                    },
+                });
+            }
+        });
+        if let Some(trackers) = sender.devices.take_frame() {
+            port.push_unwoken(InputFrame {
+                received,
+                frame: SourceFrame::Trackers(trackers),
             });
-            if let Some(trackers) = sender.devices.take_frame() {
-                self.port.push(InputFrame {
-                    received,
-                    frame: SourceFrame::Trackers(trackers),
-                });
-            }
-            if let Some(trackers) = sender.devices.take_frame() {
-                self.port.push(InputFrame {
-                    received,
-                    frame: SourceFrame::Trackers(trackers),
-                });
-            }
-            let stats = &self.port.stats;
-            stats
-                .bad
-                .fetch_add(u64::from(decoded.malformed + decoded.broken), Relaxed);
-            stats
-                .unknown
-                .fetch_add(u64::from(decoded.unknown_bones), Relaxed);
-            stats.ignored.fetch_add(u64::from(decoded.ignored), Relaxed);
-            if decoded.ignored > 0 {
-                for message in osc::messages(datagram).flatten() {
-                    if let Some(command) = record_command(&message) {
-                        // The recorder is gone only when the bridge stops.
-                        let _ = self.record.send(command);
-                    }
+        }
+        let stats = &self.port.stats;
+        stats
+            .bad
+            .fetch_add(u64::from(decoded.malformed + decoded.broken), Relaxed);
+        stats
+            .unknown
+            .fetch_add(u64::from(decoded.unknown_bones), Relaxed);
+        stats.ignored.fetch_add(u64::from(decoded.ignored), Relaxed);
+        if decoded.ignored > 0 {
+            for message in osc::messages(datagram).flatten() {
+                if let Some(command) = record_command(&message) {
+                    // The recorder is gone only when the bridge stops.
+                    let _ = self.record.send(command);
                 }
             }
         }
@@ -206,7 +221,7 @@ fn announce_names(sender: &mut Sender, port: &mut InputPort, received: Instant) 
         sender.announced += 1;
         // A name too long to carry stays unnamed (its weights are not sent on).
         if let Some(name) = PerformerName::new(name) {
-            port.push(InputFrame {
+            port.push_unwoken(InputFrame {
                 received,
                 frame: SourceFrame::ExpressionName {
                     performer: sender.performer,

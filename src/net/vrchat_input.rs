@@ -10,7 +10,7 @@ use std::time::Instant;
 use tokio::net::UdpSocket;
 use tokio::sync::watch;
 
-use crate::net::vmc_input::MAX_DATAGRAM;
+use crate::net::udp;
 use crate::pipeline::{InputFrame, InputPort, SourceFrame};
 use crate::protocol::frame::{PerformerName, TrackerFrame};
 use crate::protocol::vrchat::VrchatTrackers;
@@ -26,38 +26,37 @@ pub struct VrchatInput {
 
 impl VrchatInput {
     /// Receives until shutdown. Bad datagrams and a full ring are counted, never fatal.
-    pub async fn run(mut self) -> std::io::Result<()> {
-        let mut buf = vec![0u8; MAX_DATAGRAM];
+    pub async fn run(self) -> std::io::Result<()> {
+        let Self {
+            socket,
+            mut port,
+            mut trackers,
+            performer,
+            mut shutdown,
+        } = self;
         let started = Instant::now();
-        let mut frame = TrackerFrame::new(self.performer);
-        loop {
-            let len = tokio::select! {
-                received = self.socket.recv(&mut buf) => match received {
-                    Ok(n) => n,
-                    Err(e) => {
-                        tracing::debug!(%e, "receive failed");
-                        continue;
-                    }
-                },
-                _ = self.shutdown.changed() => return Ok(()),
-            };
-            let received = Instant::now();
-            let s = &self.port.stats;
-            s.packets.fetch_add(1, Relaxed);
-            let stats = self.trackers.decode(&buf[..len]);
-            s.bad
-                .fetch_add(u64::from(stats.malformed + stats.broken), Relaxed);
-            s.unknown
-                .fetch_add(u64::from(stats.unknown + stats.unassigned), Relaxed);
-            s.ignored.fetch_add(u64::from(stats.ignored), Relaxed);
-            if stats.updates > 0 {
-                self.trackers.write_frame(&mut frame);
-                frame.time = started.elapsed().as_secs_f64();
-                self.port.push(InputFrame {
-                    received,
-                    frame: SourceFrame::Trackers(frame),
-                });
+        let mut frame = TrackerFrame::new(performer);
+        udp::receive_until_shutdown(&socket, &mut shutdown, |batch, received| {
+            for (datagram, _) in batch.iter() {
+                let s = &port.stats;
+                s.packets.fetch_add(1, Relaxed);
+                let stats = trackers.decode(datagram);
+                s.bad
+                    .fetch_add(u64::from(stats.malformed + stats.broken), Relaxed);
+                s.unknown
+                    .fetch_add(u64::from(stats.unknown + stats.unassigned), Relaxed);
+                s.ignored.fetch_add(u64::from(stats.ignored), Relaxed);
+                if stats.updates > 0 {
+                    trackers.write_frame(&mut frame);
+                    frame.time = started.elapsed().as_secs_f64();
+                    port.push_unwoken(InputFrame {
+                        received,
+                        frame: SourceFrame::Trackers(frame),
+                    });
+                }
             }
-        }
+            port.wake_solver();
+        })
+        .await
     }
 }

@@ -195,6 +195,15 @@ impl InputPort {
     /// Hands a frame to the solver; a full ring drops it (counted). Returns whether
     /// it went in.
     pub fn push(&mut self, frame: InputFrame) -> bool {
+        let pushed = self.push_unwoken(frame);
+        self.wake_solver();
+        pushed
+    }
+
+    /// As `push`, but leaves waking the solver to the caller's `wake_solver`, once
+    /// per batch of frames (waking it per frame costs a system call each while it
+    /// sleeps).
+    pub fn push_unwoken(&mut self, frame: InputFrame) -> bool {
         let pushed = self.ring.try_push(frame).is_ok();
         if pushed {
             if matches!(
@@ -208,8 +217,12 @@ impl InputPort {
         } else {
             self.stats.drops.fetch_add(1, Relaxed);
         }
-        self.solver.unpark();
         pushed
+    }
+
+    /// Wakes the solver (cheap when it is awake already).
+    pub fn wake_solver(&self) {
+        self.solver.unpark();
     }
 }
 
@@ -300,22 +313,18 @@ impl OutputPort {
     /// Hands a message to the output. Events (appeared, gone, names) are never
     /// dropped by a live output either: they wait in the backlog like the
     /// recorder's frames.
-    pub fn push(&mut self, msg: OutputMsg) {
+    pub fn push(&mut self, msg: &OutputMsg) {
         let live = matches!(msg, OutputMsg::Pose(_) | OutputMsg::Source(_));
         let keep = self.delivery == Delivery::Every || !live;
         if !self.backlog.is_empty() {
             self.flush_backlog();
         }
-        if self.backlog.is_empty() {
-            match self.ring.try_push(msg) {
-                Ok(()) => {}
-                Err(msg) if keep => self.backlog.push_back(msg),
-                Err(_) => {
-                    self.stats.drops.fetch_add(1, Relaxed);
-                }
-            }
-        } else if keep {
-            self.backlog.push_back(msg);
+        // Copied once, straight into the ring's slot.
+        if self.backlog.is_empty() && self.ring.push_slice(std::slice::from_ref(msg)) == 1 {
+            return;
+        }
+        if keep {
+            self.backlog.push_back(*msg);
         } else {
             self.stats.drops.fetch_add(1, Relaxed);
         }
@@ -369,6 +378,26 @@ impl OutputRing {
     /// The next message, if any.
     pub fn try_pop(&mut self) -> Option<OutputMsg> {
         self.ring.try_pop()
+    }
+
+    /// The next message, read where it lies (`skip_first` frees it).
+    #[must_use]
+    pub fn first(&self) -> Option<&OutputMsg> {
+        self.ring.first()
+    }
+
+    /// Frees the next message's slot.
+    pub fn skip_first(&mut self) {
+        self.ring.skip(1);
+    }
+
+    /// Hands every message now in the ring to `each`, in order, reading them where
+    /// they lie (a pose is over 1 KiB), then frees their slots.
+    pub fn drain(&mut self, mut each: impl FnMut(&OutputMsg)) {
+        let (first, second) = self.ring.as_slices();
+        let n = first.len() + second.len();
+        first.iter().chain(second).for_each(&mut each);
+        self.ring.skip(n);
     }
 
     /// Whether the solver has finished: once the ring is empty, nothing more comes.
@@ -461,9 +490,9 @@ mod tests {
     #[test]
     fn a_live_output_drops_poses_but_keeps_events() {
         let (mut port, mut ring) = output_ring("live", 1, Delivery::Newest);
-        port.push(pose_msg(1));
-        port.push(pose_msg(2));
-        port.push(OutputMsg::Gone {
+        port.push(&pose_msg(1));
+        port.push(&pose_msg(2));
+        port.push(&OutputMsg::Gone {
             performer: name("a"),
         });
         assert_eq!(port.stats.drops.load(Relaxed), 1);
@@ -476,7 +505,7 @@ mod tests {
     fn the_recorder_port_never_drops_and_keeps_order() {
         let (mut port, mut ring) = output_ring("recorder", 2, Delivery::Every);
         for seq in 1..=10 {
-            port.push(pose_msg(seq));
+            port.push(&pose_msg(seq));
         }
         let mut got = Vec::new();
         while got.len() < 10 {

@@ -21,7 +21,8 @@ use crate::protocol::frame::PerformerName;
 
 use super::performer::{Avatar, Performer, PerformerSettings, SolveError, StreamSkeleton};
 use super::{
-    InputFrame, InputRing, OutputMsg, OutputPort, PoseFrame, SourceFrame, SourceKind, SourcePoints,
+    InputFrame, InputRing, InputStats, OutputMsg, OutputPort, PoseFrame, SourceFrame, SourceKind,
+    SourcePoints,
 };
 
 /// How the solver treats performers.
@@ -134,12 +135,17 @@ impl Solver {
             }
             let stopping = shutdown.load(Relaxed);
             let mut worked = false;
-            for i in 0..self.inputs.len() {
-                while let Some(frame) = self.inputs[i].ring.try_pop() {
-                    self.frame(i, frame);
+            // Frames are solved where they lie in the rings (a frame is 2 KiB;
+            // copying each out cost more than solving a VMC pose).
+            let mut inputs = std::mem::take(&mut self.inputs);
+            for input in &mut inputs {
+                while let Some(frame) = input.ring.first() {
+                    self.frame(&input.stats, frame);
+                    input.ring.skip(1);
                     worked = true;
                 }
             }
+            self.inputs = inputs;
             for output in &mut self.outputs {
                 if output.has_backlog() {
                     output.flush_backlog();
@@ -176,9 +182,7 @@ impl Solver {
     }
 
     fn broadcast(&mut self, msg: OutputMsg) {
-        for output in &mut self.outputs {
-            output.push(msg);
-        }
+        broadcast(&mut self.outputs, &msg);
     }
 
     fn settings(&self, name: PerformerName, kind: SourceKind) -> PerformerSettings {
@@ -231,7 +235,7 @@ impl Solver {
         Some(index)
     }
 
-    fn frame(&mut self, input: usize, frame: InputFrame) {
+    fn frame(&mut self, input: &InputStats, frame: &InputFrame) {
         let now = Instant::now();
         let (name, kind, skeleton) = match &frame.frame {
             SourceFrame::Humanoid { performer, .. } => (*performer, SourceKind::Humanoid, None),
@@ -254,7 +258,7 @@ impl Solver {
             }
         };
         let Some(index) = self.performer(name, kind, skeleton, now) else {
-            self.inputs[input].stats.drops.fetch_add(1, Relaxed);
+            input.drops.fetch_add(1, Relaxed);
             return;
         };
         let skeletons = self.skeletons.clone();
@@ -280,19 +284,19 @@ impl Solver {
                     pose: performer.pose,
                     received: frame.received,
                 });
-                self.broadcast(msg);
+                broadcast(&mut self.outputs, &msg);
                 if self.outputs.iter().any(OutputPort::wants_sources)
                     && self.performers[index].source_points(&skeletons, &mut self.points)
                 {
                     let msg = OutputMsg::Source(*self.points);
                     for output in self.outputs.iter_mut().filter(|o| o.wants_sources()) {
-                        output.push(msg);
+                        output.push(&msg);
                     }
                 }
             }
             Err(err) => {
                 self.stats.errors.fetch_add(1, Relaxed);
-                self.inputs[input].stats.bad.fetch_add(1, Relaxed);
+                input.bad.fetch_add(1, Relaxed);
                 tracing::debug!(%err, performer = %name, "frame not solved");
             }
         }
@@ -363,6 +367,13 @@ impl Solver {
                 let _ = reply.send(list);
             }
         }
+    }
+}
+
+/// Hands `msg` to every output.
+fn broadcast(outputs: &mut [OutputPort], msg: &OutputMsg) {
+    for output in outputs {
+        output.push(msg);
     }
 }
 

@@ -123,9 +123,13 @@ impl Recorder {
                     }
                 }
             }
-            while let Some(msg) = self.ring.try_pop() {
-                match msg {
-                    OutputMsg::Pose(frame) => self.frame(&frame, &mut tracks, &mut armed),
+            // Poses are read where they lie in the ring (over 1 KiB each).
+            while let Some(msg) = self.ring.first() {
+                let gone = match *msg {
+                    OutputMsg::Pose(ref frame) => {
+                        self.frame(frame, &mut tracks, &mut armed);
+                        None
+                    }
                     OutputMsg::ExpressionName {
                         performer,
                         slot,
@@ -136,16 +140,18 @@ impl Recorder {
                             .or_default()
                             .names
                             .name_slot(usize::from(slot), name.as_str());
+                        None
                     }
-                    OutputMsg::Gone { performer } => {
-                        if let Some(track) = tracks.remove(&performer)
-                            && let Some(take) = track.take
-                        {
-                            finish(performer, take, &mut written).await;
-                        }
-                    }
+                    OutputMsg::Gone { performer } => Some(performer),
                     // The recorder never asks for sources.
-                    OutputMsg::Appeared { .. } | OutputMsg::Source(_) => {}
+                    OutputMsg::Appeared { .. } | OutputMsg::Source(_) => None,
+                };
+                self.ring.skip_first();
+                if let Some(performer) = gone
+                    && let Some(track) = tracks.remove(&performer)
+                    && let Some(take) = track.take
+                {
+                    finish(performer, take, &mut written).await;
                 }
             }
             if self.ring.is_closed() {

@@ -1,0 +1,398 @@
+//! UDP plumbing shared by the bridge's edges: an input's receive loop, which takes
+//! every queued datagram per wake-up in batches until shutdown, and an output's
+//! batched send on a connected socket.
+//!
+//! At a few hundred performers one system call per datagram (and one wake-up of
+//! the solver per frame) was most of what the bridge spent. On Linux a batch is
+//! one `recvmmsg` or `sendmmsg` call, written here over `libc` by hand because
+//! neither tokio nor socket2 offers them; elsewhere the same batches are filled
+//! and sent one datagram at a time with tokio's `try_recv_from` / `try_send`:
+//! the same behaviour with more system calls.
+//!
+//! Nothing here reads a datagram: the input decodes it, and counts and drops a
+//! bad one. Receive errors (an ICMP error left by an earlier send, a datagram cut
+//! short) concern one datagram and never end the loop; only shutdown does.
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use tokio::io::Interest;
+use tokio::net::UdpSocket;
+use tokio::sync::watch;
+
+/// Largest UDP payload over IPv4; nothing bigger can arrive.
+pub const MAX_DATAGRAM: usize = 65_507;
+
+/// Datagrams taken (or sent) per system call.
+pub const BATCH: usize = 32;
+
+/// Batches taken per wake-up before other tasks get a turn.
+const BATCHES_PER_TURN: usize = 8;
+
+/// Room for one received datagram: the largest UDP payload over IPv6, so none is
+/// ever cut short.
+const SLOT: usize = 65_536;
+
+/// One batch of received datagrams, in buffers allocated once per socket (2 MiB of
+/// address space; only the pages datagrams touch are ever committed).
+pub struct ReceivedBatch {
+    buffers: Vec<u8>,
+    lens: [usize; BATCH],
+    from: [SocketAddr; BATCH],
+    count: usize,
+}
+
+impl Default for ReceivedBatch {
+    fn default() -> Self {
+        Self {
+            buffers: vec![0; BATCH * SLOT],
+            lens: [0; BATCH],
+            from: [SocketAddr::from(([0, 0, 0, 0], 0)); BATCH],
+            count: 0,
+        }
+    }
+}
+
+impl ReceivedBatch {
+    /// Each datagram of the batch with its sender, in arrival order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], SocketAddr)> + '_ {
+        (0..self.count).map(|i| {
+            (
+                &self.buffers[i * SLOT..i * SLOT + self.lens[i]],
+                self.from[i],
+            )
+        })
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}
+
+/// Receives on `socket` until `shutdown` changes (or its sender is gone), handing
+/// `on_batch` every batch with the time it was taken from the socket. All queued
+/// datagrams are taken per wake-up, a batch at a time, so the caller can do its
+/// per-batch work (waking the solver) once per batch rather than per datagram.
+pub async fn receive_until_shutdown(
+    socket: &UdpSocket,
+    shutdown: &mut watch::Receiver<bool>,
+    mut on_batch: impl FnMut(&ReceivedBatch, Instant),
+) -> io::Result<()> {
+    let mut batch = ReceivedBatch::default();
+    loop {
+        tokio::select! {
+            biased;
+            _ = shutdown.changed() => return Ok(()),
+            ready = socket.readable() => ready?,
+        }
+        for _ in 0..BATCHES_PER_TURN {
+            match socket.try_io(Interest::READABLE, || receive_batch(socket, &mut batch)) {
+                Ok(()) => on_batch(&batch, Instant::now()),
+                // Drained: `try_io` has cleared the readiness; wait for more.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                // An ICMP error from an earlier send, or the like: nothing to do
+                // with the next datagram.
+                Err(e) => tracing::debug!(%e, "receive failed"),
+            }
+            if batch.count < BATCH {
+                break;
+            }
+        }
+    }
+}
+
+/// Fills `batch` with up to `BATCH` queued datagrams: at least one, or an error
+/// (`WouldBlock` when none is queued).
+#[cfg(target_os = "linux")]
+fn receive_batch(socket: &UdpSocket, batch: &mut ReceivedBatch) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    batch.count = 0;
+    // SAFETY: all-zero bytes are valid values of these plain C structs.
+    let mut names: [libc::sockaddr_storage; BATCH] = unsafe { std::mem::zeroed() };
+    let mut iovecs: [libc::iovec; BATCH] = unsafe { std::mem::zeroed() };
+    let mut headers: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
+    for (i, chunk) in batch.buffers.chunks_exact_mut(SLOT).enumerate() {
+        iovecs[i] = libc::iovec {
+            iov_base: chunk.as_mut_ptr().cast(),
+            iov_len: SLOT,
+        };
+        let header = &mut headers[i].msg_hdr;
+        header.msg_name = (&raw mut names[i]).cast();
+        header.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        header.msg_iov = &raw mut iovecs[i];
+        header.msg_iovlen = 1;
+    }
+    // SAFETY: every header points at a live iovec over its own `SLOT` bytes of
+    // `batch.buffers` and at its own address buffer, all outliving the call; the
+    // socket does not block (MSG_DONTWAIT), and no timeout is passed.
+    let n = unsafe {
+        libc::recvmmsg(
+            socket.as_raw_fd(),
+            headers.as_mut_ptr(),
+            BATCH as libc::c_uint,
+            libc::MSG_DONTWAIT,
+            std::ptr::null_mut(),
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    for (header, name) in headers.iter().zip(&names).take(n as usize) {
+        // An address of another family cannot come from an IP socket; such a
+        // datagram would be skipped.
+        if let Some(from) = socket_addr(name) {
+            batch.lens[batch.count] = (header.msg_len as usize).min(SLOT);
+            batch.from[batch.count] = from;
+            batch.count += 1;
+        }
+    }
+    Ok(())
+}
+
+/// The IPv4 or IPv6 address the kernel wrote.
+#[cfg(target_os = "linux")]
+fn socket_addr(name: &libc::sockaddr_storage) -> Option<SocketAddr> {
+    use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV4, SocketAddrV6};
+    match i32::from(name.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: the family says the storage holds a `sockaddr_in`.
+            let a: &libc::sockaddr_in = unsafe { &*(std::ptr::from_ref(name).cast()) };
+            Some(SocketAddr::V4(SocketAddrV4::new(
+                Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr)),
+                u16::from_be(a.sin_port),
+            )))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says the storage holds a `sockaddr_in6`.
+            let a: &libc::sockaddr_in6 = unsafe { &*(std::ptr::from_ref(name).cast()) };
+            Some(SocketAddr::V6(SocketAddrV6::new(
+                Ipv6Addr::from(a.sin6_addr.s6_addr),
+                u16::from_be(a.sin6_port),
+                a.sin6_flowinfo,
+                a.sin6_scope_id,
+            )))
+        }
+        _ => None,
+    }
+}
+
+/// Portable: one `try_recv_from` per datagram until the batch is full or the
+/// socket is drained.
+#[cfg(not(target_os = "linux"))]
+fn receive_batch(socket: &UdpSocket, batch: &mut ReceivedBatch) -> io::Result<()> {
+    batch.count = 0;
+    while batch.count < BATCH {
+        let slot = &mut batch.buffers[batch.count * SLOT..(batch.count + 1) * SLOT];
+        match socket.try_recv_from(slot) {
+            Ok((len, from)) => {
+                batch.lens[batch.count] = len;
+                batch.from[batch.count] = from;
+                batch.count += 1;
+            }
+            // What was taken so far is a batch; the error comes again next call.
+            Err(_) if batch.count > 0 => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Datagrams waiting to go out on a connected socket. Its buffers are kept from
+/// batch to batch: no allocation once warmed up.
+#[derive(Default)]
+pub struct SendBatch {
+    bytes: Vec<u8>,
+    /// Where each datagram ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl SendBatch {
+    /// Queues one datagram.
+    pub fn push(&mut self, datagram: &[u8]) {
+        self.bytes.extend_from_slice(datagram);
+        self.ends.push(self.bytes.len());
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    fn datagram(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
+
+    /// Sends every queued datagram in order, at most `BATCH` per system call,
+    /// telling `outcome` each one's result (its length, or why it did not go: a
+    /// receiver not listening is `ConnectionRefused`), and empties the batch.
+    /// Waits while the socket's send buffer is full.
+    pub async fn send(&mut self, socket: &UdpSocket, mut outcome: impl FnMut(io::Result<usize>)) {
+        let mut next = 0;
+        while next < self.len() {
+            match socket.try_io(Interest::WRITABLE, || self.send_some(socket, next)) {
+                Ok(sent) => {
+                    for i in next..next + sent {
+                        outcome(Ok(self.datagram(i).len()));
+                    }
+                    next += sent;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if let Err(e) = socket.writable().await {
+                        // The runtime is going away: what is left cannot go.
+                        for _ in next..self.len() {
+                            outcome(Err(io::Error::new(e.kind(), e.to_string())));
+                        }
+                        break;
+                    }
+                }
+                // The datagram at `next` failed; the ones after it may still go.
+                Err(e) => {
+                    outcome(Err(e));
+                    next += 1;
+                }
+            }
+        }
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
+    /// Sends datagrams from `first` on, up to `BATCH`: how many went (at least one),
+    /// or the error of the first.
+    #[cfg(target_os = "linux")]
+    fn send_some(&self, socket: &UdpSocket, first: usize) -> io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        let count = (self.len() - first).min(BATCH);
+        // SAFETY: all-zero bytes are valid values of these plain C structs.
+        let mut iovecs: [libc::iovec; BATCH] = unsafe { std::mem::zeroed() };
+        let mut headers: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
+        for i in 0..count {
+            let datagram = self.datagram(first + i);
+            iovecs[i] = libc::iovec {
+                // The kernel only reads through it.
+                iov_base: datagram.as_ptr().cast_mut().cast(),
+                iov_len: datagram.len(),
+            };
+            // Connected: no address per message.
+            headers[i].msg_hdr.msg_iov = &raw mut iovecs[i];
+            headers[i].msg_hdr.msg_iovlen = 1;
+        }
+        // SAFETY: the first `count` headers point at live iovecs over datagrams in
+        // `self.bytes`, which outlive the call; the socket does not block.
+        let n = unsafe {
+            libc::sendmmsg(
+                socket.as_raw_fd(),
+                headers.as_mut_ptr(),
+                count as libc::c_uint,
+                libc::MSG_DONTWAIT,
+            )
+        };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    /// Portable: one `try_send`.
+    #[cfg(not(target_os = "linux"))]
+    fn send_some(&self, socket: &UdpSocket, first: usize) -> io::Result<usize> {
+        socket.try_send(self.datagram(first)).map(|_| 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn pair() -> (UdpSocket, UdpSocket) {
+        let receiver = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let sender = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        sender
+            .connect(receiver.local_addr().unwrap())
+            .await
+            .unwrap();
+        (receiver, sender)
+    }
+
+    #[tokio::test]
+    async fn a_send_batch_arrives_whole_in_order_and_from_its_sender() {
+        let (receiver, sender) = pair().await;
+        let mut batch = SendBatch::default();
+        // More than one system call's worth, of assorted lengths (one empty).
+        let datagrams: Vec<Vec<u8>> = (0..BATCH * 2 + 5)
+            .map(|i| vec![i as u8; i * 37 % 1500])
+            .collect();
+        for d in &datagrams {
+            batch.push(d);
+        }
+        let mut sent = Vec::new();
+        batch.send(&sender, |r| sent.push(r.unwrap())).await;
+        assert!(batch.is_empty());
+        assert_eq!(sent, datagrams.iter().map(Vec::len).collect::<Vec<_>>());
+
+        let (stop_tx, mut stop) = watch::channel(false);
+        let mut got = Vec::new();
+        let from = sender.local_addr().unwrap();
+        let want = datagrams.len();
+        let receiving = receive_until_shutdown(&receiver, &mut stop, |batch, _| {
+            for (bytes, addr) in batch.iter() {
+                assert_eq!(addr, from);
+                got.push(bytes.to_vec());
+            }
+            if got.len() == want {
+                let _ = stop_tx.send(true);
+            }
+        });
+        tokio::time::timeout(std::time::Duration::from_secs(10), receiving)
+            .await
+            .expect("all datagrams arrive")
+            .unwrap();
+        assert_eq!(got, datagrams);
+    }
+
+    #[tokio::test]
+    async fn a_receiver_not_listening_is_an_error_per_datagram_not_the_end() {
+        let (receiver, sender) = pair().await;
+        drop(receiver);
+        let mut batch = SendBatch::default();
+        let mut outcomes = Vec::new();
+        // The first send draws the ICMP "port unreachable"; later ones see it.
+        for _ in 0..3 {
+            for _ in 0..4 {
+                batch.push(b"/x\0\0,\0\0\0");
+            }
+            batch
+                .send(&sender, |r| outcomes.push(r.map_err(|e| e.kind())))
+                .await;
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert_eq!(outcomes.len(), 12, "every datagram has an outcome");
+        assert!(
+            outcomes.contains(&Err(io::ErrorKind::ConnectionRefused)),
+            "{outcomes:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn shutdown_ends_the_receive_loop() {
+        let (receiver, _sender) = pair().await;
+        let (stop_tx, mut stop) = watch::channel(false);
+        stop_tx.send(true).unwrap();
+        receive_until_shutdown(&receiver, &mut stop, |_, _| unreachable!())
+            .await
+            .unwrap();
+    }
+}
