@@ -104,6 +104,15 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         let (_, take) = load_take(None, &no_rig, None, 1)?;
         replays.push(replay_source("demo".into(), take));
     }
+    // Where to look, printed with the ready line.
+    let viewer = config.websocket.as_ref().map(|ws| {
+        let mut at = ws.listen;
+        if at.ip().is_unspecified() {
+            at.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        let token = if ws.token.is_some() { "?token=..." } else { "" };
+        format!("viewer: http://{at}/{token}  (WebXR sender: /xr)")
+    });
     let options = RunOptions {
         replays,
         loop_replays: args.repeat,
@@ -115,6 +124,9 @@ pub fn run(args: RunArgs) -> CliResult<()> {
             let mut out = std::io::stdout().lock();
             // A closed stdout does not stop the bridge.
             let _ = writeln!(out, "{line}");
+            if let Some(viewer) = viewer {
+                let _ = writeln!(out, "{viewer}");
+            }
             let _ = out.flush();
         })),
     };
