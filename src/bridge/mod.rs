@@ -264,6 +264,13 @@ pub async fn run(
     let p = &config.pipeline;
     let mut status = Status::default();
     let mut input_rings: Vec<InputRing> = Vec::new();
+    // Every input: its own ring to the solver, counted in the status.
+    let mut new_input = |name: String| {
+        let (port, ring) = input_ring(&name, p.input_ring, wake.clone());
+        status.inputs.push((name, ring.stats.clone()));
+        input_rings.push(ring);
+        port
+    };
     let mut output_ports: Vec<OutputPort> = Vec::new();
     let mut inputs = JoinSet::new();
     let mut replays = JoinSet::new();
@@ -273,9 +280,7 @@ pub async fn run(
         let name = format!("vmc-in:{}", vmc.listen);
         let socket = bind(&format!("VMC input {i}"), vmc.listen, p.udp_receive_buffer)?;
         performer_name(&vmc.performer)?;
-        let (port, ring) = input_ring(&name, p.input_ring, wake.clone());
-        status.inputs.push((name, ring.stats.clone()));
-        input_rings.push(ring);
+        let port = new_input(name);
         let task = VmcInput {
             socket,
             port,
@@ -297,9 +302,7 @@ pub async fn run(
     for (i, (listen, default_skeleton, subjects)) in lab_plans.into_iter().enumerate() {
         let name = format!("lab-in:{listen}");
         let socket = bind(&format!("lab OSC input {i}"), listen, p.udp_receive_buffer)?;
-        let (port, ring) = input_ring(&name, p.input_ring, wake.clone());
-        status.inputs.push((name, ring.stats.clone()));
-        input_rings.push(ring);
+        let port = new_input(name);
         let task = LabInput {
             socket,
             port,
@@ -323,9 +326,7 @@ pub async fn run(
             vrchat.listen,
             p.udp_receive_buffer,
         )?;
-        let (port, ring) = input_ring(&name, p.input_ring, wake.clone());
-        status.inputs.push((name, ring.stats.clone()));
-        input_rings.push(ring);
+        let port = new_input(name);
         let task = VrchatInput {
             socket,
             port,
@@ -342,9 +343,7 @@ pub async fn run(
     for source in options.replays {
         let name = format!("replay:{}", source.performer);
         let performer = performer_name(&source.performer)?;
-        let (port, ring) = input_ring(&name, p.input_ring, wake.clone());
-        status.inputs.push((name, ring.stats.clone()));
-        input_rings.push(ring);
+        let port = new_input(name);
         let task = ReplayInput {
             replay: source.replay,
             names: source.names,

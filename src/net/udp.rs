@@ -21,6 +21,8 @@ use tokio::io::Interest;
 use tokio::net::UdpSocket;
 use tokio::sync::watch;
 
+use crate::protocol::vmc::Datagrams;
+
 /// Largest UDP payload over IPv4; nothing bigger can arrive.
 pub const MAX_DATAGRAM: usize = 65_507;
 
@@ -208,31 +210,23 @@ fn receive_batch(socket: &UdpSocket, batch: &mut ReceivedBatch) -> io::Result<()
 /// batch to batch: no allocation once warmed up.
 #[derive(Default)]
 pub struct SendBatch {
-    bytes: Vec<u8>,
-    /// Where each datagram ends in `bytes`.
-    ends: Vec<usize>,
+    queued: Datagrams,
 }
 
 impl SendBatch {
     /// Queues one datagram.
     pub fn push(&mut self, datagram: &[u8]) {
-        self.bytes.extend_from_slice(datagram);
-        self.ends.push(self.bytes.len());
+        self.queued.push(datagram);
     }
 
     #[must_use]
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.queued.len()
     }
 
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    fn datagram(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.bytes[start..self.ends[i]]
+        self.queued.is_empty()
     }
 
     /// Sends every queued datagram in order, at most `BATCH` per system call,
@@ -245,7 +239,7 @@ impl SendBatch {
             match socket.try_io(Interest::WRITABLE, || self.send_some(socket, next)) {
                 Ok(sent) => {
                     for i in next..next + sent {
-                        outcome(Ok(self.datagram(i).len()));
+                        outcome(Ok(self.queued.get(i).len()));
                     }
                     next += sent;
                 }
@@ -265,8 +259,7 @@ impl SendBatch {
                 }
             }
         }
-        self.bytes.clear();
-        self.ends.clear();
+        self.queued.clear();
     }
 
     /// Sends datagrams from `first` on, up to `BATCH`: how many went (at least one),
@@ -279,7 +272,7 @@ impl SendBatch {
         let mut iovecs: [libc::iovec; BATCH] = unsafe { std::mem::zeroed() };
         let mut headers: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
         for i in 0..count {
-            let datagram = self.datagram(first + i);
+            let datagram = self.queued.get(first + i);
             iovecs[i] = libc::iovec {
                 // The kernel only reads through it.
                 iov_base: datagram.as_ptr().cast_mut().cast(),
@@ -290,7 +283,7 @@ impl SendBatch {
             headers[i].msg_hdr.msg_iovlen = 1;
         }
         // SAFETY: the first `count` headers point at live iovecs over datagrams in
-        // `self.bytes`, which outlive the call; the socket does not block.
+        // `self.queued`, which outlive the call; the socket does not block.
         let n = unsafe {
             libc::sendmmsg(
                 socket.as_raw_fd(),
@@ -309,7 +302,7 @@ impl SendBatch {
     /// Portable: one `try_send`.
     #[cfg(not(target_os = "linux"))]
     fn send_some(&self, socket: &UdpSocket, first: usize) -> io::Result<usize> {
-        socket.try_send(self.datagram(first)).map(|_| 1)
+        socket.try_send(self.queued.get(first)).map(|_| 1)
     }
 }
 

@@ -381,8 +381,9 @@ fn padded(len: usize) -> usize {
     (len / 4 + 1) * 4
 }
 
-/// A frame's datagrams in reusable buffers: `VmcEncoder::encode_into` refills them
-/// every frame, allocating nothing once they have grown to a frame's size.
+/// Datagrams back to back in reusable buffers: `VmcEncoder::encode_into` refills
+/// them every frame, `net::udp::SendBatch` queues them for one system call;
+/// nothing is allocated once they have grown to their working size.
 #[derive(Debug, Clone)]
 pub struct Datagrams {
     /// Every datagram, back to back.
@@ -418,6 +419,19 @@ impl Datagrams {
             .map(|(start, end)| &self.bytes[start..end])
     }
 
+    /// Datagram `i` (in sending order).
+    #[must_use]
+    pub fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
+
+    /// Appends a whole datagram.
+    pub fn push(&mut self, datagram: &[u8]) {
+        self.bytes.extend_from_slice(datagram);
+        self.ends.push(self.bytes.len());
+    }
+
     #[must_use]
     pub fn len(&self) -> usize {
         self.ends.len()
@@ -428,7 +442,7 @@ impl Datagrams {
         self.ends.is_empty()
     }
 
-    fn clear(&mut self) {
+    pub fn clear(&mut self) {
         self.bytes.clear();
         self.ends.clear();
     }
