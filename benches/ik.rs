@@ -4,13 +4,16 @@
 //! contacts, hips, four solves) against `FromNormalized` of the same pose onto the
 //! same model (Example.vrm; skipped when ../shared/assets is absent), and a full VR
 //! body solve (3-point and 6-point devices) against `FromNormalized` of the result
-//! onto the same skeleton (the built-in humanoid).
+//! onto the same skeleton (the built-in humanoid); the device filter a tracker
+//! performer runs before it (six devices a frame, and a tap design).
 
 use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use glam::{Quat, Vec3};
+use mocap_bridge::filter::device::Taps;
+use mocap_bridge::filter::{DeviceFilter, DeviceFilterConfig};
 use mocap_bridge::formats::{LoadOptions, load_rig};
 use mocap_bridge::humanoid::HumanoidPose;
 use mocap_bridge::ik::{
@@ -181,6 +184,29 @@ fn vr_benches(c: &mut Criterion) {
             })
         });
     }
+    // The device filter a tracker performer runs before the IK: six devices a
+    // frame, and the tap design it redoes when the frame rate changes.
+    let filter_config = DeviceFilterConfig::default();
+    let mut filter = DeviceFilter::<6>::new(filter_config);
+    let devices = [
+        six.head.position,
+        six.hands[0].position,
+        six.hands[1].position,
+    ]
+    .into_iter()
+    .chain([six.hips, six.feet[0], six.feet[1]].map(|d| d.map_or(Vec3::ZERO, |d| d.position)))
+    .collect::<Vec<_>>();
+    c.bench_function("device filter 6 devices 32 taps", |bench| {
+        bench.iter(|| {
+            filter.step(1.0 / 90.0);
+            for (k, p) in devices.iter().enumerate() {
+                black_box(filter.filter(k, black_box(*p)));
+            }
+        })
+    });
+    c.bench_function("device filter tap design 32 taps", |bench| {
+        bench.iter(|| Taps::design(black_box(&filter_config), black_box(1.0 / 90.0)))
+    });
     let target_rig = TargetRig::new(&humanoid);
     let mut locals = vec![Quat::IDENTITY; humanoid.skeleton.len()];
     let mut hips_translation = Vec3::ZERO;

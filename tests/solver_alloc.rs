@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use glam::{Quat, Vec3};
 use mocap_bridge::demo;
-use mocap_bridge::filter::OneEuroConfig;
+use mocap_bridge::filter::{DeviceFilterConfig, OneEuroConfig};
 use mocap_bridge::ik::calibration::DevicePose;
 use mocap_bridge::pipeline::performer::{Avatar, PerformerSettings, StreamSkeleton};
 use mocap_bridge::pipeline::solver::{Solver, SolverConfig};
@@ -66,9 +66,11 @@ fn the_solver_allocates_nothing_per_frame() {
     let motion = demo::lab19_performance(&lab19, 1);
     let skeletons: Arc<[StreamSkeleton]> = vec![StreamSkeleton::new("lab19", lab19)].into();
     let avatar = Avatar::new(&mapped("humanoid", demo::HUMANOID_JSON));
-    // Every stage on: mocap IK for the skeleton, VR IK for trackers, filters.
+    // Every stage on: mocap IK for the skeleton, VR IK for trackers, filters (the
+    // device filter designs its taps as the frame rate settles, on the stack).
     let settings = PerformerSettings {
         filter: Some(OneEuroConfig::default()),
+        device_filter: Some(DeviceFilterConfig::default()),
         mocap_ik: Default::default(),
         vr_ik: Default::default(),
         calibration: None,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::filter::OneEuroConfig;
+use crate::filter::{DeviceFilterConfig, OneEuroConfig};
 use crate::ik::calibration::Calibration;
 use crate::ik::mocap::MocapIkConfig;
 use crate::ik::vr::VrIkConfig;
@@ -318,8 +318,11 @@ impl Default for PipelineConfig {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct PerformerConfig {
-    /// One Euro smoothing; `null`: none.
+    /// One Euro smoothing of the solved pose; `null`: none.
     pub filter: Option<OneEuroConfig>,
+    /// Smoothing of tracked device positions before VR-mode IK (tracker
+    /// sources); `null`: none.
+    pub device_filter: Option<DeviceFilterConfig>,
     /// Mocap-mode IK (skeleton sources).
     pub mocap_ik: MocapIkConfig,
     /// VR-mode IK (tracker sources).
@@ -333,6 +336,7 @@ impl Default for PerformerConfig {
     fn default() -> Self {
         Self {
             filter: None,
+            device_filter: None,
             mocap_ik: MocapIkConfig {
                 enabled: false,
                 ..MocapIkConfig::default()
@@ -348,6 +352,7 @@ impl PerformerConfig {
     pub fn settings(&self) -> PerformerSettings {
         PerformerSettings {
             filter: self.filter,
+            device_filter: self.device_filter,
             mocap_ik: self.mocap_ik,
             vr_ik: self.vr_ik,
             calibration: self.calibration,
@@ -369,9 +374,11 @@ impl Default for PerformerDefaults {
         Self {
             humanoid: PerformerConfig::default(),
             skeleton: PerformerConfig::default(),
-            // Consumer trackers jitter by millimetres: smooth them by default.
+            // Consumer trackers jitter by millimetres: smooth their positions by
+            // default, before the IK (no lag on steady motion, unlike a low-pass
+            // on the pose).
             trackers: PerformerConfig {
-                filter: Some(OneEuroConfig::default()),
+                device_filter: Some(DeviceFilterConfig::default()),
                 ..PerformerConfig::default()
             },
         }

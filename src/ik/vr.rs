@@ -72,6 +72,10 @@ pub struct VrIkConfig {
     /// (default 0.1: no snap of the knee as the leg straightens; standing, the feet
     /// are hit exactly).
     pub leg_softness: f32,
+    /// `TwoBoneIk::softness` of a leg following a foot tracker (default 0.02: a
+    /// noisy tracker does not shake a nearly straight knee; the foot stops a few
+    /// millimetres short of the tracker only while the leg is that straight).
+    pub tracked_leg_softness: f32,
     /// Above this speed of the hips, user heights per second, the untracked feet
     /// walk: they step in turn as the head sways from side to side (default 0.2).
     pub gait_speed: f32,
@@ -105,6 +109,7 @@ impl Default for VrIkConfig {
             step_seconds: 0.25,
             step_height: 0.03,
             leg_softness: 0.1,
+            tracked_leg_softness: 0.02,
             gait_speed: 0.2,
             sway_seconds: 0.5,
             sway_threshold: 0.0035,
@@ -372,7 +377,7 @@ impl VrIk<'_> {
         }
         let c = self.config;
         let cal = self.calibration;
-        for softness in [c.softness, c.leg_softness] {
+        for softness in [c.softness, c.leg_softness, c.tracked_leg_softness] {
             if !(0.0..1.0).contains(&softness) {
                 return Err(IkError::BadSoftness(softness));
             }
@@ -603,13 +608,24 @@ impl VrIk<'_> {
                 let joint = frame.position(shoulder);
                 let arm_root = frame.position(upper);
                 let reach = arm_root.distance(wrist.position) / (l1 + l2);
-                let amount = ((reach - c.shoulder_reach) / (1.0 - c.shoulder_reach).max(1e-3))
+                // A raised hand (level or above the shoulder) turns the shoulder by
+                // its share; a hanging one does not (the clavicle stays put when
+                // the arm hangs), unless it is out of reach (`shoulder_to_reach`).
+                let raised =
+                    ((wrist.position.y - arm_root.y) / (l1 + l2) * 2.0 + 1.0).clamp(0.0, 1.0);
+                let share = ((reach - c.shoulder_reach) / (1.0 - c.shoulder_reach).max(1e-3))
                     .clamp(0.0, 1.0)
-                    * c.shoulder_share;
+                    * c.shoulder_share
+                    * raised;
                 if let (Some(a), Some(b)) = (
                     (arm_root - joint).try_normalize(),
                     (wrist.position - joint).try_normalize(),
-                ) && amount > 0.0
+                ) && let Some(amount) = Some(share.max(shoulder_to_reach(
+                    arm_root - joint,
+                    wrist.position - joint,
+                    (l1 + l2) * 0.999,
+                    c.shoulder_share,
+                ))) && amount > 0.0
                 {
                     let lift = Quat::IDENTITY.slerp(Quat::from_rotation_arc(a, b), amount);
                     let parent = shoulder
@@ -768,7 +784,7 @@ impl VrIk<'_> {
                 softness: if untracked[side] {
                     c.leg_softness * walk
                 } else {
-                    c.softness
+                    c.tracked_leg_softness
                 },
                 weight: 1.0,
                 frame,
@@ -779,6 +795,24 @@ impl VrIk<'_> {
         state.started = true;
         Ok(())
     }
+}
+
+/// The fraction (at most `most`) of the turn from `root` toward `target` (both
+/// from the shoulder joint) that brings the arm's root within `reach` of the
+/// target: 0 when it already is. The root moves on a circle about the joint, its
+/// distance to the target falling as it turns, so the angle is the law of cosines'.
+fn shoulder_to_reach(root: Vec3, target: Vec3, reach: f32, most: f32) -> f32 {
+    let (r, d) = (root.length(), target.length());
+    if root.distance(target) <= reach || r < 1e-6 || d < 1e-6 {
+        return 0.0;
+    }
+    let full = root.angle_between(target);
+    let cos = ((r * r + d * d - reach * reach) / (2.0 * r * d)).clamp(-1.0, 1.0);
+    let turn = full - cos.acos();
+    if full < 1e-6 {
+        return 0.0;
+    }
+    (turn / full).clamp(0.0, most)
 }
 
 /// Moves `share` of the hand's twist about the forearm (its roll relative to the lower

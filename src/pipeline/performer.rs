@@ -5,8 +5,8 @@
 //! - humanoid frames (VMC, replays) are already normalized poses: filtered only;
 //! - skeleton frames: `ToNormalized` with the skeleton's `SourceRig`, then the
 //!   mocap-mode IK hook when enabled, then the filter;
-//! - tracker frames: `VrIk` (headset, controllers, trackers → full body), then the
-//!   filter.
+//! - tracker frames: device positions through the device filter, then `VrIk`
+//!   (headset, controllers, trackers → full body), then the filter.
 //!
 //! Everything a performer needs is allocated when it appears; a frame allocates
 //! nothing.
@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use glam::{Affine3A, Quat, Vec3};
 
-use crate::filter::{OneEuroConfig, PoseFilter};
+use crate::filter::{DeviceFilter, DeviceFilterConfig, OneEuroConfig, PoseFilter};
 use crate::formats::vrma::VrmaRest;
 use crate::humanoid::{HumanoidPose, Side};
 use crate::ik::IkError;
@@ -55,8 +55,10 @@ impl StreamSkeleton {
 /// How to solve one performer; from the config (defaults, or its own entry).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PerformerSettings {
-    /// Smoothing; `None` passes frames through untouched.
+    /// Smoothing of the solved pose; `None` passes frames through untouched.
     pub filter: Option<OneEuroConfig>,
+    /// Smoothing of tracked device positions before VR-mode IK; `None`: raw.
+    pub device_filter: Option<DeviceFilterConfig>,
     /// Mocap-mode IK for skeleton sources (`enabled: false` skips it).
     pub mocap_ik: MocapIkConfig,
     pub vr_ik: VrIkConfig,
@@ -98,7 +100,35 @@ enum Source {
         calibrated: bool,
         /// The devices as last seen (a frame may carry only some).
         last: Box<TrackerFrame>,
+        /// The devices as the IK takes them: `last` through the device filter.
+        smoothed: Box<Smoothed>,
     },
+}
+
+/// Device poses after the device filter.
+#[derive(Debug, Clone)]
+struct Smoothed {
+    filter: Option<DeviceFilter<{ TrackedPoint::COUNT }>>,
+    points: [Option<DevicePose>; TrackedPoint::COUNT],
+}
+
+impl Smoothed {
+    /// Takes this frame's devices as last seen, `dt` after the previous frame.
+    fn update(&mut self, last: &TrackerFrame, dt: f32) {
+        if let Some(filter) = &mut self.filter {
+            filter.step(dt);
+        }
+        for (k, (out, seen)) in self.points.iter_mut().zip(last.points).enumerate() {
+            *out = seen.map(|d| match &mut self.filter {
+                Some(filter) => DevicePose::new(filter.filter(k, d.position), d.rotation),
+                None => d,
+            });
+        }
+    }
+
+    fn point(&self, point: TrackedPoint) -> Option<DevicePose> {
+        self.points[point as usize]
+    }
 }
 
 /// One performer on the solver thread.
@@ -119,11 +149,11 @@ pub struct Performer {
 }
 
 /// Headset and both controllers, when all three have been seen.
-fn three_points(frame: &TrackerFrame) -> Option<(DevicePose, DevicePose, DevicePose)> {
+fn three_points(devices: &Smoothed) -> Option<(DevicePose, DevicePose, DevicePose)> {
     Some((
-        frame.point(TrackedPoint::Head)?,
-        frame.point(TrackedPoint::LeftHand)?,
-        frame.point(TrackedPoint::RightHand)?,
+        devices.point(TrackedPoint::Head)?,
+        devices.point(TrackedPoint::LeftHand)?,
+        devices.point(TrackedPoint::RightHand)?,
     ))
 }
 
@@ -174,6 +204,10 @@ impl Performer {
                     .calibration
                     .unwrap_or_else(|| Calibration::of_body(&avatar.body, HEAD_TO_EYE)),
                 last: Box::new(TrackerFrame::new(name)),
+                smoothed: Box::new(Smoothed {
+                    filter: settings.device_filter.map(DeviceFilter::new),
+                    points: [None; TrackedPoint::COUNT],
+                }),
             },
             _ => Source::Humanoid,
         };
@@ -298,6 +332,7 @@ impl Performer {
             ik,
             calibration,
             last,
+            smoothed,
             ..
         } = &mut self.source
         else {
@@ -308,8 +343,9 @@ impl Performer {
                 *slot = pose;
             }
         }
-        let point = |p: TrackedPoint| last.point(p);
-        let Some((head, left, right)) = three_points(last) else {
+        smoothed.update(last, dt);
+        let point = |p: TrackedPoint| smoothed.point(p);
+        let Some((head, left, right)) = three_points(smoothed) else {
             return Err(SolveError::MissingDevices);
         };
         let position = |p: TrackedPoint| point(p).map(|d: DevicePose| d.position);
@@ -353,19 +389,20 @@ impl Performer {
         Ok(time)
     }
 
-    /// Takes the devices as last seen as this performer's T-pose calibration.
-    /// `false` when headset or controllers were never seen.
+    /// Takes the devices as last seen (filtered) as this performer's T-pose
+    /// calibration. `false` when headset or controllers were never seen.
     pub fn calibrate(&mut self) -> bool {
         let Source::Trackers {
             calibration,
             calibrated,
-            last,
+            smoothed,
             ik,
+            ..
         } = &mut self.source
         else {
             return false;
         };
-        let Some((head, left, right)) = three_points(last) else {
+        let Some((head, left, right)) = three_points(smoothed) else {
             return false;
         };
         *calibration = Calibration::from_t_pose(head, left, right);

@@ -397,6 +397,7 @@ mod tests {
     fn settings() -> PerformerSettings {
         PerformerSettings {
             filter: None,
+            device_filter: None,
             mocap_ik: crate::ik::mocap::MocapIkConfig {
                 enabled: false,
                 ..Default::default()
