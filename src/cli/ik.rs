@@ -11,6 +11,7 @@
 
 use std::path::PathBuf;
 
+use mocap_bridge::filter::DeviceFilterConfig;
 use mocap_bridge::formats;
 use mocap_bridge::ik::eval::{
     Perturbation, VrDevices, VrReport, evaluate_mocap, evaluate_vr, scale_legs,
@@ -54,6 +55,10 @@ pub struct EvalIkArgs {
     /// JSON (`{"contactSpeed": 0.4}`); defaults otherwise.
     #[arg(long, value_name = "JSON")]
     pub config: Option<String>,
+    /// With `--mode vr`: device filter settings for the perturbed runs as JSON
+    /// (`{"smoothness": 60}`); `noiseM` defaults to the perturbation's noise.
+    #[arg(long, value_name = "JSON")]
+    pub device_filter: Option<String>,
 }
 
 pub fn eval_ik(args: EvalIkArgs) -> CliResult<()> {
@@ -94,6 +99,7 @@ pub fn eval_ik(args: EvalIkArgs) -> CliResult<()> {
             &target_label,
             &target,
             args.config.as_deref(),
+            args.device_filter.as_deref(),
         );
     }
     let config: MocapIkConfig = match &args.config {
@@ -185,6 +191,7 @@ fn eval_vr(
     target_label: &str,
     target: &MappedSkeleton,
     config: Option<&str>,
+    device_filter: Option<&str>,
 ) -> CliResult<()> {
     let config: VrIkConfig = match config {
         Some(json) => serde_json::from_str(json).map_err(|e| format!("--config: {e}"))?,
@@ -215,23 +222,49 @@ fn eval_vr(
         "{:<20} {:>7} {:>7} {:>8} {:>17} {:>8} {:>10} {:>9} {:>15} {:>11}",
         "", "cm", "deg", "cm/s", "10^2 m/s^3", "cm", "mm", "mm", "cm/frame", ""
     );
+    // The perturbed devices as the bridge would take them: through the device
+    // filter told how noisy they are.
+    let mut smoothing = serde_json::json!({ "noiseM": perturbation.noise });
+    if let Some(json) = device_filter {
+        let given: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(json).map_err(|e| format!("--device-filter: {e}"))?;
+        if let Some(m) = smoothing.as_object_mut() {
+            m.extend(given);
+        }
+    }
+    let smoothing: DeviceFilterConfig =
+        serde_json::from_value(smoothing).map_err(|e| format!("--device-filter: {e}"))?;
     let runs = [
-        ("3-point", VrDevices::ThreePoint, None),
-        ("6-point", VrDevices::SixPoint, None),
+        ("3-point", VrDevices::ThreePoint, None, None),
+        ("6-point", VrDevices::SixPoint, None, None),
         (
             "3-point perturbed",
             VrDevices::ThreePoint,
             Some(&perturbation),
+            Some(&smoothing),
         ),
         (
             "6-point perturbed",
             VrDevices::SixPoint,
             Some(&perturbation),
+            Some(&smoothing),
+        ),
+        (
+            "3-pt pert. unfilt.",
+            VrDevices::ThreePoint,
+            Some(&perturbation),
+            None,
+        ),
+        (
+            "6-pt pert. unfilt.",
+            VrDevices::SixPoint,
+            Some(&perturbation),
+            None,
         ),
     ];
     let mut reports = Vec::with_capacity(runs.len());
-    for (name, devices, perturb) in runs {
-        let r: VrReport = evaluate_vr(source, motion, target, devices, perturb, &config)?;
+    for (name, devices, perturb, filter) in runs {
+        let r: VrReport = evaluate_vr(source, motion, target, devices, perturb, &config, filter)?;
         reports.push(r);
         println!(
             "{:<20} {:>7.2} {:>7.2} {:>8.2} {:>8.2} ({:>6.2}) {:>8.2} {:>10.3} {:>9.3} {:>6.2} ({:>5.2}) {:>5} ({:>3})",
@@ -251,6 +284,6 @@ fn eval_vr(
         );
     }
     println!("hand max: over hand-frames within reach of the solved shoulder; jitter: mean jerk");
-    print_joints(&runs.map(|(name, _, _)| name), &reports);
+    print_joints(&runs.map(|(name, _, _, _)| name), &reports);
     Ok(())
 }

@@ -11,6 +11,7 @@ use super::body::{BodyFrame, BodyProportions, Limb};
 use super::calibration::{Calibration, DevicePose, HEAD_TO_EYE};
 use super::mocap::{MocapIk, MocapIkConfig, MocapIkState};
 use super::vr::{VrIk, VrIkConfig, VrIkState, VrInput};
+use crate::filter::{DeviceFilter, DeviceFilterConfig};
 use crate::formats::Motion;
 use crate::humanoid::{BONE_COUNT, HumanBone, HumanoidPose};
 use crate::retarget::{
@@ -398,6 +399,7 @@ pub fn evaluate_vr(
     devices: VrDevices,
     perturbation: Option<&Perturbation>,
     config: &VrIkConfig,
+    filter: Option<&DeviceFilterConfig>,
 ) -> Result<VrReport, EvalError> {
     use HumanBone as B;
     let source_rig = SourceRig::new(source);
@@ -407,6 +409,8 @@ pub fn evaluate_vr(
     let n = motion.frame_count();
     let mut noise = Noise(perturbation.map_or(1, |p| p.seed.max(1)));
     let mut state = VrIkState::default();
+    // Headset, hands, hips, feet.
+    let mut smoothing = filter.map(|f| DeviceFilter::<6>::new(*f));
     let mut pose = HumanoidPose::default();
     let mut solved = HumanoidPose::default();
     let (mut truth_frame, mut solved_frame) = (BodyFrame::default(), BodyFrame::default());
@@ -467,6 +471,19 @@ pub fn evaluate_vr(
             _ => times[i] - times[i - 1],
         }
         .max(1e-4);
+        if let Some(f) = &mut smoothing {
+            f.step(dt);
+            let [left, right] = &mut input.hands;
+            let [left_foot, right_foot] = &mut input.feet;
+            let devices = [Some(&mut input.head), Some(left), Some(right)]
+                .into_iter()
+                .chain([input.hips.as_mut(), left_foot.as_mut(), right_foot.as_mut()]);
+            for (k, device) in devices.enumerate() {
+                if let Some(d) = device {
+                    d.position = f.filter(k, d.position);
+                }
+            }
+        }
         VrIk {
             config,
             body: &body,
