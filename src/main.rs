@@ -177,6 +177,9 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Run(_)) {
+        quiet_on_closed_pipe();
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err)
@@ -201,6 +204,19 @@ fn main() -> ExitCode {
             }
             ExitCode::from(2)
         }
+    }
+}
+
+/// A printing command stops quietly when its reader goes away (`| head`), as
+/// Unix tools do, instead of panicking in `println!`: SIGPIPE back to its default.
+/// Not for `run`, whose sockets must see a closed peer as an error, not a signal.
+/// (Linux only, where the project already links libc.)
+fn quiet_on_closed_pipe() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: called once at start-up, before any thread is spawned; restoring a
+    // signal's default disposition touches no memory of ours.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

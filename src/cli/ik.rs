@@ -59,6 +59,9 @@ pub struct EvalIkArgs {
     /// (`{"smoothness": 60}`); `noiseM` defaults to the perturbation's noise.
     #[arg(long, value_name = "JSON")]
     pub device_filter: Option<String>,
+    /// With `--mode vr`: seed of the perturbed runs' noise.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
 }
 
 pub fn eval_ik(args: EvalIkArgs) -> CliResult<()> {
@@ -92,15 +95,7 @@ pub fn eval_ik(args: EvalIkArgs) -> CliResult<()> {
         None => return Err("--mode mocap needs --target MODEL".into()),
     };
     if args.mode == EvalMode::Vr {
-        return eval_vr(
-            &label,
-            &source,
-            &clip.motion,
-            &target_label,
-            &target,
-            args.config.as_deref(),
-            args.device_filter.as_deref(),
-        );
+        return eval_vr(&label, &source, &clip.motion, &target_label, &target, &args);
     }
     let config: MocapIkConfig = match &args.config {
         Some(json) => serde_json::from_str(json).map_err(|e| format!("--config: {e}"))?,
@@ -190,20 +185,23 @@ fn eval_vr(
     motion: &formats::Motion,
     target_label: &str,
     target: &MappedSkeleton,
-    config: Option<&str>,
-    device_filter: Option<&str>,
+    args: &EvalIkArgs,
 ) -> CliResult<()> {
-    let config: VrIkConfig = match config {
+    let config: VrIkConfig = match &args.config {
         Some(json) => serde_json::from_str(json).map_err(|e| format!("--config: {e}"))?,
         None => VrIkConfig::default(),
     };
-    let perturbation = Perturbation::default();
+    let mut perturbation = Perturbation::default();
+    if let Some(seed) = args.seed {
+        perturbation.seed = seed;
+    }
     println!(
         "{label} -> {target_label}: {} frames, VR mode from synthesized devices \
-         (perturbed: controllers {:.1} cm off, {:.1} cm noise)",
+         (perturbed: controllers {:.1} cm off, {:.1} cm noise, seed {})",
         motion.frame_count(),
         perturbation.controller_offset.length() * 100.0,
         perturbation.noise * 100.0,
+        perturbation.seed,
     );
     println!(
         "{:<20} {:>7} {:>7} {:>8} {:>17} {:>8} {:>10} {:>9} {:>15} {:>11}",
@@ -225,7 +223,7 @@ fn eval_vr(
     // The perturbed devices as the bridge would take them: through the device
     // filter told how noisy they are.
     let mut smoothing = serde_json::json!({ "noiseM": perturbation.noise });
-    if let Some(json) = device_filter {
+    if let Some(json) = &args.device_filter {
         let given: serde_json::Map<String, serde_json::Value> =
             serde_json::from_str(json).map_err(|e| format!("--device-filter: {e}"))?;
         if let Some(m) = smoothing.as_object_mut() {
@@ -283,7 +281,10 @@ fn eval_vr(
             r.ground_truth_flips,
         );
     }
-    println!("hand max: over hand-frames within reach of the solved shoulder; jitter: mean jerk");
+    println!(
+        "hand max, head max: worst miss of the targets the devices (filtered) give, hands \
+         over hand-frames within reach of the solved shoulder; jitter: mean jerk"
+    );
     print_joints(&runs.map(|(name, _, _, _)| name), &reports);
     Ok(())
 }

@@ -280,7 +280,8 @@ pub struct VrReport {
     /// solved shoulder, mm, and how many hand-frames were out of reach.
     pub max_reachable_hand_error_mm: f32,
     pub unreachable_hand_frames: usize,
-    /// Largest head joint error, mm.
+    /// Largest distance of the head joint from where the headset put it (its
+    /// target, from the devices as given to the IK), mm.
     pub max_head_error_mm: f32,
     /// Mean horizontal motion of the solved ankles while the ground truth's are in
     /// contact, cm per frame, and the ground truth's own.
@@ -503,9 +504,10 @@ pub fn evaluate_vr(
             rotation_error +=
                 f64::from(turn.normalize().angle_between(Quat::IDENTITY).to_degrees());
         }
+        let head_target = calibration.head(&input.head).position;
         report.max_head_error_mm = report
             .max_head_error_mm
-            .max(t.position(B::Head).distance(s.position(B::Head)) * 1000.0);
+            .max(head_target.distance(s.position(B::Head)) * 1000.0);
         for limb in [Limb::LeftArm, Limb::RightArm] {
             let [upper, _, hand] = limb.bones();
             let error = t.position(hand).distance(s.position(hand));
