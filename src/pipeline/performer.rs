@@ -495,3 +495,76 @@ impl Performer {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo;
+    use crate::humanoid::HumanBone;
+
+    fn avatar() -> Avatar {
+        let rig = demo::embedded_rig("humanoid.json", demo::HUMANOID_JSON);
+        let map = rig.bone_map.clone().unwrap();
+        Avatar::new(&MappedSkeleton::new(rig.skeleton, &map).unwrap())
+    }
+
+    /// Frame-to-frame turn of the left lower arm and motion of the hips, summed
+    /// over a second of a still user whose devices jitter by 2 mm.
+    fn shake(device_filter: Option<DeviceFilterConfig>) -> (f32, f32) {
+        let avatar = avatar();
+        let settings = PerformerSettings {
+            filter: None,
+            device_filter,
+            mocap_ik: MocapIkConfig::default(),
+            vr_ik: VrIkConfig::default(),
+            calibration: None,
+        };
+        let name = PerformerName::new("vr").unwrap();
+        let now = Instant::now();
+        let mut performer =
+            Performer::new(name, SourceKind::Trackers, None, settings, &avatar, now);
+        let mut seed = 0x9e37_79b9u32;
+        let mut noise = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            (seed as f32 / u32::MAX as f32 - 0.5) * 0.002 * 12f32.sqrt()
+        };
+        let (mut turn, mut travel) = (0.0, 0.0);
+        let mut last: Option<HumanoidPose> = None;
+        for i in 0..120 {
+            let mut frame = TrackerFrame::new(name);
+            frame.time = f64::from(i) / 120.0;
+            let mut jitter = |p: Vec3| p + Vec3::new(noise(), noise(), noise());
+            for (point, at) in [
+                (TrackedPoint::Head, Vec3::new(0.0, 1.5, 0.08)),
+                (TrackedPoint::LeftHand, Vec3::new(0.3, 1.0, 0.2)),
+                (TrackedPoint::RightHand, Vec3::new(-0.3, 1.0, 0.2)),
+            ] {
+                frame.set(point, DevicePose::new(jitter(at), Quat::IDENTITY));
+            }
+            performer.solve_trackers(&frame, &avatar, now).unwrap();
+            let pose = performer.pose;
+            if let Some(before) = last.filter(|_| i >= 40) {
+                let arm = |p: &HumanoidPose| p.rotation_or_identity(HumanBone::LeftLowerArm);
+                turn += arm(&before).angle_between(arm(&pose)).to_degrees();
+                travel += before.hips_position.distance(pose.hips_position) * 1000.0;
+            }
+            last = Some(pose);
+        }
+        (turn, travel)
+    }
+
+    #[test]
+    fn the_device_filter_steadies_a_still_user_with_jittery_devices() {
+        let (raw_turn, raw_travel) = shake(None);
+        let (turn, travel) = shake(Some(DeviceFilterConfig::default()));
+        println!("elbow {turn}° vs {raw_turn}° raw, hips {travel} mm vs {raw_travel} mm raw");
+        assert!(raw_turn > 0.0 && raw_travel > 0.0);
+        assert!(turn < raw_turn / 3.0, "elbow {turn}° vs {raw_turn}° raw");
+        assert!(
+            travel < raw_travel / 3.0,
+            "hips {travel} mm vs {raw_travel} mm raw"
+        );
+    }
+}
