@@ -18,7 +18,7 @@
 //! rate changes, on fixed arrays (no heap; it runs on the solver thread).
 //! Hand-written because no crate designs this filter.
 
-use glam::Vec3;
+use glam::{Vec3, Vec3A};
 
 /// The most taps a filter can have.
 pub const MAX_TAPS: usize = 48;
@@ -156,19 +156,21 @@ fn solve_spd(m: &mut [[f64; MAX_TAPS]; MAX_TAPS], n: usize) -> Option<[f64; MAX_
     Some(w)
 }
 
-/// The last samples of one device position (a ring, newest at `next - 1`).
+/// The last samples of one device position: a ring written twice, at `at` and
+/// `at + MAX_TAPS`, so the newest `MAX_TAPS` samples always sit side by side
+/// (newest last, ending at `at + MAX_TAPS`) and the sum runs without wrapping.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct History {
-    samples: [Vec3; MAX_TAPS],
-    next: usize,
+    samples: [Vec3A; 2 * MAX_TAPS],
+    at: usize,
     primed: bool,
 }
 
 impl Default for History {
     fn default() -> Self {
         Self {
-            samples: [Vec3::ZERO; MAX_TAPS],
-            next: 0,
+            samples: [Vec3A::ZERO; 2 * MAX_TAPS],
+            at: 0,
             primed: false,
         }
     }
@@ -178,19 +180,22 @@ impl History {
     /// Adds `p` and returns the filtered position. Before the ring is full the
     /// first sample stands in for the missing older ones.
     fn push(&mut self, p: Vec3, taps: &Taps) -> Vec3 {
+        let p = Vec3A::from(p);
         if !self.primed {
-            self.samples = [p; MAX_TAPS];
+            self.samples = [p; 2 * MAX_TAPS];
             self.primed = true;
         }
-        self.samples[self.next] = p;
-        self.next = (self.next + 1) % MAX_TAPS;
+        self.at = (self.at + 1) % MAX_TAPS;
+        self.samples[self.at] = p;
+        self.samples[self.at + MAX_TAPS] = p;
         // Offsets from the newest sample, so a device at rest stays exactly put.
-        let mut offset = Vec3::ZERO;
-        for (k, w) in taps.weights().iter().enumerate().skip(1) {
-            let at = (self.next + 2 * MAX_TAPS - 1 - k) % MAX_TAPS;
-            offset += *w * (self.samples[at] - p);
+        let newest = self.at + MAX_TAPS;
+        let window = &self.samples[newest + 1 - taps.len..newest];
+        let mut offset = Vec3A::ZERO;
+        for (w, s) in taps.weights()[1..].iter().zip(window.iter().rev()) {
+            offset += *w * (*s - p);
         }
-        p + offset
+        (p + offset).into()
     }
 }
 
