@@ -255,6 +255,18 @@ impl<const P: usize> DeviceFilter<P> {
     }
 }
 
+/// Uniform noise of `rms` (xorshift from `seed`), for tests of the filter and of
+/// what it feeds.
+#[cfg(test)]
+pub(crate) fn uniform_noise(mut seed: u32, rms: f32) -> impl FnMut() -> f32 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        (seed as f32 / u32::MAX as f32 - 0.5) * 12f32.sqrt() * rms
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,13 +325,7 @@ mod tests {
     #[test]
     fn white_noise_loses_most_of_its_jerk_and_some_of_its_size() {
         let mut filter = DeviceFilter::<1>::new(noisy_config());
-        let mut seed = 0x2545f491u32;
-        let mut noise = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            (seed as f32 / u32::MAX as f32 - 0.5) * 0.02 * 3f32.sqrt()
-        };
+        let mut noise = uniform_noise(0x2545_f491, 0.01);
         let (mut raw, mut out) = (Vec::new(), Vec::new());
         for _ in 0..2000 {
             filter.step(DT);

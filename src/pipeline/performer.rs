@@ -523,13 +523,7 @@ mod tests {
         let now = Instant::now();
         let mut performer =
             Performer::new(name, SourceKind::Trackers, None, settings, &avatar, now);
-        let mut seed = 0x9e37_79b9u32;
-        let mut noise = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            (seed as f32 / u32::MAX as f32 - 0.5) * 0.002 * 12f32.sqrt()
-        };
+        let mut noise = crate::filter::device::uniform_noise(0x9e37_79b9, 0.002);
         let (mut turn, mut travel) = (0.0, 0.0);
         let mut last: Option<HumanoidPose> = None;
         for i in 0..120 {
