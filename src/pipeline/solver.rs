@@ -90,7 +90,7 @@ pub struct Solver {
     outputs: Vec<OutputPort>,
     control: mpsc::Receiver<SolverControl>,
     performers: Vec<Performer>,
-    by_name: HashMap<PerformerName, usize>,
+    by_name: foldhash::HashMap<PerformerName, usize>,
     /// Reused for every `OutputMsg::Source`.
     points: Box<SourcePoints>,
     pub stats: Arc<SolverStats>,
@@ -117,7 +117,7 @@ impl Solver {
             outputs,
             control,
             performers: Vec::new(),
-            by_name: HashMap::new(),
+            by_name: foldhash::HashMap::default(),
             points: Box::new(SourcePoints::new(
                 PerformerName::new("_").unwrap_or_else(|| unreachable!("a valid name")),
             )),
