@@ -439,6 +439,58 @@ mod tests {
         assert_eq!(got, datagrams);
     }
 
+    /// Receives `want` datagrams on `receiver`, each with its sender.
+    async fn receive_all(receiver: &UdpSocket, want: usize) -> Vec<(Vec<u8>, SocketAddr)> {
+        let (stop_tx, mut stop) = watch::channel(false);
+        let mut got = Vec::new();
+        let receiving = receive_until_shutdown(receiver, &mut stop, |batch, _| {
+            for (bytes, addr) in batch.iter() {
+                got.push((bytes.to_vec(), addr));
+            }
+            if got.len() == want {
+                let _ = stop_tx.send(true);
+            }
+        });
+        tokio::time::timeout(std::time::Duration::from_secs(10), receiving)
+            .await
+            .expect("all datagrams arrive")
+            .unwrap();
+        got
+    }
+
+    #[tokio::test]
+    async fn runs_of_equal_datagrams_arrive_as_the_same_datagrams() {
+        let (receiver, sender) = pair().await;
+        let mut batch = SendBatch::default();
+        // A run longer than one GSO message, a shorter one closing a run, an empty
+        // one, and short runs: every datagram distinct. Small, so that all of them
+        // fit a default receive buffer.
+        let lens = [
+            vec![200; 70],
+            vec![150],
+            vec![200; 10],
+            vec![0],
+            vec![50; 3],
+        ]
+        .concat();
+        let datagrams: Vec<Vec<u8>> = lens
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| (0..len).map(|j| (i * 7 + j) as u8).collect())
+            .collect();
+        for d in &datagrams {
+            batch.push(d);
+        }
+        let mut sent = Vec::new();
+        batch.send(&sender, |r| sent.push(r.unwrap())).await;
+        assert_eq!(sent, lens);
+        let got = receive_all(&receiver, datagrams.len()).await;
+        let from = sender.local_addr().unwrap();
+        assert!(got.iter().all(|(_, addr)| *addr == from));
+        let got: Vec<Vec<u8>> = got.into_iter().map(|(bytes, _)| bytes).collect();
+        assert_eq!(got, datagrams);
+    }
+
     #[tokio::test]
     async fn a_receiver_not_listening_is_an_error_per_datagram_not_the_end() {
         let (receiver, sender) = pair().await;
