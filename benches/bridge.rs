@@ -485,9 +485,8 @@ fn measure(n: usize, seconds: f64, through_bridge: bool) -> Run {
         let handle = std::thread::Builder::new()
             .name("bridge".into())
             .spawn(move || {
-                // As `run` builds it.
                 let runtime = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
+                    .worker_threads(2)
                     .enable_all()
                     .build()
                     .expect("runtime");

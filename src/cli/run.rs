@@ -130,12 +130,8 @@ pub fn run(args: RunArgs) -> CliResult<()> {
             let _ = out.flush();
         })),
     };
-    // One worker for every edge task: the solver is a thread of its own, so the
-    // two of them fit two cores. A second worker mostly woke and parked the other
-    // (at 400 performers on two cores: a third fewer futex calls and context
-    // switches, and less CPU per frame, with one).
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
+        .worker_threads(2)
         .enable_all()
         .build()?;
     let duration = args.duration;
