@@ -72,6 +72,104 @@ struct Run {
     drops_at: [u64; 3],
     /// Ticks the sender was late by more than one interval (it could not keep up).
     late_ticks: u64,
+    /// CPU time the process's threads spent while the frames went through.
+    cpu: CpuSplit,
+}
+
+/// CPU time (ns) of the run's threads, from the first send to 300 ms after the
+/// last: the bridge's (solver, tokio workers), the sender's, the receiver's; and the
+/// user / system split of the bridge's (clock ticks).
+#[derive(Default, Clone, Copy)]
+struct CpuSplit {
+    bridge: u64,
+    solver: u64,
+    sender: u64,
+    receiver: u64,
+    bridge_user_ticks: u64,
+    bridge_system_ticks: u64,
+}
+
+/// One thread's CPU so far: its name, ns (its thread CPU clock), user and system ticks.
+struct ThreadCpu {
+    tid: i32,
+    name: String,
+    ns: u64,
+    user: u64,
+    system: u64,
+}
+
+/// Every thread of this process with its CPU time so far (Linux: `/proc/self/task`
+/// and each thread's CPU clock; elsewhere nothing).
+fn threads_cpu() -> Vec<ThreadCpu> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| {
+            let tid: i32 = task.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+            let (head, rest) = stat.rsplit_once(')')?;
+            let name = head.split_once('(')?.1.to_owned();
+            // After the name: state is field 3; utime and stime are fields 14, 15.
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let user = fields.get(11)?.parse().ok()?;
+            let system = fields.get(12)?.parse().ok()?;
+            Some(ThreadCpu {
+                tid,
+                name,
+                ns: thread_cpu_ns(tid),
+                user,
+                system,
+            })
+        })
+        .collect()
+}
+
+/// A thread's CPU time in ns, from the kernel's per-thread CPU clock.
+#[cfg(target_os = "linux")]
+fn thread_cpu_ns(tid: i32) -> u64 {
+    // MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): per thread, scheduler clock.
+    let clock = ((!tid) << 3) | 6;
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec to write; a bad clock only returns an error.
+    if unsafe { libc::clock_gettime(clock, &raw mut t) } != 0 {
+        return 0;
+    }
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+#[cfg(not(target_os = "linux"))]
+fn thread_cpu_ns(_tid: i32) -> u64 {
+    0
+}
+
+/// What each group of threads spent between two snapshots.
+fn cpu_split(before: &[ThreadCpu], after: &[ThreadCpu]) -> CpuSplit {
+    let main = std::process::id() as i32;
+    let mut split = CpuSplit::default();
+    for a in after {
+        let (ns, user, system) = match before.iter().find(|b| b.tid == a.tid) {
+            Some(b) => (a.ns - b.ns, a.user - b.user, a.system - b.system),
+            None => (a.ns, a.user, a.system),
+        };
+        if a.tid == main {
+            split.sender += ns;
+        } else if a.name == "bench-receiver" {
+            split.receiver += ns;
+        } else {
+            split.bridge += ns;
+            split.bridge_user_ticks += user;
+            split.bridge_system_ticks += system;
+            if a.name == "solver" {
+                split.solver += ns;
+            }
+        }
+    }
+    split
 }
 
 /// Sends `n` performers × 120 Hz for `seconds` to `to`, timestamps into `sent_at`.
@@ -428,8 +526,10 @@ fn measure(n: usize, seconds: f64, through_bridge: bool) -> Run {
             });
         (handle.expect("thread"), None)
     };
+    let cpu_before = threads_cpu();
     let (sent, late_ticks) = send(n, seconds, input_addr, &sent_at, frames);
     std::thread::sleep(Duration::from_millis(300));
+    let cpu = cpu_split(&cpu_before, &threads_cpu());
     match bridge_stop {
         Some(tx) => {
             let _ = tx.send(());
@@ -447,20 +547,31 @@ fn measure(n: usize, seconds: f64, through_bridge: bool) -> Run {
         bridge_drops: drops_at.iter().sum(),
         drops_at,
         late_ticks,
+        cpu,
     }
 }
 
 /// One capacity step's line.
 fn capacity_line(n: usize, r: &Run) -> String {
     let [at_inputs, at_outputs, refused] = r.drops_at;
+    let c = &r.cpu;
+    let per_frame = |ns: u64| ns as f64 / 1000.0 / r.sent.max(1) as f64;
+    let ticks = (c.bridge_user_ticks + c.bridge_system_ticks).max(1) as f64;
     format!(
-        "{n:>6} performers: sent {} received {} lost {} bridge drops {} (inputs {at_inputs}, outputs {at_outputs}, refused {refused}) sender late ticks {} p99 {} µs",
+        "{n:>6} performers: sent {} received {} lost {} bridge drops {} (inputs {at_inputs}, outputs {at_outputs}, refused {refused}) sender late ticks {} p99 {} µs\n\
+         {:>6} CPU µs/frame: bridge {:.2} (solver {:.2}, user {:.0}%) sender {:.2} receiver {:.2}",
         r.sent,
         r.received,
         r.sent - r.received,
         r.bridge_drops,
         r.late_ticks,
-        r.latency.value_at_quantile(0.99)
+        r.latency.value_at_quantile(0.99),
+        "",
+        per_frame(c.bridge),
+        per_frame(c.solver),
+        100.0 * c.bridge_user_ticks as f64 / ticks,
+        per_frame(c.sender),
+        per_frame(c.receiver),
     )
 }
 

@@ -439,12 +439,13 @@ pub async fn run(
         }
     };
     let recorder = {
+        let r = &config.recorder;
+        let wants_poses = Arc::new(AtomicBool::new(r.record_on_start));
         let (port, ring) = output_ring("recorder", p.recorder_ring, Delivery::Every);
         status
             .outputs
             .push(("recorder".into(), ring.stats.clone(), None));
-        output_ports.push(port);
-        let r = &config.recorder;
+        output_ports.push(port.with_poses_gate(wants_poses.clone()));
         tokio::spawn(
             Recorder {
                 ring,
@@ -454,6 +455,7 @@ pub async fn run(
                 sync: r.sync,
                 record_all: r.record_on_start,
                 rest: avatar_rest.clone(),
+                wants_poses,
             }
             .run(),
         )

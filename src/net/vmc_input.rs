@@ -102,7 +102,7 @@ impl VmcInput {
             devices,
             rest,
             record,
-            senders: HashMap::new(),
+            senders: foldhash::HashMap::default(),
             started: Instant::now(),
         };
         udp::receive_until_shutdown(&socket, &mut shutdown, |batch, received| {
@@ -122,7 +122,8 @@ struct VmcPort {
     devices: HashMap<String, TrackedPoint>,
     rest: Option<Arc<SenderRest>>,
     record: mpsc::UnboundedSender<RecordCommand>,
-    senders: HashMap<SocketAddr, Sender>,
+    /// Looked up per datagram: a fast hash (senders are bounded by `MAX_SENDERS`).
+    senders: foldhash::HashMap<SocketAddr, Sender>,
     started: Instant,
 }
 

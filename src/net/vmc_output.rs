@@ -13,7 +13,6 @@
 //! A receiver that is not listening (ICMP port unreachable) is counted as an
 //! error and sent to again: receivers come and go.
 
-use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
@@ -75,7 +74,7 @@ struct Track {
 /// What the task keeps between wake-ups.
 #[derive(Default)]
 struct Sending {
-    tracks: HashMap<PerformerName, Track>,
+    tracks: foldhash::HashMap<PerformerName, Track>,
     /// Performers with a frame pending, in the order their frames came.
     waiting: Vec<PerformerName>,
     shown: Option<PerformerName>,

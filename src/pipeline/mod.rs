@@ -298,6 +298,11 @@ pub struct OutputPort {
     /// How many of the output's clients want `OutputMsg::Source`; none asked when
     /// `None`.
     sources_wanted: Option<Arc<AtomicUsize>>,
+    /// Whether the output wants `OutputMsg::Pose` now (the recorder: only while it
+    /// records or waits for a performer); always when `None`.
+    poses_wanted: Option<Arc<AtomicBool>>,
+    /// Something was pushed (or moved from the backlog) since the last wake.
+    unwoken: bool,
 }
 
 impl Drop for OutputPort {
@@ -316,6 +321,7 @@ impl OutputPort {
     pub fn push(&mut self, msg: &OutputMsg) {
         let live = matches!(msg, OutputMsg::Pose(_) | OutputMsg::Source(_));
         let keep = self.delivery == Delivery::Every || !live;
+        self.unwoken = true;
         if !self.backlog.is_empty() {
             self.flush_backlog();
         }
@@ -332,6 +338,7 @@ impl OutputPort {
 
     /// Moves waiting messages into the ring while it has room.
     pub fn flush_backlog(&mut self) {
+        self.unwoken = true;
         while let Some(msg) = self.backlog.pop_front() {
             if let Err(msg) = self.ring.try_push(msg) {
                 self.backlog.push_front(msg);
@@ -355,14 +362,36 @@ impl OutputPort {
             .is_some_and(|w| w.load(Relaxed) > 0)
     }
 
+    /// Sends `OutputMsg::Pose` only while `wanted` is set.
+    #[must_use]
+    pub fn with_poses_gate(mut self, wanted: Arc<AtomicBool>) -> Self {
+        self.poses_wanted = Some(wanted);
+        self
+    }
+
+    /// Whether the output wants solved poses now.
+    #[must_use]
+    pub fn wants_poses(&self) -> bool {
+        self.poses_wanted.as_ref().is_none_or(|w| w.load(Relaxed))
+    }
+
     #[must_use]
     pub fn has_backlog(&self) -> bool {
         !self.backlog.is_empty()
     }
 
     /// Wakes the output's task (after a batch of pushes).
-    pub fn wake(&self) {
+    pub fn wake(&mut self) {
+        self.unwoken = false;
         self.waker.wake();
+    }
+
+    /// Wakes the output's task if anything was pushed since the last wake: an
+    /// output given nothing (the recorder while it does not record) sleeps on.
+    pub fn wake_if_pushed(&mut self) {
+        if self.unwoken {
+            self.wake();
+        }
     }
 }
 
@@ -442,6 +471,8 @@ pub fn output_ring(name: &str, capacity: usize, delivery: Delivery) -> (OutputPo
             closed: closed.clone(),
             stats: stats.clone(),
             sources_wanted: None,
+            poses_wanted: None,
+            unwoken: false,
         },
         OutputRing {
             ring: cons,

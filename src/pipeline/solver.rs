@@ -90,7 +90,7 @@ pub struct Solver {
     outputs: Vec<OutputPort>,
     control: mpsc::Receiver<SolverControl>,
     performers: Vec<Performer>,
-    by_name: HashMap<PerformerName, usize>,
+    by_name: foldhash::HashMap<PerformerName, usize>,
     /// Reused for every `OutputMsg::Source`.
     points: Box<SourcePoints>,
     pub stats: Arc<SolverStats>,
@@ -117,7 +117,7 @@ impl Solver {
             outputs,
             control,
             performers: Vec::new(),
-            by_name: HashMap::new(),
+            by_name: foldhash::HashMap::default(),
             points: Box::new(SourcePoints::new(
                 PerformerName::new("_").unwrap_or_else(|| unreachable!("a valid name")),
             )),
@@ -151,7 +151,7 @@ impl Solver {
                     output.flush_backlog();
                     worked = true;
                 }
-                output.wake();
+                output.wake_if_pushed();
             }
             let now = Instant::now();
             if now.duration_since(last_sweep) >= IDLE {
@@ -284,7 +284,9 @@ impl Solver {
                     pose: performer.pose,
                     received: frame.received,
                 });
-                broadcast(&mut self.outputs, &msg);
+                for output in self.outputs.iter_mut().filter(|o| o.wants_poses()) {
+                    output.push(&msg);
+                }
                 if self.outputs.iter().any(OutputPort::wants_sources)
                     && self.performers[index].source_points(&skeletons, &mut self.points)
                 {

@@ -426,6 +426,14 @@ impl Datagrams {
         &self.bytes[start..self.ends[i]]
     }
 
+    /// Datagrams `first..first + count` as they lie, back to back (one buffer for
+    /// a UDP GSO send).
+    #[must_use]
+    pub fn span(&self, first: usize, count: usize) -> &[u8] {
+        let start = if first == 0 { 0 } else { self.ends[first - 1] };
+        &self.bytes[start..self.ends[first + count - 1]]
+    }
+
     /// Appends a whole datagram.
     pub fn push(&mut self, datagram: &[u8]) {
         self.bytes.extend_from_slice(datagram);

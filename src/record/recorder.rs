@@ -12,6 +12,8 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
@@ -88,6 +90,10 @@ pub struct Recorder {
     pub record_all: bool,
     /// The T-pose the takes are written in.
     pub rest: VrmaRest,
+    /// Set while the recorder wants solved poses: a take is open, a performer is
+    /// armed, or every performer is recorded. The solver sends none otherwise
+    /// (`OutputPort::with_poses_gate`); performers are known from `Appeared`.
+    pub wants_poses: Arc<AtomicBool>,
 }
 
 /// What a recorder run ends with: every take written.
@@ -143,8 +149,14 @@ impl Recorder {
                         None
                     }
                     OutputMsg::Gone { performer } => Some(performer),
+                    // Known from now on, for a start command; its poses come
+                    // only while something records.
+                    OutputMsg::Appeared { performer, .. } => {
+                        tracks.entry(performer).or_default();
+                        None
+                    }
                     // The recorder never asks for sources.
-                    OutputMsg::Appeared { .. } | OutputMsg::Source(_) => None,
+                    OutputMsg::Source(_) => None,
                 };
                 self.ring.skip_first();
                 if let Some(performer) = gone
@@ -154,6 +166,9 @@ impl Recorder {
                     finish(performer, take, &mut written).await;
                 }
             }
+            let wanted =
+                self.record_all || !armed.is_empty() || tracks.values().any(|t| t.take.is_some());
+            self.wants_poses.store(wanted, Relaxed);
             if self.ring.is_closed() {
                 // The solver is done and announced everyone gone; finish the rest.
                 for (performer, track) in tracks.drain() {
