@@ -5,11 +5,14 @@
 //! 1. Latency at 1, 16 and 256 performers × 120 Hz: p50 and p99 from the sender's
 //!    `send` to the receiver's `recv`, bridge and echo.
 //! 2. Capacity: performers × 120 Hz for 3 s each, rising until the bridge drops a
-//!    frame anywhere (input rings, output, or the sockets: sent ≠ received).
+//!    frame anywhere (input rings, output, or the sockets: sent ≠ received) in
+//!    three runs out of three; the same for the echo, as the bridge's peer (for
+//!    the echo the "bridge" CPU is the echo thread's).
 //!
-//! Each performer is its own UDP socket (the bridge makes one performer per sender
-//! address) sending one frame of the sample take (19 bones, hips, one datagram)
-//! per tick; the performer's index rides in the hips' x and the frame number in
+//! Each performer is its own sender address (the bridge makes one performer per
+//! sender address; on Linux one socket sends from 127.1.x.y with `IP_PKTINFO`,
+//! elsewhere a socket each) sending one frame of the sample take (19 bones, hips,
+//! one datagram) per tick; the performer's index rides in the hips' x and the frame number in
 //! `/VMC/Ext/T`, which the bridge passes through unchanged.
 //! Run: `cargo bench --bench bridge` (optionally `-- quick` for a short run, and
 //! `-- at=N` for one capacity step of N performers, to profile).
@@ -173,6 +176,12 @@ fn cpu_split(before: &[ThreadCpu], after: &[ThreadCpu]) -> CpuSplit {
 }
 
 /// Sends `n` performers × 120 Hz for `seconds` to `to`, timestamps into `sent_at`.
+/// Returns the datagrams sent and the ticks it fell more than a tick behind.
+///
+/// Performers are not in step: each tick's sends are spread over the tick, and
+/// whatever is due within the next 100 µs goes out at once, in one `sendmmsg` on
+/// Linux (the sender stands for many machines, so it must cost the bridge's two
+/// cores as little as it can).
 fn send(
     n: usize,
     seconds: f64,
@@ -181,39 +190,169 @@ fn send(
     frames: usize,
 ) -> (u64, u64) {
     let mut templates = templates(n);
-    let sockets: Vec<UdpSocket> = (0..n)
-        .map(|_| {
-            let s = UdpSocket::bind("127.0.0.1:0").expect("bind");
-            s.connect(to).expect("connect");
-            s
-        })
-        .collect();
+    let senders = Senders::new(n, to);
     let ticks = ((seconds * RATE_HZ) as usize).min(frames);
     let interval = Duration::from_secs_f64(1.0 / RATE_HZ);
-    let start = Instant::now();
-    let (mut sent, mut late) = (0u64, 0u64);
-    // Performers are not in step: each tick's sends are spread over the tick.
     let spacing = interval / n.max(1) as u32;
+    let ahead = Duration::from_micros(100);
+    let start = Instant::now();
+    let due = |tick: usize, i: usize| start + interval * tick as u32 + spacing * i as u32;
+    let (mut sent, mut late) = (0u64, 0u64);
+    let mut batch = Vec::with_capacity(SEND_BATCH);
     for tick in 0..ticks {
         let t = (tick as f32 / RATE_HZ as f32).to_be_bytes();
-        for (i, (socket, template)) in sockets.iter().zip(&mut templates).enumerate() {
-            let due = start + interval * tick as u32 + spacing * i as u32;
+        let mut i = 0;
+        while i < n {
             let now = Instant::now();
-            if due > now {
-                if due - now > Duration::from_micros(100) {
-                    std::thread::sleep(due - now);
-                }
-            } else if i == 0 && now - due > interval {
+            let first = due(tick, i);
+            if first > now + ahead {
+                std::thread::sleep(first - now - ahead);
+                continue;
+            }
+            if i == 0 && now > first + interval {
                 late += 1;
             }
-            template.bytes[template.time_at..template.time_at + 4].copy_from_slice(&t);
-            sent_at[i * frames + tick].store(wall_ns(), Relaxed);
-            if socket.send(&template.bytes).is_ok() {
-                sent += 1;
+            batch.clear();
+            while i < n && batch.len() < SEND_BATCH && due(tick, i) <= now + ahead {
+                let template = &mut templates[i];
+                template.bytes[template.time_at..template.time_at + 4].copy_from_slice(&t);
+                batch.push(i);
+                i += 1;
             }
+            let stamp = wall_ns();
+            for &k in &batch {
+                sent_at[k * frames + tick].store(stamp, Relaxed);
+            }
+            sent += senders.send(&batch, &templates) as u64;
         }
     }
     (sent, late)
+}
+
+/// Datagrams per `sendmmsg`.
+const SEND_BATCH: usize = 64;
+
+/// The performers' senders: one socket sending as many loopback addresses
+/// (127.1.x.y, chosen per datagram with `IP_PKTINFO`), so the bridge sees `n`
+/// senders while the benchmark makes one system call per batch.
+#[cfg(target_os = "linux")]
+struct Senders {
+    socket: UdpSocket,
+    sources: Vec<libc::in_addr>,
+    to: libc::sockaddr_in,
+}
+
+#[cfg(target_os = "linux")]
+impl Senders {
+    fn new(n: usize, to: SocketAddr) -> Self {
+        let SocketAddr::V4(to) = to else {
+            panic!("the bridge listens on IPv4 loopback")
+        };
+        let socket = UdpSocket::bind("0.0.0.0:0").expect("bind");
+        let sources = (0..n)
+            .map(|i| libc::in_addr {
+                s_addr: u32::from_ne_bytes([127, 1, (i / 250) as u8, (i % 250 + 1) as u8]),
+            })
+            .collect();
+        let to = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: to.port().to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from_ne_bytes(to.ip().octets()),
+            },
+            sin_zero: [0; 8],
+        };
+        Self {
+            socket,
+            sources,
+            to,
+        }
+    }
+
+    /// Sends performer `k`'s datagram for every `k` in `batch`, from its own
+    /// address; returns how many went out.
+    fn send(&self, batch: &[usize], templates: &[Template]) -> usize {
+        use std::os::fd::AsRawFd;
+        const SPACE: usize = 32;
+        // SAFETY: plain C structs, all-zero is a valid value for each.
+        let mut iovecs: [libc::iovec; SEND_BATCH] = unsafe { std::mem::zeroed() };
+        let mut headers: [libc::mmsghdr; SEND_BATCH] = unsafe { std::mem::zeroed() };
+        let mut controls = [[0u64; SPACE / 8]; SEND_BATCH];
+        let count = batch.len().min(SEND_BATCH);
+        for (j, &k) in batch.iter().take(count).enumerate() {
+            let bytes = &templates[k].bytes;
+            iovecs[j] = libc::iovec {
+                iov_base: bytes.as_ptr().cast_mut().cast(),
+                iov_len: bytes.len(),
+            };
+            let header = &mut headers[j].msg_hdr;
+            header.msg_name = (&raw const self.to).cast_mut().cast();
+            header.msg_namelen = size_of::<libc::sockaddr_in>() as libc::socklen_t;
+            header.msg_iov = &raw mut iovecs[j];
+            header.msg_iovlen = 1;
+            header.msg_control = controls[j].as_mut_ptr().cast();
+            // SAFETY: the control buffer holds one `in_pktinfo` message (32 bytes
+            // ≥ CMSG_SPACE(12)); the header points at it.
+            unsafe {
+                let length = libc::CMSG_SPACE(size_of::<libc::in_pktinfo>() as u32);
+                header.msg_controllen = length as usize;
+                let c = libc::CMSG_FIRSTHDR(header);
+                (*c).cmsg_level = libc::IPPROTO_IP;
+                (*c).cmsg_type = libc::IP_PKTINFO;
+                (*c).cmsg_len = libc::CMSG_LEN(size_of::<libc::in_pktinfo>() as u32) as usize;
+                let info = libc::in_pktinfo {
+                    ipi_ifindex: 0,
+                    ipi_spec_dst: self.sources[k],
+                    ipi_addr: libc::in_addr { s_addr: 0 },
+                };
+                std::ptr::write_unaligned(libc::CMSG_DATA(c).cast(), info);
+            }
+        }
+        let mut done = 0;
+        while done < count {
+            // SAFETY: `headers[done..count]` are filled in above and point at
+            // buffers that outlive the call.
+            let n = unsafe {
+                libc::sendmmsg(
+                    self.socket.as_raw_fd(),
+                    headers[done..].as_mut_ptr(),
+                    (count - done) as libc::c_uint,
+                    0,
+                )
+            };
+            if n <= 0 {
+                break;
+            }
+            done += n as usize;
+        }
+        done
+    }
+}
+
+/// Elsewhere: a connected socket per performer, one `send` each.
+#[cfg(not(target_os = "linux"))]
+struct Senders(Vec<UdpSocket>);
+
+#[cfg(not(target_os = "linux"))]
+impl Senders {
+    fn new(n: usize, to: SocketAddr) -> Self {
+        Self(
+            (0..n)
+                .map(|_| {
+                    let s = UdpSocket::bind("127.0.0.1:0").expect("bind");
+                    s.connect(to).expect("connect");
+                    s
+                })
+                .collect(),
+        )
+    }
+
+    fn send(&self, batch: &[usize], templates: &[Template]) -> usize {
+        batch
+            .iter()
+            .filter(|&&k| self.0[k].send(&templates[k].bytes).is_ok())
+            .count()
+    }
 }
 
 /// Nanoseconds since the Unix epoch: the clock the kernel stamps datagrams with.
@@ -609,16 +748,40 @@ fn main() {
             e.sent,
         );
     }
-    println!("capacity: performers x {RATE_HZ} Hz for 3 s, rising until a frame is lost");
-    let mut best = 0;
-    for n in [50, 100, 150, 200, 250, 300, 400, 500, 750, 1000, 1500, 2000] {
-        let r = measure(n, if quick { 1.0 } else { 3.0 }, true);
-        let lost = r.sent - r.received;
-        println!("{}", capacity_line(n, &r));
-        if lost > 0 || r.bridge_drops > 0 || r.late_ticks > 0 {
+    // A step passes when one of three runs loses nothing: the machine is shared,
+    // and a neighbour's burst can starve any run (every run is printed).
+    println!(
+        "capacity: performers x {RATE_HZ} Hz for 3 s, rising until a step loses frames \
+         in 3 runs out of 3; the bridge, and the bare echo as its peer"
+    );
+    let mut best = [0; 2];
+    let mut going = [true; 2];
+    for n in [
+        50, 100, 150, 200, 250, 300, 400, 500, 750, 1000, 1250, 1500, 2000,
+    ] {
+        for (k, (label, through_bridge)) in
+            [("bridge", true), ("echo", false)].into_iter().enumerate()
+        {
+            if !going[k] {
+                continue;
+            }
+            let clean = (1..=3).any(|attempt| {
+                let r = measure(n, if quick { 1.0 } else { 3.0 }, through_bridge);
+                println!("{label} run {attempt}: {}", capacity_line(n, &r));
+                r.sent == r.received && r.bridge_drops == 0 && r.late_ticks == 0
+            });
+            if clean {
+                best[k] = n;
+            } else {
+                going[k] = false;
+            }
+        }
+        if !going.contains(&true) {
             break;
         }
-        best = n;
     }
-    println!("most performers at {RATE_HZ} Hz with zero drops: {best}");
+    println!(
+        "most performers at {RATE_HZ} Hz with zero drops in one of 3 runs: bridge {}, echo {}",
+        best[0], best[1]
+    );
 }
