@@ -304,7 +304,7 @@ pub struct PipelineConfig {
 impl Default for PipelineConfig {
     fn default() -> Self {
         Self {
-            input_ring: 1024,
+            input_ring: 4096,
             output_ring: 4096,
             recorder_ring: 8192,
             performer_timeout_s: 2.0,
