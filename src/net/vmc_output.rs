@@ -1,7 +1,9 @@
 //! VMC over OSC/UDP output: one task per receiver.
 //!
 //! Takes solved frames from its ring, keeps only the newest per performer (the
-//! ones it passes over are counted as drops), and sends them as VMC bundles of at
+//! ones it passes over are counted as drops; without a rate cap a frame younger
+//! than `FRESH` goes out before the newer one instead, so a sender's burst is not
+//! thinned), and sends them as VMC bundles of at
 //! most 1500 bytes (`protocol::vmc::VmcEncoder`: Unity bone names, X flip, VRM 0 or
 //! VRM 1 expression names), at most `rate_hz` frames per second per performer
 //! (a frame held back by the cap goes out when the cap allows, unless a newer
@@ -28,6 +30,10 @@ use crate::protocol::frame::PerformerName;
 use crate::protocol::vmc::{Datagrams, VmcEncoder};
 
 use super::udp::SendBatch;
+
+/// Without a rate cap, a waiting frame that a newer one of its performer finds
+/// younger than this still goes out (first); older, it is stale and passed over.
+const FRESH: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// Which performers a receiver shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,7 +102,12 @@ impl VmcOutput {
                 () = sleep_until(next_due) => {}
             }
             let shows = &self.shows;
-            self.ring.drain(|msg| take(shows, &stats, msg, &mut s));
+            let mut early = self
+                .min_interval
+                .is_none()
+                .then_some((&self.encoder, &mut self.datagrams));
+            self.ring
+                .drain(|msg| take(shows, &stats, msg, &mut s, early.as_mut()));
             let closed = self.ring.is_closed();
             self.send_due(&mut s, closed).await;
             if closed {
@@ -185,19 +196,34 @@ fn shows(shows: &Shows, performer: PerformerName, shown: &mut Option<PerformerNa
     }
 }
 
-/// Takes one message from the solver: a pose replaces the performer's pending one
-/// (counted as a drop when there was one).
-fn take(receiver_shows: &Shows, stats: &OutputStats, msg: &OutputMsg, s: &mut Sending) {
+/// Takes one message from the solver: a pose replaces the performer's pending one,
+/// which is counted as a drop, unless `early` (no rate cap) and the pending one
+/// is fresh: then it is encoded into this wake-up's batch first.
+fn take(
+    receiver_shows: &Shows,
+    stats: &OutputStats,
+    msg: &OutputMsg,
+    s: &mut Sending,
+    early: Option<&mut (&VmcEncoder, &mut Datagrams)>,
+) {
     match *msg {
         OutputMsg::Pose(ref frame) => {
             if !shows(receiver_shows, frame.performer, &mut s.shown) {
                 return;
             }
             let track = s.tracks.entry(frame.performer).or_default();
-            if track.pending.replace(*frame).is_some() {
-                stats.drops.fetch_add(1, Relaxed);
-            } else {
-                s.waiting.push(frame.performer);
+            match (track.pending.replace(*frame), early) {
+                (None, _) => s.waiting.push(frame.performer),
+                (Some(old), Some((encoder, datagrams))) if old.received.elapsed() < FRESH => {
+                    encoder.encode_into(old.time as f32, &old.pose, &track.names, datagrams);
+                    for d in datagrams.iter() {
+                        s.batch.push(d);
+                    }
+                    s.received.push(old.received);
+                }
+                (Some(_), _) => {
+                    stats.drops.fetch_add(1, Relaxed);
+                }
             }
         }
         OutputMsg::ExpressionName {
