@@ -419,24 +419,11 @@ mod tests {
         assert!(batch.is_empty());
         assert_eq!(sent, datagrams.iter().map(Vec::len).collect::<Vec<_>>());
 
-        let (stop_tx, mut stop) = watch::channel(false);
-        let mut got = Vec::new();
         let from = sender.local_addr().unwrap();
-        let want = datagrams.len();
-        let receiving = receive_until_shutdown(&receiver, &mut stop, |batch, _| {
-            for (bytes, addr) in batch.iter() {
-                assert_eq!(addr, from);
-                got.push(bytes.to_vec());
-            }
-            if got.len() == want {
-                let _ = stop_tx.send(true);
-            }
-        });
-        tokio::time::timeout(std::time::Duration::from_secs(10), receiving)
-            .await
-            .expect("all datagrams arrive")
-            .unwrap();
-        assert_eq!(got, datagrams);
+        let got = receive_all(&receiver, datagrams.len()).await;
+        assert!(got.iter().all(|(_, addr)| *addr == from));
+        let bytes: Vec<Vec<u8>> = got.into_iter().map(|(b, _)| b).collect();
+        assert_eq!(bytes, datagrams);
     }
 
     /// Receives `want` datagrams on `receiver`, each with its sender.
