@@ -18,11 +18,19 @@ run(async () => {
   });
   await page.screenshot({ path: `${out}/viewer-1.png` });
   const pixels1 = await canvasPixels();
-  const hand1 = await page.evaluate((name) => window.viewer.joint(name, "leftHand"), performer);
-  await page.waitForTimeout(700);
+  const leftHand = () => page.evaluate((name) => window.viewer.joint(name, "leftHand"), performer);
+  const hand1 = await leftHand();
+  // The hand as drawn, every 100 ms until the second screenshot (a periodic motion
+  // can be back where it was after any one interval).
+  const hands = [hand1];
+  for (let i = 0; i < 7; i++) {
+    await page.waitForTimeout(100);
+    hands.push(await leftHand());
+  }
   await page.screenshot({ path: `${out}/viewer-2.png` });
   const pixels2 = await canvasPixels();
-  const hand2 = await page.evaluate((name) => window.viewer.joint(name, "leftHand"), performer);
+  const hand2 = await leftHand();
+  hands.push(hand2);
   let changed = 0;
   for (let i = 0; i < Math.min(pixels1.length, pixels2.length); i += 4) {
     if (pixels1[i] !== pixels2[i] || pixels1[i + 1] !== pixels2[i + 1] || pixels1[i + 2] !== pixels2[i + 2]) changed++;
@@ -52,5 +60,5 @@ run(async () => {
   const stats = await page.evaluate(() => ({ ...window.viewer.stats }));
   await page.screenshot({ path: `${out}/viewer-3.png` });
   await browser.close();
-  return { changedPixels: changed, hand1, hand2, started, stopped, listed, download, stats, errors, hovered };
+  return { changedPixels: changed, hand1, hand2, hands, started, stopped, listed, download, stats, errors, hovered };
 });
