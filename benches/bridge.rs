@@ -5,8 +5,8 @@
 //! 1. Latency at 1, 16 and 256 performers × 120 Hz: p50 and p99 from the sender's
 //!    `send` to the receiver's `recv`, bridge and echo.
 //! 2. Capacity: performers × 120 Hz for 3 s each, rising until the bridge drops a
-//!    frame anywhere (input rings, output, or the sockets: sent ≠ received) in
-//!    three runs out of three; the same for the echo, as the bridge's peer (for
+//!    frame anywhere (input rings, output, or the sockets: sent ≠ received), or
+//!    its sender falls behind on more than 1% of ticks, in three runs out of three; the same for the echo, as the bridge's peer (for
 //!    the echo the "bridge" CPU is the echo thread's).
 //!
 //! Each performer is its own sender address (the bridge makes one performer per
@@ -748,8 +748,9 @@ fn main() {
             e.sent,
         );
     }
-    // A step passes when one of three runs loses nothing: the machine is shared,
-    // and a neighbour's burst can starve any run (every run is printed).
+    // A step passes when one of three runs loses nothing with the sender on time
+    // (at most 1% of ticks late): the machine is shared, and a neighbour's burst
+    // can starve any run (every run is printed).
     println!(
         "capacity: performers x {RATE_HZ} Hz for 3 s, rising until a step loses frames \
          in 3 runs out of 3; the bridge, and the bare echo as its peer"
@@ -768,7 +769,11 @@ fn main() {
             let clean = (1..=3).any(|attempt| {
                 let r = measure(n, if quick { 1.0 } else { 3.0 }, through_bridge);
                 println!("{label} run {attempt}: {}", capacity_line(n, &r));
-                r.sent == r.received && r.bridge_drops == 0 && r.late_ticks == 0
+                // The sender may fall a tick behind when the machine pauses it
+                // (it then catches up); more than 1% of ticks late and the load
+                // was not the load asked for.
+                let ticks = r.sent / n.max(1) as u64;
+                r.sent == r.received && r.bridge_drops == 0 && r.late_ticks * 100 <= ticks
             });
             if clean {
                 best[k] = n;
