@@ -53,6 +53,25 @@ fn browser_ready() -> Option<PathBuf> {
     }
 }
 
+/// What each test starts from: the lock that keeps it alone, `tests/web`, a
+/// scratch directory and a free port; `None` when the browser tests skip.
+struct Setup {
+    _alone: std::sync::MutexGuard<'static, ()>,
+    web: PathBuf,
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+fn setup() -> Option<Setup> {
+    let alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    Some(Setup {
+        web: browser_ready()?,
+        dir: tempfile::tempdir().expect("tempdir"),
+        port: free_tcp_port(),
+        _alone: alone,
+    })
+}
+
 fn artifacts() -> PathBuf {
     let dir = repo().join("target/web-artifacts");
     std::fs::create_dir_all(&dir).expect("artifacts folder");
@@ -104,10 +123,15 @@ fn distance(a: [f64; 3], b: [f64; 3]) -> f64 {
 
 #[test]
 fn the_viewer_shows_a_replay_moving_and_records_from_its_buttons() {
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(web) = browser_ready() else { return };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let port = free_tcp_port();
+    let Some(Setup {
+        web,
+        dir,
+        port,
+        _alone,
+    }) = setup()
+    else {
+        return;
+    };
     let sample = repo().join("recordings/walk-and-wave.vrma");
     let bridge = Bridge::start(
         dir.path(),
@@ -176,10 +200,15 @@ fn the_viewer_shows_a_replay_moving_and_records_from_its_buttons() {
 
 #[test]
 fn the_xr_page_sends_a_mocked_headset_and_the_avatar_follows() {
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(web) = browser_ready() else { return };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let port = free_tcp_port();
+    let Some(Setup {
+        web,
+        dir,
+        port,
+        _alone,
+    }) = setup()
+    else {
+        return;
+    };
     let bridge = Bridge::start(dir.path(), &web_config(port), &["--quiet"]);
     let r = drive(&web, "xr.mjs", &format!("http://127.0.0.1:{port}/"), &[]);
     assert_eq!(r["errors"], json!([]), "the pages logged errors");
@@ -249,9 +278,15 @@ fn the_xr_page_sends_a_mocked_headset_and_the_avatar_follows() {
 
 #[test]
 fn the_viewer_keeps_up_with_16_performers_at_120_hz() {
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(web) = browser_ready() else { return };
-    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(Setup {
+        web,
+        dir,
+        port,
+        _alone,
+    }) = setup()
+    else {
+        return;
+    };
     // The sample take resampled to 120 Hz.
     let take = dir.path().join("walk-120.vrma");
     let converted = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
@@ -263,7 +298,6 @@ fn the_viewer_keeps_up_with_16_performers_at_120_hz() {
         .output()
         .expect("convert");
     assert!(converted.status.success(), "{converted:?}");
-    let port = free_tcp_port();
     let take_arg = take.to_str().expect("path");
     let mut args = Vec::new();
     for _ in 0..16 {

@@ -317,8 +317,12 @@ impl Drop for OutputPort {
 impl OutputPort {
     /// Hands a message to the output. Events (appeared, gone, names) are never
     /// dropped by a live output either: they wait in the backlog like the
-    /// recorder's frames.
+    /// recorder's frames. Poses are passed over while a gate says the output
+    /// wants none (`with_poses_gate`).
     pub fn push(&mut self, msg: &OutputMsg) {
+        if matches!(msg, OutputMsg::Pose(_)) && !self.wants_poses() {
+            return;
+        }
         let live = matches!(msg, OutputMsg::Pose(_) | OutputMsg::Source(_));
         let keep = self.delivery == Delivery::Every || !live;
         self.unwoken = true;
@@ -369,9 +373,9 @@ impl OutputPort {
         self
     }
 
-    /// Whether the output wants solved poses now.
+    /// Whether the output wants solved poses now (`push` passes over them when not).
     #[must_use]
-    pub fn wants_poses(&self) -> bool {
+    fn wants_poses(&self) -> bool {
         self.poses_wanted.as_ref().is_none_or(|w| w.load(Relaxed))
     }
 

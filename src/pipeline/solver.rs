@@ -284,9 +284,7 @@ impl Solver {
                     pose: performer.pose,
                     received: frame.received,
                 });
-                for output in self.outputs.iter_mut().filter(|o| o.wants_poses()) {
-                    output.push(&msg);
-                }
+                broadcast(&mut self.outputs, &msg);
                 if self.outputs.iter().any(OutputPort::wants_sources)
                     && self.performers[index].source_points(&skeletons, &mut self.points)
                 {
