@@ -123,18 +123,11 @@ fn distance(a: [f64; 3], b: [f64; 3]) -> f64 {
 
 #[test]
 fn the_viewer_shows_a_replay_moving_and_records_from_its_buttons() {
-    let Some(Setup {
-        web,
-        dir,
-        port,
-        _alone,
-    }) = setup()
-    else {
-        return;
-    };
+    let Some(t) = setup() else { return };
+    let (web, dir, port) = (t.web.as_path(), t.dir.path(), t.port);
     let sample = repo().join("recordings/walk-and-wave.vrma");
     let bridge = Bridge::start(
-        dir.path(),
+        dir,
         &web_config(port),
         &[
             "--replay",
@@ -144,7 +137,7 @@ fn the_viewer_shows_a_replay_moving_and_records_from_its_buttons() {
         ],
     );
     let r = drive(
-        &web,
+        web,
         "viewer.mjs",
         &format!("http://127.0.0.1:{port}/"),
         &[("performer", "walk-and-wave")],
@@ -182,7 +175,7 @@ fn the_viewer_shows_a_replay_moving_and_records_from_its_buttons() {
     assert!(frames > 10, "{stopped}");
     let file = r["listed"][0]["file"].as_str().expect("a listed file");
     assert_eq!(file, "walk-and-wave.vrma");
-    let path = dir.path().join("recordings").join(file);
+    let path = dir.join("recordings").join(file);
     let bytes = std::fs::metadata(&path).expect("the take exists").len();
     assert_eq!(r["download"]["status"], 200);
     assert_eq!(r["download"]["bytes"], bytes);
@@ -200,17 +193,10 @@ fn the_viewer_shows_a_replay_moving_and_records_from_its_buttons() {
 
 #[test]
 fn the_xr_page_sends_a_mocked_headset_and_the_avatar_follows() {
-    let Some(Setup {
-        web,
-        dir,
-        port,
-        _alone,
-    }) = setup()
-    else {
-        return;
-    };
-    let bridge = Bridge::start(dir.path(), &web_config(port), &["--quiet"]);
-    let r = drive(&web, "xr.mjs", &format!("http://127.0.0.1:{port}/"), &[]);
+    let Some(t) = setup() else { return };
+    let (web, dir, port) = (t.web.as_path(), t.dir.path(), t.port);
+    let bridge = Bridge::start(dir, &web_config(port), &["--quiet"]);
+    let r = drive(web, "xr.mjs", &format!("http://127.0.0.1:{port}/"), &[]);
     assert_eq!(r["errors"], json!([]), "the pages logged errors");
     assert_eq!(
         r["sent"]["options"]["requiredFeatures"],
@@ -278,17 +264,10 @@ fn the_xr_page_sends_a_mocked_headset_and_the_avatar_follows() {
 
 #[test]
 fn the_viewer_keeps_up_with_16_performers_at_120_hz() {
-    let Some(Setup {
-        web,
-        dir,
-        port,
-        _alone,
-    }) = setup()
-    else {
-        return;
-    };
+    let Some(t) = setup() else { return };
+    let (web, dir, port) = (t.web.as_path(), t.dir.path(), t.port);
     // The sample take resampled to 120 Hz.
-    let take = dir.path().join("walk-120.vrma");
+    let take = dir.join("walk-120.vrma");
     let converted = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
         .arg("convert")
         .arg(repo().join("recordings/walk-and-wave.vrma"))
@@ -304,9 +283,9 @@ fn the_viewer_keeps_up_with_16_performers_at_120_hz() {
         args.extend(["--replay", take_arg]);
     }
     args.extend(["--loop", "--quiet"]);
-    let bridge = Bridge::start(dir.path(), &web_config(port), &args);
+    let bridge = Bridge::start(dir, &web_config(port), &args);
     let r = drive(
-        &web,
+        web,
         "load.mjs",
         &format!("http://127.0.0.1:{port}/"),
         &[("performers", "16"), ("seconds", "5")],
