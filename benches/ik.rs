@@ -184,23 +184,21 @@ fn vr_benches(c: &mut Criterion) {
             })
         });
     }
-    // The device filter a tracker performer runs before the IK: six devices a
-    // frame, and the tap design it redoes when the frame rate changes.
+    // The device filter a tracker performer runs before the IK: six device poses
+    // a frame, and the tap design it redoes when the frame rate changes.
     let filter_config = DeviceFilterConfig::default();
     let mut filter = DeviceFilter::<6>::new(filter_config);
-    let devices = [
-        six.head.position,
-        six.hands[0].position,
-        six.hands[1].position,
-    ]
-    .into_iter()
-    .chain([six.hips, six.feet[0], six.feet[1]].map(|d| d.map_or(Vec3::ZERO, |d| d.position)))
-    .collect::<Vec<_>>();
+    let devices = [Some(six.head), Some(six.hands[0]), Some(six.hands[1])]
+        .into_iter()
+        .chain([six.hips, six.feet[0], six.feet[1]])
+        .map(|d| d.unwrap_or(DevicePose::new(Vec3::ZERO, Quat::IDENTITY)))
+        .collect::<Vec<_>>();
     c.bench_function("device filter 6 devices 32 taps", |bench| {
         bench.iter(|| {
             filter.step(1.0 / 90.0);
-            for (k, p) in devices.iter().enumerate() {
-                black_box(filter.filter(k, black_box(*p)));
+            for (k, d) in devices.iter().enumerate() {
+                black_box(filter.filter(k, black_box(d.position)));
+                black_box(filter.filter_rotation(k, black_box(d.rotation)));
             }
         })
     });

@@ -633,6 +633,7 @@ fn vr_mode_on_the_cmu_walk_hits_head_and_hands_without_flips() {
     // bridge takes them (and as `eval-ik` prints them).
     let smoothing = DeviceFilterConfig {
         noise_m: perturbation.noise,
+        rotation_noise_deg: perturbation.rotation_noise_deg,
         ..DeviceFilterConfig::default()
     };
     let perturbed = Some((&perturbation, &smoothing));
@@ -685,6 +686,57 @@ fn vr_mode_on_the_cmu_walk_hits_head_and_hands_without_flips() {
     )
     .unwrap();
     assert!(raw.jitter > 10.0 * raw.ground_truth_jitter, "{raw:?}");
+}
+
+#[test]
+fn vr_mode_with_noisy_device_rotations_stays_smooth() {
+    let Some(dir) = assets() else { return };
+    let (rig, source) = load(&dir.join("bvh/cmu_12_01_walk.bvh"));
+    let target = builtin_humanoid();
+    let motion = &rig.clips[0].motion;
+    let config = VrIkConfig::default();
+    // The perturbed run with 1° of noise on every device rotation too.
+    let perturbation = Perturbation {
+        rotation_noise_deg: 1.0,
+        ..Perturbation::default()
+    };
+    let told = |rotation_noise_deg| DeviceFilterConfig {
+        noise_m: perturbation.noise,
+        rotation_noise_deg,
+        ..DeviceFilterConfig::default()
+    };
+    let run = |devices, smoothing: &DeviceFilterConfig| {
+        evaluate_vr(
+            &source,
+            motion,
+            &target,
+            devices,
+            Some(&perturbation),
+            &config,
+            Some(smoothing),
+        )
+        .unwrap()
+    };
+    for (name, devices, mpjpe_cm) in [
+        ("3-point", VrDevices::ThreePoint, 8.0),
+        ("6-point", VrDevices::SixPoint, 3.0),
+    ] {
+        let r = run(devices, &told(1.0));
+        println!("{name}, rotations filtered: {r:?}");
+        assert_eq!(r.flips, 0, "{name}: {r:?}");
+        assert!(r.mpjpe_cm <= mpjpe_cm, "{name}: {r:?}");
+        assert!(r.max_reachable_hand_error_mm <= 1.0, "{name}: {r:?}");
+        assert!(r.max_head_error_mm <= 1.0, "{name}: {r:?}");
+        assert!(r.jitter <= r.ground_truth_jitter, "{name}: {r:?}");
+        // Positions filtered, rotations not: the headset's and trackers' turns
+        // shake the body.
+        let raw = run(devices, &told(0.0));
+        println!("{name}, rotations unfiltered: {raw:?}");
+        assert!(
+            raw.jitter > 3.0 * raw.ground_truth_jitter,
+            "{name}: {raw:?}"
+        );
+    }
 }
 
 #[test]

@@ -56,12 +56,30 @@ pub struct EvalIkArgs {
     #[arg(long, value_name = "JSON")]
     pub config: Option<String>,
     /// With `--mode vr`: device filter settings for the perturbed runs as JSON
-    /// (`{"smoothness": 60}`); `noiseM` defaults to the perturbation's noise.
+    /// (`{"smoothness": 60}`); `noiseM` and `rotationNoiseDeg` default to the
+    /// perturbation's noise.
     #[arg(long, value_name = "JSON")]
     pub device_filter: Option<String>,
     /// With `--mode vr`: seed of the perturbed runs' noise.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// With `--mode vr`: RMS noise of the perturbed runs' device positions, cm per
+    /// axis (default 1).
+    #[arg(long, value_name = "CM")]
+    pub noise: Option<f32>,
+    /// With `--mode vr`: RMS noise of the perturbed runs' device rotations, degrees
+    /// about each axis (default 0).
+    #[arg(long, value_name = "DEG")]
+    pub rotation_noise: Option<f32>,
+}
+
+/// A noise level given on the command line: finite and not negative.
+fn noise_level(flag: &str, v: f32) -> CliResult<f32> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("{flag} {v}: not a noise level (0 or more)").into())
+    }
 }
 
 pub fn eval_ik(args: EvalIkArgs) -> CliResult<()> {
@@ -195,12 +213,19 @@ fn eval_vr(
     if let Some(seed) = args.seed {
         perturbation.seed = seed;
     }
+    if let Some(cm) = args.noise {
+        perturbation.noise = noise_level("--noise", cm)? / 100.0;
+    }
+    if let Some(deg) = args.rotation_noise {
+        perturbation.rotation_noise_deg = noise_level("--rotation-noise", deg)?;
+    }
     println!(
         "{label} -> {target_label}: {} frames, VR mode from synthesized devices \
-         (perturbed: controllers {:.1} cm off, {:.1} cm noise, seed {})",
+         (perturbed: controllers {:.1} cm off, {:.1} cm and {:.1}° noise, seed {})",
         motion.frame_count(),
         perturbation.controller_offset.length() * 100.0,
         perturbation.noise * 100.0,
+        perturbation.rotation_noise_deg,
         perturbation.seed,
     );
     println!(
@@ -222,7 +247,10 @@ fn eval_vr(
     );
     // The perturbed devices as the bridge would take them: through the device
     // filter told how noisy they are.
-    let mut smoothing = serde_json::json!({ "noiseM": perturbation.noise });
+    let mut smoothing = serde_json::json!({
+        "noiseM": perturbation.noise,
+        "rotationNoiseDeg": perturbation.rotation_noise_deg,
+    });
     if let Some(json) = &args.device_filter {
         let given: serde_json::Map<String, serde_json::Value> =
             serde_json::from_str(json).map_err(|e| format!("--device-filter: {e}"))?;

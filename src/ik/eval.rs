@@ -235,7 +235,7 @@ pub enum VrDevices {
 }
 
 /// Errors put on the synthesized devices: a controller mounted off from where the
-/// calibration thinks, and noise on every device position.
+/// calibration thinks, and noise on every device position and rotation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Perturbation {
     /// Added to each controller's position, in its own frame (mirrored in x for the
@@ -243,16 +243,21 @@ pub struct Perturbation {
     pub controller_offset: Vec3,
     /// Standard deviation of the noise on each axis of every device position, metres.
     pub noise: f32,
+    /// Standard deviation of the noise about each axis of every device rotation,
+    /// degrees (turning the device about itself); 0 draws none, so the position
+    /// noise of a seed is the same with or without it.
+    pub rotation_noise_deg: f32,
     /// Seed of the noise.
     pub seed: u64,
 }
 
 impl Default for Perturbation {
-    /// 3 cm off (2 cm along, 2 cm across the grip) and 1 cm noise.
+    /// 3 cm off (2 cm along, 2 cm across the grip) and 1 cm noise, rotations exact.
     fn default() -> Self {
         Self {
             controller_offset: Vec3::new(0.02, 0.0, 0.02),
             noise: 0.01,
+            rotation_noise_deg: 0.0,
             seed: 0x5eed,
         }
     }
@@ -437,14 +442,22 @@ pub fn evaluate_vr(
         .run()?;
         truth_frame.update(&body, &pose);
         let t = &truth_frame;
-        let mut jitter_of = |p: Vec3| match perturbation {
-            Some(q) => p + noise.vec(q.noise),
-            None => p,
+        // A device at `p` turned `r`, with the perturbation's noise on both.
+        let mut jitter_of = |p: Vec3, r: Quat| match perturbation {
+            Some(q) => {
+                let at = p + noise.vec(q.noise);
+                let turned = match q.rotation_noise_deg {
+                    0.0 => r,
+                    deg => r * Quat::from_scaled_axis(noise.vec(deg.to_radians())),
+                };
+                DevicePose::new(at, turned)
+            }
+            None => DevicePose::new(p, r),
         };
         let device = |b: B| DevicePose::new(t.position(b), t.rotation(b));
         let head = device(B::Head);
         let mut input = VrInput {
-            head: DevicePose::new(jitter_of(head.point(HEAD_TO_EYE)), head.rotation),
+            head: jitter_of(head.point(HEAD_TO_EYE), head.rotation),
             ..VrInput::default()
         };
         for (side, bone) in [B::LeftHand, B::RightHand].into_iter().enumerate() {
@@ -457,14 +470,14 @@ pub fn evaluate_vr(
                     Vec3::new(-o.x, o.y, o.z)
                 }
             });
-            input.hands[side] = DevicePose::new(jitter_of(d.point(offset)), d.rotation);
+            input.hands[side] = jitter_of(d.point(offset), d.rotation);
         }
         if devices == VrDevices::SixPoint {
             let hips = device(B::Hips);
-            input.hips = Some(DevicePose::new(jitter_of(hips.position), hips.rotation));
+            input.hips = Some(jitter_of(hips.position, hips.rotation));
             for (side, bone) in [B::LeftFoot, B::RightFoot].into_iter().enumerate() {
                 let d = device(bone);
-                input.feet[side] = Some(DevicePose::new(jitter_of(d.position), d.rotation));
+                input.feet[side] = Some(jitter_of(d.position, d.rotation));
             }
         }
         let dt = match i {
@@ -482,6 +495,7 @@ pub fn evaluate_vr(
             for (k, device) in devices.enumerate() {
                 if let Some(d) = device {
                     d.position = f.filter(k, d.position);
+                    d.rotation = f.filter_rotation(k, d.rotation);
                 }
             }
         }

@@ -120,7 +120,10 @@ impl Smoothed {
         }
         for (k, (out, seen)) in self.points.iter_mut().zip(last.points).enumerate() {
             *out = seen.map(|d| match &mut self.filter {
-                Some(filter) => DevicePose::new(filter.filter(k, d.position), d.rotation),
+                Some(filter) => DevicePose::new(
+                    filter.filter(k, d.position),
+                    filter.filter_rotation(k, d.rotation),
+                ),
                 None => d,
             });
         }
@@ -508,9 +511,10 @@ mod tests {
         Avatar::new(&MappedSkeleton::new(rig.skeleton, &map).unwrap())
     }
 
-    /// Frame-to-frame turn of the left lower arm and motion of the hips, summed
-    /// over a second of a still user whose devices jitter by 2 mm.
-    fn shake(device_filter: Option<DeviceFilterConfig>) -> (f32, f32) {
+    /// Frame-to-frame turn of the left lower arm and of the left hand (degrees),
+    /// and motion of the hips (mm), summed over the last 80 frames of a still
+    /// user whose devices jitter by 2 mm and 0.25°.
+    fn shake(device_filter: Option<DeviceFilterConfig>) -> [f32; 3] {
         let avatar = avatar();
         let settings = PerformerSettings {
             filter: None,
@@ -524,41 +528,61 @@ mod tests {
         let mut performer =
             Performer::new(name, SourceKind::Trackers, None, settings, &avatar, now);
         let mut noise = crate::filter::device::uniform_noise(0x9e37_79b9, 0.002);
-        let (mut turn, mut travel) = (0.0, 0.0);
+        let mut wobble = crate::filter::device::uniform_noise(0x7f4a_7c15, 0.25f32.to_radians());
+        let [mut turn, mut hand_turn, mut travel] = [0.0; 3];
         let mut last: Option<HumanoidPose> = None;
         for i in 0..120 {
             let mut frame = TrackerFrame::new(name);
             frame.time = f64::from(i) / 120.0;
-            let mut jitter = |p: Vec3| p + Vec3::new(noise(), noise(), noise());
             for (point, at) in [
                 (TrackedPoint::Head, Vec3::new(0.0, 1.5, 0.08)),
                 (TrackedPoint::LeftHand, Vec3::new(0.3, 1.0, 0.2)),
                 (TrackedPoint::RightHand, Vec3::new(-0.3, 1.0, 0.2)),
             ] {
-                frame.set(point, DevicePose::new(jitter(at), Quat::IDENTITY));
+                let at = at + Vec3::new(noise(), noise(), noise());
+                let turned = Quat::from_scaled_axis(Vec3::new(wobble(), wobble(), wobble()));
+                frame.set(point, DevicePose::new(at, turned));
             }
             performer.solve_trackers(&frame, &avatar, now).unwrap();
             let pose = performer.pose;
             if let Some(before) = last.filter(|_| i >= 40) {
-                let arm = |p: &HumanoidPose| p.rotation_or_identity(HumanBone::LeftLowerArm);
-                turn += arm(&before).angle_between(arm(&pose)).to_degrees();
+                let bone = |p: &HumanoidPose, b| p.rotation_or_identity(b);
+                for (sum, b) in [
+                    (&mut turn, HumanBone::LeftLowerArm),
+                    (&mut hand_turn, HumanBone::LeftHand),
+                ] {
+                    *sum += bone(&before, b).angle_between(bone(&pose, b)).to_degrees();
+                }
                 travel += before.hips_position.distance(pose.hips_position) * 1000.0;
             }
             last = Some(pose);
         }
-        (turn, travel)
+        [turn, hand_turn, travel]
     }
 
     #[test]
     fn the_device_filter_steadies_a_still_user_with_jittery_devices() {
-        let (raw_turn, raw_travel) = shake(None);
-        let (turn, travel) = shake(Some(DeviceFilterConfig::default()));
-        println!("elbow {turn}° vs {raw_turn}° raw, hips {travel} mm vs {raw_travel} mm raw");
-        assert!(raw_turn > 0.0 && raw_travel > 0.0);
-        assert!(turn < raw_turn / 3.0, "elbow {turn}° vs {raw_turn}° raw");
-        assert!(
-            travel < raw_travel / 3.0,
-            "hips {travel} mm vs {raw_travel} mm raw"
+        let raw = shake(None);
+        let filtered = shake(Some(DeviceFilterConfig::default()));
+        println!(
+            "elbow, hand: {:.1}°, {:.1}° vs {:.1}°, {:.1}° raw; hips {:.1} mm vs {:.1} mm raw",
+            filtered[0], filtered[1], raw[0], raw[1], filtered[2], raw[2]
         );
+        // Rotations are filtered too: without, the hand shakes with the controller.
+        let positions_only = shake(Some(DeviceFilterConfig {
+            rotation_noise_deg: 0.0,
+            ..DeviceFilterConfig::default()
+        }));
+        println!(
+            "hand {:.1}° with positions filtered only",
+            positions_only[1]
+        );
+        assert!(filtered[1] < positions_only[1] / 2.0);
+        for (what, (f, r)) in ["elbow turn", "hand turn", "hips travel"]
+            .into_iter()
+            .zip(filtered.into_iter().zip(raw))
+        {
+            assert!(r > 0.0 && f < r / 3.0, "{what}: {f} filtered vs {r} raw");
+        }
     }
 }
