@@ -352,6 +352,14 @@ mod tests {
 
     const DT: f32 = 1.0 / 120.0;
 
+    /// Summed third differences, once the ring is full.
+    fn jerk(xs: &[Vec3]) -> f32 {
+        xs.windows(4)
+            .skip(64)
+            .map(|w| (w[3] - 3.0 * w[2] + 3.0 * w[1] - w[0]).length())
+            .sum()
+    }
+
     fn noisy_config() -> DeviceFilterConfig {
         DeviceFilterConfig {
             noise_m: 0.01,
@@ -412,12 +420,6 @@ mod tests {
             raw.push(y);
             out.push(filter.filter(0, y));
         }
-        let jerk = |xs: &[Vec3]| {
-            xs.windows(4)
-                .skip(64)
-                .map(|w| (w[3] - 3.0 * w[2] + 3.0 * w[1] - w[0]).length())
-                .sum::<f32>()
-        };
         let size = |xs: &[Vec3]| xs.iter().skip(64).map(|p| p.length()).sum::<f32>();
         assert!(jerk(&out) < jerk(&raw) / 20.0);
         assert!(size(&out) < size(&raw) * 0.9);
@@ -477,12 +479,6 @@ mod tests {
             raw.push(q * arm);
             out.push(filter.filter_rotation(0, q) * arm);
         }
-        let jerk = |xs: &[Vec3]| {
-            xs.windows(4)
-                .skip(64)
-                .map(|w| (w[3] - 3.0 * w[2] + 3.0 * w[1] - w[0]).length())
-                .sum::<f32>()
-        };
         assert!(jerk(&out) < jerk(&raw) / 20.0);
     }
 
