@@ -431,4 +431,21 @@ fn eval_ik_reports_vr_mode_and_mocap_mode() {
         model.to_str().unwrap(),
     ]);
     assert!(mocap.contains("524 frames"), "{mocap}");
+    let rotated = bridge_ok(&[
+        "eval-ik",
+        capture.to_str().unwrap(),
+        "--mode",
+        "vr",
+        "--rotation-noise",
+        "1",
+    ]);
+    assert!(rotated.contains("1.0 cm and 1.0° noise"), "{rotated}");
+    let out = bridge(&[
+        "eval-ik",
+        capture.to_str().unwrap(),
+        "--mode",
+        "vr",
+        "--rotation-noise=-1",
+    ]);
+    assert_one_line_error(&out, &["--rotation-noise -1", "not a noise level"]);
 }

@@ -20,9 +20,9 @@
 //!
 //! Rotations get the same kind of filter, designed as the motion of a point
 //! `ROTATION_ARM` out from the device under the same prior: the quaternions of
-//! the window, each on the hemisphere of the one after it, are summed with the
-//! weights and normalized. Over a window's worth of a turning hand (a few degrees)
-//! that is the weighted mean rotation to far below a device's noise.
+//! the window, each put on the hemisphere of the one before it, are summed with
+//! the weights and normalized. That is not a geodesic mean, but a steady 3 rad/s
+//! turn still comes out within 0.2° of the device (see the tests).
 
 use glam::{Quat, Vec3, Vec3A, Vec4};
 
