@@ -360,9 +360,11 @@ mod tests {
             .sum()
     }
 
+    /// 1 cm and 1° of noise.
     fn noisy_config() -> DeviceFilterConfig {
         DeviceFilterConfig {
             noise_m: 0.01,
+            rotation_noise_deg: 1.0,
             ..DeviceFilterConfig::default()
         }
     }
@@ -425,16 +427,9 @@ mod tests {
         assert!(size(&out) < size(&raw) * 0.9);
     }
 
-    fn noisy_rotations() -> DeviceFilterConfig {
-        DeviceFilterConfig {
-            rotation_noise_deg: 1.0,
-            ..DeviceFilterConfig::default()
-        }
-    }
-
     #[test]
     fn a_device_turned_still_stays_exactly_put_on_either_hemisphere() {
-        let mut filter = DeviceFilter::<1>::new(noisy_rotations());
+        let mut filter = DeviceFilter::<1>::new(noisy_config());
         let q = Quat::from_euler(glam::EulerRot::YXZ, 0.7, -0.3, 1.9);
         for i in 0..100 {
             filter.step(DT);
@@ -449,7 +444,7 @@ mod tests {
         // 3 rad/s about a tilted axis, through several full turns (and sign
         // changes of the quaternion): within 0.2° once the ring is full, where a
         // moving average of as many samples lags 22°.
-        let mut filter = DeviceFilter::<1>::new(noisy_rotations());
+        let mut filter = DeviceFilter::<1>::new(noisy_config());
         let axis = Vec3::new(0.3, 1.0, -0.4).normalize();
         let start = Quat::from_rotation_x(0.4);
         let mut worst = 0.0f32;
@@ -467,7 +462,7 @@ mod tests {
 
     #[test]
     fn rotation_noise_loses_most_of_its_jerk() {
-        let mut filter = DeviceFilter::<1>::new(noisy_rotations());
+        let mut filter = DeviceFilter::<1>::new(noisy_config());
         let mut noise = uniform_noise(0x1234_5678, 1f32.to_radians());
         let rest = Quat::from_rotation_y(2.5);
         let (mut raw, mut out) = (Vec::new(), Vec::new());
