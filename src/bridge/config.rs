@@ -320,8 +320,8 @@ impl Default for PipelineConfig {
 pub struct PerformerConfig {
     /// One Euro smoothing of the solved pose; `null`: none.
     pub filter: Option<OneEuroConfig>,
-    /// Smoothing of tracked device positions before VR-mode IK (tracker
-    /// sources); `null`: none.
+    /// Smoothing of tracked device positions and rotations before VR-mode IK
+    /// (tracker sources); `null`: none.
     pub device_filter: Option<DeviceFilterConfig>,
     /// Mocap-mode IK (skeleton sources).
     pub mocap_ik: MocapIkConfig,
@@ -374,7 +374,7 @@ impl Default for PerformerDefaults {
         Self {
             humanoid: PerformerConfig::default(),
             skeleton: PerformerConfig::default(),
-            // Consumer trackers jitter by millimetres: smooth their positions by
+            // Consumer trackers jitter by millimetres: smooth their poses by
             // default, before the IK (no lag on steady motion, unlike a low-pass
             // on the pose).
             trackers: PerformerConfig {

@@ -2,7 +2,7 @@
 //! Roussel, Vogel, CHI 2012) per bone and on the hips position, which removes
 //! jitter at rest and follows fast motion with little lag (the cutoff rises with
 //! the signal's speed); and a lag-compensating FIR filter on tracked device
-//! positions before VR-mode IK (`device`).
+//! positions and rotations before VR-mode IK (`device`).
 
 pub mod device;
 pub mod one_euro;

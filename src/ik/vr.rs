@@ -620,15 +620,16 @@ impl VrIk<'_> {
                     .clamp(0.0, 1.0)
                     * c.shoulder_share
                     * raised;
-                if let (Some(a), Some(b)) = (
-                    (arm_root - joint).try_normalize(),
-                    (wrist.position - joint).try_normalize(),
-                ) && let Some(amount) = Some(share.max(shoulder_to_reach(
+                let amount = share.max(shoulder_to_reach(
                     arm_root - joint,
                     wrist.position - joint,
                     (l1 + l2) * 0.999,
                     c.shoulder_share,
-                ))) && amount > 0.0
+                ));
+                if let (Some(a), Some(b)) = (
+                    (arm_root - joint).try_normalize(),
+                    (wrist.position - joint).try_normalize(),
+                ) && amount > 0.0
                 {
                     let lift = Quat::IDENTITY.slerp(Quat::from_rotation_arc(a, b), amount);
                     let parent = shoulder
@@ -806,16 +807,12 @@ impl VrIk<'_> {
 /// distance to the target falling as it turns, so the angle is the law of cosines'.
 fn shoulder_to_reach(root: Vec3, target: Vec3, reach: f32, most: f32) -> f32 {
     let (r, d) = (root.length(), target.length());
-    if root.distance(target) <= reach || r < 1e-6 || d < 1e-6 {
-        return 0.0;
-    }
     let full = root.angle_between(target);
-    let cos = ((r * r + d * d - reach * reach) / (2.0 * r * d)).clamp(-1.0, 1.0);
-    let turn = full - cos.acos();
-    if full < 1e-6 {
+    if root.distance(target) <= reach || r < 1e-6 || d < 1e-6 || full < 1e-6 {
         return 0.0;
     }
-    (turn / full).clamp(0.0, most)
+    let cos = ((r * r + d * d - reach * reach) / (2.0 * r * d)).clamp(-1.0, 1.0);
+    ((full - cos.acos()) / full).clamp(0.0, most)
 }
 
 /// Moves `share` of the hand's twist about the forearm (its roll relative to the lower

@@ -1,16 +1,16 @@
 //! VMC over OSC/UDP output: one task per receiver.
 //!
-//! Takes solved frames from its ring, keeps only the newest per performer (the
-//! ones it passes over are counted as drops; without a rate cap a frame younger
-//! than `FRESH` goes out before the newer one instead, so a sender's burst is not
-//! thinned), and sends them as VMC bundles of at
-//! most 1500 bytes (`protocol::vmc::VmcEncoder`: Unity bone names, X flip, VRM 0 or
-//! VRM 1 expression names), at most `rate_hz` frames per second per performer
-//! (a frame held back by the cap goes out when the cap allows, unless a newer
-//! one replaces it). A receiver shows one avatar, so a receiver is given one
-//! performer: a named one, the first to appear, or (for receivers that tell them
-//! apart by `/VMC/Ext/T`) all of them. Every frame due at a wake-up goes out in
-//! one batch of datagrams (`net::udp::SendBatch`: one system call per 32 on Linux).
+//! Takes solved frames from its ring, keeps only the newest per performer (the ones
+//! it passes over are counted as drops; without a rate cap a frame younger than
+//! `FRESH` goes out before the newer one instead, so a sender's burst is not
+//! thinned), and sends them as VMC bundles of at most 1500 bytes
+//! (`protocol::vmc::VmcEncoder`: Unity bone names, X flip, VRM 0 or VRM 1
+//! expression names), at most `rate_hz` frames per second per performer (a frame
+//! held back by the cap goes out when the cap allows, unless a newer one replaces
+//! it). A receiver shows one avatar, so a receiver is given one performer: a named
+//! one, the first to appear, or (for receivers that tell them apart by
+//! `/VMC/Ext/T`) all of them. Every frame due at a wake-up goes out in one batch of
+//! datagrams (`net::udp::SendBatch`: one system call per 32 on Linux).
 //!
 //! A receiver that is not listening (ICMP port unreachable) is counted as an
 //! error and sent to again: receivers come and go.

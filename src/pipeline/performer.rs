@@ -5,7 +5,7 @@
 //! - humanoid frames (VMC, replays) are already normalized poses: filtered only;
 //! - skeleton frames: `ToNormalized` with the skeleton's `SourceRig`, then the
 //!   mocap-mode IK hook when enabled, then the filter;
-//! - tracker frames: device positions through the device filter, then `VrIk`
+//! - tracker frames: device poses through the device filter, then `VrIk`
 //!   (headset, controllers, trackers → full body), then the filter.
 //!
 //! Everything a performer needs is allocated when it appears; a frame allocates
@@ -57,7 +57,7 @@ impl StreamSkeleton {
 pub struct PerformerSettings {
     /// Smoothing of the solved pose; `None` passes frames through untouched.
     pub filter: Option<OneEuroConfig>,
-    /// Smoothing of tracked device positions before VR-mode IK; `None`: raw.
+    /// Smoothing of tracked device poses before VR-mode IK; `None`: raw.
     pub device_filter: Option<DeviceFilterConfig>,
     /// Mocap-mode IK for skeleton sources (`enabled: false` skips it).
     pub mocap_ik: MocapIkConfig,
