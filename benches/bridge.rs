@@ -44,7 +44,7 @@ fn templates(n: usize) -> Vec<Template> {
     let encoder = VmcEncoder::new(ExpressionNames::Vrm1, &VrmaRest::standard(0.95));
     (0..n)
         .map(|i| {
-            let mut pose = mocap_bridge::demo::pose_at(0.3, 0.95);
+            let mut pose = mocap_bridge::takes::demo::pose_at(0.3, 0.95);
             pose.hips_position = Vec3::new(i as f32 * ID_STEP, 0.95, 0.0);
             // Senders close each frame's blend values with `/VMC/Ext/Blend/Apply`,
             // which is also where the bridge knows the frame is complete.

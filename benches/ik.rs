@@ -14,13 +14,13 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use glam::{Quat, Vec3};
 use mocap_bridge::filter::device::Taps;
 use mocap_bridge::filter::{DeviceFilter, DeviceFilterConfig};
+use mocap_bridge::formats::inspect::choose_map;
 use mocap_bridge::formats::{LoadOptions, load_rig};
-use mocap_bridge::humanoid::HumanoidPose;
+use mocap_bridge::humanoid::{DevicePose, HumanoidPose};
 use mocap_bridge::ik::{
-    BodyProportions, Calibration, DevicePose, LimbRotations, MocapIk, MocapIkConfig, MocapIkState,
-    TwoBoneIk, VrIk, VrIkConfig, VrIkState, VrInput,
+    BodyProportions, Calibration, LimbRotations, MocapIk, MocapIkConfig, MocapIkState, TwoBoneIk,
+    VrIk, VrIkConfig, VrIkState, VrInput,
 };
-use mocap_bridge::inspect::choose_map;
 use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, SourceRig, TargetRig, ToNormalized};
 
 fn mapped(path: &Path) -> (mocap_bridge::formats::Rig, MappedSkeleton) {
@@ -125,7 +125,10 @@ fn benches(c: &mut Criterion) {
 
 /// VR mode on the built-in humanoid: a user leaning a little, hands in front.
 fn vr_benches(c: &mut Criterion) {
-    let rig = mocap_bridge::demo::embedded_rig("humanoid.json", mocap_bridge::demo::HUMANOID_JSON);
+    let rig = mocap_bridge::formats::skeleton_json::embedded_rig(
+        "humanoid.json",
+        mocap_bridge::skeleton::builtin::HUMANOID_JSON,
+    );
     let map = choose_map(&rig, None).expect("built-in humanoid has a map");
     let humanoid = MappedSkeleton::new(rig.skeleton.clone(), &map.map).expect("map fits");
     let body = BodyProportions::new(&humanoid);

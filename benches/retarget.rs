@@ -8,9 +8,9 @@ use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use glam::{Quat, Vec3};
+use mocap_bridge::formats::inspect::choose_map;
 use mocap_bridge::formats::{LoadOptions, load_rig};
 use mocap_bridge::humanoid::{HumanBone, HumanoidPose};
-use mocap_bridge::inspect::choose_map;
 use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, SourceRig, TargetRig, ToNormalized};
 
 fn mapped(path: &Path) -> MappedSkeleton {

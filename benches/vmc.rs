@@ -14,7 +14,7 @@ use mocap_bridge::humanoid::{CustomNames, Preset};
 use mocap_bridge::protocol::vmc::{Datagrams, ExpressionNames, VmcEncoder, decode};
 
 fn benches(c: &mut Criterion) {
-    let mut pose = mocap_bridge::demo::pose_at(0.5, 0.9);
+    let mut pose = mocap_bridge::takes::demo::pose_at(0.5, 0.9);
     for (k, bone) in ALL.iter().enumerate() {
         pose.set_rotation(*bone, Quat::from_rotation_y(0.01 * k as f32));
     }

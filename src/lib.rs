@@ -29,19 +29,15 @@
 //! glam. Files and protocols are converted at the edges, never in the core.
 
 pub mod bridge;
-pub mod catalog;
-pub mod convert;
-pub mod demo;
+pub mod eval;
 pub mod filter;
 pub mod formats;
 pub mod humanoid;
 pub mod ik;
-pub mod inspect;
-pub mod net;
+pub mod io;
 pub mod pipeline;
 pub mod protocol;
 pub mod record;
-pub mod replay;
 pub mod retarget;
 pub mod skeleton;
-pub mod web;
+pub mod takes;

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use mocap_bridge::convert::Bake;
+use mocap_bridge::formats::inspect::{self, Report};
 use mocap_bridge::formats::vrma::VrmaRest;
 use mocap_bridge::formats::{self, Units, UpAxis};
-use mocap_bridge::inspect::{self, Report};
 use mocap_bridge::protocol::vmc::ExpressionNames;
 use mocap_bridge::retarget::MappedSkeleton;
+use mocap_bridge::takes::convert::Bake;
 
 use cli::convert::convert;
 use cli::retarget::{RetargetOptions, retarget};

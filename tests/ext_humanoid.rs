@@ -10,13 +10,13 @@ use std::path::Path;
 
 use glam::{Quat, Vec3};
 use mocap_bridge::formats::ext_humanoid::{self, ExtHumanoidClip, ExtHumanoidWriter};
+use mocap_bridge::formats::inspect::choose_map;
 use mocap_bridge::formats::vrma::VrmaRest;
 use mocap_bridge::formats::{LoadOptions, Rig, load_rig};
 use mocap_bridge::humanoid::{HumanBone, HumanoidPose};
-use mocap_bridge::inspect::choose_map;
-use mocap_bridge::replay::Replay;
 use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, TargetRig};
 use mocap_bridge::skeleton::{Joint, Skeleton, Transform};
+use mocap_bridge::takes::replay::Replay;
 
 /// Angle between two rotations, degrees; precise for tiny angles.
 fn angle_deg(a: Quat, b: Quat) -> f32 {
@@ -51,7 +51,7 @@ fn demo_take() -> (Vec<(f32, HumanoidPose)>, Vec<u8>) {
     let take: Vec<(f32, HumanoidPose)> = (0..120)
         .map(|i| {
             let t = i as f32 / 30.0;
-            (t, mocap_bridge::demo::pose_at(t, 0.9))
+            (t, mocap_bridge::takes::demo::pose_at(t, 0.9))
         })
         .collect();
     for (t, pose) in &take {

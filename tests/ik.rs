@@ -8,15 +8,15 @@ mod common;
 
 use common::{RigSpec, Rng, angle_deg, assets, random_rig};
 use glam::{Quat, Vec3};
+use mocap_bridge::eval::{Perturbation, VrDevices, evaluate_mocap, evaluate_vr, scale_legs};
 use mocap_bridge::filter::DeviceFilterConfig;
+use mocap_bridge::formats::inspect::choose_map;
 use mocap_bridge::formats::{LoadOptions, load_rig};
-use mocap_bridge::humanoid::{HumanBone, HumanoidPose};
-use mocap_bridge::ik::eval::{Perturbation, VrDevices, evaluate_mocap, evaluate_vr, scale_legs};
+use mocap_bridge::humanoid::{DevicePose, HumanBone, HumanoidPose};
 use mocap_bridge::ik::{
-    BodyFrame, BodyProportions, Calibration, DevicePose, Limb, LimbIk, LimbRotations,
-    MocapIkConfig, TwoBoneIk, VrIk, VrIkConfig, VrIkState, VrInput,
+    BodyFrame, BodyProportions, Calibration, Limb, LimbIk, LimbRotations, MocapIkConfig, TwoBoneIk,
+    VrIk, VrIkConfig, VrIkState, VrInput,
 };
-use mocap_bridge::inspect::choose_map;
 use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, TargetRig};
 use proptest::prelude::*;
 
@@ -400,7 +400,10 @@ fn cmu_walk_onto_example_vrm_with_longer_and_shorter_legs_keeps_planted_feet_sti
 }
 
 fn builtin_humanoid() -> MappedSkeleton {
-    let rig = mocap_bridge::demo::embedded_rig("humanoid.json", mocap_bridge::demo::HUMANOID_JSON);
+    let rig = mocap_bridge::formats::skeleton_json::embedded_rig(
+        "humanoid.json",
+        mocap_bridge::skeleton::builtin::HUMANOID_JSON,
+    );
     let chosen = choose_map(&rig, None).expect("a map");
     MappedSkeleton::new(rig.skeleton.clone(), &chosen.map).unwrap()
 }

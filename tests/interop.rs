@@ -482,7 +482,7 @@ fn performance_take(dir: &Path) -> (PathBuf, Take, CustomNames) {
     let mut take = Vec::new();
     for i in 0..120 {
         let t = i as f32 / 60.0;
-        let mut pose = mocap_bridge::demo::pose_at(t, 0.9);
+        let mut pose = mocap_bridge::takes::demo::pose_at(t, 0.9);
         pose.expressions
             .set_preset(Preset::Aa, (t * 3.0).sin().abs());
         pose.expressions
@@ -584,7 +584,7 @@ fn assert_three_vrm_reads(file: &Value, take: &Take, names: &CustomNames) {
 /// Writes `replay`'s frames as a .vrma, keeping what was pushed.
 fn write_replay(
     path: &Path,
-    mut replay: mocap_bridge::replay::Replay,
+    mut replay: mocap_bridge::takes::replay::Replay,
     rest: VrmaRest,
     names: &CustomNames,
 ) -> Take {
@@ -611,11 +611,14 @@ fn our_files_load_in_three_vrm_animation_as_written_and_validate_clean() {
             &Default::default(),
         )
         .unwrap();
-        let map = mocap_bridge::inspect::choose_map(&rig, None).unwrap();
+        let map = mocap_bridge::formats::inspect::choose_map(&rig, None).unwrap();
         let mapped =
             mocap_bridge::retarget::MappedSkeleton::new(rig.skeleton.clone(), &map.map).unwrap();
-        let replay =
-            mocap_bridge::replay::Replay::from_rig(&mapped, rig.clips[0].motion.clone(), None);
+        let replay = mocap_bridge::takes::replay::Replay::from_rig(
+            &mapped,
+            rig.clips[0].motion.clone(),
+            None,
+        );
         let path = dir.path().join("walk.vrma");
         let take = write_replay(
             &path,
@@ -632,7 +635,7 @@ fn our_files_load_in_three_vrm_animation_as_written_and_validate_clean() {
             let path = dir.path().join(format!("rewritten_{name}"));
             let take = write_replay(
                 &path,
-                mocap_bridge::replay::Replay::from_vrma(animation, None),
+                mocap_bridge::takes::replay::Replay::from_vrma(animation, None),
                 rest,
                 &names,
             );
@@ -707,7 +710,7 @@ fn our_ext_skeleton_humanoid_files_validate_clean() {
     for i in 0..120 {
         let t = i as f32 / 60.0;
         writer
-            .push(t, &mocap_bridge::demo::pose_at(t, 0.9))
+            .push(t, &mocap_bridge::takes::demo::pose_at(t, 0.9))
             .unwrap();
     }
     let performance = dir.path().join("performance.glb");
@@ -723,11 +726,14 @@ fn our_ext_skeleton_humanoid_files_validate_clean() {
             &Default::default(),
         )
         .unwrap();
-        let map = mocap_bridge::inspect::choose_map(&rig, None).unwrap();
+        let map = mocap_bridge::formats::inspect::choose_map(&rig, None).unwrap();
         let mapped =
             mocap_bridge::retarget::MappedSkeleton::new(rig.skeleton.clone(), &map.map).unwrap();
-        let mut replay =
-            mocap_bridge::replay::Replay::from_rig(&mapped, rig.clips[0].motion.clone(), None);
+        let mut replay = mocap_bridge::takes::replay::Replay::from_rig(
+            &mapped,
+            rig.clips[0].motion.clone(),
+            None,
+        );
         let mut writer = ExtHumanoidWriter::new(VrmaRest::from_mapped(&mapped), "walk");
         let mut pose = HumanoidPose::default();
         while let Some(t) = replay.next_frame(&mut pose) {

@@ -20,7 +20,8 @@ use mocap_bridge::formats::{LoadOptions, Motion, Rig, bvh};
 use mocap_bridge::protocol::frame::JointFrame;
 use mocap_bridge::protocol::lab_osc::{LabAssembler, LabSkeleton, LabStats, MAX_DATAGRAM};
 use mocap_bridge::retarget::MappedSkeleton;
-use mocap_bridge::{demo, skeleton::Skeleton};
+use mocap_bridge::skeleton::Skeleton;
+use mocap_bridge::takes::demo;
 use rosc::{OscPacket, OscType};
 
 /// Counts allocations made on a thread while it has counting on.
@@ -182,7 +183,7 @@ fn decode(datagrams: &[Vec<u8>], lab: &LabSkeleton) -> (Vec<JointFrame>, LabStat
 
 fn lab19() -> (Rig, StreamFormat) {
     parse_with_stream(
-        demo::LAB19_JSON,
+        mocap_bridge::skeleton::builtin::LAB19_JSON,
         Path::new("lab19.json"),
         &LoadOptions::default(),
     )

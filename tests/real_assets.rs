@@ -8,9 +8,9 @@ use std::path::Path;
 
 use common::{angle_deg, assets, forward};
 use glam::{Quat, Vec3};
+use mocap_bridge::formats::inspect::choose_map;
 use mocap_bridge::formats::{LoadOptions, Rig, load_rig};
 use mocap_bridge::humanoid::{HumanBone, HumanoidPose};
-use mocap_bridge::inspect::choose_map;
 use mocap_bridge::retarget::check::LIMBS;
 use mocap_bridge::retarget::{MappedSkeleton, Retargeter};
 use mocap_bridge::skeleton::RestPose;

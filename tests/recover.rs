@@ -75,7 +75,7 @@ fn assert_one_line_error(out: &Output, needles: &[&str]) {
 /// from frame 20 on, and a lookAt from frame 30 on.
 fn frame(i: usize, names: &mut CustomNames) -> (f32, HumanoidPose) {
     let t = i as f32 / 60.0;
-    let mut pose = mocap_bridge::demo::pose_at(t, 0.92);
+    let mut pose = mocap_bridge::takes::demo::pose_at(t, 0.92);
     pose.expressions
         .set_preset(Preset::Happy, (t * 0.7).min(1.0));
     pose.expressions

@@ -10,9 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
 use glam::{Quat, Vec3};
-use mocap_bridge::demo;
 use mocap_bridge::filter::{DeviceFilterConfig, OneEuroConfig};
-use mocap_bridge::ik::calibration::DevicePose;
+use mocap_bridge::humanoid::DevicePose;
 use mocap_bridge::pipeline::performer::{Avatar, PerformerSettings, StreamSkeleton};
 use mocap_bridge::pipeline::solver::{Solver, SolverConfig};
 use mocap_bridge::pipeline::{
@@ -20,6 +19,7 @@ use mocap_bridge::pipeline::{
 };
 use mocap_bridge::protocol::frame::{JointFrame, PerformerName, TrackedPoint, TrackerFrame};
 use mocap_bridge::retarget::MappedSkeleton;
+use mocap_bridge::takes::demo;
 
 struct Counting;
 
@@ -55,17 +55,20 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 fn mapped(name: &str, json: &str) -> MappedSkeleton {
-    let rig = demo::embedded_rig(name, json);
+    let rig = mocap_bridge::formats::skeleton_json::embedded_rig(name, json);
     let map = rig.bone_map.clone().expect("map");
     MappedSkeleton::new(rig.skeleton, &map).expect("maps")
 }
 
 #[test]
 fn the_solver_allocates_nothing_per_frame() {
-    let lab19 = mapped("lab19", demo::LAB19_JSON);
+    let lab19 = mapped("lab19", mocap_bridge::skeleton::builtin::LAB19_JSON);
     let motion = demo::lab19_performance(&lab19, 1);
     let skeletons: Arc<[StreamSkeleton]> = vec![StreamSkeleton::new("lab19", lab19)].into();
-    let avatar = Avatar::new(&mapped("humanoid", demo::HUMANOID_JSON));
+    let avatar = Avatar::new(&mapped(
+        "humanoid",
+        mocap_bridge::skeleton::builtin::HUMANOID_JSON,
+    ));
     // Every stage on: mocap IK for the skeleton, VR IK for trackers, filters (the
     // device filter designs its taps as the frame rate settles, on the stack).
     let settings = PerformerSettings {

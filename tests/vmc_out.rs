@@ -62,7 +62,7 @@ fn the_vmc_crate_reads_back_every_bone_and_expression_we_send() {
     let mut worst = 0.0f32;
     for i in 0..120 {
         let t = i as f32 / 60.0;
-        let mut pose = mocap_bridge::demo::pose_at(t, 0.9);
+        let mut pose = mocap_bridge::takes::demo::pose_at(t, 0.9);
         pose.set_rotation(
             HumanBone::LeftThumbMetacarpal,
             Quat::from_rotation_z(0.3 * t),
@@ -135,11 +135,11 @@ fn a_real_capture_survives_the_trip() {
         &Default::default(),
     )
     .unwrap();
-    let map = mocap_bridge::inspect::choose_map(&rig, None).unwrap();
+    let map = mocap_bridge::formats::inspect::choose_map(&rig, None).unwrap();
     let mapped =
         mocap_bridge::retarget::MappedSkeleton::new(rig.skeleton.clone(), &map.map).unwrap();
     let mut replay =
-        mocap_bridge::replay::Replay::from_rig(&mapped, rig.clips[0].motion.clone(), None);
+        mocap_bridge::takes::replay::Replay::from_rig(&mapped, rig.clips[0].motion.clone(), None);
     let encoder = VmcEncoder::new(ExpressionNames::Vrm1, &VrmaRest::from_mapped(&mapped));
     let names = CustomNames::default();
     let mut pose = HumanoidPose::default();

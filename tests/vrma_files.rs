@@ -5,12 +5,12 @@
 mod common;
 
 use glam::{Quat, Vec3};
+use mocap_bridge::formats::inspect::choose_map;
 use mocap_bridge::formats::vrma::{self, VrmaRest, VrmaWriter};
 use mocap_bridge::formats::{LoadOptions, load_rig};
 use mocap_bridge::humanoid::{CustomNames, HumanoidPose};
-use mocap_bridge::inspect::choose_map;
-use mocap_bridge::replay::Replay;
 use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, TargetRig};
+use mocap_bridge::takes::replay::Replay;
 
 fn replay_into_bytes(replay: &mut Replay, rest: VrmaRest, names: &CustomNames) -> Vec<u8> {
     let mut writer = VrmaWriter::new(rest, "take");

@@ -9,9 +9,6 @@
 //! 3. each output drains its ring and ends; the recorder finishes every open take.
 
 pub mod config;
-pub mod monitor;
-pub mod replay_input;
-pub mod status;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -26,16 +23,16 @@ use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
-use crate::demo;
+use crate::formats::inspect;
 use crate::formats::vrma::VrmaRest;
 use crate::formats::{self, LoadOptions, skeleton_json};
 use crate::humanoid::CustomNames;
-use crate::inspect;
-use crate::net::lab_input::LabInput;
-use crate::net::vmc_input::VmcInput;
-use crate::net::vmc_output::{self, Shows, VmcOutput};
-use crate::net::vrchat_input::VrchatInput;
-use crate::net::websocket::{Shared, Subscribers, WebSocketOutput};
+use crate::io::inputs::lab::LabInput;
+use crate::io::inputs::vmc::VmcInput;
+use crate::io::inputs::vrchat::VrchatInput;
+use crate::io::outputs::vmc::{self, Shows, VmcOutput};
+use crate::io::web::WebServer;
+use crate::io::web::websocket::{Shared, Subscribers, WebSocketOutput};
 use crate::pipeline::performer::{Avatar, StreamSkeleton};
 use crate::pipeline::solver::{Solver, SolverConfig, SolverControl};
 use crate::pipeline::{
@@ -43,17 +40,16 @@ use crate::pipeline::{
 };
 use crate::protocol::frame::PerformerName;
 use crate::protocol::lab_osc::{LabAssembler, LabSkeleton};
+use crate::protocol::vmc::frames::SenderRest;
 use crate::protocol::vmc::{Datagrams, VmcEncoder};
 use crate::protocol::vrchat::VrchatTrackers;
 use crate::record::recorder::{FinishedTake, Recorder};
-use crate::record::vmc_frames::SenderRest;
-use crate::replay::Replay;
 use crate::retarget::MappedSkeleton;
-use crate::web::WebServer;
+use crate::takes::replay::Replay;
 
+use crate::io::inputs::replay::ReplayInput;
+use crate::pipeline::status::{Latency, Status};
 use config::BridgeConfig;
-use replay_input::ReplayInput;
-use status::{Latency, Status};
 
 /// Why the bridge cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -130,8 +126,8 @@ fn load_skeletons(
     };
     let mut loaded = Vec::new();
     for (name, json) in [
-        ("lab19", demo::LAB19_JSON),
-        ("humanoid", demo::HUMANOID_JSON),
+        ("lab19", crate::skeleton::builtin::LAB19_JSON),
+        ("humanoid", crate::skeleton::builtin::HUMANOID_JSON),
     ] {
         let parsed =
             skeleton_json::parse_with_stream(json, Path::new(name), &LoadOptions::default())
@@ -178,7 +174,10 @@ fn sender_rest(path: &Path) -> Result<SenderRest, BridgeError> {
 
 /// The built-in avatar: the VRM 1.0 T-pose humanoid.
 fn built_in_avatar() -> (Avatar, VrmaRest) {
-    let rig = demo::embedded_rig("humanoid", demo::HUMANOID_JSON);
+    let rig = crate::formats::skeleton_json::embedded_rig(
+        "humanoid",
+        crate::skeleton::builtin::HUMANOID_JSON,
+    );
     // The embedded humanoid is checked by the test suite: it has its bone map.
     let map = rig.bone_map.clone().unwrap_or_default();
     let mapped = MappedSkeleton::new(rig.skeleton, &map)
@@ -358,14 +357,13 @@ pub async fn run(
 
     for out in &config.vmc_outputs {
         let name = format!("vmc-out:{}", out.to);
-        let socket =
-            vmc_output::socket_to(out.to)
-                .await
-                .map_err(|source| BridgeError::Connect {
-                    what: "VMC output".into(),
-                    addr: out.to,
-                    source,
-                })?;
+        let socket = vmc::socket_to(out.to)
+            .await
+            .map_err(|source| BridgeError::Connect {
+                what: "VMC output".into(),
+                addr: out.to,
+                source,
+            })?;
         let (port, ring) = output_ring(&name, p.output_ring, Delivery::Newest);
         let (latency, histogram) = Latency::new();
         status
@@ -465,7 +463,7 @@ pub async fn run(
         let (port, ring) = output_ring("monitor", p.output_ring, Delivery::Newest);
         output_ports.push(port);
         outputs.spawn(
-            monitor::Monitor {
+            crate::io::outputs::monitor::Monitor {
                 ring,
                 interval: monitor_interval,
                 shutdown: stop_rx.clone(),

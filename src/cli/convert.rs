@@ -3,12 +3,13 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use mocap_bridge::convert::{Bake, OutputFormat, replay_into};
+use mocap_bridge::formats;
 use mocap_bridge::formats::ext_humanoid;
 use mocap_bridge::formats::vrma::{self, VrmaRest};
 use mocap_bridge::humanoid::CustomNames;
-use mocap_bridge::replay::Replay;
-use mocap_bridge::{demo, formats};
+use mocap_bridge::takes::convert::{Bake, OutputFormat, replay_into};
+use mocap_bridge::takes::demo;
+use mocap_bridge::takes::replay::Replay;
 
 use super::retarget::is_vrma;
 use super::{explicit_map, load_options, mapped};
@@ -40,7 +41,10 @@ pub fn convert(
     let mut jobs = Vec::new();
     let Some(input) = input else {
         // The built-in lab19 performance (two loops), as `retarget` and `send` play it.
-        let lab19 = demo::embedded_rig("lab19.json", demo::LAB19_JSON);
+        let lab19 = mocap_bridge::formats::skeleton_json::embedded_rig(
+            "lab19.json",
+            mocap_bridge::skeleton::builtin::LAB19_JSON,
+        );
         let src = mapped("lab19.json", &lab19, None)?;
         jobs.push(Job {
             name: "built-in lab19 performance".into(),

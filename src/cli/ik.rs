@@ -11,11 +11,11 @@
 
 use std::path::PathBuf;
 
-use mocap_bridge::filter::DeviceFilterConfig;
-use mocap_bridge::formats;
-use mocap_bridge::ik::eval::{
+use mocap_bridge::eval::{
     Perturbation, VrDevices, VrReport, evaluate_mocap, evaluate_vr, scale_legs,
 };
+use mocap_bridge::filter::DeviceFilterConfig;
+use mocap_bridge::formats;
 use mocap_bridge::ik::{MocapIkConfig, VrIkConfig};
 use mocap_bridge::retarget::MappedSkeleton;
 
@@ -101,9 +101,9 @@ pub fn eval_ik(args: EvalIkArgs) -> CliResult<()> {
             (label, target)
         }
         None if args.mode == EvalMode::Vr => {
-            let rig = mocap_bridge::demo::embedded_rig(
+            let rig = mocap_bridge::formats::skeleton_json::embedded_rig(
                 "humanoid.json",
-                mocap_bridge::demo::HUMANOID_JSON,
+                mocap_bridge::skeleton::builtin::HUMANOID_JSON,
             );
             (
                 "built-in humanoid".to_owned(),

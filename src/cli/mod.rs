@@ -11,8 +11,8 @@ pub mod vmc;
 
 use std::path::Path;
 
+use mocap_bridge::formats::inspect::{self, ChosenMap};
 use mocap_bridge::formats::{self, LoadOptions};
-use mocap_bridge::inspect::{self, ChosenMap};
 use mocap_bridge::retarget::MappedSkeleton;
 use mocap_bridge::skeleton::NamedBoneMap;
 

@@ -5,12 +5,12 @@ use std::io::Write as _;
 use std::path::Path;
 
 use glam::{Quat, Vec3};
-use mocap_bridge::demo;
 use mocap_bridge::formats::vrma::{self, VrmaRest};
 use mocap_bridge::formats::{self, Motion};
 use mocap_bridge::humanoid::{CustomNames, HumanoidPose};
-use mocap_bridge::replay::{Pacer, Replay};
 use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, TargetRig, check};
+use mocap_bridge::takes::demo;
+use mocap_bridge::takes::replay::{Pacer, Replay};
 
 use super::convert::ext_clips;
 use super::{explicit_map, load_options, mapped};
@@ -59,7 +59,10 @@ pub fn retarget(
             (label, dst)
         }
         None => {
-            let humanoid = demo::embedded_rig("humanoid.json", demo::HUMANOID_JSON);
+            let humanoid = mocap_bridge::formats::skeleton_json::embedded_rig(
+                "humanoid.json",
+                mocap_bridge::skeleton::builtin::HUMANOID_JSON,
+            );
             let dst = mapped("humanoid.json", &humanoid, explicit_map(target_map)?)?;
             ("built-in VRM 1.0 humanoid".to_owned(), dst)
         }
@@ -246,7 +249,10 @@ pub fn load_take(
             (label, Take::Rig { mapped, motion })
         }
         None => {
-            let lab19 = demo::embedded_rig("lab19.json", demo::LAB19_JSON);
+            let lab19 = mocap_bridge::formats::skeleton_json::embedded_rig(
+                "lab19.json",
+                mocap_bridge::skeleton::builtin::LAB19_JSON,
+            );
             let mapped = mapped("lab19.json", &lab19, explicit_map(rig.map.as_deref())?)?;
             let motion = demo::lab19_performance(&mapped, loops);
             let mapped = Box::new(mapped);

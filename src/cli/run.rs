@@ -8,7 +8,7 @@ use std::time::Duration;
 use mocap_bridge::bridge::config::BridgeConfig;
 use mocap_bridge::bridge::{self, ReplaySource, RunOptions};
 use mocap_bridge::humanoid::CustomNames;
-use mocap_bridge::replay::Replay;
+use mocap_bridge::takes::replay::Replay;
 
 use super::retarget::{Take, load_take};
 use crate::{CliResult, RigArgs};

@@ -12,15 +12,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use glam::{Quat, Vec3};
-use mocap_bridge::demo;
 use mocap_bridge::formats::skeleton_json::{self, StreamFormat};
 use mocap_bridge::formats::{self, LoadOptions, Motion, Rig};
 use mocap_bridge::humanoid::HumanoidPose;
 use mocap_bridge::protocol::frame::{JointFrame, PerformerName};
 use mocap_bridge::protocol::lab_osc::LabSkeleton;
-use mocap_bridge::replay::{Pacer, Replay, frame_times};
 use mocap_bridge::retarget::{FromNormalized, TargetRig};
 use mocap_bridge::skeleton::Skeleton;
+use mocap_bridge::takes::demo;
+use mocap_bridge::takes::replay::{Pacer, Replay, frame_times};
 
 use super::retarget::{Take, is_vrma, load_take};
 use super::{load_options, mapped};
@@ -247,7 +247,7 @@ fn lab_skeleton(path: Option<&Path>) -> CliResult<(String, Rig, StreamFormat)> {
         }
         None => {
             let (rig, stream) = skeleton_json::parse_with_stream(
-                demo::LAB19_JSON,
+                mocap_bridge::skeleton::builtin::LAB19_JSON,
                 Path::new("lab19.json"),
                 &options,
             )?;

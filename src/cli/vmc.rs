@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use mocap_bridge::formats::vrma::{VrmaRest, VrmaWriter};
 use mocap_bridge::humanoid::{CustomNames, HumanoidPose};
-use mocap_bridge::net::vmc_out::VmcSender;
+use mocap_bridge::io::vmc_sender::VmcSender;
+use mocap_bridge::protocol::vmc::frames::VmcFrames;
 use mocap_bridge::protocol::vmc::{DecodeStats, ExpressionNames, VmcEncoder, decode as vmc_decode};
-use mocap_bridge::record::vmc_frames::VmcFrames;
-use mocap_bridge::replay::{Pacer, Replay};
+use mocap_bridge::takes::replay::{Pacer, Replay};
 
 use super::retarget::{Take, load_take};
 use crate::{CliResult, RigArgs};

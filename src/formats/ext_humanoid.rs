@@ -959,7 +959,7 @@ mod tests {
         let mut frames = Vec::new();
         for i in 0..40 {
             let t = i as f32 / 30.0;
-            let pose = crate::demo::pose_at(t, 0.9);
+            let pose = crate::takes::demo::pose_at(t, 0.9);
             writer.push(t, &pose).unwrap();
             frames.push((t, pose));
         }

@@ -522,6 +522,16 @@ fn parents_first(joints: &[FileJoint], path: &Path) -> Result<Vec<usize>, Skelet
     Ok(order)
 }
 
+/// Parses an embedded skeleton file.
+///
+/// # Panics
+/// Never for the files shipped in `config/` (a test parses them).
+#[must_use]
+pub fn embedded_rig(name: &str, json: &str) -> Rig {
+    parse(json, Path::new(name), &LoadOptions::default())
+        .unwrap_or_else(|e| panic!("embedded {name} is broken: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

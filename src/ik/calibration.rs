@@ -11,28 +11,7 @@
 use glam::{Quat, Vec3};
 
 use super::body::BodyProportions;
-use crate::humanoid::HumanBone;
-
-/// A device (headset, controller, tracker) pose in model space.
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
-pub struct DevicePose {
-    /// Metres.
-    pub position: Vec3,
-    pub rotation: Quat,
-}
-
-impl DevicePose {
-    #[must_use]
-    pub fn new(position: Vec3, rotation: Quat) -> Self {
-        Self { position, rotation }
-    }
-
-    /// Where a point at `offset` in the device's frame is.
-    #[must_use]
-    pub fn point(&self, offset: Vec3) -> Vec3 {
-        self.position + self.rotation * offset
-    }
-}
+use crate::humanoid::{DevicePose, HumanBone};
 
 /// Where the wrist is behind a held controller in the T-pose, along the arm: a
 /// controller's grip centre sits about this far out from the wrist joint (metres).

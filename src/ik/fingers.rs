@@ -9,12 +9,7 @@
 
 use glam::{Quat, Vec3};
 
-use crate::humanoid::{BONE_COUNT, HumanBone, HumanoidPose, Side};
-
-/// Joints of a tracked hand, in WebXR's order: the wrist, then the thumb
-/// (metacarpal, proximal, distal, tip), then index, middle, ring and little
-/// finger (metacarpal, proximal, intermediate, distal, tip each).
-pub const HAND_JOINTS: usize = 25;
+use crate::humanoid::{BONE_COUNT, HAND_JOINTS, HumanBone, HumanoidPose, Side};
 
 /// Per VRM finger bone of the left hand: the tracked joints its direction runs
 /// between (the right hand is the same with right-side bones).

@@ -14,14 +14,13 @@
 
 pub mod body;
 pub mod calibration;
-pub mod eval;
 pub mod fingers;
 pub mod limb;
 pub mod mocap;
 pub mod vr;
 
 pub use body::{BodyFrame, BodyProportions, Limb};
-pub use calibration::{Calibration, DevicePose};
+pub use calibration::Calibration;
 pub use limb::{LimbIk, LimbRotations, TwoBoneIk};
 pub use mocap::{MocapIk, MocapIkConfig, MocapIkState};
 pub use vr::{VrIk, VrIkConfig, VrIkState, VrInput};

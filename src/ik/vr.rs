@@ -38,8 +38,9 @@ use glam::{Quat, Vec3};
 
 use super::IkError;
 use super::body::{BodyFrame, BodyProportions, LIMBS, Limb, TORSO};
-use super::calibration::{Calibration, DevicePose};
+use super::calibration::Calibration;
 use super::limb::LimbIk;
+use crate::humanoid::DevicePose;
 use crate::humanoid::{HumanBone, HumanoidPose};
 
 /// Per-performer VR-mode settings; every field has a default.

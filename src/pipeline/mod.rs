@@ -16,6 +16,7 @@
 
 pub mod performer;
 pub mod solver;
+pub mod status;
 
 use std::collections::VecDeque;
 use std::future::poll_fn;

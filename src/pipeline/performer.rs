@@ -17,10 +17,11 @@ use glam::{Affine3A, Quat, Vec3};
 
 use crate::filter::{DeviceFilter, DeviceFilterConfig, OneEuroConfig, PoseFilter};
 use crate::formats::vrma::VrmaRest;
+use crate::humanoid::DevicePose;
 use crate::humanoid::{HumanoidPose, Side};
 use crate::ik::IkError;
 use crate::ik::body::BodyProportions;
-use crate::ik::calibration::{Calibration, DevicePose, HEAD_TO_EYE};
+use crate::ik::calibration::{Calibration, HEAD_TO_EYE};
 use crate::ik::fingers::{self, FingerRest};
 use crate::ik::mocap::{MocapIk, MocapIkConfig, MocapIkState};
 use crate::ik::vr::{VrIk, VrIkConfig, VrIkState, VrInput};
@@ -502,11 +503,13 @@ impl Performer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::demo;
     use crate::humanoid::HumanBone;
 
     fn avatar() -> Avatar {
-        let rig = demo::embedded_rig("humanoid.json", demo::HUMANOID_JSON);
+        let rig = crate::formats::skeleton_json::embedded_rig(
+            "humanoid.json",
+            crate::skeleton::builtin::HUMANOID_JSON,
+        );
         let map = rig.bone_map.clone().unwrap();
         Avatar::new(&MappedSkeleton::new(rig.skeleton, &map).unwrap())
     }

@@ -380,16 +380,16 @@ fn broadcast(outputs: &mut [OutputPort], msg: &OutputMsg) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::demo;
-    use crate::ik::calibration::DevicePose;
+    use crate::humanoid::DevicePose;
     use crate::pipeline::performer::PerformerSettings;
     use crate::pipeline::{Delivery, InputPort, OutputRing, input_ring, output_ring};
     use crate::protocol::frame::{JointFrame, TrackedPoint, TrackerFrame};
     use crate::retarget::{MappedSkeleton, SourceRig, ToNormalized};
+    use crate::takes::demo;
     use glam::{Quat, Vec3};
 
     fn mapped(name: &str, json: &str) -> MappedSkeleton {
-        let rig = demo::embedded_rig(name, json);
+        let rig = crate::formats::skeleton_json::embedded_rig(name, json);
         let map = rig.bone_map.clone().unwrap();
         MappedSkeleton::new(rig.skeleton, &map).unwrap()
     }
@@ -419,10 +419,10 @@ mod tests {
     fn start(timeout: Duration) -> Running {
         let skeletons: Arc<[StreamSkeleton]> = vec![StreamSkeleton::new(
             "lab19",
-            mapped("lab19", demo::LAB19_JSON),
+            mapped("lab19", crate::skeleton::builtin::LAB19_JSON),
         )]
         .into();
-        let avatar = Avatar::new(&mapped("humanoid", demo::HUMANOID_JSON));
+        let avatar = Avatar::new(&mapped("humanoid", crate::skeleton::builtin::HUMANOID_JSON));
         let (solver_tx, solver_rx) = mpsc::channel::<Solver>();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
@@ -487,7 +487,7 @@ mod tests {
     #[test]
     fn skeleton_frames_are_retargeted_and_performers_come_and_go() {
         let mut run = start(Duration::from_millis(60));
-        let lab19 = mapped("lab19", demo::LAB19_JSON);
+        let lab19 = mapped("lab19", crate::skeleton::builtin::LAB19_JSON);
         let motion = demo::lab19_performance(&lab19, 1);
         let rig = SourceRig::new(&lab19);
         let mut expected = crate::humanoid::HumanoidPose::default();

@@ -13,8 +13,8 @@
 
 use glam::{Quat, Vec3};
 
-use crate::ik::calibration::DevicePose;
-use crate::ik::fingers::HAND_JOINTS;
+use crate::humanoid::DevicePose;
+use crate::humanoid::HAND_JOINTS;
 
 /// Most joints a streamed skeleton may have.
 pub const MAX_JOINTS: usize = 128;
@@ -185,7 +185,7 @@ pub struct TrackerFrame {
     pub time: f64,
     /// Device pose per `TrackedPoint` (index `TrackedPoint as usize`), when tracked.
     pub points: [Option<DevicePose>; TrackedPoint::COUNT],
-    /// Tracked hand joints (left, right) in `ik::fingers::HAND_JOINTS` order,
+    /// Tracked hand joints (left, right) in `humanoid::HAND_JOINTS` order,
     /// positions in metres, when the hands are tracked this frame.
     pub hand_joints: [Option<[Vec3; HAND_JOINTS]>; 2],
 }

@@ -887,7 +887,7 @@ mod tests {
 
     fn lab19() -> Skeleton {
         parse_with_stream(
-            crate::demo::LAB19_JSON,
+            crate::skeleton::builtin::LAB19_JSON,
             std::path::Path::new("lab19.json"),
             &LoadOptions::default(),
         )

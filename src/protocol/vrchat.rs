@@ -32,7 +32,7 @@ use glam::{Quat, Vec3};
 use super::frame::{TrackedPoint, TrackerFrame};
 use super::osc;
 use super::vmc::{to_unity_position, to_unity_rotation};
-use crate::ik::calibration::DevicePose;
+use crate::humanoid::DevicePose;
 
 /// How many numbered trackers VRChat takes (`/tracking/trackers/1` to `/8`).
 pub const TRACKER_COUNT: usize = 8;

@@ -39,11 +39,11 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 
 use super::frame::{JointFrame, MAX_JOINTS, MAX_NAME, PerformerName, TrackedPoint, TrackerFrame};
+use crate::humanoid::DevicePose;
+use crate::humanoid::HAND_JOINTS;
 use crate::humanoid::bone::ALL;
 use crate::humanoid::expression::{CUSTOM_CAPACITY, PRESET_COUNT};
 use crate::humanoid::{BONE_COUNT, CustomNames, HumanBone, HumanoidPose, LookAt, Preset};
-use crate::ik::calibration::DevicePose;
-use crate::ik::fingers::HAND_JOINTS;
 use crate::skeleton::Skeleton;
 
 /// Longest incoming message, bytes. The server drops longer messages before parsing
@@ -1378,7 +1378,8 @@ impl Reply<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::demo::{LAB19_JSON, embedded_rig};
+    use crate::formats::skeleton_json::embedded_rig;
+    use crate::skeleton::builtin::LAB19_JSON;
     use crate::skeleton::{Joint, Transform};
 
     fn lab19() -> Skeleton {

@@ -2,4 +2,3 @@
 
 pub mod journal;
 pub mod recorder;
-pub mod vmc_frames;

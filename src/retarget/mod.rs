@@ -434,7 +434,7 @@ mod tests {
 
     fn lab19() -> MappedSkeleton {
         let rig = skeleton_json::parse(
-            crate::demo::LAB19_JSON,
+            crate::skeleton::builtin::LAB19_JSON,
             std::path::Path::new("lab19.json"),
             &LoadOptions::default(),
         )

@@ -8,6 +8,8 @@
 //! axes before building.
 
 pub mod bone_map;
+pub mod builtin;
+pub mod catalog;
 pub mod recognize;
 pub mod rest;
 

@@ -121,7 +121,7 @@ fn bad_vmc_and_lab_datagrams_are_counted_and_good_performers_keep_flowing() {
     let encoder = VmcEncoder::new(ExpressionNames::Vrm1, &VrmaRest::standard(0.95));
     let mut datagrams = Datagrams::new();
     let mut send_good = |i: usize| {
-        let mut pose = mocap_bridge::demo::pose_at(i as f32 / 60.0, 0.95);
+        let mut pose = mocap_bridge::takes::demo::pose_at(i as f32 / 60.0, 0.95);
         pose.expressions
             .set_preset(mocap_bridge::humanoid::Preset::Blink, 0.0);
         encoder.encode_into(
@@ -209,9 +209,12 @@ fn bad_vmc_and_lab_datagrams_are_counted_and_good_performers_keep_flowing() {
 
     // Lab OSC: garbage, an unknown subject's skeleton is fine (default), a bad joint.
     let lab19 = {
-        let rig = mocap_bridge::demo::embedded_rig("lab19.json", mocap_bridge::demo::LAB19_JSON);
+        let rig = mocap_bridge::formats::skeleton_json::embedded_rig(
+            "lab19.json",
+            mocap_bridge::skeleton::builtin::LAB19_JSON,
+        );
         let stream = mocap_bridge::formats::skeleton_json::parse_with_stream(
-            mocap_bridge::demo::LAB19_JSON,
+            mocap_bridge::skeleton::builtin::LAB19_JSON,
             std::path::Path::new("lab19.json"),
             &Default::default(),
         )

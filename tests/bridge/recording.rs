@@ -8,7 +8,7 @@ use std::time::Duration;
 use glam::Vec3;
 use mocap_bridge::formats::vrma;
 use mocap_bridge::humanoid::HumanoidPose;
-use mocap_bridge::replay::Replay;
+use mocap_bridge::takes::replay::Replay;
 use serde_json::json;
 
 use crate::common::angle_deg;

@@ -10,7 +10,7 @@ use mocap_bridge::humanoid::HumanoidPose;
 use mocap_bridge::protocol::vmc::{
     bone_from_unity, to_unity_position, to_unity_rotation, unity_name,
 };
-use mocap_bridge::replay::Replay;
+use mocap_bridge::takes::replay::Replay;
 
 use crate::common::angle_deg;
 use crate::harness::{Bridge, free_udp_port, python_osc, quiet_config, repo};

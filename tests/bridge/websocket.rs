@@ -8,11 +8,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use glam::Vec3;
-use mocap_bridge::demo;
 use mocap_bridge::formats::vrma;
 use mocap_bridge::humanoid::{CustomNames, HumanoidPose};
 use mocap_bridge::protocol::ws;
 use mocap_bridge::retarget::{MappedSkeleton, SourceRig, ToNormalized};
+use mocap_bridge::takes::demo;
 use serde_json::{Value, json};
 use tungstenite::{Message, WebSocket};
 
@@ -56,7 +56,10 @@ pub fn request(client: &mut Client, message: Value) -> Value {
 /// The lab19 skeleton and its built-in performance: expected normalized poses
 /// next to the JSON skeleton messages that carry the same frames.
 fn lab19_frames(performer: &str, count: usize) -> (Vec<Value>, Vec<(f32, HumanoidPose)>) {
-    let rig = demo::embedded_rig("lab19.json", demo::LAB19_JSON);
+    let rig = mocap_bridge::formats::skeleton_json::embedded_rig(
+        "lab19.json",
+        mocap_bridge::skeleton::builtin::LAB19_JSON,
+    );
     let map = rig.bone_map.clone().expect("lab19 has its map");
     let mapped = MappedSkeleton::new(rig.skeleton, &map).expect("maps");
     let source = SourceRig::new(&mapped);
@@ -95,7 +98,10 @@ fn lab19_frames(performer: &str, count: usize) -> (Vec<Value>, Vec<(f32, Humanoi
 /// Per frame of the lab19 performance: every joint's name, parent and model-space
 /// position (turned to face +Z), as a `source` message should carry them.
 fn lab19_points(count: usize) -> Vec<Vec<(String, Option<usize>, Vec3)>> {
-    let rig = demo::embedded_rig("lab19.json", demo::LAB19_JSON);
+    let rig = mocap_bridge::formats::skeleton_json::embedded_rig(
+        "lab19.json",
+        mocap_bridge::skeleton::builtin::LAB19_JSON,
+    );
     let map = rig.bone_map.clone().expect("lab19 has its map");
     let mapped = MappedSkeleton::new(rig.skeleton, &map).expect("maps");
     let motion = demo::lab19_performance(&mapped, 1);
@@ -240,7 +246,7 @@ fn skeleton_frames_become_poses_for_other_clients_and_a_recording() {
     let recorded = vrma::load(&file, None).expect("the take loads");
     let times = recorded.key_times().to_vec();
     assert_eq!(times.len(), 120);
-    let mut replay = mocap_bridge::replay::Replay::from_vrma(recorded, None);
+    let mut replay = mocap_bridge::takes::replay::Replay::from_vrma(recorded, None);
     let mut pose = HumanoidPose::default();
     let mut worst_take = 0.0f32;
     for (t, want) in &expected {

@@ -71,7 +71,7 @@ mod tests {
         let mut frames = Vec::new();
         for i in 0..40 {
             let t = i as f32 / 30.0;
-            let mut pose = crate::demo::pose_at(t, 0.9);
+            let mut pose = crate::takes::demo::pose_at(t, 0.9);
             pose.expressions
                 .set_preset(Preset::Happy, (t * 2.0).min(1.0));
             if i >= 10 {

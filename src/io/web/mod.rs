@@ -12,6 +12,7 @@
 
 mod assets;
 mod recordings;
+pub mod websocket;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -30,7 +31,7 @@ use tokio::sync::{mpsc, watch};
 use crate::formats::vrma::VrmaRest;
 use crate::humanoid::HumanBone;
 use crate::humanoid::bone::ALL;
-use crate::net::websocket::{self, ClientOptions, Shared};
+use websocket::{ClientOptions, Shared};
 
 /// The web server, ready to run.
 pub struct WebServer {

@@ -10,7 +10,7 @@ use std::time::Instant;
 use tokio::net::UdpSocket;
 use tokio::sync::watch;
 
-use crate::net::udp;
+use crate::io::udp;
 use crate::pipeline::{InputFrame, InputPort, SourceFrame};
 use crate::protocol::frame::{PerformerName, TrackerFrame};
 use crate::protocol::vrchat::VrchatTrackers;

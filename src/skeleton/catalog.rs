@@ -21,22 +21,22 @@ const ENTRIES: [Entry; 4] = [
     Entry {
         name: "lab19",
         file: "config/skeletons/lab19.json",
-        json: include_str!("../config/skeletons/lab19.json"),
+        json: super::builtin::LAB19_JSON,
     },
     Entry {
         name: "cmu",
         file: "config/maps/cmu.json",
-        json: include_str!("../config/maps/cmu.json"),
+        json: include_str!("../../config/maps/cmu.json"),
     },
     Entry {
         name: "cesium_man",
         file: "config/maps/cesium_man.json",
-        json: include_str!("../config/maps/cesium_man.json"),
+        json: include_str!("../../config/maps/cesium_man.json"),
     },
     Entry {
         name: "kaykit",
         file: "config/maps/kaykit.json",
-        json: include_str!("../config/maps/kaykit.json"),
+        json: include_str!("../../config/maps/kaykit.json"),
     },
 ];
 

@@ -6,35 +6,18 @@
 //! is a capture in the lab's conventions, exactly what the bridge must undo.
 
 use std::f32::consts::{PI, TAU};
-use std::path::Path;
 
 use glam::{Quat, Vec3};
 
-use crate::formats::{LoadOptions, Motion, Rig, skeleton_json};
+use crate::formats::Motion;
 use crate::humanoid::{HumanBone as B, HumanoidPose};
 use crate::retarget::{FromNormalized, MappedSkeleton, TargetRig};
-
-/// The lab19 skeleton file, embedded.
-pub const LAB19_JSON: &str = include_str!("../config/skeletons/lab19.json");
-
-/// The plain VRM 1.0 T-pose humanoid, embedded (the default target).
-pub const HUMANOID_JSON: &str = include_str!("../config/skeletons/humanoid.json");
 
 /// Frames per second of the built-in performance.
 pub const FPS: f32 = 60.0;
 
 /// Length of one loop of the performance, seconds.
 pub const LOOP_SECONDS: f32 = 4.0;
-
-/// Parses an embedded skeleton file.
-///
-/// # Panics
-/// Never for the files shipped in `config/` (a test parses them).
-#[must_use]
-pub fn embedded_rig(name: &str, json: &str) -> Rig {
-    skeleton_json::parse(json, Path::new(name), &LoadOptions::default())
-        .unwrap_or_else(|e| panic!("embedded {name} is broken: {e}"))
-}
 
 /// The normalized pose of the performance at `t` seconds for a body whose hips
 /// stand `hips_height` metres above the floor.
@@ -111,7 +94,9 @@ pub fn lab19_performance(lab19: &MappedSkeleton, loops: u32) -> Motion {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inspect::choose_map;
+    use crate::formats::inspect::choose_map;
+    use crate::formats::skeleton_json::embedded_rig;
+    use crate::skeleton::builtin::{HUMANOID_JSON, LAB19_JSON};
 
     #[test]
     fn embedded_skeletons_parse_and_map() {

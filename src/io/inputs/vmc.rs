@@ -30,12 +30,12 @@ use tokio::sync::{mpsc, watch};
 use crate::pipeline::{InputFrame, InputPort, SourceFrame};
 use crate::protocol::frame::{PerformerName, TrackedPoint};
 use crate::protocol::osc::{self, Arg};
+use crate::protocol::vmc::frames::{SenderRest, VmcFrames};
 use crate::protocol::vmc::{self, VmcEvent};
 use crate::record::recorder::RecordCommand;
-use crate::record::vmc_frames::{SenderRest, VmcFrames};
 
-use super::udp;
-use super::vmc_devices::VmcDevices;
+use crate::io::udp;
+use crate::protocol::vmc::devices::VmcDevices;
 
 /// Most senders one port tracks; datagrams from more are dropped (counted).
 const MAX_SENDERS: usize = 4096;

@@ -7,13 +7,14 @@
 
 use glam::{Quat, Vec3};
 
-use super::body::{BodyFrame, BodyProportions, Limb};
-use super::calibration::{Calibration, DevicePose, HEAD_TO_EYE};
-use super::mocap::{MocapIk, MocapIkConfig, MocapIkState};
-use super::vr::{VrIk, VrIkConfig, VrIkState, VrInput};
 use crate::filter::{DeviceFilter, DeviceFilterConfig};
 use crate::formats::Motion;
+use crate::humanoid::DevicePose;
 use crate::humanoid::{BONE_COUNT, HumanBone, HumanoidPose};
+use crate::ik::body::{BodyFrame, BodyProportions, Limb};
+use crate::ik::calibration::{Calibration, HEAD_TO_EYE};
+use crate::ik::mocap::{MocapIk, MocapIkConfig, MocapIkState};
+use crate::ik::vr::{VrIk, VrIkConfig, VrIkState, VrInput};
 use crate::retarget::{
     FromNormalized, JobError, MappedSkeleton, SourceRig, TargetRig, ToNormalized,
 };
@@ -25,7 +26,7 @@ pub enum EvalError {
     #[error("retarget: {0}")]
     Retarget(#[from] JobError),
     #[error("ik: {0}")]
-    Ik(#[from] super::IkError),
+    Ik(#[from] crate::ik::IkError),
     #[error("the target has no `{0}`")]
     MissingBone(HumanBone),
     #[error("scaled skeleton: {0}")]

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use glam::{Quat, Vec3};
 
-use crate::ik::calibration::DevicePose;
+use crate::humanoid::DevicePose;
 use crate::protocol::frame::{PerformerName, TrackedPoint, TrackerFrame};
 use crate::protocol::vmc::Device;
 

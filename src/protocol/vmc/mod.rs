@@ -19,6 +19,9 @@
 //! `leftThumbMetacarpal`. Expression names follow VRM 1.0 (`happy`, `aa`) or VRM 0
 //! (`Joy`, `A`), as the receiver expects.
 
+pub mod devices;
+pub mod frames;
+
 use glam::{Quat, Vec3};
 
 use super::osc::{self, Arg};
@@ -1120,7 +1123,7 @@ mod tests {
 
     #[test]
     fn every_datagram_fits_and_apply_comes_last() {
-        let mut pose = crate::demo::pose_at(0.5, 0.9);
+        let mut pose = crate::takes::demo::pose_at(0.5, 0.9);
         for bone in ALL {
             pose.set_rotation(bone, Quat::from_rotation_y(0.1));
         }
@@ -1250,7 +1253,7 @@ mod tests {
     fn decoding_what_we_encode_gives_the_pose_back() {
         let mut names = CustomNames::default();
         let slot = names.slot_or_insert("Smirk").unwrap();
-        let mut pose = crate::demo::pose_at(0.7, 0.9);
+        let mut pose = crate::takes::demo::pose_at(0.7, 0.9);
         pose.expressions.set_preset(Preset::Happy, 0.75);
         pose.expressions.set_custom(slot, 0.5);
         let encoder = VmcEncoder::new(ExpressionNames::Vrm0, &VrmaRest::standard(0.9));

@@ -9,7 +9,7 @@ use tokio::sync::watch;
 use crate::humanoid::{CustomNames, HumanoidPose};
 use crate::pipeline::{InputFrame, InputPort, SourceFrame};
 use crate::protocol::frame::PerformerName;
-use crate::replay::Replay;
+use crate::takes::replay::Replay;
 
 /// A replay feeding the solver.
 pub struct ReplayInput {

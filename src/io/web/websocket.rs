@@ -1,5 +1,5 @@
 //! The WebSocket side of the bridge's web server (axum's upgrade over
-//! tokio-tungstenite; the HTTP routes are in `crate::web`): skeleton and tracker frames in,
+//! tokio-tungstenite; the HTTP routes are in `crate::io::web`): skeleton and tracker frames in,
 //! control requests (recording, performers, status, calibration) answered, and
 //! every performer's solved pose streamed out, as `docs/websocket.md` describes.
 //!
@@ -31,11 +31,11 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use crate::bridge::config::save_calibration;
-use crate::bridge::status::{Latency, Status};
 use crate::humanoid::CustomNames;
 use crate::ik::calibration::Calibration;
 use crate::pipeline::performer::StreamSkeleton;
 use crate::pipeline::solver::SolverControl;
+use crate::pipeline::status::{Latency, Status};
 use crate::pipeline::{
     InputFrame, InputPort, InputStats, OutputMsg, OutputRing, OutputStats, PoseFrame, SourceFrame,
     SourcePoints, input_ring_sharing,

@@ -240,11 +240,14 @@ mod tests {
     #[test]
     fn a_sender_rest_turns_model_locals_into_normalized_rotations() {
         use crate::retarget::{FromNormalized, TargetRig};
-        let rig = crate::demo::embedded_rig("lab19", crate::demo::LAB19_JSON);
+        let rig = crate::formats::skeleton_json::embedded_rig(
+            "lab19",
+            crate::skeleton::builtin::LAB19_JSON,
+        );
         let model = MappedSkeleton::new(rig.skeleton, &rig.bone_map.unwrap()).unwrap();
         let rest = Arc::new(SenderRest::from_mapped(&model));
         let target = TargetRig::new(&model);
-        let want = crate::demo::pose_at(0.7, 0.95);
+        let want = crate::takes::demo::pose_at(0.7, 0.95);
         let mut locals = vec![Quat::IDENTITY; target.joint_count()];
         let mut hips = Vec3::ZERO;
         FromNormalized {

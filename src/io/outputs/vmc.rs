@@ -23,13 +23,13 @@ use std::time::Duration;
 use tokio::net::UdpSocket;
 use tokio::time::Instant;
 
-use crate::bridge::status::Latency;
 use crate::humanoid::CustomNames;
+use crate::pipeline::status::Latency;
 use crate::pipeline::{OutputMsg, OutputRing, OutputStats, PoseFrame};
 use crate::protocol::frame::PerformerName;
 use crate::protocol::vmc::{Datagrams, VmcEncoder};
 
-use super::udp::SendBatch;
+use crate::io::udp::SendBatch;
 
 /// Without a rate cap, a waiting frame that a newer one of its performer finds
 /// younger than this still goes out (first); older, it is stale and passed over.

@@ -54,7 +54,8 @@ pub fn choose_map(rig: &Rig, explicit: Option<ChosenMap>) -> Option<ChosenMap> {
             })
         })
         .or_else(|| {
-            crate::catalog::find_map(&rig.skeleton).map(|(source, map)| ChosenMap::new(source, map))
+            crate::skeleton::catalog::find_map(&rig.skeleton)
+                .map(|(source, map)| ChosenMap::new(source, map))
         })
         .or_else(|| {
             recognize(&rig.skeleton).into_humanoid().map(|r| ChosenMap {

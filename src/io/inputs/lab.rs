@@ -12,8 +12,8 @@ use std::sync::atomic::Ordering::Relaxed;
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
 
-use crate::net::udp;
-use crate::net::vmc_input::record_command;
+use crate::io::inputs::vmc::record_command;
+use crate::io::udp;
 use crate::pipeline::{InputFrame, InputPort, SourceFrame};
 use crate::protocol::lab_osc::{LabAssembler, LabSkeleton};
 use crate::protocol::osc;

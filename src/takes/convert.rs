@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::formats::ext_humanoid::ExtHumanoidWriter;
 use crate::formats::vrma::{PushError, VrmaRest, VrmaWriter};
 use crate::humanoid::{CustomNames, HumanoidPose};
-use crate::replay::Replay;
+use crate::takes::replay::Replay;
 
 /// Proportions to bake a recording onto: the target's T-pose and hips height.
 #[derive(Debug, Clone)]

@@ -1,0 +1,16 @@
+//! The edges of the live bridge: the tasks that own sockets and move the bytes
+//! `protocol` encodes and decodes. Nothing here decides what a pose is.
+//!
+//! - `inputs`: one task per bound socket or replayed take, pushing frames onto
+//!   the solver's input rings (VMC, lab OSC, VRChat OSC, replay).
+//! - `outputs`: tasks that take solved frames from their rings (VMC over UDP,
+//!   the console monitor).
+//! - `web`: the HTTP port: pages, data routes and WebSocket sessions.
+//! - `udp`: batched receive and send shared by the UDP edges.
+//! - `vmc_sender`: the `send` command's blocking VMC sender.
+
+pub mod inputs;
+pub mod outputs;
+pub mod udp;
+pub mod vmc_sender;
+pub mod web;
