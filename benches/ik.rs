@@ -2,7 +2,7 @@
 //! solve against forward kinematics of the same limb (two quaternion-vector
 //! products), and mocap-mode IK on four limbs (forward kinematics of both bodies,
 //! contacts, hips, four solves) against `FromNormalized` of the same pose onto the
-//! same model (Example.vrm; skipped when ../shared/assets is absent), and a full VR
+//! same model (Example.vrm; skipped when the real-file corpus is absent), and a full VR
 //! body solve (3-point and 6-point devices) against `FromNormalized` of the result
 //! onto the same skeleton (the built-in humanoid); the device filter a tracker
 //! performer runs before it (six devices a frame, and a tap design).
@@ -66,15 +66,13 @@ fn benches(c: &mut Criterion) {
 
     vr_benches(c);
 
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let (bvh, vrm) = (
-        root.join("../shared/assets/bvh/cmu_12_01_walk.bvh"),
-        root.join("../shared/assets/vrm/Example.vrm"),
-    );
-    if !(bvh.is_file() && vrm.is_file()) {
-        eprintln!("skipping mocap ik: ../shared/assets absent");
+    let Some(assets) = mocap_bridge::assets::assets_dir() else {
         return;
-    }
+    };
+    let (bvh, vrm) = (
+        assets.join("bvh/cmu_12_01_walk.bvh"),
+        assets.join("vrm/Example.vrm"),
+    );
     let (rig, cmu) = mapped(&bvh);
     let (_, example) = mapped(&vrm);
     let frame = rig.clips[0].motion.frame(100);

@@ -39,11 +39,10 @@ fn two_hundred_joints(path: &Path) -> Skeleton {
 }
 
 fn benches(c: &mut Criterion) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/assets/bvh/tpose.bvh");
-    if !path.is_file() {
-        eprintln!("skipping: ../shared/assets absent");
+    let Some(assets) = mocap_bridge::assets::assets_dir() else {
         return;
-    }
+    };
+    let path = assets.join("bvh/tpose.bvh");
     let skeleton = two_hundred_joints(&path);
     assert_eq!(skeleton.len(), 200);
     let map = recognize(&skeleton)

@@ -90,11 +90,10 @@ fn benches(c: &mut Criterion) {
         })
     });
 
-    let example = root.join("../shared/assets/vrm/Example.vrm");
-    if !example.is_file() {
-        eprintln!("skipping normalized -> Example.vrm: ../shared/assets absent");
+    let Some(assets) = mocap_bridge::assets::assets_dir() else {
         return;
-    }
+    };
+    let example = assets.join("vrm/Example.vrm");
     let vrm = mapped(&example);
     let target = TargetRig::new(&vrm);
     let mut out = vec![Quat::IDENTITY; vrm.skeleton.len()];

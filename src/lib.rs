@@ -28,6 +28,7 @@
 //! its left arm points to +X. Angles are radians, quaternions are (x, y, z, w) as in
 //! glam. Files and protocols are converted at the edges, never in the core.
 
+pub mod assets;
 pub mod bridge;
 pub mod eval;
 pub mod filter;

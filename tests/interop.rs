@@ -177,7 +177,7 @@ fn check_all_tracks(file: &Value) {
     }
 }
 
-/// `../shared/assets/vrma/NAME`, or `None` (after saying so) when the assets are absent.
+/// The corpus's `vrma/NAME`, or `None` (after saying so) when the assets are absent.
 fn real_vrma(name: &str) -> Option<PathBuf> {
     common::assets().map(|dir| dir.join("vrma").join(name))
 }

@@ -1701,13 +1701,7 @@ Frame Time: 0.0333333
     // --- Real files ------------------------------------------------------------------
 
     fn assets() -> Option<PathBuf> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/assets/bvh");
-        if dir.is_dir() {
-            Some(dir)
-        } else {
-            println!("skipping: ../shared/assets absent");
-            None
-        }
+        crate::assets::assets_dir().map(|dir| dir.join("bvh"))
     }
 
     fn load_asset(dir: &Path, name: &str) -> Rig {

@@ -2390,15 +2390,7 @@ mod tests {
 
     // --- real files -------------------------------------------------------------
 
-    fn assets() -> Option<PathBuf> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/assets");
-        if dir.is_dir() {
-            Some(dir)
-        } else {
-            eprintln!("skipping: ../shared/assets absent");
-            None
-        }
-    }
+    use crate::assets::assets_dir as assets;
 
     fn load_asset(name: &str) -> Option<Rig> {
         let path = assets()?.join(name);

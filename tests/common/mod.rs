@@ -10,15 +10,9 @@ use glam::{Affine3A, Quat, Vec3};
 use mocap_bridge::humanoid::HumanBone;
 use mocap_bridge::skeleton::{Joint, NamedBoneMap, Skeleton, Transform};
 
-/// `../shared/assets`, or `None` (after saying so) when a user's clone lacks it.
+/// The real-file corpus, or `None` (after saying so) when a user's clone lacks it.
 pub fn assets() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/assets");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: ../shared/assets absent");
-        None
-    }
+    mocap_bridge::assets::assets_dir()
 }
 
 /// Angle between two directions, degrees.
