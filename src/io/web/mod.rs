@@ -118,7 +118,7 @@ struct TokenQuery {
 impl AppState {
     /// The 401 answer when a token is configured and not given.
     fn refusal(&self, query: &TokenQuery) -> Option<Response> {
-        match &self.shared.token {
+        match &self.shared.rules.token {
             Some(token) if query.token.as_deref() != Some(token.as_str()) => {
                 Some((StatusCode::UNAUTHORIZED, "a valid ?token= is required\n").into_response())
             }
@@ -138,7 +138,7 @@ async fn root(
         return assets::page("index.html");
     }
     let options = ClientOptions::from_query(parts.uri.query().unwrap_or(""));
-    if !options.authorized(state.shared.token.as_deref()) {
+    if !options.authorized(state.shared.rules.token.as_deref()) {
         state.shared.input_stats.bad.fetch_add(1, Relaxed);
         tracing::info!(%peer, "WebSocket client refused: wrong or missing token");
         return (StatusCode::UNAUTHORIZED, "a valid ?token= is required\n").into_response();

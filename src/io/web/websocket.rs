@@ -30,7 +30,6 @@ use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
-use crate::bridge::config::save_calibration;
 use crate::humanoid::CustomNames;
 use crate::ik::calibration::Calibration;
 use crate::pipeline::performer::StreamSkeleton;
@@ -199,23 +198,52 @@ impl WebSocketOutput {
 
 /// What every client task shares.
 pub struct Shared {
-    pub token: Option<String>,
-    pub max_message_bytes: usize,
+    pub rules: ClientRules,
+    /// The skeletons clients may stream, by index.
     pub skeletons: Arc<[StreamSkeleton]>,
-    pub solver: std::sync::mpsc::Sender<SolverControl>,
-    pub solver_thread: Thread,
-    pub input_ring: usize,
+    pub feeds: Feeds,
+    pub controls: Controls,
     /// All clients' input counters, as one input.
     pub input_stats: Arc<InputStats>,
     /// All clients' output counters (messages, bytes, lag drops).
     pub output_stats: Arc<OutputStats>,
+    pub status: Status,
+}
+
+/// What a client must respect.
+pub struct ClientRules {
+    /// The token a client must give (`?token=`), if any.
+    pub token: Option<String>,
+    /// Larger messages are counted and dropped unread.
+    pub max_message_bytes: usize,
+    /// Frames of the ring a sending client gets to the solver.
+    pub input_ring: usize,
+}
+
+/// What clients receive: the encoded poses and sources, and who asked for which.
+pub struct Feeds {
     pub poses: broadcast::Sender<Arc<EncodedPose>>,
     pub sources: broadcast::Sender<Arc<EncodedSource>>,
     pub subscribers: Arc<Subscribers>,
+}
+
+/// Where client requests go: the solver (woken through its thread), the recorder,
+/// and whoever keeps calibrations.
+pub struct Controls {
+    pub solver: std::sync::mpsc::Sender<SolverControl>,
+    pub solver_thread: Thread,
     pub record: mpsc::UnboundedSender<RecordCommand>,
-    pub status: Status,
-    /// The configuration file the bridge runs on: calibrations are saved into it.
-    pub config_file: Option<PathBuf>,
+    pub calibrations: mpsc::UnboundedSender<SaveCalibration>,
+}
+
+/// A calibration taken live, to be kept: the bridge writes it into the
+/// configuration file it runs on and answers with that file (`None` when it runs
+/// on no file), or why it could not.
+#[derive(Debug)]
+pub struct SaveCalibration {
+    pub performer: String,
+    pub calibration: Calibration,
+    pub reply: oneshot::Sender<Result<Option<PathBuf>, String>>,
 }
 
 /// The pose form a client asked for.
@@ -275,7 +303,7 @@ pub fn accept(
 ) -> axum::response::Response {
     // A hard cap well above the configured limit: messages between the two are
     // counted and dropped with the connection kept; beyond it the connection closes.
-    let hard_cap = shared.max_message_bytes.saturating_mul(16);
+    let hard_cap = shared.rules.max_message_bytes.saturating_mul(16);
     let failed = shared.input_stats.clone();
     upgrade
         .max_message_size(hard_cap)
@@ -301,18 +329,18 @@ async fn client(
     let format = options.format;
     tracing::info!(%peer, "WebSocket client connected");
     let counter = match format {
-        Format::Json => Some(&shared.subscribers.json),
-        Format::Binary => Some(&shared.subscribers.binary),
+        Format::Json => Some(&shared.feeds.subscribers.json),
+        Format::Binary => Some(&shared.feeds.subscribers.binary),
         Format::None => None,
     };
     if let Some(c) = counter {
         c.fetch_add(1, Relaxed);
     }
     let (mut sink, mut source) = socket.split();
-    let mut poses = shared.poses.subscribe();
-    let mut sources = shared.sources.subscribe();
+    let mut poses = shared.feeds.poses.subscribe();
+    let mut sources = shared.feeds.sources.subscribe();
     if options.sources {
-        shared.subscribers.sources.fetch_add(1, Relaxed);
+        shared.feeds.subscribers.sources.fetch_add(1, Relaxed);
     }
     let mut session = Session {
         shared: shared.clone(),
@@ -396,7 +424,7 @@ fn unsubscribe(counter: Option<&AtomicUsize>, shared: &Shared, options: &ClientO
         c.fetch_sub(1, Relaxed);
     }
     if options.sources {
-        shared.subscribers.sources.fetch_sub(1, Relaxed);
+        shared.feeds.subscribers.sources.fetch_sub(1, Relaxed);
     }
 }
 
@@ -440,12 +468,12 @@ impl Session {
         let port = self.port.get_or_insert_with(|| {
             let (port, ring) = input_ring_sharing(
                 "websocket",
-                shared.input_ring,
-                shared.solver_thread.clone(),
+                shared.rules.input_ring,
+                shared.controls.solver_thread.clone(),
                 shared.input_stats.clone(),
             );
-            let _ = shared.solver.send(SolverControl::AddInput(ring));
-            shared.solver_thread.unpark();
+            let _ = shared.controls.solver.send(SolverControl::AddInput(ring));
+            shared.controls.solver_thread.unpark();
             port
         });
         port.push(InputFrame {
@@ -457,7 +485,7 @@ impl Session {
     /// Handles one text message; returns the reply, if any.
     async fn text(&mut self, text: &str) -> Option<String> {
         let stats = self.shared.input_stats.clone();
-        if text.len() > self.shared.max_message_bytes {
+        if text.len() > self.shared.rules.max_message_bytes {
             stats.bad.fetch_add(1, Relaxed);
             return None;
         }
@@ -517,7 +545,7 @@ impl Session {
                 name,
             } => {
                 let (reply, answer) = oneshot::channel();
-                let _ = self.shared.record.send(RecordCommand::Start {
+                let _ = self.shared.controls.record.send(RecordCommand::Start {
                     performer: performer.map(|p| p.to_string()),
                     name: name.map(|n| n.into_owned()),
                     reply: Some(reply),
@@ -536,7 +564,7 @@ impl Session {
             }
             ClientMessage::StopRecording { id, performer } => {
                 let (reply, answer) = oneshot::channel();
-                let _ = self.shared.record.send(RecordCommand::Stop {
+                let _ = self.shared.controls.record.send(RecordCommand::Stop {
                     performer: performer.map(|p| p.to_string()),
                     reply: Some(reply),
                 });
@@ -577,12 +605,8 @@ impl Session {
                     Ok(Ok(calibration)) => calibration,
                     other => return Some(answer_json(id, other, |_| String::new())),
                 };
-                let (saved, save_error) = save_calibration_into(
-                    self.shared.config_file.clone(),
-                    performer.as_str(),
-                    calibration,
-                )
-                .await;
+                let (saved, save_error) =
+                    self.keep_calibration(performer.as_str(), calibration).await;
                 Some(
                     Reply::Calibrated {
                         id,
@@ -596,9 +620,32 @@ impl Session {
         }
     }
 
+    /// Hands a calibration to whoever keeps them: (the file written, why it could not be).
+    fn keep_calibration(
+        &self,
+        performer: &str,
+        calibration: Calibration,
+    ) -> impl Future<Output = (Option<String>, Option<String>)> + use<> {
+        let (reply, answer) = oneshot::channel();
+        let save = SaveCalibration {
+            performer: performer.to_owned(),
+            calibration,
+            reply,
+        };
+        // Sent now, awaited without `self` (a session is not `Sync`).
+        let sent = self.shared.controls.calibrations.send(save).is_ok();
+        async move {
+            match (sent, answer.await) {
+                (true, Ok(Ok(file))) => (file.map(|f| f.display().to_string()), None),
+                (true, Ok(Err(e))) => (None, Some(e)),
+                _ => (None, Some("the bridge is stopping".into())),
+            }
+        }
+    }
+
     fn solver(&self, control: SolverControl) {
-        let _ = self.shared.solver.send(control);
-        self.shared.solver_thread.unpark();
+        let _ = self.shared.controls.solver.send(control);
+        self.shared.controls.solver_thread.unpark();
     }
 
     async fn performers(&mut self, id: Option<u64>) -> String {
@@ -608,7 +655,11 @@ impl Session {
             return stopping(id);
         };
         let (reply, answer) = oneshot::channel();
-        let _ = self.shared.record.send(RecordCommand::List { reply });
+        let _ = self
+            .shared
+            .controls
+            .record
+            .send(RecordCommand::List { reply });
         let recording = answer.await.unwrap_or_default();
         let sources: Vec<String> = list
             .iter()
@@ -632,34 +683,6 @@ impl Session {
             performers: &summaries,
         }
         .to_json()
-    }
-}
-
-/// Writes a calibration into the configuration file the bridge was started
-/// with, if any: (the file written, why it could not be).
-async fn save_calibration_into(
-    config_file: Option<PathBuf>,
-    performer: &str,
-    calibration: Calibration,
-) -> (Option<String>, Option<String>) {
-    let Some(path) = config_file else {
-        return (None, None);
-    };
-    let name = performer.to_owned();
-    let saved = tokio::task::spawn_blocking(move || {
-        save_calibration(&path, &name, &calibration).map(|()| path)
-    })
-    .await;
-    match saved {
-        Ok(Ok(path)) => {
-            tracing::info!(performer, file = %path.display(), "calibration saved");
-            (Some(path.display().to_string()), None)
-        }
-        Ok(Err(e)) => {
-            tracing::warn!(performer, "calibration not saved: {e}");
-            (None, Some(e))
-        }
-        Err(e) => (None, Some(e.to_string())),
     }
 }
 

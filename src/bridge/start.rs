@@ -1,0 +1,163 @@
+//! What the bridge loads and binds before any task runs: the skeletons senders
+//! may stream (built-in ones, then the configuration's), the lab OSC inputs'
+//! skeleton choices, the built-in avatar, VMC senders' rest poses, and UDP
+//! sockets. Every failure is a `BridgeError` naming what failed.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio::net::UdpSocket;
+
+use super::BridgeError;
+use super::config::{BridgeConfig, LabInputConfig};
+use crate::formats::inspect;
+use crate::formats::vrma::VrmaRest;
+use crate::formats::{self, LoadOptions, skeleton_json};
+use crate::pipeline::performer::{Avatar, StreamSkeleton};
+use crate::protocol::frame::PerformerName;
+use crate::protocol::lab_osc::LabSkeleton;
+use crate::protocol::vmc::frames::SenderRest;
+use crate::retarget::MappedSkeleton;
+
+/// The skeletons senders may stream, and what the lab OSC inputs stream with them.
+pub(super) struct Skeletons {
+    /// Built-in ones first, then the configuration's (a configured one replaces a
+    /// built-in one of the same name).
+    pub streams: Arc<[StreamSkeleton]>,
+    /// The lab OSC form of each, where its stream format allows one.
+    pub labs: Arc<[Option<LabSkeleton>]>,
+}
+
+/// One lab OSC input's skeletons: the default one and each subject's, by index
+/// into `Skeletons::streams`.
+pub(super) struct LabPlan {
+    pub listen: SocketAddr,
+    pub default_skeleton: u16,
+    pub subjects: HashMap<String, u16>,
+}
+
+impl Skeletons {
+    pub fn load(config: &BridgeConfig) -> Result<Self, BridgeError> {
+        let mut loaded = Vec::new();
+        for (name, json) in [
+            ("lab19", crate::skeleton::builtin::LAB19_JSON),
+            ("humanoid", crate::skeleton::builtin::HUMANOID_JSON),
+        ] {
+            let parsed =
+                skeleton_json::parse_with_stream(json, Path::new(name), &LoadOptions::default())
+                    .map_err(|e| skeleton_error(name, e.to_string()))?;
+            loaded.push((name.to_owned(), parsed));
+        }
+        for (name, path) in &config.skeletons {
+            let parsed = skeleton_json::load_with_stream(path, &LoadOptions::default())
+                .map_err(|e| skeleton_error(name, e.to_string()))?;
+            loaded.retain(|(n, _)| n != name);
+            loaded.push((name.clone(), parsed));
+        }
+        let mut streams = Vec::new();
+        let mut labs = Vec::new();
+        for (name, (rig, stream)) in loaded {
+            let map = rig
+                .bone_map
+                .clone()
+                .ok_or_else(|| skeleton_error(&name, "the skeleton file has no boneMap".into()))?;
+            labs.push(LabSkeleton::new(&rig.skeleton, stream).ok());
+            let mapped = MappedSkeleton::new(rig.skeleton, &map)
+                .map_err(|e| skeleton_error(&name, e.to_string()))?;
+            streams.push(StreamSkeleton::new(&name, mapped));
+        }
+        Ok(Self {
+            streams: streams.into(),
+            labs: labs.into(),
+        })
+    }
+
+    /// Each lab OSC input's skeletons, by name resolved to index.
+    pub fn lab_plans(&self, inputs: &[LabInputConfig]) -> Result<Vec<LabPlan>, BridgeError> {
+        inputs
+            .iter()
+            .map(|lab| {
+                let subjects = lab
+                    .subjects
+                    .iter()
+                    .map(|(subject, skeleton)| Ok((subject.clone(), self.index(skeleton)?)))
+                    .collect::<Result<_, BridgeError>>()?;
+                Ok(LabPlan {
+                    listen: lab.listen,
+                    default_skeleton: self.index(&lab.skeleton)?,
+                    subjects,
+                })
+            })
+            .collect()
+    }
+
+    fn index(&self, name: &str) -> Result<u16, BridgeError> {
+        self.streams
+            .iter()
+            .position(|s| s.name == name)
+            .map(|i| i as u16)
+            .ok_or_else(|| skeleton_error(name, "no such skeleton: add it to `skeletons`".into()))
+    }
+}
+
+fn skeleton_error(name: &str, message: String) -> BridgeError {
+    BridgeError::Skeleton {
+        name: format!("skeleton `{name}`"),
+        message,
+    }
+}
+
+/// The rest pose of VMC senders whose avatar is the model at `path`.
+pub(super) fn sender_rest(path: &Path) -> Result<SenderRest, BridgeError> {
+    let fail = |message: String| BridgeError::Skeleton {
+        name: path.display().to_string(),
+        message,
+    };
+    let rig = formats::load_rig(path, &LoadOptions::default()).map_err(|e| fail(e.to_string()))?;
+    let chosen = inspect::choose_map(&rig, None).ok_or_else(|| {
+        fail(format!(
+            "no humanoid bone map: it is {}",
+            inspect::why_no_map(&rig)
+        ))
+    })?;
+    let mapped = MappedSkeleton::new(rig.skeleton, &chosen.map).map_err(|e| fail(e.to_string()))?;
+    Ok(SenderRest::from_mapped(&mapped))
+}
+
+/// The built-in avatar: the VRM 1.0 T-pose humanoid.
+pub(super) fn built_in_avatar() -> (Avatar, VrmaRest) {
+    let rig = skeleton_json::embedded_rig("humanoid", crate::skeleton::builtin::HUMANOID_JSON);
+    // The embedded humanoid is checked by the test suite: it has its bone map.
+    let map = rig.bone_map.clone().unwrap_or_default();
+    let mapped = MappedSkeleton::new(rig.skeleton, &map)
+        .unwrap_or_else(|e| unreachable!("the embedded humanoid is valid: {e}"));
+    (Avatar::new(&mapped), VrmaRest::from_mapped(&mapped))
+}
+
+/// A UDP input socket with a receive buffer of `buffer` bytes (the kernel may
+/// cap it), so bursts from many senders wait in the kernel instead of being lost.
+pub(super) fn bind(what: &str, addr: SocketAddr, buffer: usize) -> Result<UdpSocket, BridgeError> {
+    let open = || -> std::io::Result<UdpSocket> {
+        let socket = socket2::Socket::new(
+            socket2::Domain::for_address(addr),
+            socket2::Type::DGRAM,
+            Some(socket2::Protocol::UDP),
+        )?;
+        // A smaller buffer than asked for still works: not an error.
+        let _ = socket.set_recv_buffer_size(buffer);
+        socket.set_nonblocking(true)?;
+        socket.bind(&addr.into())?;
+        UdpSocket::from_std(socket.into())
+    };
+    open().map_err(|source| BridgeError::Bind {
+        what: what.to_owned(),
+        addr,
+        source,
+    })
+}
+
+pub(super) fn performer_name(name: &str) -> Result<PerformerName, BridgeError> {
+    PerformerName::new(name).ok_or_else(|| BridgeError::PerformerName(name.to_owned()))
+}
