@@ -4,26 +4,99 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use mocap_bridge::formats;
-use mocap_bridge::formats::ext_humanoid;
 use mocap_bridge::formats::vrma::{self, VrmaRest};
 use mocap_bridge::humanoid::CustomNames;
 use mocap_bridge::takes::convert::{Bake, OutputFormat, replay_into};
 use mocap_bridge::takes::demo;
 use mocap_bridge::takes::replay::Replay;
 
-use super::retarget::is_vrma;
-use super::{explicit_map, load_options, mapped};
-use crate::{CliResult, RigArgs};
+use super::take::{ext_clips, is_vrma};
+use super::{CliResult, RigArgs, explicit_map, load_options, mapped};
+
+/// Options of `convert`.
+#[derive(clap::Args)]
+pub struct ConvertArgs {
+    /// The recording: .bvh, .glb, .gltf, .vrm (with animations), .vrma, or a
+    /// glTF/GLB with EXT_skeleton_humanoid channels; default: the built-in lab19
+    /// performance.
+    pub input: Option<PathBuf>,
+    /// The file to write: .vrma (VRM Animation) or .glb (EXT_skeleton_humanoid).
+    /// With --all-clips, the name each clip's file is derived from
+    /// (`walk.vrma` -> `walk_Idle.vrma`, ...).
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub rig: RigArgs,
+    /// Which animation to convert, by name or index (default: the first).
+    #[arg(long, value_name = "NAME|INDEX", conflicts_with = "all_clips")]
+    pub clip: Option<String>,
+    /// Convert every animation, one file each.
+    #[arg(long)]
+    pub all_clips: bool,
+    /// Resample at this many frames per second (default: keep the source's frames).
+    #[arg(long, value_name = "FPS")]
+    pub fps: Option<f32>,
+    /// Bake onto this model's proportions: its T-pose becomes the file's rest and
+    /// hips positions are scaled to its hips height.
+    #[arg(long, value_name = "MODEL")]
+    pub target: Option<PathBuf>,
+    /// Bone map for --target (default: its own, else the catalog's, else recognized).
+    #[arg(long, value_name = "MAP")]
+    pub target_map: Option<PathBuf>,
+}
 
 /// One clip to convert: its name, how to play it and the rest it was recorded in.
-struct Job {
+struct ClipToWrite {
     name: String,
     replay: Replay,
     rest: VrmaRest,
     custom_names: CustomNames,
 }
 
-pub fn convert(
+pub fn run(args: ConvertArgs) -> CliResult<()> {
+    let ConvertArgs {
+        input,
+        output,
+        rig,
+        clip,
+        all_clips,
+        fps,
+        target,
+        target_map,
+    } = args;
+    let bake = match target {
+        None => None,
+        Some(path) => {
+            let loaded = formats::load_rig(&path, &load_options(&rig))?;
+            let m = mapped(
+                &path.display().to_string(),
+                &loaded,
+                explicit_map(target_map.as_deref())?,
+            )?;
+            Some(Bake {
+                rest: VrmaRest::from_mapped(&m),
+                hips_height: m.rest_hips_height(),
+            })
+        }
+    };
+    if let Some(rate) = fps
+        && !(rate.is_finite() && rate > 0.0)
+    {
+        return Err(format!("--fps {rate}: not a positive number").into());
+    }
+    write(
+        input.as_deref(),
+        &output,
+        &rig,
+        clip.as_deref(),
+        all_clips,
+        fps,
+        bake.as_ref(),
+    )
+}
+
+/// Reads `input`'s clips (or the built-in performance) and writes them.
+fn write(
     input: Option<&Path>,
     output: &Path,
     rig: &RigArgs,
@@ -46,7 +119,7 @@ pub fn convert(
             mocap_bridge::skeleton::builtin::LAB19_JSON,
         );
         let src = mapped("lab19.json", &lab19, None)?;
-        jobs.push(Job {
+        jobs.push(ClipToWrite {
             name: "built-in lab19 performance".into(),
             replay: Replay::from_rig(&src, demo::lab19_performance(&src, 2), fps),
             rest: VrmaRest::from_mapped(&src),
@@ -59,7 +132,7 @@ pub fn convert(
         for (i, c) in clips.into_iter().enumerate() {
             let name = c.name.clone().unwrap_or_else(|| format!("animation{i}"));
             let rest = c.rest.clone().unwrap_or_else(|| VrmaRest::standard(0.95));
-            jobs.push(Job {
+            jobs.push(ClipToWrite {
                 name,
                 replay: Replay::from_ext(c, fps),
                 rest,
@@ -80,7 +153,7 @@ pub fn convert(
                 .unwrap_or_else(|| format!("animation{i}"));
             let rest = animation.rest().clone();
             let custom_names = animation.custom_names().clone();
-            jobs.push(Job {
+            jobs.push(ClipToWrite {
                 name,
                 replay: Replay::from_vrma(animation, fps),
                 rest,
@@ -103,7 +176,7 @@ pub fn convert(
             .into());
         }
         for c in clips {
-            jobs.push(Job {
+            jobs.push(ClipToWrite {
                 name: c.name.clone(),
                 replay: Replay::from_rig(&src, c.motion.clone(), fps),
                 rest: VrmaRest::from_mapped(&src),
@@ -117,7 +190,7 @@ pub fn convert(
 /// Writes each job's file.
 fn write_jobs(
     label: &str,
-    jobs: Vec<Job>,
+    jobs: Vec<ClipToWrite>,
     output: &Path,
     format: OutputFormat,
     bake: Option<&Bake>,
@@ -165,39 +238,6 @@ fn write_jobs(
         )?;
     }
     Ok(())
-}
-
-/// The EXT_skeleton_humanoid clips of a glTF/GLB that has some (channels naming a
-/// `humanoidBoneName`); `None` for any other file.
-pub fn ext_clips(
-    input: &Path,
-    clip: Option<&str>,
-    all_clips: bool,
-) -> CliResult<Option<Vec<ext_humanoid::ExtHumanoidClip>>> {
-    let ext = input
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    if !matches!(ext.as_deref(), Some("glb" | "gltf")) {
-        return Ok(None);
-    }
-    let bytes =
-        std::fs::read(input).map_err(|e| format!("cannot read {}: {e}", input.display()))?;
-    if !ext_humanoid::has_humanoid_channels(&bytes) {
-        return Ok(None);
-    }
-    if !all_clips {
-        return Ok(Some(vec![ext_humanoid::parse(&bytes, input, clip)?]));
-    }
-    let mut clips = Vec::new();
-    for i in 0.. {
-        match ext_humanoid::parse(&bytes, input, Some(&i.to_string())) {
-            Ok(c) => clips.push(c),
-            Err(_) if i > 0 => break,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(Some(clips))
 }
 
 /// `walk.vrma` + clip `Idle` -> `walk_Idle.vrma` (clip names made file-safe).

@@ -1,22 +1,131 @@
-//! The command implementations behind `main.rs`: loading what the user names,
-//! calling the library, printing what it did.
+//! The commands: one file each, with its arguments and its `run`. This file holds
+//! the command table, the arguments several commands share, and the loading of a
+//! rig with its bone map that most of them do.
 
 pub mod convert;
-pub mod ik;
+pub mod eval_ik;
+pub mod inspect;
+pub mod record;
 pub mod recover;
 pub mod retarget;
 pub mod run;
+pub mod send;
 pub mod simulate;
-pub mod vmc;
+pub mod take;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use mocap_bridge::formats::inspect::{self, ChosenMap};
-use mocap_bridge::formats::{self, LoadOptions};
+use clap::{Parser, Subcommand};
+use mocap_bridge::formats::inspect::{self as map_choice, ChosenMap};
+use mocap_bridge::formats::{self, LoadOptions, Units, UpAxis};
+use mocap_bridge::protocol::vmc::ExpressionNames;
 use mocap_bridge::retarget::MappedSkeleton;
 use mocap_bridge::skeleton::NamedBoneMap;
 
-use crate::{CliResult, RigArgs};
+/// What a command returns: any error prints as `error: …` and exits with code 2.
+pub type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+#[derive(Parser)]
+#[command(
+    name = "mocap-bridge",
+    version,
+    about = "Live motion capture onto VRM 1.0 humanoids"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options shared by commands that read rigs.
+#[derive(clap::Args, Clone)]
+pub struct RigArgs {
+    /// Bone map JSON (`{"hips": "Hips", ...}` or a skeleton file's `boneMap`);
+    /// default: the file's own humanoid map, else the catalog map that fits, else
+    /// the recognized one.
+    #[arg(long, value_name = "MAP")]
+    pub map: Option<PathBuf>,
+    /// Units of BVH/JSON files: m, cm, mm, in, or metres per unit (default: from
+    /// the file, else guessed from the figure's height).
+    #[arg(long, value_parser = parse_units)]
+    pub units: Option<Units>,
+    /// Up axis of BVH/JSON files: y or z (default: from the file, else guessed).
+    #[arg(long, value_parser = parse_up)]
+    pub up: Option<UpAxis>,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Convert a recording into a VRM Animation (.vrma) or an EXT_skeleton_humanoid
+    /// GLB (.glb): from a BVH, a glTF/GLB/VRM clip (through its bone map), a .vrma,
+    /// or an EXT_skeleton_humanoid clip.
+    Convert(convert::ConvertArgs),
+    /// Retarget a capture onto a model frame by frame, printing the motion and
+    /// checking every frame: the target's arm and leg directions against the
+    /// source's. With no arguments: the built-in lab19 performance (arms-down rest,
+    /// centimetres) onto the built-in VRM 1.0 T-pose humanoid.
+    Retarget(retarget::RetargetArgs),
+    /// Stream a recording over VMC (OSC/UDP) to a VMC receiver (VSeeFace, VMC,
+    /// Warudo, ...), paced in real time: a BVH or glTF clip through its map, a
+    /// .vrma, an EXT_skeleton_humanoid clip, or the built-in lab19 performance.
+    Send(send::SendArgs),
+    /// Run the live bridge: VMC, lab OSC and WebSocket inputs, the solver, VMC and
+    /// WebSocket outputs and the recorder, on the embedded defaults or --config.
+    /// With --replay FILE it shows the pipeline working with no hardware.
+    Run(run::RunArgs),
+    /// Stream a recording over lab OSC (UDP) as a mocap lab's system would, to a
+    /// bridge: the lab skeleton's joints in its skeleton file's stream format, one or
+    /// several subjects, paced in real time. A recording of the lab skeleton is sent
+    /// joint by joint, any other (BVH, glTF clip, .vrma) retargeted onto it.
+    Simulate(simulate::SimulateArgs),
+    /// Record what a VMC sender streams (VSeeFace, VMC, `mocap-bridge send`, ...)
+    /// into a .vrma, until Ctrl-C or --duration.
+    Record(record::RecordArgs),
+    /// Measure IK on a capture. Mocap mode (default): retarget it onto a model with
+    /// its legs scaled, rotation only and with IK, and print foot skate during
+    /// contact, the lowest foot heights and the hips lowering. VR mode: solve the body
+    /// from devices synthesized from the capture (3-point, 6-point, perturbed) and
+    /// print MPJPE, MPJRE, MPJVE, jitter, hand error, foot skate and flips.
+    EvalIk(eval_ik::EvalIkArgs),
+    /// Turn the journal a crashed recording left behind (`take.vrma.journal`) into
+    /// the .vrma: every frame up to the last flush, a torn tail dropped and reported.
+    Recover(recover::RecoverArgs),
+    /// Print a rig's joint tree, its bone map, its rest pose and the correction to
+    /// the T-pose, and every problem found.
+    Inspect(inspect::InspectArgs),
+}
+
+impl Command {
+    /// Runs the command.
+    pub fn run(self) -> CliResult<()> {
+        match self {
+            Command::Convert(args) => convert::run(args),
+            Command::Retarget(args) => retarget::run(args),
+            Command::Send(args) => send::run(args),
+            Command::Run(args) => run::run(args),
+            Command::Simulate(args) => simulate::run(args),
+            Command::Record(args) => record::run(args),
+            Command::EvalIk(args) => eval_ik::run(args),
+            Command::Recover(args) => recover::run(args),
+            Command::Inspect(args) => inspect::run(args),
+        }
+    }
+}
+
+pub fn parse_units(s: &str) -> Result<Units, String> {
+    Units::parse(s).ok_or_else(|| format!("`{s}` is not m, cm, mm, in or a positive number"))
+}
+
+pub fn parse_names(s: &str) -> Result<ExpressionNames, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "vrm0" => Ok(ExpressionNames::Vrm0),
+        "vrm1" => Ok(ExpressionNames::Vrm1),
+        _ => Err(format!("`{s}` is not vrm0 or vrm1")),
+    }
+}
+
+pub fn parse_up(s: &str) -> Result<UpAxis, String> {
+    UpAxis::parse(s).ok_or_else(|| format!("`{s}` is not y or z"))
+}
 
 /// A rig with its chosen map, resolved and rest-corrected.
 pub fn mapped(
@@ -24,10 +133,10 @@ pub fn mapped(
     rig: &formats::Rig,
     explicit: Option<ChosenMap>,
 ) -> CliResult<MappedSkeleton> {
-    let chosen = inspect::choose_map(rig, explicit).ok_or_else(|| {
+    let chosen = map_choice::choose_map(rig, explicit).ok_or_else(|| {
         format!(
             "{label}: no bone map: the file declares none, no catalog map fits, and it is {}; pass a map",
-            inspect::why_no_map(rig)
+            map_choice::why_no_map(rig)
         )
     })?;
     Ok(MappedSkeleton::new(rig.skeleton.clone(), &chosen.map)

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use mocap_bridge::record::journal::{self, Recovered};
 
-use crate::CliResult;
+use super::CliResult;
 
 /// Options of `recover`.
 #[derive(clap::Args)]
@@ -22,7 +22,7 @@ pub struct RecoverArgs {
 }
 
 /// `recover`: reads the journal, writes the .vrma, prints one summary line.
-pub fn recover(args: RecoverArgs) -> CliResult<()> {
+pub fn run(args: RecoverArgs) -> CliResult<()> {
     let RecoverArgs {
         journal,
         output,

@@ -1,52 +1,62 @@
-//! `retarget`: a recording onto a model, frame by frame, printed and checked; and
-//! loading what `retarget` and `send` play.
+//! `retarget`: a recording onto a model, frame by frame, printed and checked.
 
 use std::io::Write as _;
-use std::path::Path;
+use std::path::PathBuf;
 
 use glam::{Quat, Vec3};
-use mocap_bridge::formats::vrma::{self, VrmaRest};
-use mocap_bridge::formats::{self, Motion};
-use mocap_bridge::humanoid::{CustomNames, HumanoidPose};
-use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, TargetRig, check};
-use mocap_bridge::takes::demo;
+use mocap_bridge::formats;
+use mocap_bridge::humanoid::HumanoidPose;
+use mocap_bridge::retarget::{FromNormalized, TargetRig, check};
 use mocap_bridge::takes::replay::{Pacer, Replay};
 
-use super::convert::ext_clips;
-use super::{explicit_map, load_options, mapped};
-use crate::{CliResult, RigArgs};
+use super::take::{Take, load_take};
+use super::{CliResult, RigArgs, explicit_map, load_options, mapped};
 
-/// Where `retarget` takes its frames from.
-pub enum Take {
-    /// A rig's clip: retargeted through its map, and checked frame by frame.
-    Rig {
-        mapped: Box<MappedSkeleton>,
-        motion: Motion,
-    },
-    /// A `.vrma` or EXT_skeleton_humanoid clip: already normalized.
-    Normalized {
-        rest: Box<VrmaRest>,
-        names: CustomNames,
-        replay: Box<Replay>,
-        summary: String,
-    },
-}
-
-/// Options of `retarget` besides the files.
-pub struct RetargetOptions {
-    pub clip: Option<String>,
+/// Options of `retarget`.
+#[derive(clap::Args)]
+pub struct RetargetArgs {
+    /// Source with motion (.bvh, .glb/.gltf/.vrm with animations, .vrma);
+    /// default: the built-in lab19 performance.
+    pub source: Option<PathBuf>,
+    /// Target model (.vrm, .glb, .gltf, .bvh or skeleton .json); default: the
+    /// built-in VRM 1.0 T-pose humanoid (config/skeletons/humanoid.json).
+    #[arg(long, value_name = "MODEL")]
+    pub target: Option<PathBuf>,
+    /// Bone map for the target (default: its own, else the catalog's, else recognized).
+    #[arg(long, value_name = "MAP")]
+    pub target_map: Option<PathBuf>,
+    #[command(flatten)]
+    pub rig: RigArgs,
+    /// Print a line every N frames; 0 prints only the summary.
+    #[arg(long, default_value_t = 15, value_name = "N")]
     pub every: usize,
+    /// How many loops of the built-in performance to play.
+    #[arg(long, default_value_t = 2)]
     pub loops: u32,
+    /// Which animation of the source to play, by name or index (default: the first).
+    #[arg(long, value_name = "NAME|INDEX")]
+    pub clip: Option<String>,
+    /// Play in real time (frames paced by their timestamps) instead of as fast as
+    /// possible.
+    #[arg(long)]
     pub realtime: bool,
 }
 
-pub fn retarget(
-    source: Option<&Path>,
-    target: Option<&Path>,
-    target_map: Option<&Path>,
-    rig: &RigArgs,
-    opts: &RetargetOptions,
-) -> CliResult<()> {
+pub fn run(args: RetargetArgs) -> CliResult<()> {
+    let RetargetArgs {
+        source,
+        target,
+        target_map,
+        rig,
+        ..
+    } = &args;
+    let (source, target, target_map, rig) = (
+        source.as_deref(),
+        target.as_deref(),
+        target_map.as_deref(),
+        rig,
+    );
+    let opts = &args;
     let options = load_options(rig);
     let mut stdout = std::io::stdout().lock();
     let clip = opts.clip.as_deref();
@@ -179,93 +189,4 @@ pub fn retarget(
         busy.as_nanos() as f64 / frames.max(1) as f64
     )?;
     Ok(())
-}
-
-/// Loads what `retarget` and `send` play: a rig's clip, a `.vrma`, an
-/// EXT_skeleton_humanoid clip, or the built-in performance (`loops` loops).
-pub fn load_take(
-    source: Option<&Path>,
-    rig: &RigArgs,
-    clip: Option<&str>,
-    loops: u32,
-) -> CliResult<(String, Take)> {
-    let options = load_options(rig);
-    Ok(match source {
-        Some(path) if is_vrma(path) => {
-            let a = vrma::load(path, clip)?;
-            let summary = format!(
-                "VRM animation, {} bones, {} keys, {:.2} s",
-                a.bones().count(),
-                a.key_times().len(),
-                a.duration
-            );
-            let (rest, names) = (Box::new(a.rest().clone()), a.custom_names().clone());
-            let replay = Box::new(Replay::from_vrma(a, None));
-            (
-                path.display().to_string(),
-                Take::Normalized {
-                    rest,
-                    names,
-                    replay,
-                    summary,
-                },
-            )
-        }
-        Some(path) if let Some(mut clips) = ext_clips(path, clip, false)? => {
-            let Some(c) = clips.pop() else {
-                return Err(format!("{}: no EXT_skeleton_humanoid clip", path.display()).into());
-            };
-            let summary = format!(
-                "EXT_skeleton_humanoid clip, {} bones, {} keys, {:.2} s",
-                c.bones().count(),
-                c.key_times().len(),
-                c.duration
-            );
-            let rest = Box::new(c.rest.clone().unwrap_or_else(|| VrmaRest::standard(0.95)));
-            let names = CustomNames::default();
-            let replay = Box::new(Replay::from_ext(c, None));
-            (
-                path.display().to_string(),
-                Take::Normalized {
-                    rest,
-                    names,
-                    replay,
-                    summary,
-                },
-            )
-        }
-        Some(path) => {
-            let loaded = formats::load_rig(path, &options)?;
-            let label = path.display().to_string();
-            let mapped = mapped(&label, &loaded, explicit_map(rig.map.as_deref())?)?;
-            let motion = loaded
-                .clip(clip)
-                .map(|c| c.motion.clone())
-                .ok_or_else(|| match clip {
-                    None => format!("{label}: the file has no motion to retarget"),
-                    Some(c) => format!("{label}: the file has no clip `{c}`"),
-                })?;
-            let mapped = Box::new(mapped);
-            (label, Take::Rig { mapped, motion })
-        }
-        None => {
-            let lab19 = mocap_bridge::formats::skeleton_json::embedded_rig(
-                "lab19.json",
-                mocap_bridge::skeleton::builtin::LAB19_JSON,
-            );
-            let mapped = mapped("lab19.json", &lab19, explicit_map(rig.map.as_deref())?)?;
-            let motion = demo::lab19_performance(&mapped, loops);
-            let mapped = Box::new(mapped);
-            (
-                "built-in lab19 performance".to_owned(),
-                Take::Rig { mapped, motion },
-            )
-        }
-    })
-}
-
-pub fn is_vrma(path: &Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("vrma"))
 }

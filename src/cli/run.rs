@@ -10,8 +10,8 @@ use mocap_bridge::bridge::{self, ReplaySource, RunOptions};
 use mocap_bridge::humanoid::CustomNames;
 use mocap_bridge::takes::replay::Replay;
 
-use super::retarget::{Take, load_take};
-use crate::{CliResult, RigArgs};
+use super::take::{Take, load_take};
+use super::{CliResult, RigArgs};
 
 /// Options of `run`.
 #[derive(clap::Args)]

@@ -22,9 +22,8 @@ use mocap_bridge::skeleton::Skeleton;
 use mocap_bridge::takes::demo;
 use mocap_bridge::takes::replay::{Pacer, Replay, frame_times};
 
-use super::retarget::{Take, is_vrma, load_take};
-use super::{load_options, mapped};
-use crate::{CliResult, RigArgs};
+use super::take::{Take, is_vrma, load_take};
+use super::{CliResult, RigArgs, load_options, mapped};
 
 /// How far ahead in the recording each further subject plays, seconds.
 const SUBJECT_OFFSET: f32 = 0.25;
@@ -266,7 +265,7 @@ struct Sent {
 }
 
 /// `simulate`: plays a recording to a lab OSC receiver as the lab's system would.
-pub fn simulate(args: SimulateArgs) -> CliResult<()> {
+pub fn run(args: SimulateArgs) -> CliResult<()> {
     if let Some(rate) = args.rate
         && !(rate.is_finite() && rate > 0.0)
     {

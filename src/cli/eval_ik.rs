@@ -19,8 +19,7 @@ use mocap_bridge::formats;
 use mocap_bridge::ik::{MocapIkConfig, VrIkConfig};
 use mocap_bridge::retarget::MappedSkeleton;
 
-use super::{explicit_map, load_options, mapped};
-use crate::{CliResult, RigArgs};
+use super::{CliResult, RigArgs, explicit_map, load_options, mapped};
 
 /// Options of `eval-ik`.
 #[derive(clap::Args)]
@@ -82,7 +81,7 @@ fn noise_level(flag: &str, v: f32) -> CliResult<f32> {
     }
 }
 
-pub fn eval_ik(args: EvalIkArgs) -> CliResult<()> {
+pub fn run(args: EvalIkArgs) -> CliResult<()> {
     let label = args.source.display().to_string();
     let rig = formats::load_rig(&args.source, &load_options(&args.rig))?;
     let source = mapped(&label, &rig, explicit_map(args.rig.map.as_deref())?)?;

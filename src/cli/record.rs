@@ -1,48 +1,14 @@
-//! `send` and `record`: a recording out to a VMC receiver, a VMC sender into a
-//! `.vrma`.
+//! `record`: what a VMC sender streams, into a `.vrma`.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use mocap_bridge::formats::vrma::{VrmaRest, VrmaWriter};
 use mocap_bridge::humanoid::{CustomNames, HumanoidPose};
-use mocap_bridge::io::vmc_sender::VmcSender;
 use mocap_bridge::protocol::vmc::frames::VmcFrames;
-use mocap_bridge::protocol::vmc::{DecodeStats, ExpressionNames, VmcEncoder, decode as vmc_decode};
-use mocap_bridge::takes::replay::{Pacer, Replay};
+use mocap_bridge::protocol::vmc::{DecodeStats, decode as vmc_decode};
 
-use super::retarget::{Take, load_take};
-use crate::{CliResult, RigArgs};
-
-/// Options of `send`.
-#[derive(clap::Args)]
-pub struct SendArgs {
-    /// The recording (default: the built-in lab19 performance).
-    pub source: Option<PathBuf>,
-    /// Where the receiver listens.
-    #[arg(long, default_value = "127.0.0.1:39539", value_name = "HOST:PORT")]
-    pub to: std::net::SocketAddr,
-    /// Expression names the receiver knows: vrm0 (`Joy`, `A`) or vrm1 (`happy`, `aa`).
-    #[arg(long, default_value = "vrm0", value_parser = crate::parse_names)]
-    pub names: ExpressionNames,
-    /// Send at most this many frames per second (default: every frame).
-    #[arg(long, value_name = "HZ")]
-    pub rate: Option<f32>,
-    /// Play again and again until interrupted.
-    #[arg(long = "loop")]
-    pub repeat: bool,
-    /// Send as fast as possible instead of in real time.
-    #[arg(long)]
-    pub fast: bool,
-    #[command(flatten)]
-    pub rig: RigArgs,
-    /// Which animation of the source to play, by name or index.
-    #[arg(long, value_name = "NAME|INDEX")]
-    pub clip: Option<String>,
-    /// How many loops of the built-in performance to play.
-    #[arg(long, default_value_t = 2)]
-    pub loops: u32,
-}
+use super::CliResult;
 
 /// Options of `record`.
 #[derive(clap::Args)]
@@ -62,74 +28,8 @@ pub struct RecordArgs {
     pub hips_height: Option<f32>,
 }
 
-/// `send`: plays a recording to a VMC receiver.
-pub fn send(args: SendArgs) -> CliResult<()> {
-    let SendArgs {
-        source,
-        to,
-        names,
-        rate,
-        repeat,
-        fast,
-        rig,
-        clip,
-        loops,
-    } = args;
-    let (label, take) = load_take(source.as_deref(), &rig, clip.as_deref(), loops)?;
-    let (mut replay, rest, custom) = match take {
-        Take::Rig { mapped, motion } => (
-            Replay::from_rig(&mapped, motion, None),
-            VrmaRest::from_mapped(&mapped),
-            CustomNames::default(),
-        ),
-        Take::Normalized {
-            replay,
-            rest,
-            names,
-            ..
-        } => (*replay, *rest, names),
-    };
-    let mut sender = VmcSender::connect(to, VmcEncoder::new(names, &rest), rate)
-        .map_err(|e| format!("cannot send to {to}: {e}"))?;
-    let mut stdout = std::io::stdout().lock();
-    writeln!(
-        stdout,
-        "sending {label} ({} frames, {:.2} s) to {to} as VMC{}",
-        replay.len(),
-        replay.times().last().copied().unwrap_or(0.0),
-        if repeat {
-            ", looping until interrupted"
-        } else {
-            ""
-        }
-    )?;
-    let mut pose = HumanoidPose::default();
-    loop {
-        let pacer = (!fast).then(Pacer::start);
-        replay.rewind();
-        while let Some(t) = replay.next_frame(&mut pose) {
-            if let Some(p) = &pacer {
-                p.wait_for(t);
-            }
-            sender
-                .send(t, &pose, &custom)
-                .map_err(|e| format!("cannot send to {to}: {e}"))?;
-        }
-        if !repeat {
-            break;
-        }
-    }
-    let st = sender.stats;
-    writeln!(
-        stdout,
-        "sent {} frames in {} datagrams ({} bytes); {} skipped by the rate cap, {} refused (no receiver listening)",
-        st.frames, st.datagrams, st.bytes, st.skipped, st.refused
-    )?;
-    Ok(())
-}
-
 /// `record`: see `record_to`.
-pub fn record(args: RecordArgs) -> CliResult<()> {
+pub fn run(args: RecordArgs) -> CliResult<()> {
     record_to(&args.output, args.listen, args.duration, args.hips_height)
 }
 

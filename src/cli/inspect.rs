@@ -1,0 +1,62 @@
+//! `inspect`: a rig's joint tree, bone map, rest pose and problems, and the map
+//! written out to edit and pass back.
+
+use std::path::PathBuf;
+
+use mocap_bridge::formats;
+use mocap_bridge::formats::inspect::{self, Report};
+use mocap_bridge::retarget::MappedSkeleton;
+
+use super::{CliResult, RigArgs, explicit_map, load_options};
+
+/// Options of `inspect`.
+#[derive(clap::Args)]
+pub struct InspectArgs {
+    /// A .bvh, .glb, .gltf, .vrm or skeleton .json file.
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub rig: RigArgs,
+    /// Also write the bone map used (given, the file's own, the catalog's or the
+    /// recognized one) as a map file, to check, edit and pass back with --map.
+    #[arg(long, value_name = "MAP.json")]
+    pub write_map: Option<PathBuf>,
+}
+
+pub fn run(args: InspectArgs) -> CliResult<()> {
+    let InspectArgs {
+        file,
+        rig,
+        write_map,
+    } = args;
+    let loaded = formats::load_rig(&file, &load_options(&rig))?;
+    let explicit = explicit_map(rig.map.as_deref())?;
+    if let Some(chosen) = &explicit {
+        // An explicit map that does not fit is an error, not a remark.
+        MappedSkeleton::new(loaded.skeleton.clone(), &chosen.map)
+            .map_err(|e| format!("{}: {e}", chosen.source))?;
+    }
+    let chosen = inspect::choose_map(&loaded, explicit);
+    print!(
+        "{}",
+        Report::new(&file.display().to_string(), &loaded, chosen.as_ref())
+    );
+    if let Some(out) = write_map {
+        let chosen = chosen.ok_or_else(|| {
+            format!(
+                "{}: no bone map to write: {}",
+                file.display(),
+                inspect::why_no_map(&loaded)
+            )
+        })?;
+        let text = serde_json::to_string_pretty(&chosen.map.to_json())?;
+        std::fs::write(&out, text + "\n")
+            .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+        println!(
+            "\nwrote {}: {} bones ({})",
+            out.display(),
+            chosen.map.bones.len(),
+            chosen.source
+        );
+    }
+    Ok(())
+}
