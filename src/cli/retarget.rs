@@ -9,7 +9,7 @@ use mocap_bridge::humanoid::HumanoidPose;
 use mocap_bridge::retarget::{FromNormalized, TargetRig, check};
 use mocap_bridge::takes::replay::{Pacer, Replay};
 
-use super::take::{Take, load_take};
+use super::take::{LoadedTake, load_take};
 use super::{CliResult, RigArgs, explicit_map, load_options, mapped};
 
 /// Options of `retarget`.
@@ -78,14 +78,14 @@ pub fn run(args: RetargetArgs) -> CliResult<()> {
         }
     };
     let describe = match &take {
-        Take::Rig { mapped, motion } => format!(
+        LoadedTake::Rig { mapped, motion } => format!(
             "{}, {} joints, {} frames at {:.0} fps",
             mapped.correction.pose,
             mapped.skeleton.len(),
             motion.frame_count(),
             motion.mean_rate()
         ),
-        Take::Normalized { summary, .. } => summary.clone(),
+        LoadedTake::Normalized { summary, .. } => summary.clone(),
     };
     writeln!(
         stdout,
@@ -113,11 +113,11 @@ pub fn run(args: RetargetArgs) -> CliResult<()> {
     let (mut worst, mut busy, mut frames) = (None::<f32>, std::time::Duration::ZERO, 0usize);
     let pacer = opts.realtime.then(Pacer::start);
     let (mut replay, take) = match take {
-        Take::Rig { mapped, motion } => {
+        LoadedTake::Rig { mapped, motion } => {
             let replay = Replay::from_rig(&mapped, motion.clone(), None);
             (replay, Some((mapped, motion)))
         }
-        Take::Normalized { replay, .. } => (*replay, None),
+        LoadedTake::Normalized { replay, .. } => (*replay, None),
     };
     let mut pose = HumanoidPose::default();
     while let Some(t) = {

@@ -10,7 +10,7 @@ use mocap_bridge::bridge::{self, ReplaySource, RunOptions};
 use mocap_bridge::humanoid::CustomNames;
 use mocap_bridge::takes::replay::Replay;
 
-use super::take::{Take, load_take};
+use super::take::{LoadedTake, load_take};
 use super::{CliResult, RigArgs};
 
 /// Options of `run`.
@@ -63,13 +63,13 @@ fn replay_name(path: &std::path::Path, taken: &[String]) -> String {
     name
 }
 
-fn replay_source(performer: String, take: Take) -> ReplaySource {
+fn replay_source(performer: String, take: LoadedTake) -> ReplaySource {
     let (replay, names) = match take {
-        Take::Rig { mapped, motion } => (
+        LoadedTake::Rig { mapped, motion } => (
             Replay::from_rig(&mapped, motion, None),
             CustomNames::default(),
         ),
-        Take::Normalized { replay, names, .. } => (*replay, names),
+        LoadedTake::Normalized { replay, names, .. } => (*replay, names),
     };
     ReplaySource {
         performer,

@@ -9,7 +9,7 @@ use mocap_bridge::io::vmc_sender::VmcSender;
 use mocap_bridge::protocol::vmc::{ExpressionNames, VmcEncoder};
 use mocap_bridge::takes::replay::{Pacer, Replay};
 
-use super::take::{Take, load_take};
+use super::take::{LoadedTake, load_take};
 use super::{CliResult, RigArgs};
 
 /// Options of `send`.
@@ -57,12 +57,12 @@ pub fn run(args: SendArgs) -> CliResult<()> {
     } = args;
     let (label, take) = load_take(source.as_deref(), &rig, clip.as_deref(), loops)?;
     let (mut replay, rest, custom) = match take {
-        Take::Rig { mapped, motion } => (
+        LoadedTake::Rig { mapped, motion } => (
             Replay::from_rig(&mapped, motion, None),
             VrmaRest::from_mapped(&mapped),
             CustomNames::default(),
         ),
-        Take::Normalized {
+        LoadedTake::Normalized {
             replay,
             rest,
             names,

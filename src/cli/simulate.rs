@@ -22,7 +22,7 @@ use mocap_bridge::skeleton::Skeleton;
 use mocap_bridge::takes::demo;
 use mocap_bridge::takes::replay::{Pacer, Replay, frame_times};
 
-use super::take::{Take, is_vrma, load_take};
+use super::take::{LoadedTake, is_vrma, load_take};
 use super::{CliResult, RigArgs, load_options, mapped};
 
 /// How far ahead in the recording each further subject plays, seconds.
@@ -189,7 +189,7 @@ fn performance(
     }
     let (label, take) = load_take(source, &args.rig, args.clip.as_deref(), args.loops)?;
     let replay = match take {
-        Take::Rig { mapped, motion } => {
+        LoadedTake::Rig { mapped, motion } => {
             if let Some(joints) = same_skeleton(&lab.skeleton, &mapped.skeleton) {
                 return Ok((
                     label,
@@ -199,7 +199,7 @@ fn performance(
             }
             Replay::from_rig(&mapped, motion, None)
         }
-        Take::Normalized { replay, .. } => *replay,
+        LoadedTake::Normalized { replay, .. } => *replay,
     };
     let lab_mapped = mapped(lab_label, lab, None)?;
     let target = TargetRig::new(&lab_mapped);

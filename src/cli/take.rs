@@ -14,7 +14,7 @@ use mocap_bridge::takes::replay::Replay;
 use super::{CliResult, RigArgs, explicit_map, load_options, mapped};
 
 /// A recording, ready to play.
-pub enum Take {
+pub enum LoadedTake {
     /// A rig's clip: retargeted through its map, and checked frame by frame.
     Rig {
         mapped: Box<MappedSkeleton>,
@@ -36,7 +36,7 @@ pub fn load_take(
     rig: &RigArgs,
     clip: Option<&str>,
     loops: u32,
-) -> CliResult<(String, Take)> {
+) -> CliResult<(String, LoadedTake)> {
     let options = load_options(rig);
     Ok(match source {
         Some(path) if is_vrma(path) => {
@@ -51,7 +51,7 @@ pub fn load_take(
             let replay = Box::new(Replay::from_vrma(a, None));
             (
                 path.display().to_string(),
-                Take::Normalized {
+                LoadedTake::Normalized {
                     rest,
                     names,
                     replay,
@@ -74,7 +74,7 @@ pub fn load_take(
             let replay = Box::new(Replay::from_ext(c, None));
             (
                 path.display().to_string(),
-                Take::Normalized {
+                LoadedTake::Normalized {
                     rest,
                     names,
                     replay,
@@ -94,7 +94,7 @@ pub fn load_take(
                     Some(c) => format!("{label}: the file has no clip `{c}`"),
                 })?;
             let mapped = Box::new(mapped);
-            (label, Take::Rig { mapped, motion })
+            (label, LoadedTake::Rig { mapped, motion })
         }
         None => {
             let lab19 = mocap_bridge::formats::skeleton_json::embedded_rig(
@@ -106,7 +106,7 @@ pub fn load_take(
             let mapped = Box::new(mapped);
             (
                 "built-in lab19 performance".to_owned(),
-                Take::Rig { mapped, motion },
+                LoadedTake::Rig { mapped, motion },
             )
         }
     })

@@ -84,7 +84,7 @@ pub enum SolveError {
 
 /// Per-kind state.
 #[derive(Debug, Clone)]
-enum Source {
+enum KindState {
     Humanoid,
     Skeleton {
         skeleton: u16,
@@ -141,7 +141,7 @@ pub struct Performer {
     pub name: PerformerName,
     pub kind: SourceKind,
     pub settings: PerformerSettings,
-    source: Source,
+    source: KindState,
     filter: Option<PoseFilter>,
     /// The last solved pose (bones a frame lacks hold).
     pub pose: HumanoidPose,
@@ -195,13 +195,13 @@ impl Performer {
         now: Instant,
     ) -> Self {
         let source = match (kind, skeleton) {
-            (SourceKind::Skeleton, Some((index, s))) => Source::Skeleton {
+            (SourceKind::Skeleton, Some((index, s))) => KindState::Skeleton {
                 skeleton: index,
                 rotations: s.mapped.skeleton.rest_rotations(),
                 translations: s.mapped.skeleton.rest_translations(),
                 ik: Box::default(),
             },
-            (SourceKind::Trackers, _) => Source::Trackers {
+            (SourceKind::Trackers, _) => KindState::Trackers {
                 ik: Box::default(),
                 calibrated: settings.calibration.is_some(),
                 calibration: settings
@@ -213,7 +213,7 @@ impl Performer {
                     points: [None; TrackedPoint::COUNT],
                 }),
             },
-            _ => Source::Humanoid,
+            _ => KindState::Humanoid,
         };
         Self {
             name,
@@ -260,7 +260,7 @@ impl Performer {
         pose: &HumanoidPose,
         now: Instant,
     ) -> Result<f64, SolveError> {
-        if !matches!(self.source, Source::Humanoid) {
+        if !matches!(self.source, KindState::Humanoid) {
             return Err(SolveError::SourceChanged);
         }
         let (time, dt) = self.clock(time);
@@ -279,7 +279,7 @@ impl Performer {
         now: Instant,
     ) -> Result<f64, SolveError> {
         let (time, dt) = self.clock(frame.time);
-        let Source::Skeleton {
+        let KindState::Skeleton {
             skeleton: expected,
             rotations,
             translations,
@@ -332,7 +332,7 @@ impl Performer {
         now: Instant,
     ) -> Result<f64, SolveError> {
         let (time, dt) = self.clock(frame.time);
-        let Source::Trackers {
+        let KindState::Trackers {
             ik,
             calibration,
             last,
@@ -396,7 +396,7 @@ impl Performer {
     /// Takes the devices as last seen (filtered) as this performer's T-pose
     /// calibration. `false` when headset or controllers were never seen.
     pub fn calibrate(&mut self) -> bool {
-        let Source::Trackers {
+        let KindState::Trackers {
             calibration,
             calibrated,
             smoothed,
@@ -419,7 +419,7 @@ impl Performer {
     #[must_use]
     pub fn skeleton(&self) -> Option<u16> {
         match &self.source {
-            Source::Skeleton { skeleton, .. } => Some(*skeleton),
+            KindState::Skeleton { skeleton, .. } => Some(*skeleton),
             _ => None,
         }
     }
@@ -433,8 +433,8 @@ impl Performer {
         out.seq = self.seq;
         out.present = 0;
         match &self.source {
-            Source::Humanoid => false,
-            Source::Skeleton {
+            KindState::Humanoid => false,
+            KindState::Skeleton {
                 skeleton,
                 rotations,
                 translations,
@@ -464,7 +464,7 @@ impl Performer {
                 out.count = n as u16;
                 true
             }
-            Source::Trackers { last, .. } => {
+            KindState::Trackers { last, .. } => {
                 for (i, point) in last.points.iter().enumerate() {
                     if let Some(device) = point {
                         out.points[i] = device.position;
@@ -482,7 +482,7 @@ impl Performer {
     #[must_use]
     pub fn calibration(&self) -> Option<Calibration> {
         match &self.source {
-            Source::Trackers { calibration, .. } => Some(*calibration),
+            KindState::Trackers { calibration, .. } => Some(*calibration),
             _ => None,
         }
     }
@@ -492,7 +492,7 @@ impl Performer {
     pub fn is_calibrated(&self) -> bool {
         matches!(
             self.source,
-            Source::Trackers {
+            KindState::Trackers {
                 calibrated: true,
                 ..
             }

@@ -64,14 +64,14 @@ pub enum RecordCommand {
 
 /// One performer as the recorder sees it.
 #[derive(Default)]
-struct Track {
+struct RecordedPerformer {
     names: CustomNames,
-    take: Option<Take>,
+    take: Option<OpenTake>,
     /// Frames seen, to tell a performer's first frame.
     seen: bool,
 }
 
-struct Take {
+struct OpenTake {
     recording: Recording,
     /// Sender time of the take's first frame: the take starts at 0.
     start: Option<f64>,
@@ -102,7 +102,7 @@ pub type Takes = Vec<FinishedTake>;
 impl Recorder {
     /// Records until the solver is done, then finishes every open take.
     pub async fn run(mut self) -> Takes {
-        let mut tracks: HashMap<PerformerName, Track> = HashMap::new();
+        let mut tracks: HashMap<PerformerName, RecordedPerformer> = HashMap::new();
         // Performers to record when they appear (name of the take, if given).
         let mut armed: HashMap<String, Option<String>> = HashMap::new();
         let mut written = Vec::new();
@@ -184,7 +184,7 @@ impl Recorder {
     fn frame(
         &self,
         frame: &PoseFrame,
-        tracks: &mut HashMap<PerformerName, Track>,
+        tracks: &mut HashMap<PerformerName, RecordedPerformer>,
         armed: &mut HashMap<String, Option<String>>,
     ) {
         let track = tracks.entry(frame.performer).or_default();
@@ -212,13 +212,13 @@ impl Recorder {
         }
     }
 
-    fn start(&self, name: &str, performer: PerformerName) -> Result<Take, String> {
+    fn start(&self, name: &str, performer: PerformerName) -> Result<OpenTake, String> {
         let mut recording =
             Recording::start(&self.dir, name, performer.as_str(), self.rest.clone())
                 .map_err(|e| e.to_string())?;
         recording.set_sync(self.sync);
         tracing::info!("recording {performer} into {}", recording.path().display());
-        Ok(Take {
+        Ok(OpenTake {
             recording,
             start: None,
             journal_failed: false,
@@ -230,7 +230,7 @@ impl Recorder {
     async fn command(
         &mut self,
         command: RecordCommand,
-        tracks: &mut HashMap<PerformerName, Track>,
+        tracks: &mut HashMap<PerformerName, RecordedPerformer>,
         armed: &mut HashMap<String, Option<String>>,
         written: &mut Takes,
     ) {
@@ -299,7 +299,7 @@ impl Recorder {
         &self,
         performer: Option<String>,
         name: Option<String>,
-        tracks: &mut HashMap<PerformerName, Track>,
+        tracks: &mut HashMap<PerformerName, RecordedPerformer>,
         armed: &mut HashMap<String, Option<String>>,
     ) -> Result<Vec<(String, String)>, String> {
         let targets: Vec<PerformerName> = match &performer {
@@ -342,7 +342,7 @@ impl Recorder {
 }
 
 /// Logs a journal failure once per take; refused frames are counted by the take.
-fn report(take: &mut Take, result: Result<(), FrameError>) {
+fn report(take: &mut OpenTake, result: Result<(), FrameError>) {
     match result {
         Ok(()) | Err(FrameError::Refused(_)) => {}
         Err(e @ FrameError::Journal { .. }) => {
@@ -355,7 +355,7 @@ fn report(take: &mut Take, result: Result<(), FrameError>) {
 }
 
 /// Writes a take's `.vrma` off the async threads and notes it in `written`.
-async fn finish(performer: PerformerName, take: Take, written: &mut Takes) {
+async fn finish(performer: PerformerName, take: OpenTake, written: &mut Takes) {
     let finished = tokio::task::spawn_blocking(move || take.recording.finish()).await;
     match finished {
         Ok(Ok(done)) => {

@@ -19,7 +19,7 @@ use crate::humanoid::HumanoidPose;
 use crate::retarget::{MappedSkeleton, SourceRig, ToNormalized};
 
 /// Where the frames come from.
-enum Source {
+enum FrameSource {
     Vrma(Box<VrmaAnimation>),
     Ext(Box<ExtHumanoidClip>),
     Rig {
@@ -32,7 +32,7 @@ enum Source {
 
 /// A recording as a sequence of (time, pose) frames.
 pub struct Replay {
-    source: Source,
+    source: FrameSource,
     times: Vec<f32>,
     next: usize,
 }
@@ -60,7 +60,7 @@ impl Replay {
     pub fn from_vrma(animation: VrmaAnimation, fps: Option<f32>) -> Self {
         let times = frame_times(animation.key_times(), animation.duration, fps);
         Self {
-            source: Source::Vrma(Box::new(animation)),
+            source: FrameSource::Vrma(Box::new(animation)),
             times,
             next: 0,
         }
@@ -71,7 +71,7 @@ impl Replay {
     pub fn from_ext(clip: ExtHumanoidClip, fps: Option<f32>) -> Self {
         let times = frame_times(clip.key_times(), clip.duration, fps);
         Self {
-            source: Source::Ext(Box::new(clip)),
+            source: FrameSource::Ext(Box::new(clip)),
             times,
             next: 0,
         }
@@ -83,7 +83,7 @@ impl Replay {
         let times = frame_times(motion.times(), motion.duration(), fps);
         let joints = mapped.skeleton.len();
         Self {
-            source: Source::Rig {
+            source: FrameSource::Rig {
                 rig: Box::new(SourceRig::new(mapped)),
                 motion,
                 rotations: mapped.skeleton.rest_rotations(),
@@ -128,9 +128,9 @@ impl Replay {
     /// Fills `pose` at `t` seconds.
     pub fn pose_at(&mut self, t: f32, pose: &mut HumanoidPose) {
         match &mut self.source {
-            Source::Vrma(animation) => animation.sample(t, pose),
-            Source::Ext(clip) => clip.sample(t, pose),
-            Source::Rig {
+            FrameSource::Vrma(animation) => animation.sample(t, pose),
+            FrameSource::Ext(clip) => clip.sample(t, pose),
+            FrameSource::Rig {
                 rig,
                 motion,
                 rotations,

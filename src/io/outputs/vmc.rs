@@ -71,7 +71,7 @@ pub async fn socket_to(to: SocketAddr) -> io::Result<UdpSocket> {
 
 /// Per performer: its names, the frame waiting to go and when the last one went.
 #[derive(Default)]
-struct Track {
+struct PerformerQueue {
     names: CustomNames,
     pending: Option<PoseFrame>,
     last_sent: Option<Instant>,
@@ -80,7 +80,7 @@ struct Track {
 /// What the task keeps between wake-ups.
 #[derive(Default)]
 struct Sending {
-    tracks: foldhash::HashMap<PerformerName, Track>,
+    tracks: foldhash::HashMap<PerformerName, PerformerQueue>,
     /// Performers with a frame pending, in the order their frames came.
     waiting: Vec<PerformerName>,
     shown: Option<PerformerName>,
