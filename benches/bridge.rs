@@ -28,6 +28,7 @@ use mocap_bridge::bridge::config::{BridgeConfig, VmcInputConfig, VmcOutputConfig
 use mocap_bridge::bridge::{self, RunOptions};
 use mocap_bridge::formats::vrma::VrmaRest;
 use mocap_bridge::humanoid::{CustomNames, HumanBone, Preset};
+use mocap_bridge::io::udp::{BATCH, ReceivedBatch};
 use mocap_bridge::protocol::vmc::{Datagrams, ExpressionNames, VmcEncoder, VmcEvent, decode};
 
 const RATE_HZ: f64 = 120.0;
@@ -365,10 +366,10 @@ fn wall_ns() -> u64 {
 /// Receives until `stop`, reading (performer, frame) from each datagram.
 ///
 /// The receiver stands for a machine elsewhere: it must not steal the bridge's
-/// CPU time. On Linux it polls (takes whatever is queued every millisecond, so the
+/// CPU time. It polls (takes whatever is queued every millisecond, so the
 /// bridge's sends never have to wake it) and reads each datagram's arrival time
-/// from the kernel's stamp (`SO_TIMESTAMPNS`), so polling does not blur the
-/// latencies. Elsewhere it blocks on one datagram at a time and stamps it itself.
+/// from the kernel's stamp (`SO_TIMESTAMPNS`, on Linux), so polling does not blur
+/// the latencies.
 fn receive(
     socket: UdpSocket,
     sent_at: Arc<Vec<AtomicU64>>,
@@ -376,13 +377,13 @@ fn receive(
     stop: Arc<AtomicBool>,
 ) -> (u64, Histogram<u64>) {
     let mut latency = Histogram::<u64>::new_with_bounds(1, 10_000_000, 3).expect("bounds");
-    let mut batch = Batch::new(&socket);
+    let mut batch = ReceivedBatch::with_arrival_stamps(&socket).expect("SO_TIMESTAMPNS");
     let mut received = 0;
     loop {
         // Once stopped, what is still queued is taken before the count is final.
         let stopping = stop.load(Relaxed);
-        let n = batch.receive(&socket);
-        for (datagram, arrived) in batch.iter() {
+        let n = batch.receive_queued(&socket).unwrap_or(0);
+        for (datagram, arrived) in batch.iter_arrivals() {
             let (mut time, mut id) = (None, None);
             decode(datagram, &mut |e| match e {
                 VmcEvent::Time(t) => time = Some(t),
@@ -406,153 +407,10 @@ fn receive(
             if stopping {
                 break;
             }
-            batch.wait();
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
     (received, latency)
-}
-
-/// The receiver's buffers: up to `BATCH` datagrams per system call on Linux
-/// (`recvmmsg`), one `recv` elsewhere.
-struct Batch {
-    buffers: Vec<u8>,
-    lens: [usize; BATCH],
-    /// Arrival times, `wall_ns`.
-    arrived: [u64; BATCH],
-    count: usize,
-}
-
-const BATCH: usize = 64;
-/// Room per datagram: the bridge's are at most 1500 bytes.
-const SLOT: usize = 2048;
-
-impl Batch {
-    fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> {
-        (0..self.count).map(|i| {
-            (
-                &self.buffers[i * SLOT..i * SLOT + self.lens[i]],
-                self.arrived[i],
-            )
-        })
-    }
-}
-
-#[cfg(target_os = "linux")]
-impl Batch {
-    fn new(socket: &UdpSocket) -> Self {
-        use std::os::fd::AsRawFd;
-        let on: libc::c_int = 1;
-        // SAFETY: a valid socket and an int option of the size given.
-        let set = unsafe {
-            libc::setsockopt(
-                socket.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_TIMESTAMPNS,
-                (&raw const on).cast(),
-                size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        assert_eq!(
-            set,
-            0,
-            "SO_TIMESTAMPNS: {}",
-            std::io::Error::last_os_error()
-        );
-        socket.set_nonblocking(true).expect("nonblocking");
-        Self {
-            buffers: vec![0; BATCH * SLOT],
-            lens: [0; BATCH],
-            arrived: [0; BATCH],
-            count: 0,
-        }
-    }
-
-    /// Between two polls.
-    fn wait(&self) {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-
-    /// Takes every queued datagram, up to `BATCH`, with its kernel arrival stamp.
-    fn receive(&mut self, socket: &UdpSocket) -> usize {
-        use std::os::fd::AsRawFd;
-        // SAFETY: all-zero bytes are valid values of these plain C structs.
-        let mut iovecs: [libc::iovec; BATCH] = unsafe { std::mem::zeroed() };
-        let mut headers: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
-        // Room for one `SCM_TIMESTAMPNS` (a cmsghdr and a timespec), u64-aligned.
-        let mut controls = [[0u64; 8]; BATCH];
-        for (i, chunk) in self.buffers.chunks_exact_mut(SLOT).enumerate() {
-            iovecs[i] = libc::iovec {
-                iov_base: chunk.as_mut_ptr().cast(),
-                iov_len: SLOT,
-            };
-            let header = &mut headers[i].msg_hdr;
-            header.msg_iov = &raw mut iovecs[i];
-            header.msg_iovlen = 1;
-            header.msg_control = controls[i].as_mut_ptr().cast();
-            header.msg_controllen = size_of::<[u64; 8]>();
-        }
-        // SAFETY: every header points at a live iovec over its own `SLOT` bytes of
-        // `self.buffers` and its own control buffer, all outliving the call.
-        let n = unsafe {
-            libc::recvmmsg(
-                socket.as_raw_fd(),
-                headers.as_mut_ptr(),
-                BATCH as libc::c_uint,
-                libc::MSG_DONTWAIT,
-                std::ptr::null_mut(),
-            )
-        };
-        self.count = n.max(0) as usize;
-        for (i, header) in headers.iter().enumerate().take(self.count) {
-            self.lens[i] = header.msg_len as usize;
-            self.arrived[i] = wall_ns();
-            // SAFETY: the kernel filled the control buffer it was given; the
-            // macros walk it within `msg_controllen`.
-            unsafe {
-                let mut c = libc::CMSG_FIRSTHDR(&raw const header.msg_hdr);
-                while !c.is_null() {
-                    if (*c).cmsg_level == libc::SOL_SOCKET
-                        && (*c).cmsg_type == libc::SCM_TIMESTAMPNS
-                    {
-                        let t: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
-                        self.arrived[i] = t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
-                    }
-                    c = libc::CMSG_NXTHDR(&raw const header.msg_hdr, c);
-                }
-            }
-        }
-        self.count
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-impl Batch {
-    fn new(socket: &UdpSocket) -> Self {
-        socket
-            .set_read_timeout(Some(Duration::from_millis(50)))
-            .expect("timeout");
-        Self {
-            buffers: vec![0; BATCH * SLOT],
-            lens: [0; BATCH],
-            arrived: [0; BATCH],
-            count: 0,
-        }
-    }
-
-    /// `receive` blocks already.
-    fn wait(&self) {}
-
-    fn receive(&mut self, socket: &UdpSocket) -> usize {
-        self.count = match socket.recv(&mut self.buffers[..SLOT]) {
-            Ok(len) => {
-                self.lens[0] = len;
-                self.arrived[0] = wall_ns();
-                1
-            }
-            Err(_) => 0,
-        };
-        self.count
-    }
 }
 
 /// A bare UDP echo: every datagram on `from` is sent on to `to`.

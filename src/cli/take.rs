@@ -47,17 +47,9 @@ pub fn load_take(
                 a.key_times().len(),
                 a.duration
             );
-            let (rest, names) = (Box::new(a.rest().clone()), a.custom_names().clone());
-            let replay = Box::new(Replay::from_vrma(a, None));
-            (
-                path.display().to_string(),
-                LoadedTake::Normalized {
-                    rest,
-                    names,
-                    replay,
-                    summary,
-                },
-            )
+            let (rest, names) = (a.rest().clone(), a.custom_names().clone());
+            let replay = Replay::from_vrma(a, None);
+            normalized(path, summary, rest, names, replay)
         }
         Some(path) if let Some(mut clips) = ext_clips(path, clip, false)? => {
             let Some(c) = clips.pop() else {
@@ -69,18 +61,9 @@ pub fn load_take(
                 c.key_times().len(),
                 c.duration
             );
-            let rest = Box::new(c.rest.clone().unwrap_or_else(|| VrmaRest::standard(0.95)));
-            let names = CustomNames::default();
-            let replay = Box::new(Replay::from_ext(c, None));
-            (
-                path.display().to_string(),
-                LoadedTake::Normalized {
-                    rest,
-                    names,
-                    replay,
-                    summary,
-                },
-            )
+            let rest = c.rest.clone().unwrap_or_else(|| VrmaRest::standard(0.95));
+            let replay = Replay::from_ext(c, None);
+            normalized(path, summary, rest, CustomNames::default(), replay)
         }
         Some(path) => {
             let loaded = formats::load_rig(path, &options)?;
@@ -110,6 +93,23 @@ pub fn load_take(
             )
         }
     })
+}
+
+/// A take of normalized poses, labelled with its file.
+fn normalized(
+    path: &Path,
+    summary: String,
+    rest: VrmaRest,
+    names: CustomNames,
+    replay: Replay,
+) -> (String, LoadedTake) {
+    let take = LoadedTake::Normalized {
+        rest: Box::new(rest),
+        names,
+        replay: Box::new(replay),
+        summary,
+    };
+    (path.display().to_string(), take)
 }
 
 pub fn is_vrma(path: &Path) -> bool {

@@ -9,13 +9,17 @@
 //! and sent one datagram at a time with tokio's `try_recv_from` / `try_send`:
 //! the same behaviour with more system calls.
 //!
+//! A batch can also carry each datagram's kernel arrival stamp (`SO_TIMESTAMPNS`)
+//! and be filled from a plain std socket: the bridge benchmark's receiver, which
+//! stands for a machine elsewhere, measures latency that way with the same code.
+//!
 //! Nothing here reads a datagram: the input decodes it, and counts and drops a
 //! bad one. Receive errors (an ICMP error left by an earlier send, a datagram cut
 //! short) concern one datagram and never end the loop; only shutdown does.
 
 use std::io;
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::io::Interest;
 use tokio::net::UdpSocket;
@@ -42,6 +46,12 @@ pub struct ReceivedBatch {
     buffers: Vec<u8>,
     lens: [usize; BATCH],
     from: [SocketAddr; BATCH],
+    /// Arrival of each datagram, nanoseconds since the Unix epoch, in a batch made
+    /// `with_arrival_stamps`; unused otherwise.
+    arrived: [u64; BATCH],
+    /// Room for one `SCM_TIMESTAMPNS` control message (a cmsghdr and a timespec)
+    /// per datagram, u64-aligned; only in a batch made `with_arrival_stamps`.
+    controls: Option<Box<[[u64; 8]; BATCH]>>,
     count: usize,
 }
 
@@ -51,6 +61,8 @@ impl Default for ReceivedBatch {
             buffers: vec![0; BATCH * SLOT],
             lens: [0; BATCH],
             from: [SocketAddr::from(([0, 0, 0, 0], 0)); BATCH],
+            arrived: [0; BATCH],
+            controls: None,
             count: 0,
         }
     }
@@ -63,6 +75,58 @@ impl ReceivedBatch {
             (
                 &self.buffers[i * SLOT..i * SLOT + self.lens[i]],
                 self.from[i],
+            )
+        })
+    }
+
+    /// A batch that also reads when each datagram arrived: the kernel's stamp on
+    /// Linux (this turns `SO_TIMESTAMPNS` on for `socket`), elsewhere the time it
+    /// was taken from the socket.
+    pub fn with_arrival_stamps(socket: &std::net::UdpSocket) -> io::Result<Self> {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let on: libc::c_int = 1;
+            // SAFETY: a valid socket and an int option of the size given.
+            let set = unsafe {
+                libc::setsockopt(
+                    socket.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_TIMESTAMPNS,
+                    (&raw const on).cast(),
+                    size_of::<libc::c_int>() as libc::socklen_t,
+                )
+            };
+            if set != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        socket.set_nonblocking(true)?;
+        Ok(Self {
+            controls: Some(Box::new([[0; 8]; BATCH])),
+            ..Self::default()
+        })
+    }
+
+    /// Takes up to `BATCH` datagrams queued on a non-blocking std socket without
+    /// waiting, and says how many (0 when none is queued).
+    pub fn receive_queued(&mut self, socket: &std::net::UdpSocket) -> io::Result<usize> {
+        match receive_queued(socket, self) {
+            Ok(()) => Ok(self.count),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.count = 0;
+                Ok(0)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Each datagram of the batch with its arrival (see `with_arrival_stamps`).
+    pub fn iter_arrivals(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
+        (0..self.count).map(|i| {
+            (
+                &self.buffers[i * SLOT..i * SLOT + self.lens[i]],
+                self.arrived[i],
             )
         })
     }
@@ -113,8 +177,7 @@ pub async fn receive_until_shutdown(
 /// Fills `batch` with up to `BATCH` queued datagrams: at least one, or an error
 /// (`WouldBlock` when none is queued).
 #[cfg(target_os = "linux")]
-fn receive_batch(socket: &UdpSocket, batch: &mut ReceivedBatch) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
+fn receive_batch(socket: &impl std::os::fd::AsRawFd, batch: &mut ReceivedBatch) -> io::Result<()> {
     batch.count = 0;
     // SAFETY: all-zero bytes are valid values of these plain C structs.
     let mut names: [libc::sockaddr_storage; BATCH] = unsafe { std::mem::zeroed() };
@@ -130,9 +193,14 @@ fn receive_batch(socket: &UdpSocket, batch: &mut ReceivedBatch) -> io::Result<()
         header.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
         header.msg_iov = &raw mut iovecs[i];
         header.msg_iovlen = 1;
+        if let Some(controls) = batch.controls.as_deref_mut() {
+            header.msg_control = controls[i].as_mut_ptr().cast();
+            header.msg_controllen = size_of::<[u64; 8]>();
+        }
     }
     // SAFETY: every header points at a live iovec over its own `SLOT` bytes of
-    // `batch.buffers` and at its own address buffer, all outliving the call; the
+    // `batch.buffers`, at its own address buffer and (with stamps) at its own
+    // control buffer, all outliving the call; the
     // socket does not block (MSG_DONTWAIT), and no timeout is passed.
     let n = unsafe {
         libc::recvmmsg(
@@ -152,7 +220,63 @@ fn receive_batch(socket: &UdpSocket, batch: &mut ReceivedBatch) -> io::Result<()
         if let Some(from) = socket_addr(name) {
             batch.lens[batch.count] = (header.msg_len as usize).min(SLOT);
             batch.from[batch.count] = from;
+            if batch.controls.is_some() {
+                batch.arrived[batch.count] = kernel_stamp(&header.msg_hdr).unwrap_or_else(wall_ns);
+            }
             batch.count += 1;
+        }
+    }
+    Ok(())
+}
+
+/// The `SCM_TIMESTAMPNS` stamp the kernel put in a received message's control
+/// data, nanoseconds since the Unix epoch.
+#[cfg(target_os = "linux")]
+fn kernel_stamp(header: &libc::msghdr) -> Option<u64> {
+    // SAFETY: the kernel filled the control buffer it was given; the macros walk
+    // it within `msg_controllen`.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(header);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let t: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                return Some(t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64);
+            }
+            c = libc::CMSG_NXTHDR(header, c);
+        }
+    }
+    None
+}
+
+/// Now, nanoseconds since the Unix epoch: the clock of kernel arrival stamps.
+fn wall_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// A std socket's queued datagrams: the same `recvmmsg` batch on Linux.
+#[cfg(target_os = "linux")]
+fn receive_queued(socket: &std::net::UdpSocket, batch: &mut ReceivedBatch) -> io::Result<()> {
+    receive_batch(socket, batch)
+}
+
+/// Portable: one `recv_from` per datagram until the batch is full or the socket
+/// is drained.
+#[cfg(not(target_os = "linux"))]
+fn receive_queued(socket: &std::net::UdpSocket, batch: &mut ReceivedBatch) -> io::Result<()> {
+    batch.count = 0;
+    while batch.count < BATCH {
+        let slot = &mut batch.buffers[batch.count * SLOT..(batch.count + 1) * SLOT];
+        match socket.recv_from(slot) {
+            Ok((len, from)) => {
+                batch.lens[batch.count] = len;
+                batch.from[batch.count] = from;
+                batch.arrived[batch.count] = wall_ns();
+                batch.count += 1;
+            }
+            Err(_) if batch.count > 0 => break,
+            Err(e) => return Err(e),
         }
     }
     Ok(())
