@@ -650,6 +650,14 @@ mod tests {
     }
 
     #[test]
+    fn a_file_that_spells_out_every_key_of_every_kind_still_loads() {
+        // Every setting for every kind of source, as older configuration files
+        // have them, including those a kind does not use.
+        let text = include_str!("../../tests/data/bridge-every-key.json");
+        assert_eq!(parse(text), Ok(BridgeConfig::default()));
+    }
+
+    #[test]
     fn bad_files_name_the_place() {
         for (text, expected) in [
             (
