@@ -1,14 +1,11 @@
-//! The live bridge: `run` binds the configured inputs and outputs, starts the
-//! solver thread and the tokio tasks around it, and stops them all, in order, when
-//! the caller's shutdown future completes (Ctrl-C or SIGTERM in `main.rs`, a
-//! oneshot in tests) or the replays end:
-//!
-//! 1. input tasks stop receiving (their rings keep what they hold);
-//! 2. the solver drains every input ring, announces every performer gone, hands
-//!    the recorder everything it still waits for, and ends;
-//! 3. each output drains its ring and ends; the recorder finishes every open take.
+//! The live bridge: `run` loads the skeletons, binds the configured inputs and
+//! outputs, starts the solver thread and the tokio tasks around it (`wiring`, in
+//! stages), and stops them all, in order (`shutdown`), when the caller's shutdown
+//! future completes (Ctrl-C or SIGTERM in the CLI, a oneshot in tests) or the
+//! replays end. `config` reads and writes the configuration file.
 
 pub mod config;
+mod shutdown;
 mod start;
 mod wiring;
 
@@ -16,7 +13,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
@@ -26,6 +23,7 @@ use crate::io::web::websocket::Controls;
 use crate::record::recorder::FinishedTake;
 use crate::takes::replay::Replay;
 use config::BridgeConfig;
+use shutdown::Running;
 use start::{Skeletons, built_in_avatar};
 use wiring::{SolverThread, Wiring, keep_calibrations};
 
@@ -157,42 +155,26 @@ pub async fn run(
     if let Some(on_ready) = options.on_ready {
         on_ready(&ready);
     }
-    let has_replays = !wiring.replays.is_empty();
-    let replays = &mut wiring.replays;
+    let mut running = Running {
+        stop: stop_tx,
+        inputs: wiring.inputs,
+        server,
+        calibration_keeper,
+        replays: wiring.replays,
+        stopping,
+        solver_thread,
+        outputs: wiring.outputs,
+        recorder,
+        status_log,
+        status: wiring.status,
+    };
+    let has_replays = !running.replays.is_empty();
+    let replays = &mut running.replays;
     let replays_done = async { while replays.join_next().await.is_some() {} };
     tokio::pin!(shutdown);
     tokio::select! {
         () = &mut shutdown => {}
         () = replays_done, if has_replays && !options.loop_replays => {}
     }
-
-    // 1. Inputs stop.
-    let _ = stop_tx.send(true);
-    while wiring.inputs.join_next().await.is_some() {}
-    if let Some(server) = server {
-        let _ = server.await;
-    }
-    // A save under way finishes on its blocking thread; no client asks for more.
-    calibration_keeper.abort();
-    wiring.replays.abort_all();
-    while wiring.replays.join_next().await.is_some() {}
-    // 2. The solver drains and ends.
-    stopping.store(true, Ordering::Relaxed);
-    solver_thread.handle.thread().unpark();
-    let joined = tokio::task::spawn_blocking(move || solver_thread.handle.join()).await;
-    if !matches!(joined, Ok(Ok(()))) {
-        tracing::error!("the solver thread panicked");
-    }
-    // 3. Outputs drain and end; the recorder writes every open take.
-    while wiring.outputs.join_next().await.is_some() {}
-    let takes = recorder.await.unwrap_or_else(|e| {
-        tracing::error!("the recorder failed: {e}");
-        Vec::new()
-    });
-    let _ = status_log.await;
-    Ok(RunSummary {
-        status: wiring.status.report(),
-        line: wiring.status.line(),
-        takes,
-    })
+    Ok(running.shut_down().await)
 }
