@@ -10,8 +10,9 @@ use mocap_bridge::takes::convert::{Bake, OutputFormat, replay_into};
 use mocap_bridge::takes::demo;
 use mocap_bridge::takes::replay::Replay;
 
-use super::take::{ext_clips, is_vrma};
-use super::{CliResult, RigArgs, explicit_map, load_options, mapped};
+use super::{CliResult, RigArgs, load_options};
+use mocap_bridge::formats::inspect::{explicit_map, map_rig};
+use mocap_bridge::takes::load::{ext_clips, is_vrma};
 
 /// Options of `convert`.
 #[derive(clap::Args)]
@@ -68,7 +69,7 @@ pub fn run(args: ConvertArgs) -> CliResult<()> {
         None => None,
         Some(path) => {
             let loaded = formats::load_rig(&path, &load_options(&rig))?;
-            let m = mapped(
+            let m = map_rig(
                 &path.display().to_string(),
                 &loaded,
                 explicit_map(target_map.as_deref())?,
@@ -118,7 +119,7 @@ fn write(
             "lab19.json",
             mocap_bridge::skeleton::builtin::LAB19_JSON,
         );
-        let src = mapped("lab19.json", &lab19, None)?;
+        let src = map_rig("lab19.json", &lab19, None)?;
         jobs.push(ClipToWrite {
             name: "built-in lab19 performance".into(),
             replay: Replay::from_rig(&src, demo::lab19_performance(&src, 2), fps),
@@ -162,7 +163,7 @@ fn write(
         }
     } else {
         let loaded = formats::load_rig(input, &load_options(rig))?;
-        let src = mapped(&label, &loaded, explicit_map(rig.map.as_deref())?)?;
+        let src = map_rig(&label, &loaded, explicit_map(rig.map.as_deref())?)?;
         let clips: Vec<&formats::Clip> = if all_clips {
             loaded.clips.iter().collect()
         } else {

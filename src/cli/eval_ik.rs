@@ -19,7 +19,8 @@ use mocap_bridge::formats;
 use mocap_bridge::ik::{MocapIkConfig, VrIkConfig};
 use mocap_bridge::retarget::MappedSkeleton;
 
-use super::{CliResult, RigArgs, explicit_map, load_options, mapped};
+use super::{CliResult, RigArgs, load_options};
+use mocap_bridge::formats::inspect::{explicit_map, map_rig};
 
 /// Options of `eval-ik`.
 #[derive(clap::Args)]
@@ -84,7 +85,7 @@ fn noise_level(flag: &str, v: f32) -> CliResult<f32> {
 pub fn run(args: EvalIkArgs) -> CliResult<()> {
     let label = args.source.display().to_string();
     let rig = formats::load_rig(&args.source, &load_options(&args.rig))?;
-    let source = mapped(&label, &rig, explicit_map(args.rig.map.as_deref())?)?;
+    let source = map_rig(&label, &rig, explicit_map(args.rig.map.as_deref())?)?;
     let clip = rig
         .clip(args.clip.as_deref())
         .ok_or_else(|| format!("{label}: no such clip (the file has {})", rig.clips.len()))?;
@@ -92,7 +93,7 @@ pub fn run(args: EvalIkArgs) -> CliResult<()> {
         Some(path) => {
             let label = path.display().to_string();
             let target_rig = formats::load_rig(path, &load_options(&args.rig))?;
-            let target = mapped(
+            let target = map_rig(
                 &label,
                 &target_rig,
                 explicit_map(args.target_map.as_deref())?,
@@ -106,7 +107,7 @@ pub fn run(args: EvalIkArgs) -> CliResult<()> {
             );
             (
                 "built-in humanoid".to_owned(),
-                mapped("humanoid.json", &rig, None)?,
+                map_rig("humanoid.json", &rig, None)?,
             )
         }
         None => return Err("--mode mocap needs --target MODEL".into()),

@@ -7,7 +7,8 @@ use mocap_bridge::formats;
 use mocap_bridge::formats::inspect::{self, Report};
 use mocap_bridge::retarget::MappedSkeleton;
 
-use super::{CliResult, RigArgs, explicit_map, load_options};
+use super::{CliResult, RigArgs, load_options};
+use mocap_bridge::formats::inspect::explicit_map;
 
 /// Options of `inspect`.
 #[derive(clap::Args)]

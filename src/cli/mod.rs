@@ -1,6 +1,5 @@
 //! The commands: one file each, with its arguments and its `run`. This file holds
-//! the command table, the arguments several commands share, and the loading of a
-//! rig with its bone map that most of them do.
+//! the command table and the arguments several commands share.
 
 pub mod convert;
 pub mod eval_ik;
@@ -11,16 +10,13 @@ pub mod retarget;
 pub mod run;
 pub mod send;
 pub mod simulate;
-pub mod take;
 
 use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
-use mocap_bridge::formats::inspect::{self as map_choice, ChosenMap};
-use mocap_bridge::formats::{self, LoadOptions, Units, UpAxis};
+use mocap_bridge::formats::{LoadOptions, Units, UpAxis};
 use mocap_bridge::protocol::vmc::ExpressionNames;
-use mocap_bridge::retarget::MappedSkeleton;
-use mocap_bridge::skeleton::NamedBoneMap;
+use mocap_bridge::takes::{self, load::LoadedTake};
 
 /// What a command returns: any error prints as `error: …` and exits with code 2.
 pub type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
@@ -127,22 +123,6 @@ pub fn parse_up(s: &str) -> Result<UpAxis, String> {
     UpAxis::parse(s).ok_or_else(|| format!("`{s}` is not y or z"))
 }
 
-/// A rig with its chosen map, resolved and rest-corrected.
-pub fn mapped(
-    label: &str,
-    rig: &formats::Rig,
-    explicit: Option<ChosenMap>,
-) -> CliResult<MappedSkeleton> {
-    let chosen = map_choice::choose_map(rig, explicit).ok_or_else(|| {
-        format!(
-            "{label}: no bone map: the file declares none, no catalog map fits, and it is {}; pass a map",
-            map_choice::why_no_map(rig)
-        )
-    })?;
-    Ok(MappedSkeleton::new(rig.skeleton.clone(), &chosen.map)
-        .map_err(|e| format!("{}: {e}", chosen.source))?)
-}
-
 pub fn load_options(rig: &RigArgs) -> LoadOptions {
     LoadOptions {
         units: rig.units,
@@ -150,10 +130,20 @@ pub fn load_options(rig: &RigArgs) -> LoadOptions {
     }
 }
 
-pub fn explicit_map(path: Option<&Path>) -> CliResult<Option<ChosenMap>> {
-    let Some(path) = path else {
-        return Ok(None);
-    };
-    let map = NamedBoneMap::load(path)?;
-    Ok(Some(ChosenMap::new(path.display().to_string(), map)))
+/// Loads what a command plays (see `takes::load`), with the rig options and the
+/// `--map` given.
+pub fn load_take(
+    source: Option<&Path>,
+    rig: &RigArgs,
+    clip: Option<&str>,
+    loops: u32,
+) -> CliResult<(String, LoadedTake)> {
+    let options = load_options(rig);
+    Ok(takes::load::load_take(
+        source,
+        &options,
+        rig.map.as_deref(),
+        clip,
+        loops,
+    )?)
 }

@@ -9,8 +9,10 @@ use mocap_bridge::humanoid::HumanoidPose;
 use mocap_bridge::retarget::{FromNormalized, TargetRig, check};
 use mocap_bridge::takes::replay::{Pacer, Replay};
 
-use super::take::{LoadedTake, load_take};
-use super::{CliResult, RigArgs, explicit_map, load_options, mapped};
+use super::load_take;
+use super::{CliResult, RigArgs, load_options};
+use mocap_bridge::formats::inspect::{explicit_map, map_rig};
+use mocap_bridge::takes::load::LoadedTake;
 
 /// Options of `retarget`.
 #[derive(clap::Args)]
@@ -65,7 +67,7 @@ pub fn run(args: RetargetArgs) -> CliResult<()> {
         Some(path) => {
             let loaded = formats::load_rig(path, &options)?;
             let label = path.display().to_string();
-            let dst = mapped(&label, &loaded, explicit_map(target_map)?)?;
+            let dst = map_rig(&label, &loaded, explicit_map(target_map)?)?;
             (label, dst)
         }
         None => {
@@ -73,7 +75,7 @@ pub fn run(args: RetargetArgs) -> CliResult<()> {
                 "humanoid.json",
                 mocap_bridge::skeleton::builtin::HUMANOID_JSON,
             );
-            let dst = mapped("humanoid.json", &humanoid, explicit_map(target_map)?)?;
+            let dst = map_rig("humanoid.json", &humanoid, explicit_map(target_map)?)?;
             ("built-in VRM 1.0 humanoid".to_owned(), dst)
         }
     };

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use mocap_bridge::bridge::config::BridgeConfig;
 use mocap_bridge::bridge::{self, ReplaySource, RunOptions};
+use mocap_bridge::formats::LoadOptions;
 use mocap_bridge::humanoid::CustomNames;
+use mocap_bridge::takes::load::{LoadedTake, load_take};
 use mocap_bridge::takes::replay::Replay;
 
-use super::take::{LoadedTake, load_take};
-use super::{CliResult, RigArgs};
+use super::CliResult;
 
 /// Options of `run`.
 #[derive(clap::Args)]
@@ -89,19 +90,16 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     }
     let mut replays = Vec::new();
     let mut names: Vec<String> = Vec::new();
-    let no_rig = RigArgs {
-        map: None,
-        units: None,
-        up: None,
-    };
+    // Replays are read as they are: their own units, axes and maps.
+    let own = LoadOptions::default();
     for path in &args.replay {
-        let (_, take) = load_take(Some(path), &no_rig, None, 1)?;
+        let (_, take) = load_take(Some(path), &own, None, None, 1)?;
         let name = replay_name(path, &names);
         names.push(name.clone());
         replays.push(replay_source(name, take));
     }
     if args.demo {
-        let (_, take) = load_take(None, &no_rig, None, 1)?;
+        let (_, take) = load_take(None, &own, None, None, 1)?;
         replays.push(replay_source("demo".into(), take));
     }
     // Where to look, printed with the ready line.

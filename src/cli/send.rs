@@ -9,8 +9,9 @@ use mocap_bridge::io::vmc_sender::VmcSender;
 use mocap_bridge::protocol::vmc::{ExpressionNames, VmcEncoder};
 use mocap_bridge::takes::replay::{Pacer, Replay};
 
-use super::take::{LoadedTake, load_take};
+use super::load_take;
 use super::{CliResult, RigArgs};
+use mocap_bridge::takes::load::LoadedTake;
 
 /// Options of `send`.
 #[derive(clap::Args)]

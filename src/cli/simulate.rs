@@ -22,8 +22,10 @@ use mocap_bridge::skeleton::Skeleton;
 use mocap_bridge::takes::demo;
 use mocap_bridge::takes::replay::{Pacer, Replay, frame_times};
 
-use super::take::{LoadedTake, is_vrma, load_take};
-use super::{CliResult, RigArgs, load_options, mapped};
+use super::load_take;
+use super::{CliResult, RigArgs, load_options};
+use mocap_bridge::formats::inspect::map_rig;
+use mocap_bridge::takes::load::{LoadedTake, is_vrma};
 
 /// How far ahead in the recording each further subject plays, seconds.
 const SUBJECT_OFFSET: f32 = 0.25;
@@ -201,7 +203,7 @@ fn performance(
         }
         LoadedTake::Normalized { replay, .. } => *replay,
     };
-    let lab_mapped = mapped(lab_label, lab, None)?;
+    let lab_mapped = map_rig(lab_label, lab, None)?;
     let target = TargetRig::new(&lab_mapped);
     let performance = Performance::Retargeted {
         replay: Box::new(replay),

@@ -1,19 +1,22 @@
-//! The report behind `mocap-bridge inspect`: the joint tree, the bone map used (with
-//! the confidence per bone when it was recognized), the detected rest pose with its
-//! correction per limb, and every problem found.
+//! Which bone map a rig file gets (`choose_map`: the one given, the file's own, the
+//! catalog's, the recognized one), and the report behind `mocap-bridge inspect`:
+//! the joint tree, the bone map used (with the confidence per bone when it was
+//! recognized), the detected rest pose with its correction per limb, and every
+//! problem found.
 //!
-//! Pure: takes a loaded `Rig` and a chosen map, returns a `Report` that prints
-//! itself. Reading files is the CLI's job.
+//! Pure but for reading a map file the user names: takes a loaded `Rig` and a
+//! chosen map, returns a `Report` that prints itself.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
+use std::path::Path;
 
 use crate::formats::Rig;
 use crate::humanoid::HumanBone;
 use crate::humanoid::bone::ALL;
 use crate::retarget::MappedSkeleton;
 use crate::skeleton::recognize::{BoneEvidence, Recognition, recognize};
-use crate::skeleton::{BoneMap, NamedBoneMap, RestCorrection};
+use crate::skeleton::{BoneMap, MapError, NamedBoneMap, RestCorrection};
 
 /// Where a bone map comes from, and the map.
 #[derive(Debug, Clone)]
@@ -65,6 +68,46 @@ pub fn choose_map(rig: &Rig, explicit: Option<ChosenMap>) -> Option<ChosenMap> {
                 notes: r.notes,
             })
         })
+}
+
+/// The map in the file at `path` (`--map`), if one is named.
+pub fn explicit_map(path: Option<&Path>) -> Result<Option<ChosenMap>, MapError> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let map = NamedBoneMap::load(path)?;
+    Ok(Some(ChosenMap::new(path.display().to_string(), map)))
+}
+
+/// Why a rig cannot be put on the humanoid.
+#[derive(Debug, thiserror::Error)]
+pub enum MapRigError {
+    #[error(
+        "{label}: no bone map: the file declares none, no catalog map fits, and it is {why}; pass a map"
+    )]
+    NoMap { label: String, why: String },
+    /// The chosen map does not fit the rig (`map_source` names the map).
+    #[error("{map_source}: {error}")]
+    DoesNotFit { map_source: String, error: MapError },
+}
+
+/// `rig` (called `label` in messages) with its chosen map (see `choose_map`),
+/// resolved and rest-corrected.
+pub fn map_rig(
+    label: &str,
+    rig: &Rig,
+    explicit: Option<ChosenMap>,
+) -> Result<MappedSkeleton, MapRigError> {
+    let chosen = choose_map(rig, explicit).ok_or_else(|| MapRigError::NoMap {
+        label: label.to_owned(),
+        why: why_no_map(rig),
+    })?;
+    MappedSkeleton::new(rig.skeleton.clone(), &chosen.map).map_err(|error| {
+        MapRigError::DoesNotFit {
+            map_source: chosen.source,
+            error,
+        }
+    })
 }
 
 /// Why `choose_map` found nothing for `rig`: the recognizer's reason.

@@ -6,4 +6,5 @@
 
 pub mod convert;
 pub mod demo;
+pub mod load;
 pub mod replay;

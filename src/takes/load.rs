@@ -1,17 +1,19 @@
-//! Loading what a command plays: a rig's clip through its bone map, a `.vrma`, an
-//! EXT_skeleton_humanoid clip, or the built-in lab19 performance. `retarget`,
-//! `send`, `run --replay`, `simulate` and `convert` all read recordings this way.
+//! Loading any recording as a take ready to play: a rig's clip through its bone
+//! map (BVH, glTF/GLB/VRM), a `.vrma`, an EXT_skeleton_humanoid clip, or the
+//! built-in lab19 performance. `retarget`, `send`, `run --replay`, `simulate` and
+//! `convert` all read recordings this way.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use mocap_bridge::formats::vrma::{self, VrmaRest};
-use mocap_bridge::formats::{self, Motion, ext_humanoid};
-use mocap_bridge::humanoid::CustomNames;
-use mocap_bridge::retarget::MappedSkeleton;
-use mocap_bridge::takes::demo;
-use mocap_bridge::takes::replay::Replay;
-
-use super::{CliResult, RigArgs, explicit_map, load_options, mapped};
+use super::demo;
+use super::replay::Replay;
+use crate::formats::ext_humanoid::{self, ExtHumanoidClip, ExtHumanoidError};
+use crate::formats::inspect::{MapRigError, explicit_map, map_rig};
+use crate::formats::vrma::{self, VrmaError, VrmaRest};
+use crate::formats::{self, FormatError, LoadOptions, Motion, skeleton_json};
+use crate::humanoid::CustomNames;
+use crate::retarget::MappedSkeleton;
+use crate::skeleton::MapError;
 
 /// A recording, ready to play.
 pub enum LoadedTake {
@@ -29,15 +31,43 @@ pub enum LoadedTake {
     },
 }
 
-/// Loads what `retarget`, `send` and `run --replay` play: a rig's clip, a `.vrma`, an
-/// EXT_skeleton_humanoid clip, or the built-in performance (`loops` loops).
+/// Why a recording cannot be played.
+#[derive(Debug, thiserror::Error)]
+pub enum TakeError {
+    #[error(transparent)]
+    Vrma(#[from] VrmaError),
+    #[error(transparent)]
+    Ext(#[from] ExtHumanoidError),
+    #[error(transparent)]
+    Rig(#[from] FormatError),
+    #[error(transparent)]
+    MapFile(#[from] MapError),
+    #[error(transparent)]
+    Map(#[from] MapRigError),
+    #[error("cannot read {}: {error}", path.display())]
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("{}: no EXT_skeleton_humanoid clip", .0.display())]
+    NoExtClip(PathBuf),
+    #[error("{label}: the file has no motion to retarget")]
+    NoMotion { label: String },
+    #[error("{label}: the file has no clip `{clip}`")]
+    NoClip { label: String, clip: String },
+}
+
+/// Loads `source` (the built-in performance, `loops` loops, when `None`): its clip
+/// `clip` (default the first), through the map in `map_file` if one is named,
+/// else its own, the catalog's or the recognized one. Returns the take with a
+/// label naming it.
 pub fn load_take(
     source: Option<&Path>,
-    rig: &RigArgs,
+    options: &LoadOptions,
+    map_file: Option<&Path>,
     clip: Option<&str>,
     loops: u32,
-) -> CliResult<(String, LoadedTake)> {
-    let options = load_options(rig);
+) -> Result<(String, LoadedTake), TakeError> {
     Ok(match source {
         Some(path) if is_vrma(path) => {
             let a = vrma::load(path, clip)?;
@@ -52,9 +82,9 @@ pub fn load_take(
             normalized(path, summary, rest, names, replay)
         }
         Some(path) if let Some(mut clips) = ext_clips(path, clip, false)? => {
-            let Some(c) = clips.pop() else {
-                return Err(format!("{}: no EXT_skeleton_humanoid clip", path.display()).into());
-            };
+            let c = clips
+                .pop()
+                .ok_or_else(|| TakeError::NoExtClip(path.to_owned()))?;
             let summary = format!(
                 "EXT_skeleton_humanoid clip, {} bones, {} keys, {:.2} s",
                 c.bones().count(),
@@ -66,25 +96,28 @@ pub fn load_take(
             normalized(path, summary, rest, CustomNames::default(), replay)
         }
         Some(path) => {
-            let loaded = formats::load_rig(path, &options)?;
+            let loaded = formats::load_rig(path, options)?;
             let label = path.display().to_string();
-            let mapped = mapped(&label, &loaded, explicit_map(rig.map.as_deref())?)?;
+            let mapped = map_rig(&label, &loaded, explicit_map(map_file)?)?;
             let motion = loaded
                 .clip(clip)
                 .map(|c| c.motion.clone())
                 .ok_or_else(|| match clip {
-                    None => format!("{label}: the file has no motion to retarget"),
-                    Some(c) => format!("{label}: the file has no clip `{c}`"),
+                    None => TakeError::NoMotion {
+                        label: label.clone(),
+                    },
+                    Some(c) => TakeError::NoClip {
+                        label: label.clone(),
+                        clip: c.to_owned(),
+                    },
                 })?;
             let mapped = Box::new(mapped);
             (label, LoadedTake::Rig { mapped, motion })
         }
         None => {
-            let lab19 = mocap_bridge::formats::skeleton_json::embedded_rig(
-                "lab19.json",
-                mocap_bridge::skeleton::builtin::LAB19_JSON,
-            );
-            let mapped = mapped("lab19.json", &lab19, explicit_map(rig.map.as_deref())?)?;
+            let lab19 =
+                skeleton_json::embedded_rig("lab19.json", crate::skeleton::builtin::LAB19_JSON);
+            let mapped = map_rig("lab19.json", &lab19, explicit_map(map_file)?)?;
             let motion = demo::lab19_performance(&mapped, loops);
             let mapped = Box::new(mapped);
             (
@@ -112,6 +145,8 @@ fn normalized(
     (path.display().to_string(), take)
 }
 
+/// Whether `path` names a VRM Animation (`.vrma`, any case).
+#[must_use]
 pub fn is_vrma(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
@@ -119,12 +154,13 @@ pub fn is_vrma(path: &Path) -> bool {
 }
 
 /// The EXT_skeleton_humanoid clips of a glTF/GLB that has some (channels naming a
-/// `humanoidBoneName`); `None` for any other file.
+/// `humanoidBoneName`): the one `clip` names (default the first), or every one
+/// with `all_clips`; `None` for any other file.
 pub fn ext_clips(
     input: &Path,
     clip: Option<&str>,
     all_clips: bool,
-) -> CliResult<Option<Vec<ext_humanoid::ExtHumanoidClip>>> {
+) -> Result<Option<Vec<ExtHumanoidClip>>, TakeError> {
     let ext = input
         .extension()
         .and_then(|e| e.to_str())
@@ -132,8 +168,10 @@ pub fn ext_clips(
     if !matches!(ext.as_deref(), Some("glb" | "gltf")) {
         return Ok(None);
     }
-    let bytes =
-        std::fs::read(input).map_err(|e| format!("cannot read {}: {e}", input.display()))?;
+    let bytes = std::fs::read(input).map_err(|error| TakeError::Read {
+        path: input.to_owned(),
+        error,
+    })?;
     if !ext_humanoid::has_humanoid_channels(&bytes) {
         return Ok(None);
     }
