@@ -5,23 +5,30 @@
 //! whole library; `main.rs` is a thin CLI over it.
 //!
 //! # Layout
-//! - `humanoid`: the 55 bones, `HumanoidPose` (normalized rotations), expressions.
-//! - `skeleton`: `Skeleton`, bone maps, rest pose detection and correction.
+//! Rooms by role, each using only the rooms listed before it (`tests/architecture.rs`
+//! holds the order; docs/architecture.md is the map):
+//! - `assets`: where the real-file corpus the tests measure on lives.
+//! - `humanoid`: the 55 bones, `HumanoidPose` (normalized rotations), expressions,
+//!   device poses.
+//! - `skeleton`: `Skeleton`, bone maps, rest pose detection and correction,
+//!   recognition of humanoid bones, the built-in skeleton files and the catalog of
+//!   known maps.
 //! - `retarget`: source skeleton -> normalized pose -> target skeleton.
+//! - `filter`: One Euro smoothing of poses, the device filter.
 //! - `ik`: two-bone limb IK on normalized poses, mocap mode (feet planted, hands
-//!   placed), the `eval-ik` metrics.
-//! - `formats`: BVH, glTF/VRM rigs, the skeleton JSON; units and axes.
-//! - `catalog`: bone maps for well-known skeletons, embedded in the binary.
-//! - `demo`: the built-in lab19 performance, for running with no hardware or files.
-//! - `inspect`: the report behind `mocap-bridge inspect`.
+//!   placed), VR mode (headset, controllers, trackers) and its calibration.
+//! - `formats`: BVH, glTF/VRM rigs, `.vrma`, EXT_skeleton_humanoid, the skeleton
+//!   JSON; units and axes; which bone map a rig gets and the `inspect` report.
+//! - `eval`: IK measured against ground truth (`eval-ik`).
 //! - `protocol`: wire codecs, pure over bytes (OSC, VMC and lab OSC both ways, the
 //!   WebSocket JSON and binary messages, VRChat OSC trackers in).
-//! - `net`: sockets that move those bytes (the VMC sender; the live bridge's UDP
-//!   inputs and outputs, batched by `net::udp`, and its WebSocket server).
-//! - `web`: the HTTP side of the WebSocket port: the live viewer and WebXR pages,
-//!   the avatar's rest skeleton and the recordings for them.
-//! - `record`: turning what arrives live into takes (VMC frames), the crash-safe
-//!   journal behind every recording, and recovery from it.
+//! - `takes`: recordings loaded, replayed as frames, converted; the built-in
+//!   performance.
+//! - `pipeline`: the SPSC rings, the solver thread, per-performer state, status.
+//! - `record`: the recorder task and the crash-safe journal behind every take.
+//! - `io`: the edges: UDP inputs and outputs, the web server (pages, data routes,
+//!   WebSocket sessions), the `send` command's VMC socket.
+//! - `bridge`: the live bridge's configuration, start-up and ordered shutdown.
 //!
 //! # Conventions
 //! Internal space is glTF's: right-handed, +Y up, metres, the character faces +Z and

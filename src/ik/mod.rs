@@ -1,5 +1,6 @@
 //! Inverse kinematics on normalized humanoid poses: two-bone limbs, mocap mode, VR
-//! mode (headset, controllers, trackers) and its calibration, the evaluation metrics behind `mocap-bridge eval-ik`.
+//! mode (headset, controllers, trackers) and its calibration. These are the jobs
+//! the solver runs; `eval` measures them.
 //!
 //! Everything works in the *humanoid model space* of one body: the facing-corrected
 //! model space in which a `HumanoidPose`'s normalized rotations live (glTF axes,

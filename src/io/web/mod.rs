@@ -1,5 +1,5 @@
 //! The bridge's web server, on the WebSocket port (axum over hyper): the WebSocket
-//! upgrade (sessions live in `net::websocket`), the live viewer at `/`, the WebXR
+//! upgrade (sessions live in `websocket`), the live viewer at `/`, the WebXR
 //! sender at `/xr`, and what those pages read besides the pose stream: the
 //! avatar's T-pose (`/api/rig`) and the recordings (`/api/recordings`, downloads
 //! under `/recordings/`).
