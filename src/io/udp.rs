@@ -262,24 +262,10 @@ fn receive_queued(socket: &std::net::UdpSocket, batch: &mut ReceivedBatch) -> io
 }
 
 /// Portable: one `recv_from` per datagram until the batch is full or the socket
-/// is drained.
+/// is drained, each stamped as it is taken.
 #[cfg(not(target_os = "linux"))]
 fn receive_queued(socket: &std::net::UdpSocket, batch: &mut ReceivedBatch) -> io::Result<()> {
-    batch.count = 0;
-    while batch.count < BATCH {
-        let slot = &mut batch.buffers[batch.count * SLOT..(batch.count + 1) * SLOT];
-        match socket.recv_from(slot) {
-            Ok((len, from)) => {
-                batch.lens[batch.count] = len;
-                batch.from[batch.count] = from;
-                batch.arrived[batch.count] = wall_ns();
-                batch.count += 1;
-            }
-            Err(_) if batch.count > 0 => break,
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
+    fill_one_by_one(batch, |slot| socket.recv_from(slot))
 }
 
 /// The IPv4 or IPv6 address the kernel wrote.
@@ -313,13 +299,26 @@ fn socket_addr(name: &libc::sockaddr_storage) -> Option<SocketAddr> {
 /// socket is drained.
 #[cfg(not(target_os = "linux"))]
 fn receive_batch(socket: &UdpSocket, batch: &mut ReceivedBatch) -> io::Result<()> {
+    fill_one_by_one(batch, |slot| socket.try_recv_from(slot))
+}
+
+/// Fills `batch` one `receive` call per datagram until it is full or `receive`
+/// fails: at least one datagram, or the error (`WouldBlock` when none is queued).
+#[cfg(not(target_os = "linux"))]
+fn fill_one_by_one(
+    batch: &mut ReceivedBatch,
+    mut receive: impl FnMut(&mut [u8]) -> io::Result<(usize, SocketAddr)>,
+) -> io::Result<()> {
     batch.count = 0;
     while batch.count < BATCH {
         let slot = &mut batch.buffers[batch.count * SLOT..(batch.count + 1) * SLOT];
-        match socket.try_recv_from(slot) {
+        match receive(slot) {
             Ok((len, from)) => {
                 batch.lens[batch.count] = len;
                 batch.from[batch.count] = from;
+                if batch.controls.is_some() {
+                    batch.arrived[batch.count] = wall_ns();
+                }
                 batch.count += 1;
             }
             // What was taken so far is a batch; the error comes again next call.
