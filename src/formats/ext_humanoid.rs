@@ -94,7 +94,7 @@
 //! animations. Rotations become `N(b)` with the table above, whatever the file's own
 //! nodes look like (the channel values are defined by the convention, not by the
 //! file's skeleton). The hips translation is placed with the hips' bind world of the
-//! file's humanoid skeleton, when it declares one (read by `gltf_rig`), else with the
+//! file's humanoid skeleton, when it declares one (read by `formats::gltf`), else with the
 //! standard T-pose hips, 0.95 m up. Channels on plain nodes are ignored; humanoid
 //! channels on `scale` and on the translation of bones other than the hips are
 //! ignored (the spec says they cannot be applied accurately).
@@ -128,8 +128,7 @@ use serde_json::{Value, json};
 
 use super::Rig;
 use super::glb;
-use super::gltf_doc::{DocError, GltfDoc};
-use super::gltf_rig::{self, GltfError};
+use super::gltf::{self, DocError, GltfDoc, GltfError};
 use super::sampler::{Interpolation, KeyValue, Keyframes};
 use super::tracks;
 use super::vrma::{PushError, VrmaRest};
@@ -520,7 +519,7 @@ pub fn parse(
         Some(_) => return Err(invalid(path, "animations", "expected an array")),
     };
     let (hips_bind_world, rest) = if declares_skeleton(&doc.raw) {
-        let rig = gltf_rig::parse(bytes, path)?;
+        let rig = gltf::parse(bytes, path)?;
         reference_of(&rig)
     } else {
         let standard = Vec3::new(0.0, STANDARD_HIPS_HEIGHT, 0.0);
@@ -540,7 +539,7 @@ pub fn parse(
 #[must_use]
 pub fn has_humanoid_channels(bytes: &[u8]) -> bool {
     let json = if bytes.starts_with(b"glTF") {
-        match super::gltf_doc::split_glb(bytes) {
+        match super::glb::split_glb(bytes) {
             Ok((json, _)) => json,
             Err(_) => return false,
         }
@@ -571,10 +570,10 @@ pub fn has_humanoid_channels(bytes: &[u8]) -> bool {
         })
 }
 
-/// The humanoid skeleton(s) a glTF or GLB declares, read as a rig (`gltf_rig`), its
+/// The humanoid skeleton(s) a glTF or GLB declares, read as a rig (`formats::gltf`), its
 /// animations left out: for a clip file, its reference model.
 pub fn reference_rig(bytes: &[u8], path: &Path) -> Result<Rig, ExtHumanoidError> {
-    Ok(gltf_rig::parse(bytes, path)?)
+    Ok(gltf::parse(bytes, path)?)
 }
 
 /// Whether the file's root extension declares a humanoid skeleton, in any form.
@@ -1190,7 +1189,7 @@ mod tests {
         let good = writer.to_bytes();
         let mut nan_key = good.clone();
         // The first float of the binary chunk is the first key time.
-        let bin_len = crate::formats::gltf_doc::split_glb(&good)
+        let bin_len = crate::formats::glb::split_glb(&good)
             .unwrap()
             .1
             .unwrap()

@@ -1,11 +1,70 @@
-//! Writing GLB containers for the writers that stream their binary data (`vrma`,
-//! `ext_humanoid`): the 12-byte header, the JSON chunk padded with spaces, the
-//! binary chunk's header, then floats little-endian through a small staging buffer
-//! so that a large recording is never copied whole.
+//! The GLB container both ways. Reading: splitting a GLB into its JSON and binary
+//! chunks, every length checked. Writing, for the writers that stream their binary
+//! data (`vrma`, `ext_humanoid`): the 12-byte header, the JSON chunk padded with
+//! spaces, the binary chunk's header, then floats little-endian through a small
+//! staging buffer so that a large recording is never copied whole.
 
 use std::io::{self, Write};
 
 use serde_json::Value;
+
+/// Splits a GLB into its JSON chunk and optional BIN chunk, checking every length.
+pub fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), String> {
+    let u32_at = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let (Some(version), Some(length)) = (u32_at(4), u32_at(8)) else {
+        return Err(format!(
+            "truncated GLB: {} bytes, shorter than the 12-byte header",
+            bytes.len()
+        ));
+    };
+    if version != 2 {
+        return Err(format!("GLB version {version}, expected 2"));
+    }
+    if length > bytes.len() {
+        return Err(format!(
+            "truncated GLB: the header says {length} bytes, the file has {}",
+            bytes.len()
+        ));
+    }
+    let mut at = 12;
+    let mut chunks = Vec::new();
+    while at < length {
+        let (Some(chunk_length), Some(kind)) = (u32_at(at), bytes.get(at + 4..at + 8)) else {
+            return Err(format!(
+                "truncated GLB: chunk {} header is cut off",
+                chunks.len()
+            ));
+        };
+        let start = at + 8;
+        let Some(data) = start
+            .checked_add(chunk_length)
+            .filter(|&end| end <= length)
+            .and_then(|end| bytes.get(start..end))
+        else {
+            return Err(format!(
+                "truncated GLB: chunk {} is {chunk_length} bytes, only {} remain",
+                chunks.len(),
+                length.saturating_sub(start)
+            ));
+        };
+        chunks.push((kind, data));
+        at = start + chunk_length;
+    }
+    match chunks.as_slice() {
+        [(b"JSON", json), rest @ ..] => {
+            let bin = rest
+                .first()
+                .filter(|(kind, _)| *kind == b"BIN\0")
+                .map(|(_, data)| *data);
+            Ok((json, bin))
+        }
+        _ => Err("GLB does not start with a JSON chunk".to_owned()),
+    }
+}
 
 /// Writes the GLB header, the JSON chunk and the binary chunk's header for a
 /// binary chunk of `bin_len` bytes, which the caller writes next.
@@ -64,7 +123,7 @@ pub fn save(
 /// When `bytes` is not a GLB with a JSON chunk.
 #[cfg(test)]
 pub fn with_json(bytes: &[u8], edit: impl Fn(&mut Value)) -> Vec<u8> {
-    let (json, bin) = super::gltf_doc::split_glb(bytes).expect("a GLB");
+    let (json, bin) = split_glb(bytes).expect("a GLB");
     let mut value: Value = serde_json::from_slice(json).expect("JSON");
     edit(&mut value);
     let bin = bin.unwrap_or(&[]);
@@ -88,7 +147,7 @@ mod tests {
         )
         .unwrap();
         write_f32s(&mut out, [1.5f32, -2.0], &mut Vec::new()).unwrap();
-        let (json, bin) = super::super::gltf_doc::split_glb(&out).unwrap();
+        let (json, bin) = split_glb(&out).unwrap();
         assert!(json.len().is_multiple_of(4));
         assert_eq!(
             bin.unwrap(),
