@@ -9,7 +9,7 @@ use glam::{Affine3A, Quat, Vec3};
 use serde_json::{Value, json};
 
 use super::{EXTENSION, ExtHumanoidError, canonical_frame, to_channel_rotation};
-use crate::formats::glb;
+use crate::formats::glb::{self, ElementType, FloatAccessor};
 use crate::formats::tracks::{self, PushError};
 use crate::formats::vrma::VrmaRest;
 use crate::humanoid::bone::{ALL, BONE_COUNT};
@@ -79,10 +79,7 @@ impl ExtHumanoidWriter {
     /// The whole file as bytes.
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        // Writing into a Vec cannot fail.
-        let _ = self.write_to(&mut out);
-        out
+        glb::to_bytes(|out| self.write_to(out))
     }
 
     /// Writes the file to `path`.
@@ -102,7 +99,6 @@ impl ExtHumanoidWriter {
         } else {
             (self.times.clone(), self.hips.clone())
         };
-        let frames = times.len();
         let bones: Vec<(HumanBone, &[f32])> = ALL
             .iter()
             .filter_map(|b| self.rotations[b.index()].as_deref().map(|t| (*b, t)))
@@ -120,26 +116,24 @@ impl ExtHumanoidWriter {
             .flat_map(|w| glam::Mat4::from(w.inverse()).to_cols_array())
             .collect();
 
-        // Binary layout: one buffer view per accessor, in this order.
-        let mut blocks = vec![
-            Block::new(&times, "SCALAR", 1),
-            Block::new(&inverse_binds, "MAT4", 16),
-            Block::new(&hips, "VEC3", 3),
+        // The binary chunk: one accessor per array, in this order.
+        let mut accessors = vec![
+            FloatAccessor::key_times(&times),
+            FloatAccessor::new(&inverse_binds, ElementType::Mat4),
+            FloatAccessor::new(&hips, ElementType::Vec3),
         ];
-        blocks.extend(bones.iter().map(|(_, t)| Block::new(t, "VEC4", 4)));
-
-        let json = self.json(&bones, &blocks, &times);
-        let bin_len: usize = blocks.iter().map(|b| b.values.len() * 4).sum();
-        debug_assert_eq!(frames, times.len());
-        glb::write_start(out, &json, bin_len)?;
-        let mut staging = Vec::with_capacity(1 << 16);
-        for block in &blocks {
-            glb::write_f32s(out, block.values.iter().copied(), &mut staging)?;
-        }
-        Ok(())
+        accessors.extend(
+            bones
+                .iter()
+                .map(|(_, t)| FloatAccessor::new(t, ElementType::Vec4)),
+        );
+        glb::write_floats(out, self.properties(&bones), &accessors)
     }
 
-    fn json(&self, bones: &[(HumanBone, &[f32])], blocks: &[Block], times: &[f32]) -> Value {
+    /// The file's own top-level JSON: the extension, the reference skeleton's nodes
+    /// and skin (inverse bind matrices in accessor 1), the animation (key times in
+    /// accessor 0, the hips translation in 2, then the bones' rotations).
+    fn properties(&self, bones: &[(HumanBone, &[f32])]) -> [(&'static str, Value); 7] {
         // Nodes: one per humanoid bone, index = `HumanBone::index` (parents first).
         let mut nodes: Vec<Value> = Vec::with_capacity(BONE_COUNT);
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); BONE_COUNT];
@@ -170,29 +164,6 @@ impl ExtHumanoidWriter {
             .map(|b| (b.name().to_owned(), json!(b.index())))
             .collect();
 
-        // Accessors and views, one each per block.
-        let mut accessors = Vec::new();
-        let mut views = Vec::new();
-        let mut offset = 0usize;
-        for (i, block) in blocks.iter().enumerate() {
-            let len = block.values.len() * 4;
-            views.push(json!({"buffer": 0, "byteOffset": offset, "byteLength": len}));
-            let mut accessor = json!({
-                "bufferView": i,
-                "componentType": 5126,
-                "count": block.values.len() / block.width,
-                "type": block.kind,
-            });
-            if i == 0 {
-                let min = times.first().copied().unwrap_or(0.0);
-                let max = times.last().copied().unwrap_or(0.0);
-                accessor["min"] = json!([min]);
-                accessor["max"] = json!([max]);
-            }
-            accessors.push(accessor);
-            offset += len;
-        }
-
         // Channels: hips translation (accessor 2), then bone rotations (3, 4, ...).
         let target = |bone: HumanBone, path: &str| json!({"path": path, "extensions": {EXTENSION: {"humanoidBoneName": bone.name()}}});
         let mut channels = vec![json!({"sampler": 0, "target": target(B::Hips, "translation")})];
@@ -202,39 +173,26 @@ impl ExtHumanoidWriter {
             samplers.push(json!({"input": 0, "output": k + 3, "interpolation": "LINEAR"}));
         }
 
-        json!({
-            "asset": {"version": "2.0", "generator": concat!("mocap-bridge ", env!("CARGO_PKG_VERSION"))},
-            "extensionsUsed": [EXTENSION],
-            "extensions": {EXTENSION: {"humanoidSkeletons": [
-                {"rootNode": 0, "humanoidBones": human_bones}
-            ]}},
-            "scene": 0,
-            "scenes": [{"nodes": [0]}],
-            "nodes": nodes,
-            "skins": [{"name": "reference T-pose", "joints": (0..BONE_COUNT).collect::<Vec<_>>(), "inverseBindMatrices": 1}],
-            "animations": [{"name": self.name, "channels": channels, "samplers": samplers}],
-            "accessors": accessors,
-            "bufferViews": views,
-            "buffers": [{"byteLength": offset}],
-        })
-    }
-}
-
-/// One accessor's floats in the binary chunk.
-struct Block<'a> {
-    values: &'a [f32],
-    kind: &'static str,
-    /// Floats per element.
-    width: usize,
-}
-
-impl<'a> Block<'a> {
-    fn new(values: &'a [f32], kind: &'static str, width: usize) -> Self {
-        Self {
-            values,
-            kind,
-            width,
-        }
+        let skeleton = json!({"rootNode": 0, "humanoidBones": human_bones});
+        let joints: Vec<usize> = (0..BONE_COUNT).collect();
+        [
+            ("extensionsUsed", json!([EXTENSION])),
+            (
+                "extensions",
+                json!({EXTENSION: {"humanoidSkeletons": [skeleton]}}),
+            ),
+            ("scene", json!(0)),
+            ("scenes", json!([{"nodes": [0]}])),
+            ("nodes", Value::Array(nodes)),
+            (
+                "skins",
+                json!([{"name": "reference T-pose", "joints": joints, "inverseBindMatrices": 1}]),
+            ),
+            (
+                "animations",
+                json!([{"name": self.name, "channels": channels, "samplers": samplers}]),
+            ),
+        ]
     }
 }
 
