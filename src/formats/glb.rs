@@ -1,15 +1,230 @@
-//! Writing GLB containers for the writers that stream their binary data (`vrma`,
-//! `ext_humanoid`): the 12-byte header, the JSON chunk padded with spaces, the
-//! binary chunk's header, then floats little-endian through a small staging buffer
-//! so that a large recording is never copied whole.
+//! The GLB container both ways. Reading: splitting a GLB into its JSON and binary
+//! chunks, every length checked. Writing, for the writers that stream their binary
+//! data (`vrma`, `ext_humanoid`): `write_floats` puts together the JSON around the
+//! format's own properties (`asset`, then theirs, then one accessor and buffer view
+//! per float array and the one buffer) and writes the 12-byte header, the JSON
+//! chunk padded with spaces, the binary chunk's header, then the floats
+//! little-endian through a small staging buffer, straight from the format's track
+//! buffers, so that a large recording is never copied whole.
 
 use std::io::{self, Write};
 
-use serde_json::Value;
+use serde_json::{Value, json};
+
+/// Splits a GLB into its JSON chunk and optional BIN chunk, checking every length.
+pub fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), String> {
+    let u32_at = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let (Some(version), Some(length)) = (u32_at(4), u32_at(8)) else {
+        return Err(format!(
+            "truncated GLB: {} bytes, shorter than the 12-byte header",
+            bytes.len()
+        ));
+    };
+    if version != 2 {
+        return Err(format!("GLB version {version}, expected 2"));
+    }
+    if length > bytes.len() {
+        return Err(format!(
+            "truncated GLB: the header says {length} bytes, the file has {}",
+            bytes.len()
+        ));
+    }
+    let mut at = 12;
+    let mut chunks = Vec::new();
+    while at < length {
+        let (Some(chunk_length), Some(kind)) = (u32_at(at), bytes.get(at + 4..at + 8)) else {
+            return Err(format!(
+                "truncated GLB: chunk {} header is cut off",
+                chunks.len()
+            ));
+        };
+        let start = at + 8;
+        let Some(data) = start
+            .checked_add(chunk_length)
+            .filter(|&end| end <= length)
+            .and_then(|end| bytes.get(start..end))
+        else {
+            return Err(format!(
+                "truncated GLB: chunk {} is {chunk_length} bytes, only {} remain",
+                chunks.len(),
+                length.saturating_sub(start)
+            ));
+        };
+        chunks.push((kind, data));
+        at = start + chunk_length;
+    }
+    match chunks.as_slice() {
+        [(b"JSON", json), rest @ ..] => {
+            let bin = rest
+                .first()
+                .filter(|(kind, _)| *kind == b"BIN\0")
+                .map(|(_, data)| *data);
+            Ok((json, bin))
+        }
+        _ => Err("GLB does not start with a JSON chunk".to_owned()),
+    }
+}
+
+/// What a written file's `asset.generator` says.
+const GENERATOR: &str = concat!("mocap-bridge ", env!("CARGO_PKG_VERSION"));
+
+/// The glTF type of a written accessor's elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElementType {
+    Scalar,
+    Vec3,
+    Vec4,
+    Mat4,
+}
+
+impl ElementType {
+    /// The spelling in glTF JSON.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Scalar => "SCALAR",
+            Self::Vec3 => "VEC3",
+            Self::Vec4 => "VEC4",
+            Self::Mat4 => "MAT4",
+        }
+    }
+
+    /// Floats per element.
+    fn components(self) -> usize {
+        match self {
+            Self::Scalar => 1,
+            Self::Vec3 => 3,
+            Self::Vec4 => 4,
+            Self::Mat4 => 16,
+        }
+    }
+}
+
+/// One accessor of FLOAT components that `write_floats` writes, tightly packed in
+/// a buffer view of its own, straight from the caller's slice.
+#[derive(Debug, Clone, Copy)]
+pub struct FloatAccessor<'a> {
+    values: &'a [f32],
+    type_: ElementType,
+    /// Each value is an element's x; its other components are written as 0.
+    x_only: bool,
+    /// Key times: `min` and `max` are written (the first and last value).
+    key_times: bool,
+}
+
+impl<'a> FloatAccessor<'a> {
+    /// `values` as they are, `type_`'s number of components per element.
+    #[must_use]
+    pub fn new(values: &'a [f32], type_: ElementType) -> Self {
+        Self {
+            values,
+            type_,
+            x_only: false,
+            key_times: false,
+        }
+    }
+
+    /// An animation sampler's input: SCALAR times in seconds, non-decreasing, with
+    /// the `min` and `max` glTF requires of it.
+    #[must_use]
+    pub fn key_times(times: &'a [f32]) -> Self {
+        Self {
+            key_times: true,
+            ..Self::new(times, ElementType::Scalar)
+        }
+    }
+
+    /// One value per VEC3 element, written as `(value, 0, 0)`.
+    #[must_use]
+    pub fn vec3_x(values: &'a [f32]) -> Self {
+        Self {
+            x_only: true,
+            ..Self::new(values, ElementType::Vec3)
+        }
+    }
+
+    /// Elements (the accessor's `count`).
+    fn count(&self) -> usize {
+        if self.x_only {
+            self.values.len()
+        } else {
+            self.values.len() / self.type_.components()
+        }
+    }
+
+    /// Bytes in the binary chunk.
+    fn byte_len(&self) -> usize {
+        if self.x_only {
+            self.values.len() * 3 * 4
+        } else {
+            self.values.len() * 4
+        }
+    }
+}
+
+/// Writes a GLB whose JSON is `asset`, then the format's own top-level
+/// `properties` in the given order (`scenes`, `nodes`, `animations`, its
+/// extension), then `accessors`, `bufferViews` and `buffers` for `accessors`
+/// (accessor `i` in buffer view `i`, all in buffer 0); the binary chunk is the
+/// accessors' floats in order.
+pub fn write_floats(
+    out: &mut impl Write,
+    properties: impl IntoIterator<Item = (&'static str, Value)>,
+    accessors: &[FloatAccessor],
+) -> io::Result<()> {
+    let mut json = serde_json::Map::new();
+    json.insert(
+        "asset".into(),
+        json!({"version": "2.0", "generator": GENERATOR}),
+    );
+    for (key, value) in properties {
+        json.insert(key.into(), value);
+    }
+    let mut accessor_json = Vec::with_capacity(accessors.len());
+    let mut views = Vec::with_capacity(accessors.len());
+    let mut offset = 0usize;
+    for (i, accessor) in accessors.iter().enumerate() {
+        let len = accessor.byte_len();
+        views.push(json!({"buffer": 0, "byteOffset": offset, "byteLength": len}));
+        let mut entry = json!({
+            "bufferView": i,
+            "componentType": 5126, // FLOAT
+            "count": accessor.count(),
+            "type": accessor.type_.name(),
+        });
+        if accessor.key_times {
+            let min = accessor.values.first().copied().unwrap_or(0.0);
+            let max = accessor.values.last().copied().unwrap_or(0.0);
+            entry["min"] = json!([min]);
+            entry["max"] = json!([max]);
+        }
+        accessor_json.push(entry);
+        offset += len;
+    }
+    json.insert("accessors".into(), Value::Array(accessor_json));
+    json.insert("bufferViews".into(), Value::Array(views));
+    json.insert("buffers".into(), json!([{"byteLength": offset}]));
+
+    write_start(out, &Value::Object(json), offset)?;
+    let mut staging = Vec::with_capacity(1 << 16);
+    for accessor in accessors {
+        let values = accessor.values.iter().copied();
+        if accessor.x_only {
+            let vec3s = values.flat_map(|x| [x, 0.0, 0.0]);
+            write_f32s(out, vec3s, &mut staging)?;
+        } else {
+            write_f32s(out, values, &mut staging)?;
+        }
+    }
+    Ok(())
+}
 
 /// Writes the GLB header, the JSON chunk and the binary chunk's header for a
 /// binary chunk of `bin_len` bytes, which the caller writes next.
-pub fn write_start(out: &mut impl Write, json: &Value, bin_len: usize) -> io::Result<()> {
+fn write_start(out: &mut impl Write, json: &Value, bin_len: usize) -> io::Result<()> {
     let mut json_bytes = serde_json::to_vec(json).map_err(io::Error::other)?;
     while !json_bytes.len().is_multiple_of(4) {
         json_bytes.push(b' ');
@@ -30,7 +245,7 @@ pub fn write_start(out: &mut impl Write, json: &Value, bin_len: usize) -> io::Re
 }
 
 /// Streams floats little-endian through `staging` (reused between calls).
-pub fn write_f32s(
+fn write_f32s(
     out: &mut impl Write,
     values: impl IntoIterator<Item = f32>,
     staging: &mut Vec<u8>,
@@ -45,6 +260,15 @@ pub fn write_f32s(
     out.write_all(staging)?;
     staging.clear();
     Ok(())
+}
+
+/// What `write` writes into memory. Writing into a `Vec` cannot fail, so an error
+/// can only come from `write` itself, and leaves what was written before it.
+#[must_use]
+pub fn to_bytes(write: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> Vec<u8> {
+    let mut out = Vec::new();
+    let _ = write(&mut out);
+    out
 }
 
 /// Creates `path` and writes it through a buffer with `write`.
@@ -64,7 +288,7 @@ pub fn save(
 /// When `bytes` is not a GLB with a JSON chunk.
 #[cfg(test)]
 pub fn with_json(bytes: &[u8], edit: impl Fn(&mut Value)) -> Vec<u8> {
-    let (json, bin) = super::gltf_doc::split_glb(bytes).expect("a GLB");
+    let (json, bin) = split_glb(bytes).expect("a GLB");
     let mut value: Value = serde_json::from_slice(json).expect("JSON");
     edit(&mut value);
     let bin = bin.unwrap_or(&[]);
@@ -88,7 +312,7 @@ mod tests {
         )
         .unwrap();
         write_f32s(&mut out, [1.5f32, -2.0], &mut Vec::new()).unwrap();
-        let (json, bin) = super::super::gltf_doc::split_glb(&out).unwrap();
+        let (json, bin) = split_glb(&out).unwrap();
         assert!(json.len().is_multiple_of(4));
         assert_eq!(
             bin.unwrap(),

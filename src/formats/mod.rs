@@ -8,8 +8,7 @@
 pub mod bvh;
 pub mod ext_humanoid;
 pub mod glb;
-pub mod gltf_doc;
-pub mod gltf_rig;
+pub mod gltf;
 pub mod inspect;
 pub mod sampler;
 pub mod skeleton_json;
@@ -208,7 +207,7 @@ pub enum FormatError {
     #[error(transparent)]
     Bvh(#[from] bvh::BvhError),
     #[error(transparent)]
-    Gltf(#[from] gltf_rig::GltfError),
+    Gltf(#[from] gltf::GltfError),
     #[error(transparent)]
     Json(#[from] skeleton_json::SkeletonJsonError),
     #[error("{path}: unknown file type (expected .bvh, .gltf, .glb, .vrm or .json)")]
@@ -223,7 +222,7 @@ pub fn load_rig(path: &Path, options: &LoadOptions) -> Result<Rig, FormatError> 
         .map(str::to_ascii_lowercase);
     match ext.as_deref() {
         Some("bvh") => Ok(bvh::load(path, options)?),
-        Some("gltf" | "glb" | "vrm") => Ok(gltf_rig::load(path)?),
+        Some("gltf" | "glb" | "vrm") => Ok(gltf::load(path)?),
         Some("json") => Ok(skeleton_json::load(path, options)?),
         _ => Err(FormatError::UnknownType {
             path: path.to_owned(),

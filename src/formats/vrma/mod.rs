@@ -26,7 +26,7 @@ pub use read::{VrmaAnimation, load, parse, parse_all};
 pub use rest::VrmaRest;
 pub use write::VrmaWriter;
 
-use super::gltf_doc::DocError;
+use super::gltf::DocError;
 
 /// The extension's name.
 pub const EXTENSION: &str = "VRMC_vrm_animation";
@@ -179,7 +179,7 @@ mod tests {
         let mut nan_key = good.clone();
         // The first float of the binary chunk is the first key time.
         let bin_start = good.len() - {
-            let (_, bin) = crate::formats::gltf_doc::split_glb(&good).unwrap();
+            let (_, bin) = crate::formats::glb::split_glb(&good).unwrap();
             bin.unwrap().len()
         };
         nan_key[bin_start..bin_start + 4].copy_from_slice(&f32::NAN.to_le_bytes());

@@ -11,7 +11,7 @@ use glam::{Affine3A, Quat, Vec3};
 use gltf::json;
 use serde_json::Value;
 
-use crate::formats::gltf_doc::GltfDoc;
+use crate::formats::gltf::GltfDoc;
 use crate::formats::sampler::{Interpolation, KeyValue, Keyframes};
 use crate::humanoid::bone::BONE_COUNT;
 use crate::humanoid::{CustomNames, HumanBone, HumanoidPose, LookAt, Preset};

@@ -20,7 +20,7 @@ use crate::humanoid::expression::PRESET_COUNT;
 use crate::humanoid::{CustomNames, HumanBone, HumanoidPose, Preset};
 
 use super::{EXTENSION, VrmaError, VrmaRest};
-use crate::formats::glb;
+use crate::formats::glb::{self, ElementType, FloatAccessor};
 use crate::formats::tracks::{self, PushError};
 
 /// Appends frames of a performance, then writes them as one `.vrma`.
@@ -139,10 +139,7 @@ impl VrmaWriter {
     /// The whole file as bytes.
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        // Writing into a Vec cannot fail.
-        let _ = self.write_to(&mut out);
-        out
+        glb::to_bytes(|out| self.write_to(out))
     }
 
     /// Writes the file to `path`.
@@ -163,7 +160,6 @@ impl VrmaWriter {
         } else {
             (self.times.clone(), self.hips.clone())
         };
-        let frames = times.len();
         let bones: Vec<(HumanBone, &[f32])> = ALL
             .iter()
             .filter_map(|b| self.rotations[b.index()].as_deref().map(|t| (*b, t)))
@@ -172,45 +168,34 @@ impl VrmaWriter {
             .filter_map(|p| self.presets[p as usize].as_deref().map(|t| (p, t)))
             .collect();
 
-        // Binary layout: one buffer view per accessor, in this order.
-        let mut blocks: Vec<Block> = vec![
-            Block::Floats(&times, "SCALAR"),
-            Block::Floats(&hips, "VEC3"),
+        // The binary chunk: one accessor per track, in this order; expression
+        // weights are translations (w, 0, 0).
+        let mut accessors = vec![
+            FloatAccessor::key_times(&times),
+            FloatAccessor::new(&hips, ElementType::Vec3),
         ];
-        blocks.extend(bones.iter().map(|(_, t)| Block::Floats(t, "VEC4")));
-        blocks.extend(presets.iter().map(|(_, t)| Block::Weights(t)));
-        blocks.extend(self.customs.iter().map(|(_, t)| Block::Weights(t)));
+        accessors.extend(
+            bones
+                .iter()
+                .map(|(_, t)| FloatAccessor::new(t, ElementType::Vec4)),
+        );
+        accessors.extend(presets.iter().map(|(_, t)| FloatAccessor::vec3_x(t)));
+        accessors.extend(self.customs.iter().map(|(_, t)| FloatAccessor::vec3_x(t)));
         if let Some(look) = &self.look_at {
-            blocks.push(Block::Floats(look, "VEC4"));
+            accessors.push(FloatAccessor::new(look, ElementType::Vec4));
         }
-
-        let json = self.json(&bones, &presets, &blocks, frames, &times);
-        let bin_len: usize = blocks.iter().map(Block::byte_len).sum();
-        glb::write_start(out, &json, bin_len)?;
-        let mut staging = Vec::with_capacity(1 << 16);
-        for block in &blocks {
-            match block {
-                Block::Floats(values, _) => {
-                    glb::write_f32s(out, values.iter().copied(), &mut staging)?
-                }
-                Block::Weights(values) => glb::write_f32s(
-                    out,
-                    values.iter().flat_map(|&w| [w, 0.0, 0.0]),
-                    &mut staging,
-                )?,
-            }
-        }
-        Ok(())
+        let properties = self.properties(&bones, &presets, accessors.len());
+        glb::write_floats(out, properties, &accessors)
     }
 
-    fn json(
+    /// The file's own top-level JSON: the extension, the scene and its nodes, the
+    /// animation over accessors `0..accessor_count` (0 holds the key times).
+    fn properties(
         &self,
         bones: &[(HumanBone, &[f32])],
         presets: &[(Preset, &[f32])],
-        blocks: &[Block],
-        frames: usize,
-        times: &[f32],
-    ) -> Value {
+        accessor_count: usize,
+    ) -> [(&'static str, Value); 6] {
         // Nodes: hips and every recorded bone, parents first.
         let mut node_bones: Vec<HumanBone> = vec![HumanBone::Hips];
         node_bones.extend(
@@ -278,26 +263,6 @@ impl VrmaWriter {
             extension["lookAt"] = look;
         }
 
-        // Accessors and views, one each per block.
-        let mut accessors = Vec::new();
-        let mut views = Vec::new();
-        let mut offset = 0usize;
-        for (i, block) in blocks.iter().enumerate() {
-            let len = block.byte_len();
-            views.push(json!({"buffer": 0, "byteOffset": offset, "byteLength": len}));
-            let mut accessor = json!({
-                "bufferView": i, "componentType": 5126, "count": frames, "type": block.kind()
-            });
-            if i == 0 {
-                let min = times.first().copied().unwrap_or(0.0);
-                let max = times.last().copied().unwrap_or(0.0);
-                accessor["min"] = json!([min]);
-                accessor["max"] = json!([max]);
-            }
-            accessors.push(accessor);
-            offset += len;
-        }
-
         // Channels: hips translation, bone rotations, expressions, lookAt.
         let mut channels =
             vec![json!({"sampler": 0, "target": {"node": 0, "path": "translation"}})];
@@ -319,45 +284,20 @@ impl VrmaWriter {
                 json!({"sampler": channels.len(), "target": {"node": node, "path": "rotation"}}),
             );
         }
-        let samplers: Vec<Value> = (1..blocks.len())
+        let samplers: Vec<Value> = (1..accessor_count)
             .map(|output| json!({"input": 0, "output": output, "interpolation": "LINEAR"}))
             .collect();
 
-        json!({
-            "asset": {"version": "2.0", "generator": concat!("mocap-bridge ", env!("CARGO_PKG_VERSION"))},
-            "extensionsUsed": [EXTENSION],
-            "extensions": {EXTENSION: extension},
-            "scene": 0,
-            "scenes": [{"nodes": roots}],
-            "nodes": nodes,
-            "animations": [{"name": self.name, "channels": channels, "samplers": samplers}],
-            "accessors": accessors,
-            "bufferViews": views,
-            "buffers": [{"byteLength": offset}],
-        })
-    }
-}
-
-/// One accessor's data in the binary chunk.
-enum Block<'a> {
-    /// Floats as they are.
-    Floats(&'a [f32], &'static str),
-    /// Expression weights, written as translations (w, 0, 0).
-    Weights(&'a [f32]),
-}
-
-impl Block<'_> {
-    fn kind(&self) -> &'static str {
-        match self {
-            Block::Floats(_, kind) => kind,
-            Block::Weights(_) => "VEC3",
-        }
-    }
-
-    fn byte_len(&self) -> usize {
-        match self {
-            Block::Floats(values, _) => values.len() * 4,
-            Block::Weights(values) => values.len() * 12,
-        }
+        [
+            ("extensionsUsed", json!([EXTENSION])),
+            ("extensions", json!({EXTENSION: extension})),
+            ("scene", json!(0)),
+            ("scenes", json!([{"nodes": roots}])),
+            ("nodes", Value::Array(nodes)),
+            (
+                "animations",
+                json!([{"name": self.name, "channels": channels, "samplers": samplers}]),
+            ),
+        ]
     }
 }

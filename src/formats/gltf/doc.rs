@@ -17,6 +17,8 @@ use gltf::json::accessor::{ComponentType, GenericComponentType, Type};
 use gltf::json::validation::Checked;
 use serde_json::Value;
 
+use crate::formats::glb::split_glb;
+
 /// Why a glTF document cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum DocError {
@@ -553,64 +555,6 @@ impl std::fmt::Display for AccessorSpec {
             ""
         };
         write!(f, "{name} of floats{integers}")
-    }
-}
-
-/// Splits a GLB into its JSON chunk and optional BIN chunk, checking every length.
-pub fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), String> {
-    let u32_at = |at: usize| {
-        bytes
-            .get(at..at + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-    };
-    let (Some(version), Some(length)) = (u32_at(4), u32_at(8)) else {
-        return Err(format!(
-            "truncated GLB: {} bytes, shorter than the 12-byte header",
-            bytes.len()
-        ));
-    };
-    if version != 2 {
-        return Err(format!("GLB version {version}, expected 2"));
-    }
-    if length > bytes.len() {
-        return Err(format!(
-            "truncated GLB: the header says {length} bytes, the file has {}",
-            bytes.len()
-        ));
-    }
-    let mut at = 12;
-    let mut chunks = Vec::new();
-    while at < length {
-        let (Some(chunk_length), Some(kind)) = (u32_at(at), bytes.get(at + 4..at + 8)) else {
-            return Err(format!(
-                "truncated GLB: chunk {} header is cut off",
-                chunks.len()
-            ));
-        };
-        let start = at + 8;
-        let Some(data) = start
-            .checked_add(chunk_length)
-            .filter(|&end| end <= length)
-            .and_then(|end| bytes.get(start..end))
-        else {
-            return Err(format!(
-                "truncated GLB: chunk {} is {chunk_length} bytes, only {} remain",
-                chunks.len(),
-                length.saturating_sub(start)
-            ));
-        };
-        chunks.push((kind, data));
-        at = start + chunk_length;
-    }
-    match chunks.as_slice() {
-        [(b"JSON", json), rest @ ..] => {
-            let bin = rest
-                .first()
-                .filter(|(kind, _)| *kind == b"BIN\0")
-                .map(|(_, data)| *data);
-            Ok((json, bin))
-        }
-        _ => Err("GLB does not start with a JSON chunk".to_owned()),
     }
 }
 

@@ -1,0 +1,512 @@
+//! From the file's units and axes to the internal space: guessing the up axis and
+//! the units from the rest pose when `LoadOptions` does not give them, converting
+//! the rest pose and every frame (rotation channels multiplied in the listed
+//! order, position channels replacing `OFFSET` components), and the notes a user
+//! should read (guesses, all-zero position channels, a first frame lying down).
+
+use std::path::Path;
+
+use glam::{Quat, Vec3};
+
+use super::BvhError;
+use super::hierarchy::{Axis, Channel, JointDef};
+use super::lexer::quote;
+use super::motion::RawMotion;
+use crate::formats::{Basis, Clip, LoadOptions, Motion, Rig, Units, UpAxis};
+use crate::skeleton::{Joint, Skeleton, Transform};
+
+/// The rig in internal space: guesses the up axis and units if not given, converts
+/// the rest pose and every frame, checks the skeleton.
+pub(super) fn build(
+    path: &Path,
+    defs: Vec<JointDef>,
+    motion: Option<RawMotion>,
+    options: &LoadOptions,
+) -> Result<Rig, BvhError> {
+    let mut notes = Vec::new();
+    let extent = rest_extent(&defs);
+    let up = match options.up {
+        Some(up) => up,
+        None if extent.z > extent.y => {
+            notes.push(format!(
+                "up axis: +Z (guessed: the rest pose is {:.2} units tall along Z, {:.2} along Y)",
+                extent.z, extent.y
+            ));
+            UpAxis::Z
+        }
+        None => UpAxis::Y,
+    };
+    let height = match up {
+        UpAxis::Y => extent.y,
+        UpAxis::Z => extent.z,
+    };
+    let units = match options.units {
+        Some(units) => units,
+        None => {
+            let (units, note) = Units::guess_from_height(height);
+            notes.extend(note);
+            notes.push(format!("units: {}", describe_guess(units, height)));
+            units
+        }
+    };
+    let basis = Basis::new(units, up);
+
+    let mut joints: Vec<Joint> = defs
+        .iter()
+        .map(|def| Joint {
+            name: def.name.clone(),
+            parent: def.parent,
+            rest: Transform::from_translation(def.offset),
+            end: def.end,
+        })
+        .collect();
+    basis.apply_to_joints(&mut joints);
+    let skeleton = Skeleton::new(joints).map_err(|source| BvhError::Skeleton {
+        path: path.to_owned(),
+        source,
+    })?;
+
+    let motion = match motion {
+        Some(raw) if raw.frames > 0 => {
+            notes.extend(raw.notes.iter().cloned());
+            let keep_offset = zero_position_joints(&defs, &raw, height);
+            let motion = to_motion(&defs, &raw, &basis, &keep_offset);
+            notes.extend(zero_positions_note(&defs, &keep_offset));
+            notes.extend(short_first_frame_note(&skeleton, &motion, up));
+            Some(motion)
+        }
+        Some(raw) => {
+            notes.extend(raw.notes);
+            None
+        }
+        None => None,
+    };
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(Rig {
+        skeleton,
+        bone_map: None,
+        map_source: None,
+        clips: motion
+            .map(|motion| Clip { name, motion })
+            .into_iter()
+            .collect(),
+        notes,
+    })
+}
+
+/// Per joint: whether its position channels hold 0 in every frame while its
+/// `OFFSET` does not. Such joints keep `OFFSET` (see the module header).
+fn zero_position_joints(defs: &[JointDef], raw: &RawMotion, height: f32) -> Vec<bool> {
+    let channels: usize = defs.iter().map(|d| d.channels.len()).sum();
+    let small = 1e-4 * height.abs().min(f32::MAX);
+    let mut keep = Vec::with_capacity(defs.len());
+    let mut start = 0;
+    for def in defs {
+        let positions = || {
+            def.channels
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| match c {
+                    Channel::Position(axis) => Some((i, *axis)),
+                    Channel::Rotation(_) => None,
+                })
+        };
+        let offset_moved = positions().any(|(_, axis)| {
+            let component = match axis {
+                Axis::X => def.offset.x,
+                Axis::Y => def.offset.y,
+                Axis::Z => def.offset.z,
+            };
+            component.abs() > small
+        });
+        let always_zero = offset_moved
+            && (0..raw.frames).all(|frame| {
+                let first = frame.saturating_mul(channels).saturating_add(start);
+                positions().all(|(i, _)| {
+                    let value = raw.values.get(first.saturating_add(i)).copied();
+                    value.unwrap_or(0.0).abs() <= small
+                })
+            });
+        keep.push(always_zero);
+        start += def.channels.len();
+    }
+    keep
+}
+
+/// Says which joints keep their `OFFSET` because their position channels are all 0.
+fn zero_positions_note(defs: &[JointDef], keep_offset: &[bool]) -> Option<String> {
+    let suspects: Vec<&str> = defs
+        .iter()
+        .zip(keep_offset)
+        .filter(|(_, keep)| **keep)
+        .map(|(d, _)| d.name.as_str())
+        .collect();
+    let first = suspects.first()?;
+    let joints = match suspects.len() {
+        1 => format!("joint `{}` has", quote(first)),
+        n => format!("{n} joints (`{}`, ...) have", quote(first)),
+    };
+    Some(format!(
+        "{joints} position channels that are 0 in every frame while OFFSET is not; \
+         read as added to OFFSET, so they keep their OFFSET"
+    ))
+}
+
+/// Says so when the first frame stands less than half as tall as the rest pose:
+/// the motion may lie down, or be recorded with another up axis than the rest pose.
+fn short_first_frame_note(skeleton: &Skeleton, motion: &Motion, up: UpAxis) -> Option<String> {
+    let rest = vertical_extent(
+        skeleton,
+        &skeleton.rest_rotations(),
+        &skeleton.rest_translations(),
+    );
+    let frame = motion.frames().next()?;
+    let first = vertical_extent(skeleton, frame.rotations, frame.translations);
+    let other = match up {
+        UpAxis::Y => "Z",
+        UpAxis::Z => "Y",
+    };
+    (first < 0.5 * rest).then(|| {
+        format!(
+            "the first frame is {first:.2} m tall, the rest pose {rest:.2} m: the motion may lie down \
+             or have +{other} up (set the up axis to override)"
+        )
+    })
+}
+
+/// Height (extent along +Y, metres) of every joint and end site in a pose.
+fn vertical_extent(skeleton: &Skeleton, rotations: &[Quat], translations: &[Vec3]) -> f32 {
+    if rotations.len() != skeleton.len() || translations.len() != skeleton.len() {
+        return 0.0;
+    }
+    let world = skeleton.world_transforms(rotations, translations);
+    let mut min = f32::INFINITY;
+    let mut max = f32::NEG_INFINITY;
+    for (joint, w) in skeleton.joints().iter().zip(&world) {
+        let ends = joint.end.map(|e| w.transform_point3(e).y);
+        for y in std::iter::once(w.translation.y).chain(ends) {
+            min = min.min(y);
+            max = max.max(y);
+        }
+    }
+    (max - min).max(0.0)
+}
+
+/// Size of the rest pose's bounding box (joints and end sites), in file units.
+fn rest_extent(defs: &[JointDef]) -> Vec3 {
+    let mut world: Vec<Vec3> = Vec::with_capacity(defs.len());
+    let mut min = Vec3::INFINITY;
+    let mut max = Vec3::NEG_INFINITY;
+    for def in defs {
+        let parent = def.parent.and_then(|p| world.get(p).copied());
+        let position = parent.unwrap_or(Vec3::ZERO) + def.offset;
+        for point in std::iter::once(position).chain(def.end.map(|e| position + e)) {
+            min = min.min(point);
+            max = max.max(point);
+        }
+        world.push(position);
+    }
+    if defs.is_empty() {
+        Vec3::ZERO
+    } else {
+        max - min
+    }
+}
+
+/// "centimetres (guessed from a 172 cm figure)".
+fn describe_guess(units: Units, height: f32) -> String {
+    match units {
+        Units::Metres => format!("metres (guessed from a {height:.2} m figure)"),
+        Units::Centimetres => format!("centimetres (guessed from a {height:.0} cm figure)"),
+        Units::Millimetres => format!("millimetres (guessed from a {height:.0} mm figure)"),
+        Units::Inches => format!("inches (guessed from a {height:.1} in figure)"),
+        Units::Scale(s) => format!("{s:.4} m per unit (guessed from a {height:.2}-unit figure)"),
+    }
+}
+
+/// Local rotation and translation of every joint in every frame, in internal space.
+fn to_motion(defs: &[JointDef], raw: &RawMotion, basis: &Basis, keep_offset: &[bool]) -> Motion {
+    let channels: usize = defs.iter().map(|d| d.channels.len()).sum();
+    let samples = raw.frames.saturating_mul(defs.len());
+    let mut rotations = Vec::with_capacity(samples);
+    let mut translations = Vec::with_capacity(samples);
+    for frame in 0..raw.frames {
+        let start = frame.saturating_mul(channels);
+        let frame_values = raw
+            .values
+            .get(start..start.saturating_add(channels))
+            .unwrap_or(&[]);
+        let mut values = frame_values.iter().copied();
+        for (def, keep) in defs.iter().zip(keep_offset) {
+            let mut rotation = Quat::IDENTITY;
+            let mut translation = def.offset;
+            for channel in &def.channels {
+                let value = values.next().unwrap_or(0.0);
+                match *channel {
+                    Channel::Position(_) if *keep => {}
+                    Channel::Position(Axis::X) => translation.x = value,
+                    Channel::Position(Axis::Y) => translation.y = value,
+                    Channel::Position(Axis::Z) => translation.z = value,
+                    Channel::Rotation(Axis::X) => {
+                        rotation *= Quat::from_rotation_x(value.to_radians());
+                    }
+                    Channel::Rotation(Axis::Y) => {
+                        rotation *= Quat::from_rotation_y(value.to_radians());
+                    }
+                    Channel::Rotation(Axis::Z) => {
+                        rotation *= Quat::from_rotation_z(value.to_radians());
+                    }
+                }
+            }
+            rotations.push(basis.rotation(rotation.normalize()));
+            translations.push(basis.position(translation));
+        }
+    }
+    Motion::uniform(raw.frame_time, defs.len(), rotations, translations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse;
+    use super::super::test_support::*;
+    use super::*;
+    use glam::EulerRot;
+
+    #[test]
+    fn parse_rejects_duplicate_joint_names() {
+        let msg = error(&good_with(6, "  JOINT Hips"));
+        assert_eq!(msg, "bad.bvh: joint name `Hips` is used twice");
+    }
+
+    // --- Channels --------------------------------------------------------------------
+
+    #[test]
+    fn rotation_channels_multiply_in_the_listed_order() {
+        let (a, b, c) = (10.0f32, 20.0f32, 30.0f32);
+        let cases = [
+            ("Zrotation Xrotation Yrotation", EulerRot::ZXY),
+            ("Zrotation Yrotation Xrotation", EulerRot::ZYX),
+            ("Xrotation Yrotation Zrotation", EulerRot::XYZ),
+            ("Yrotation Xrotation Zrotation", EulerRot::YXZ),
+            ("Xrotation Zrotation Yrotation", EulerRot::XZY),
+            ("Yrotation Zrotation Xrotation", EulerRot::YZX),
+            ("zROTATION xrotation YROTATION", EulerRot::ZXY),
+        ];
+        for (channels, order) in cases {
+            let rig = rig(&one_joint(channels, &format!("{a} {b} {c}")));
+            let got = motion(&rig).frame(0).rotations[0];
+            let want = Quat::from_euler(order, a.to_radians(), b.to_radians(), c.to_radians());
+            assert!(same_rotation(got, want), "{channels}: {got} != {want}");
+        }
+    }
+
+    #[test]
+    fn zxy_turns_a_vector_about_y_first() {
+        let rig = rig(&one_joint("Zrotation Xrotation Yrotation", "90 90 90"));
+        let q = motion(&rig).frame(0).rotations[0];
+        let angle = 90f32.to_radians();
+        let rz = Quat::from_rotation_z(angle);
+        let rx = Quat::from_rotation_x(angle);
+        let ry = Quat::from_rotation_y(angle);
+        let v = Vec3::new(1.0, 2.0, 3.0);
+        assert!((q * v).abs_diff_eq(rz * (rx * (ry * v)), 1e-5));
+    }
+
+    #[test]
+    fn fewer_than_three_rotation_channels_are_fine() {
+        let cases = [
+            ("Yrotation", "90", Quat::from_rotation_y(90f32.to_radians())),
+            (
+                "Xrotation Zrotation",
+                "30 60",
+                Quat::from_rotation_x(30f32.to_radians())
+                    * Quat::from_rotation_z(60f32.to_radians()),
+            ),
+            ("", "", Quat::IDENTITY),
+        ];
+        for (channels, values, want) in cases {
+            let rig = rig(&one_joint(channels, values));
+            let got = motion(&rig).frame(0).rotations[0];
+            assert!(same_rotation(got, want), "{channels}: {got} != {want}");
+        }
+    }
+
+    #[test]
+    fn position_channels_replace_the_offset_components() {
+        let cases = [
+            (
+                "Xposition Yposition Zposition",
+                "7 8 9",
+                Vec3::new(7.0, 8.0, 9.0),
+            ),
+            ("Yposition", "8", Vec3::new(1.0, 8.0, 3.0)),
+            ("Zposition Xposition", "9 7", Vec3::new(7.0, 2.0, 9.0)),
+            (
+                "Xrotation Yrotation Zrotation",
+                "0 0 0",
+                Vec3::new(1.0, 2.0, 3.0),
+            ),
+        ];
+        for (channels, values, want) in cases {
+            let rig = rig(&one_joint(channels, values));
+            let got = motion(&rig).frame(0).translations[0];
+            assert!(got.abs_diff_eq(want, 1e-6), "{channels}: {got} != {want}");
+        }
+    }
+
+    #[test]
+    fn six_channel_roots_read_position_then_rotation_in_any_order() {
+        let (a, b, c) = (10f32.to_radians(), 20f32.to_radians(), 30f32.to_radians());
+        let cases = [
+            (
+                "Xposition Yposition Zposition Zrotation Yrotation Xrotation",
+                "4 5 6 10 20 30",
+                Quat::from_euler(EulerRot::ZYX, a, b, c),
+            ),
+            (
+                "Xposition Yposition Zposition Zrotation Xrotation Yrotation",
+                "4 5 6 10 20 30",
+                Quat::from_euler(EulerRot::ZXY, a, b, c),
+            ),
+            (
+                "Zrotation Xposition Xrotation Yposition Yrotation Zposition",
+                "10 4 20 5 30 6",
+                Quat::from_euler(EulerRot::ZXY, a, b, c),
+            ),
+        ];
+        for (channels, values, want) in cases {
+            let rig = rig(&one_joint(channels, values));
+            let frame = motion(&rig).frame(0);
+            assert!(frame.translations[0].abs_diff_eq(Vec3::new(4.0, 5.0, 6.0), 1e-6));
+            assert!(same_rotation(frame.rotations[0], want), "{channels}");
+        }
+    }
+
+    #[test]
+    fn each_joint_takes_its_own_channels_from_the_frame() {
+        let good = rig(GOOD);
+        let m = motion(&good);
+        assert_eq!(m.frame_count(), 2);
+        assert!((m.times()[1] - 0.0333333).abs() < 1e-7);
+        let frame = m.frame(1);
+        // Hips: 6 channels (1 90 0 | 0 0 0); Spine: 3 channels, keeps its offset.
+        assert!(frame.translations[0].abs_diff_eq(Vec3::new(1.0, 90.0, 0.0), 1e-6));
+        assert!(same_rotation(frame.rotations[0], Quat::IDENTITY));
+        assert!(frame.translations[1].abs_diff_eq(Vec3::new(0.0, 10.0, 0.0), 1e-6));
+
+        let turned = rig(&good_with(20, "1 90 0 0 0 0 90 0 0"));
+        let frame = motion(&turned).frame(1);
+        assert!(same_rotation(
+            frame.rotations[1],
+            Quat::from_rotation_z(90f32.to_radians())
+        ));
+    }
+
+    #[test]
+    fn zero_position_channels_with_a_nonzero_offset_are_noted() {
+        let with_positions = |spine: &str| {
+            good_with(
+                9,
+                "CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation",
+            )
+            .replace("0 90 0 0 0 0 0 0 0", &format!("0 90 0 0 0 0 {spine}"))
+            .replace("1 90 0 0 0 0 0 0 0", &format!("1 90 0 0 0 0 {spine}"))
+        };
+        let zero = rig(&with_positions("0 0 0 0 0 0"));
+        assert_eq!(zero.notes.len(), 1, "{:?}", zero.notes);
+        assert!(zero.notes[0].starts_with("joint `Spine` has position channels that are 0"));
+        let spine = motion(&zero).frame(0).translations[1];
+        let rest = zero.skeleton.joints()[1].rest.translation;
+        assert_eq!(spine, rest, "all-zero positions keep OFFSET");
+
+        let offset = rig(&with_positions("0 10 0 0 0 0"));
+        assert!(offset.notes.is_empty(), "{:?}", offset.notes);
+    }
+
+    #[test]
+    fn a_first_frame_lying_down_is_noted() {
+        let lying = good_with(19, "0 0 0 0 90 0 0 0 0");
+        let rig = rig(&lying);
+        assert_eq!(
+            rig.notes,
+            [
+                "the first frame is 0.00 m tall, the rest pose 20.00 m: the motion may lie down \
+              or have +Z up (set the up axis to override)"
+            ]
+        );
+    }
+
+    // --- Units and axes --------------------------------------------------------------
+
+    /// A figure standing `height` units tall along Y (or Z), with one frame that moves
+    /// the root to `(10, 20, 30)` and turns it 90° about the file's up axis.
+    fn figure(height: f32, up: UpAxis) -> String {
+        let (up_offset, turn) = match up {
+            UpAxis::Y => (format!("0 {height} 0"), "Yrotation"),
+            UpAxis::Z => (format!("0 0 {height}"), "Zrotation"),
+        };
+        format!(
+            "HIERARCHY\nROOT Hips\n{{\nOFFSET 0 0 0\nCHANNELS 4 Xposition Yposition Zposition {turn}\n\
+             JOINT Head\n{{\nOFFSET {up_offset}\nEnd Site\n{{\nOFFSET 0 0 0\n}}\n}}\n}}\n\
+             MOTION\nFrames: 1\nFrame Time: 0.01\n10 20 30 90\n"
+        )
+    }
+
+    #[test]
+    fn a_z_up_file_becomes_y_up() {
+        let rig = guessed(&figure(175.0, UpAxis::Z));
+        let head = rig.skeleton.joints()[1].rest.translation;
+        assert!(head.abs_diff_eq(Vec3::new(0.0, 1.75, 0.0), 1e-5), "{head}");
+        assert!(
+            rig.notes[0].starts_with("up axis: +Z (guessed"),
+            "{:?}",
+            rig.notes
+        );
+        let frame = motion(&rig).frame(0);
+        // File (x, y, z) is internal (x, z, -y).
+        assert!(frame.translations[0].abs_diff_eq(Vec3::new(0.1, 0.3, -0.2), 1e-5));
+        let turn = Quat::from_rotation_y(90f32.to_radians());
+        assert!(same_rotation(frame.rotations[0], turn));
+    }
+
+    #[test]
+    fn centimetres_are_guessed_and_become_metres() {
+        let rig = guessed(&figure(175.0, UpAxis::Y));
+        let head = rig.skeleton.joints()[1].rest.translation;
+        assert!(head.abs_diff_eq(Vec3::new(0.0, 1.75, 0.0), 1e-5), "{head}");
+        assert_eq!(
+            rig.notes,
+            ["units: centimetres (guessed from a 175 cm figure)"]
+        );
+        let root = motion(&rig).frame(0).translations[0];
+        assert!(root.abs_diff_eq(Vec3::new(0.1, 0.2, 0.3), 1e-5));
+    }
+
+    #[test]
+    fn unrecognised_units_are_scaled_to_a_person_and_said_so() {
+        let rig = guessed(&figure(20.0, UpAxis::Y));
+        let head = rig.skeleton.joints()[1].rest.translation;
+        assert!(head.abs_diff_eq(Vec3::new(0.0, 1.7, 0.0), 1e-5), "{head}");
+        assert_eq!(rig.notes.len(), 2, "{:?}", rig.notes);
+        assert!(rig.notes[0].starts_with("units not recognised"));
+        assert_eq!(
+            rig.notes[1],
+            "units: 0.0850 m per unit (guessed from a 20.00-unit figure)"
+        );
+    }
+
+    #[test]
+    fn options_override_the_guesses() {
+        let options = LoadOptions {
+            units: Some(Units::Millimetres),
+            up: Some(UpAxis::Y),
+        };
+        let rig = parse(&figure(175.0, UpAxis::Z), Path::new("a.bvh"), &options).unwrap();
+        let head = rig.skeleton.joints()[1].rest.translation;
+        assert!(head.abs_diff_eq(Vec3::new(0.0, 0.0, 0.175), 1e-6), "{head}");
+        assert!(rig.notes.is_empty(), "{:?}", rig.notes);
+    }
+}

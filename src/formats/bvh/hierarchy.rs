@@ -1,0 +1,455 @@
+//! The `HIERARCHY` grammar: `ROOT`s, `JOINT`s, `OFFSET`, `CHANNELS` and
+//! `End Site`, read into joint definitions in file units and axes, with an
+//! explicit stack of open joints (no recursion); and the parser that walks the
+//! whole file, handing the `MOTION` block to `motion`.
+
+use std::path::Path;
+
+use glam::Vec3;
+
+use super::BvhError;
+use super::lexer::{Lexer, Token, is, number, quote};
+use super::motion::RawMotion;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Axis {
+    X,
+    Y,
+    Z,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Channel {
+    Position(Axis),
+    Rotation(Axis),
+}
+
+impl Channel {
+    fn parse(name: &str) -> Option<Channel> {
+        let table = [
+            ("Xposition", Channel::Position(Axis::X)),
+            ("Yposition", Channel::Position(Axis::Y)),
+            ("Zposition", Channel::Position(Axis::Z)),
+            ("Xrotation", Channel::Rotation(Axis::X)),
+            ("Yrotation", Channel::Rotation(Axis::Y)),
+            ("Zrotation", Channel::Rotation(Axis::Z)),
+        ];
+        table
+            .into_iter()
+            .find(|(spelling, _)| name.eq_ignore_ascii_case(spelling))
+            .map(|(_, channel)| channel)
+    }
+}
+
+/// A joint as the file declares it, in file units and axes.
+#[derive(Debug, Clone)]
+pub(super) struct JointDef {
+    pub(super) name: String,
+    /// Line of the `ROOT`/`JOINT` keyword.
+    pub(super) line: usize,
+    pub(super) parent: Option<usize>,
+    pub(super) offset: Vec3,
+    pub(super) end: Option<Vec3>,
+    pub(super) channels: Vec<Channel>,
+}
+
+pub(super) struct Parser<'a> {
+    pub(super) lexer: Lexer<'a>,
+    pub(super) path: &'a Path,
+    pub(super) joints: Vec<JointDef>,
+    /// Joints whose `{` is not closed yet, outermost first.
+    pub(super) open: Vec<usize>,
+}
+
+impl<'a> Parser<'a> {
+    pub(super) fn syntax(&self, line: usize, expected: &'static str, found: &str) -> BvhError {
+        BvhError::Syntax {
+            path: self.path.to_owned(),
+            line,
+            expected,
+            found: format!("`{}`", quote(found)),
+        }
+    }
+
+    /// The error for a file that ends where `expected` should come.
+    pub(super) fn end_of_file(&self, expected: &'static str) -> BvhError {
+        match self.open.last().and_then(|&j| self.joints.get(j)) {
+            Some(joint) => BvhError::Unclosed {
+                path: self.path.to_owned(),
+                line: joint.line,
+                joint: quote(&joint.name),
+            },
+            None => BvhError::Syntax {
+                path: self.path.to_owned(),
+                line: self.lexer.last_line(),
+                expected,
+                found: "the end of the file".into(),
+            },
+        }
+    }
+
+    pub(super) fn next_or(&mut self, expected: &'static str) -> Result<Token<'a>, BvhError> {
+        match self.lexer.next() {
+            Some(token) => Ok(token),
+            None => Err(self.end_of_file(expected)),
+        }
+    }
+
+    /// Reads one word that must be `word` (`shown` is how the message spells it).
+    fn expect(&mut self, word: &str, shown: &'static str) -> Result<(), BvhError> {
+        let token = self.lexer.next().ok_or_else(|| self.end_of_file(shown))?;
+        if is(token, word) {
+            Ok(())
+        } else {
+            Err(self.syntax(token.line, shown, token.text))
+        }
+    }
+
+    /// The whole file; returns the motion block if there is one.
+    pub(super) fn parse_file(&mut self) -> Result<Option<RawMotion>, BvhError> {
+        self.expect("HIERARCHY", "`HIERARCHY`")?;
+        loop {
+            let Some(token) = self.lexer.next() else {
+                if self.joints.is_empty() {
+                    return Err(self.end_of_file("`ROOT`"));
+                }
+                return Ok(None);
+            };
+            if is(token, "ROOT") {
+                self.parse_root(token.line)?;
+            } else if is(token, "MOTION") && !self.joints.is_empty() {
+                return self.parse_motion().map(Some);
+            } else {
+                let expected = if self.joints.is_empty() {
+                    "`ROOT`"
+                } else {
+                    "`ROOT` or `MOTION`"
+                };
+                return Err(self.syntax(token.line, expected, token.text));
+            }
+        }
+    }
+
+    /// One `ROOT` and everything under it, after the `ROOT` keyword.
+    fn parse_root(&mut self, line: usize) -> Result<(), BvhError> {
+        self.open_joint(None, line)?;
+        while let Some(&current) = self.open.last() {
+            let token = self.next_or("`}`")?;
+            if is(token, "JOINT") {
+                self.open_joint(Some(current), token.line)?;
+            } else if is(token, "End") {
+                self.end_site(current, token.line)?;
+            } else if token.text == "}" {
+                self.open.pop();
+            } else {
+                return Err(self.syntax(token.line, "`JOINT`, `End Site` or `}`", token.text));
+            }
+        }
+        Ok(())
+    }
+
+    /// A joint's name, `{`, `OFFSET` and `CHANNELS`, after `ROOT`/`JOINT`; leaves
+    /// the joint open for its children.
+    fn open_joint(&mut self, parent: Option<usize>, line: usize) -> Result<(), BvhError> {
+        let name = self.lexer.name();
+        if name.is_empty() {
+            return Err(BvhError::Syntax {
+                path: self.path.to_owned(),
+                line,
+                expected: "a joint name",
+                found: "the end of the line".into(),
+            });
+        }
+        let index = self.joints.len();
+        self.joints.push(JointDef {
+            name: name.to_owned(),
+            line,
+            parent,
+            offset: Vec3::ZERO,
+            end: None,
+            channels: Vec::new(),
+        });
+        self.open.push(index);
+        self.expect("{", "`{`")?;
+
+        // `OFFSET` and `CHANNELS`, once each, in either order, before any child.
+        let mut offset = None;
+        let mut channels = None;
+        loop {
+            let mark = self.lexer.mark();
+            match self.lexer.next() {
+                Some(t) if is(t, "OFFSET") && offset.is_none() => offset = Some(self.vec3()?),
+                Some(t) if is(t, "CHANNELS") && channels.is_none() => {
+                    channels = Some(self.channels(t.line)?);
+                }
+                _ => {
+                    self.lexer.reset(mark);
+                    break;
+                }
+            }
+        }
+        let Some(offset) = offset else {
+            return Err(match self.lexer.peek() {
+                Some(token) => self.syntax(token.line, "`OFFSET`", token.text),
+                None => self.end_of_file("`OFFSET`"),
+            });
+        };
+        if let Some(joint) = self.joints.get_mut(index) {
+            joint.offset = offset;
+            joint.channels = channels.unwrap_or_default();
+        }
+        Ok(())
+    }
+
+    /// `End Site { OFFSET x y z }`, after `End`.
+    fn end_site(&mut self, joint: usize, line: usize) -> Result<(), BvhError> {
+        let site = self.lexer.name();
+        if !site.eq_ignore_ascii_case("Site") {
+            let found = format!("End {site}");
+            return Err(self.syntax(line, "`End Site`", found.trim_end()));
+        }
+        self.expect("{", "`{`")?;
+        self.expect("OFFSET", "`OFFSET`")?;
+        let end = self.vec3()?;
+        self.expect("}", "`}`")?;
+        if let Some(joint) = self.joints.get_mut(joint) {
+            joint.end = joint.end.or(Some(end));
+        }
+        Ok(())
+    }
+
+    /// Three finite numbers, after `OFFSET`.
+    fn vec3(&mut self) -> Result<Vec3, BvhError> {
+        let mut v = [0.0; 3];
+        for (i, slot) in v.iter_mut().enumerate() {
+            let token = self.next_or("a number")?;
+            *slot = number(self.path, token.text, token.line, i + 1)?;
+        }
+        Ok(Vec3::from_array(v))
+    }
+
+    /// `n name...` after `CHANNELS`, all on the `CHANNELS` line.
+    fn channels(&mut self, line: usize) -> Result<Vec<Channel>, BvhError> {
+        let token = self.next_or("a channel count")?;
+        let Ok(declared) = token.text.parse::<usize>() else {
+            return Err(self.syntax(token.line, "a channel count", token.text));
+        };
+        let names = self.lexer.rest_of_line();
+        let listed = names.split_whitespace().count();
+        if listed != declared {
+            return Err(BvhError::ChannelCount {
+                path: self.path.to_owned(),
+                line,
+                declared,
+                listed,
+            });
+        }
+        names
+            .split_whitespace()
+            .map(|name| {
+                Channel::parse(name).ok_or_else(|| BvhError::UnknownChannel {
+                    path: self.path.to_owned(),
+                    line: token.line,
+                    name: quote(name),
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::*;
+    use crate::skeleton::Transform;
+    use glam::{Quat, Vec3};
+
+    #[test]
+    fn parse_rejects_a_garbled_keyword() {
+        let msg = error(&good_with(6, "  JIONT Spine"));
+        assert!(msg.starts_with("bad.bvh:6: expected `JOINT`"), "{msg}");
+        assert!(msg.contains("found `JIONT`"), "{msg}");
+        let msg = error(&good_with(1, "HIERACHY"));
+        assert!(msg.starts_with("bad.bvh:1: expected `HIERARCHY`"), "{msg}");
+        let msg = error(&good_with(16, "MOTOIN"));
+        assert!(
+            msg.starts_with("bad.bvh:16: expected `ROOT` or `MOTION`"),
+            "{msg}"
+        );
+        let msg = error(&good_with(10, "    End Sight"));
+        assert!(msg.starts_with("bad.bvh:10: expected `End Site`"), "{msg}");
+    }
+
+    #[test]
+    fn parse_rejects_a_missing_brace() {
+        let msg = error(&good_with(7, ""));
+        assert!(
+            msg.starts_with("bad.bvh:8: expected `{`, found `OFFSET`"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn parse_rejects_a_file_ending_inside_the_hierarchy() {
+        for lines in [7, 9, 12, 14] {
+            let msg = error(&good_until(lines));
+            let innermost = if lines < 14 {
+                "6: joint `Spine`"
+            } else {
+                "2: joint `Hips`"
+            };
+            assert!(
+                msg.starts_with(&format!("bad.bvh:{innermost} is not closed")),
+                "{msg}"
+            );
+        }
+        let msg = error("HIERARCHY\n");
+        assert_eq!(msg, "bad.bvh:1: expected `ROOT`, found the end of the file");
+        let msg = error(&good_until(16));
+        assert_eq!(
+            msg,
+            "bad.bvh:16: expected `Frames:`, found the end of the file"
+        );
+    }
+
+    #[test]
+    fn parse_rejects_a_non_numeric_offset() {
+        let msg = error(&good_with(8, "    OFFSET 0 ten 0"));
+        assert_eq!(msg, "bad.bvh:8: value 2 (`ten`) is not a number");
+        let msg = error(&good_with(8, "    OFFSET 0 10"));
+        assert_eq!(msg, "bad.bvh:9: value 3 (`CHANNELS`) is not a number");
+    }
+
+    #[test]
+    fn parse_rejects_a_nan_or_infinite_offset() {
+        for bad in ["NaN", "inf", "-infinity", "1e39"] {
+            let msg = error(&good_with(12, &format!("      OFFSET 0 {bad} 0")));
+            assert_eq!(msg, "bad.bvh:12: value 2 is NaN or infinite");
+        }
+    }
+
+    #[test]
+    fn parse_rejects_a_missing_offset() {
+        let msg = error(&good_with(8, ""));
+        assert_eq!(msg, "bad.bvh:10: expected `OFFSET`, found `End`");
+    }
+
+    #[test]
+    fn parse_rejects_an_unknown_channel_name() {
+        let msg = error(&good_with(9, "CHANNELS 3 Zrotation Xrotation Wrotation"));
+        assert!(
+            msg.starts_with("bad.bvh:9: unknown channel `Wrotation`"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn parse_rejects_a_channels_count_not_matching_the_names() {
+        let msg = error(&good_with(9, "CHANNELS 3 Zrotation Xrotation"));
+        assert_eq!(msg, "bad.bvh:9: CHANNELS declares 3 channels and names 2");
+        let msg = error(&good_with(9, "CHANNELS 2 Zrotation Xrotation Yrotation"));
+        assert_eq!(msg, "bad.bvh:9: CHANNELS declares 2 channels and names 3");
+        let msg = error(&good_with(
+            9,
+            "CHANNELS three Zrotation Xrotation Yrotation",
+        ));
+        assert_eq!(msg, "bad.bvh:9: expected a channel count, found `three`");
+    }
+
+    #[test]
+    fn parse_rejects_an_empty_file() {
+        let msg = error("");
+        assert_eq!(
+            msg,
+            "bad.bvh:1: expected `HIERARCHY`, found the end of the file"
+        );
+        let msg = error("\n  \r\n\t\n");
+        assert_eq!(
+            msg,
+            "bad.bvh:3: expected `HIERARCHY`, found the end of the file"
+        );
+    }
+
+    #[test]
+    fn a_deep_hierarchy_is_an_error_not_a_stack_overflow() {
+        let depth = 10_000;
+        let mut text = String::from("HIERARCHY\n");
+        for i in 0..depth {
+            let keyword = if i == 0 { "ROOT" } else { "JOINT" };
+            text += &format!("{keyword} J{i}\n{{\nOFFSET 0 1 0\n");
+        }
+        text += &"}\n".repeat(depth);
+        let msg = error(&text);
+        assert_eq!(
+            msg,
+            "bad.bvh: the skeleton has 10000 joints, more than the 4096 supported"
+        );
+    }
+
+    #[test]
+    fn rest_pose_is_the_offsets_with_no_rotation() {
+        let rig = rig(GOOD);
+        let joints = rig.skeleton.joints();
+        assert_eq!(joints.len(), 2);
+        assert_eq!(joints[0].name, "Hips");
+        assert_eq!(joints[1].parent, Some(0));
+        assert_eq!(
+            joints[1].rest,
+            Transform::from_translation(Vec3::new(0.0, 10.0, 0.0))
+        );
+        assert!(rig.notes.is_empty(), "{:?}", rig.notes);
+    }
+
+    #[test]
+    fn end_sites_set_the_joint_end_and_the_first_one_wins() {
+        let good = rig(GOOD);
+        assert_eq!(good.skeleton.joints()[0].end, None);
+        assert_eq!(
+            good.skeleton.joints()[1].end,
+            Some(Vec3::new(0.0, 10.0, 0.0))
+        );
+
+        let text = good_with(13, "    }\n    End Site\n    {\n      OFFSET 5 5 5\n    }");
+        let two_ends = rig(&text);
+        assert_eq!(
+            two_ends.skeleton.joints()[1].end,
+            Some(Vec3::new(0.0, 10.0, 0.0))
+        );
+    }
+
+    #[test]
+    fn several_roots_each_become_a_root_joint() {
+        let text = "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 1 Xposition\n}\n\
+                    ROOT B\n{\nOFFSET 1 0 0\nCHANNELS 1 Yrotation\nJOINT C\n{\nOFFSET 0 1 0\n}\n}\n\
+                    MOTION\nFrames: 1\nFrame Time: 0.5\n3 90\n";
+        let rig = rig(text);
+        let parents: Vec<_> = rig.skeleton.joints().iter().map(|j| j.parent).collect();
+        assert_eq!(parents, [None, None, Some(1)]);
+        let frame = motion(&rig).frame(0);
+        assert_eq!(frame.translations[0], Vec3::new(3.0, 0.0, 0.0));
+        assert!(same_rotation(
+            frame.rotations[1],
+            Quat::from_rotation_y(90f32.to_radians())
+        ));
+    }
+
+    #[test]
+    fn names_with_spaces_tabs_crlf_and_odd_layout_are_read() {
+        let text = "\u{feff}hierarchy\r\nROOT   Left Hip Joint {\r\n\tOFFSET\t1 2 3\r\n\tchannels 1 xrotation\r\n\
+                    \tJOINT\tknee (L)\r\n\t{ OFFSET 0 -4 0 }\r\n\tEnd site\r\n\t{\r\n\t\tOFFSET 0 0 1\r\n\t}\r\n}\r\n\
+                    motion\r\nFrames:3\r\nFrame   Time:\t0.25\r\n10\r\n20\r\n\r\n30\r\n";
+        let rig = rig(text);
+        let names: Vec<_> = rig
+            .skeleton
+            .joints()
+            .iter()
+            .map(|j| j.name.as_str())
+            .collect();
+        assert_eq!(names, ["Left Hip Joint", "knee (L)"]);
+        assert_eq!(rig.skeleton.joints()[0].end, Some(Vec3::Z));
+        let m = motion(&rig);
+        assert_eq!(m.frame_count(), 3);
+        assert_eq!(m.times()[1], 0.25);
+        let want = Quat::from_rotation_x(30f32.to_radians());
+        assert!(same_rotation(m.frame(2).rotations[0], want));
+    }
+}

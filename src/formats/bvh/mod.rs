@@ -1,0 +1,416 @@
+//! BVH (Biovision Hierarchy) loader: a `HIERARCHY` of joints with offsets and
+//! channels, then an optional `MOTION` block of sampled channel values.
+//!
+//! Written by hand because the `bvh_anim` crate is unmaintained (last release 2019),
+//! depends on lexical 2 and smallvec 0.6, which carry RustSec advisories, and reports
+//! motion errors without line numbers.
+//!
+//! What it reads: any number of `ROOT`s; joint names are the rest of the `ROOT` or
+//! `JOINT` line (spaces allowed); 0 to 6 channels per joint in any order, channel
+//! names and keywords in any case; any whitespace and line ending. Motion values are
+//! a stream of numbers, so a frame may span lines; when the stream does not add up,
+//! the error names the line where the first short or long frame starts.
+//!
+//! What it returns: a `Rig` in internal space (metres, +Y up). Joints keep file order
+//! (parents first); the rest translation is `OFFSET`, the rest rotation the identity;
+//! an `End Site` becomes its joint's `end` (the first one, if a joint has several).
+//! A frame's local rotation is the product of the joint's rotation channels in the
+//! listed order, in degrees in the file: `Zrotation Xrotation Yrotation` is Rz·Rx·Ry,
+//! so a vector is turned about Y first. Position channels *replace* the matching
+//! component of `OFFSET` for that frame, as pybvh and bvh-python do; joints without
+//! position channels keep `OFFSET` every frame. Exception: a joint whose position
+//! channels hold 0 in every frame while its `OFFSET` does not (MakeHuman writes such
+//! files, tools that add channels to `OFFSET` read them) keeps its `OFFSET`, since
+//! replacing would put it on its parent; this is said in `Rig::notes`.
+//!
+//! Units and up axis come from `LoadOptions` or are guessed from the rest pose: up is
+//! Y or Z, whichever the figure is taller along, and the units follow from that
+//! height (`Units::guess_from_height`). Every guess is written into `Rig::notes`.
+//! `Basis` then converts the rest pose and every frame.
+//!
+//! It also notes a first frame less than half as tall as the rest pose (the motion
+//! may have another up axis than the rest pose).
+//!
+//! No input makes it panic: the hierarchy is walked with an explicit stack (no
+//! recursion), and counts read from the file are capped before anything is
+
+mod convert;
+mod hierarchy;
+mod lexer;
+mod motion;
+#[cfg(test)]
+mod test_support;
+
+use std::path::{Path, PathBuf};
+
+use super::{LoadOptions, Rig};
+use crate::skeleton::InvalidSkeleton;
+use convert::build;
+use hierarchy::Parser;
+use lexer::Lexer;
+
+/// Most frames a file may announce (2.3 hours at 120 fps).
+pub const MAX_FRAMES: usize = 1_000_000;
+
+/// Most samples (frames × joints) a motion may hold: 16 Mi, about 470 MB of
+/// rotations and translations.
+pub const MAX_SAMPLES: usize = 1 << 24;
+
+/// Why a BVH file cannot be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum BvhError {
+    #[error("cannot read {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// `expected` and `found` are written as shown: "`{`", "the end of the file".
+    #[error("{path}:{line}: expected {expected}, found {found}")]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        expected: &'static str,
+        found: String,
+    },
+    /// The file ends while `joint` (declared on `line`) is still open.
+    #[error("{path}:{line}: joint `{joint}` is not closed (the file ends inside the hierarchy)")]
+    Unclosed {
+        path: PathBuf,
+        line: usize,
+        joint: String,
+    },
+    /// `index` counts from 1 along the `OFFSET` or along the motion line.
+    #[error("{path}:{line}: value {index} (`{found}`) is not a number")]
+    NotANumber {
+        path: PathBuf,
+        line: usize,
+        index: usize,
+        found: String,
+    },
+    #[error("{path}:{line}: value {index} is NaN or infinite")]
+    NotFinite {
+        path: PathBuf,
+        line: usize,
+        index: usize,
+    },
+    #[error(
+        "{path}:{line}: unknown channel `{name}` (expected Xposition, Yposition, Zposition, Xrotation, Yrotation or Zrotation)"
+    )]
+    UnknownChannel {
+        path: PathBuf,
+        line: usize,
+        name: String,
+    },
+    #[error("{path}:{line}: CHANNELS declares {declared} channels and names {listed}")]
+    ChannelCount {
+        path: PathBuf,
+        line: usize,
+        declared: usize,
+        listed: usize,
+    },
+    #[error("{path}:{line}: frame time `{found}` is not a positive number of seconds")]
+    FrameTime {
+        path: PathBuf,
+        line: usize,
+        found: String,
+    },
+    #[error(
+        "{path}:{line}: header says {declared} frames, more than the {max} accepted for {joints} joints"
+    )]
+    TooManyFrames {
+        path: PathBuf,
+        line: usize,
+        declared: String,
+        max: usize,
+        joints: usize,
+    },
+    /// `line` is the `Frames:` line.
+    #[error("{path}:{line}: header says {declared} frames, found {found}")]
+    FrameCount {
+        path: PathBuf,
+        line: usize,
+        declared: usize,
+        found: usize,
+    },
+    /// `line` is where frame `frame` (counted from 1) starts.
+    #[error(
+        "{path}:{line}: frame {frame} has {values} values, the hierarchy has {channels} channels"
+    )]
+    FrameLength {
+        path: PathBuf,
+        line: usize,
+        frame: usize,
+        values: usize,
+        channels: usize,
+    },
+    #[error("{path}: {source}")]
+    Skeleton {
+        path: PathBuf,
+        #[source]
+        source: InvalidSkeleton,
+    },
+}
+
+/// Reads and parses a BVH file. Bytes that are not UTF-8 (Latin-1 or Shift-JIS joint
+/// names) are replaced, not rejected.
+pub fn load(path: &Path, options: &LoadOptions) -> Result<Rig, BvhError> {
+    let bytes = std::fs::read(path).map_err(|source| BvhError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    parse(&String::from_utf8_lossy(&bytes), path, options)
+}
+
+/// Parses the text of a BVH file; `path` only names the file in errors.
+pub fn parse(text: &str, path: &Path, options: &LoadOptions) -> Result<Rig, BvhError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut parser = Parser {
+        lexer: Lexer::new(text),
+        path,
+        joints: Vec::new(),
+        open: Vec::new(),
+    };
+    let motion = parser.parse_file()?;
+    build(path, parser.joints, motion, options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::*;
+    use super::*;
+    use crate::formats::{Units, UpAxis};
+    use glam::Vec3;
+
+    #[test]
+    fn load_names_a_missing_file() {
+        let err = load(Path::new("no/such/file.bvh"), &AS_IS).unwrap_err();
+        assert_eq!(err.to_string(), "cannot read no/such/file.bvh");
+        assert!(std::error::Error::source(&err).is_some());
+    }
+
+    #[test]
+    fn parse_never_panics_on_a_cut_or_mangled_file() {
+        let cuts = GOOD.char_indices().map(|(i, _)| &GOOD[..i]);
+        for text in cuts {
+            let _ = parse(text, Path::new("cut.bvh"), &LoadOptions::default());
+        }
+        for line in 1..=20 {
+            for junk in [
+                "",
+                "}",
+                "{",
+                "ROOT",
+                "JOINT",
+                "End Site",
+                "1e38 1e38 1e38",
+                "Frames: 0",
+            ] {
+                let _ = parse(
+                    &good_with(line, junk),
+                    Path::new("x.bvh"),
+                    &LoadOptions::default(),
+                );
+            }
+        }
+    }
+
+    // --- Real files ------------------------------------------------------------------
+
+    fn assets() -> Option<PathBuf> {
+        crate::assets::assets_dir().map(|dir| dir.join("bvh"))
+    }
+
+    fn load_asset(dir: &Path, name: &str) -> Rig {
+        match load(&dir.join(name), &LoadOptions::default()) {
+            Ok(rig) => rig,
+            Err(err) => panic!("{err}"),
+        }
+    }
+
+    /// Model-space positions of every joint and end site in frame `frame`.
+    fn frame_points(rig: &Rig, frame: usize) -> Vec<(String, Vec3)> {
+        let f = motion(rig).frame(frame);
+        let world = rig.skeleton.world_transforms(f.rotations, f.translations);
+        let mut points = Vec::new();
+        for (joint, w) in rig.skeleton.joints().iter().zip(&world) {
+            points.push((joint.name.clone(), Vec3::from(w.translation)));
+            if let Some(end) = joint.end {
+                points.push((format!("{} end", joint.name), w.transform_point3(end)));
+            }
+        }
+        points
+    }
+
+    fn rest_points(rig: &Rig) -> Vec<(String, Vec3)> {
+        let world = rig.skeleton.rest_world();
+        let mut points = Vec::new();
+        for (joint, w) in rig.skeleton.joints().iter().zip(&world) {
+            points.push((joint.name.clone(), Vec3::from(w.translation)));
+            if let Some(end) = joint.end {
+                points.push((format!("{} end", joint.name), w.transform_point3(end)));
+            }
+        }
+        points
+    }
+
+    fn height(points: &[(String, Vec3)]) -> f32 {
+        let ys = points.iter().map(|(_, p)| p.y);
+        ys.clone().fold(f32::MIN, f32::max) - ys.fold(f32::MAX, f32::min)
+    }
+
+    fn point(points: &[(String, Vec3)], name: &str) -> Vec3 {
+        points
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, p)| *p)
+            .expect(name)
+    }
+
+    #[test]
+    fn every_sample_file_loads() {
+        let Some(dir) = assets() else { return };
+        let mut count = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("bvh"))
+            {
+                let rig =
+                    load(&path, &LoadOptions::default()).unwrap_or_else(|err| panic!("{err}"));
+                let m = motion(&rig);
+                assert!(m.frame_count() >= 1, "{}", path.display());
+                assert!(
+                    m.frames()
+                        .all(|f| f.translations.iter().all(|t| t.is_finite()))
+                );
+                count += 1;
+            }
+        }
+        assert!(count >= 4, "only {count} files in {}", dir.display());
+    }
+
+    #[test]
+    fn cmu_walk_is_a_person_walking_in_y_up() {
+        let Some(dir) = assets() else { return };
+        let rig = load_asset(&dir, "cmu_12_01_walk.bvh");
+        assert_eq!(rig.skeleton.len(), 31);
+        let m = motion(&rig);
+        assert_eq!(m.frame_count(), 524);
+        assert!((m.times()[1] - 1.0 / 120.0).abs() < 1e-6);
+        // CMU's unit (about 1/0.45 inch) is not a known one: scaled to a 1.7 m figure.
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.starts_with("units not recognised"))
+        );
+        assert!(
+            !rig.notes.iter().any(|n| n.contains("+Z")),
+            "{:?}",
+            rig.notes
+        );
+        let first = frame_points(&rig, 0);
+        let standing = height(&first);
+        assert!((1.4..2.0).contains(&standing), "{standing} m");
+        assert!(point(&first, "Head").y > point(&first, "Hips").y + 0.3);
+        assert!(point(&first, "Hips").y > point(&first, "LeftFoot").y + 0.5);
+        // It walks: the hips travel more than a metre over the ground.
+        let start = m.frame(0).translations[0];
+        let end = m.frame(523).translations[0];
+        let travel = (end - start) * Vec3::new(1.0, 0.0, 1.0);
+        assert!(travel.length() > 1.0, "{travel}");
+    }
+
+    #[test]
+    fn mocapbank_file_is_centimetres_and_y_up() {
+        let Some(dir) = assets() else { return };
+        let rig = load_asset(&dir, "test_mocapbank.bvh");
+        assert_eq!(rig.skeleton.len(), 19);
+        assert_eq!(motion(&rig).frame_count(), 455);
+        assert_eq!(
+            rig.notes,
+            ["units: centimetres (guessed from a 167 cm figure)"]
+        );
+        let rest = rest_points(&rig);
+        let lowest = rest.iter().map(|(_, p)| p.y).fold(f32::MAX, f32::min);
+        let hips = point(&rest, "Hips").y - lowest;
+        assert!(
+            (0.9..1.0).contains(&hips),
+            "hips {hips} m above the lowest point"
+        );
+        assert!(point(&rest, "Head").y > point(&rest, "Hips").y + 0.5);
+    }
+
+    #[test]
+    fn bvh_test1_is_z_up_and_comes_out_y_up() {
+        let Some(dir) = assets() else { return };
+        let rig = load_asset(&dir, "bvh_test1.bvh");
+        assert_eq!(rig.skeleton.len(), 24);
+        assert_eq!(motion(&rig).frame_count(), 75);
+        assert!(rig.notes[0].starts_with("up axis: +Z"), "{:?}", rig.notes);
+        let rest = rest_points(&rig);
+        assert!(point(&rest, "Head").y > point(&rest, "Hips").y + 0.5);
+        let first = frame_points(&rig, 0);
+        assert!(point(&first, "Head").y > point(&first, "Hips").y + 0.3);
+    }
+
+    #[test]
+    fn bvh_test3_has_a_y_up_rest_pose_and_z_up_motion() {
+        let Some(dir) = assets() else { return };
+        let rig = load_asset(&dir, "bvh_test3.bvh");
+        assert_eq!(rig.skeleton.len(), 60);
+        assert_eq!(motion(&rig).frame_count(), 100);
+        let last = rig.notes.last().map(String::as_str).unwrap_or("");
+        assert!(
+            last.starts_with("the first frame is 0.26 m tall"),
+            "{:?}",
+            rig.notes
+        );
+
+        // Read as Z-up inches, the motion stands (and the rest pose lies down).
+        let options = LoadOptions {
+            units: Some(Units::Inches),
+            up: Some(UpAxis::Z),
+        };
+        let rig = load(&dir.join("bvh_test3.bvh"), &options).unwrap();
+        let first = frame_points(&rig, 0);
+        let standing = height(&first);
+        assert!((1.2..2.0).contains(&standing), "{standing} m");
+        assert!(point(&first, "Head").y > point(&first, "Hips").y + 0.3);
+    }
+
+    #[test]
+    fn walk1_all_zero_root_positions_keep_the_offset() {
+        let Some(dir) = assets() else { return };
+        let rig = load_asset(&dir, "walk1.bvh");
+        assert_eq!(rig.skeleton.len(), 75);
+        assert_eq!(motion(&rig).frame_count(), 14);
+        assert!(rig.notes[0].starts_with("up axis: +Z"), "{:?}", rig.notes);
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.starts_with("joint `Root` has position channels"))
+        );
+        let root_rest = rig.skeleton.joints()[0].rest.translation;
+        assert_eq!(motion(&rig).frame(0).translations[0], root_rest);
+    }
+
+    #[test]
+    fn tpose_has_173_joints_and_one_frame() {
+        let Some(dir) = assets() else { return };
+        let rig = load_asset(&dir, "tpose.bvh");
+        assert_eq!(rig.skeleton.len(), 173);
+        assert_eq!(motion(&rig).frame_count(), 1);
+        assert!(rig.notes[0].starts_with("up axis: +Z"), "{:?}", rig.notes);
+        let rest = rest_points(&rig);
+        assert!(point(&rest, "head").y > point(&rest, "root").y + 0.3);
+        assert!((1.69..1.71).contains(&height(&rest)));
+        // 143 of its 144 six-channel joints hold 0 in their position channels.
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.starts_with("143 joints (`upperleg01.R`, ...)"))
+        );
+    }
+}

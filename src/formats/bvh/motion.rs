@@ -1,0 +1,336 @@
+//! The `MOTION` block: the `Frames:` and `Frame Time:` header and the stream of
+//! values, checked against the hierarchy's channel count. Frames usually end at
+//! line breaks; when the stream does not add up, the error names the line where
+//! the first short or long frame starts.
+
+use super::hierarchy::Parser;
+use super::lexer::{Lexer, Token, is, number, quote, strip_prefix_ignore_case};
+use super::{BvhError, MAX_FRAMES, MAX_SAMPLES};
+
+/// The `MOTION` block, checked but not yet turned into transforms.
+#[derive(Debug)]
+pub(super) struct RawMotion {
+    pub(super) frame_time: f32,
+    pub(super) frames: usize,
+    /// `frames × channels` values, frame-major, in file units and degrees.
+    pub(super) values: Vec<f32>,
+    pub(super) notes: Vec<String>,
+}
+
+impl<'a> Parser<'a> {
+    /// `Frames: n`, `Frame Time: t` and the values, after `MOTION`.
+    pub(super) fn parse_motion(&mut self) -> Result<RawMotion, BvhError> {
+        let joint_count = self.joints.len();
+        let channels: usize = self.joints.iter().map(|j| j.channels.len()).sum();
+
+        let token = self.next_or("`Frames:`")?;
+        let frames_line = token.line;
+        let count = self.header_value(token, "Frames", "`Frames:`")?;
+        let max = MAX_FRAMES.min(MAX_SAMPLES / joint_count.max(1));
+        let too_many = || BvhError::TooManyFrames {
+            path: self.path.to_owned(),
+            line: count.line,
+            declared: quote(count.text),
+            max,
+            joints: joint_count,
+        };
+        if count.text.is_empty() || !count.text.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(self.syntax(count.line, "a frame count", count.text));
+        }
+        let declared = match count.text.parse::<usize>() {
+            Ok(n) if n <= max => n,
+            _ => return Err(too_many()),
+        };
+
+        let token = self.next_or("`Frame Time:`")?;
+        if !is(token, "Frame") {
+            return Err(self.syntax(token.line, "`Frame Time:`", token.text));
+        }
+        let token = self.next_or("`Frame Time:`")?;
+        let time = self.header_value(token, "Time", "`Frame Time:`")?;
+        let frame_time = time.text.parse::<f32>().ok();
+        let frame_time = match frame_time {
+            Some(t) if t.is_finite() && t > 0.0 => t,
+            // A file without frames has no use for its frame time.
+            _ if declared == 0 => 1.0,
+            _ => {
+                return Err(BvhError::FrameTime {
+                    path: self.path.to_owned(),
+                    line: time.line,
+                    found: quote(time.text),
+                });
+            }
+        };
+
+        // Every value after the header, checked, with how many each line holds.
+        let lexer = std::mem::replace(&mut self.lexer, Lexer::new(""));
+        let mut values = Vec::new();
+        let mut lines = Vec::new();
+        for (line, text) in lexer.into_remaining_lines() {
+            let before = values.len();
+            for (i, word) in text.split_whitespace().enumerate() {
+                values.push(number(self.path, word, line, i + 1)?);
+            }
+            if values.len() > before {
+                lines.push((line, values.len() - before));
+            }
+        }
+
+        let needed = declared.saturating_mul(channels);
+        let mut notes = Vec::new();
+        match frame_by_lines(&lines, channels, declared) {
+            Layout::Lines { frames, .. } if frames < declared => {
+                return Err(BvhError::FrameCount {
+                    path: self.path.to_owned(),
+                    line: frames_line,
+                    declared,
+                    found: frames,
+                });
+            }
+            Layout::Lines {
+                extra: Some((line, extra)),
+                ..
+            } => notes.push(format!(
+                "ignored {extra} values after the last of the {declared} frames (from line {line})"
+            )),
+            Layout::Lines { extra: None, .. } => {}
+            // Frames that do not follow line breaks are fine if the numbers add up.
+            Layout::Broken { .. } if values.len() == needed && channels > 0 => {}
+            Layout::Broken {
+                frame,
+                line,
+                values,
+            } => {
+                return Err(BvhError::FrameLength {
+                    path: self.path.to_owned(),
+                    line,
+                    frame,
+                    values,
+                    channels,
+                });
+            }
+        }
+        values.truncate(needed);
+        Ok(RawMotion {
+            frame_time,
+            frames: declared,
+            values,
+            notes,
+        })
+    }
+
+    /// The value of a `Name: value` header line, given its first word (which may
+    /// hold the colon and the value too: `Frames:`, `Frames:12`, `Frames` `:`).
+    fn header_value(
+        &mut self,
+        first: Token<'a>,
+        name: &str,
+        shown: &'static str,
+    ) -> Result<Token<'a>, BvhError> {
+        let Some(rest) = strip_prefix_ignore_case(first.text, name) else {
+            return Err(self.syntax(first.line, shown, first.text));
+        };
+        let colon = match rest {
+            "" => self.lexer.next().unwrap_or(Token {
+                text: "",
+                line: first.line,
+            }),
+            rest => Token {
+                text: rest,
+                line: first.line,
+            },
+        };
+        let Some(after) = colon.text.strip_prefix(':') else {
+            return Err(self.syntax(first.line, shown, first.text));
+        };
+        if after.is_empty() {
+            self.next_or("a value")
+        } else {
+            Ok(Token {
+                text: after,
+                line: colon.line,
+            })
+        }
+    }
+}
+
+/// How the motion lines split into frames.
+#[derive(Debug, PartialEq)]
+enum Layout {
+    /// Every frame is one or more whole lines: `frames` complete frames (at most the
+    /// declared count), then `extra` values (from a line) nobody asked for.
+    Lines {
+        frames: usize,
+        extra: Option<(usize, usize)>,
+    },
+    /// Frame `frame` (from 1), starting on `line`, holds `values` values before the
+    /// line where it should end, or runs past the end of the data.
+    Broken {
+        frame: usize,
+        line: usize,
+        values: usize,
+    },
+}
+
+/// Splits `lines` (line number, values on it) into frames of `channels` values that
+/// end at line breaks, as almost every file writes them.
+fn frame_by_lines(lines: &[(usize, usize)], channels: usize, declared: usize) -> Layout {
+    let mut rest = lines.iter().copied().peekable();
+    let mut frames = 0;
+    while frames < declared && channels > 0 {
+        let Some(&(start, _)) = rest.peek() else {
+            break;
+        };
+        let mut sum = 0;
+        while sum < channels {
+            let Some(&(_, count)) = rest.peek() else {
+                return Layout::Broken {
+                    frame: frames + 1,
+                    line: start,
+                    values: sum,
+                };
+            };
+            if sum + count > channels {
+                return Layout::Broken {
+                    frame: frames + 1,
+                    line: start,
+                    values: if sum == 0 { count } else { sum },
+                };
+            }
+            sum += count;
+            rest.next();
+        }
+        frames += 1;
+    }
+    if channels == 0 {
+        frames = declared;
+    }
+    let first_extra = rest.peek().map(|&(line, _)| line);
+    let extra = first_extra.map(|line| (line, rest.map(|(_, n)| n).sum()));
+    match extra {
+        // Values in a file whose joints have no channels at all belong to no frame.
+        Some((line, count)) if channels == 0 && declared > 0 => Layout::Broken {
+            frame: 1,
+            line,
+            values: count,
+        },
+        extra => Layout::Lines { frames, extra },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::*;
+    use glam::Vec3;
+
+    #[test]
+    fn parse_rejects_too_few_or_too_many_values_in_a_frame() {
+        let msg = error(&good_with(19, "0 90 0 0 0 0 0 0"));
+        assert_eq!(
+            msg,
+            "bad.bvh:19: frame 1 has 8 values, the hierarchy has 9 channels"
+        );
+        let msg = error(&good_with(20, "1 90 0 0 0 0 0 0 0 0"));
+        assert_eq!(
+            msg,
+            "bad.bvh:20: frame 2 has 10 values, the hierarchy has 9 channels"
+        );
+        let msg = error(&good_with(20, "1 90 0 0"));
+        assert_eq!(
+            msg,
+            "bad.bvh:20: frame 2 has 4 values, the hierarchy has 9 channels"
+        );
+    }
+
+    #[test]
+    fn parse_rejects_a_header_frame_count_larger_than_the_data() {
+        let msg = error(&good_with(17, "Frames: 5"));
+        assert_eq!(msg, "bad.bvh:17: header says 5 frames, found 2");
+    }
+
+    #[test]
+    fn parse_rejects_a_huge_frame_count_without_allocating() {
+        for huge in ["1000000000000", "99999999999999999999999999999"] {
+            let msg = error(&good_with(17, &format!("Frames: {huge}")));
+            assert!(msg.starts_with(&format!("bad.bvh:17: header says {huge} frames, more than")));
+        }
+        // Joints without channels cost no text per frame, but memory all the same.
+        let mut text = String::from("HIERARCHY\n");
+        for i in 0..20 {
+            text += &format!("ROOT J{i}\n{{\nOFFSET 0 0 0\n}}\n");
+        }
+        text += "MOTION\nFrames: 1000000\nFrame Time: 0.01\n";
+        let msg = error(&text);
+        assert!(
+            msg.starts_with("bad.bvh:83: header says 1000000 frames, more than"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn parse_rejects_a_bad_frame_count() {
+        let msg = error(&good_with(17, "Frames: -2"));
+        assert_eq!(msg, "bad.bvh:17: expected a frame count, found `-2`");
+        let msg = error(&good_with(17, "Frame: 2"));
+        assert_eq!(msg, "bad.bvh:17: expected `Frames:`, found `Frame:`");
+    }
+
+    #[test]
+    fn parse_rejects_a_bad_frame_time() {
+        for bad in ["0", "-0.1", "abc", "inf", "NaN"] {
+            let msg = error(&good_with(18, &format!("Frame Time: {bad}")));
+            let expected =
+                format!("bad.bvh:18: frame time `{bad}` is not a positive number of seconds");
+            assert_eq!(msg, expected);
+        }
+        let msg = error(&good_with(18, "Frame Tim: 0.1"));
+        assert_eq!(msg, "bad.bvh:18: expected `Frame Time:`, found `Tim:`");
+    }
+
+    #[test]
+    fn parse_rejects_bad_motion_values() {
+        let msg = error(&good_with(20, "1 90 x 0 0 0 0 0 0"));
+        assert_eq!(msg, "bad.bvh:20: value 3 (`x`) is not a number");
+        let msg = error(&good_with(19, "0 90 0 0 0 0 0 NaN 0"));
+        assert_eq!(msg, "bad.bvh:19: value 8 is NaN or infinite");
+    }
+
+    #[test]
+    fn frames_may_span_lines_or_share_them() {
+        let split = good_with(19, "0 90 0\n0 0 0\n\n0 0 0");
+        let shared = good_with(19, "0 90 0 0 0 0 0 0 0 1 90").replace("\n1 90 0 0", "\n0 0");
+        for text in [split, shared] {
+            let rig = rig(&text);
+            let m = motion(&rig);
+            assert_eq!(m.frame_count(), 2);
+            assert!(m.frame(1).translations[0].abs_diff_eq(Vec3::new(1.0, 90.0, 0.0), 1e-6));
+        }
+    }
+
+    #[test]
+    fn values_after_the_last_frame_are_ignored_with_a_note() {
+        let rig = rig(&format!("{GOOD}2 90 0 0 0 0 0 0 0\n"));
+        assert_eq!(motion(&rig).frame_count(), 2);
+        assert_eq!(
+            rig.notes,
+            ["ignored 9 values after the last of the 2 frames (from line 21)"]
+        );
+    }
+
+    #[test]
+    fn no_motion_or_zero_frames_gives_no_motion() {
+        assert!(rig(&good_until(15)).clips.is_empty());
+        assert!(
+            rig(&good_until(18).replace("Frames: 2", "Frames: 0"))
+                .clips
+                .is_empty()
+        );
+        // No frames, no use for a frame time.
+        let text = good_until(18)
+            .replace("Frames: 2", "Frames: 0")
+            .replace("0.0333333", "0");
+        assert!(rig(&text).clips.is_empty());
+        let one = rig(&good_until(19).replace("Frames: 2", "Frames: 1"));
+        assert_eq!(motion(&one).frame_count(), 1);
+    }
+}

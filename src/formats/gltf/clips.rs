@@ -1,0 +1,1004 @@
+//! Animations as clips: every animation that moves a joint becomes one of
+//! `Rig::clips`, sampled into a `Motion` (see `formats::sampler`): at the channels'
+//! own key times when one channel's keys cover all the others', else on a uniform
+//! grid at a standard rate. Rotation and translation channels on skeleton joints are
+//! read; scale and morph-weight channels and channels on other nodes are ignored
+//! (noted). An unanimated joint holds its node TRS, as in a glTF player (see
+//! `read_clips`).
+
+use std::collections::{BTreeSet, HashMap};
+
+use glam::{Quat, Vec3};
+use gltf::json::accessor::Type;
+use gltf::json::animation::{Interpolation as JsonInterpolation, Property};
+use gltf::json::validation::Checked;
+use serde_json::Value;
+
+use super::{AccessorSpec, Document, GltfError};
+use crate::formats::sampler::{self, Interpolation, KeyValue, KeyframeError, Keyframes};
+use crate::formats::{Clip, Motion};
+use crate::skeleton::Transform;
+
+/// Most samples (frames × joints) one clip may hold: 16 M, about 450 MB of
+/// rotations and translations. Keeps a file from asking for a huge grid.
+const MAX_CLIP_SAMPLES: usize = 16_000_000;
+
+/// What key times and values must be: floats, or for rotations also normalized
+/// integers, as the glTF spec allows.
+const TIMES: AccessorSpec = AccessorSpec::floats(Type::Scalar);
+const TRANSLATIONS: AccessorSpec = AccessorSpec::floats(Type::Vec3);
+const ROTATIONS: AccessorSpec = AccessorSpec {
+    type_: Type::Vec4,
+    normalized_integers: true,
+};
+
+/// One animated property of one joint, keyed.
+enum Track {
+    Rotation { joint: usize, keys: Keyframes<Quat> },
+    Translation { joint: usize, keys: Keyframes<Vec3> },
+}
+
+impl Track {
+    fn times(&self) -> &[f32] {
+        match self {
+            Self::Rotation { keys, .. } => keys.times(),
+            Self::Translation { keys, .. } => keys.times(),
+        }
+    }
+}
+
+/// Channels no clip uses, counted over every animation of a file: one note each.
+#[derive(Debug, Default)]
+struct IgnoredChannels {
+    scale: usize,
+    weights: usize,
+    unknown_path: usize,
+    /// Rotation and translation channels on nodes outside the skeleton.
+    outside: usize,
+    outside_nodes: BTreeSet<usize>,
+}
+
+impl Document<'_> {
+    /// Every animation that moves a joint, as a clip over the whole skeleton (see
+    /// `sampler::frame_times` for when frames are), in file order; named after the
+    /// animation, or `animation{i}`.
+    ///
+    /// A joint or property no channel animates holds the node's own TRS
+    /// (`node_rest`), not the skeleton's rest. The two differ only for skins whose
+    /// rest came from inverse bind matrices, and there the node TRS is right:
+    /// - glTF animates node TRS, and a property without a channel keeps its node
+    ///   value: that is what every player shows. RobotExpressive's `Idle` keys no
+    ///   arm; its nodes hang the arms down, its bind pose holds them out. With the
+    ///   bind rest the clip would play arms out, a pose the file never shows.
+    /// - The keyed values are node TRS too, and both poses are locals in the same
+    ///   frame: a bind local is `IBM_parent · IBM_joint⁻¹`, independent
+    ///   of the frame the IBMs were written in, so a motion local is a rotation of
+    ///   the same joint against the same parent as the skeleton's rest, which is all
+    ///   retargeting asks (it measures motion against the rest per joint).
+    /// - Rotation and translation of a joint come from the same place (the node,
+    ///   or its channel), never a keyed rotation over a bind-pose translation.
+    ///   Ancestors above the skin and skins posed at their bind pose have rest =
+    ///   node TRS, so for them nothing differs.
+    pub(super) fn read_clips(
+        &mut self,
+        position: &[Option<usize>],
+        node_rest: &[Transform],
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<Clip>, GltfError> {
+        let node_rotations: Vec<Quat> = node_rest.iter().map(|t| t.rotation).collect();
+        let node_translations: Vec<Vec3> = node_rest.iter().map(|t| t.translation).collect();
+        let max_frames = MAX_CLIP_SAMPLES / node_rest.len().max(1);
+        let mut ignored = IgnoredChannels::default();
+        let (mut resampled, mut skipped) = (Vec::new(), Vec::new());
+        let mut clips = Vec::with_capacity(self.doc.root.animations.len());
+        for a in 0..self.doc.root.animations.len() {
+            let name = self.doc.root.animations[a]
+                .name
+                .clone()
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| format!("animation{a}"));
+            let tracks = self.read_tracks(a, position, &mut ignored, notes)?;
+            if tracks.is_empty() {
+                skipped.push(format!("`{name}`"));
+                continue;
+            }
+            let channel_times: Vec<&[f32]> = tracks.iter().map(Track::times).collect();
+            let frames = sampler::frame_times(&channel_times, max_frames)
+                .map_err(|e| self.invalid(format!("animations[{a}]"), e.to_string()))?;
+            if let Some(fps) = frames.resampled_fps {
+                resampled.push(format!("`{name}` at {fps} fps"));
+            }
+            let motion = sample_motion(&tracks, frames.times, &node_rotations, &node_translations);
+            clips.push(Clip { name, motion });
+        }
+        if !resampled.is_empty() {
+            notes.push(format!(
+                "animations resampled on a uniform grid (their channels' key times differ): {}",
+                resampled.join(", ")
+            ));
+        }
+        if !skipped.is_empty() {
+            notes.push(format!(
+                "animations that move no joint of the skeleton skipped: {}",
+                skipped.join(", ")
+            ));
+        }
+        self.note_ignored(&ignored, notes);
+        Ok(clips)
+    }
+
+    /// The rotation and translation channels of animation `a` on skeleton joints,
+    /// read and checked; other channels are counted in `ignored`.
+    fn read_tracks(
+        &mut self,
+        a: usize,
+        position: &[Option<usize>],
+        ignored: &mut IgnoredChannels,
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<Track>, GltfError> {
+        // A copy of the indices, so buffers can load while they are walked.
+        let animation = self.doc.root.animations[a].clone();
+        // (node, is rotation) -> the channel animating it.
+        let mut animated: HashMap<(usize, bool), usize> = HashMap::new();
+        let mut tracks = Vec::new();
+        for (c, channel) in animation.channels.iter().enumerate() {
+            let place = format!("animations[{a}].channels[{c}]");
+            let node = channel.target.node.value();
+            if node >= self.doc.root.nodes.len() {
+                return Err(self.invalid(place, format!("node {node} does not exist")));
+            }
+            let s = channel.sampler.value();
+            let Some(sampler) = animation.samplers.get(s) else {
+                return Err(self.invalid(place, format!("sampler {s} does not exist")));
+            };
+            let is_rotation = match channel.target.path {
+                Checked::Valid(Property::Rotation) => true,
+                Checked::Valid(Property::Translation) => false,
+                Checked::Valid(Property::Scale) => {
+                    ignored.scale += 1;
+                    continue;
+                }
+                Checked::Valid(Property::MorphTargetWeights) => {
+                    ignored.weights += 1;
+                    continue;
+                }
+                Checked::Invalid => {
+                    ignored.unknown_path += 1;
+                    continue;
+                }
+            };
+            let Some(joint) = position[node] else {
+                ignored.outside += 1;
+                ignored.outside_nodes.insert(node);
+                continue;
+            };
+            let first = *animated.entry((node, is_rotation)).or_insert(c);
+            if first != c {
+                let property = if is_rotation {
+                    "rotation"
+                } else {
+                    "translation"
+                };
+                notes.push(format!(
+                    "{place}: node {node} {property} is already animated by channels[{first}]; ignored"
+                ));
+                continue;
+            }
+            let place = format!("animations[{a}].samplers[{s}]");
+            let interpolation = match sampler.interpolation {
+                Checked::Valid(JsonInterpolation::Step) => Interpolation::Step,
+                Checked::Valid(JsonInterpolation::Linear) => Interpolation::Linear,
+                Checked::Valid(JsonInterpolation::CubicSpline) => Interpolation::CubicSpline,
+                Checked::Invalid => {
+                    let pointer = format!("/animations/{a}/samplers/{s}/interpolation");
+                    let found = self
+                        .doc
+                        .raw
+                        .pointer(&pointer)
+                        .map_or("?".to_owned(), Value::to_string);
+                    return Err(self.invalid(
+                        place,
+                        format!("interpolation {found} is not STEP, LINEAR or CUBICSPLINE"),
+                    ));
+                }
+            };
+            let (input, output) = (sampler.input.value(), sampler.output.value());
+            let input_name = format!("input accessor {input}");
+            let times = self.animation_accessor(&place, &input_name, input, TIMES)?;
+            let output_name = format!("output accessor {output}");
+            let track = if is_rotation {
+                let kind = ROTATIONS;
+                let values = self.animation_accessor(&place, &output_name, output, kind)?;
+                let values = values.chunks_exact(4).map(Quat::from_slice).collect();
+                let keys = self.keyframes(&place, input, output, times, values, interpolation)?;
+                Track::Rotation { joint, keys }
+            } else {
+                let kind = TRANSLATIONS;
+                let values = self.animation_accessor(&place, &output_name, output, kind)?;
+                let values = values.chunks_exact(3).map(Vec3::from_slice).collect();
+                let keys = self.keyframes(&place, input, output, times, values, interpolation)?;
+                Track::Translation { joint, keys }
+            };
+            tracks.push(track);
+        }
+        Ok(tracks)
+    }
+
+    /// An animation sampler's accessor; one without a buffer view (all zeros) is
+    /// refused, as no exporter writes one and zero times or rotations mean nothing.
+    fn animation_accessor(
+        &mut self,
+        place: &str,
+        what: &str,
+        index: usize,
+        kind: AccessorSpec,
+    ) -> Result<Vec<f32>, GltfError> {
+        self.doc
+            .read_accessor(index, kind, place, what)?
+            .ok_or_else(|| self.invalid(place, format!("{what} has no buffer view")))
+    }
+
+    /// Builds keyframes, naming the accessor at fault: the input for times, the
+    /// output for values.
+    fn keyframes<T: KeyValue>(
+        &self,
+        place: &str,
+        input: usize,
+        output: usize,
+        times: Vec<f32>,
+        values: Vec<T>,
+        interpolation: Interpolation,
+    ) -> Result<Keyframes<T>, GltfError> {
+        Keyframes::new(times, values, interpolation).map_err(|e| {
+            let accessor = match e {
+                KeyframeError::NoKeys
+                | KeyframeError::TimeNotFinite { .. }
+                | KeyframeError::TimesNotIncreasing { .. } => format!("input accessor {input}"),
+                _ => format!("output accessor {output}"),
+            };
+            self.invalid(place, format!("{accessor}: {e}"))
+        })
+    }
+
+    /// One note per kind of channel no clip uses.
+    fn note_ignored(&self, ignored: &IgnoredChannels, notes: &mut Vec<String>) {
+        if ignored.scale > 0 {
+            notes.push(format!(
+                "animations: {} ignored (joints keep their rest scale)",
+                channels(ignored.scale, "`scale` channel")
+            ));
+        }
+        if ignored.weights > 0 {
+            notes.push(format!(
+                "animations: {} ignored (morph targets are not read)",
+                channels(ignored.weights, "`weights` channel")
+            ));
+        }
+        if ignored.unknown_path > 0 {
+            notes.push(format!(
+                "animations: {} with an unknown target path ignored",
+                channels(ignored.unknown_path, "channel")
+            ));
+        }
+        if ignored.outside > 0 {
+            let mut names: Vec<String> = ignored
+                .outside_nodes
+                .iter()
+                .take(4)
+                .map(|&n| match self.doc.root.nodes[n].name.as_deref() {
+                    Some(name) if !name.is_empty() => format!("`{name}`"),
+                    _ => format!("node {n}"),
+                })
+                .collect();
+            if ignored.outside_nodes.len() > names.len() {
+                names.push("...".to_owned());
+            }
+            notes.push(format!(
+                "animations: {} on nodes outside the skeleton ignored ({})",
+                channels(ignored.outside, "channel"),
+                names.join(", ")
+            ));
+        }
+    }
+}
+
+/// Samples every track at every frame time; what no track animates keeps the given
+/// locals (one per joint).
+fn sample_motion(
+    tracks: &[Track],
+    times: Vec<f32>,
+    rotations: &[Quat],
+    translations: &[Vec3],
+) -> Motion {
+    let joints = rotations.len();
+    let samples = times.len() * joints;
+    let (mut frame_rotations, mut frame_translations) =
+        (Vec::with_capacity(samples), Vec::with_capacity(samples));
+    for &t in &times {
+        let frame = frame_rotations.len();
+        frame_rotations.extend_from_slice(rotations);
+        frame_translations.extend_from_slice(translations);
+        for track in tracks {
+            match track {
+                Track::Rotation { joint, keys } => frame_rotations[frame + joint] = keys.sample(t),
+                Track::Translation { joint, keys } => {
+                    frame_translations[frame + joint] = keys.sample(t);
+                }
+            }
+        }
+    }
+    Motion::new(times, joints, frame_rotations, frame_translations)
+}
+
+/// `1 channel`, `3 channels`.
+fn channels(count: usize, noun: &str) -> String {
+    match count {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::*;
+    use super::super::{GltfDoc, Rig, parse};
+    use super::*;
+    use glam::Mat4;
+    use serde_json::json;
+    use std::path::Path;
+
+    /// Binary data for a test file: accessors appended one by one, each over its own
+    /// buffer view, all in buffer 0.
+    #[derive(Default)]
+    struct Data {
+        bytes: Vec<u8>,
+        views: Vec<Value>,
+        accessors: Vec<Value>,
+    }
+
+    impl Data {
+        fn push(&mut self, bytes: &[u8], component_type: u32, count: usize, type_: &str) -> usize {
+            while !self.bytes.len().is_multiple_of(4) {
+                self.bytes.push(0);
+            }
+            self.views.push(json!({
+                "buffer": 0, "byteOffset": self.bytes.len(), "byteLength": bytes.len()
+            }));
+            self.bytes.extend_from_slice(bytes);
+            self.accessors.push(json!({
+                "bufferView": self.views.len() - 1, "componentType": component_type,
+                "count": count, "type": type_
+            }));
+            self.accessors.len() - 1
+        }
+
+        fn floats(&mut self, values: &[f32], type_: &str, per_element: usize) -> usize {
+            let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+            self.push(&bytes, 5126, values.len() / per_element, type_)
+        }
+
+        fn times(&mut self, times: &[f32]) -> usize {
+            self.floats(times, "SCALAR", 1)
+        }
+
+        fn rotations(&mut self, rotations: &[Quat]) -> usize {
+            let flat: Vec<f32> = rotations.iter().flat_map(|q| q.to_array()).collect();
+            self.floats(&flat, "VEC4", 4)
+        }
+
+        fn translations(&mut self, translations: &[Vec3]) -> usize {
+            let flat: Vec<f32> = translations.iter().flat_map(|v| v.to_array()).collect();
+            self.floats(&flat, "VEC3", 3)
+        }
+
+        fn matrices(&mut self, matrices: &[Mat4]) -> usize {
+            self.floats(
+                &matrices
+                    .iter()
+                    .flat_map(|m| m.to_cols_array())
+                    .collect::<Vec<_>>(),
+                "MAT4",
+                16,
+            )
+        }
+
+        /// `doc` with this data as its accessors, views and (data URI) buffer 0.
+        fn into_doc(self, mut doc: Value) -> Value {
+            doc["accessors"] = json!(self.accessors);
+            doc["bufferViews"] = json!(self.views);
+            doc["buffers"] = json!([{
+                "byteLength": self.bytes.len(),
+                "uri": format!("data:application/octet-stream;base64,{}", base64(&self.bytes))
+            }]);
+            doc
+        }
+    }
+
+    /// Hips (node 0) > Spine (1) > Head (2), skinned to a mesh node (3) outside the
+    /// skeleton, no inverse bind matrices.
+    fn animated(data: Data, animations: Value) -> Value {
+        let mut nodes = hips_spine_head();
+        if let Some(list) = nodes.as_array_mut() {
+            list.push(json!({"name": "Mesh", "mesh": 0, "skin": 0}));
+        }
+        data.into_doc(json!({
+            "asset": {"version": "2.0"},
+            "scenes": [{"nodes": [0, 3]}],
+            "nodes": nodes,
+            "meshes": [{"primitives": [{"attributes": {}}]}],
+            "skins": [{"joints": [0, 1, 2]}],
+            "animations": animations
+        }))
+    }
+
+    fn sampler(input: usize, output: usize, interpolation: &str) -> Value {
+        json!({"input": input, "output": output, "interpolation": interpolation})
+    }
+
+    fn channel(sampler: usize, node: usize, path: &str) -> Value {
+        json!({"sampler": sampler, "target": {"node": node, "path": path}})
+    }
+
+    const KEY_TIMES: [f32; 3] = [0.0, 0.5, 1.0];
+
+    fn spine_keys() -> [Quat; 3] {
+        [
+            Quat::IDENTITY,
+            Quat::from_rotation_y(1.0),
+            Quat::from_rotation_x(0.4) * Quat::from_rotation_y(2.0),
+        ]
+    }
+
+    fn hips_keys() -> [Vec3; 3] {
+        [
+            Vec3::new(0.0, 1.0, 0.0),
+            Vec3::new(0.1, 1.2, 0.0),
+            Vec3::new(0.0, 0.8, -0.3),
+        ]
+    }
+
+    /// "Walk": a LINEAR rotation on Spine (sampler 0: accessors 0 -> 2) and a STEP
+    /// translation on Hips (sampler 1: accessors 1 -> 3), with separate but equal
+    /// time accessors unless `hips_times` says otherwise.
+    fn walk(spine_times: &[f32], rotations: &[Quat], hips_times: &[f32], hips: &[Vec3]) -> Value {
+        let mut data = Data::default();
+        let (t0, t1) = (data.times(spine_times), data.times(hips_times));
+        let (r, t) = (data.rotations(rotations), data.translations(hips));
+        animated(
+            data,
+            json!([{
+                "name": "Walk",
+                "samplers": [sampler(t0, r, "LINEAR"), sampler(t1, t, "STEP")],
+                "channels": [channel(0, 1, "rotation"), channel(1, 0, "translation")]
+            }]),
+        )
+    }
+
+    fn shared_walk() -> Value {
+        walk(&KEY_TIMES, &spine_keys(), &KEY_TIMES, &hips_keys())
+    }
+
+    fn only_clip(rig: &Rig) -> &Motion {
+        assert_eq!(
+            rig.clips.len(),
+            1,
+            "{:?}",
+            rig.clips.iter().map(|c| &c.name).collect::<Vec<_>>()
+        );
+        &rig.clips[0].motion
+    }
+
+    #[test]
+    fn shared_key_times_give_one_frame_per_key_with_the_key_values() {
+        let rig = parse_doc(&shared_walk()).unwrap();
+        assert!(rig.notes.is_empty(), "{:?}", rig.notes);
+        assert_eq!(rig.clips[0].name, "Walk");
+        let motion = only_clip(&rig);
+        assert_eq!(motion.times(), KEY_TIMES);
+        for (k, frame) in motion.frames().enumerate() {
+            assert_eq!(frame.rotations[1], spine_keys()[k], "Spine at key {k}");
+            assert_eq!(frame.translations[0], hips_keys()[k], "Hips at key {k}");
+            // Unanimated: the node's TRS.
+            assert_eq!(frame.rotations[0], Quat::IDENTITY);
+            assert_eq!(frame.translations[1], Vec3::new(0.0, 0.2, 0.0));
+            assert_eq!(frame.rotations[2], Quat::IDENTITY);
+            assert_eq!(frame.translations[2], Vec3::new(0.0, 0.4, 0.0));
+        }
+    }
+
+    #[test]
+    fn keys_covered_by_the_densest_channel_are_not_resampled() {
+        // Blender keeps a constant channel's first and last key only.
+        let ends = [0.0, 1.0];
+        let rig = parse_doc(&walk(&KEY_TIMES, &spine_keys(), &ends, &hips_keys()[..2])).unwrap();
+        let motion = only_clip(&rig);
+        assert_eq!(motion.times(), KEY_TIMES);
+        assert!(rig.notes.is_empty(), "{:?}", rig.notes);
+        // STEP holds the first key until the last.
+        assert_eq!(motion.frame(1).translations[0], hips_keys()[0]);
+        assert_eq!(motion.frame(2).translations[0], hips_keys()[1]);
+    }
+
+    #[test]
+    fn different_key_times_are_resampled_on_a_standard_grid() {
+        let spine_times: Vec<f32> = (0..=30).map(|i| i as f32 / 30.0).collect();
+        let rotations: Vec<Quat> = spine_times
+            .iter()
+            .map(|&t| Quat::from_rotation_y(t))
+            .collect();
+        let hips_times = [0.0, 0.25, 1.01];
+        let mut doc = walk(&spine_times, &rotations, &hips_times, &hips_keys());
+        doc["animations"][0]["name"] = Value::Null;
+        let rig = parse_doc(&doc).unwrap();
+        assert_eq!(rig.clips[0].name, "animation0");
+        assert_eq!(
+            rig.notes,
+            [
+                "animations resampled on a uniform grid (their channels' key times differ): `animation0` at 30 fps"
+            ]
+        );
+        let motion = only_clip(&rig);
+        // 0..1 s at 30 fps, then the last key at 1.01 s exactly.
+        assert_eq!(motion.frame_count(), 32);
+        assert_eq!(motion.times().last(), Some(&1.01));
+        for (i, frame) in motion.frames().enumerate().take(31) {
+            let t = motion.times()[i];
+            assert!((t - i as f32 / 30.0).abs() < 1e-6, "frame {i} at {t}");
+            let expected = Quat::from_rotation_y(t);
+            assert!(frame.rotations[1].abs_diff_eq(expected, 1e-5), "frame {i}");
+            let step = if t < 0.25 { 0 } else { 1 };
+            assert_eq!(frame.translations[0], hips_keys()[step], "frame {i} at {t}");
+        }
+        let last = motion.frame(31);
+        assert_eq!(last.translations[0], hips_keys()[2]);
+        assert!(last.rotations[1].abs_diff_eq(Quat::from_rotation_y(1.0), 1e-6));
+    }
+
+    #[test]
+    fn a_clip_with_zero_duration_has_one_frame() {
+        let doc = walk(&[0.5], &spine_keys()[1..2], &[0.5], &hips_keys()[2..]);
+        let rig = parse_doc(&doc).unwrap();
+        let motion = only_clip(&rig);
+        assert_eq!(motion.times(), [0.5]);
+        assert_eq!(motion.duration(), 0.0);
+        assert_eq!(motion.frame(0).translations[0], hips_keys()[2]);
+    }
+
+    #[test]
+    fn unanimated_joints_hold_the_node_pose_not_the_bind_rest() {
+        // Arm posed down in the nodes, T-pose in the bind pose: the rest is the bind
+        // pose, but a clip that keys only the hips keeps the arm down, as players show.
+        let mut data = Data::default();
+        let ibm = data.matrices(&t_pose_bind_worlds().map(|m| m.inverse()));
+        let times = data.times(&[0.0, 1.0]);
+        let hips = data.translations(&[Vec3::new(0.0, 1.0, 0.0), Vec3::new(0.0, 1.1, 0.0)]);
+        let doc = data.into_doc(json!({
+            "asset": {"version": "2.0"},
+            "scenes": [{"nodes": [0]}],
+            "nodes": arm_posed_down(),
+            "skins": [{"joints": [0, 1, 2], "inverseBindMatrices": ibm}],
+            "animations": [{
+                "name": "Bob",
+                "samplers": [sampler(times, hips, "LINEAR")],
+                "channels": [channel(0, 0, "translation")]
+            }]
+        }));
+        let rig = parse_doc(&doc).unwrap();
+        let arm = rig.skeleton.find("Arm").unwrap();
+        assert!(
+            rig.skeleton.joints()[arm]
+                .rest
+                .rotation
+                .abs_diff_eq(Quat::IDENTITY, 1e-6)
+        );
+        let down = Quat::from_rotation_z(-std::f32::consts::FRAC_PI_2);
+        let motion = only_clip(&rig);
+        for frame in motion.frames() {
+            assert!(frame.rotations[arm].abs_diff_eq(down, 1e-6));
+            let world = rig
+                .skeleton
+                .world_transforms(frame.rotations, frame.translations);
+            let (shoulder, hand) = (world[1].translation, world[2].translation);
+            let (shoulder, hand) = (Vec3::from(shoulder), Vec3::from(hand));
+            let along = (hand - shoulder).normalize();
+            assert!(
+                along.abs_diff_eq(-Vec3::Y, 1e-5),
+                "the forearm hangs down: {along}"
+            );
+        }
+        let hips_y: Vec<f32> = motion.frames().map(|f| f.translations[0].y).collect();
+        assert_eq!(hips_y, [1.0, 1.1]);
+    }
+
+    #[test]
+    fn normalized_short_and_byte_rotations_are_converted() {
+        let turn = Quat::from_rotation_z(std::f32::consts::FRAC_PI_2);
+        // (componentType, bytes of [identity, a quarter turn about Z])
+        let shorts: Vec<u8> = [0i16, 0, 0, 32767, 0, 0, 23170, 23170]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let bytes: Vec<u8> = [0i8, 0, 0, 127, 0, 0, 90, 90]
+            .iter()
+            .map(|&v| v as u8)
+            .collect();
+        let minus_one: Vec<u8> = [0i8, 0, 0, -128, 0, 0, 90, 90]
+            .iter()
+            .map(|&v| v as u8)
+            .collect();
+        for (component_type, values) in [(5122, shorts), (5120, bytes), (5120, minus_one)] {
+            let mut data = Data::default();
+            let times = data.times(&[0.0, 1.0]);
+            let rotations = data.push(&values, component_type, 2, "VEC4");
+            data.accessors[rotations]["normalized"] = json!(true);
+            let doc = animated(
+                data,
+                json!([{"samplers": [sampler(times, rotations, "LINEAR")],
+                        "channels": [channel(0, 1, "rotation")]}]),
+            );
+            let rig = parse_doc(&doc).unwrap();
+            let motion = only_clip(&rig);
+            let (first, last) = (motion.frame(0).rotations[1], motion.frame(1).rotations[1]);
+            // -128 is -1 like -127; -identity is identity.
+            assert!(
+                first.dot(Quat::IDENTITY).abs() > 1.0 - 1e-6,
+                "{component_type}: {first}"
+            );
+            assert!(last.abs_diff_eq(turn, 1e-4), "{component_type}: {last}");
+            assert!(first.is_normalized() && last.is_normalized());
+        }
+    }
+
+    #[test]
+    fn ignored_channels_are_noted_once_per_kind() {
+        let mut data = Data::default();
+        let times = data.times(&KEY_TIMES);
+        let rotations = data.rotations(&spine_keys());
+        let scales = data.translations(&[Vec3::ONE; 3]);
+        let weights = data.times(&[0.0, 0.5, 1.0]);
+        let sample = |output| sampler(times, output, "LINEAR");
+        let doc = animated(
+            data,
+            json!([
+                {
+                    "name": "Walk",
+                    "samplers": [sample(rotations), sample(scales), sample(weights)],
+                    "channels": [
+                        channel(0, 1, "rotation"),
+                        channel(1, 1, "scale"),
+                        channel(1, 2, "scale"),
+                        channel(2, 3, "weights"),
+                        channel(0, 3, "rotation"),
+                        channel(0, 1, "rotation")
+                    ]
+                },
+                {
+                    "name": "Blink",
+                    "samplers": [sample(weights)],
+                    "channels": [channel(0, 3, "weights")]
+                }
+            ]),
+        );
+        let rig = parse_doc(&doc).unwrap();
+        assert_eq!(only_clip(&rig).frame_count(), 3);
+        assert_eq!(
+            rig.notes,
+            [
+                "animations[0].channels[5]: node 1 rotation is already animated by channels[0]; ignored",
+                "animations that move no joint of the skeleton skipped: `Blink`",
+                "animations: 2 `scale` channels ignored (joints keep their rest scale)",
+                "animations: 2 `weights` channels ignored (morph targets are not read)",
+                "animations: 1 channel on nodes outside the skeleton ignored (`Mesh`)",
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_animation_json_is_named() {
+        let cases: [(&str, Value, &str); 14] = [
+            (
+                "/animations/0/channels/1/sampler",
+                json!(9),
+                "animations[0].channels[1]: sampler 9 does not exist",
+            ),
+            (
+                "/animations/0/channels/0/target/node",
+                json!(99),
+                "animations[0].channels[0]: node 99 does not exist",
+            ),
+            (
+                "/animations/0/samplers/0/interpolation",
+                json!("SMOOTH"),
+                "animations[0].samplers[0]: interpolation \"SMOOTH\" is not STEP, LINEAR or CUBICSPLINE",
+            ),
+            (
+                "/animations/0/samplers/1/input",
+                json!(7),
+                "animations[0].samplers[1]: input accessor 7 does not exist",
+            ),
+            (
+                "/accessors/0/type",
+                json!("VEC3"),
+                "animations[0].samplers[0]: input accessor 0 is not SCALAR of floats",
+            ),
+            (
+                "/accessors/2/count",
+                json!(4),
+                "animations[0].samplers[0]: output accessor 2 reads past the end of buffer view 2",
+            ),
+            (
+                "/accessors/1/byteOffset",
+                json!(4),
+                "animations[0].samplers[1]: input accessor 1 reads past the end of buffer view 1",
+            ),
+            (
+                "/bufferViews/2/byteLength",
+                json!(4000),
+                "animations[0].samplers[0]: output accessor 2 reads past the end of buffer 0",
+            ),
+            (
+                "/bufferViews/2/byteStride",
+                json!(8),
+                "animations[0].samplers[0]: output accessor 2: buffer view 2 has byteStride 8, less than its 16-byte elements",
+            ),
+            (
+                "/accessors/3/count",
+                json!(2),
+                "animations[0].samplers[1]: output accessor 3: 2 values for 3 keys; STEP needs 3",
+            ),
+            (
+                "/animations/0/samplers/0/interpolation",
+                json!("CUBICSPLINE"),
+                "animations[0].samplers[0]: output accessor 2: 3 values for 3 keys; CUBICSPLINE needs 9",
+            ),
+            (
+                "/accessors/2/componentType",
+                json!(5122),
+                "animations[0].samplers[0]: output accessor 2 is not VEC4 of floats or normalized integers",
+            ),
+            (
+                "/accessors/3/normalized",
+                json!(true),
+                "animations[0].samplers[1]: output accessor 3 is not VEC3 of floats",
+            ),
+            (
+                "/accessors/0/bufferView",
+                Value::Null,
+                "animations[0].samplers[0]: input accessor 0 has no buffer view",
+            ),
+        ];
+        for (pointer, value, expected) in cases {
+            let mut doc = shared_walk();
+            if pointer.ends_with("normalized") {
+                doc["accessors"][3]["componentType"] = json!(5122);
+                doc["accessors"][3]["normalized"] = value;
+            } else if pointer.ends_with("byteStride") {
+                doc["bufferViews"][2]["byteStride"] = value;
+            } else if pointer.ends_with("byteOffset") {
+                doc["accessors"][1]["byteOffset"] = value;
+            } else {
+                *doc.pointer_mut(pointer)
+                    .unwrap_or_else(|| panic!("{pointer}")) = value;
+            }
+            assert_eq!(error_of(&doc), format!("{PATH}: {expected}"), "{pointer}");
+        }
+    }
+
+    #[test]
+    fn bad_keys_name_the_accessor_and_the_key() {
+        let nan_quat = Quat::from_xyzw(0.0, f32::NAN, 0.0, 1.0);
+        let zero_quat = Quat::from_xyzw(0.0, 0.0, 0.0, 0.0);
+        let hips = hips_keys();
+        let spine = spine_keys();
+        let cases = [
+            (
+                walk(&[0.0, 0.5, 0.4], &spine, &KEY_TIMES, &hips),
+                "animations[0].samplers[0]: input accessor 0: times are not increasing at key 2",
+            ),
+            (
+                walk(&KEY_TIMES, &spine, &[0.0, f32::NAN, 1.0], &hips),
+                "animations[0].samplers[1]: input accessor 1: time at key 1 is not finite",
+            ),
+            (
+                walk(
+                    &KEY_TIMES,
+                    &[spine[0], zero_quat, spine[2]],
+                    &KEY_TIMES,
+                    &hips,
+                ),
+                "animations[0].samplers[0]: output accessor 2: value 1 is a zero quaternion",
+            ),
+            (
+                walk(
+                    &KEY_TIMES,
+                    &[spine[0], spine[1], nan_quat],
+                    &KEY_TIMES,
+                    &hips,
+                ),
+                "animations[0].samplers[0]: output accessor 2: value 2 is not finite",
+            ),
+            (
+                walk(
+                    &KEY_TIMES,
+                    &spine,
+                    &KEY_TIMES,
+                    &[Vec3::INFINITY, hips[1], hips[2]],
+                ),
+                "animations[0].samplers[1]: output accessor 3: value 0 is not finite",
+            ),
+            (
+                walk(&[], &[], &KEY_TIMES, &hips),
+                "animations[0].samplers[0]: input accessor 0: no keys",
+            ),
+        ];
+        for (doc, expected) in cases {
+            assert_eq!(error_of(&doc), format!("{PATH}: {expected}"));
+        }
+    }
+
+    #[test]
+    fn a_grid_too_long_to_hold_is_refused() {
+        let doc = walk(&KEY_TIMES, &spine_keys(), &[0.0, 5.0e6], &hips_keys()[..2]);
+        let err = error_of(&doc);
+        assert!(
+            err.starts_with(&format!(
+                "{PATH}: animations[0]: 120000002 frames from 0 s to 5000000 s, more than the"
+            )),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn flipped_bytes_in_an_animated_glb_never_panic() {
+        let mut doc = shared_walk();
+        let text = doc.to_string();
+        let mut data = GltfDoc::from_bytes(text.as_bytes(), Path::new(PATH)).unwrap();
+        let bin = data.buffer(0).unwrap().to_vec();
+        doc["buffers"][0] = json!({"byteLength": bin.len()});
+        let bytes = glb(&doc, &bin);
+        assert_eq!(parse(&bytes, Path::new("walk.glb")).unwrap().clips.len(), 1);
+        for at in 0..bytes.len() {
+            for value in [0u8, b'9', b'-', 0xFF] {
+                let mut flipped = bytes.clone();
+                flipped[at] = value;
+                let _ = parse(&flipped, Path::new("flipped.glb"));
+            }
+        }
+    }
+
+    /// Largest angle between a joint's rotation in any frame and in the first, degrees.
+    fn swing_deg(motion: &Motion, joint: usize) -> f32 {
+        let first = motion.frame(0).rotations[joint];
+        motion
+            .frames()
+            .map(|f| f.rotations[joint].angle_between(first).to_degrees())
+            .fold(0.0, f32::max)
+    }
+
+    /// For every rotation channel of `animation`: its node's name and its sampler's
+    /// key times and values, as the accessors hold them.
+    fn raw_rotation_keys(bytes: &[u8], animation: usize) -> Vec<(String, Vec<f32>, Vec<Quat>)> {
+        let mut doc = Document {
+            doc: GltfDoc::from_bytes(bytes, Path::new("x.glb")).unwrap(),
+        };
+        let anim = doc.doc.root.animations[animation].clone();
+        let mut out = Vec::new();
+        for channel in &anim.channels {
+            if channel.target.path != Checked::Valid(Property::Rotation) {
+                continue;
+            }
+            let sampler = &anim.samplers[channel.sampler.value()];
+            let times = doc
+                .animation_accessor("", "", sampler.input.value(), TIMES)
+                .unwrap();
+            let values = doc
+                .animation_accessor("", "", sampler.output.value(), ROTATIONS)
+                .unwrap();
+            let values = values.chunks_exact(4).map(Quat::from_slice);
+            let name = doc.doc.root.nodes[channel.target.node.value()].name.clone();
+            out.push((name.unwrap_or_default(), times, values.collect()));
+        }
+        out
+    }
+
+    /// Every frame at a key time of a rotation channel holds that key's value, bit
+    /// for bit.
+    fn assert_key_values_exact(rig: &Rig, bytes: &[u8], animation: usize, clip: usize) {
+        let motion = &rig.clips[clip].motion;
+        let mut checked = 0;
+        for (name, times, values) in raw_rotation_keys(bytes, animation) {
+            let joint = rig.skeleton.find(&name).unwrap_or_else(|| panic!("{name}"));
+            for (i, &t) in motion.times().iter().enumerate() {
+                if let Ok(k) = times.binary_search_by(|x| x.total_cmp(&t)) {
+                    assert_eq!(motion.frame(i).rotations[joint], values[k], "{name} at {t}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 0);
+    }
+
+    #[test]
+    fn cesium_man_walks_for_two_seconds_and_moves_its_legs() {
+        let Some(dir) = assets() else { return };
+        let path = dir.join("gltf/CesiumMan.glb");
+        let bytes = std::fs::read(&path).unwrap();
+        let rig = parse(&bytes, &path).unwrap();
+        assert_eq!(rig.clips.len(), 1);
+        assert_eq!(rig.clips[0].name, "Anim_0");
+        let motion = &rig.clips[0].motion;
+        // 49 LINEAR keys over 2 s (24 fps); constant channels keep 2 STEP keys.
+        assert_eq!(motion.frame_count(), 49);
+        assert!(
+            (motion.duration() - 2.0).abs() < 1e-4,
+            "{}",
+            motion.duration()
+        );
+        assert!((motion.mean_rate() - 24.0).abs() < 0.01);
+        for thigh in ["leg_joint_L_1", "leg_joint_R_1"] {
+            let joint = rig.skeleton.find(thigh).unwrap();
+            let swing = swing_deg(motion, joint);
+            assert!(swing > 20.0, "{thigh} swings {swing}°");
+        }
+        assert_key_values_exact(&rig, &bytes, 0, 0);
+    }
+
+    #[test]
+    fn med_general_has_15_clips_keyed_at_30_fps() {
+        let Some(dir) = assets() else { return };
+        let path = dir.join("gltf/Med_General.glb");
+        let bytes = std::fs::read(&path).unwrap();
+        let rig = parse(&bytes, &path).unwrap();
+        assert_eq!(rig.clips.len(), 15);
+        let idle = rig.clip(Some("Rig_Medium|Idle_A")).expect("Idle_A");
+        assert_eq!(idle.motion.frame_count(), 33);
+        assert!((idle.motion.times()[0] - 1.0 / 30.0).abs() < 1e-6);
+        assert!((idle.motion.duration() - 32.0 / 30.0).abs() < 1e-4);
+        for clip in &rig.clips {
+            let rate = clip.motion.mean_rate();
+            assert!((rate - 30.0).abs() < 0.01, "{}: {rate} fps", clip.name);
+        }
+        let upper_leg = rig.skeleton.find("upperleg.l").unwrap();
+        let death = rig.clip(Some("Rig_Medium|Death_A")).expect("Death_A");
+        assert!(swing_deg(&death.motion, upper_leg) > 10.0);
+        let t_pose = rig.clip(Some("Rig_Medium|T-Pose")).expect("T-Pose");
+        assert_eq!(t_pose.motion.frame_count(), 2);
+        assert_key_values_exact(&rig, &bytes, 7, 7);
+    }
+
+    #[test]
+    fn robot_expressive_has_14_named_clips_and_keeps_unkeyed_arms_down() {
+        let Some(dir) = assets() else { return };
+        let path = dir.join("gltf/RobotExpressive.glb");
+        let bytes = std::fs::read(&path).unwrap();
+        let rig = parse(&bytes, &path).unwrap();
+        let names: Vec<&str> = rig.clips.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "Dance", "Death", "Idle", "Jump", "No", "Punch", "Running", "Sitting", "Standing",
+                "ThumbsUp", "Walking", "WalkJump", "Wave", "Yes"
+            ]
+        );
+        let walking = &rig.clip(Some("Walking")).unwrap().motion;
+        assert_eq!(walking.frame_count(), 24);
+        assert!((walking.duration() - 23.0 / 24.0).abs() < 1e-4);
+        let leg = rig.skeleton.find("UpperLegL").unwrap();
+        assert!(swing_deg(walking, leg) > 20.0);
+        assert_key_values_exact(&rig, &bytes, 10, 10);
+        // Idle keys no arm: the arms hang as the nodes hold them, not in the T-pose
+        // of the rest (from the bind matrices).
+        let idle = &rig.clip(Some("Idle")).unwrap().motion;
+        let (lower, palm) = (
+            rig.skeleton.find("LowerArmL").unwrap(),
+            rig.skeleton.find("Palm2L").unwrap(),
+        );
+        for frame in idle.frames() {
+            let world = rig
+                .skeleton
+                .world_transforms(frame.rotations, frame.translations);
+            let d = Vec3::from(world[palm].translation - world[lower].translation);
+            assert!(-d.y > 3.0 * d.x.abs().max(d.z.abs()), "forearm {d}");
+        }
+    }
+}

@@ -1,0 +1,395 @@
+//! The humanoid map a glTF file declares, in node indices: VRM 1.0's `VRMC_vrm`,
+//! VRM 0.x's `VRM` (Unity's thumb names shifted to VRM 1.0's) or
+//! `EXT_skeleton_humanoid` (in any of the three forms the spec's README and schema
+//! give), in that order of precedence. Node indices are checked; errors name the
+//! JSON path.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{DocError, GltfError};
+use crate::humanoid::HumanBone;
+
+/// The humanoid map a file declares, in node indices.
+pub(super) struct DeclaredMap {
+    pub(super) source: &'static str,
+    pub(super) bones: Vec<(HumanBone, usize)>,
+}
+
+/// Which humanoid extension to read, in order of precedence.
+const HUMANOID_EXTENSIONS: [(&str, &str); 3] = [
+    ("VRMC_vrm", "VRMC_vrm humanoid"),
+    ("VRM", "VRM 0.x humanoid"),
+    ("EXT_skeleton_humanoid", "EXT_skeleton_humanoid"),
+];
+
+/// The humanoid map of the highest-precedence extension present (see
+/// `HUMANOID_EXTENSIONS`), with node indices checked.
+pub(super) fn read_humanoid(
+    raw: &Value,
+    node_count: usize,
+    path: &Path,
+    notes: &mut Vec<String>,
+) -> Result<Option<DeclaredMap>, GltfError> {
+    let Some(extensions) = raw.get("extensions").and_then(Value::as_object) else {
+        return Ok(None);
+    };
+    let present: Vec<_> = HUMANOID_EXTENSIONS
+        .iter()
+        .filter_map(|&(key, source)| extensions.get(key).map(|v| (key, source, v)))
+        .collect();
+    let Some(&(key, source, value)) = present.first() else {
+        return Ok(None);
+    };
+    if present.len() > 1 {
+        let others: Vec<_> = present.iter().skip(1).map(|p| p.1).collect();
+        notes.push(format!(
+            "the file also declares {}; using {source}",
+            others.join(" and ")
+        ));
+    }
+    let reader = HumanoidReader { path, node_count };
+    let bones = match key {
+        "VRMC_vrm" => reader.vrm1(value)?,
+        "VRM" => {
+            notes.push("VRM 0.x model: faces -Z; the rest correction turns it to +Z".to_owned());
+            reader.vrm0(value, notes)?
+        }
+        _ => reader.ext_skeleton_humanoid(value, notes)?,
+    };
+    Ok(Some(DeclaredMap { source, bones }))
+}
+
+/// Reads the three humanoid extensions' JSON, naming the JSON path in errors.
+struct HumanoidReader<'a> {
+    path: &'a Path,
+    node_count: usize,
+}
+
+impl HumanoidReader<'_> {
+    fn invalid(&self, place: &str, message: impl Into<String>) -> GltfError {
+        DocError::Invalid {
+            path: self.path.to_owned(),
+            place: place.to_owned(),
+            message: message.into(),
+        }
+        .into()
+    }
+
+    /// A node index that exists.
+    fn node(&self, value: Option<&Value>, place: &str) -> Result<usize, GltfError> {
+        let value = value.ok_or_else(|| self.invalid(place, "missing"))?;
+        let index = value
+            .as_u64()
+            .ok_or_else(|| self.invalid(place, format!("expected a node index, found {value}")))?;
+        match usize::try_from(index) {
+            Ok(i) if i < self.node_count => Ok(i),
+            _ => Err(self.invalid(place, format!("node {index} does not exist"))),
+        }
+    }
+
+    fn bone(&self, name: &str, place: &str) -> Result<HumanBone, GltfError> {
+        name.parse()
+            .map_err(|e: crate::humanoid::bone::UnknownBone| self.invalid(place, e.to_string()))
+    }
+
+    /// VRM 1.0: `humanoid.humanBones = {"hips": {"node": 3}, ...}`.
+    fn vrm1(&self, vrm: &Value) -> Result<Vec<(HumanBone, usize)>, GltfError> {
+        let place = "extensions.VRMC_vrm.humanoid.humanBones";
+        let bones = vrm
+            .get("humanoid")
+            .and_then(|h| h.get("humanBones"))
+            .ok_or_else(|| self.invalid(place, "missing"))?
+            .as_object()
+            .ok_or_else(|| self.invalid(place, "expected an object of bone: {\"node\": index}"))?;
+        let mut out = Vec::with_capacity(bones.len());
+        for (name, entry) in bones {
+            let bone = self.bone(name, &format!("{place}.{name}"))?;
+            let node = self.node(entry.get("node"), &format!("{place}.{name}.node"))?;
+            out.push((bone, node));
+        }
+        Ok(out)
+    }
+
+    /// VRM 0.x: `humanoid.humanBones = [{"bone": "hips", "node": 1}, ...]`, Unity thumb
+    /// names. Entries without a node or with a bone VRM 0.x lacks are skipped (noted).
+    fn vrm0(
+        &self,
+        vrm: &Value,
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<(HumanBone, usize)>, GltfError> {
+        let place = "extensions.VRM.humanoid.humanBones";
+        let entries = vrm
+            .get("humanoid")
+            .and_then(|h| h.get("humanBones"))
+            .ok_or_else(|| self.invalid(place, "missing"))?
+            .as_array()
+            .ok_or_else(|| self.invalid(place, "expected an array of {\"bone\", \"node\"}"))?;
+        let mut out: Vec<(HumanBone, usize)> = Vec::with_capacity(entries.len());
+        for (i, entry) in entries.iter().enumerate() {
+            let at = format!("{place}[{i}]");
+            let name = entry
+                .get("bone")
+                .and_then(Value::as_str)
+                .ok_or_else(|| self.invalid(&format!("{at}.bone"), "expected a bone name"))?;
+            let node_place = format!("{at}.node");
+            let node_value = entry.get("node");
+            if node_value.and_then(Value::as_i64).is_some_and(|n| n < 0) {
+                notes.push(format!("{at}: `{name}` has no node; skipped"));
+                continue;
+            }
+            let node = self.node(node_value, &node_place)?;
+            let Some(bone) = vrm0_bone(name) else {
+                notes.push(format!(
+                    "{at}: `{name}` is not a VRM 0.x humanoid bone; skipped"
+                ));
+                continue;
+            };
+            if out.iter().any(|(b, _)| *b == bone) {
+                notes.push(format!(
+                    "{at}: `{name}` is listed twice; the first entry wins"
+                ));
+                continue;
+            }
+            out.push((bone, node));
+        }
+        Ok(out)
+    }
+
+    /// EXT_skeleton_humanoid: the README's `humanoidSkeletons` array (first one
+    /// used), the schema's single `humanoidSkeleton`, or the skeleton itself.
+    fn ext_skeleton_humanoid(
+        &self,
+        ext: &Value,
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<(HumanBone, usize)>, GltfError> {
+        let base = "extensions.EXT_skeleton_humanoid";
+        let (skeleton, place) = if let Some(list) = ext.get("humanoidSkeletons") {
+            let place = format!("{base}.humanoidSkeletons");
+            let list = list
+                .as_array()
+                .ok_or_else(|| self.invalid(&place, "expected an array of skeletons"))?;
+            let first = list
+                .first()
+                .ok_or_else(|| self.invalid(&place, "is empty"))?;
+            if list.len() > 1 {
+                notes.push(format!(
+                    "EXT_skeleton_humanoid declares {} humanoid skeletons; using the first",
+                    list.len()
+                ));
+            }
+            (first, format!("{place}[0]"))
+        } else if let Some(one) = ext.get("humanoidSkeleton") {
+            (one, format!("{base}.humanoidSkeleton"))
+        } else if ext.get("humanoidBones").is_some() {
+            (ext, base.to_owned())
+        } else {
+            return Err(self.invalid(
+                base,
+                "expected `humanoidSkeletons`, `humanoidSkeleton` or `humanoidBones`",
+            ));
+        };
+        if let Some(root) = skeleton.get("rootNode") {
+            self.node(Some(root), &format!("{place}.rootNode"))?;
+        }
+        let bones_place = format!("{place}.humanoidBones");
+        let bones = skeleton
+            .get("humanoidBones")
+            .ok_or_else(|| self.invalid(&bones_place, "missing"))?
+            .as_object()
+            .ok_or_else(|| self.invalid(&bones_place, "expected an object of bone: node"))?;
+        let mut out = Vec::with_capacity(bones.len());
+        for (name, node) in bones {
+            let at = format!("{bones_place}.{name}");
+            out.push((self.bone(name, &at)?, self.node(Some(node), &at)?));
+        }
+        Ok(out)
+    }
+}
+
+/// A VRM 0.x bone name as a VRM 1.0 bone. Unity's thumb names are shifted by one:
+/// its `ThumbProximal/Intermediate/Distal` are VRM 1.0's `ThumbMetacarpal/Proximal/Distal`.
+fn vrm0_bone(name: &str) -> Option<HumanBone> {
+    let renamed = match name {
+        "leftThumbProximal" => "leftThumbMetacarpal",
+        "leftThumbIntermediate" => "leftThumbProximal",
+        "rightThumbProximal" => "rightThumbMetacarpal",
+        "rightThumbIntermediate" => "rightThumbProximal",
+        "leftThumbMetacarpal" | "rightThumbMetacarpal" => return None,
+        other => other,
+    };
+    renamed.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::*;
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn human_bones_node_out_of_range_is_named() {
+        let vrm1 = json!({"VRMC_vrm": {"humanoid": {"humanBones": {
+            "hips": {"node": 0}, "leftHand": {"node": 99}
+        }}}});
+        assert_eq!(
+            error_of(&with_extensions(hips_spine_head(), vrm1)),
+            format!(
+                "{PATH}: extensions.VRMC_vrm.humanoid.humanBones.leftHand.node: node 99 does not exist"
+            )
+        );
+        let vrm0 = json!({"VRM": {"humanoid": {"humanBones": [
+            {"bone": "hips", "node": 0}, {"bone": "head", "node": 3}
+        ]}}});
+        assert_eq!(
+            error_of(&with_extensions(hips_spine_head(), vrm0)),
+            format!("{PATH}: extensions.VRM.humanoid.humanBones[1].node: node 3 does not exist")
+        );
+    }
+
+    #[test]
+    fn unknown_humanoid_bone_name_is_named() {
+        let vrm1 = json!({"VRMC_vrm": {"humanoid": {"humanBones": {"leftPinky": {"node": 2}}}}});
+        assert_eq!(
+            error_of(&with_extensions(hips_spine_head(), vrm1)),
+            format!(
+                "{PATH}: extensions.VRMC_vrm.humanoid.humanBones.leftPinky: `leftPinky` is not a VRM 1.0 humanoid bone name"
+            )
+        );
+        let ext = json!({"EXT_skeleton_humanoid": {"humanoidSkeletons": [
+            {"rootNode": 0, "humanoidBones": {"hips": 0, "tail": 1}}
+        ]}});
+        assert_eq!(
+            error_of(&with_extensions(hips_spine_head(), ext)),
+            format!(
+                "{PATH}: extensions.EXT_skeleton_humanoid.humanoidSkeletons[0].humanoidBones.tail: `tail` is not a VRM 1.0 humanoid bone name"
+            )
+        );
+    }
+
+    #[test]
+    fn ext_skeleton_humanoid_is_read_in_all_three_forms() {
+        let bones = json!({"hips": 0, "spine": 1, "head": 2});
+        let forms = [
+            json!({"humanoidSkeletons": [{"rootNode": 0, "humanoidBones": bones}]}),
+            json!({"humanoidSkeleton": {"rootNode": 0, "humanoidBones": bones}}),
+            json!({"rootNode": 0, "humanoidBones": bones}),
+        ];
+        for form in forms {
+            let doc = with_extensions(hips_spine_head(), json!({"EXT_skeleton_humanoid": form}));
+            let rig = parse_doc(&doc).unwrap();
+            assert_eq!(rig.map_source.as_deref(), Some("EXT_skeleton_humanoid"));
+            assert_eq!(mapped(&rig, HumanBone::Hips), Some("Hips"));
+            assert_eq!(mapped(&rig, HumanBone::Spine), Some("Spine"));
+            assert_eq!(mapped(&rig, HumanBone::Head), Some("Head"));
+            assert_eq!(names(&rig), ["Hips", "Spine", "Head"]);
+            assert!(rig.notes.is_empty(), "{:?}", rig.notes);
+        }
+        let two = json!({"EXT_skeleton_humanoid": {"humanoidSkeletons": [
+            {"rootNode": 0, "humanoidBones": {"hips": 0}},
+            {"rootNode": 0, "humanoidBones": {"hips": 1}}
+        ]}});
+        let rig = parse_doc(&with_extensions(hips_spine_head(), two)).unwrap();
+        assert_eq!(mapped(&rig, HumanBone::Hips), Some("Hips"));
+        assert_eq!(
+            rig.notes,
+            ["EXT_skeleton_humanoid declares 2 humanoid skeletons; using the first"]
+        );
+    }
+
+    #[test]
+    fn vrm0_thumb_names_are_shifted_to_vrm1_and_bad_entries_skipped() {
+        let nodes = json!([
+            {"name": "root", "children": [1]},
+            {"name": "hips", "children": [2, 5]},
+            {"name": "thumbA", "children": [3]},
+            {"name": "thumbB", "children": [4]},
+            {"name": "thumbC"},
+            {"name": "tail"}
+        ]);
+        let vrm0 = json!({"VRM": {"humanoid": {"humanBones": [
+            {"bone": "hips", "node": 1},
+            {"bone": "leftThumbProximal", "node": 2},
+            {"bone": "leftThumbIntermediate", "node": 3},
+            {"bone": "leftThumbDistal", "node": 4},
+            {"bone": "spine", "node": -1},
+            {"bone": "tail", "node": 5}
+        ]}}});
+        let rig = parse_doc(&with_extensions(nodes, vrm0)).unwrap();
+        assert_eq!(rig.map_source.as_deref(), Some("VRM 0.x humanoid"));
+        assert_eq!(mapped(&rig, HumanBone::LeftThumbMetacarpal), Some("thumbA"));
+        assert_eq!(mapped(&rig, HumanBone::LeftThumbProximal), Some("thumbB"));
+        assert_eq!(mapped(&rig, HumanBone::LeftThumbDistal), Some("thumbC"));
+        assert_eq!(rig.bone_map.as_ref().map(|m| m.bones.len()), Some(4));
+        assert_eq!(names(&rig), ["root", "hips", "thumbA", "thumbB", "thumbC"]);
+        assert_eq!(
+            rig.notes,
+            [
+                "VRM 0.x model: faces -Z; the rest correction turns it to +Z",
+                "extensions.VRM.humanoid.humanBones[4]: `spine` has no node; skipped",
+                "extensions.VRM.humanoid.humanBones[5]: `tail` is not a VRM 0.x humanoid bone; skipped",
+            ]
+        );
+    }
+
+    #[test]
+    fn vrmc_vrm_wins_over_vrm0_and_ext_skeleton_humanoid() {
+        let extensions = json!({
+            "EXT_skeleton_humanoid": {"humanoidBones": {"hips": 1}},
+            "VRM": {"humanoid": {"humanBones": [{"bone": "hips", "node": 2}]}},
+            "VRMC_vrm": {"humanoid": {"humanBones": {"hips": {"node": 0}}}}
+        });
+        let rig = parse_doc(&with_extensions(hips_spine_head(), extensions)).unwrap();
+        assert_eq!(rig.map_source.as_deref(), Some("VRMC_vrm humanoid"));
+        assert_eq!(mapped(&rig, HumanBone::Hips), Some("Hips"));
+        assert_eq!(names(&rig), ["Hips"]);
+        assert_eq!(
+            rig.notes,
+            [
+                "the file also declares VRM 0.x humanoid and EXT_skeleton_humanoid; using VRMC_vrm humanoid"
+            ]
+        );
+    }
+
+    #[test]
+    fn example_vrm_maps_53_bones_from_vrmc_vrm_and_faces_plus_z() {
+        let Some(rig) = load_asset("vrm/Example.vrm") else {
+            return;
+        };
+        assert_eq!(rig.map_source.as_deref(), Some("VRMC_vrm humanoid"));
+        assert_eq!(rig.bone_map.as_ref().map(|m| m.bones.len()), Some(53));
+        assert_eq!(rig.skeleton.len(), 54);
+        assert!(rig.notes.is_empty(), "{:?}", rig.notes);
+        assert!(position(&rig, "upper_arm.L").x > 0.0);
+        assert!(position(&rig, "toes.L").z > position(&rig, "foot.L").z);
+        assert!(
+            droop_deg(&rig, "upper_arm.L", "hand.L").abs() < 1.0,
+            "T-pose"
+        );
+    }
+
+    #[test]
+    fn basic_armature_vrm0_has_a_vrm0_map_and_faces_minus_z() {
+        let Some(rig) = load_asset("vrm/basic_armature_vrm0.vrm") else {
+            return;
+        };
+        assert_eq!(rig.map_source.as_deref(), Some("VRM 0.x humanoid"));
+        assert_eq!(rig.bone_map.as_ref().map(|m| m.bones.len()), Some(53));
+        assert_eq!(rig.skeleton.len(), 54, "53 humanoid nodes and `root`");
+        assert_eq!(
+            rig.notes,
+            ["VRM 0.x model: faces -Z; the rest correction turns it to +Z"]
+        );
+        assert_eq!(
+            mapped(&rig, HumanBone::LeftThumbMetacarpal),
+            Some("thumb_proximal.L")
+        );
+        assert_eq!(
+            mapped(&rig, HumanBone::LeftThumbDistal),
+            Some("thumb_distal.L")
+        );
+        assert!(position(&rig, "upper_arm.L").x < 0.0);
+        assert!(position(&rig, "toes.L").z < position(&rig, "foot.L").z);
+    }
+}

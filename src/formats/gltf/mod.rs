@@ -1,0 +1,372 @@
+//! glTF, GLB and VRM rigs: the skeleton of a glTF scene, the humanoid map the file
+//! declares (VRM 1.0 `VRMC_vrm`, VRM 0.x `VRM`, `EXT_skeleton_humanoid`) and its
+//! animations as clips.
+//!
+//! The skeleton is every skin joint (of every skin) and every node the humanoid map
+//! names, plus all their ancestors (so an `Armature` node with scale 0.01 or an axis
+//! turn above the hips is a joint too), parents first in depth-first scene order.
+//! Mesh-only nodes are left out. glTF is already metres, +Y up and right-handed: no
+//! unit or axis conversion happens here. A VRM 0.x model faces -Z; that is noted and
+//! left to the rest correction.
+//!
+//! One file per part of the file read:
+//! - `doc`: the GLB container, the JSON, buffers and accessors, every length checked
+//!   (the `.vrma` and `EXT_skeleton_humanoid` readers open their files with it too);
+//! - `hierarchy`: parent links, the joint set and its order, node transforms, joint
+//!   names and end sites;
+//! - `skin`: skins, their inverse bind matrices and the rest pose they give when the
+//!   nodes are posed away from it;
+//! - `clips`: animations, sampled into `Rig::clips`;
+//! - `humanoid_map`: the humanoid map of whichever extension the file has.
+//!
+//! Does not read meshes or materials. Parsing is pure over bytes except for
+//! external `.bin` buffers, resolved next to the file.
+
+mod clips;
+mod doc;
+mod hierarchy;
+mod humanoid_map;
+mod skin;
+#[cfg(test)]
+mod test_support;
+
+use std::path::{Path, PathBuf};
+
+pub use doc::{AccessorSpec, DocError, GltfDoc};
+
+use super::Rig;
+use crate::skeleton::{InvalidSkeleton, Joint, NamedBoneMap, Skeleton};
+use hierarchy::{joint_names, world_transforms};
+use humanoid_map::read_humanoid;
+use skin::rest_transforms;
+
+/// Why a glTF file cannot be loaded as a rig.
+#[derive(Debug, thiserror::Error)]
+pub enum GltfError {
+    /// The document cannot be read (the container, a buffer, an accessor), or is
+    /// wrong at a place: a node, a skin, a JSON path.
+    #[error(transparent)]
+    Doc(#[from] DocError),
+    #[error("{path}: node {node} is its own ancestor")]
+    Cycle { path: PathBuf, node: usize },
+    #[error("{path}: {source}")]
+    Skeleton {
+        path: PathBuf,
+        #[source]
+        source: InvalidSkeleton,
+    },
+}
+
+/// Reads a `.gltf`, `.glb` or `.vrm` file (and the external buffers it names).
+pub fn load(path: &Path) -> Result<Rig, GltfError> {
+    let bytes = std::fs::read(path).map_err(|source| DocError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    parse(&bytes, path)
+}
+
+/// Parses glTF JSON or GLB bytes. `path` names the file in errors and is where
+/// external buffer URIs are resolved from; nothing else touches the disk.
+pub fn parse(bytes: &[u8], path: &Path) -> Result<Rig, GltfError> {
+    let doc = GltfDoc::from_bytes(bytes, path)?;
+    Document { doc }.into_rig()
+}
+
+/// A parsed file, read into a rig.
+struct Document<'a> {
+    doc: GltfDoc<'a>,
+}
+
+impl Document<'_> {
+    /// An error at `place` in the file.
+    fn invalid(&self, place: impl Into<String>, message: impl Into<String>) -> GltfError {
+        self.doc.invalid(place, message).into()
+    }
+
+    /// Builds the rig: hierarchy, joint set, rest transforms, names, humanoid map.
+    fn into_rig(mut self) -> Result<Rig, GltfError> {
+        let mut notes = Vec::new();
+        let node_count = self.doc.root.nodes.len();
+        let hierarchy = self.hierarchy()?;
+        let declared = read_humanoid(&self.doc.raw, node_count, self.doc.path, &mut notes)?;
+        let skins = self.read_skins()?;
+
+        let mut in_joint_set = vec![false; node_count];
+        for skin in &skins {
+            for &joint in &skin.joints {
+                in_joint_set[joint] = true;
+            }
+        }
+        if let Some(map) = &declared {
+            for &(_, node) in &map.bones {
+                in_joint_set[node] = true;
+            }
+        }
+        let order = self.skeleton_order(&hierarchy, &in_joint_set)?;
+        let mut position = vec![None; node_count];
+        for (k, &node) in order.iter().enumerate() {
+            position[node] = Some(k);
+        }
+        let parents: Vec<Option<usize>> = order
+            .iter()
+            .map(|&node| hierarchy.parent[node].and_then(|p| position[p]))
+            .collect();
+
+        let node_rest = order
+            .iter()
+            .map(|&node| self.node_transform(node))
+            .collect::<Result<Vec<_>, _>>()?;
+        let node_world = world_transforms(&node_rest, &parents);
+        let bind_worlds = self.bind_worlds(&skins, &position, &node_world, &mut notes)?;
+        let rest = rest_transforms(&order, &parents, &node_rest, &bind_worlds);
+
+        let names = joint_names(&self.doc.root, &order);
+        let mut joints = Vec::with_capacity(order.len());
+        for (k, &node) in order.iter().enumerate() {
+            joints.push(Joint {
+                name: names[k].clone(),
+                parent: parents[k],
+                rest: rest[k],
+                end: self.end_site(node, &hierarchy, &position)?,
+            });
+        }
+        let skeleton = Skeleton::new(joints).map_err(|source| GltfError::Skeleton {
+            path: self.doc.path.to_owned(),
+            source,
+        })?;
+
+        let clips = self.read_clips(&position, &node_rest, &mut notes)?;
+
+        let (bone_map, map_source) = match declared {
+            Some(map) => {
+                let bones = map
+                    .bones
+                    .iter()
+                    .filter_map(|&(bone, node)| position[node].map(|k| (bone, names[k].clone())))
+                    .collect();
+                (Some(NamedBoneMap { bones }), Some(map.source.to_owned()))
+            }
+            None => (None, None),
+        };
+        Ok(Rig {
+            skeleton,
+            bone_map,
+            map_source,
+            clips,
+            notes,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::*;
+    use super::*;
+    use crate::skeleton::BoneMap;
+    use glam::Mat4;
+    use serde_json::json;
+
+    #[test]
+    fn wrong_magic_is_not_a_gltf_file() {
+        let mut bytes = glb(&hips_spine_head(), &[]);
+        bytes[3] = b'X';
+        let err = parse(&bytes, Path::new("bad.glb")).unwrap_err().to_string();
+        assert!(
+            err.starts_with("bad.glb: not a glTF file: starts with \"glTX\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn truncated_glb_is_not_a_gltf_file() {
+        let doc = skinned(arm_posed_down(), &[0, 1, 2], &[Mat4::IDENTITY; 3]);
+        let bytes = glb(&doc, &[]);
+        let err = parse(&bytes[..bytes.len() / 2], Path::new("cut.glb"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("cut.glb: not a glTF file: truncated GLB"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn every_prefix_of_a_glb_fails_without_panicking() {
+        let bind = t_pose_bind_worlds().map(|m| m.inverse());
+        let doc = skinned(arm_posed_down(), &[0, 1, 2], &bind);
+        let mut doc_glb = doc.clone();
+        doc_glb["buffers"][0] = json!({"byteLength": 192});
+        let bytes = glb(&doc_glb, &matrix_bytes(&bind));
+        assert!(parse(&bytes, Path::new("whole.glb")).is_ok());
+        for len in 0..bytes.len() {
+            assert!(parse(&bytes[..len], Path::new("cut.glb")).is_err(), "{len}");
+        }
+        // A header whose length is smaller than the header itself.
+        let mut short = bytes.clone();
+        short[8..12].copy_from_slice(&4u32.to_le_bytes());
+        assert!(parse(&short, Path::new("short.glb")).is_err());
+    }
+
+    #[test]
+    fn flipped_bytes_never_panic() {
+        let bind = t_pose_bind_worlds().map(|m| m.inverse());
+        let mut doc = skinned(arm_posed_down(), &[0, 1, 2], &bind);
+        doc["buffers"][0] = json!({"byteLength": 192});
+        doc["extensions"] = json!({"VRM": {"humanoid": {"humanBones": [
+            {"bone": "hips", "node": 0}, {"bone": "leftUpperArm", "node": 1}
+        ]}}});
+        let bytes = glb(&doc, &matrix_bytes(&bind));
+        for at in 0..bytes.len() {
+            for value in [0u8, b'9', b'-', 0xFF] {
+                let mut flipped = bytes.clone();
+                flipped[at] = value;
+                let _ = parse(&flipped, Path::new("flipped.glb"));
+            }
+        }
+    }
+
+    #[test]
+    fn garbled_json_names_line_and_column() {
+        let text = "{\n  \"asset\": {\"version\": \"2.0\"},\n  \"nodes\": [ { ] \n}";
+        let err = parse(text.as_bytes(), Path::new("garbled.gltf"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("garbled.gltf: not a glTF file: "), "{err}");
+        assert!(err.contains("line 3 column"), "{err}");
+    }
+
+    #[test]
+    fn missing_external_buffer_is_named() {
+        let mut doc = skinned(arm_posed_down(), &[0, 1, 2], &[Mat4::IDENTITY; 3]);
+        doc["buffers"][0]["uri"] = json!("model.bin");
+        let err = parse(
+            doc.to_string().as_bytes(),
+            Path::new("/nonexistent/rig.gltf"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            "/nonexistent/rig.gltf: buffer 0 (`model.bin`) is missing"
+        );
+    }
+
+    #[test]
+    fn external_buffer_next_to_the_gltf_is_read() {
+        let dir = std::env::temp_dir().join(format!("gltf_rig_test_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bind = t_pose_bind_worlds().map(|m| m.inverse());
+        let mut doc = skinned(arm_posed_down(), &[0, 1, 2], &bind);
+        doc["buffers"][0]["uri"] = json!("my%20model.bin");
+        std::fs::write(dir.join("my model.bin"), matrix_bytes(&bind)).unwrap();
+        std::fs::write(dir.join("rig.gltf"), doc.to_string()).unwrap();
+        let rig = load(&dir.join("rig.gltf"));
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(rig.unwrap().notes.len(), 1);
+    }
+
+    #[test]
+    fn skeleton_problems_name_the_file() {
+        let doc = json!({"asset": {"version": "2.0"}, "nodes": [{"name": "Mesh"}]});
+        assert_eq!(
+            error_of(&doc),
+            format!("{PATH}: the skeleton has no joints")
+        );
+        let mut nodes = hips_spine_head();
+        nodes[1]["scale"] = json!([1.0, 0.0, 1.0]);
+        assert_eq!(
+            error_of(&skinned(nodes, &[2], &[Mat4::IDENTITY])),
+            format!("{PATH}: joint `Spine` has a zero or negative scale")
+        );
+    }
+
+    // --- real files -------------------------------------------------------------
+
+    #[test]
+    fn every_real_gltf_and_vrm_file_loads() {
+        let Some(dir) = assets() else { return };
+        let mut count = 0;
+        for sub in ["vrm", "gltf"] {
+            let mut files: Vec<_> = std::fs::read_dir(dir.join(sub))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            files.sort();
+            for file in files {
+                let rig = load(&file).unwrap_or_else(|e| panic!("{e}"));
+                let bones = rig.bone_map.as_ref().map_or(0, |m| m.bones.len());
+                println!(
+                    "{}: {} joints, {bones} bones from {:?}, notes {:?}",
+                    file.display(),
+                    rig.skeleton.len(),
+                    rig.map_source,
+                    rig.notes
+                );
+                for clip in &rig.clips {
+                    let m = &clip.motion;
+                    println!(
+                        "  clip `{}`: {} frames, {:.3}..{:.3} s, {:.1} fps",
+                        clip.name,
+                        m.frame_count(),
+                        m.times()[0],
+                        m.times()[m.frame_count() - 1],
+                        m.mean_rate()
+                    );
+                }
+                if let Some(map) = &rig.bone_map {
+                    BoneMap::resolve(map, &rig.skeleton).unwrap_or_else(|e| panic!("{e}"));
+                }
+                count += 1;
+            }
+        }
+        assert_eq!(count, 10);
+    }
+
+    #[test]
+    fn cesium_man_has_19_skin_joints_and_the_armature_above() {
+        let Some(rig) = load_asset("gltf/CesiumMan.glb") else {
+            return;
+        };
+        assert_eq!(rig.skeleton.len(), 20);
+        assert_eq!(rig.skeleton.joints()[0].name, "Armature");
+        assert!(rig.skeleton.find("Skeleton_arm_joint_L__4_").is_some());
+        assert!(rig.bone_map.is_none());
+        assert_eq!(
+            rig.notes,
+            ["animations: 19 `scale` channels ignored (joints keep their rest scale)"]
+        );
+    }
+
+    #[test]
+    fn rigged_simple_loads_with_no_map() {
+        let Some(rig) = load_asset("gltf/RiggedSimple.glb") else {
+            return;
+        };
+        assert_eq!(rig.skeleton.len(), 5);
+        assert!(rig.bone_map.is_none() && rig.map_source.is_none());
+    }
+
+    #[test]
+    fn vrmc_expressions_sample_has_hips_at_half_a_metre() {
+        let Some(rig) = load_asset("vrm/VRMC_vrm_expressions_isBinary_Overrides.vrm") else {
+            return;
+        };
+        assert_eq!(rig.skeleton.len(), 22);
+        assert_eq!(rig.bone_map.as_ref().map(|m| m.bones.len()), Some(22));
+        assert!((position(&rig, "Hips").y - 0.5).abs() < 1e-4);
+    }
+
+    #[test]
+    fn med_general_has_23_joints_under_rig_medium() {
+        let Some(rig) = load_asset("gltf/Med_General.glb") else {
+            return;
+        };
+        assert_eq!(rig.skeleton.len(), 24);
+        assert_eq!(rig.skeleton.joints()[0].name, "Rig_Medium");
+        assert_eq!(
+            rig.notes,
+            ["animations: 360 `scale` channels ignored (joints keep their rest scale)"]
+        );
+    }
+}

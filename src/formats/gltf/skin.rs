@@ -1,0 +1,478 @@
+//! Skins and the bind pose: every skin's joints and inverse bind matrices, read and
+//! checked, and the rest transforms they give.
+//!
+//! Rest transforms are the nodes' TRS, unless a skin's inverse bind matrices say the
+//! nodes are posed away from the bind pose (a file saved mid-animation, arms down
+//! while the mesh was bound in T-pose): then the whole skin takes its rest from the
+//! bind pose. Bind worlds are `inverse(IBM)`, carried into the scene by the transform
+//! that puts the skin's root joint where its node is (exporters write IBMs relative to
+//! the mesh's own frame, often Z-up centimetres).
+
+use std::collections::{HashMap, HashSet};
+
+use glam::{DAffine3, DMat4, DVec3};
+use gltf::json::accessor::Type;
+
+use super::hierarchy::{decompose, to_affine};
+use super::{AccessorSpec, Document, GltfError};
+use crate::skeleton::Transform;
+
+/// A bind world counts as posed away from the node world beyond this angle.
+const POSED_ANGLE_DEG: f64 = 0.01;
+
+/// ... or beyond this fraction of the model's size in translation.
+const POSED_DISTANCE_FRACTION: f64 = 1e-4;
+
+/// What inverse bind matrices must be: MAT4 of floats.
+const MATRICES: AccessorSpec = AccessorSpec::floats(Type::Mat4);
+
+/// One skin: its joints and, when the file has them, their inverse bind matrices.
+pub(super) struct Skin {
+    pub(super) joints: Vec<usize>,
+    inverse_binds: Option<Vec<DMat4>>,
+}
+
+impl Document<'_> {
+    /// Every skin's joints (checked) and inverse bind matrices (read and checked).
+    pub(super) fn read_skins(&mut self) -> Result<Vec<Skin>, GltfError> {
+        let node_count = self.doc.root.nodes.len();
+        let mut skins = Vec::with_capacity(self.doc.root.skins.len());
+        for s in 0..self.doc.root.skins.len() {
+            let mut joints = Vec::new();
+            let mut ibm_accessor = None;
+            if let Some(skin) = self.doc.root.skins.get(s) {
+                for joint in &skin.joints {
+                    match joint.value() {
+                        j if j < node_count => joints.push(j),
+                        j => {
+                            return Err(self.invalid(
+                                format!("skin {s}"),
+                                format!("joint node {j} does not exist"),
+                            ));
+                        }
+                    }
+                }
+                ibm_accessor = skin.inverse_bind_matrices.map(|a| a.value());
+            }
+            let inverse_binds = match ibm_accessor {
+                Some(accessor) => Some(self.read_inverse_binds(s, accessor, &joints)?),
+                None => None,
+            };
+            skins.push(Skin {
+                joints,
+                inverse_binds,
+            });
+        }
+        Ok(skins)
+    }
+
+    /// Reads skin `s`'s inverse bind matrices (MAT4 of f32), one per joint, with every
+    /// offset, stride and length checked against the view and the buffer.
+    fn read_inverse_binds(
+        &mut self,
+        s: usize,
+        accessor_index: usize,
+        joints: &[usize],
+    ) -> Result<Vec<DMat4>, GltfError> {
+        let place = format!("skin {s}");
+        let what = format!("inverseBindMatrices accessor {accessor_index}");
+        let floats = self
+            .doc
+            .read_accessor(accessor_index, MATRICES, &place, &what)?;
+        let Some(floats) = floats else {
+            // No buffer view: all zeros, which no joint can be bound with.
+            return match joints.first() {
+                Some(&node) => Err(self.invalid(
+                    place,
+                    format!("inverse bind matrix 0 (node {node}) is not invertible"),
+                )),
+                None => Ok(Vec::new()),
+            };
+        };
+        let count = floats.len() / 16;
+        if count < joints.len() {
+            return Err(self.invalid(
+                place,
+                format!("{what} holds {count} matrices for {} joints", joints.len()),
+            ));
+        }
+        let mut matrices = Vec::with_capacity(joints.len());
+        for (i, (&node, m)) in joints.iter().zip(floats.chunks_exact(16)).enumerate() {
+            if !m.iter().all(|v| v.is_finite()) {
+                return Err(self.invalid(
+                    place,
+                    format!("inverse bind matrix {i} (node {node}) is not finite"),
+                ));
+            }
+            let mut columns = [0f64; 16];
+            for (value, &f) in columns.iter_mut().zip(m) {
+                *value = f64::from(f);
+            }
+            matrices.push(DMat4::from_cols_array(&columns));
+        }
+        Ok(matrices)
+    }
+
+    /// Bind worlds of the joints whose rest comes from their skin's inverse bind
+    /// matrices, by node. Decides per skin; notes each skin that is used.
+    pub(super) fn bind_worlds(
+        &self,
+        skins: &[Skin],
+        position: &[Option<usize>],
+        node_world: &[DAffine3],
+        notes: &mut Vec<String>,
+    ) -> Result<HashMap<usize, DAffine3>, GltfError> {
+        // The first skin listing a joint owns it.
+        let mut owner: HashMap<usize, usize> = HashMap::new();
+        for (s, skin) in skins.iter().enumerate() {
+            for &joint in &skin.joints {
+                owner.entry(joint).or_insert(s);
+            }
+        }
+        let size = model_size(position, node_world, skins);
+        let mut result = HashMap::new();
+        for (s, skin) in skins.iter().enumerate() {
+            let Some(inverse_binds) = &skin.inverse_binds else {
+                continue;
+            };
+            let worlds = self.skin_bind_worlds(s, skin, inverse_binds, position, node_world)?;
+            let posed = worlds.iter().any(|(node, bind)| {
+                position[*node].is_some_and(|k| is_posed_away(node_world[k], *bind, size))
+            });
+            if !posed {
+                continue;
+            }
+            let mut owns_any = false;
+            for (node, bind) in worlds {
+                if owner.get(&node) == Some(&s) && !result.contains_key(&node) {
+                    result.insert(node, bind);
+                    owns_any = true;
+                }
+            }
+            if owns_any {
+                notes.push(format!(
+                    "rest pose taken from skin {s}'s inverse bind matrices (the nodes are posed differently)"
+                ));
+            }
+        }
+        Ok(result)
+    }
+
+    /// `G · inverse(IBM)` for each joint of skin `s`, where `G` puts the skin's first
+    /// root joint (no ancestor in the skin) where its node is.
+    fn skin_bind_worlds(
+        &self,
+        s: usize,
+        skin: &Skin,
+        inverse_binds: &[DMat4],
+        position: &[Option<usize>],
+        node_world: &[DAffine3],
+    ) -> Result<Vec<(usize, DAffine3)>, GltfError> {
+        let mut raw = Vec::with_capacity(skin.joints.len());
+        let mut seen = HashSet::new();
+        for (i, (&node, ibm)) in skin.joints.iter().zip(inverse_binds).enumerate() {
+            if !seen.insert(node) {
+                continue;
+            }
+            let affine = DAffine3::from_mat4(*ibm);
+            let Some(bind) = invert(affine) else {
+                return Err(self.invalid(
+                    format!("skin {s}"),
+                    format!("inverse bind matrix {i} (node {node}) is not invertible"),
+                ));
+            };
+            raw.push((node, affine, bind));
+        }
+        // The root: the joint that comes first in the skeleton's (parents-first) order.
+        let root = raw
+            .iter()
+            .filter_map(|(node, ibm, _)| position[*node].map(|k| (k, *ibm)))
+            .min_by_key(|(k, _)| *k);
+        let Some((root_position, root_ibm)) = root else {
+            return Ok(Vec::new());
+        };
+        let align = node_world[root_position] * root_ibm;
+        Ok(raw
+            .into_iter()
+            .map(|(node, _, bind)| (node, align * bind))
+            .collect())
+    }
+}
+
+/// The inverse of an affine matrix, or `None` when it is singular.
+fn invert(affine: DAffine3) -> Option<DAffine3> {
+    let det = affine.matrix3.determinant();
+    if !det.is_finite() || det == 0.0 {
+        return None;
+    }
+    let inverse = affine.inverse();
+    inverse.is_finite().then_some(inverse)
+}
+
+/// The diagonal of the box around the skin joints in the node rest pose (1 when the
+/// joints are all in one spot): the scale for "translation differs".
+fn model_size(position: &[Option<usize>], node_world: &[DAffine3], skins: &[Skin]) -> f64 {
+    let mut low = DVec3::splat(f64::INFINITY);
+    let mut high = DVec3::splat(f64::NEG_INFINITY);
+    let joints = skins.iter().flat_map(|s| s.joints.iter());
+    for k in joints.filter_map(|&node| position[node]) {
+        let p = node_world[k].translation;
+        low = low.min(p);
+        high = high.max(p);
+    }
+    let size = (high - low).length();
+    if size.is_finite() && size > 0.0 {
+        size
+    } else {
+        1.0
+    }
+}
+
+/// Whether a bind world differs from the node world by more than the tolerances.
+fn is_posed_away(node_world: DAffine3, bind_world: DAffine3, size: f64) -> bool {
+    let moved =
+        (node_world.translation - bind_world.translation).length() > POSED_DISTANCE_FRACTION * size;
+    let turned = match (decompose(node_world), decompose(bind_world)) {
+        (Some((_, a, _)), Some((_, b, _))) => {
+            let d = a.inverse() * b;
+            let angle = 2.0 * DVec3::new(d.x, d.y, d.z).length().atan2(d.w.abs());
+            angle.to_degrees() > POSED_ANGLE_DEG
+        }
+        _ => true,
+    };
+    moved || turned
+}
+
+/// Rest locals: the node TRS, or for joints taking the bind pose
+/// `inverse(parent world) · bind world`, decomposed.
+pub(super) fn rest_transforms(
+    order: &[usize],
+    parents: &[Option<usize>],
+    node_rest: &[Transform],
+    bind_worlds: &HashMap<usize, DAffine3>,
+) -> Vec<Transform> {
+    let mut world: Vec<DAffine3> = Vec::with_capacity(order.len());
+    let mut rest = Vec::with_capacity(order.len());
+    for (k, &node) in order.iter().enumerate() {
+        let parent_world = parents[k]
+            .and_then(|p| world.get(p).copied())
+            .unwrap_or(DAffine3::IDENTITY);
+        let local = node_rest[k];
+        let bind = bind_worlds.get(&node).and_then(|&bind| {
+            let local = invert(parent_world)? * bind;
+            let (scale, rotation, translation) = decompose(local)?;
+            Some((bind, scale, rotation, translation))
+        });
+        match bind {
+            Some((bind, scale, rotation, translation)) => {
+                rest.push(Transform {
+                    translation: translation.as_vec3(),
+                    rotation: rotation.as_quat().normalize(),
+                    scale: scale.as_vec3(),
+                });
+                world.push(bind);
+            }
+            None => {
+                rest.push(local);
+                world.push(parent_world * to_affine(&local));
+            }
+        }
+    }
+    rest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::*;
+    use super::super::{GltfDoc, parse};
+    use super::*;
+    use glam::{Mat4, Quat, Vec3};
+    use serde_json::{Value, json};
+    use std::path::Path;
+
+    #[test]
+    fn inverse_bind_accessor_out_of_range_is_named() {
+        let cases: [(&str, Value, &str); 5] = [
+            (
+                "/accessors/0/count",
+                json!(4),
+                "skin 0: inverseBindMatrices accessor 0 reads past the end of buffer view 0",
+            ),
+            (
+                "/accessors/0/byteOffset",
+                json!(16),
+                "skin 0: inverseBindMatrices accessor 0 reads past the end of buffer view 0",
+            ),
+            (
+                "/bufferViews/0/byteLength",
+                json!(256),
+                "skin 0: inverseBindMatrices accessor 0 reads past the end of buffer 0",
+            ),
+            (
+                "/accessors/0/type",
+                json!("VEC4"),
+                "skin 0: inverseBindMatrices accessor 0 is not MAT4 of floats",
+            ),
+            (
+                "/skins/0/inverseBindMatrices",
+                json!(5),
+                "skin 0: inverseBindMatrices accessor 5 does not exist",
+            ),
+        ];
+        for (pointer, value, expected) in cases {
+            let mut doc = skinned(arm_posed_down(), &[0, 1, 2], &[Mat4::IDENTITY; 3]);
+            if let Some(slot) = doc.pointer_mut(pointer) {
+                *slot = value;
+            } else {
+                doc["accessors"][0]["byteOffset"] = value;
+            }
+            assert_eq!(error_of(&doc), format!("{PATH}: {expected}"), "{pointer}");
+        }
+    }
+
+    #[test]
+    fn singular_inverse_bind_matrix_is_named() {
+        let doc = skinned(hips_spine_head(), &[0, 1, 2], &[Mat4::ZERO; 3]);
+        assert_eq!(
+            error_of(&doc),
+            format!("{PATH}: skin 0: inverse bind matrix 0 (node 0) is not invertible")
+        );
+    }
+
+    #[test]
+    fn bind_pose_from_inverse_bind_matrices_replaces_posed_nodes() {
+        let bind = t_pose_bind_worlds();
+        let doc = skinned(arm_posed_down(), &[0, 1, 2], &bind.map(|m| m.inverse()));
+        let rig = parse_doc(&doc).unwrap();
+        assert_eq!(
+            rig.notes,
+            [
+                "rest pose taken from skin 0's inverse bind matrices (the nodes are posed differently)"
+            ]
+        );
+        let arm = &rig.skeleton.joints()[1];
+        assert!(arm.rest.rotation.abs_diff_eq(Quat::IDENTITY, 1e-6));
+        assert!(
+            arm.rest
+                .translation
+                .abs_diff_eq(Vec3::new(0.2, 0.5, 0.0), 1e-6)
+        );
+        let forearm = &rig.skeleton.joints()[2];
+        assert!(
+            forearm
+                .rest
+                .translation
+                .abs_diff_eq(Vec3::new(0.3, 0.0, 0.0), 1e-6)
+        );
+        for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
+            let got = Mat4::from(world(&rig, joint));
+            assert!(got.abs_diff_eq(expected, 1e-5), "{joint}");
+        }
+    }
+
+    #[test]
+    fn matching_inverse_bind_matrices_keep_the_node_rest() {
+        let mut nodes = arm_posed_down();
+        nodes[1]["rotation"] = json!([0.0, 0.0, 0.0, 1.0]);
+        let bind = t_pose_bind_worlds();
+        let rig = parse_doc(&skinned(nodes, &[0, 1, 2], &bind.map(|m| m.inverse()))).unwrap();
+        assert!(rig.notes.is_empty(), "{:?}", rig.notes);
+        assert_eq!(rig.skeleton.joints()[1].rest.rotation, Quat::IDENTITY);
+    }
+
+    #[test]
+    fn bind_pose_in_the_mesh_frame_is_carried_to_the_skin_root() {
+        // IBMs relative to a mesh frame that is Z-up and 100 times smaller than the
+        // scene, as three.js exporters write them.
+        let mesh_frame = Mat4::from_scale_rotation_translation(
+            Vec3::splat(100.0),
+            Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2),
+            Vec3::new(0.0, 0.3, 0.0),
+        );
+        let bind = t_pose_bind_worlds();
+        let inverse_binds = bind.map(|world| (mesh_frame.inverse() * world).inverse());
+        let rig = parse_doc(&skinned(arm_posed_down(), &[0, 1, 2], &inverse_binds)).unwrap();
+        assert_eq!(rig.notes.len(), 1);
+        for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
+            let got = Mat4::from(world(&rig, joint));
+            assert!(got.abs_diff_eq(expected, 1e-4), "{joint}: {got}");
+        }
+    }
+
+    /// World position of a node in the file's own node TRS (no bind pose).
+    fn node_rest_position(bytes: &[u8], name: &str) -> Vec3 {
+        let doc = Document {
+            doc: GltfDoc::from_bytes(bytes, Path::new("x.glb")).unwrap(),
+        };
+        let hierarchy = doc.hierarchy().unwrap();
+        let mut node = doc
+            .doc
+            .root
+            .nodes
+            .iter()
+            .position(|n| n.name.as_deref() == Some(name));
+        let mut world = DAffine3::IDENTITY;
+        while let Some(n) = node {
+            world = to_affine(&doc.node_transform(n).unwrap()) * world;
+            node = hierarchy.parent[n];
+        }
+        world.translation.as_vec3()
+    }
+
+    #[test]
+    fn robot_expressive_takes_its_t_pose_rest_from_the_bind_matrices() {
+        let Some(dir) = assets() else { return };
+        let path = dir.join("gltf/RobotExpressive.glb");
+        let bytes = std::fs::read(&path).unwrap();
+        let rig = parse(&bytes, &path).unwrap();
+        assert_eq!(
+            rig.notes,
+            [
+                "rest pose taken from skin 0's inverse bind matrices (the nodes are posed differently)",
+                "animations: 42 `weights` channels ignored (morph targets are not read)",
+            ]
+        );
+        assert_eq!(
+            rig.skeleton.len(),
+            46,
+            "43 joints, RobotArmature, RootNode, Root_Scene"
+        );
+        assert!(rig.bone_map.is_none());
+        // Still the scene's frame: +Y up, metres, hips at 1.34 m.
+        assert!((position(&rig, "Hips").y - 1.34).abs() < 0.02);
+        assert!(position(&rig, "Head").y > position(&rig, "Hips").y + 1.0);
+        for (upper, lower, palm) in [
+            ("UpperArmL", "LowerArmL", "Palm2L"),
+            ("UpperArmR", "LowerArmR", "Palm2R"),
+        ] {
+            for (a, b) in [(upper, lower), (lower, palm)] {
+                let d = position(&rig, b) - position(&rig, a);
+                assert!(d.x.abs() > 3.0 * d.y.abs().max(d.z.abs()), "{a}->{b}: {d}");
+            }
+            // In the nodes' own pose the forearms hang down.
+            let d = node_rest_position(&bytes, palm) - node_rest_position(&bytes, lower);
+            assert!(
+                -d.y > 3.0 * d.x.abs().max(d.z.abs()),
+                "{lower} node pose: {d}"
+            );
+        }
+        let foot = &rig.skeleton.joints()[rig.skeleton.find("FootL").unwrap()];
+        assert!(foot.end.is_some(), "FootL_end");
+    }
+
+    #[test]
+    fn rest_a_pose_files_rest_in_a_pose_and_t_pose() {
+        for (file, droop) in [
+            ("vrm/rest_a_pose_t_position_rest_vrm0.vrm", 45.0),
+            ("vrm/rest_a_pose_t_position_pose_vrm0.vrm", 0.0),
+        ] {
+            let Some(rig) = load_asset(file) else { return };
+            // Node rest and bind pose agree in both files: no bind-pose note.
+            assert_eq!(rig.notes.len(), 1, "{file}: {:?}", rig.notes);
+            for (upper, hand) in [("upper_arm.L", "hand.L"), ("upper_arm.R", "hand.R")] {
+                let got = droop_deg(&rig, upper, hand);
+                assert!((got - droop).abs() < 1.5, "{file} {upper}: {got}");
+            }
+        }
+    }
+}
