@@ -38,15 +38,36 @@ fn room_of(relative: &Path) -> Option<&'static str> {
     LAYERS.iter().copied().find(|r| *r == name)
 }
 
-/// The source before its unit tests, with `//` comments blanked (line numbers kept).
-fn non_test_lines(text: &str) -> Vec<String> {
-    text.lines()
-        .take_while(|line| line.trim() != "#[cfg(test)]")
-        .map(|line| match line.find("//") {
-            Some(at) => line[..at].to_owned(),
-            None => line.to_owned(),
-        })
-        .collect()
+/// The source with its test-only items (each `#[cfg(test)]` item: a `mod tests
+/// { ... }`, a helper function, a `mod test_support;` line) and `//` comments
+/// blanked, line numbers kept; and the names of the modules it declares test-only.
+fn non_test_lines(text: &str) -> (Vec<String>, Vec<String>) {
+    let mut lines = Vec::new();
+    let mut test_modules = Vec::new();
+    let mut depth = 0usize;
+    let mut in_test_item = false;
+    for line in text.lines() {
+        let code = line.find("//").map_or(line, |at| &line[..at]);
+        if in_test_item {
+            depth += code.matches('{').count();
+            depth = depth.saturating_sub(code.matches('}').count());
+            // The item ends at its closing brace, or at a `;` outside any braces.
+            if depth == 0 && (code.contains('}') || code.trim_end().ends_with(';')) {
+                in_test_item = false;
+                if let Some(name) = code.trim().strip_prefix("mod ") {
+                    test_modules.push(name.trim_end_matches(';').trim().to_owned());
+                }
+            }
+            lines.push(String::new());
+        } else if code.trim() == "#[cfg(test)]" {
+            in_test_item = true;
+            depth = 0;
+            lines.push(String::new());
+        } else {
+            lines.push(code.to_owned());
+        }
+    }
+    (lines, test_modules)
 }
 
 /// The first path segment of each item a path starting at `prefix` names:
@@ -114,20 +135,39 @@ fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
 fn upward_uses(src: &Path) -> Vec<UpwardUse> {
     let mut files = Vec::new();
     rust_files(src, &mut files);
-    let mut found = Vec::new();
+    let mut sources = Vec::new();
+    let mut test_only = Vec::new();
     for path in files {
+        let text = std::fs::read_to_string(&path).expect("source is UTF-8");
+        let (lines, test_modules) = non_test_lines(&text);
+        // `mod name;` in `dir/mod.rs` or `dir.rs` is `dir/name.rs` or `dir/name/`.
+        let dir = match path.file_name().and_then(|n| n.to_str()) {
+            Some("mod.rs" | "lib.rs" | "main.rs") => path.parent().map(Path::to_path_buf),
+            _ => Some(path.with_extension("")),
+        };
+        if let Some(dir) = dir {
+            test_only.extend(test_modules.iter().map(|m| dir.join(m)));
+        }
+        sources.push((path, lines));
+    }
+    let mut found = Vec::new();
+    for (path, lines) in sources {
         let relative = path.strip_prefix(src).expect("under src");
         let Some(from) = room_of(relative) else {
             continue;
         };
+        if test_only
+            .iter()
+            .any(|m| path == m.with_extension("rs") || path.starts_with(m))
+        {
+            continue;
+        }
         // The binary's files name the library as `mocap_bridge`; `crate` is the binary.
         let prefix = if from == "cli" {
             "mocap_bridge::"
         } else {
             "crate::"
         };
-        let text = std::fs::read_to_string(&path).expect("source is UTF-8");
-        let lines = non_test_lines(&text);
         let mut at = 0;
         while at < lines.len() {
             // A statement that opens a brace group after the prefix runs to its close.
@@ -225,8 +265,15 @@ fn an_upward_use_is_found_with_its_file_and_line() {
     std::fs::create_dir_all(src.join("humanoid")).expect("folder");
     std::fs::write(
         src.join("humanoid/pose.rs"),
-        "//! A pose.\n\nuse crate::{\n    skeleton::Skeleton,\n    bridge::config,\n};\n\n\
+        "//! A pose.\n\n#[cfg(test)]\nmod test_support;\n\nuse crate::{\n    skeleton::Skeleton,\n    \
+         bridge::config,\n};\n\n#[cfg(test)]\nfn helper() {\n    crate::io::udp::f();\n}\n\n\
          #[cfg(test)]\nmod tests {\n    use crate::io::udp;\n}\n",
+    )
+    .expect("file");
+    std::fs::create_dir_all(src.join("humanoid/pose")).expect("folder");
+    std::fs::write(
+        src.join("humanoid/pose/test_support.rs"),
+        "use crate::bridge::config;\n",
     )
     .expect("file");
     assert_eq!(
@@ -234,13 +281,13 @@ fn an_upward_use_is_found_with_its_file_and_line() {
         [
             UpwardUse {
                 file: "humanoid/pose.rs".into(),
-                line: 3,
+                line: 6,
                 from: "humanoid",
                 to: "skeleton".into(),
             },
             UpwardUse {
                 file: "humanoid/pose.rs".into(),
-                line: 3,
+                line: 6,
                 from: "humanoid",
                 to: "bridge".into(),
             },
