@@ -1,6 +1,6 @@
 //! What the journal tests share: random poses with every kind of field, a pose's
-//! every bit, a header, a take whose custom names change, and journals written
-//! and read back in memory.
+//! every bit, a header, a take whose custom names change, and journals written to
+//! a temporary file and read back from their bytes.
 
 use std::fs;
 use std::path::Path;
