@@ -22,6 +22,7 @@ use crate::formats::vrma::VrmaRest;
 use crate::humanoid::CustomNames;
 use crate::pipeline::{OutputMsg, OutputRing, PoseFrame};
 use crate::protocol::frame::PerformerName;
+use crate::protocol::record_control::RecordRequest;
 
 use super::journal::{FrameError, Recording};
 
@@ -60,6 +61,23 @@ pub enum RecordCommand {
     List {
         reply: oneshot::Sender<Vec<(String, String, usize)>>,
     },
+}
+
+impl From<RecordRequest<'_>> for RecordCommand {
+    /// A request read from OSC, which has no one to reply to.
+    fn from(request: RecordRequest<'_>) -> Self {
+        match request {
+            RecordRequest::Start { name, performer } => Self::Start {
+                performer: performer.map(str::to_owned),
+                name: name.map(str::to_owned),
+                reply: None,
+            },
+            RecordRequest::Stop { performer } => Self::Stop {
+                performer: performer.map(str::to_owned),
+                reply: None,
+            },
+        }
+    }
 }
 
 /// One performer as the recorder sees it.

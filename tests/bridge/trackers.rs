@@ -6,11 +6,11 @@ use std::net::UdpSocket;
 use std::time::Duration;
 
 use mocap_bridge::humanoid::{CustomNames, HumanBone};
-use mocap_bridge::protocol::ws;
 use rosc::{OscBundle, OscMessage, OscPacket, OscTime, OscType};
 use serde_json::json;
 use tungstenite::Message;
 
+use crate::common::pose_json::decode_pose_json;
 use crate::harness::{Bridge, free_tcp_port, free_udp_port, quiet_config};
 
 fn message(addr: &str, args: Vec<OscType>) -> OscPacket {
@@ -96,7 +96,7 @@ fn vrchat_trackers_and_vmc_devices_become_vr_performers() {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while seen.len() < 2 && std::time::Instant::now() < deadline {
         if let Ok(Message::Text(text)) = client.read()
-            && let Ok((header, pose)) = ws::decode_pose_json(&text, &mut custom)
+            && let Ok((header, pose)) = decode_pose_json(&text, &mut custom)
         {
             assert!(pose.has(HumanBone::Hips) && pose.has(HumanBone::LeftLowerArm));
             seen.insert(header.performer.to_string(), header.seq);

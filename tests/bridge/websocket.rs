@@ -10,13 +10,13 @@ use std::time::Duration;
 use glam::Vec3;
 use mocap_bridge::formats::vrma;
 use mocap_bridge::humanoid::{CustomNames, HumanoidPose};
-use mocap_bridge::protocol::ws;
 use mocap_bridge::retarget::{MappedSkeleton, SourceRig, ToNormalized};
 use mocap_bridge::takes::demo;
 use serde_json::{Value, json};
 use tungstenite::{Message, WebSocket};
 
 use crate::common::angle_deg;
+use crate::common::pose_json::decode_pose_json;
 use crate::harness::{Bridge, free_tcp_port, quiet_config};
 
 pub type Client = WebSocket<TcpStream>;
@@ -171,7 +171,7 @@ fn skeleton_frames_become_poses_for_other_clients_and_a_recording() {
         let Message::Text(text) = viewer.read().expect("a pose") else {
             continue;
         };
-        let (header, pose) = ws::decode_pose_json(&text, &mut custom).expect("pose json");
+        let (header, pose) = decode_pose_json(&text, &mut custom).expect("pose json");
         assert_eq!(header.performer.as_str(), "ws-lab");
         let i = (header.seq - 1) as usize;
         assert!(

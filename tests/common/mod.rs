@@ -1,8 +1,10 @@
 //! Helpers shared by the integration tests: random humanoid rigs, forward
-//! kinematics, angle comparisons, and the path to the shared real assets.
+//! kinematics, angle comparisons, the path to the shared real assets, and the
+//! bridge's `pose` messages read back (`pose_json`).
 #![allow(dead_code)] // each test binary uses its own subset
 
 pub mod node;
+pub mod pose_json;
 
 use std::path::PathBuf;
 

@@ -12,11 +12,11 @@ use std::sync::atomic::Ordering::Relaxed;
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
 
-use crate::io::inputs::vmc::record_command;
 use crate::io::udp;
 use crate::pipeline::{InputFrame, InputPort, SourceFrame};
 use crate::protocol::lab_osc::{LabAssembler, LabSkeleton};
 use crate::protocol::osc;
+use crate::protocol::record_control::RecordRequest;
 use crate::record::recorder::RecordCommand;
 
 /// A lab OSC input port feeding the solver.
@@ -81,9 +81,9 @@ impl LabInput {
                 s.ignored.fetch_add(u64::from(stats.ignored), Relaxed);
                 if stats.ignored > 0 {
                     for message in osc::messages(datagram).flatten() {
-                        if let Some(command) = record_command(&message) {
+                        if let Some(request) = RecordRequest::from_message(&message) {
                             // The recorder is gone only when the bridge stops.
-                            let _ = record.send(command);
+                            let _ = record.send(request.into());
                         }
                     }
                 }

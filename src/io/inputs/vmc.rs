@@ -29,7 +29,8 @@ use tokio::sync::{mpsc, watch};
 
 use crate::pipeline::{InputFrame, InputPort, SourceFrame};
 use crate::protocol::frame::{PerformerName, TrackedPoint};
-use crate::protocol::osc::{self, Arg};
+use crate::protocol::osc;
+use crate::protocol::record_control::RecordRequest;
 use crate::protocol::vmc::frames::{SenderRest, VmcFrames};
 use crate::protocol::vmc::{self, VmcEvent};
 use crate::record::recorder::RecordCommand;
@@ -62,26 +63,6 @@ pub struct VmcInput {
     pub rest: Option<Arc<SenderRest>>,
     pub record: mpsc::UnboundedSender<RecordCommand>,
     pub shutdown: watch::Receiver<bool>,
-}
-
-/// Recording control found among a datagram's ignored messages (VMC and lab OSC
-/// ports both accept it).
-pub(crate) fn record_command(message: &osc::Message<'_>) -> Option<RecordCommand> {
-    let mut args = [Arg::Int(0); 2];
-    let n = message.args(&mut args).ok()?;
-    let text = |i: usize| args[..n].get(i).and_then(Arg::as_str).map(str::to_owned);
-    match message.address {
-        b"/bridge/record/start" => Some(RecordCommand::Start {
-            name: text(0).filter(|s| !s.is_empty()),
-            performer: text(1).filter(|s| !s.is_empty()),
-            reply: None,
-        }),
-        b"/bridge/record/stop" => Some(RecordCommand::Stop {
-            performer: text(0).filter(|s| !s.is_empty()),
-            reply: None,
-        }),
-        _ => None,
-    }
 }
 
 impl VmcInput {
@@ -205,9 +186,9 @@ impl VmcPort {
         stats.ignored.fetch_add(u64::from(decoded.ignored), Relaxed);
         if decoded.ignored > 0 {
             for message in osc::messages(datagram).flatten() {
-                if let Some(command) = record_command(&message) {
+                if let Some(request) = RecordRequest::from_message(&message) {
                     // The recorder is gone only when the bridge stops.
-                    let _ = self.record.send(command);
+                    let _ = self.record.send(request.into());
                 }
             }
         }
