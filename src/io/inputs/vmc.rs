@@ -15,7 +15,7 @@
 //! `/bridge/record/start [name] [performer]` and `/bridge/record/stop [performer]`,
 //! which go to the recorder. Malformed datagrams and messages are counted in the
 //! input's stats and dropped; nothing stops the task but shutdown. Datagrams are
-//! taken in batches (`net::udp`), and the solver is woken once per batch.
+//! taken in batches (`io::udp`), and the solver is woken once per batch.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;

@@ -10,7 +10,7 @@
 //! it). A receiver shows one avatar, so a receiver is given one performer: a named
 //! one, the first to appear, or (for receivers that tell them apart by
 //! `/VMC/Ext/T`) all of them. Every frame due at a wake-up goes out in one batch of
-//! datagrams (`net::udp::SendBatch`: one system call per 32 on Linux).
+//! datagrams (`io::udp::SendBatch`: one system call per 32 on Linux).
 //!
 //! A receiver that is not listening (ICMP port unreachable) is counted as an
 //! error and sent to again: receivers come and go.

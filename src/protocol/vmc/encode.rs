@@ -150,7 +150,7 @@ fn padded(len: usize) -> usize {
 }
 
 /// Datagrams back to back in reusable buffers: `VmcEncoder::encode_into` refills
-/// them every frame, `net::udp::SendBatch` queues them for one system call;
+/// them every frame, `io::udp::SendBatch` queues them for one system call;
 /// nothing is allocated once they have grown to their working size.
 #[derive(Debug, Clone)]
 pub struct Datagrams {
