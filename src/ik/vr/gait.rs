@@ -14,21 +14,21 @@ pub(super) struct Gait {
     /// The head's horizontal position smoothed over a quarter of `sway_seconds`
     /// (noise out) and over `sway_seconds` (the path), and the path's velocity,
     /// smoothed over `sway_seconds` again.
-    pub(super) fast: Vec3,
-    pub(super) slow: Vec3,
-    pub(super) velocity: Vec3,
+    fast: Vec3,
+    slow: Vec3,
+    velocity: Vec3,
     /// The sideways offset's own average over `sway_seconds` (a curving path, a
     /// user leaning to one side): the sway is about it.
-    pub(super) bias: f32,
+    bias: f32,
     /// The side the body is over: 1 left, −1 right, 0 not known yet.
-    pub(super) side: f32,
+    side: f32,
     /// Seconds since the side last changed, and the smoothed time between changes.
-    pub(super) since: f32,
+    since: f32,
     pub(super) half_stride: f32,
 }
 
 /// Bounds of `Gait::half_stride`, and where it starts, seconds.
-pub(super) const HALF_STRIDE: (f32, f32, f32) = (0.25, 1.0, 0.5);
+const HALF_STRIDE: (f32, f32, f32) = (0.25, 1.0, 0.5);
 
 impl Gait {
     pub(super) fn new(head: Vec3) -> Self {
