@@ -11,13 +11,12 @@
 
 use glam::{Quat, Vec3};
 
-use super::VrIkConfig;
-use super::devices::AvatarDevices;
 use super::gait::Gait;
-use super::turns::{Turns, wrap, yaw_of};
+use super::turns::{wrap, yaw_of};
+use super::{FrameInputs, VrIkConfig};
 use crate::humanoid::{HumanBone, HumanoidPose};
 use crate::ik::IkError;
-use crate::ik::body::{BodyFrame, BodyProportions, Limb};
+use crate::ik::body::{BodyFrame, Limb};
 use crate::ik::limb::LimbIk;
 
 /// The legs, left then right.
@@ -109,19 +108,12 @@ struct HipsMotion {
 /// Runs on the solver thread every frame: no allocation, no I/O, no panic. Its
 /// inputs are checked by `VrIk::validate`.
 pub(super) struct PlaceLegs<'a> {
-    pub(super) config: &'a VrIkConfig,
-    /// The avatar, built once.
-    pub(super) body: &'a BodyProportions,
-    /// This frame's devices, avatar model space.
-    pub(super) devices: &'a AvatarDevices,
-    /// This frame's head and hips turns.
-    pub(super) turns: &'a Turns,
+    /// Settings, avatar, devices and turns of this frame.
+    pub(super) inputs: FrameInputs<'a>,
     /// The user's height, avatar metres.
     pub(super) height: f32,
     /// Whether an earlier frame ran; else the feet are put under the hips.
     pub(super) started: bool,
-    /// Seconds since the previous frame.
-    pub(super) dt: f32,
     /// The feet, the hips' motion and the gait, moved on by one frame.
     pub(super) state: &'a mut Feet,
     /// In: the torso of `pose`. Out: the legs' bones updated.
@@ -133,29 +125,29 @@ pub(super) struct PlaceLegs<'a> {
 impl PlaceLegs<'_> {
     pub(super) fn run(mut self) -> Result<(), IkError> {
         let hips = self.follow_hips();
-        let head = horizontal(self.devices.head.position);
+        let head = horizontal(self.inputs.devices.head.position);
         let swayed = self
             .state
             .gait
-            .read(self.config, head, self.height, self.dt);
+            .read(self.inputs.config, head, self.height, self.inputs.dt);
         let landing = self.landing(&hips);
         if !self.started {
             for (f, at) in self.state.feet.iter_mut().zip(landing) {
                 *f = PlantedFoot {
                     at,
-                    yaw: self.turns.hips_yaw_angle,
+                    yaw: self.inputs.turns.hips_yaw_angle,
                     ..PlantedFoot::default()
                 };
             }
         }
-        let untracked = self.devices.feet.map(|f| f.is_none());
+        let untracked = self.inputs.devices.feet.map(|f| f.is_none());
         self.start_steps(swayed, &hips, untracked, &landing);
         for (side, limb) in LEGS.into_iter().enumerate() {
             let (target, rotation) = self.foot_target(side, landing[side]);
             let softness = if untracked[side] {
-                self.config.leg_softness * hips.walk
+                self.inputs.config.leg_softness * hips.walk
             } else {
-                self.config.tracked_leg_softness
+                self.inputs.config.tracked_leg_softness
             };
             self.solve_leg(side, limb, target, rotation, softness)?;
         }
@@ -167,7 +159,7 @@ impl PlaceLegs<'_> {
     /// height) and forward faster than `gait_speed`; `walk` eases it in from half
     /// that speed. The first frame starts the gait afresh.
     fn follow_hips(&mut self) -> HipsMotion {
-        let (c, height, dt) = (self.config, self.height, self.dt);
+        let (c, height, dt) = (self.inputs.config, self.height, self.inputs.dt);
         let state = &mut *self.state;
         let at = self.frame.position(HumanBone::Hips);
         if self.started {
@@ -176,12 +168,12 @@ impl PlaceLegs<'_> {
             state.hips_velocity = state.hips_velocity.lerp(v, k);
         } else {
             state.hips_velocity = Vec3::ZERO;
-            state.gait = Gait::new(horizontal(self.devices.head.position));
+            state.gait = Gait::new(horizontal(self.inputs.devices.head.position));
         }
         state.hips = at;
-        let forward = self.turns.hips_yaw * Vec3::Z;
+        let forward = self.inputs.turns.hips_yaw * Vec3::Z;
         let ahead = state.hips_velocity.dot(forward).max(0.0);
-        let upright = at.y > UPRIGHT * self.body.rest_hips_height();
+        let upright = at.y > UPRIGHT * self.inputs.body.rest_hips_height();
         let walking = upright && ahead > c.gait_speed * height;
         let walk = if upright {
             (ahead / (c.gait_speed * height).max(1e-3) * 2.0 - 1.0).clamp(0.0, 1.0)
@@ -201,12 +193,12 @@ impl PlaceLegs<'_> {
     /// hips, `horizontal(P(hips) + Y(hips)·(T(foot) − T(hips)))` at the foot's rest
     /// height) plus, while walking, `step_lead` of the hips' forward motion.
     fn landing(&self, hips: &HipsMotion) -> [Vec3; 2] {
-        let body = self.body;
-        let lead = hips.forward * (hips.ahead * self.config.step_lead * hips.walk);
+        let body = self.inputs.body;
+        let lead = hips.forward * (hips.ahead * self.inputs.config.step_lead * hips.walk);
         LEGS.map(|limb| {
             let foot = limb.bones()[2];
             let rest = body.rest_position(foot) - body.rest_position(HumanBone::Hips);
-            horizontal(hips.at + self.turns.hips_yaw * rest)
+            horizontal(hips.at + self.inputs.turns.hips_yaw * rest)
                 + Vec3::Y * body.rest_height(foot)
                 + lead
         })
@@ -224,7 +216,7 @@ impl PlaceLegs<'_> {
         untracked: [bool; 2],
         landing: &[Vec3; 2],
     ) {
-        let (c, height) = (self.config, self.height);
+        let (c, height) = (self.inputs.config, self.height);
         let state = &mut *self.state;
         match swayed {
             Some(over) if hips.walking => {
@@ -260,7 +252,7 @@ impl PlaceLegs<'_> {
     /// also plants the foot there), else the planted foot, its step moved on.
     fn foot_target(&mut self, side: usize, landing: Vec3) -> (Vec3, Quat) {
         let f = &mut self.state.feet[side];
-        match self.devices.feet[side] {
+        match self.inputs.devices.feet[side] {
             Some(t) => {
                 *f = PlantedFoot {
                     at: t.position,
@@ -270,8 +262,14 @@ impl PlaceLegs<'_> {
                 (t.position, t.rotation)
             }
             None => {
-                let yaw = self.turns.hips_yaw_angle;
-                f.advance(landing, yaw, self.config, self.height, self.dt);
+                let yaw = self.inputs.turns.hips_yaw_angle;
+                f.advance(
+                    landing,
+                    yaw,
+                    self.inputs.config,
+                    self.height,
+                    self.inputs.dt,
+                );
                 (f.at, Quat::from_rotation_y(f.yaw))
             }
         }
@@ -290,12 +288,12 @@ impl PlaceLegs<'_> {
     ) -> Result<(), IkError> {
         let [upper, _, _] = limb.bones();
         let root = self.frame.position(upper);
-        let hips_rotation = self.turns.hips;
-        let pole = self.devices.knees[side].unwrap_or_else(|| {
+        let hips_rotation = self.inputs.turns.hips;
+        let pole = self.inputs.devices.knees[side].unwrap_or_else(|| {
             root.lerp(target, 0.5) + hips_rotation * Vec3::Z + rotation * Vec3::Z * 0.5
         });
         LimbIk {
-            body: self.body,
+            body: self.inputs.body,
             limb,
             target,
             pole,

@@ -63,7 +63,7 @@ use devices::AvatarDevices;
 use follower::Follower;
 use legs::{Feet, PlaceLegs};
 use torso::PlaceTorso;
-use turns::HeadSmoothing;
+use turns::{HeadSmoothing, Turns};
 
 /// What VR mode carries from frame to frame for one performer, and its scratch
 /// space. Made when the performer is added; `reset` after a jump.
@@ -112,6 +112,21 @@ pub struct VrIk<'a> {
     /// Out: replaced by every body bone's rotation and the hips position (avatar
     /// metres, `rest_hips_height` the avatar's); fingers and toes at rest.
     pub pose: &'a mut HumanoidPose,
+}
+
+/// What the stages after the first read, for one frame: plain data, copied into
+/// each stage's job.
+#[derive(Clone, Copy)]
+struct FrameInputs<'a> {
+    config: &'a VrIkConfig,
+    /// The avatar, built once.
+    body: &'a BodyProportions,
+    /// This frame's devices, avatar model space.
+    devices: &'a AvatarDevices,
+    /// This frame's head and hips turns.
+    turns: &'a Turns,
+    /// Seconds since the previous frame.
+    dt: f32,
 }
 
 impl VrIk<'_> {
@@ -206,13 +221,16 @@ impl VrIk<'_> {
             .head
             .follow(config, &devices, calibration.height, state.started, dt);
         pose.set_rotation(HumanBone::Hips, turns.hips);
-        // 2. Spine, neck and head, and the hips where they put the head.
-        PlaceTorso {
+        let inputs = FrameInputs {
             config,
             body,
             devices: &devices,
             turns: &turns,
             dt,
+        };
+        // 2. Spine, neck and head, and the hips where they put the head.
+        PlaceTorso {
+            inputs,
             neck_goal: &mut state.neck_goal,
             frame: &mut state.frame,
             pose,
@@ -235,13 +253,9 @@ impl VrIk<'_> {
         }
         // 5. Legs.
         PlaceLegs {
-            config,
-            body,
-            devices: &devices,
-            turns: &turns,
+            inputs,
             height: calibration.height * devices.scale,
             started: state.started,
-            dt,
             state: &mut state.legs,
             frame: &mut state.frame,
             pose,

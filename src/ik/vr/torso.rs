@@ -10,10 +10,8 @@
 
 use glam::{Quat, Vec3};
 
-use super::VrIkConfig;
-use super::devices::AvatarDevices;
+use super::FrameInputs;
 use super::follower::Follower;
-use super::turns::Turns;
 use crate::humanoid::{HumanBone, HumanoidPose};
 use crate::ik::body::{BodyFrame, BodyProportions, LIMBS, TORSO};
 
@@ -25,15 +23,8 @@ const SPINE: [HumanBone; 3] = [HumanBone::Spine, HumanBone::Chest, HumanBone::Up
 /// Runs on the solver thread every frame: no allocation, no I/O, no panic. Its
 /// inputs are checked by `VrIk::validate`.
 pub(super) struct PlaceTorso<'a> {
-    pub(super) config: &'a VrIkConfig,
-    /// The avatar, built once.
-    pub(super) body: &'a BodyProportions,
-    /// This frame's devices, avatar model space.
-    pub(super) devices: &'a AvatarDevices,
-    /// This frame's head and hips turns.
-    pub(super) turns: &'a Turns,
-    /// Seconds since the previous frame.
-    pub(super) dt: f32,
+    /// Settings, avatar, devices and turns of this frame.
+    pub(super) inputs: FrameInputs<'a>,
     /// Where the neck joint was aimed last frame; moved on, or reset.
     pub(super) neck_goal: &'a mut Follower,
     /// In: anything. Out: `TORSO` and `LIMBS` of `pose`.
@@ -111,9 +102,9 @@ impl Spine {
 
 impl PlaceTorso<'_> {
     pub(super) fn run(mut self) {
-        let spine = Spine::new(self.body, self.turns.hips);
+        let spine = Spine::new(self.inputs.body, self.inputs.turns.hips);
         let turn = self.turn_spine(&spine);
-        let neck_bone = if self.body.has(HumanBone::Neck) {
+        let neck_bone = if self.inputs.body.has(HumanBone::Neck) {
             HumanBone::Neck
         } else {
             HumanBone::Head
@@ -121,17 +112,17 @@ impl PlaceTorso<'_> {
         let neck_target = self.neck_and_head(&spine);
         // Unless a chest tracker sets the spine, the neck joint is aimed (see
         // `aim_neck_joint`) and the neck then turns to put the head on its target.
-        let aim_neck = (self.devices.hips.is_none() || self.devices.chest.is_none())
-            && self.body.has(HumanBone::Neck)
-            && self.config.torso_seconds > 0.0
-            && self.turns.smooth;
+        let aim_neck = (self.inputs.devices.hips.is_none() || self.inputs.devices.chest.is_none())
+            && self.inputs.body.has(HumanBone::Neck)
+            && self.inputs.config.torso_seconds > 0.0
+            && self.inputs.turns.smooth;
         let neck_target = if aim_neck {
             self.aim_neck_joint(neck_target)
         } else {
             self.neck_goal.reset(neck_target)
         };
         self.place_hips(neck_bone, neck_target);
-        if self.devices.chest.is_none() && self.devices.hips.is_some() {
+        if self.inputs.devices.chest.is_none() && self.inputs.devices.hips.is_some() {
             self.bend_spine(&spine, turn, neck_bone, neck_target);
         }
         if aim_neck {
@@ -145,22 +136,22 @@ impl PlaceTorso<'_> {
     /// head·Y(head)⁻¹`, the share `spine_share` without a hips tracker and 0 with
     /// one. Returns the turn.
     fn turn_spine(&mut self, spine: &Spine) -> Quat {
-        let turns = self.turns;
+        let turns = self.inputs.turns;
         let tilt = turns.head * turns.head_yaw.conjugate();
-        let turn = match self.devices.chest {
+        let turn = match self.inputs.devices.chest {
             Some(chest) => chest * turns.hips.conjugate(),
             None => {
-                let share = if self.devices.hips.is_some() {
+                let share = if self.inputs.devices.hips.is_some() {
                     0.0
                 } else {
-                    self.config.spine_share
+                    self.inputs.config.spine_share
                 };
                 Quat::IDENTITY.slerp(tilt, share) * turns.head_yaw * turns.hips_yaw.conjugate()
             }
         }
         .normalize();
         spine.set(self.pose, turn);
-        self.frame.update_bones(self.body, self.pose, &TORSO);
+        self.frame.update_bones(self.inputs.body, self.pose, &TORSO);
         turn
     }
 
@@ -168,10 +159,15 @@ impl PlaceTorso<'_> {
     /// the neck joint must be for the head to sit on the headset:
     /// `P(head) − M(neck)·(T(head) − T(neck))` (the head joint without a neck).
     fn neck_and_head(&mut self, spine: &Spine) -> Vec3 {
-        let (body, head) = (self.body, self.devices.head);
+        let (body, head) = (self.inputs.body, self.inputs.devices.head);
         let chest_top = spine.top(self.frame);
-        let neck_model =
-            set_neck_and_head(self.pose, body, chest_top, self.turns.head, head.rotation);
+        let neck_model = set_neck_and_head(
+            self.pose,
+            body,
+            chest_top,
+            self.inputs.turns.head,
+            head.rotation,
+        );
         let neck_target = if body.has(HumanBone::Neck) {
             head.position
                 - neck_model
@@ -187,10 +183,10 @@ impl PlaceTorso<'_> {
     /// own motion (`Follower`), and is kept a neck's length from the head:
     /// `P(head) − normalize(P(head) − goal)·|T(head) − T(neck)|`.
     fn aim_neck_joint(&mut self, target: Vec3) -> Vec3 {
-        let (body, head) = (self.body, self.devices.head);
+        let (body, head) = (self.inputs.body, self.inputs.devices.head);
         let goal = self
             .neck_goal
-            .follow(target, self.config.torso_seconds, self.dt);
+            .follow(target, self.inputs.config.torso_seconds, self.inputs.dt);
         let neck_length = body.rest_position(HumanBone::Head) - body.rest_position(HumanBone::Neck);
         head.position - (head.position - goal).normalize_or_zero() * neck_length.length()
     }
@@ -200,11 +196,11 @@ impl PlaceTorso<'_> {
     /// made with the hips at the origin).
     fn place_hips(&mut self, neck_bone: HumanBone, neck_target: Vec3) {
         let frame = &mut *self.frame;
-        self.pose.hips_position = match self.devices.hips {
+        self.pose.hips_position = match self.inputs.devices.hips {
             Some(t) => t.position,
             None => neck_target - (frame.position(neck_bone) - frame.position(HumanBone::Hips)),
         };
-        frame.update_bones(self.body, self.pose, &TORSO);
+        frame.update_bones(self.inputs.body, self.pose, &TORSO);
     }
 
     /// With a hips tracker and no chest tracker, the spine bends toward the neck
@@ -213,7 +209,11 @@ impl PlaceTorso<'_> {
     /// the whole spine would. The neck follows the chest's new turn; the head keeps
     /// its own.
     fn bend_spine(&mut self, spine: &Spine, turn: Quat, neck_bone: HumanBone, neck_target: Vec3) {
-        let (body, head, head_turn) = (self.body, self.devices.head, self.turns.head);
+        let (body, head, head_turn) = (
+            self.inputs.body,
+            self.inputs.devices.head,
+            self.inputs.turns.head,
+        );
         let gain = spine.gain(body, neck_bone);
         let mut turn = turn;
         for _ in 0..2 {
@@ -238,7 +238,7 @@ impl PlaceTorso<'_> {
     /// The neck turns by the arc from where the head is to the headset, about the
     /// neck joint; the head keeps the headset's rotation.
     fn turn_neck_to_head(&mut self) {
-        let (frame, head) = (&mut *self.frame, self.devices.head);
+        let (frame, head) = (&mut *self.frame, self.inputs.devices.head);
         let neck_at = frame.position(HumanBone::Neck);
         let now = frame.position(HumanBone::Head) - neck_at;
         if let (Some(a), Some(b)) = (
@@ -258,17 +258,17 @@ impl PlaceTorso<'_> {
                 HumanBone::Head,
                 (neck_model.conjugate() * head.rotation).normalize(),
             );
-            frame.update_bones(self.body, self.pose, &TORSO[4..]);
+            frame.update_bones(self.inputs.body, self.pose, &TORSO[4..]);
         }
     }
 
     /// Whatever is left: the hips move by `P(headset) − P(head)`, so the head is
     /// exactly on its target; the limbs are then placed on the torso.
     fn put_head_on_target(&mut self) {
-        let miss = self.devices.head.position - self.frame.position(HumanBone::Head);
+        let miss = self.inputs.devices.head.position - self.frame.position(HumanBone::Head);
         self.pose.hips_position += miss;
         self.frame.translate_bones(miss, &TORSO);
-        self.frame.update_bones(self.body, self.pose, &LIMBS);
+        self.frame.update_bones(self.inputs.body, self.pose, &LIMBS);
     }
 }
 
