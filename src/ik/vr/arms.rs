@@ -1,0 +1,181 @@
+//! Stages 3 and 4 of a frame: one arm. The shoulder turns up to `shoulder_share` of
+//! the way toward a hand beyond `shoulder_reach` of the arm's length; the arm goes
+//! by `LimbIk` to the wrist with the controller's hand rotation, the elbow bending
+//! toward the elbow tracker, else down, back and out from the body, turned with the
+//! controller's roll; then `forearm_twist` of the hand's roll moves into the lower
+//! arm.
+
+use glam::{Quat, Vec3};
+
+use super::VrIkConfig;
+use crate::humanoid::{DevicePose, HumanBone, HumanoidPose};
+use crate::ik::IkError;
+use crate::ik::body::{BodyFrame, BodyProportions, Limb};
+use crate::ik::limb::LimbIk;
+
+/// The arms and their shoulders, left then right.
+pub(super) const ARMS: [(Limb, HumanBone); 2] = [
+    (Limb::LeftArm, HumanBone::LeftShoulder),
+    (Limb::RightArm, HumanBone::RightShoulder),
+];
+
+/// Places one arm, shoulder to hand, for one frame (see the module header).
+///
+/// Runs on the solver thread every frame: no allocation, no I/O, no panic. Its
+/// inputs are checked by `VrIk::validate`.
+pub(super) struct PlaceArm<'a> {
+    pub(super) config: &'a VrIkConfig,
+    /// The avatar, built once.
+    pub(super) body: &'a BodyProportions,
+    pub(super) limb: Limb,
+    /// The arm's shoulder (clavicle) bone.
+    pub(super) shoulder: HumanBone,
+    /// The wrist joint and the hand's rotation relative to its T-pose, avatar model
+    /// space.
+    pub(super) wrist: DevicePose,
+    /// The elbow tracker's position (a pole), avatar model space.
+    pub(super) elbow: Option<Vec3>,
+    /// The hips' yaw, a turn about +Y: which way "back" and "out" are.
+    pub(super) hips_yaw: Quat,
+    /// In: the torso and limbs of `pose`. Out: the arm's bones updated.
+    pub(super) frame: &'a mut BodyFrame,
+    /// Out: shoulder, upper arm, lower arm and hand rotations set.
+    pub(super) pose: &'a mut HumanoidPose,
+}
+
+impl PlaceArm<'_> {
+    pub(super) fn run(mut self) -> Result<(), IkError> {
+        if self.body.has(self.shoulder) && self.config.shoulder_share > 0.0 {
+            self.turn_shoulder();
+        }
+        let pole = self.elbow_pole();
+        let PlaceArm {
+            config: c,
+            body,
+            limb,
+            wrist,
+            frame,
+            pose,
+            ..
+        } = self;
+        LimbIk {
+            body,
+            limb,
+            target: wrist.position,
+            pole,
+            end_rotation: Some(wrist.rotation),
+            softness: c.softness,
+            weight: 1.0,
+            frame,
+            pose,
+        }
+        .run()?;
+        share_forearm_twist(body, limb, c.forearm_twist, frame, pose);
+        Ok(())
+    }
+
+    /// A raised hand (level or above the shoulder) turns the shoulder by its share
+    /// of how far beyond `shoulder_reach` of the arm's length `l₁ + l₂` it is; a
+    /// hanging one does not (the clavicle stays put when the arm hangs), unless it
+    /// is out of reach (`shoulder_to_reach`). The turn is that fraction of the arc
+    /// from the arm's root to the wrist about the shoulder joint.
+    fn turn_shoulder(&mut self) {
+        let (c, body, shoulder, wrist) = (self.config, self.body, self.shoulder, self.wrist);
+        let frame = &mut *self.frame;
+        let [upper, lower, hand] = self.limb.bones();
+        let (l1, l2) = body.limb_lengths(self.limb);
+        let joint = frame.position(shoulder);
+        let arm_root = frame.position(upper);
+        let reach = arm_root.distance(wrist.position) / (l1 + l2);
+        let raised = ((wrist.position.y - arm_root.y) / (l1 + l2) * 2.0 + 1.0).clamp(0.0, 1.0);
+        let share = ((reach - c.shoulder_reach) / (1.0 - c.shoulder_reach).max(1e-3))
+            .clamp(0.0, 1.0)
+            * c.shoulder_share
+            * raised;
+        let amount = share.max(shoulder_to_reach(
+            arm_root - joint,
+            wrist.position - joint,
+            (l1 + l2) * 0.999,
+            c.shoulder_share,
+        ));
+        if let (Some(a), Some(b)) = (
+            (arm_root - joint).try_normalize(),
+            (wrist.position - joint).try_normalize(),
+        ) && amount > 0.0
+        {
+            let lift = Quat::IDENTITY.slerp(Quat::from_rotation_arc(a, b), amount);
+            let parent = shoulder
+                .parent()
+                .map_or(Quat::IDENTITY, |p| frame.rotation(p));
+            let model = (lift * frame.rotation(shoulder)).normalize();
+            self.pose
+                .set_rotation(shoulder, (parent.conjugate() * model).normalize());
+            frame.update_bones(body, self.pose, &[shoulder, upper, lower, hand]);
+        }
+    }
+
+    /// The elbow tracker, else a point down, back and out from the middle of the
+    /// arm, turned with the controller's roll:
+    /// `lerp(root, wrist, ½) + Y(hips)·(±0.4, −1, −0.6) + R(wrist)·(0, 0, −½)`.
+    fn elbow_pole(&self) -> Vec3 {
+        let [upper, _, _] = self.limb.bones();
+        let root = self.frame.position(upper);
+        let sign = if self.limb == Limb::LeftArm {
+            1.0
+        } else {
+            -1.0
+        };
+        let wrist = self.wrist;
+        self.elbow.unwrap_or_else(|| {
+            let away = self.hips_yaw * Vec3::new(0.4 * sign, -1.0, -0.6)
+                + wrist.rotation * Vec3::NEG_Z * 0.5;
+            root.lerp(wrist.position, 0.5) + away
+        })
+    }
+}
+
+/// The fraction (at most `most`) of the turn from `root` toward `target` (both
+/// from the shoulder joint) that brings the arm's root within `reach` of the
+/// target: 0 when it already is. The root moves on a circle about the joint, its
+/// distance to the target falling as it turns, so the angle is the law of cosines'.
+fn shoulder_to_reach(root: Vec3, target: Vec3, reach: f32, most: f32) -> f32 {
+    let (r, d) = (root.length(), target.length());
+    let full = root.angle_between(target);
+    if root.distance(target) <= reach || r < 1e-6 || d < 1e-6 || full < 1e-6 {
+        return 0.0;
+    }
+    let cos = ((r * r + d * d - reach * reach) / (2.0 * r * d)).clamp(-1.0, 1.0);
+    ((full - cos.acos()) / full).clamp(0.0, most)
+}
+
+/// Moves `share` of the hand's twist about the forearm (its roll relative to the lower
+/// arm) into the lower arm. The wrist stays put (the lower arm turns about its own
+/// axis) and so does the hand's model rotation.
+fn share_forearm_twist(
+    body: &BodyProportions,
+    limb: Limb,
+    share: f32,
+    frame: &mut BodyFrame,
+    pose: &mut HumanoidPose,
+) {
+    let [_, lower, hand] = limb.bones();
+    let Some(axis) = (body.rest_position(hand) - body.rest_position(lower)).try_normalize() else {
+        return;
+    };
+    let local = pose.rotation_or_identity(hand);
+    // Swing-twist: the twist keeps the rotation's vector part along the axis.
+    let v = Vec3::new(local.x, local.y, local.z);
+    let along = axis * v.dot(axis);
+    let twist = Quat::from_xyzw(along.x, along.y, along.z, local.w);
+    let norm = twist.length();
+    if norm < 1e-6 {
+        return;
+    }
+    let twist = twist / norm;
+    let part = Quat::IDENTITY.slerp(twist, share);
+    let lower_local = pose.rotation_or_identity(lower);
+    pose.set_rotation(lower, (lower_local * part).normalize());
+    pose.set_rotation(hand, (part.conjugate() * local).normalize());
+    let i = lower.index();
+    frame.model_rotations[i] = (frame.model_rotations[i] * part).normalize();
+}

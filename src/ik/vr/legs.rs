@@ -1,0 +1,313 @@
+//! Stage 5 of a frame: the legs. Each leg goes by `LimbIk` to its foot tracker, else
+//! to its planted foot (knee pole from the knee tracker, else forward between the
+//! hips' and the foot's facing), softened by `leg_softness` while walking. A step
+//! lands on the foot's footprint (where it stands under the hips) `step_lead`
+//! seconds of the hips' motion ahead, lifted by `step_height`. While the hips move
+//! faster than `gait_speed` the feet walk (`Gait`): each change of the side the
+//! head sways to makes the other foot step, over the time between changes.
+//! Standing, or when the sway says nothing, a foot steps once its landing is more
+//! than `step_distance` of the user's height away, over `step_seconds`, one foot at
+//! a time.
+
+use glam::{Quat, Vec3};
+
+use super::gait::Gait;
+use super::turns::{wrap, yaw_of};
+use super::{FrameInputs, VrIkConfig};
+use crate::humanoid::{HumanBone, HumanoidPose};
+use crate::ik::IkError;
+use crate::ik::body::{BodyFrame, Limb};
+use crate::ik::limb::LimbIk;
+
+/// The legs, left then right.
+const LEGS: [Limb; 2] = [Limb::LeftLeg, Limb::RightLeg];
+
+/// Below this fraction of their rest height the hips are not walking (crouching,
+/// crawling, sitting).
+const UPRIGHT: f32 = 0.7;
+
+/// A foot still stepping when the body sways over it lands within this, seconds.
+const LAND_WITHIN: f32 = 0.1;
+
+/// One untracked foot.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct PlantedFoot {
+    /// Where the ankle is (avatar model space) and the foot's yaw.
+    at: Vec3,
+    yaw: f32,
+    /// A step under way: from where, how far along (0 → 1).
+    from: Vec3,
+    from_yaw: f32,
+    progress: Option<f32>,
+    /// How long the step under way takes, seconds.
+    seconds: f32,
+}
+
+impl PlantedFoot {
+    /// Starts a step from where the foot is, taking `seconds`.
+    fn step(&mut self, seconds: f32) {
+        self.from = self.at;
+        self.from_yaw = self.yaw;
+        self.progress = Some(0.0);
+        self.seconds = seconds;
+    }
+
+    /// Moves a step under way on by `dt` toward `landing`, turning to `yaw`:
+    /// smootherstep along, `64·p³(1 − p)³` of `step_height` up (no jump in speed or
+    /// acceleration where the step starts and ends); `height` is the user's, in
+    /// avatar metres.
+    fn advance(&mut self, landing: Vec3, yaw: f32, config: &VrIkConfig, height: f32, dt: f32) {
+        if let Some(p) = self.progress {
+            let p = (p + dt / self.seconds.max(1e-3)).min(1.0);
+            let ease = p * p * p * (p * (6.0 * p - 15.0) + 10.0);
+            let q = p * (1.0 - p);
+            self.at = self.from.lerp(landing, ease)
+                + Vec3::Y * (64.0 * q * q * q) * config.step_height * height;
+            self.yaw = self.from_yaw + wrap(yaw - self.from_yaw) * ease;
+            self.progress = (p < 1.0).then_some(p);
+        }
+    }
+}
+
+/// What the legs carry from frame to frame: the untracked feet, the hips' motion
+/// and the gait.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(super) struct Feet {
+    /// Left, right.
+    feet: [PlantedFoot; 2],
+    /// Last frame's hips and their smoothed horizontal velocity.
+    hips: Vec3,
+    hips_velocity: Vec3,
+    gait: Gait,
+}
+
+impl Feet {
+    /// Whether the left (0) or right (1) untracked foot is planted (not stepping).
+    pub(super) fn is_planted(&self, foot: usize) -> bool {
+        self.feet.get(foot).is_some_and(|f| f.progress.is_none())
+    }
+}
+
+/// How the hips move this frame.
+struct HipsMotion {
+    /// Where the hips are, avatar model space.
+    at: Vec3,
+    /// Where the hips face, horizontal unit vector.
+    forward: Vec3,
+    /// The hips' smoothed speed forward, avatar metres per second (0 going back).
+    ahead: f32,
+    /// Upright and faster forward than `gait_speed`: the feet walk.
+    walking: bool,
+    /// 0 → 1 from half `gait_speed` to `gait_speed` (0 when not upright): how much
+    /// the steps lead and the legs soften.
+    walk: f32,
+}
+
+/// Places both legs for one frame (see the module header).
+///
+/// Runs on the solver thread every frame: no allocation, no I/O, no panic. Its
+/// inputs are checked by `VrIk::validate`.
+pub(super) struct PlaceLegs<'a> {
+    /// Settings, avatar, devices and turns of this frame.
+    pub(super) inputs: FrameInputs<'a>,
+    /// The user's height, avatar metres.
+    pub(super) height: f32,
+    /// Whether an earlier frame ran; else the feet are put under the hips.
+    pub(super) started: bool,
+    /// The feet, the hips' motion and the gait, moved on by one frame.
+    pub(super) state: &'a mut Feet,
+    /// In: the torso of `pose`. Out: the legs' bones updated.
+    pub(super) frame: &'a mut BodyFrame,
+    /// Out: upper leg, lower leg and foot rotations set.
+    pub(super) pose: &'a mut HumanoidPose,
+}
+
+impl PlaceLegs<'_> {
+    pub(super) fn run(mut self) -> Result<(), IkError> {
+        let hips = self.follow_hips();
+        let head = horizontal(self.inputs.devices.head.position);
+        let swayed = self
+            .state
+            .gait
+            .read(self.inputs.config, head, self.height, self.inputs.dt);
+        let landing = self.landing(&hips);
+        if !self.started {
+            for (f, at) in self.state.feet.iter_mut().zip(landing) {
+                *f = PlantedFoot {
+                    at,
+                    yaw: self.inputs.turns.hips_yaw_angle,
+                    ..PlantedFoot::default()
+                };
+            }
+        }
+        let untracked = self.inputs.devices.feet.map(|f| f.is_none());
+        self.start_steps(swayed, &hips, untracked, &landing);
+        for (side, limb) in LEGS.into_iter().enumerate() {
+            let (target, rotation) = self.foot_target(side, landing[side]);
+            let softness = if untracked[side] {
+                self.inputs.config.leg_softness * hips.walk
+            } else {
+                self.inputs.config.tracked_leg_softness
+            };
+            self.solve_leg(side, limb, target, rotation, softness)?;
+        }
+        Ok(())
+    }
+
+    /// The hips' position and smoothed forward speed (velocity smoothed over 0.1 s),
+    /// and whether that is walking: upright (the hips above `UPRIGHT` of their rest
+    /// height) and forward faster than `gait_speed`; `walk` eases it in from half
+    /// that speed. The first frame starts the gait afresh.
+    fn follow_hips(&mut self) -> HipsMotion {
+        let (c, height, dt) = (self.inputs.config, self.height, self.inputs.dt);
+        let state = &mut *self.state;
+        let at = self.frame.position(HumanBone::Hips);
+        if self.started {
+            let v = horizontal(at - state.hips) / dt;
+            let k = (dt / 0.1).min(1.0);
+            state.hips_velocity = state.hips_velocity.lerp(v, k);
+        } else {
+            state.hips_velocity = Vec3::ZERO;
+            state.gait = Gait::new(horizontal(self.inputs.devices.head.position));
+        }
+        state.hips = at;
+        let forward = self.inputs.turns.hips_yaw * Vec3::Z;
+        let ahead = state.hips_velocity.dot(forward).max(0.0);
+        let upright = at.y > UPRIGHT * self.inputs.body.rest_hips_height();
+        let walking = upright && ahead > c.gait_speed * height;
+        let walk = if upright {
+            (ahead / (c.gait_speed * height).max(1e-3) * 2.0 - 1.0).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        HipsMotion {
+            at,
+            forward,
+            ahead,
+            walking,
+            walk,
+        }
+    }
+
+    /// Where each untracked foot goes next: its footprint (where it stands under the
+    /// hips, `horizontal(P(hips) + Y(hips)·(T(foot) − T(hips)))` at the foot's rest
+    /// height) plus, while walking, `step_lead` of the hips' forward motion.
+    fn landing(&self, hips: &HipsMotion) -> [Vec3; 2] {
+        let body = self.inputs.body;
+        let lead = hips.forward * (hips.ahead * self.inputs.config.step_lead * hips.walk);
+        LEGS.map(|limb| {
+            let foot = limb.bones()[2];
+            let rest = body.rest_position(foot) - body.rest_position(HumanBone::Hips);
+            horizontal(hips.at + self.inputs.turns.hips_yaw * rest)
+                + Vec3::Y * body.rest_height(foot)
+                + lead
+        })
+    }
+
+    /// Which untracked foot starts a step. Walking, when the body sways over one
+    /// foot, that foot stands (landing now if it is still stepping) and the other
+    /// steps for half a stride. With no gait to go by, the foot farther than
+    /// `step_distance` of the height from where it should land steps, over
+    /// `step_seconds`, one at a time.
+    fn start_steps(
+        &mut self,
+        swayed: Option<f32>,
+        hips: &HipsMotion,
+        untracked: [bool; 2],
+        landing: &[Vec3; 2],
+    ) {
+        let (c, height) = (self.inputs.config, self.height);
+        let state = &mut *self.state;
+        match swayed {
+            Some(over) if hips.walking => {
+                // Over the left (1): the left foot stands and the right one steps,
+                // and the other way round.
+                let stance = usize::from(over < 0.0);
+                let f = &mut state.feet[stance];
+                if let Some(p) = f.progress {
+                    f.seconds = f.seconds.min(LAND_WITHIN / (1.0 - p).max(1e-3));
+                }
+                if untracked[1 - stance] {
+                    state.feet[1 - stance].step(state.gait.half_stride);
+                }
+            }
+            _ if (!hips.walking || state.gait.is_stalled())
+                && state.feet.iter().all(|f| f.progress.is_none()) =>
+            {
+                let off =
+                    [0, 1].map(|side| horizontal(state.feet[side].at - landing[side]).length());
+                if let Some(side) = [0, 1]
+                    .into_iter()
+                    .filter(|&side| untracked[side] && off[side] > c.step_distance * height)
+                    .max_by(|&a, &b| off[a].total_cmp(&off[b]))
+                {
+                    state.feet[side].step(c.step_seconds);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Where the ankle goes and the foot's model rotation: the foot tracker (which
+    /// also plants the foot there), else the planted foot, its step moved on.
+    fn foot_target(&mut self, side: usize, landing: Vec3) -> (Vec3, Quat) {
+        let f = &mut self.state.feet[side];
+        match self.inputs.devices.feet[side] {
+            Some(t) => {
+                *f = PlantedFoot {
+                    at: t.position,
+                    yaw: yaw_of(t.rotation),
+                    ..PlantedFoot::default()
+                };
+                (t.position, t.rotation)
+            }
+            None => {
+                let yaw = self.inputs.turns.hips_yaw_angle;
+                f.advance(
+                    landing,
+                    yaw,
+                    self.inputs.config,
+                    self.height,
+                    self.inputs.dt,
+                );
+                (f.at, Quat::from_rotation_y(f.yaw))
+            }
+        }
+    }
+
+    /// The leg by `LimbIk` to `target`. The knee bends toward the knee tracker, else
+    /// forward, between where the hips and the foot face (the foot alone turns too
+    /// much in a step, heel to toe): `lerp(root, target, ½) + H·Z + R(foot)·Z·½`.
+    fn solve_leg(
+        &mut self,
+        side: usize,
+        limb: Limb,
+        target: Vec3,
+        rotation: Quat,
+        softness: f32,
+    ) -> Result<(), IkError> {
+        let [upper, _, _] = limb.bones();
+        let root = self.frame.position(upper);
+        let hips_rotation = self.inputs.turns.hips;
+        let pole = self.inputs.devices.knees[side].unwrap_or_else(|| {
+            root.lerp(target, 0.5) + hips_rotation * Vec3::Z + rotation * Vec3::Z * 0.5
+        });
+        LimbIk {
+            body: self.inputs.body,
+            limb,
+            target,
+            pole,
+            end_rotation: Some(rotation),
+            softness,
+            weight: 1.0,
+            frame: self.frame,
+            pose: self.pose,
+        }
+        .run()
+    }
+}
+
+/// `v` with its vertical part dropped.
+fn horizontal(v: Vec3) -> Vec3 {
+    Vec3::new(v.x, 0.0, v.z)
+}

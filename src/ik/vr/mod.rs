@@ -1,0 +1,267 @@
+//! VR mode: a full humanoid pose from a headset, two controllers and whatever
+//! trackers are present.
+//!
+//! Order of a frame (all in the avatar's humanoid model space, device positions
+//! scaled by `Calibration::avatar_scale`), each stage a job or function in the file
+//! named, run on the stack with plain data in and out:
+//!
+//! 0. `AvatarDevices` (`devices.rs`): the devices calibrated and scaled.
+//! 1. `HeadSmoothing::follow` (`turns.rs`): head joint and head rotation from the
+//!    headset (`Calibration::head`); the head's turn smoothed over `neck_seconds`
+//!    for the torso, and the hips' rotation: the hips tracker's, else the head's yaw
+//!    smoothed over `body_turn_seconds`.
+//! 2. `PlaceTorso` (`torso.rs`): the spine (spine, chest, upperChest, equal shares)
+//!    carries `spine_share` of the head's tilt, or the chest tracker's rotation, and
+//!    the twist between the head's and the hips' yaw; the neck takes half of the
+//!    head's turn relative to the upper chest, so the neck joint is
+//!    `P(head) − M(neck)·(T(head) − T(neck))`. Unless a chest tracker sets the
+//!    spine, the neck joint follows where it must be over `torso_seconds` (a neck's
+//!    length from the head, `Follower` in `follower.rs`) and the neck turns to put
+//!    the head on its target. Without a hips tracker the hips go where this spine
+//!    puts the neck joint; with one, the spine bends toward it (two arc
+//!    corrections, scaled by `Spine::gain`). Whatever the spine's fixed length leaves
+//!    is taken up by moving the hips, so the head is always where the headset says.
+//! 3. `PlaceArm` (`arms.rs`), per arm: the shoulder turns up to `shoulder_share` of
+//!    the way toward a hand beyond `shoulder_reach` of the arm's length.
+//! 4. The arm by `LimbIk` to the wrist, hand rotation from the controller, elbow
+//!    pole from the elbow tracker, else down, back and out from the body, turned
+//!    with the controller's roll; then `forearm_twist` of the hand's roll moves into
+//!    the lower arm.
+//! 5. `PlaceLegs` (`legs.rs`): legs by `LimbIk` to the foot trackers, else to
+//!    planted feet (knee pole from the knee tracker, else forward between the hips'
+//!    and the foot's facing), softened by `leg_softness`. A step lands on the foot's
+//!    footprint (where it stands under the hips) `step_lead` seconds of the hips'
+//!    motion ahead, lifted by `step_height`. While the hips move faster than
+//!    `gait_speed` the feet walk (`Gait` in `gait.rs`): the head sways over the foot
+//!    the body stands on, each change of side makes the other foot step, and a step
+//!    takes the time between changes. Standing, or when the sway says nothing, a
+//!    foot steps once its landing is more than `step_distance` of the user's height
+//!    away, over `step_seconds`, one foot at a time.
+//!
+//! The settings are `VrIkConfig` (`config.rs`).
+
+mod arms;
+mod config;
+mod devices;
+mod follower;
+mod gait;
+mod legs;
+mod torso;
+mod turns;
+
+pub use config::VrIkConfig;
+pub use devices::VrInput;
+
+use glam::Vec3;
+
+use super::IkError;
+use super::body::{BodyFrame, BodyProportions, Limb};
+use super::calibration::Calibration;
+use crate::humanoid::{HumanBone, HumanoidPose};
+use arms::{ARMS, PlaceArm};
+use devices::AvatarDevices;
+use follower::Follower;
+use legs::{Feet, PlaceLegs};
+use torso::PlaceTorso;
+use turns::{HeadSmoothing, Turns};
+
+/// What VR mode carries from frame to frame for one performer, and its scratch
+/// space. Made when the performer is added; `reset` after a jump.
+#[derive(Debug, Clone, Default)]
+pub struct VrIkState {
+    /// Whether a frame ran since the performer was added or `reset`.
+    started: bool,
+    /// Last frame's head joint, the head's turn smoothed for the torso, and the
+    /// smoothed yaw the body faces without a hips tracker.
+    head: HeadSmoothing,
+    /// Where the neck joint was aimed without a hips tracker.
+    neck_goal: Follower,
+    /// The untracked feet, the hips' motion and the gait.
+    legs: Feet,
+    /// Forward kinematics of the result: `TORSO` and `LIMBS` (the eyes, jaw, toes and
+    /// fingers are stale).
+    pub frame: BodyFrame,
+}
+
+impl VrIkState {
+    /// Forgets the planted feet (they are put under the hips on the next frame).
+    pub fn reset(&mut self) {
+        self.started = false;
+    }
+
+    /// Whether the left (0) or right (1) untracked foot is planted (not stepping).
+    #[must_use]
+    pub fn is_planted(&self, foot: usize) -> bool {
+        self.legs.is_planted(foot)
+    }
+}
+
+/// VR-mode IK on one frame: devices in, a whole normalized pose out, ready for
+/// `FromNormalized`.
+///
+/// Runs on the solver thread every frame: no allocation, no I/O, no panic.
+pub struct VrIk<'a> {
+    pub config: &'a VrIkConfig,
+    /// The avatar, built once.
+    pub body: &'a BodyProportions,
+    pub calibration: &'a Calibration,
+    pub input: &'a VrInput,
+    /// Seconds since the previous frame.
+    pub dt: f32,
+    pub state: &'a mut VrIkState,
+    /// Out: replaced by every body bone's rotation and the hips position (avatar
+    /// metres, `rest_hips_height` the avatar's); fingers and toes at rest.
+    pub pose: &'a mut HumanoidPose,
+}
+
+/// What the stages after the first read, for one frame: plain data, copied into
+/// each stage's job.
+#[derive(Clone, Copy)]
+struct FrameInputs<'a> {
+    config: &'a VrIkConfig,
+    /// The avatar, built once.
+    body: &'a BodyProportions,
+    /// This frame's devices, avatar model space.
+    devices: &'a AvatarDevices,
+    /// This frame's head and hips turns.
+    turns: &'a Turns,
+    /// Seconds since the previous frame.
+    dt: f32,
+}
+
+impl VrIk<'_> {
+    /// Rejects a bad interval, calibration, settings, non-finite (or zero) device
+    /// positions and rotations, and a body without hips, head or limbs.
+    pub fn validate(&self) -> Result<(), IkError> {
+        if !(self.dt.is_finite() && self.dt > 0.0) {
+            return Err(IkError::BadInterval(self.dt));
+        }
+        for h in [self.body.rest_hips_height(), self.calibration.height] {
+            if !(h.is_finite() && h > 0.0) {
+                return Err(IkError::BadHipsHeight(h));
+            }
+        }
+        for bone in [HumanBone::Hips, HumanBone::Head] {
+            if !self.body.has(bone) {
+                return Err(IkError::MissingBone(bone));
+            }
+        }
+        for limb in Limb::ALL {
+            if let Some(b) = limb.bones().into_iter().find(|b| !self.body.has(*b)) {
+                return Err(IkError::MissingBone(b));
+            }
+        }
+        let c = self.config;
+        let cal = self.calibration;
+        for softness in [c.softness, c.leg_softness, c.tracked_leg_softness] {
+            if !(0.0..1.0).contains(&softness) {
+                return Err(IkError::BadSoftness(softness));
+            }
+        }
+        for w in [c.spine_share, c.shoulder_share, c.forearm_twist] {
+            if !(0.0..=1.0).contains(&w) {
+                return Err(IkError::BadWeight(w));
+            }
+        }
+        let i = self.input;
+        let positions = [i.head.position, i.hands[0].position, i.hands[1].position]
+            .into_iter()
+            .chain(i.hips.map(|d| d.position))
+            .chain(i.chest.map(|d| d.position))
+            .chain(i.feet.iter().flatten().map(|d| d.position))
+            .chain(i.elbows.iter().flatten().copied())
+            .chain(i.knees.iter().flatten().copied());
+        for p in positions {
+            if !p.is_finite() {
+                return Err(IkError::BadTarget(p));
+            }
+        }
+        // Rotations: a non-finite or zero one would poison the pose.
+        let rotations = [i.head, i.hands[0], i.hands[1]]
+            .into_iter()
+            .chain(i.hips)
+            .chain(i.chest)
+            .chain(i.feet.iter().flatten().copied())
+            .map(|d| d.rotation)
+            .chain([
+                cal.head_rotation,
+                cal.hand_rotations[0],
+                cal.hand_rotations[1],
+            ]);
+        for r in rotations {
+            if !(r.is_finite() && r.length() > 0.5) {
+                return Err(IkError::BadTarget(Vec3::new(r.x, r.y, r.z)));
+            }
+        }
+        let offsets = [cal.head_to_eye, cal.wrist_offsets[0], cal.wrist_offsets[1]];
+        if let Some(o) = offsets.into_iter().find(|o| !o.is_finite()) {
+            return Err(IkError::BadTarget(o));
+        }
+        Ok(())
+    }
+
+    /// One frame, stage by stage (see the module header); each stage is a job in
+    /// its own file, on the stack.
+    pub fn run(self) -> Result<(), IkError> {
+        self.validate()?;
+        let VrIk {
+            config,
+            body,
+            calibration,
+            input,
+            dt,
+            state,
+            pose,
+        } = self;
+        let devices = AvatarDevices::new(calibration, body, input);
+        *pose = HumanoidPose::default();
+        pose.rest_hips_height = body.rest_hips_height();
+        // 1. The head's turn, smoothed for the torso, and the hips' turn.
+        let turns = state
+            .head
+            .follow(config, &devices, calibration.height, state.started, dt);
+        pose.set_rotation(HumanBone::Hips, turns.hips);
+        let inputs = FrameInputs {
+            config,
+            body,
+            devices: &devices,
+            turns: &turns,
+            dt,
+        };
+        // 2. Spine, neck and head, and the hips where they put the head.
+        PlaceTorso {
+            inputs,
+            neck_goal: &mut state.neck_goal,
+            frame: &mut state.frame,
+            pose,
+        }
+        .run();
+        // 3, 4. Shoulders and arms.
+        for (side, (limb, shoulder)) in ARMS.into_iter().enumerate() {
+            PlaceArm {
+                config,
+                body,
+                limb,
+                shoulder,
+                wrist: devices.hands[side],
+                elbow: devices.elbows[side],
+                hips_yaw: turns.hips_yaw,
+                frame: &mut state.frame,
+                pose,
+            }
+            .run()?;
+        }
+        // 5. Legs.
+        PlaceLegs {
+            inputs,
+            height: calibration.height * devices.scale,
+            started: state.started,
+            state: &mut state.legs,
+            frame: &mut state.frame,
+            pose,
+        }
+        .run()?;
+        state.started = true;
+        Ok(())
+    }
+}

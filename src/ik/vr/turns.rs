@@ -1,0 +1,131 @@
+//! Stage 1 of a frame: how the head and the hips turn. The head's rotation is
+//! smoothed over `neck_seconds` for the torso (the head itself turns exactly);
+//! without a hips tracker the body faces where the head has been facing over the
+//! last `body_turn_seconds`, so a glance aside turns the neck and spine, not the
+//! hips. With the angle helpers the stages share: a rotation's yaw, an angle
+//! wrapped into −π..π.
+
+use glam::{Quat, Vec3};
+
+use super::VrIkConfig;
+use super::devices::AvatarDevices;
+
+/// A head that moves farther than this in one frame, fraction of the user's height,
+/// jumped: the torso's smoothing starts afresh.
+const JUMP: f32 = 0.2;
+
+/// What the head's smoothing carries from frame to frame.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(super) struct HeadSmoothing {
+    /// Last frame's head joint, avatar model space.
+    position: Vec3,
+    /// The head's rotation smoothed for the torso.
+    turn: Quat,
+    /// The smoothed yaw the body faces without a hips tracker, radians.
+    body_yaw: f32,
+}
+
+/// The turns of one frame, model space: the head's smoothed for the torso, and the
+/// hips'.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Turns {
+    /// Whether the smoothing went on from the previous frame (not on the first
+    /// frame, nor after the head jumped).
+    pub(super) smooth: bool,
+    /// The head's rotation smoothed over `neck_seconds`: what neck and spine follow.
+    pub(super) head: Quat,
+    /// The yaw of `head`, as a turn about +Y.
+    pub(super) head_yaw: Quat,
+    /// The hips' rotation: the hips tracker's, else the body's smoothed yaw.
+    pub(super) hips: Quat,
+    /// The yaw of `hips`, radians and as a turn about +Y.
+    pub(super) hips_yaw_angle: f32,
+    pub(super) hips_yaw: Quat,
+}
+
+impl HeadSmoothing {
+    /// One frame of the head's and the hips' turns. `started`: whether an earlier
+    /// frame ran (else the smoothing starts afresh, as after a jump of more than
+    /// `JUMP` of the user's height, `user_height` in user metres, or a turn of more
+    /// than a right angle).
+    ///
+    /// `H ← slerp(H, head, k(neck_seconds))`, `yaw ← yaw + wrap(yaw(H) − yaw)·k(body_turn_seconds)`
+    /// with `k(τ) = min(dt/τ, 1)`.
+    pub(super) fn follow(
+        &mut self,
+        config: &VrIkConfig,
+        devices: &AvatarDevices,
+        user_height: f32,
+        started: bool,
+        dt: f32,
+    ) -> Turns {
+        let head = devices.head;
+        let settle = |seconds: f32| (dt / seconds.max(1e-3)).min(1.0);
+        let smooth = started
+            && head.position.distance(self.position) < JUMP * user_height * devices.scale
+            && self.turn.angle_between(head.rotation) < std::f32::consts::FRAC_PI_2;
+        self.position = head.position;
+        if smooth {
+            self.turn = self
+                .turn
+                .slerp(head.rotation, settle(config.neck_seconds))
+                .normalize();
+        } else {
+            self.turn = head.rotation;
+        }
+        let facing = yaw_of(self.turn);
+        let head_yaw = Quat::from_rotation_y(facing);
+        if smooth {
+            self.body_yaw += wrap(facing - self.body_yaw) * settle(config.body_turn_seconds);
+        } else {
+            self.body_yaw = facing;
+        }
+        let body_turn = Quat::from_rotation_y(self.body_yaw);
+        let hips = devices.hips.map_or(body_turn, |t| t.rotation.normalize());
+        let hips_yaw_angle = yaw_of(hips);
+        Turns {
+            smooth,
+            head: self.turn,
+            head_yaw,
+            hips,
+            hips_yaw_angle,
+            hips_yaw: Quat::from_rotation_y(hips_yaw_angle),
+        }
+    }
+}
+
+/// Turn about +Y that faces +Z toward `forward`'s horizontal part, radians.
+pub(super) fn yaw_of(rotation: Quat) -> f32 {
+    let f = rotation * Vec3::Z;
+    if f.x.abs() + f.z.abs() < 1e-4 {
+        // Looking straight up or down: the head's up points where it faces.
+        let u = rotation * Vec3::Y;
+        return (-u.x * f.y.signum()).atan2(-u.z * f.y.signum());
+    }
+    f.x.atan2(f.z)
+}
+
+/// An angle brought into −π..π.
+pub(super) fn wrap(a: f32) -> f32 {
+    use std::f32::consts::{PI, TAU};
+    (a + PI).rem_euclid(TAU) - PI
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yaw_survives_looking_straight_down_and_angles_wrap() {
+        let yaw = 0.7;
+        let level = Quat::from_rotation_y(yaw);
+        assert!((yaw_of(level) - yaw).abs() < 1e-5);
+        let tilted = level * Quat::from_rotation_x(0.5);
+        assert!((yaw_of(tilted) - yaw).abs() < 1e-5);
+        let down = level * Quat::from_rotation_x(std::f32::consts::FRAC_PI_2);
+        assert!((yaw_of(down) - yaw).abs() < 1e-3, "{}", yaw_of(down));
+        // 3π is π or −π, the same turn.
+        assert!((wrap(3.0 * std::f32::consts::PI).abs() - std::f32::consts::PI).abs() < 1e-5);
+        assert!((wrap(0.1 - std::f32::consts::TAU) - 0.1).abs() < 1e-5);
+    }
+}

@@ -1,0 +1,264 @@
+//! Stages 5 and 6: the arms. The upper chest is the joint with two subtrees
+//! reaching far out to either side (`find_arm_branch`); along each arm's line out to
+//! the hand, upper arm, forearm and hand are chosen by proportion, with the shoulder
+//! (clavicle) before the upper arm (`solve_arm`).
+
+use crate::humanoid::HumanBone as B;
+
+use super::facing::Midline;
+use super::names::{Role, name_cost};
+use super::pelvis::Pelvis;
+use super::rest_joints::{RestJoints, off_line};
+
+/// Where the arms and the head leave the body.
+pub(super) struct ArmBranch {
+    pub(super) branch: usize,
+    /// Arm roots: `[0]` on leg A's side of the midline, `[1]` on leg B's.
+    pub(super) arms: [usize; 2],
+    pub(super) head: Option<usize>,
+}
+
+/// Heuristic: the upper chest is the joint (in the body above the hips) with two
+/// children whose subtrees each reach out to one side, at least 1.4 hip half-widths
+/// from the midline, crossing it by less than half a hip half-width, and three or
+/// more joints deep (a quadruped's front legs are no wider than its hind legs, so
+/// they do not qualify). Among several, deforming
+/// names win, then the farthest reach (hands are the body's farthest-out joints in
+/// any rest pose). The head is the branch's tallest child starting near the midline.
+pub(super) fn find_arm_branch(
+    rig: &RestJoints,
+    pelvis: &Pelvis,
+    midline: &Midline,
+) -> Result<ArmBranch, String> {
+    let n = rig.len();
+    let mut lat_hi = vec![f32::NEG_INFINITY; n];
+    let mut lat_lo = vec![f32::INFINITY; n];
+    let body = rig.subtree(pelvis.spine_root);
+    for &j in body.iter().rev() {
+        for p in std::iter::once(rig.pos[j]).chain(rig.end[j]) {
+            let l = midline.lateral_of(p);
+            lat_hi[j] = lat_hi[j].max(l);
+            lat_lo[j] = lat_lo[j].min(l);
+        }
+        for &c in &rig.kids[j] {
+            lat_hi[j] = lat_hi[j].max(lat_hi[c]);
+            lat_lo[j] = lat_lo[j].min(lat_lo[c]);
+        }
+    }
+    let half = midline.hip_half.max(0.02 * pelvis.span);
+    let mut best: Option<((f32, f32), ArmBranch)> = None;
+    for &b in &body {
+        if rig.kids[b].len() < 2 {
+            continue;
+        }
+        let mut sides: [Option<(f32, f32, usize)>; 2] = [None, None];
+        for &c in &rig.kids[b] {
+            if rig.depth[c] < 3 {
+                continue;
+            }
+            for (s, (far, back)) in [(lat_hi[c], -lat_lo[c]), (-lat_lo[c], lat_hi[c])]
+                .into_iter()
+                .enumerate()
+            {
+                if far >= 1.4 * half && back <= 0.5 * half {
+                    let candidate = (rig.pref(c), far / half, c);
+                    if sides[s].is_none_or(|(p, f, _)| (candidate.0, candidate.1) > (p, f)) {
+                        sides[s] = Some(candidate);
+                    }
+                }
+            }
+        }
+        let [Some((pa, fa, a)), Some((pb, fb, bb))] = sides else {
+            continue;
+        };
+        let head = rig.kids[b]
+            .iter()
+            .copied()
+            .filter(|&c| {
+                c != a
+                    && c != bb
+                    && !rig.avoid(c)
+                    && rig.high[c] > rig.pos[b].y + 0.02 * pelvis.span
+                    && midline.lateral_of(rig.pos[c]).abs() < half
+            })
+            .max_by(|&x, &y| {
+                (rig.pref(x), rig.high[x])
+                    .partial_cmp(&(rig.pref(y), rig.high[y]))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+        let key = (pa + pb, fa.min(fb));
+        if best.as_ref().is_none_or(|(k, _)| key > *k) {
+            best = Some((
+                key,
+                ArmBranch {
+                    branch: b,
+                    arms: [a, bb],
+                    head,
+                },
+            ));
+        }
+    }
+    best.map(|(_, branch)| branch).ok_or_else(|| {
+        format!(
+            "no arms: no joint above the hips `{}` has two chains reaching out to either side",
+            rig.name(pelvis.hips)
+        )
+    })
+}
+
+/// One arm's joints.
+pub(super) struct Arm {
+    pub(super) shoulder: Option<usize>,
+    pub(super) upper: usize,
+    pub(super) lower: usize,
+    pub(super) hand: usize,
+    /// The line ended at a fork of short chains: the hand with its fingers.
+    pub(super) hand_fork: bool,
+    /// How well the proportions fit (0 is perfect), for the confidence.
+    pub(super) cost: f32,
+}
+
+/// The line of joints from an arm's root out to the hand: at each joint the child
+/// reaching farthest from the arm branch. It stops at a leaf or at the hand's fork:
+/// two or more children, none reaching farther from their parent than 0.6 of the
+/// parent's distance from the branch (fingers; a twist bone's fork does not qualify
+/// since the forearm beside it is long).
+fn follow_out(rig: &RestJoints, root: usize, branch: usize) -> (Vec<usize>, bool) {
+    let origin = rig.pos[branch];
+    let mut line = vec![root];
+    let mut j = root;
+    loop {
+        let kids = rig.body_kids(j);
+        if kids.is_empty() {
+            return (line, false);
+        }
+        if kids.len() >= 2 {
+            let fork_reach = kids
+                .iter()
+                .map(|&c| rig.reach(c, rig.pos[j]))
+                .fold(0.0, f32::max);
+            if fork_reach <= 0.6 * rig.pos[j].distance(origin) {
+                return (line, true);
+            }
+        }
+        let next = kids.iter().copied().max_by(|&a, &b| {
+            (rig.reach(a, origin), rig.pref(a))
+                .partial_cmp(&(rig.reach(b, origin), rig.pref(b)))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        match next {
+            Some(n) => {
+                line.push(n);
+                j = n;
+            }
+            None => return (line, false),
+        }
+    }
+}
+
+/// Heuristic: upper arm, elbow and hand are the joints `u < e < h` of the arm's line
+/// (coincident joints merged) minimizing a cost: the upper arm 1.15 forearms long
+/// (log ratio, 0.4 to 2.5 allowed), the upper arm starting out to the side (at least
+/// 1.15 hip half-widths from the midline: clavicles start near it), what hangs past
+/// the hand no longer than the forearm, joints in between on the straight line
+/// (twist bones), and names (-0.3 for one that says the bone, +0.3 for one that says
+/// another). The hand is the fork of the fingers when there is one. The shoulder is
+/// the joint before the upper arm that names call a clavicle, else the one whose bone
+/// is longest weighted by how near the midline it starts (a clavicle, not a deltoid
+/// helper or an offset node at the centre).
+pub(super) fn solve_arm(
+    rig: &RestJoints,
+    root: usize,
+    branch: usize,
+    midline: &Midline,
+) -> Result<Arm, String> {
+    let (line, hand_fork) = follow_out(rig, root, branch);
+    let reps = rig.collapse(&line);
+    let n = reps.len();
+    let half = midline.hip_half.max(rig.eps);
+    let mut best: Option<(f32, usize, usize, usize)> = None;
+    let hands = if hand_fork { n - 1..n } else { 2..n };
+    for h in hands {
+        let tail = if h + 1 < n || !hand_fork {
+            rig.reach(reps[h], rig.pos[reps[h]])
+        } else {
+            0.0
+        };
+        for e in 1..h {
+            let fore = rig.pos[reps[e]].distance(rig.pos[reps[h]]);
+            for u in 0..e {
+                let upper = rig.pos[reps[u]].distance(rig.pos[reps[e]]);
+                if fore <= rig.eps || upper <= rig.eps {
+                    continue;
+                }
+                let ratio = upper / fore;
+                if !(0.4..=2.5).contains(&ratio) {
+                    continue;
+                }
+                let mut cost = (ratio / 1.15).ln().abs();
+                cost += 2.0 * (1.15 - midline.lateral_of(rig.pos[reps[u]]).abs() / half).max(0.0);
+                cost += 2.0 * (tail / fore - 1.0).max(0.0);
+                let (pu, pe, ph) = (rig.pos[reps[u]], rig.pos[reps[e]], rig.pos[reps[h]]);
+                for &m in &reps[u + 1..e] {
+                    cost += 2.0 * off_line(rig.pos[m], pu, pe) / upper;
+                }
+                for &m in &reps[e + 1..h] {
+                    cost += 2.0 * off_line(rig.pos[m], pe, ph) / fore;
+                }
+                cost += name_cost(rig, reps[u], B::LeftUpperArm)
+                    + name_cost(rig, reps[e], B::LeftLowerArm)
+                    + name_cost(rig, reps[h], B::LeftHand);
+                if best.is_none_or(|(c, ..)| cost < c) {
+                    best = Some((cost, u, e, h));
+                }
+            }
+        }
+    }
+    let Some((cost, u, e, h)) = best else {
+        return Err(format!(
+            "arm `{}`: no upper arm, forearm and hand in proportion along `{}`",
+            rig.name(root),
+            line.iter()
+                .map(|&j| rig.name(j))
+                .collect::<Vec<_>>()
+                .join("`, `")
+        ));
+    };
+    let upper = reps[u];
+    let before: Vec<usize> = line
+        .iter()
+        .copied()
+        .take_while(|&j| j != upper)
+        .filter(|&j| !rig.coincident(j, upper))
+        .collect();
+    let upper_out = midline.lateral_of(rig.pos[upper]).abs().max(rig.eps);
+    let shoulder = before.iter().copied().max_by(|&a, &b| {
+        let key = |j: usize| {
+            let named = match rig.names[j].role {
+                Some(Role::Clavicle) => 2.0,
+                Some(Role::Shoulder) => 1.0,
+                _ => 0.0,
+            };
+            let helper = if rig.names[j].helper { -3.0 } else { 0.0 };
+            // The clavicle: a long bone starting near the midline.
+            let bone = line
+                .iter()
+                .skip_while(|&&x| x != j)
+                .nth(1)
+                .map_or(0.0, |&x| rig.pos[x].distance(rig.pos[j]));
+            let inward = 1.0 - midline.lateral_of(rig.pos[j]).abs() / upper_out;
+            (named + helper, bone * inward.max(0.0))
+        };
+        key(a)
+            .partial_cmp(&key(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    Ok(Arm {
+        shoulder,
+        upper,
+        lower: reps[e],
+        hand: reps[h],
+        hand_fork,
+        cost,
+    })
+}

@@ -1,0 +1,407 @@
+//! Assembly: runs the stages on one hips candidate and records every bone found, with
+//! its structural confidence and reasons, in a `Body`.
+//!
+//! Stage order: legs and the midline they give, the arm branch, arms, neck and face,
+//! then which side faces front; only then are bones recorded, since left and right
+//! follow the facing. A required part that is missing is recorded as the body's
+//! failure; what was found up to there stays as a partial map.
+
+use glam::Vec3;
+
+use crate::humanoid::HumanBone as B;
+use crate::humanoid::{HumanBone, Side};
+
+use super::arms::{Arm, ArmBranch, find_arm_branch, solve_arm};
+use super::body::Body;
+use super::face::{Face, solve_face};
+use super::facing::{Facing, Midline, facing};
+use super::fingers::{left_digit, solve_fingers};
+use super::legs::{Leg, rough_knee, solve_leg};
+use super::names::Role;
+use super::notes;
+use super::pelvis::{Pelvis, follow_down, pelvis_above};
+use super::rest_joints::RestJoints;
+use super::spine::{Neck, solve_neck, split_spine};
+
+/// Builds the whole body from one hips candidate, stage by stage.
+pub(super) fn assemble(rig: &RestJoints, pelvis: &Pelvis) -> Body {
+    let mut body = Body::default();
+    let span = pelvis.span;
+
+    // Legs, and the midline they give.
+    let (legs, midline) = match legs_and_midline(rig, pelvis) {
+        Ok(found) => found,
+        Err(e) => {
+            body.fail(e);
+            return body;
+        }
+    };
+
+    // Arms and head.
+    let branch = match find_arm_branch(rig, pelvis, &midline) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            body.fail(e);
+            None
+        }
+    };
+    let arms = branch
+        .as_ref()
+        .map(|b| b.arms.map(|root| solve_arm(rig, root, b.branch, &midline)));
+    let neck = branch
+        .as_ref()
+        .and_then(|b| b.head.map(|h| solve_neck(rig, b.branch, h)));
+    let face = neck.as_ref().map(|n| solve_face(rig, n.head, &midline));
+    let eyes = face.as_ref().and_then(|f| f.eyes).map(|(a, b, _)| (a, b));
+
+    // Sides.
+    let facing = facing(
+        rig,
+        &midline,
+        &legs,
+        eyes,
+        neck.as_ref().map(|n| n.head),
+        span,
+    );
+    let front = if facing.a_is_left {
+        midline.lateral.cross(Vec3::Y)
+    } else {
+        -midline.lateral.cross(Vec3::Y)
+    };
+    body.notes.push(notes::faces(front, &facing.how));
+    let biped_pelvis = pelvis_above(rig, pelvis);
+    let hips = biped_pelvis.unwrap_or(pelvis.hips);
+    if let Some(note) = notes::ignored_above(rig, hips) {
+        body.notes.push(note);
+    }
+
+    put_hips(&mut body, rig, pelvis, hips, biped_pelvis.is_some());
+    put_legs(&mut body, rig, &legs, &facing);
+    let Some(branch) = branch else {
+        return body;
+    };
+    let arms_from_neck = put_spine(
+        &mut body,
+        rig,
+        pelvis,
+        &branch,
+        biped_pelvis.is_some(),
+        hips,
+    );
+    put_head(
+        &mut body,
+        rig,
+        branch.branch,
+        neck.as_ref(),
+        face,
+        arms_from_neck,
+        facing.a_is_left,
+    );
+    let Some(arms) = arms else {
+        return body;
+    };
+    put_arms(&mut body, rig, &arms, &facing, front);
+    if let Some(note) = notes::mirrored_names(rig, &body) {
+        body.notes.push(note);
+    }
+    body
+}
+
+/// Both legs along their lines down from the pelvis, and the midline they give: first
+/// from the knees found roughly, then from the thighs, knees and ankles.
+fn legs_and_midline(rig: &RestJoints, pelvis: &Pelvis) -> Result<([Leg; 2], Midline), String> {
+    let span = pelvis.span;
+    let lines = pelvis.legs.map(|root| follow_down(rig, root, span));
+    let knees = [
+        rough_knee(rig, &lines[0], pelvis),
+        rough_knee(rig, &lines[1], pelvis),
+    ];
+    let Some(rough) = (match knees {
+        [Some(a), Some(b)] => Midline::from_pairs(&[(rig.pos[a], rig.pos[b])]),
+        _ => None,
+    }) else {
+        return Err(format!(
+            "legs `{}` and `{}` are not side by side",
+            rig.name(pelvis.legs[0]),
+            rig.name(pelvis.legs[1])
+        ));
+    };
+    let rough_knee_lateral = rough.hip_half;
+    let legs = lines.map(|line| solve_leg(rig, line, &rough));
+    let pairs: Vec<(Vec3, Vec3)> = [
+        (legs[0].upper, legs[1].upper),
+        (legs[0].lower, legs[1].lower),
+        (legs[0].foot, legs[1].foot),
+    ]
+    .into_iter()
+    .filter_map(|pair| match pair {
+        (Some(a), Some(b)) => Some((rig.pos[a], rig.pos[b])),
+        _ => None,
+    })
+    .collect();
+    let mut midline = Midline::from_pairs(&pairs).unwrap_or(rough);
+    midline.rough_knee_lateral = rough_knee_lateral;
+    if midline.hip_half < 0.02 * span {
+        midline.hip_half = rough_knee_lateral;
+    }
+    Ok((legs, midline))
+}
+
+/// `bone` (a left one) on `side`.
+fn on_side(side: Side, bone: HumanBone) -> HumanBone {
+    if side == Side::Left {
+        bone
+    } else {
+        bone.mirrored()
+    }
+}
+
+/// The reason a limb bone is on `side`: `left of the midline (from the toes)`.
+fn where_on(side: Side, facing: &Facing) -> String {
+    let side_word = if side == Side::Left { "left" } else { "right" };
+    format!("{side_word} of the midline ({})", facing.how)
+}
+
+/// Records the hips: where legs and body meet, or the Biped pelvis right above.
+fn put_hips(body: &mut Body, rig: &RestJoints, pelvis: &Pelvis, hips: usize, biped: bool) {
+    let mut why = vec![format!(
+        "legs `{}` and `{}` and the body `{}` meet here",
+        rig.name(pelvis.legs[0]),
+        rig.name(pelvis.legs[1]),
+        rig.name(pelvis.spine_root)
+    )];
+    if let Some(b) = pelvis.leg_branch {
+        why.push(format!("the legs hang from `{}` just below", rig.name(b)));
+    }
+    if biped {
+        why = vec![format!(
+            "named so, right above `{}` where legs and body meet (as in 3ds Max Biped)",
+            rig.name(pelvis.hips)
+        )];
+    }
+    body.put(rig, B::Hips, hips, 0.8, why);
+}
+
+/// Records both legs' bones on the sides `facing` gives, and any leg's problem as
+/// the body's failure.
+fn put_legs(body: &mut Body, rig: &RestJoints, legs: &[Leg; 2], facing: &Facing) {
+    for (i, leg) in legs.iter().enumerate() {
+        let side = facing.side(i == 0);
+        if let Some(p) = &leg.problem {
+            body.fail(p.clone());
+        }
+        let parts = [
+            (
+                leg.upper,
+                B::LeftUpperLeg,
+                0.85,
+                "first bone going down from the hips, out to the side",
+            ),
+            (
+                leg.lower,
+                B::LeftLowerLeg,
+                0.85,
+                "the joint halfway down the leg",
+            ),
+            (
+                leg.foot,
+                B::LeftFoot,
+                0.85,
+                "first joint below half the knee's height",
+            ),
+            (leg.toes, B::LeftToes, 0.75, "the joint after the ankle"),
+        ];
+        for (joint, b, conf, why) in parts {
+            if let Some(j) = joint {
+                body.put(
+                    rig,
+                    on_side(side, b),
+                    j,
+                    conf,
+                    vec![why.to_owned(), where_on(side, facing)],
+                );
+            }
+        }
+    }
+}
+
+/// Records spine, chest and upper chest from the hips' body child up to the arm
+/// branch (from the hips' own joint for Biped); whether the arms hang from a joint
+/// named neck, which is then the neck and not part of the spine.
+fn put_spine(
+    body: &mut Body,
+    rig: &RestJoints,
+    pelvis: &Pelvis,
+    branch: &ArmBranch,
+    biped: bool,
+    hips: usize,
+) -> bool {
+    let mut chain = rig.path(pelvis.spine_root, branch.branch);
+    if biped {
+        chain.insert(0, pelvis.hips);
+    }
+    let arms_from_neck = rig.names[branch.branch].role == Some(Role::Neck) && chain.len() >= 2;
+    let torso = if arms_from_neck {
+        &chain[..chain.len() - 1]
+    } else {
+        &chain[..]
+    };
+    for (bone, joint, conf, why) in split_spine(rig, torso) {
+        body.put(rig, bone, joint, conf, vec![why]);
+    }
+    if !body.bones.contains_key(&B::Spine) {
+        body.fail(format!(
+            "no spine joint between the hips `{}` and the arms at `{}`",
+            rig.name(hips),
+            rig.name(branch.branch)
+        ));
+    }
+    arms_from_neck
+}
+
+/// Records neck and head above the arm `branch` (the branch itself is the neck when
+/// the arms hang from a neck), then eyes (left by `a_is_left`) and jaw.
+fn put_head(
+    body: &mut Body,
+    rig: &RestJoints,
+    branch: usize,
+    neck: Option<&Neck>,
+    face: Option<Face>,
+    arms_from_neck: bool,
+    a_is_left: bool,
+) {
+    match neck {
+        None => body.fail(format!(
+            "no head: nothing goes up from `{}`, where the arms branch",
+            rig.name(branch)
+        )),
+        Some(n) => {
+            let mut head_why =
+                vec!["top of the chain above the arms, where it forks or ends".to_owned()];
+            let mut head_conf = 0.8;
+            if let Some(nub) = n.nub {
+                head_why.push(format!("`{}` above it is an end nub", rig.name(nub)));
+                head_conf = 0.7;
+            }
+            if arms_from_neck {
+                body.put(
+                    rig,
+                    B::Neck,
+                    branch,
+                    0.7,
+                    vec!["named neck, and the arms hang from it".to_owned()],
+                );
+            } else if let Some(nk) = n.neck {
+                body.put(
+                    rig,
+                    B::Neck,
+                    nk,
+                    0.75,
+                    vec!["first joint of the chain above the arms".to_owned()],
+                );
+            }
+            body.put(rig, B::Head, n.head, head_conf, head_why);
+        }
+    }
+    if let Some(Face { eyes, jaw }) = face {
+        if let Some((a, b, by_name)) = eyes {
+            let (left, right) = if a_is_left { (a, b) } else { (b, a) };
+            let (conf, why) = if by_name {
+                (0.75, "named eye, below the head")
+            } else {
+                (0.55, "a mirrored pair of leaves on the head")
+            };
+            body.put(rig, B::LeftEye, left, conf, vec![why.to_owned()]);
+            body.put(rig, B::RightEye, right, conf, vec![why.to_owned()]);
+        }
+        if let Some(j) = jaw {
+            body.put(
+                rig,
+                B::Jaw,
+                j,
+                0.75,
+                vec!["named jaw, below the head".to_owned()],
+            );
+        }
+    }
+}
+
+/// Records both arms, hands and fingers on the sides `facing` gives; an arm that
+/// could not be solved is the body's failure.
+fn put_arms(
+    body: &mut Body,
+    rig: &RestJoints,
+    arms: &[Result<Arm, String>; 2],
+    facing: &Facing,
+    front: Vec3,
+) {
+    for (i, arm) in arms.iter().enumerate() {
+        let side = facing.side(i == 0);
+        let bone = |b: HumanBone| on_side(side, b);
+        let arm = match arm {
+            Ok(a) => a,
+            Err(e) => {
+                body.fail(e.clone());
+                continue;
+            }
+        };
+        let fit = (0.9 - 0.15 * arm.cost).clamp(0.55, 0.88);
+        let where_ = where_on(side, facing);
+        if let Some(s) = arm.shoulder {
+            body.put(
+                rig,
+                bone(B::LeftShoulder),
+                s,
+                0.7,
+                vec![
+                    "between the upper chest and the upper arm".to_owned(),
+                    where_.clone(),
+                ],
+            );
+        }
+        body.put(
+            rig,
+            bone(B::LeftUpperArm),
+            arm.upper,
+            fit,
+            vec![
+                "upper arm in proportion to the forearm, starting out to the side".to_owned(),
+                where_.clone(),
+            ],
+        );
+        body.put(
+            rig,
+            bone(B::LeftLowerArm),
+            arm.lower,
+            fit,
+            vec![
+                "the elbow: forearm in proportion to the upper arm".to_owned(),
+                where_.clone(),
+            ],
+        );
+        let hand_why = if arm.hand_fork {
+            "the fingers fork here"
+        } else {
+            "end of the forearm"
+        };
+        body.put(
+            rig,
+            bone(B::LeftHand),
+            arm.hand,
+            fit,
+            vec![hand_why.to_owned(), where_.clone()],
+        );
+        for digit in solve_fingers(rig, arm.hand, front) {
+            let (conf, why) = match (digit.by_name, digit.finger) {
+                (true, _) => (0.8, "digit of the hand, named so"),
+                (false, 0) => (0.7, "the digit starting nearest the wrist: the thumb"),
+                (false, _) => (0.65, "digits ordered from the thumb's side"),
+            };
+            for (k, &j) in digit.joints.iter().enumerate() {
+                if let Some(b) = left_digit(digit.finger, k) {
+                    body.put(rig, bone(b), j, conf, vec![why.to_owned()]);
+                }
+            }
+        }
+    }
+}

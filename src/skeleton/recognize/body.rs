@@ -1,0 +1,140 @@
+//! The body being assembled from one hips candidate (`Body`): each bone found with
+//! its evidence, the notes on the whole rig, the first part that could not be found,
+//! and the score that picks the best candidate.
+//!
+//! `Body::put` turns a stage's structural confidence into the bone's confidence:
+//! a name that says the bone raises it, one that says another lowers it, and a name
+//! on the other side says the names are mirrored. `into_recognition` checks the
+//! finished map with `BoneMap::resolve`.
+
+use std::collections::BTreeMap;
+
+use crate::humanoid::{HumanBone, Side};
+use crate::skeleton::{BoneMap, NamedBoneMap};
+
+use super::names::{agreement, kind};
+use super::rest_joints::RestJoints;
+use super::{BoneEvidence, NotHumanoid, Recognition, RecognizedMap};
+
+/// One recognized bone.
+pub(super) struct Found {
+    pub(super) joint: usize,
+    evidence: BoneEvidence,
+}
+
+/// A body assembled from one hips candidate.
+#[derive(Default)]
+pub(super) struct Body {
+    pub(super) bones: BTreeMap<HumanBone, Found>,
+    pub(super) notes: Vec<String>,
+    /// The first required part that could not be found.
+    failure: Option<String>,
+    /// The names' preference summed over the chosen joints (deforming chains win).
+    preference: f32,
+}
+
+impl Body {
+    /// Records `bone` at `joint` with the structural confidence `base` and reasons;
+    /// the name's agreement and side are added here.
+    pub(super) fn put(
+        &mut self,
+        rig: &RestJoints,
+        bone: HumanBone,
+        joint: usize,
+        base: f32,
+        reasons: Vec<String>,
+    ) {
+        let name = &rig.names[joint];
+        let mut confidence = base;
+        let mut reasons = reasons;
+        let joint_name = rig.name(joint);
+        match name.role.map(|r| agreement(r, bone)) {
+            Some(2) => {
+                confidence += 0.12;
+                reasons.push(format!("name `{joint_name}` says {}", kind(bone)));
+            }
+            Some(1) => {
+                confidence += 0.05;
+                reasons.push(format!("name `{joint_name}` fits {}", kind(bone)));
+            }
+            Some(-1) => {
+                confidence -= 0.25;
+                reasons.push(format!("name `{joint_name}` says otherwise"));
+            }
+            _ => {}
+        }
+        let side = bone.side();
+        match name.side {
+            Some(s) if side != Side::Centre && s == side => confidence += 0.02,
+            Some(_) if side != Side::Centre => {
+                confidence -= 0.05;
+                reasons.push(format!(
+                    "name `{joint_name}` has the other side: mirrored names"
+                ));
+            }
+            _ => {}
+        }
+        self.preference += name.preference;
+        self.bones.insert(
+            bone,
+            Found {
+                joint,
+                evidence: BoneEvidence {
+                    confidence: confidence.clamp(0.05, 0.99),
+                    reasons,
+                },
+            },
+        );
+    }
+
+    /// Records why a required part is missing; the first reason stays.
+    pub(super) fn fail(&mut self, reason: String) {
+        if self.failure.is_none() {
+            self.failure = Some(reason);
+        }
+    }
+
+    /// Better bodies compare greater: complete, then more required bones, then more
+    /// bones, then deforming chains over controls.
+    pub(super) fn score(&self) -> (bool, usize, usize, i64) {
+        let required = self.bones.keys().filter(|b| b.is_required()).count();
+        (
+            self.failure.is_none(),
+            required,
+            self.bones.len(),
+            (self.preference * 100.0).round() as i64,
+        )
+    }
+
+    /// The recognition this body gives: the humanoid, or why it is not one.
+    pub(super) fn into_recognition(self, rig: &RestJoints) -> Recognition {
+        let map = NamedBoneMap {
+            bones: self
+                .bones
+                .iter()
+                .map(|(&b, f)| (b, rig.name(f.joint).to_owned()))
+                .collect(),
+        };
+        if let Some(reason) = self.failure {
+            return Recognition::NotHumanoid(NotHumanoid {
+                reason,
+                partial: map,
+            });
+        }
+        if let Err(e) = BoneMap::resolve(&map, rig.skeleton) {
+            return Recognition::NotHumanoid(NotHumanoid {
+                reason: format!("the recognized map does not fit the rig: {e}"),
+                partial: map,
+            });
+        }
+        Recognition::Humanoid(RecognizedMap {
+            map,
+            evidence: self
+                .bones
+                .into_iter()
+                .map(|(b, f)| (b, f.evidence))
+                .collect(),
+            notes: self.notes,
+        })
+    }
+}

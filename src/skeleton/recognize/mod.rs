@@ -1,0 +1,270 @@
+//! Automatic humanoid recognition: which joint of an arbitrary rig drives each VRM
+//! 1.0 humanoid bone, with a confidence and the reasons for every bone, or a plain
+//! "not a humanoid" with the reason.
+//!
+//! Pure: a `Skeleton` (rest transforms and joint names) in, a `Recognition` out, no
+//! I/O. `inspect::choose_map` falls back on it when a rig has no map of its own and
+//! no catalog map fits; `inspect --write-map` writes its map for a user to check.
+//!
+//! Structure and geometry decide; names steer only where geometry cannot tell (which
+//! of two coincident joints, the deforming chain over a control duplicate, which
+//! finger is which) and raise or lower the confidence. Left and right always come
+//! from rest positions and the facing direction, never from names alone: rigs with
+//! mirrored names are common. The stages, each a function with its heuristic, in
+//! the file named after it:
+//!
+//! 1. `RestJoints::new` (`rest_joints.rs`): model-space rest positions, children,
+//!    what each subtree reaches, and what each name says (`NameInfo::parse` in
+//!    `names.rs`: case, separators, prefixes such as `mixamorig:`, `Bip01`, `DEF-`,
+//!    `J_Bip_`, `Armature|`, numeric suffixes).
+//! 2. `find_pelvis` (`pelvis.rs`): the hips are a joint with two legs (chains of two
+//!    or more joints ending at the same level, side by side) and a body going up.
+//!    Every such joint is tried and the most complete body wins; transform nodes
+//!    above the pelvis never qualify, having one child. `pelvis_above` moves the hips
+//!    up one joint for 3ds Max Biped, whose thighs hang from `Bip01 Spine`.
+//! 3. `solve_leg` (`legs.rs`): the thigh is the first joint out to the side whose
+//!    bone points down, the knee the joint halfway down, the ankle the first joint
+//!    below half the knee's height, the toes the next joint.
+//! 4. `Midline` (`facing.rs`): the lateral axis and the midline, from the legs.
+//! 5. `find_arm_branch` (`arms.rs`): the upper chest is the joint with two one-sided
+//!    subtrees reaching far out to either side; the head is its tallest centred child.
+//! 6. `solve_arm` (`arms.rs`): upper arm, forearm and hand along the arm's main line
+//!    by proportion (upper arm about 1.15 forearms), a shoulder joint out to the
+//!    side, straight twist joints and names; the clavicle lies before the upper arm.
+//! 7. `facing` (`facing.rs`): toes, knees and eyes tell the front; names only when
+//!    the geometry is silent, and +Z (glTF's convention) last.
+//! 8. `split_spine` (`spine.rs`): the joints between the hips and the arm branch
+//!    become spine, chest (the middle one) and upper chest (the branch).
+//! 9. `solve_neck` (`spine.rs`): the chain above the arm branch up to its first
+//!    fork, without an end nub: neck first, head last.
+//! 10. `solve_fingers` (`fingers.rs`): every leaf path under the hand is a digit
+//!     whose last three joints are its phalanges; the thumb starts nearest the wrist;
+//!     the other fingers are ordered away from the thumb.
+//! 11. `solve_face` (`face.rs`): eyes and jaw by name, or eyes as a symmetric pair of
+//!     leaves on the head.
+//!
+//! `assemble` (`assemble.rs`) runs the stages on one hips candidate and records each
+//! bone with its evidence in a `Body` (`body.rs`: confidence from structure, raised
+//! or lowered by the name); `notes.rs` words the facts about the whole rig. The
+//! finished map is checked with `BoneMap::resolve` before it is returned.
+
+mod arms;
+mod assemble;
+mod body;
+mod face;
+mod facing;
+mod fingers;
+mod legs;
+mod names;
+mod notes;
+mod pelvis;
+mod rest_joints;
+mod spine;
+
+use std::collections::BTreeMap;
+
+use crate::humanoid::HumanBone;
+
+use super::{NamedBoneMap, Skeleton};
+use assemble::assemble;
+use body::Body;
+use pelvis::find_pelvis;
+use rest_joints::RestJoints;
+
+/// How sure the recognizer is of one bone, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoneEvidence {
+    /// 0 to 1. Structure alone gives 0.55 to 0.85 depending on how telling it is; a
+    /// name that agrees adds up to 0.12, one that contradicts takes away 0.25.
+    pub confidence: f32,
+    /// One short line per fact used: structure, geometry, name.
+    pub reasons: Vec<String>,
+}
+
+/// A rig recognized as a humanoid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecognizedMap {
+    /// Humanoid bone -> joint name; passes `BoneMap::resolve` against the skeleton.
+    pub map: NamedBoneMap,
+    /// Confidence and reasons for every bone in `map`.
+    pub evidence: BTreeMap<HumanBone, BoneEvidence>,
+    /// Facts about the whole rig: where it faces and how that was told, mirrored
+    /// names, transform nodes skipped above the hips.
+    pub notes: Vec<String>,
+}
+
+impl RecognizedMap {
+    /// The mean confidence over the mapped bones, 0 to 1.
+    #[must_use]
+    pub fn confidence(&self) -> f32 {
+        if self.evidence.is_empty() {
+            return 0.0;
+        }
+        self.evidence.values().map(|e| e.confidence).sum::<f32>() / self.evidence.len() as f32
+    }
+}
+
+/// Why a rig is not recognized as a humanoid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotHumanoid {
+    /// One line, lower case, naming the joints concerned.
+    pub reason: String,
+    /// The bones found before the recognizer gave up (a start for a map written by
+    /// hand); it does not pass `BoneMap::resolve`.
+    pub partial: NamedBoneMap,
+}
+
+/// What `recognize` makes of a rig.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Recognition {
+    Humanoid(RecognizedMap),
+    NotHumanoid(NotHumanoid),
+}
+
+impl Recognition {
+    /// The recognized map, if the rig is a humanoid.
+    #[must_use]
+    pub fn map(&self) -> Option<&NamedBoneMap> {
+        match self {
+            Recognition::Humanoid(r) => Some(&r.map),
+            Recognition::NotHumanoid(_) => None,
+        }
+    }
+
+    /// The recognized humanoid, if it is one.
+    #[must_use]
+    pub fn into_humanoid(self) -> Option<RecognizedMap> {
+        match self {
+            Recognition::Humanoid(r) => Some(r),
+            Recognition::NotHumanoid(_) => None,
+        }
+    }
+}
+
+/// Recognizes the humanoid bones of `skeleton` (see the module header).
+#[must_use]
+pub fn recognize(skeleton: &Skeleton) -> Recognition {
+    let rig = RestJoints::new(skeleton);
+    let mut best: Option<Body> = None;
+    for joint in 0..rig.len() {
+        let Some(pelvis) = find_pelvis(&rig, joint) else {
+            continue;
+        };
+        let body = assemble(&rig, &pelvis);
+        if best.as_ref().is_none_or(|b| body.score() > b.score()) {
+            best = Some(body);
+        }
+    }
+    match best {
+        Some(body) => body.into_recognition(&rig),
+        None => Recognition::NotHumanoid(NotHumanoid {
+            reason: format!(
+                "no joint branches into two legs (chains of two or more joints going down to \
+                 the same level, side by side) and a body going up ({} joints)",
+                rig.len()
+            ),
+            partial: NamedBoneMap::default(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod test_support;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::humanoid::HumanBone as B;
+    use test_support::skeleton;
+
+    /// A T-pose humanoid facing +Z (or -Z, turned 180 degrees) under two transform
+    /// nodes, with a nub above the head; `left`/`right` prefix the limb names.
+    fn small_humanoid(facing_minus_z: bool, left: &str, right: &str) -> Skeleton {
+        let turn = |[x, y, z]: [f32; 3]| {
+            if facing_minus_z {
+                [-x, y, -z]
+            } else {
+                [x, y, z]
+            }
+        };
+        let mut table: Vec<(String, Option<String>, [f32; 3])> = vec![
+            ("Scene".into(), None, [0.0, 0.0, 0.0]),
+            ("Armature".into(), Some("Scene".into()), [0.0, 0.0, 0.0]),
+            ("n_hips".into(), Some("Armature".into()), [0.0, 1.0, 0.0]),
+            ("n_spine".into(), Some("n_hips".into()), [0.0, 1.1, 0.0]),
+            ("n_chest".into(), Some("n_spine".into()), [0.0, 1.3, 0.0]),
+            ("n_neck".into(), Some("n_chest".into()), [0.0, 1.45, 0.0]),
+            ("n_head".into(), Some("n_neck".into()), [0.0, 1.55, 0.0]),
+            ("n_top".into(), Some("n_head".into()), [0.0, 1.78, 0.0]),
+        ];
+        for (prefix, x) in [(left, 1.0f32), (right, -1.0)] {
+            let limb = [
+                ("arm", "n_chest", [0.18, 1.4, 0.0]),
+                ("forearm", "arm", [0.46, 1.4, 0.0]),
+                ("hand", "forearm", [0.71, 1.4, 0.0]),
+                ("thigh", "n_hips", [0.1, 0.95, 0.0]),
+                ("shin", "thigh", [0.1, 0.5, 0.0]),
+                ("foot", "shin", [0.1, 0.08, 0.0]),
+                ("toe", "foot", [0.1, 0.0, 0.12]),
+            ];
+            for (name, parent, [px, py, pz]) in limb {
+                let parent = if parent.starts_with("n_") {
+                    parent.to_owned()
+                } else {
+                    format!("{prefix}{parent}")
+                };
+                table.push((format!("{prefix}{name}"), Some(parent), [x * px, py, pz]));
+            }
+        }
+        let table: Vec<(&str, Option<&str>, [f32; 3])> = table
+            .iter()
+            .map(|(n, p, pos)| (n.as_str(), p.as_deref(), turn(*pos)))
+            .collect();
+        skeleton(&table)
+    }
+
+    fn joint_of(r: &RecognizedMap, bone: HumanBone) -> &str {
+        r.map.bones.get(&bone).map_or("", String::as_str)
+    }
+
+    #[test]
+    fn hips_are_where_legs_and_body_meet_and_an_end_nub_is_not_the_head() {
+        let r = recognize(&small_humanoid(false, "a_", "b_"))
+            .into_humanoid()
+            .unwrap();
+        assert_eq!(joint_of(&r, B::Hips), "n_hips");
+        assert!(
+            r.notes.iter().any(|n| n.contains("`Scene`, `Armature`")),
+            "{:?}",
+            r.notes
+        );
+        assert_eq!(joint_of(&r, B::Neck), "n_neck");
+        assert_eq!(joint_of(&r, B::Head), "n_head");
+    }
+
+    #[test]
+    fn sides_follow_the_toes_not_the_names() {
+        // `small_humanoid(_, l, r)` puts `l` limbs on the character's left, whichever
+        // way it faces; swapping the prefixes mirrors the names.
+        for facing_minus_z in [false, true] {
+            for (l, r, mirrored) in [("Left_", "Right_", false), ("Right_", "Left_", true)] {
+                let s = small_humanoid(facing_minus_z, l, r);
+                let got = recognize(&s).into_humanoid().unwrap();
+                assert_eq!(joint_of(&got, B::LeftUpperLeg), format!("{l}thigh"));
+                assert_eq!(joint_of(&got, B::RightHand), format!("{r}hand"));
+                let said = got.notes.iter().any(|n| n.contains("swapped"));
+                assert_eq!(said, mirrored, "{:?}", got.notes);
+                let faces = if facing_minus_z {
+                    "faces -Z"
+                } else {
+                    "faces +Z"
+                };
+                assert!(
+                    got.notes.iter().any(|n| n.starts_with(faces)),
+                    "{:?}",
+                    got.notes
+                );
+            }
+        }
+    }
+}

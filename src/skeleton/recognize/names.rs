@@ -1,0 +1,423 @@
+//! What a joint's name says: its words (`split_words`), the role and side they give
+//! (`NameInfo::parse`), and how a role sits with a humanoid bone (`agreement`).
+//!
+//! Exporter prefixes (`mixamorig:`, `Bip01`, `J_Bip_`, `Armature|`), separators,
+//! case changes and numeric suffixes are taken apart here; control rigs, helper
+//! joints and attachments are told by their words. Names only steer the geometric
+//! stages and raise or lower the confidence; they never decide a side alone.
+
+use std::sync::LazyLock;
+
+use crate::humanoid::HumanBone as B;
+use crate::humanoid::{HumanBone, Side};
+
+use super::rest_joints::RestJoints;
+
+/// What a joint's name says, after normalizing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    Hips,
+    /// `pelvis.L`, `LHipJoint`, `LeftHip`: a hip helper or the thigh.
+    HipSide,
+    Spine,
+    Chest,
+    UpperChest,
+    Neck,
+    Head,
+    /// `HeadTop_End`: the nub above the head.
+    HeadTop,
+    Eye,
+    /// Eyebrows, lids and the like: face parts that are not humanoid bones.
+    Face,
+    Jaw,
+    Clavicle,
+    /// `shoulder`: the clavicle (Mixamo, Rigify) or the upper arm (joint-named mocap).
+    Shoulder,
+    UpperArm,
+    /// `arm` alone: the upper arm (CMU, Mixamo) or any arm bone (COLLADA exports).
+    Arm,
+    LowerArm,
+    Hand,
+    Thumb,
+    Index,
+    Middle,
+    Ring,
+    Little,
+    Metacarpal,
+    Finger,
+    UpperLeg,
+    /// `leg` alone: the shin (CMU, Mixamo) or any leg bone.
+    Leg,
+    LowerLeg,
+    Foot,
+    Toes,
+}
+
+/// Name fragments and the role they give, first match wins (so `upperarm` is seen
+/// before `arm`, `forefoot` before `foot`, finger names before `hand`).
+const ROLE_WORDS: &[(&[&str], Role)] = &[
+    (&["headtop", "headend", "headnub"], Role::HeadTop),
+    (
+        &["eyebrow", "eyelid", "eyelash", "eyetarget", "eyeaim"],
+        Role::Face,
+    ),
+    (&["eye"], Role::Eye),
+    (&["jaw", "mandible"], Role::Jaw),
+    (&["thumb", "pollex"], Role::Thumb),
+    (&["index", "pointer", "forefinger"], Role::Index),
+    (&["middle"], Role::Middle),
+    (&["ring"], Role::Ring),
+    (&["pinky", "pinkie", "little"], Role::Little),
+    (&["metacarpal", "carpal", "palm"], Role::Metacarpal),
+    (&["finger", "digit"], Role::Finger),
+    (&["metatarsal", "forefoot", "toe", "ball"], Role::Toes),
+    (&["foot", "ankle"], Role::Foot),
+    (&["upperleg", "upleg", "thigh", "femur"], Role::UpperLeg),
+    (
+        &["lowerleg", "loleg", "calf", "shin", "knee"],
+        Role::LowerLeg,
+    ),
+    (&["clavicle", "clav", "collar"], Role::Clavicle),
+    (&["shoulder", "shldr"], Role::Shoulder),
+    (&["upperarm", "uparm", "humerus"], Role::UpperArm),
+    (&["forearm", "lowerarm", "loarm", "elbow"], Role::LowerArm),
+    (&["hand", "wrist"], Role::Hand),
+    (&["upperchest"], Role::UpperChest),
+    (&["chest", "thorax", "ribcage"], Role::Chest),
+    (&["neck"], Role::Neck),
+    (&["head", "skull"], Role::Head),
+    (&["pelvis", "hips", "hip"], Role::Hips),
+    (
+        &[
+            "spine",
+            "abdomen",
+            "waist",
+            "torso",
+            "lowerback",
+            "back",
+            "belly",
+            "lumbar",
+        ],
+        Role::Spine,
+    ),
+    (&["leg"], Role::Leg),
+    (&["arm"], Role::Arm),
+];
+
+/// Words that carry no meaning: exporter and rig prefixes.
+const NOISE_WORDS: &[&str] = &[
+    "mixamorig",
+    "bip",
+    "j",
+    "c",
+    "armature",
+    "skeleton",
+    "joint",
+    "jnt",
+    "bone",
+    "rig",
+    "cc",
+    "sk",
+    "b",
+    "base",
+];
+
+/// Words of control rigs (IK/FK chains, targets): never the deforming joint.
+const CONTROL_WORDS: &[&str] = &[
+    "ik", "fk", "ctrl", "ctl", "control", "mch", "org", "pole", "target", "tgt", "ikfk", "aim",
+    "locator", "loc",
+];
+
+/// Words of helper joints: ends, nubs, twist and roll bones.
+const HELPER_WORDS: &[&str] = &[
+    "end",
+    "nub",
+    "tip",
+    "twist",
+    "roll",
+    "null",
+    "dummy",
+    "helper",
+    "offset",
+    "pivot",
+    "corrective",
+];
+
+/// Name fragments of what hangs on a body without being part of it.
+const ATTACHMENT_PARTS: &[&str] = &[
+    "weapon", "sword", "gun", "shield", "holster", "prop", "slot", "socket", "attach", "camera",
+    "hair", "skirt", "tail", "cape", "cloth", "breast", "bust", "ribbon", "spring", "physics",
+];
+
+/// What one joint's name says.
+#[derive(Debug, Clone, Default)]
+pub(super) struct NameInfo {
+    /// The side the name claims (`Left`/`Right` only).
+    pub(super) side: Option<Side>,
+    pub(super) role: Option<Role>,
+    /// How strongly the name argues for a deforming body joint: negative for
+    /// controls and attachments, positive for `DEF-`.
+    pub(super) preference: f32,
+    /// An end nub, twist or roll bone, or a `__X` parent of `X`.
+    pub(super) helper: bool,
+    /// The normalized words, joined by single spaces (to spot `__X` above `X`).
+    pub(super) key: String,
+}
+
+impl NameInfo {
+    /// Normalizes a joint name: namespace prefixes (`mixamorig:`, `Armature|`) cut,
+    /// words split at separators, case changes and digits, noise words dropped.
+    pub(super) fn parse(name: &str) -> NameInfo {
+        let base = name.rsplit([':', '|']).next().unwrap_or(name);
+        let key = split_words(base);
+        let mut info = NameInfo::default();
+        // Xsens vertebrae (`L5`, `L3`, `T12`, `T8`) would otherwise read as sides.
+        let mut words = key.split(' ');
+        if let (Some("l" | "t"), Some(digits), None) = (words.next(), words.next(), words.next())
+            && digits.chars().all(|c| c.is_ascii_digit())
+        {
+            info.role = Some(Role::Spine);
+            info.key = key;
+            return info;
+        }
+        let mut joined = String::with_capacity(key.len());
+        let mut says_mid = false;
+        for w in key.split(' ') {
+            if matches!(w, "l" | "left" | "lft") {
+                info.side = Some(Side::Left);
+            } else if matches!(w, "r" | "right" | "rt" | "rgt") {
+                info.side = Some(Side::Right);
+            } else if w.chars().all(|c| c.is_ascii_digit()) || NOISE_WORDS.contains(&w) {
+            } else if matches!(w, "def" | "deform") {
+                info.preference += 0.3;
+            } else if CONTROL_WORDS.contains(&w) || matches!(w, "sec" | "ear") {
+                info.preference -= 1.0;
+            } else if HELPER_WORDS.contains(&w) {
+                info.helper = true;
+            } else if let Some(rest) = w.strip_prefix("left").filter(|r| !r.is_empty()) {
+                info.side = Some(Side::Left);
+                joined.push_str(rest);
+            } else if let Some(rest) = w.strip_prefix("right").filter(|r| !r.is_empty()) {
+                info.side = Some(Side::Right);
+                joined.push_str(rest);
+            } else {
+                says_mid |= w == "mid";
+                joined.push_str(w);
+            }
+        }
+        let (role, attachment) = find_fragments(&joined);
+        if attachment {
+            info.preference -= 1.0;
+        }
+        info.role = if says_mid { Some(Role::Middle) } else { role };
+        if info.role == Some(Role::Hips) && info.side.is_some() {
+            info.role = Some(Role::HipSide);
+        }
+        info.key = key;
+        info
+    }
+}
+
+/// A name fragment and the `ROLE_WORDS` entry it belongs to (`None`: an attachment).
+type Fragment = (&'static str, Option<usize>);
+
+/// `ROLE_WORDS` fragments (with their entry's index) and `ATTACHMENT_PARTS` (`None`)
+/// by first letter, so a name is scanned once rather than searched per fragment.
+static FRAGMENTS: LazyLock<[Vec<Fragment>; 26]> = LazyLock::new(|| {
+    let mut table: [Vec<Fragment>; 26] = Default::default();
+    let entries = ROLE_WORDS
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (parts, _))| parts.iter().map(move |p| (*p, Some(i))))
+        .chain(ATTACHMENT_PARTS.iter().map(|p| (*p, None)));
+    for (fragment, entry) in entries {
+        if let Some(slot) = fragment
+            .bytes()
+            .next()
+            .and_then(|b| table.get_mut(usize::from(b.wrapping_sub(b'a'))))
+        {
+            slot.push((fragment, entry));
+        }
+    }
+    table
+});
+
+/// The role of the first `ROLE_WORDS` entry with a fragment in `joined` (table order
+/// decides, not position), and whether an attachment fragment is in it.
+fn find_fragments(joined: &str) -> (Option<Role>, bool) {
+    let bytes = joined.as_bytes();
+    let mut first: Option<usize> = None;
+    let mut attachment = false;
+    for (i, b) in bytes.iter().enumerate() {
+        let Some(candidates) = FRAGMENTS.get(usize::from(b.wrapping_sub(b'a'))) else {
+            continue;
+        };
+        for &(fragment, entry) in candidates {
+            if bytes[i..].starts_with(fragment.as_bytes()) {
+                match entry {
+                    Some(e) => first = Some(first.map_or(e, |f| f.min(e))),
+                    None => attachment = true,
+                }
+            }
+        }
+    }
+    let role = first.and_then(|e| ROLE_WORDS.get(e)).map(|&(_, role)| role);
+    (role, attachment)
+}
+
+/// Lower-case words of a name joined by single spaces: split at anything not
+/// alphanumeric, at lower-to-upper case changes (`UpperArm`), before the last capital
+/// of a capital run (`LThumb`) and between letters and digits (`Spine1`).
+fn split_words(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 8);
+    let mut prev: Option<char> = None;
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
+        if !c.is_alphanumeric() {
+            prev = None;
+            if !out.is_empty() && !out.ends_with(' ') {
+                out.push(' ');
+            }
+            continue;
+        }
+        if let Some(p) = prev {
+            let next_lower = chars.peek().is_some_and(|n| n.is_lowercase());
+            let boundary = (p.is_lowercase() && c.is_uppercase())
+                || (p.is_alphabetic() != c.is_alphabetic())
+                || (p.is_uppercase() && c.is_uppercase() && next_lower);
+            if boundary {
+                out.push(' ');
+            }
+        }
+        out.extend(c.to_lowercase());
+        prev = Some(c);
+    }
+    if out.ends_with(' ') {
+        out.pop();
+    }
+    out
+}
+
+/// A bone's spec name without its side (`UpperArm`, `ThumbProximal`, `hips`).
+pub(super) fn kind(bone: HumanBone) -> &'static str {
+    let name = bone.name();
+    name.strip_prefix("left")
+        .or_else(|| name.strip_prefix("right"))
+        .unwrap_or(name)
+}
+
+/// How a name's role sits with a bone: 2 says exactly that bone, 1 is compatible,
+/// 0 says nothing, -1 says something else.
+pub(super) fn agreement(role: Role, bone: HumanBone) -> i8 {
+    let k = kind(bone);
+    let torso = matches!(bone, B::Spine | B::Chest | B::UpperChest);
+    let says = |exact: bool| if exact { 2 } else { -1 };
+    match role {
+        Role::Hips if torso => 0,
+        Role::Hips => says(bone == B::Hips),
+        Role::HipSide if k == "UpperLeg" => 1,
+        Role::Spine if torso => 1,
+        Role::Spine if matches!(bone, B::Hips | B::Neck | B::Head) => 0,
+        Role::Chest if bone == B::Spine => 0,
+        Role::Chest => says(matches!(bone, B::Chest | B::UpperChest)),
+        Role::UpperChest if bone == B::Chest => 1,
+        Role::UpperChest => says(bone == B::UpperChest),
+        Role::Neck if matches!(bone, B::Head | B::UpperChest) => 0,
+        Role::Neck => says(bone == B::Neck),
+        Role::Head => says(bone == B::Head),
+        Role::Eye => says(k == "Eye"),
+        Role::Jaw => says(bone == B::Jaw),
+        Role::Clavicle => says(k == "Shoulder"),
+        Role::Shoulder if matches!(k, "Shoulder" | "UpperArm") => 1,
+        Role::UpperArm => says(k == "UpperArm"),
+        Role::Arm if k == "UpperArm" => 1,
+        Role::Arm if matches!(k, "Shoulder" | "LowerArm" | "Hand") => 0,
+        Role::LowerArm => says(k == "LowerArm"),
+        Role::Hand => says(k == "Hand"),
+        Role::Thumb => says(k.starts_with("Thumb")),
+        Role::Index => says(k.starts_with("Index")),
+        Role::Middle => says(k.starts_with("Middle")),
+        Role::Ring => says(k.starts_with("Ring")),
+        Role::Little => says(k.starts_with("Little")),
+        Role::Metacarpal if k == "ThumbMetacarpal" => 1,
+        Role::Metacarpal | Role::Finger if bone.is_finger() => i8::from(role == Role::Finger),
+        Role::UpperLeg => says(k == "UpperLeg"),
+        Role::Leg if matches!(k, "UpperLeg" | "LowerLeg") => 1,
+        Role::Leg if matches!(k, "Foot" | "Toes") => 0,
+        Role::LowerLeg => says(k == "LowerLeg"),
+        Role::Foot => says(k == "Foot"),
+        Role::Toes => says(k == "Toes"),
+        _ => -1,
+    }
+}
+
+/// How much a name argues for `bone` in the costs below (negative is for).
+pub(super) fn name_cost(rig: &RestJoints, joint: usize, bone: HumanBone) -> f32 {
+    match rig.names[joint].role.map(|r| agreement(r, bone)) {
+        Some(2) => -0.3,
+        Some(1) => -0.1,
+        Some(-1) => 0.3,
+        _ => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_split_into_words() {
+        let cases: [(&str, &[&str]); 8] = [
+            ("mixamorig:LeftUpLeg", &["left", "up", "leg"]),
+            ("J_Bip_L_UpperArm", &["j", "bip", "l", "upper", "arm"]),
+            ("LThumb", &["l", "thumb"]),
+            ("lShldr", &["l", "shldr"]),
+            ("Bip01 L UpperArm", &["bip", "01", "l", "upper", "arm"]),
+            (
+                "Skeleton_arm_joint_L__4_",
+                &["skeleton", "arm", "joint", "l", "4"],
+            ),
+            ("Armature|DEF-upper_arm.L", &["def", "upper", "arm", "l"]),
+            ("toe1-1.L", &["toe", "1", "1", "l"]),
+        ];
+        for (name, words) in cases {
+            let base = name.rsplit([':', '|']).next().unwrap_or(name);
+            assert_eq!(split_words(base), words.join(" "), "{name}");
+        }
+    }
+
+    #[test]
+    fn names_give_roles_and_sides() {
+        let cases = [
+            (
+                "mixamorig:LeftForeArm",
+                Some(Role::LowerArm),
+                Some(Side::Left),
+            ),
+            ("J_Bip_R_UpperArm", Some(Role::UpperArm), Some(Side::Right)),
+            ("upperarm_l", Some(Role::UpperArm), Some(Side::Left)),
+            ("calf_r", Some(Role::LowerLeg), Some(Side::Right)),
+            ("DEF-upper_arm.L", Some(Role::UpperArm), Some(Side::Left)),
+            ("Bip01 L Clavicle", Some(Role::Clavicle), Some(Side::Left)),
+            ("lShldr", Some(Role::Shoulder), Some(Side::Left)),
+            ("LeftHandIndex1", Some(Role::Index), Some(Side::Left)),
+            ("UpperArmL", Some(Role::UpperArm), Some(Side::Left)),
+            ("LHipJoint", Some(Role::HipSide), Some(Side::Left)),
+            ("hip", Some(Role::Hips), None),
+            ("L5", Some(Role::Spine), None),
+            ("T12", Some(Role::Spine), None),
+            ("HeadTop_End", Some(Role::HeadTop), None),
+            ("LeftForeFoot", Some(Role::Toes), Some(Side::Left)),
+            ("lMid1", Some(Role::Middle), Some(Side::Left)),
+            ("J_Adj_L_FaceEye", Some(Role::Eye), Some(Side::Left)),
+        ];
+        for (name, role, side) in cases {
+            let info = NameInfo::parse(name);
+            assert_eq!((info.role, info.side), (role, side), "{name}");
+        }
+        assert!(NameInfo::parse("upper_arm_ik.L").preference < -0.5);
+        assert!(NameInfo::parse("handslot.l").preference < -0.5);
+        assert!(NameInfo::parse("LeftToe_End").helper);
+        assert!(NameInfo::parse("DEF-thigh.L").preference > 0.0);
+    }
+}

@@ -1,0 +1,79 @@
+//! The notes on the whole rig that come with a recognized map: where it faces and how
+//! that was told, the transform nodes skipped above the hips, and names whose sides
+//! are swapped.
+
+use glam::Vec3;
+
+use crate::humanoid::Side;
+
+use super::body::Body;
+use super::rest_joints::RestJoints;
+
+/// `faces +Z (from the toes)`: the front direction and how it was told.
+pub(super) fn faces(front: Vec3, how: &str) -> String {
+    format!("faces {} ({})", direction_name(front), how)
+}
+
+/// The nodes above the hips, root first, when there are any: transform nodes that
+/// are not part of the humanoid.
+pub(super) fn ignored_above(rig: &RestJoints, hips: usize) -> Option<String> {
+    let mut above = Vec::new();
+    let mut up = rig.skeleton.parent(hips);
+    while let Some(p) = up {
+        above.push(rig.name(p));
+        up = rig.skeleton.parent(p);
+    }
+    if above.is_empty() {
+        return None;
+    }
+    above.reverse();
+    Some(format!(
+        "{} node(s) above the hips ignored (`{}`)",
+        above.len(),
+        above.join("`, `")
+    ))
+}
+
+/// Names on the limbs all on the other side: said once, when more than half of the
+/// sided bones' names claim the other side.
+pub(super) fn mirrored_names(rig: &RestJoints, body: &Body) -> Option<String> {
+    let mirrored = body
+        .bones
+        .iter()
+        .filter(|(b, f)| {
+            b.side() != Side::Centre && rig.names[f.joint].side.is_some_and(|s| s != b.side())
+        })
+        .count();
+    let sided = body
+        .bones
+        .keys()
+        .filter(|b| b.side() != Side::Centre)
+        .count();
+    (mirrored * 2 > sided)
+        .then(|| "left and right are swapped in the names; sides follow the geometry".to_owned())
+}
+
+/// `+X`, `-X`, `+Z` or `-Z` for a horizontal direction along an axis, else its
+/// `(x, z)`.
+fn direction_name(v: Vec3) -> String {
+    let axes = [
+        (Vec3::X, "+X"),
+        (Vec3::NEG_X, "-X"),
+        (Vec3::Z, "+Z"),
+        (Vec3::NEG_Z, "-Z"),
+    ];
+    let (axis, name) = axes
+        .iter()
+        .copied()
+        .max_by(|a, b| {
+            a.0.dot(v)
+                .partial_cmp(&b.0.dot(v))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
+        .unwrap_or((Vec3::Z, "+Z"));
+    if axis.dot(v) > 0.996 {
+        name.to_owned()
+    } else {
+        format!("({:+.2}, {:+.2})", v.x, v.z)
+    }
+}

@@ -1,0 +1,163 @@
+//! Stage 2: the pelvis. A hips candidate is a joint where two legs (child chains
+//! going down side by side to the same level) and a body going up meet
+//! (`find_pelvis`); `pelvis_above` moves the hips up one joint for 3ds Max Biped.
+//! `recognize` tries every joint and keeps the most complete body.
+
+use glam::Vec3;
+
+use super::names::Role;
+use super::rest_joints::{RestJoints, horizontal};
+
+/// A hips candidate: the joint, its two legs and the root of the body above.
+pub(super) struct Pelvis {
+    pub(super) hips: usize,
+    pub(super) legs: [usize; 2],
+    /// The joint both legs hang from, when it is not the hips themselves.
+    pub(super) leg_branch: Option<usize>,
+    pub(super) spine_root: usize,
+    /// Height of the hips above the lowest point of their subtree.
+    pub(super) span: f32,
+    pub(super) floor: f32,
+}
+
+/// Heuristic: the pelvis is where two legs and the body meet. Legs are a pair of
+/// child chains of two or more joints going down (rising above the joint by less
+/// than half their drop, where the body carries a head) and ending at the same level
+/// (within 12% of their drop) side by side, symmetric about the joint; the deepest such pair wins, then
+/// deforming names over IK/FK duplicates. Their end is the floor; no global lowest
+/// point is trusted, so hands hanging below the feet do not matter. Both legs may
+/// hang from one joint close below (a game rig's `Hips` under `Root`). The body is
+/// the child reaching highest, at least 15% of the hips' height above them (the
+/// arms, found next, are the real test).
+pub(super) fn find_pelvis(rig: &RestJoints, joint: usize) -> Option<Pelvis> {
+    if rig.kids[joint].len() < 2 {
+        return None;
+    }
+    let y = rig.pos[joint].y;
+    // The body: the plain child reaching highest (never a leg, whatever its arms reach).
+    let spine_root = rig.kids[joint].iter().copied().max_by(|&a, &b| {
+        (!rig.avoid(a), rig.high[a])
+            .partial_cmp(&(!rig.avoid(b), rig.high[b]))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    })?;
+    let pair_below = |j: usize| -> Option<([usize; 2], f32)> {
+        let candidates: Vec<usize> = rig.kids[j]
+            .iter()
+            .copied()
+            .filter(|&c| {
+                let drop = y - rig.low[c];
+                c != spine_root
+                    && rig.low_depth[c] >= 2
+                    && drop > rig.eps
+                    && rig.high[c] - y <= 0.5 * drop
+            })
+            .collect();
+        best_leg_pair(rig, joint, &candidates)
+    };
+    let (legs, floor, leg_branch) = match pair_below(joint) {
+        Some((legs, floor)) => (legs, floor, None),
+        None => rig.kids[joint]
+            .iter()
+            .copied()
+            .filter(|&c| c != spine_root)
+            .find_map(|c| {
+                let (legs, floor) = pair_below(c)?;
+                let near = rig.pos[c].distance(rig.pos[joint]) <= 0.35 * (y - floor);
+                near.then_some((legs, floor, Some(c)))
+            })?,
+    };
+    let span = y - floor;
+    if span <= rig.eps
+        || span < 0.25 * (rig.high[joint] - floor)
+        || rig.high[spine_root] < y + 0.15 * span
+    {
+        return None;
+    }
+    Some(Pelvis {
+        hips: joint,
+        legs,
+        leg_branch,
+        spine_root,
+        span,
+        floor,
+    })
+}
+
+/// The line of joints from `root` down toward the floor: at each joint the child
+/// reaching lowest (names break ties), stopping at a leaf or at a toe fan (three or
+/// more children near the floor).
+pub(super) fn follow_down(rig: &RestJoints, root: usize, span: f32) -> Vec<usize> {
+    let mut line = vec![root];
+    let mut j = root;
+    loop {
+        let kept = rig.body_kids(j);
+        let kids = if kept.is_empty() {
+            rig.kids[j].clone()
+        } else {
+            kept
+        };
+        let near_floor = rig.pos[j].y - rig.low[j] < 0.3 * span;
+        if kids.is_empty() || (kids.len() >= 3 && near_floor) {
+            return line;
+        }
+        let next = kids.iter().copied().min_by(|&a, &b| {
+            let key = |j: usize| (rig.low[j], -rig.pref(j), rig.names[j].helper);
+            key(a)
+                .partial_cmp(&key(b))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        match next {
+            Some(n) => {
+                line.push(n);
+                j = n;
+            }
+            None => return line,
+        }
+    }
+}
+
+/// The deepest matched pair of `roots` side by side (see `find_pelvis`), with the
+/// level they reach.
+fn best_leg_pair(rig: &RestJoints, hips: usize, roots: &[usize]) -> Option<([usize; 2], f32)> {
+    let y = rig.pos[hips].y;
+    let deepest = roots.iter().map(|&r| rig.low[r]).reduce(f32::min)?;
+    let centroid = |root: usize| -> Vec3 {
+        let line = follow_down(rig, root, y - rig.low[root]);
+        horizontal(line.iter().map(|&j| rig.pos[j]).sum::<Vec3>() / line.len() as f32)
+    };
+    let centroids: Vec<Vec3> = roots.iter().map(|&r| centroid(r)).collect();
+    let mut best: Option<(f32, [usize; 2], f32)> = None;
+    for (i, &a) in roots.iter().enumerate() {
+        for (k, &b) in roots.iter().enumerate().skip(i + 1) {
+            let (low_a, low_b) = (rig.low[a], rig.low[b]);
+            let drop = y - low_a.max(low_b);
+            let (ca, cb) = (centroids[i], centroids[k]);
+            if (low_a - low_b).abs() > 0.12 * drop || ca.distance(cb) < 0.05 * drop {
+                continue;
+            }
+            let off_centre = ((ca + cb) * 0.5).distance(horizontal(rig.pos[hips]));
+            let score = rig.pref(a) + rig.pref(b)
+                - 5.0 * (low_a.max(low_b) - deepest) / drop
+                - off_centre / drop;
+            if best.is_none_or(|(s, ..)| score > s) {
+                best = Some((score, [a, b], low_a.min(low_b)));
+            }
+        }
+    }
+    best.map(|(_, pair, floor)| (pair, floor))
+}
+
+/// Heuristic: 3ds Max Biped hangs the thighs from `Bip01 Spine`, below which
+/// `Bip01 Pelvis` is the only parent. When the joint where legs and body meet is
+/// named spine and its parent, close by (but not in the same place: that is an
+/// offset node) with no other child, is named pelvis or hips, the parent is the hips
+/// and the joint the first spine joint.
+pub(super) fn pelvis_above(rig: &RestJoints, pelvis: &Pelvis) -> Option<usize> {
+    let parent = rig.skeleton.parent(pelvis.hips)?;
+    let named = rig.names[pelvis.hips].role == Some(Role::Spine)
+        && rig.names[parent].role == Some(Role::Hips);
+    let alone = rig.kids[parent].len() == 1;
+    let apart = rig.pos[parent].distance(rig.pos[pelvis.hips]);
+    let near = apart > rig.eps && apart <= 0.3 * pelvis.span;
+    (named && alone && near).then_some(parent)
+}

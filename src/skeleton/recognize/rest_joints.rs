@@ -1,0 +1,224 @@
+//! The rig as the recognizer reads it (`RestJoints`): every joint's model-space rest
+//! position and bone end, its children, how low, high and deep its subtree goes,
+//! and what its name says; with the walks the stages share (subtrees, paths, reach,
+//! runs of coincident joints merged).
+//!
+//! Built once per `recognize` call from a `Skeleton`; read-only afterwards.
+
+use glam::Vec3;
+
+use super::names::NameInfo;
+use crate::skeleton::Skeleton;
+
+/// One rig's joints at rest as the recognizer sees them: rest positions in model
+/// space, children, what each subtree reaches, and what each name says. Indexed by
+/// joint, like the skeleton's joints.
+pub(super) struct RestJoints<'a> {
+    pub(super) skeleton: &'a Skeleton,
+    /// Model-space rest position of each joint.
+    pub(super) pos: Vec<Vec3>,
+    /// Model-space end of each joint's bone, when the file gives one.
+    pub(super) end: Vec<Option<Vec3>>,
+    pub(super) kids: Vec<Vec<usize>>,
+    pub(super) names: Vec<NameInfo>,
+    /// Lowest and highest y over each joint's subtree, end sites included.
+    pub(super) low: Vec<f32>,
+    pub(super) high: Vec<f32>,
+    /// Joints on the path from each joint down to its subtree's lowest point.
+    pub(super) low_depth: Vec<u32>,
+    /// Joints on the longest path down each joint's subtree.
+    pub(super) depth: Vec<u32>,
+    /// Distance under which two joints are in the same place.
+    pub(super) eps: f32,
+}
+
+impl<'a> RestJoints<'a> {
+    pub(super) fn new(skeleton: &'a Skeleton) -> Self {
+        let joints = skeleton.joints();
+        let n = joints.len();
+        let world = skeleton.rest_world();
+        let pos: Vec<Vec3> = world.iter().map(|w| Vec3::from(w.translation)).collect();
+        let end: Vec<Option<Vec3>> = joints
+            .iter()
+            .zip(&world)
+            .map(|(j, w)| j.end.map(|e| w.transform_point3(e)))
+            .collect();
+        let mut kids = vec![Vec::new(); n];
+        for (i, joint) in joints.iter().enumerate() {
+            if let Some(p) = joint.parent {
+                kids[p].push(i);
+            }
+        }
+        let own = |i: usize, f: fn(f32, f32) -> f32| end[i].map_or(pos[i].y, |e| f(e.y, pos[i].y));
+        let mut low: Vec<f32> = (0..n).map(|i| own(i, f32::min)).collect();
+        let mut high: Vec<f32> = (0..n).map(|i| own(i, f32::max)).collect();
+        let mut low_depth = vec![1u32; n];
+        let mut depth = vec![1u32; n];
+        // Children come after their parents: one backward sweep folds subtrees up.
+        for i in (0..n).rev() {
+            if let Some(p) = joints[i].parent {
+                if low[i] < low[p] {
+                    low[p] = low[i];
+                    low_depth[p] = low_depth[i] + 1;
+                }
+                high[p] = high[p].max(high[i]);
+                depth[p] = depth[p].max(depth[i] + 1);
+            }
+        }
+        let mut names: Vec<NameInfo> = joints.iter().map(|j| NameInfo::parse(&j.name)).collect();
+        // `__Clavicle_L` above `Clavicle_L` (MakeHuman's game rig): a helper.
+        for i in 0..n {
+            if let [only] = kids[i].as_slice()
+                && !names[i].key.is_empty()
+                && names[i].key == names[*only].key
+            {
+                names[i].helper = true;
+            }
+        }
+        let floor = low.iter().copied().fold(f32::INFINITY, f32::min);
+        let top = high.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let eps = ((top - floor) * 1e-3).max(1e-6);
+        RestJoints {
+            skeleton,
+            pos,
+            end,
+            kids,
+            names,
+            low,
+            high,
+            low_depth,
+            depth,
+            eps,
+        }
+    }
+
+    /// How many joints the rig has.
+    pub(super) fn len(&self) -> usize {
+        self.pos.len()
+    }
+
+    /// The joint's name as the file spells it.
+    pub(super) fn name(&self, joint: usize) -> &str {
+        &self.skeleton.joints()[joint].name
+    }
+
+    /// How strongly the joint's name argues for a deforming body joint
+    /// (`NameInfo::preference`).
+    pub(super) fn pref(&self, joint: usize) -> f32 {
+        self.names[joint].preference
+    }
+
+    /// Controls and attachments: never part of the body when there is a choice.
+    pub(super) fn avoid(&self, joint: usize) -> bool {
+        self.names[joint].preference < -0.25
+    }
+
+    /// Children that are not controls or attachments (helpers included: a `__X`
+    /// parent or a twist bone still leads somewhere).
+    pub(super) fn body_kids(&self, joint: usize) -> Vec<usize> {
+        self.kids[joint]
+            .iter()
+            .copied()
+            .filter(|&c| !self.avoid(c))
+            .collect()
+    }
+
+    /// Children that are neither controls, attachments nor helpers.
+    pub(super) fn plain_kids(&self, joint: usize) -> Vec<usize> {
+        self.kids[joint]
+            .iter()
+            .copied()
+            .filter(|&c| !self.avoid(c) && !self.names[c].helper)
+            .collect()
+    }
+
+    /// Whether joints `a` and `b` are in the same place (within `eps`).
+    pub(super) fn coincident(&self, a: usize, b: usize) -> bool {
+        self.pos[a].distance(self.pos[b]) <= self.eps
+    }
+
+    /// `root` and everything below it, parents first.
+    pub(super) fn subtree(&self, root: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut stack = vec![root];
+        while let Some(j) = stack.pop() {
+            out.push(j);
+            stack.extend(self.kids[j].iter().rev());
+        }
+        out
+    }
+
+    /// The farthest any joint or end site below `root` (itself included) gets from
+    /// `from`, leaving out controls and attachments (a sword is not the arm).
+    pub(super) fn reach(&self, root: usize, from: Vec3) -> f32 {
+        let mut far = 0.0f32;
+        let mut stack = vec![root];
+        while let Some(j) = stack.pop() {
+            for p in std::iter::once(self.pos[j]).chain(self.end[j]) {
+                far = far.max(p.distance(from));
+            }
+            stack.extend(self.kids[j].iter().copied().filter(|&c| !self.avoid(c)));
+        }
+        far
+    }
+
+    /// The joints from `top` down to `bottom`, both included (`top` must be an
+    /// ancestor of `bottom` or `bottom` itself).
+    pub(super) fn path(&self, top: usize, bottom: usize) -> Vec<usize> {
+        let mut path = vec![bottom];
+        let mut j = bottom;
+        while j != top {
+            match self.skeleton.parent(j) {
+                Some(p) => {
+                    path.push(p);
+                    j = p;
+                }
+                None => break,
+            }
+        }
+        path.reverse();
+        path
+    }
+
+    /// Consecutive joints of `line` in the same place, as one: the last of each
+    /// group (the one carrying the rest of the line), unless that one is a helper
+    /// and an earlier one is not.
+    pub(super) fn collapse(&self, line: &[usize]) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        for &j in line {
+            match out.last_mut() {
+                Some(last) if self.coincident(*last, j) => {
+                    if !self.names[j].helper || self.names[*last].helper {
+                        *last = j;
+                    }
+                }
+                _ => out.push(j),
+            }
+        }
+        out
+    }
+
+    /// Direction of the bone of `line[k]`: to the next joint of the line, or to its
+    /// end site for the last one.
+    pub(super) fn bone_dir(&self, line: &[usize], k: usize) -> Option<Vec3> {
+        let from = self.pos[line[k]];
+        let to = match line.get(k + 1) {
+            Some(&next) => self.pos[next],
+            None => self.end[line[k]]?,
+        };
+        (to - from).try_normalize()
+    }
+}
+
+/// `v` with its vertical part dropped.
+pub(super) fn horizontal(v: Vec3) -> Vec3 {
+    Vec3::new(v.x, 0.0, v.z)
+}
+
+/// Distance of `p` from the line through `a` and `b`.
+pub(super) fn off_line(p: Vec3, a: Vec3, b: Vec3) -> f32 {
+    match (b - a).try_normalize() {
+        Some(d) => (p - a).reject_from_normalized(d).length(),
+        None => p.distance(a),
+    }
+}
