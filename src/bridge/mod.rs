@@ -23,7 +23,7 @@ use crate::io::web::websocket::Controls;
 use crate::record::recorder::FinishedTake;
 use crate::takes::replay::Replay;
 use config::BridgeConfig;
-use shutdown::Running;
+use shutdown::RunningBridge;
 use start::{Skeletons, built_in_avatar};
 use wiring::{SolverThread, Wiring, keep_calibrations};
 
@@ -155,7 +155,7 @@ pub async fn run(
     if let Some(on_ready) = options.on_ready {
         on_ready(&ready);
     }
-    let mut running = Running {
+    let mut running = RunningBridge {
         stop: stop_tx,
         inputs: wiring.inputs,
         server,

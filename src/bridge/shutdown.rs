@@ -18,7 +18,7 @@ use crate::pipeline::status::Status;
 use crate::record::recorder::Takes;
 
 /// Everything a running bridge must stop, by stage.
-pub(super) struct Running {
+pub(super) struct RunningBridge {
     /// Stage 1: told to stop, then awaited.
     pub stop: watch::Sender<bool>,
     pub inputs: JoinSet<()>,
@@ -35,7 +35,7 @@ pub(super) struct Running {
     pub status: Status,
 }
 
-impl Running {
+impl RunningBridge {
     /// Stops every task in order and reports what the run did.
     pub async fn shut_down(mut self) -> RunSummary {
         // 1. Inputs stop.

@@ -40,12 +40,14 @@ pub const MAX_DATAGRAM: usize = 1500;
 
 /// Internal (glTF, right-handed) position into Unity's left-handed space.
 #[must_use]
+#[inline]
 pub fn to_unity_position(p: Vec3) -> Vec3 {
     Vec3::new(-p.x, p.y, p.z)
 }
 
 /// Internal rotation into Unity's left-handed space.
 #[must_use]
+#[inline]
 pub fn to_unity_rotation(q: Quat) -> Quat {
     Quat::from_xyzw(q.x, -q.y, -q.z, q.w)
 }

@@ -117,6 +117,8 @@ pub fn bone_from_unity(name: &str) -> Option<HumanBone> {
 }
 
 /// `bone_from_unity` on a name's bytes, as they arrive (no UTF-8 check needed).
+/// Inlined into the decoder, which calls it once per bone message.
+#[inline]
 pub(super) fn bone_from_unity_bytes(name: &[u8]) -> Option<HumanBone> {
     bone_from_words(name_words(name)?)
 }
@@ -131,6 +133,7 @@ pub(super) const NAME_BYTES: usize = 24;
 
 /// `name` as `NameWords`; `None` when longer than any bone name or holding a
 /// zero byte (which the padding could not be told from).
+#[inline]
 const fn name_words(name: &[u8]) -> Option<NameWords> {
     if name.len() >= NAME_BYTES {
         return None;
