@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use criterion::Criterion;
 use glam::{Quat, Vec3};
+use mocap_bridge::formats::glb::GlbFile;
 use mocap_bridge::formats::vrma::{self, VrmaRest, VrmaWriter};
 use mocap_bridge::humanoid::bone::ALL;
 use mocap_bridge::humanoid::{CustomNames, HumanoidPose};

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use glam::{Quat, Vec3};
 use mocap_bridge::formats::ext_humanoid::{self, ExtHumanoidClip, ExtHumanoidWriter};
+use mocap_bridge::formats::glb::GlbFile;
 use mocap_bridge::formats::inspect::choose_map;
 use mocap_bridge::formats::vrma::VrmaRest;
 use mocap_bridge::formats::{LoadOptions, Rig, load_rig};

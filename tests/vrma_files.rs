@@ -5,6 +5,7 @@
 mod common;
 
 use glam::{Quat, Vec3};
+use mocap_bridge::formats::glb::GlbFile;
 use mocap_bridge::formats::inspect::choose_map;
 use mocap_bridge::formats::vrma::{self, VrmaRest, VrmaWriter};
 use mocap_bridge::formats::{LoadOptions, load_rig};

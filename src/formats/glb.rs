@@ -262,24 +262,28 @@ fn write_f32s(
     Ok(())
 }
 
-/// What `write` writes into memory. Writing into a `Vec` cannot fail, so an error
-/// can only come from `write` itself, and leaves what was written before it.
-#[must_use]
-pub fn to_bytes(write: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> Vec<u8> {
-    let mut out = Vec::new();
-    let _ = write(&mut out);
-    out
-}
+/// A file written as one GLB (a `.vrma`, an EXT_skeleton_humanoid clip): each
+/// format writes its own bytes; the bytes in memory and the file on disk come
+/// from here.
+pub trait GlbFile {
+    /// Writes the whole GLB to `out`.
+    fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()>;
 
-/// Creates `path` and writes it through a buffer with `write`.
-pub fn save(
-    path: &std::path::Path,
-    write: impl FnOnce(&mut io::BufWriter<std::fs::File>) -> io::Result<()>,
-) -> io::Result<()> {
-    let file = std::fs::File::create(path)?;
-    let mut out = io::BufWriter::with_capacity(1 << 20, file);
-    write(&mut out)?;
-    out.flush()
+    /// The whole file as bytes. Writing into a `Vec` cannot fail.
+    #[must_use]
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let _ = self.write_to(&mut out);
+        out
+    }
+
+    /// Creates `path` and writes the file through a buffer.
+    fn write_file(&self, path: &std::path::Path) -> io::Result<()> {
+        let file = std::fs::File::create(path)?;
+        let mut out = io::BufWriter::with_capacity(1 << 20, file);
+        self.write_to(&mut out)?;
+        out.flush()
+    }
 }
 
 /// Rewrites the JSON chunk of a GLB with `edit` (tests build bad files with it).

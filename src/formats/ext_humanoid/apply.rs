@@ -61,6 +61,7 @@ mod tests {
     use super::super::test_support::*;
     use super::super::{parse, reference_rig};
     use super::*;
+    use crate::formats::glb::GlbFile;
     use crate::humanoid::HumanoidPose;
     use crate::retarget::{FromNormalized, MappedSkeleton, TargetRig};
     use std::path::Path;

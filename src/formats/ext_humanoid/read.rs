@@ -443,6 +443,7 @@ impl ExtHumanoidClip {
 mod tests {
     use super::super::test_support::*;
     use super::*;
+    use crate::formats::glb::GlbFile;
     use serde_json::json;
 
     use crate::formats::glb::with_json;

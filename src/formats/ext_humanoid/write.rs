@@ -9,7 +9,7 @@ use glam::{Affine3A, Quat, Vec3};
 use serde_json::{Value, json};
 
 use super::{EXTENSION, ExtHumanoidError, canonical_frame, to_channel_rotation};
-use crate::formats::glb::{self, ElementType, FloatAccessor};
+use crate::formats::glb::{self, ElementType, FloatAccessor, GlbFile};
 use crate::formats::tracks::{self, PushError};
 use crate::formats::vrma::VrmaRest;
 use crate::humanoid::bone::{ALL, BONE_COUNT};
@@ -76,58 +76,13 @@ impl ExtHumanoidWriter {
         Ok(())
     }
 
-    /// The whole file as bytes.
-    #[must_use]
-    pub fn to_bytes(&self) -> Vec<u8> {
-        glb::to_bytes(|out| self.write_to(out))
-    }
-
     /// Writes the file to `path`.
     pub fn save(&self, path: &Path) -> Result<(), ExtHumanoidError> {
-        glb::save(path, |out| self.write_to(out)).map_err(|source| ExtHumanoidError::Write {
-            path: path.to_owned(),
-            source,
-        })
-    }
-
-    /// Writes the GLB: header, JSON chunk, then the binary chunk streamed from the
-    /// track buffers.
-    pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
-        let (times, hips) = if self.times.is_empty() {
-            // No frame: one frame of the reference pose, so readers find a clip.
-            (vec![0.0], vec![0.0; 3])
-        } else {
-            (self.times.clone(), self.hips.clone())
-        };
-        let bones: Vec<(HumanBone, &[f32])> = ALL
-            .iter()
-            .filter_map(|b| self.rotations[b.index()].as_deref().map(|t| (*b, t)))
-            .collect();
-
-        // Reference skeleton: world transform of every bone node, and its inverse.
-        let world: Vec<Affine3A> = ALL
-            .iter()
-            .map(|&b| {
-                Affine3A::from_rotation_translation(canonical_frame(b), self.rest.position(b))
+        self.write_file(path)
+            .map_err(|source| ExtHumanoidError::Write {
+                path: path.to_owned(),
+                source,
             })
-            .collect();
-        let inverse_binds: Vec<f32> = world
-            .iter()
-            .flat_map(|w| glam::Mat4::from(w.inverse()).to_cols_array())
-            .collect();
-
-        // The binary chunk: one accessor per array, in this order.
-        let mut accessors = vec![
-            FloatAccessor::key_times(&times),
-            FloatAccessor::new(&inverse_binds, ElementType::Mat4),
-            FloatAccessor::new(&hips, ElementType::Vec3),
-        ];
-        accessors.extend(
-            bones
-                .iter()
-                .map(|(_, t)| FloatAccessor::new(t, ElementType::Vec4)),
-        );
-        glb::write_floats(out, self.properties(&bones), &accessors)
     }
 
     /// The file's own top-level JSON: the extension, the reference skeleton's nodes
@@ -193,6 +148,48 @@ impl ExtHumanoidWriter {
                 json!([{"name": self.name, "channels": channels, "samplers": samplers}]),
             ),
         ]
+    }
+}
+
+impl GlbFile for ExtHumanoidWriter {
+    /// Writes the GLB: header, JSON chunk, then the binary chunk streamed from the
+    /// track buffers.
+    fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
+        let (times, hips) = if self.times.is_empty() {
+            // No frame: one frame of the reference pose, so readers find a clip.
+            (vec![0.0], vec![0.0; 3])
+        } else {
+            (self.times.clone(), self.hips.clone())
+        };
+        let bones: Vec<(HumanBone, &[f32])> = ALL
+            .iter()
+            .filter_map(|b| self.rotations[b.index()].as_deref().map(|t| (*b, t)))
+            .collect();
+
+        // Reference skeleton: world transform of every bone node, and its inverse.
+        let world: Vec<Affine3A> = ALL
+            .iter()
+            .map(|&b| {
+                Affine3A::from_rotation_translation(canonical_frame(b), self.rest.position(b))
+            })
+            .collect();
+        let inverse_binds: Vec<f32> = world
+            .iter()
+            .flat_map(|w| glam::Mat4::from(w.inverse()).to_cols_array())
+            .collect();
+
+        // The binary chunk: one accessor per array, in this order.
+        let mut accessors = vec![
+            FloatAccessor::key_times(&times),
+            FloatAccessor::new(&inverse_binds, ElementType::Mat4),
+            FloatAccessor::new(&hips, ElementType::Vec3),
+        ];
+        accessors.extend(
+            bones
+                .iter()
+                .map(|(_, t)| FloatAccessor::new(t, ElementType::Vec4)),
+        );
+        glb::write_floats(out, self.properties(&bones), &accessors)
     }
 }
 

@@ -60,6 +60,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::formats::glb::GlbFile;
     use crate::humanoid::{CustomNames, HumanoidPose, LookAt, Preset};
 
     /// A few frames with rotations, hips motion, expressions (preset and custom)

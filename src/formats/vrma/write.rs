@@ -20,7 +20,7 @@ use crate::humanoid::expression::PRESET_COUNT;
 use crate::humanoid::{CustomNames, HumanBone, HumanoidPose, Preset};
 
 use super::{EXTENSION, VrmaError, VrmaRest};
-use crate::formats::glb::{self, ElementType, FloatAccessor};
+use crate::formats::glb::{self, ElementType, FloatAccessor, GlbFile};
 use crate::formats::tracks::{self, PushError};
 
 /// Appends frames of a performance, then writes them as one `.vrma`.
@@ -136,56 +136,12 @@ impl VrmaWriter {
         Ok(())
     }
 
-    /// The whole file as bytes.
-    #[must_use]
-    pub fn to_bytes(&self) -> Vec<u8> {
-        glb::to_bytes(|out| self.write_to(out))
-    }
-
     /// Writes the file to `path`.
     pub fn save(&self, path: &Path) -> Result<(), VrmaError> {
-        glb::save(path, |out| self.write_to(out)).map_err(|source| VrmaError::Write {
+        self.write_file(path).map_err(|source| VrmaError::Write {
             path: path.to_owned(),
             source,
         })
-    }
-
-    /// Writes the GLB: header, JSON chunk, then the binary chunk streamed from the
-    /// track buffers.
-    pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
-        let (times, hips) = if self.times.is_empty() {
-            // No frame: one frame of the T-pose, so that readers find an animation.
-            let hips = self.rest.position(HumanBone::Hips);
-            (vec![0.0], hips.to_array().to_vec())
-        } else {
-            (self.times.clone(), self.hips.clone())
-        };
-        let bones: Vec<(HumanBone, &[f32])> = ALL
-            .iter()
-            .filter_map(|b| self.rotations[b.index()].as_deref().map(|t| (*b, t)))
-            .collect();
-        let presets: Vec<(Preset, &[f32])> = Preset::all()
-            .filter_map(|p| self.presets[p as usize].as_deref().map(|t| (p, t)))
-            .collect();
-
-        // The binary chunk: one accessor per track, in this order; expression
-        // weights are translations (w, 0, 0).
-        let mut accessors = vec![
-            FloatAccessor::key_times(&times),
-            FloatAccessor::new(&hips, ElementType::Vec3),
-        ];
-        accessors.extend(
-            bones
-                .iter()
-                .map(|(_, t)| FloatAccessor::new(t, ElementType::Vec4)),
-        );
-        accessors.extend(presets.iter().map(|(_, t)| FloatAccessor::vec3_x(t)));
-        accessors.extend(self.customs.iter().map(|(_, t)| FloatAccessor::vec3_x(t)));
-        if let Some(look) = &self.look_at {
-            accessors.push(FloatAccessor::new(look, ElementType::Vec4));
-        }
-        let properties = self.properties(&bones, &presets, accessors.len());
-        glb::write_floats(out, properties, &accessors)
     }
 
     /// The file's own top-level JSON: the extension, the scene and its nodes, the
@@ -299,5 +255,45 @@ impl VrmaWriter {
                 json!([{"name": self.name, "channels": channels, "samplers": samplers}]),
             ),
         ]
+    }
+}
+
+impl GlbFile for VrmaWriter {
+    /// Writes the GLB: header, JSON chunk, then the binary chunk streamed from the
+    /// track buffers.
+    fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
+        let (times, hips) = if self.times.is_empty() {
+            // No frame: one frame of the T-pose, so that readers find an animation.
+            let hips = self.rest.position(HumanBone::Hips);
+            (vec![0.0], hips.to_array().to_vec())
+        } else {
+            (self.times.clone(), self.hips.clone())
+        };
+        let bones: Vec<(HumanBone, &[f32])> = ALL
+            .iter()
+            .filter_map(|b| self.rotations[b.index()].as_deref().map(|t| (*b, t)))
+            .collect();
+        let presets: Vec<(Preset, &[f32])> = Preset::all()
+            .filter_map(|p| self.presets[p as usize].as_deref().map(|t| (p, t)))
+            .collect();
+
+        // The binary chunk: one accessor per track, in this order; expression
+        // weights are translations (w, 0, 0).
+        let mut accessors = vec![
+            FloatAccessor::key_times(&times),
+            FloatAccessor::new(&hips, ElementType::Vec3),
+        ];
+        accessors.extend(
+            bones
+                .iter()
+                .map(|(_, t)| FloatAccessor::new(t, ElementType::Vec4)),
+        );
+        accessors.extend(presets.iter().map(|(_, t)| FloatAccessor::vec3_x(t)));
+        accessors.extend(self.customs.iter().map(|(_, t)| FloatAccessor::vec3_x(t)));
+        if let Some(look) = &self.look_at {
+            accessors.push(FloatAccessor::new(look, ElementType::Vec4));
+        }
+        let properties = self.properties(&bones, &presets, accessors.len());
+        glb::write_floats(out, properties, &accessors)
     }
 }

@@ -2,6 +2,7 @@
 //! stood for, every frame pushed into a `VrmaWriter` exactly as the live recorder
 //! did (`recover`), and `save_vrma`, which writes a `.vrma` whole or not at all.
 
+use crate::formats::glb::GlbFile;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Read};
 use std::path::{Path, PathBuf};
@@ -115,6 +116,7 @@ pub(super) fn widen(span: &mut Option<(f32, f32)>, time: f32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::glb::GlbFile;
     use crate::formats::vrma::VrmaRest;
     use crate::record::journal::Recording;
     use crate::record::journal::test_support::{header, take};
