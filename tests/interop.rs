@@ -747,3 +747,88 @@ fn our_ext_skeleton_humanoid_files_validate_clean() {
     let report = validate(&refs);
     assert_validates_clean(&report, "EXT_skeleton_humanoid");
 }
+
+/// A sender streams VMC into `mocap-bridge record` at 60 Hz; SIGINT, then SIGTERM
+/// in a second run, stops the recorder while the sender goes on. The recorder exits
+/// 0 and its take, as three-vrm-animation reads it, holds every frame sent before
+/// the signal, at the sender's times.
+#[cfg(unix)]
+#[test]
+fn record_keeps_the_take_on_sigint_and_sigterm() {
+    use std::io::BufRead;
+    use std::time::Duration;
+
+    use mocap_bridge::formats::vrma::VrmaRest;
+    use mocap_bridge::humanoid::CustomNames;
+    use mocap_bridge::protocol::vmc::{Datagrams, ExpressionNames, VmcEncoder};
+    use mocap_bridge::takes::demo;
+
+    const RATE: f32 = 60.0;
+    let encoder = VmcEncoder::new(ExpressionNames::Vrm1, &VrmaRest::standard(0.95));
+    let names = CustomNames::default();
+    for signal in ["INT", "TERM"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("take.vrma");
+        let port = std::net::UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let listen = format!("127.0.0.1:{port}");
+        let mut recorder = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+            .args(["record", "-o", out.to_str().unwrap(), "--listen", &listen])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = std::io::BufReader::new(recorder.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        assert!(line.starts_with("recording VMC on"), "{line}");
+
+        let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        sender.connect(&listen).unwrap();
+        let mut datagrams = Datagrams::new();
+        let mut send_frame = |i: usize| {
+            let t = i as f32 / RATE;
+            datagrams.clear();
+            encoder.encode_into(t, &demo::pose_at(t, 0.95), &names, &mut datagrams);
+            for d in datagrams.iter() {
+                // After the signal the recorder may be gone: nobody listening is fine.
+                let _ = sender.send(d);
+            }
+            std::thread::sleep(Duration::from_secs_f32(1.0 / RATE));
+        };
+        let before = 90;
+        for i in 0..before {
+            send_frame(i);
+        }
+        let killed = Command::new("kill")
+            .args([&format!("-{signal}"), &recorder.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        for i in before..before + 30 {
+            send_frame(i);
+        }
+        let status = recorder.wait().unwrap();
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+        assert!(status.success(), "SIG{signal}: {status}: {rest}");
+        assert!(rest.contains("wrote "), "SIG{signal}: {rest}");
+
+        let file = dump_one(&out);
+        check_all_tracks(&file);
+        let times = floats(&file["rotation"]["hips"]["times"]);
+        assert!(
+            times.len() >= before,
+            "SIG{signal}: {} frames in the take, {before} sent before the signal",
+            times.len()
+        );
+        for (i, t) in times.iter().take(before).enumerate() {
+            assert!(
+                (t - f64::from(i as f32 / RATE)).abs() < 1e-4,
+                "SIG{signal}: frame {i} at {t} s"
+            );
+        }
+    }
+}

@@ -80,15 +80,29 @@ fn record_to(
         }
     };
     let mut buf = vec![0u8; 65_536];
-    while !stop.load(Ordering::Relaxed)
-        && duration.is_none_or(|d| started.elapsed().as_secs_f32() < d)
-    {
+    // Once stopped (Ctrl-C, SIGTERM, --duration), what the socket already holds is
+    // still read: every datagram that arrived before the stop is in the take.
+    let mut draining = false;
+    loop {
+        if !draining
+            && (stop.load(Ordering::Relaxed)
+                || duration.is_some_and(|d| started.elapsed().as_secs_f32() >= d))
+        {
+            draining = true;
+            socket.set_nonblocking(true)?;
+        }
         let n = match socket.recv(&mut buf) {
             Ok(n) => n,
+            // Drained: the take ends here.
+            Err(e) if draining && e.kind() == std::io::ErrorKind::WouldBlock => break,
+            // A timeout to look at the stop flag again, or a signal that
+            // interrupted the wait (Ctrl-C and SIGTERM do).
             Err(e)
                 if matches!(
                     e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
                 ) =>
             {
                 continue;
