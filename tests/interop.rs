@@ -748,33 +748,87 @@ fn our_ext_skeleton_humanoid_files_validate_clean() {
     assert_validates_clean(&report, "EXT_skeleton_humanoid");
 }
 
-/// A sender streams VMC into `mocap-bridge record` at 60 Hz; SIGINT, then SIGTERM
-/// in a second run, stops the recorder while the sender goes on. The recorder exits
-/// 0 and its take, as three-vrm-animation reads it, holds every frame sent before
-/// the signal, at the sender's times.
+/// Frames a test sender streams at 60 Hz before it signals the receiving process.
 #[cfg(unix)]
-#[test]
-fn record_keeps_the_take_on_sigint_and_sigterm() {
-    use std::io::BufRead;
-    use std::time::Duration;
+const SENT_BEFORE_SIGNAL: usize = 90;
 
+/// Streams the built-in performance as VMC to `listen` at 60 Hz, one frame every
+/// 1/60 s: `SENT_BEFORE_SIGNAL` frames, then `kill -SIGNAL pid`, then 30 more
+/// frames while the receiver stops.
+#[cfg(unix)]
+fn stream_vmc_then_signal(listen: &str, pid: u32, signal: &str) {
     use mocap_bridge::formats::vrma::VrmaRest;
     use mocap_bridge::humanoid::CustomNames;
     use mocap_bridge::protocol::vmc::{Datagrams, ExpressionNames, VmcEncoder};
     use mocap_bridge::takes::demo;
 
-    const RATE: f32 = 60.0;
     let encoder = VmcEncoder::new(ExpressionNames::Vrm1, &VrmaRest::standard(0.95));
-    let names = CustomNames::default();
+    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sender.connect(listen).unwrap();
+    let mut datagrams = Datagrams::new();
+    let mut send_frame = |i: usize| {
+        let t = i as f32 / 60.0;
+        datagrams.clear();
+        let pose = demo::pose_at(t, 0.95);
+        encoder.encode_into(t, &pose, &CustomNames::default(), &mut datagrams);
+        for d in datagrams.iter() {
+            // After the signal the receiver may be gone: nobody listening is fine.
+            let _ = sender.send(d);
+        }
+        std::thread::sleep(std::time::Duration::from_secs_f32(1.0 / 60.0));
+    };
+    for i in 0..SENT_BEFORE_SIGNAL {
+        send_frame(i);
+    }
+    let killed = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    for i in SENT_BEFORE_SIGNAL..SENT_BEFORE_SIGNAL + 30 {
+        send_frame(i);
+    }
+}
+
+/// The take at `path`, as three-vrm-animation reads it, holds every frame sent
+/// before the signal, at the sender's times.
+#[cfg(unix)]
+fn assert_take_holds_what_was_sent(path: &Path, signal: &str) {
+    let file = dump_one(path);
+    check_all_tracks(&file);
+    let times = floats(&file["rotation"]["hips"]["times"]);
+    assert!(
+        times.len() >= SENT_BEFORE_SIGNAL,
+        "SIG{signal}: {} frames in the take, {SENT_BEFORE_SIGNAL} sent before the signal",
+        times.len()
+    );
+    for (i, t) in times.iter().take(SENT_BEFORE_SIGNAL).enumerate() {
+        assert!(
+            (t - f64::from(i as f32 / 60.0)).abs() < 1e-4,
+            "SIG{signal}: frame {i} at {t} s"
+        );
+    }
+}
+
+/// A free loopback UDP address.
+#[cfg(unix)]
+fn free_udp_address() -> String {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    format!("127.0.0.1:{}", socket.local_addr().unwrap().port())
+}
+
+/// A sender streams VMC into `mocap-bridge record`; SIGINT, then SIGTERM in a
+/// second run, stops the recorder while the sender goes on. The recorder exits 0
+/// and its take holds every frame sent before the signal.
+#[cfg(unix)]
+#[test]
+fn record_keeps_the_take_on_sigint_and_sigterm() {
+    use std::io::{BufRead, Read};
+
     for signal in ["INT", "TERM"] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("take.vrma");
-        let port = std::net::UdpSocket::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let listen = format!("127.0.0.1:{port}");
+        let listen = free_udp_address();
         let mut recorder = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
             .args(["record", "-o", out.to_str().unwrap(), "--listen", &listen])
             .stdout(std::process::Stdio::piped())
@@ -784,51 +838,60 @@ fn record_keeps_the_take_on_sigint_and_sigterm() {
         let mut line = String::new();
         stdout.read_line(&mut line).unwrap();
         assert!(line.starts_with("recording VMC on"), "{line}");
-
-        let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        sender.connect(&listen).unwrap();
-        let mut datagrams = Datagrams::new();
-        let mut send_frame = |i: usize| {
-            let t = i as f32 / RATE;
-            datagrams.clear();
-            encoder.encode_into(t, &demo::pose_at(t, 0.95), &names, &mut datagrams);
-            for d in datagrams.iter() {
-                // After the signal the recorder may be gone: nobody listening is fine.
-                let _ = sender.send(d);
-            }
-            std::thread::sleep(Duration::from_secs_f32(1.0 / RATE));
-        };
-        let before = 90;
-        for i in 0..before {
-            send_frame(i);
-        }
-        let killed = Command::new("kill")
-            .args([&format!("-{signal}"), &recorder.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(killed.success());
-        for i in before..before + 30 {
-            send_frame(i);
-        }
+        stream_vmc_then_signal(&listen, recorder.id(), signal);
         let status = recorder.wait().unwrap();
         let mut rest = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+        stdout.read_to_string(&mut rest).unwrap();
         assert!(status.success(), "SIG{signal}: {status}: {rest}");
         assert!(rest.contains("wrote "), "SIG{signal}: {rest}");
+        assert_take_holds_what_was_sent(&out, signal);
+    }
+}
 
-        let file = dump_one(&out);
-        check_all_tracks(&file);
-        let times = floats(&file["rotation"]["hips"]["times"]);
-        assert!(
-            times.len() >= before,
-            "SIG{signal}: {} frames in the take, {before} sent before the signal",
-            times.len()
-        );
-        for (i, t) in times.iter().take(before).enumerate() {
-            assert!(
-                (t - f64::from(i as f32 / RATE)).abs() < 1e-4,
-                "SIG{signal}: frame {i} at {t} s"
-            );
+/// The same through the live bridge: `run --record` with a VMC input, stopped by
+/// SIGINT or SIGTERM while the sender streams, writes the performer's take.
+#[cfg(unix)]
+#[test]
+fn run_record_keeps_the_take_on_sigint_and_sigterm() {
+    use std::io::{BufRead, Read};
+
+    for signal in ["INT", "TERM"] {
+        let dir = tempfile::tempdir().unwrap();
+        let listen = free_udp_address();
+        let recordings = dir.path().join("recordings");
+        let config = serde_json::json!({
+            "vmcInputs": [{ "listen": listen, "performer": "alice" }],
+            "labInputs": [],
+            "vrchatInputs": [],
+            "websocket": null,
+            "vmcOutputs": [],
+            "recorder": { "dir": recordings },
+            "status": { "logIntervalS": 0.0, "monitorIntervalS": 0.0 }
+        });
+        let config_path = dir.path().join("bridge.json");
+        std::fs::write(&config_path, config.to_string()).unwrap();
+        let mut bridge = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+            .args(["run", "--config", config_path.to_str().unwrap(), "--record"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = std::io::BufReader::new(bridge.stdout.take().unwrap());
+        let mut line = String::new();
+        while !line.starts_with("ready:") {
+            line.clear();
+            assert!(stdout.read_line(&mut line).unwrap() > 0, "no ready line");
         }
+        stream_vmc_then_signal(&listen, bridge.id(), signal);
+        let status = bridge.wait().unwrap();
+        let mut rest = String::new();
+        stdout.read_to_string(&mut rest).unwrap();
+        assert!(status.success(), "SIG{signal}: {status}: {rest}");
+        let takes: Vec<PathBuf> = std::fs::read_dir(&recordings)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "vrma"))
+            .collect();
+        assert_eq!(takes.len(), 1, "SIG{signal}: {takes:?}; {rest}");
+        assert_take_holds_what_was_sent(&takes[0], signal);
     }
 }
