@@ -895,3 +895,74 @@ fn run_record_keeps_the_take_on_sigint_and_sigterm() {
         assert_take_holds_what_was_sent(&takes[0], signal);
     }
 }
+
+/// `run --replay <sample> --record --fast` writes a take that three-vrm-animation
+/// reads with the source's rest hips position and hips track (within 0.1 mm): the
+/// take's rest stands at the source's hips height, not the built-in avatar's.
+#[test]
+fn a_take_recorded_by_run_keeps_the_source_hips() {
+    let dir = tempfile::tempdir().unwrap();
+    let recordings = dir.path().join("recordings");
+    let config = serde_json::json!({
+        "vmcInputs": [],
+        "labInputs": [],
+        "vrchatInputs": [],
+        "websocket": null,
+        "vmcOutputs": [],
+        "recorder": { "dir": recordings },
+        "status": { "logIntervalS": 0.0, "monitorIntervalS": 0.0 }
+    });
+    let config_path = dir.path().join("bridge.json");
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/walk-and-wave.vrma");
+    let run = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .args([
+            "run",
+            "--config",
+            config_path.to_str().unwrap(),
+            "--record",
+            "--fast",
+        ])
+        .arg("--replay")
+        .arg(&source)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let take = recordings.join("walk-and-wave.vrma");
+    let files = dump_vrma(&[&source, &take]);
+    let (want, got) = (&files["files"][0], &files["files"][1]);
+    let (want_rest, got_rest) = (
+        floats(&want["restHipsPosition"]),
+        floats(&got["restHipsPosition"]),
+    );
+    for (w, g) in want_rest.iter().zip(&got_rest) {
+        assert!(
+            (w - g).abs() < 1e-4,
+            "rest hips {got_rest:?} vs {want_rest:?}"
+        );
+    }
+    let (want_hips, got_hips) = (&want["translation"]["hips"], &got["translation"]["hips"]);
+    assert_eq!(
+        floats(&got_hips["times"]).len(),
+        floats(&want_hips["times"]).len()
+    );
+    for (w, g) in floats(&want_hips["times"])
+        .iter()
+        .zip(floats(&got_hips["times"]))
+    {
+        assert!((w - g).abs() < 1e-4, "hips key at {g} s, source {w} s");
+    }
+    let (want_values, got_values) = (floats(&want_hips["values"]), floats(&got_hips["values"]));
+    assert_eq!(want_values.len(), got_values.len());
+    let worst = want_values
+        .iter()
+        .zip(&got_values)
+        .map(|(w, g)| (w - g).abs())
+        .fold(0.0, f64::max);
+    println!("rest hips {got_rest:?} (source {want_rest:?}); hips track worst {worst:.2e} m");
+    assert!(worst < 1e-4, "hips track off by {worst} m");
+}

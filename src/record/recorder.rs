@@ -87,6 +87,8 @@ struct RecordedPerformer {
     take: Option<OpenTake>,
     /// Frames seen, to tell a performer's first frame.
     seen: bool,
+    /// The rest hips height of its poses (the source's), for a take started later.
+    rest_hips_height: f32,
 }
 
 struct OpenTake {
@@ -206,6 +208,7 @@ impl Recorder {
         armed: &mut HashMap<String, Option<String>>,
     ) {
         let track = tracks.entry(frame.performer).or_default();
+        track.rest_hips_height = frame.pose.rest_hips_height;
         if !track.seen {
             track.seen = true;
             let name = match armed.remove(frame.performer.as_str()) {
@@ -216,7 +219,7 @@ impl Recorder {
             if let Some(name) = name
                 && track.take.is_none()
             {
-                match self.start(&name, frame.performer) {
+                match self.start(&name, frame.performer, frame.pose.rest_hips_height) {
                     Ok(take) => track.take = Some(take),
                     Err(e) => tracing::error!("cannot start recording {name}: {e}"),
                 }
@@ -230,10 +233,18 @@ impl Recorder {
         }
     }
 
-    fn start(&self, name: &str, performer: PerformerName) -> Result<OpenTake, String> {
-        let mut recording =
-            Recording::start(&self.dir, name, performer.as_str(), self.rest.clone())
-                .map_err(|e| e.to_string())?;
+    /// Opens a take of `performer` whose poses have the rest hips height
+    /// `hips_height` (the source's): its rest is the avatar's T-pose at that height,
+    /// so the take replays where its source stood.
+    fn start(
+        &self,
+        name: &str,
+        performer: PerformerName,
+        hips_height: f32,
+    ) -> Result<OpenTake, String> {
+        let rest = self.rest.scaled_to_hips_height(hips_height);
+        let mut recording = Recording::start(&self.dir, name, performer.as_str(), rest)
+            .map_err(|e| e.to_string())?;
         recording.set_sync(self.sync);
         tracing::info!("recording {performer} into {}", recording.path().display());
         Ok(OpenTake {
@@ -348,7 +359,7 @@ impl Recorder {
                 Some(n) => n.clone(),
                 None => target.to_string(),
             };
-            let take = self.start(&take_name, target)?;
+            let take = self.start(&take_name, target, track.rest_hips_height)?;
             started.push((
                 target.to_string(),
                 take.recording.path().display().to_string(),

@@ -125,6 +125,23 @@ impl VrmaRest {
         }
     }
 
+    /// The same T-pose scaled about the floor's origin so that the hips stand
+    /// `hips_height` metres up: the rest of a take whose performer has that hips
+    /// height. Unchanged when `hips_height` is not a positive number or the hips
+    /// stand on the floor.
+    #[must_use]
+    pub fn scaled_to_hips_height(&self, hips_height: f32) -> Self {
+        let current = self.position(B::Hips).y;
+        if !(hips_height.is_finite() && hips_height > 0.0 && current > 0.0) {
+            return self.clone();
+        }
+        let scale = hips_height / current;
+        Self {
+            positions: self.positions.map(|p| p * scale),
+            look_at_offset: self.look_at_offset.map(|o| o * scale),
+        }
+    }
+
     /// The T-pose position of `bone`, model space.
     #[must_use]
     pub fn position(&self, bone: HumanBone) -> Vec3 {
@@ -135,6 +152,22 @@ impl VrmaRest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rest_scaled_to_a_hips_height_keeps_its_proportions() {
+        let rest = VrmaRest::standard(0.94);
+        let scaled = rest.scaled_to_hips_height(0.9305);
+        assert!((scaled.position(B::Hips).y - 0.9305).abs() < 1e-6);
+        let ratio = 0.9305 / rest.position(B::Hips).y;
+        for bone in ALL {
+            let want = rest.position(bone) * ratio;
+            assert!(scaled.position(bone).distance(want) < 1e-6, "{bone}");
+        }
+        // A height that is no height leaves the rest as it was.
+        for bad in [0.0, -1.0, f32::NAN] {
+            assert_eq!(rest.scaled_to_hips_height(bad), rest);
+        }
+    }
 
     #[test]
     fn standard_rest_is_a_t_pose_facing_plus_z() {
