@@ -67,8 +67,9 @@ pub struct BridgeConfig {
     pub pipeline: PipelineConfig,
     /// Solver settings per kind of source, for performers without their own.
     pub performer_defaults: PerformerDefaults,
-    /// Solver settings of named performers.
-    pub performers: BTreeMap<String, PerformerConfig>,
+    /// Solver settings of named performers: what each changes from its kind's
+    /// defaults.
+    pub performers: BTreeMap<String, PerformerOverrides>,
     pub status: StatusConfig,
 }
 
@@ -315,7 +316,7 @@ impl Default for PipelineConfig {
 }
 
 /// Solver settings of one performer (or of a kind of source).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct PerformerConfig {
     /// One Euro smoothing of the solved pose; `null`: none.
@@ -360,13 +361,83 @@ impl PerformerConfig {
     }
 }
 
-/// Defaults per kind of source.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+/// Defaults per kind of source. In the file each kind's entry says only what it
+/// changes from the built-in defaults of that kind (see `PerformerOverrides`).
+#[derive(Debug, Clone, PartialEq)]
 pub struct PerformerDefaults {
     pub humanoid: PerformerConfig,
     pub skeleton: PerformerConfig,
     pub trackers: PerformerConfig,
+}
+
+impl<'de> Deserialize<'de> for PerformerDefaults {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+        #[derive(Default)]
+        struct Entries {
+            humanoid: PerformerOverrides,
+            skeleton: PerformerOverrides,
+            trackers: PerformerOverrides,
+        }
+        let entries = Entries::deserialize(deserializer)?;
+        let built_in = Self::default();
+        Ok(Self {
+            humanoid: entries.humanoid.apply(&built_in.humanoid),
+            skeleton: entries.skeleton.apply(&built_in.skeleton),
+            trackers: entries.trackers.apply(&built_in.trackers),
+        })
+    }
+}
+
+/// What one performer's entry (or a kind's defaults) changes, field by field: a
+/// field it leaves out keeps the value it overrides, and `mocapIk`, `vrIk`,
+/// `filter`, `deviceFilter` and `calibration` merge key by key, so a saved
+/// calibration leaves the device filter on and one `mocapIk` key changes only
+/// that key. `null` turns a filter off.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PerformerOverrides(serde_json::Map<String, Value>);
+
+impl<'de> Deserialize<'de> for PerformerOverrides {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let fields = serde_json::Map::deserialize(deserializer)?;
+        // Checked now against the built-in defaults, so `apply` cannot fail later:
+        // every field's type is the same whatever it overrides.
+        merged(&PerformerConfig::default(), &fields).map_err(serde::de::Error::custom)?;
+        Ok(Self(fields))
+    }
+}
+
+impl PerformerOverrides {
+    /// `defaults` with these fields changed.
+    #[must_use]
+    pub fn apply(&self, defaults: &PerformerConfig) -> PerformerConfig {
+        merged(defaults, &self.0).unwrap_or_else(|e| {
+            tracing::error!("performer settings not applied: {e}");
+            defaults.clone()
+        })
+    }
+}
+
+/// `base` with `fields` merged in key by key (objects into objects, anything else
+/// replaced), read back as settings; the error names the field.
+fn merged(
+    base: &PerformerConfig,
+    fields: &serde_json::Map<String, Value>,
+) -> Result<PerformerConfig, String> {
+    fn merge(base: &mut Value, patch: &Value) {
+        match (base, patch) {
+            (Value::Object(base), Value::Object(patch)) => {
+                for (key, value) in patch {
+                    merge(base.entry(key.clone()).or_insert(Value::Null), value);
+                }
+            }
+            (base, patch) => *base = patch.clone(),
+        }
+    }
+    let mut value = serde_json::to_value(base).map_err(|e| e.to_string())?;
+    merge(&mut value, &Value::Object(fields.clone()));
+    serde_path_to_error::deserialize(value).map_err(|e| format!("{}: {}", e.path(), e.inner()))
 }
 
 impl Default for PerformerDefaults {
@@ -618,9 +689,14 @@ mod tests {
         save_calibration(&path, "quest", &Calibration::default()).expect("saved");
         let text = std::fs::read_to_string(&path).expect("read");
         let config = BridgeConfig::load(&path).expect("still a valid configuration");
-        assert_eq!(config.performers["vr"].calibration, Some(calibration));
+        let trackers = &config.performer_defaults.trackers;
+        let vr = config.performers["vr"].apply(trackers);
+        assert_eq!(vr.calibration, Some(calibration));
+        // The calibration is all the entry changes: the trackers' device filter stays.
+        assert_eq!(vr.device_filter, trackers.device_filter);
+        assert!(vr.device_filter.is_some());
         assert_eq!(
-            config.performers["quest"].calibration,
+            config.performers["quest"].apply(trackers).calibration,
             Some(Calibration::default())
         );
         // Everything else as it was: the notes and the order of the settings.
@@ -658,6 +734,46 @@ mod tests {
     }
 
     #[test]
+    fn one_setting_changes_only_that_setting() {
+        let config = parse(
+            r#"{"performerDefaults": {"skeleton": {"mocapIk": {"hands": false}}},
+                "performers": {"alice": {"mocapIk": {"footWeight": 0.5}},
+                               "bob": {"deviceFilter": null}}}"#,
+        )
+        .unwrap();
+        let built_in = PerformerDefaults::default();
+        let skeleton = &config.performer_defaults.skeleton;
+        let want = MocapIkConfig {
+            hands: false,
+            ..built_in.skeleton.mocap_ik
+        };
+        assert_eq!(skeleton.mocap_ik, want);
+        assert!(
+            !skeleton.mocap_ik.enabled,
+            "one key does not turn mocap IK on"
+        );
+        assert_eq!(
+            PerformerConfig {
+                mocap_ik: built_in.skeleton.mocap_ik,
+                ..skeleton.clone()
+            },
+            built_in.skeleton
+        );
+        let alice = config.performers["alice"].apply(skeleton);
+        assert_eq!(
+            alice.mocap_ik,
+            MocapIkConfig {
+                foot_weight: 0.5,
+                ..want
+            }
+        );
+        // `null` turns a filter off; what the entry leaves out stays.
+        let bob = config.performers["bob"].apply(&config.performer_defaults.trackers);
+        assert_eq!(bob.device_filter, None);
+        assert_eq!(bob.vr_ik, built_in.trackers.vr_ik);
+    }
+
+    #[test]
     fn bad_files_name_the_place() {
         for (text, expected) in [
             (
@@ -683,6 +799,14 @@ mod tests {
             (
                 r#"{"labInputs": [{"skeleton": "nope"}]}"#,
                 "bridge.json: labInputs[0]: no skeleton `nope`: add it to `skeletons`",
+            ),
+            (
+                r#"{"performers": {"alice": {"mocapIk": {"hands": 3}}}}"#,
+                "bridge.json: performers.alice: mocapIk.hands: invalid type: integer `3`, expected a boolean",
+            ),
+            (
+                r#"{"performerDefaults": {"trackers": {"vrIK": {}}}}"#,
+                "bridge.json: performerDefaults.trackers: vrIK: unknown field `vrIK`, expected one of `filter`, `deviceFilter`, `mocapIk`, `vrIk`, `calibration`",
             ),
             (
                 r#"{"pipeline": {"performerTimeoutS": -1}}"#,

@@ -31,7 +31,7 @@ use crate::io::web::websocket::{
     ClientRules, Controls, Feeds, SaveCalibration, Shared, Subscribers, WebSocketOutput,
 };
 use crate::pipeline::performer::Avatar;
-use crate::pipeline::solver::{Solver, SolverConfig, SolverControl};
+use crate::pipeline::solver::{SettingsByKind, Solver, SolverConfig, SolverControl};
 use crate::pipeline::status::{Latency, Status};
 use crate::pipeline::{
     Delivery, InputRing, InputStats, OutputPort, OutputStats, input_ring, output_ring,
@@ -402,7 +402,14 @@ impl<'a> Wiring<'a> {
                 performers: config
                     .performers
                     .iter()
-                    .map(|(name, c)| (name.clone(), c.settings()))
+                    .map(|(name, own)| {
+                        let settings = SettingsByKind {
+                            humanoid: own.apply(&defaults.humanoid).settings(),
+                            skeleton: own.apply(&defaults.skeleton).settings(),
+                            trackers: own.apply(&defaults.trackers).settings(),
+                        };
+                        (name.clone(), settings)
+                    })
                     .collect::<HashMap<_, _>>(),
             },
             skeletons.streams.clone(),

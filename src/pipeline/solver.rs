@@ -36,8 +36,28 @@ pub struct SolverConfig {
     pub humanoid: PerformerSettings,
     pub skeleton: PerformerSettings,
     pub trackers: PerformerSettings,
-    /// Settings of named performers.
-    pub performers: HashMap<String, PerformerSettings>,
+    /// Settings of named performers, for whichever kind of source they stream.
+    pub performers: HashMap<String, SettingsByKind>,
+}
+
+/// One named performer's settings for each kind of source: its own changes
+/// applied to that kind's defaults.
+#[derive(Debug, Clone, Copy)]
+pub struct SettingsByKind {
+    pub humanoid: PerformerSettings,
+    pub skeleton: PerformerSettings,
+    pub trackers: PerformerSettings,
+}
+
+impl SettingsByKind {
+    #[must_use]
+    pub fn of(&self, kind: SourceKind) -> PerformerSettings {
+        match kind {
+            SourceKind::Humanoid => self.humanoid,
+            SourceKind::Skeleton => self.skeleton,
+            SourceKind::Trackers => self.trackers,
+        }
+    }
 }
 
 /// What the rest of the bridge may ask the solver (rare: not per frame).
@@ -189,7 +209,7 @@ impl Solver {
         self.config
             .performers
             .get(name.as_str())
-            .copied()
+            .map(|own| own.of(kind))
             .unwrap_or(match kind {
                 SourceKind::Humanoid => self.config.humanoid,
                 SourceKind::Skeleton => self.config.skeleton,
