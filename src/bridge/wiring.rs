@@ -478,14 +478,18 @@ impl<'a> Wiring<'a> {
     }
 
     /// The line naming every endpoint, for the log and the caller.
+    /// Each endpoint once: the WebSocket port, an input and an output with a
+    /// third count for its clients, is one endpoint.
     pub fn ready_line(&self) -> String {
-        let endpoints: Vec<&str> = self
-            .status
-            .inputs
-            .iter()
-            .map(|(n, _)| n.as_str())
-            .chain(self.status.outputs.iter().map(|(n, _, _)| n.as_str()))
-            .collect();
+        let mut endpoints: Vec<&str> = Vec::new();
+        let names = self.status.inputs.iter().map(|(n, _)| n.as_str());
+        let outputs = self.status.outputs.iter().map(|(n, _, _)| n.as_str());
+        for name in names.chain(outputs) {
+            let endpoint = name.strip_suffix(" clients").unwrap_or(name);
+            if !endpoints.contains(&endpoint) {
+                endpoints.push(endpoint);
+            }
+        }
         format!("ready: {}", endpoints.join(", "))
     }
 }

@@ -65,6 +65,13 @@ fn pages_rig_and_recordings_are_served_with_the_token_on_data() {
     let mut config = quiet_config();
     config["websocket"] = json!({ "listen": format!("127.0.0.1:{port}"), "token": "s3cret" });
     let bridge = Bridge::start(dir.path(), &config, &["--quiet"]);
+    // The WebSocket port is one endpoint, named once.
+    let ready = bridge
+        .lines
+        .iter()
+        .find(|l| l.starts_with("ready:"))
+        .expect("a ready line");
+    assert_eq!(ready.matches("websocket:").count(), 1, "{ready}");
 
     // Pages and scripts: code, served to anyone who reaches the port.
     for (path, kind, needle) in [

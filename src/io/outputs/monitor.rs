@@ -82,7 +82,7 @@ pub struct Monitor {
 
 impl Monitor {
     pub async fn run(mut self) {
-        let mut latest: BTreeMap<String, (u64, f64, HumanoidPose)> = BTreeMap::new();
+        let mut latest: BTreeMap<String, Latest> = BTreeMap::new();
         let mut tick = tokio::time::interval(self.interval);
         tick.tick().await;
         loop {
@@ -91,7 +91,13 @@ impl Monitor {
                     while let Some(msg) = self.ring.try_pop() {
                         match msg {
                             OutputMsg::Pose(p) => {
-                                latest.insert(p.performer.to_string(), (p.seq, p.time, p.pose));
+                                let newest = Latest {
+                                    seq: p.seq,
+                                    time: p.time,
+                                    pose: p.pose,
+                                    printed: false,
+                                };
+                                latest.insert(p.performer.to_string(), newest);
                             }
                             OutputMsg::Appeared { performer, source } => {
                                 println!("performer {performer} appeared ({source:?})");
@@ -108,22 +114,46 @@ impl Monitor {
                         return;
                     }
                 }
-                _ = tick.tick() => print_lines(&latest),
+                _ = tick.tick() => print_lines(&mut latest),
                 _ = self.shutdown.changed() => {}
             }
         }
     }
 }
 
-fn print_lines(latest: &BTreeMap<String, (u64, f64, HumanoidPose)>) {
+/// A performer's newest pose, and whether its line was printed.
+struct Latest {
+    seq: u64,
+    time: f64,
+    pose: HumanoidPose,
+    printed: bool,
+}
+
+/// One line per performer whose newest pose is not printed yet: a performer that
+/// sent nothing since the last interval is not printed again.
+fn lines_due(latest: &mut BTreeMap<String, Latest>) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (name, newest) in latest.iter_mut().filter(|(_, l)| !l.printed) {
+        newest.printed = true;
+        lines.push(format!(
+            "{name:>12} frame {:>6} t {:>7.2}s  {}",
+            newest.seq,
+            newest.time,
+            PoseSummary::of(&newest.pose)
+        ));
+    }
+    lines
+}
+
+fn print_lines(latest: &mut BTreeMap<String, Latest>) {
+    let lines = lines_due(latest);
+    if lines.is_empty() {
+        return;
+    }
     let mut out = std::io::stdout().lock();
-    for (name, (seq, time, pose)) in latest {
+    for line in lines {
         // The console may be gone (a closed pipe); the bridge keeps running.
-        let _ = writeln!(
-            out,
-            "{name:>12} frame {seq:>6} t {time:>7.2}s  {}",
-            PoseSummary::of(pose)
-        );
+        let _ = writeln!(out, "{line}");
     }
     let _ = out.flush();
 }
@@ -145,6 +175,25 @@ mod tests {
             (s.arm_elevation[0] + 90.0).abs() < 0.01 && (s.arm_elevation[1] + 90.0).abs() < 0.01
         );
         assert!((s.knee_bend[0] - 0.5f32.to_degrees()).abs() < 0.01 && s.knee_bend[1].abs() < 0.01);
+    }
+
+    #[test]
+    fn a_performer_is_printed_once_per_new_pose() {
+        let mut latest = BTreeMap::new();
+        let newest = |seq| Latest {
+            seq,
+            time: seq as f64 / 60.0,
+            pose: HumanoidPose::default(),
+            printed: false,
+        };
+        latest.insert("alice".to_owned(), newest(7));
+        let first = lines_due(&mut latest);
+        assert_eq!(first.len(), 1);
+        assert!(first[0].contains("alice frame      7"), "{}", first[0]);
+        // Nothing new: nothing printed again.
+        assert!(lines_due(&mut latest).is_empty());
+        latest.insert("alice".to_owned(), newest(8));
+        assert_eq!(lines_due(&mut latest).len(), 1);
     }
 
     #[test]
