@@ -150,10 +150,11 @@ pub async fn run(
         config.status.log_interval_s.max(0.0),
     ));
 
+    // Said once: to the caller, which prints it, or else in the log.
     let ready = wiring.ready_line();
-    tracing::info!("{ready}");
-    if let Some(on_ready) = options.on_ready {
-        on_ready(&ready);
+    match options.on_ready {
+        Some(on_ready) => on_ready(&ready),
+        None => tracing::info!("{ready}"),
     }
     let mut running = RunningBridge {
         stop: stop_tx,

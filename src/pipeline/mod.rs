@@ -181,8 +181,11 @@ pub struct OutputStats {
     /// Datagrams or messages written.
     pub packets: AtomicU64,
     pub bytes: AtomicU64,
-    /// Failed sends (a receiver not listening, a client gone).
+    /// Failed sends (a client gone, a network error).
     pub errors: AtomicU64,
+    /// Datagrams sent while no receiver listened (ICMP port unreachable): not an
+    /// error, receivers come and go.
+    pub no_receiver: AtomicU64,
 }
 
 /// The producer end an input task holds.

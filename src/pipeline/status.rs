@@ -139,6 +139,7 @@ impl Status {
                     "packets": s.packets.load(Relaxed),
                     "bytes": s.bytes.load(Relaxed),
                     "errors": s.errors.load(Relaxed),
+                    "noReceiver": s.no_receiver.load(Relaxed),
                     "latency": latency,
                 })
             })
@@ -182,6 +183,12 @@ impl Status {
                 s.drops.load(Relaxed),
                 s.errors.load(Relaxed),
             ));
+            let unheard = s.no_receiver.load(Relaxed);
+            if unheard > 0 {
+                line.push_str(&format!(
+                    " ({unheard} datagrams with no receiver listening)"
+                ));
+            }
             if let Some(h) = latency {
                 let (p50, p99, _, count) = percentiles(h);
                 if count > 0 {

@@ -190,3 +190,37 @@ fn vmc_from_python_osc_comes_out_as_the_recording_read_by_the_vmc_crate() {
         frames.len()
     );
 }
+
+/// A VMC output whose receiver is not listening is not failing: the refusals are
+/// counted apart from errors, and the log says so once.
+#[test]
+fn a_receiver_not_listening_is_no_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let to = format!("127.0.0.1:{}", free_udp_port());
+    let mut config = quiet_config();
+    config["vmcOutputs"] = serde_json::json!([{ "to": to }]);
+    let sample = repo().join("recordings/walk-and-wave.vrma");
+    let bridge = Bridge::start(
+        dir.path(),
+        &config,
+        &["--replay", sample.to_str().expect("utf-8 path"), "--quiet"],
+    );
+    let (code, lines, stderr) = bridge.finish();
+    assert_eq!(code, 0, "{stderr}");
+    let status = lines.last().expect("the final status line");
+    let vmc_out = status
+        .split("; ")
+        .find(|part| part.starts_with("vmc-out:"))
+        .unwrap_or_else(|| panic!("no vmc-out in {status}"));
+    assert!(
+        vmc_out.contains(" 0 errors") && vmc_out.contains("with no receiver listening"),
+        "{vmc_out}"
+    );
+    assert_eq!(
+        stderr.matches("no receiver listening").count(),
+        1,
+        "{stderr}"
+    );
+    // The ready line is printed once, on stdout, not logged as well.
+    assert!(!stderr.contains("ready:"), "{stderr}");
+}

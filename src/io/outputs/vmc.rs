@@ -12,8 +12,10 @@
 //! `/VMC/Ext/T`) all of them. Every frame due at a wake-up goes out in one batch of
 //! datagrams (`io::udp::SendBatch`: one system call per 32 on Linux).
 //!
-//! A receiver that is not listening (ICMP port unreachable) is counted as an
-//! error and sent to again: receivers come and go.
+//! A receiver that is not listening (ICMP port unreachable) is counted apart from
+//! errors (`no_receiver`), said once in the log, and sent to again: receivers come
+//! and go. (A connected UDP socket reports the refusal on a later send, so sends
+//! that go through do not show that a receiver is back.)
 
 use std::io;
 use std::net::SocketAddr;
@@ -88,6 +90,8 @@ struct Sending {
     batch: SendBatch,
     /// When each frame in `batch` was received, for the latency histogram.
     received: Vec<std::time::Instant>,
+    /// A datagram was refused (nobody listening): said once.
+    said_no_receiver: bool,
 }
 
 impl VmcOutput {
@@ -135,6 +139,7 @@ impl VmcOutput {
             waiting,
             batch,
             received,
+            said_no_receiver,
             ..
         } = s;
         waiting.retain(|performer| {
@@ -168,11 +173,16 @@ impl VmcOutput {
             return;
         }
         let stats = &self.ring.stats;
+        let mut refused = false;
         batch
             .send(&self.socket, |outcome| match outcome {
                 Ok(n) => {
                     stats.packets.fetch_add(1, Relaxed);
                     stats.bytes.fetch_add(n as u64, Relaxed);
+                }
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                    stats.no_receiver.fetch_add(1, Relaxed);
+                    refused = true;
                 }
                 Err(e) => {
                     stats.errors.fetch_add(1, Relaxed);
@@ -180,6 +190,12 @@ impl VmcOutput {
                 }
             })
             .await;
+        if refused && !*said_no_receiver {
+            *said_no_receiver = true;
+            let to = self.socket.peer_addr().map(|a| a.to_string());
+            let to = to.as_deref().unwrap_or("the receiver");
+            tracing::info!("VMC output: no receiver listening on {to} (yet); sending on");
+        }
         stats.frames.fetch_add(received.len() as u64, Relaxed);
         for at in received.drain(..) {
             self.latency.record(at);
