@@ -241,6 +241,84 @@ fn a_torn_tail_is_dropped_and_reported() {
 }
 
 #[test]
+fn a_journal_with_a_damaged_header_or_record_keeps_every_frame_whose_record_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (journal, frames) = crashed_take(dir.path(), 90);
+    let bytes = std::fs::read(&journal).unwrap();
+    let body = u32::from_le_bytes(bytes[10..14].try_into().unwrap()) as usize;
+    let header_len = 14 + body + 4;
+    let times: Vec<f32> = frames.iter().map(|f| f.0).collect();
+
+    // One flipped bit in the header: every frame after it is intact.
+    let mut header_hit = bytes.clone();
+    header_hit[header_len / 2] ^= 0x08;
+    let path = dir.path().join("header hit.vrma.journal");
+    std::fs::write(&path, &header_hit).unwrap();
+    let out = bridge(&["recover", arg(&path)]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(stdout.contains(": 90 frames"), "{stdout}");
+    assert!(
+        stdout.contains("performer unknown, take \"header hit\""),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("the header is damaged (byte ")
+            && stdout.contains(&format!("bytes 0..{header_len} left out")),
+        "{stdout}"
+    );
+    let read = vrma::load(&dir.path().join("header hit.vrma"), None).unwrap();
+    assert_eq!(read.key_times(), times.as_slice());
+    for (t, want, _) in &frames {
+        let mut got = HumanoidPose::default();
+        read.sample(*t, &mut got);
+        for (bone, q) in want.bones() {
+            if matches!(bone, HumanBone::LeftEye | HumanBone::RightEye) {
+                continue;
+            }
+            let r = got.rotation(bone).expect("a recorded bone");
+            assert!(quat_diff(q, r) < 1e-6, "{bone} at {t}: {q} vs {r}");
+        }
+    }
+
+    // One flipped bit in a frame record in the middle: only that frame is lost.
+    let mut record_hit = bytes;
+    let at = header_len + (record_hit.len() - header_len) / 2;
+    record_hit[at] ^= 0x08;
+    let path = dir.path().join("record hit.vrma.journal");
+    std::fs::write(&path, &record_hit).unwrap();
+    let out = bridge(&["recover", arg(&path)]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains(": 89 frames"), "{stdout}");
+    assert!(
+        stdout.contains("damaged bytes left out at byte "),
+        "{stdout}"
+    );
+    let read = vrma::load(&dir.path().join("record hit.vrma"), None).unwrap();
+    let kept: Vec<f32> = read.key_times().to_vec();
+    assert_eq!(kept.len(), 89);
+    assert!(
+        kept.iter().all(|t| times.contains(t)),
+        "only the take's own frames"
+    );
+    assert_eq!(
+        kept.last(),
+        times.last(),
+        "the frames after the damage are kept"
+    );
+}
+
+#[test]
 fn bad_journals_fail_with_one_line_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let (journal, _) = crashed_take(dir.path(), 3);

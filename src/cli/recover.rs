@@ -1,6 +1,7 @@
 //! `recover`: turns the journal a crashed recorder left behind (`take.vrma.journal`)
 //! into the `.vrma` the take would have been, keeping every frame up to the last
-//! flush and dropping a torn tail.
+//! flush whose record holds (past damaged records and a damaged header) and
+//! dropping a torn tail.
 
 use std::path::{Path, PathBuf};
 
@@ -63,11 +64,14 @@ pub fn run(args: RecoverArgs) -> CliResult<()> {
 fn summary(r: &Recovered, journal: &Path, output: &Path) -> String {
     let seconds = r.span.map_or(0.0, |(first, last)| last - first);
     let mut line = format!(
-        "wrote {}: {} frames, {seconds:.2} s, recovered from {} (performer {:?}, take {:?}); torn tail dropped: {} bytes",
+        "wrote {}: {} frames, {seconds:.2} s, recovered from {} (performer {}, take {:?}); torn tail dropped: {} bytes",
         output.display(),
         r.frames,
         journal.display(),
-        r.header.performer,
+        match r.header.performer.as_str() {
+            "" => "unknown".to_owned(),
+            name => format!("{name:?}"),
+        },
         r.header.animation,
         r.dropped_tail_bytes,
     );
@@ -76,6 +80,17 @@ fn summary(r: &Recovered, journal: &Path, output: &Path) -> String {
     }
     if r.refused > 0 {
         line.push_str(&format!("; {} frames refused", r.refused));
+    }
+    if let Some(why) = &r.header_damage {
+        line.push_str(&format!(
+            "; the header is damaged ({why}): the take is named after the file and stands in standard proportions at its hips height"
+        ));
+    }
+    for skipped in &r.skipped {
+        line.push_str(&format!(
+            "; {} damaged bytes left out at byte {} ({})",
+            skipped.bytes, skipped.at, skipped.problem
+        ));
     }
     line
 }

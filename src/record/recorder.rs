@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -126,7 +126,9 @@ impl Recorder {
         // Performers to record when they appear (name of the take, if given).
         let mut armed: HashMap<String, Option<String>> = HashMap::new();
         let mut written = Vec::new();
-        let mut tick = tokio::time::interval(self.flush_interval);
+        // Twice per interval, so no frame waits more than half of it to be written
+        // (a tick per interval let frames wait up to two: the write came after it).
+        let mut tick = tokio::time::interval(self.flush_interval / 2);
         let mut commands_open = true;
         loop {
             tokio::select! {
@@ -138,10 +140,9 @@ impl Recorder {
                     None => commands_open = false,
                 },
                 _ = tick.tick() => {
-                    let now = Instant::now();
                     for track in tracks.values_mut() {
                         if let Some(take) = &mut track.take
-                            && take.recording.flush_due(now, self.flush_interval)
+                            && take.recording.has_unflushed()
                         {
                             let result = take.recording.flush();
                             report(take, result);
@@ -229,6 +230,13 @@ impl Recorder {
             let start = *take.start.get_or_insert(frame.time);
             let time = (frame.time - start) as f32;
             let result = take.recording.push(time, &frame.pose, &track.names);
+            // The status report's `frames` for the recorder: frames in a take;
+            // a frame the take refused (time not after the last) is a drop.
+            let counter = match result {
+                Err(FrameError::Refused(_)) => &self.ring.stats.drops,
+                _ => &self.ring.stats.frames,
+            };
+            counter.fetch_add(1, Relaxed);
             report(take, result);
         }
     }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use glam::Vec3;
 use mocap_bridge::formats::vrma;
 use mocap_bridge::humanoid::HumanoidPose;
+use mocap_bridge::record::journal;
 use mocap_bridge::takes::replay::Replay;
 use serde_json::json;
 
@@ -67,6 +68,13 @@ fn a_replay_recorded_through_the_bridge_is_the_same_motion() {
         lines
             .iter()
             .any(|l| l.starts_with("wrote ") && l.contains("480 frames")),
+        "{lines:?}"
+    );
+    // The status counts what the recorder recorded.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("recorder: 480 frames 0 drops")),
         "{lines:?}"
     );
     let source = sample_frames();
@@ -154,4 +162,67 @@ fn after_kill_9_recover_gets_every_frame_up_to_the_last_flush() {
         worst = worst.max(difference(want, pose).0);
     }
     assert!(worst <= 0.01, "{worst}°");
+}
+
+#[test]
+fn ten_kill_9s_each_lose_at_most_the_flush_interval() {
+    let sample = repo().join("recordings/walk-and-wave.vrma");
+    let sample = sample.to_str().expect("utf-8 path");
+    let mut config = quiet_config();
+    config["recorder"] = json!({"flushMs": 100});
+    // Kill times spread over 0.3-2.3 s after the bridge is ready (a fixed
+    // pseudo-random sequence, so a failure can be replayed).
+    let mut seed: u32 = 0x2545_f491;
+    let mut worst = 0.0f64;
+    for run in 0..10 {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        let wait = 0.3 + 2.0 * f64::from(seed >> 8) / f64::from(1u32 << 24);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut bridge = Bridge::start(
+            dir.path(),
+            &config,
+            &["--replay", sample, "--loop", "--record"],
+        );
+        std::thread::sleep(Duration::from_secs_f64(wait));
+        let killed_at = std::time::SystemTime::now();
+        let _ = bridge.child.kill(); // SIGKILL
+        let _ = bridge.child.wait();
+
+        let recordings = dir.path().join("recordings");
+        let journal = only_file(&recordings, ".journal");
+        let started = journal::JournalReader::open(&journal)
+            .expect("a journal")
+            .header()
+            .created;
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+            .arg("recover")
+            .arg(&journal)
+            .output()
+            .expect("recover");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let recovered = frames_of(&only_file(&recordings, ".vrma"));
+        let last = recovered.last().map_or(0.0, |(t, _)| f64::from(*t));
+        // The replay streams in real time from the take's first frame (the
+        // journal's creation), so the frames up to the kill span this long:
+        let lived = killed_at
+            .duration_since(started)
+            .expect("killed after the take started")
+            .as_secs_f64();
+        let lost = lived - last;
+        println!(
+            "kill -9 #{run} after {wait:.2} s: {} frames kept, last at {last:.3} s of {lived:.3} s: {:.1} ms lost",
+            recovered.len(),
+            lost * 1e3
+        );
+        worst = worst.max(lost);
+    }
+    println!(
+        "worst loss over 10 kill -9s: {:.1} ms (flushMs 100)",
+        worst * 1e3
+    );
+    assert!(worst <= 0.100, "lost {:.1} ms", worst * 1e3);
 }

@@ -5,12 +5,14 @@
 //! While recording, every accepted frame goes both into a `VrmaWriter` in memory and,
 //! encoded, into `<take>.vrma.journal` next to where `<take>.vrma` will be written.
 //! `JournalWriter` buffers records in one reusable `Vec<u8>` and writes them out on
-//! `flush` (the recorder calls it at least every `DEFAULT_FLUSH_INTERVAL`, see
-//! `flush_due`), so a killed process loses at most the frames since the last flush.
+//! `flush` (the recorder flushes every journal with unflushed frames twice per
+//! `DEFAULT_FLUSH_INTERVAL`), so a killed process loses at most the frames since the
+//! last flush: never more than that interval.
 //! `Recording::finish` writes the `.vrma` (temporary file, synced, renamed) and only
-//! then removes the journal. `recover` reads a journal back, stops at the first torn
-//! or corrupt record, and pushes the frames before it into a `VrmaWriter` exactly as
-//! the live recorder did.
+//! then removes the journal. `recover` reads a journal back and pushes its frames
+//! into a `VrmaWriter` exactly as the live recorder did; past a torn or corrupt
+//! record, or a damaged header, it keeps every later record whose own checksum
+//! holds, and says what it left out.
 //!
 //! Recording names come from the network, so `recording_path` accepts only a plain
 //! file name; a name already taken (a `.vrma` or a live journal) gets the next free
@@ -19,13 +21,14 @@
 //!
 //! Files: `names` (recording and journal file names), `format` (the journal's
 //! bytes, its byte layout in that file's header), `writer` (`JournalWriter`),
-//! `reader` (`JournalReader`), `recover` (a journal back into a `.vrma`), `take`
-//! (`Recording`, the live take).
+//! `reader` (`JournalReader`), `recover` (a journal back into a `.vrma`), `salvage`
+//! (the good records of a damaged journal), `take` (`Recording`, the live take).
 
 mod format;
 mod names;
 mod reader;
 mod recover;
+mod salvage;
 mod take;
 #[cfg(test)]
 mod test_support;
@@ -41,6 +44,7 @@ pub use names::{
 };
 pub use reader::{JournalEnd, JournalReader, TailDefect, TailProblem};
 pub use recover::{Recovered, recover, save_vrma};
+pub use salvage::Skipped;
 pub use take::{FinishedRecording, FrameError, RecordError, Recording};
 pub use writer::{DEFAULT_FLUSH_INTERVAL, JournalWriter};
 

@@ -5,7 +5,7 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::SystemTime;
 
 use super::JournalError;
 use super::format::JournalHeader;
@@ -195,10 +195,10 @@ impl Recording {
         self.journal_result(flushed)
     }
 
-    /// See `JournalWriter::flush_due`.
+    /// Whether a `flush` has frames to write (see `JournalWriter::has_unflushed`).
     #[must_use]
-    pub fn flush_due(&self, now: Instant, interval: Duration) -> bool {
-        !self.journal_stopped && self.journal.flush_due(now, interval)
+    pub fn has_unflushed(&self) -> bool {
+        !self.journal_stopped && self.journal.has_unflushed()
     }
 
     /// Writes the `.vrma` (through a temporary file, synced and renamed), then

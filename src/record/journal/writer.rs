@@ -4,7 +4,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::JournalError;
 use super::format::{
@@ -14,8 +14,9 @@ use super::format::{
 use crate::humanoid::expression::CUSTOM_CAPACITY;
 use crate::humanoid::{CustomNames, HumanoidPose};
 
-/// How often the recorder flushes its journal unless configured otherwise: the most
-/// a crash can lose.
+/// The most of a take a crash may lose unless configured otherwise: the recorder
+/// flushes every journal with unflushed frames twice per interval, so no frame
+/// waits longer than half of it (plus the write) to reach the file.
 pub const DEFAULT_FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Buffered bytes past which `append` writes them out without waiting for `flush`.
@@ -40,7 +41,6 @@ pub struct JournalWriter {
     dirty: bool,
     /// Whether `flush` also calls `sync_data`.
     sync: bool,
-    last_flush: Instant,
     failed: bool,
 }
 
@@ -64,7 +64,6 @@ impl JournalWriter {
             names: Vec::with_capacity(CUSTOM_CAPACITY),
             dirty: false,
             sync: false,
-            last_flush: Instant::now(),
             failed: false,
         };
         let written = match encode_header(&mut writer.buffer, header) {
@@ -129,15 +128,13 @@ impl JournalWriter {
             return Err(err);
         }
         self.dirty = false;
-        self.last_flush = Instant::now();
         Ok(())
     }
 
-    /// Whether frames appended since the last flush have waited `interval` or more
-    /// at `now`.
+    /// Whether records were appended since the last flush.
     #[must_use]
-    pub fn flush_due(&self, now: Instant, interval: Duration) -> bool {
-        self.dirty && now.saturating_duration_since(self.last_flush) >= interval
+    pub fn has_unflushed(&self) -> bool {
+        self.dirty
     }
 
     fn write_buffered(&mut self) -> io::Result<()> {
@@ -226,23 +223,15 @@ mod tests {
     }
 
     #[test]
-    fn a_flush_is_due_only_when_frames_have_waited_the_interval() {
+    fn frames_are_unflushed_from_their_append_to_the_next_flush() {
         let dir = tempfile::tempdir().unwrap();
         let mut writer = JournalWriter::create(&dir.path().join("t.journal"), &header()).unwrap();
-        let before = Instant::now();
-        writer.flush().unwrap();
-        let later = before + Duration::from_secs(3600);
-        let interval = DEFAULT_FLUSH_INTERVAL;
-        assert!(!writer.flush_due(later, interval), "nothing to flush");
+        assert!(!writer.has_unflushed(), "the header is written at once");
         writer
             .append(0.0, &HumanoidPose::default(), &CustomNames::default())
             .unwrap();
-        assert!(
-            !writer.flush_due(before, interval),
-            "flushed after `before`"
-        );
-        assert!(writer.flush_due(later, interval));
+        assert!(writer.has_unflushed());
         writer.flush().unwrap();
-        assert!(!writer.flush_due(later, interval));
+        assert!(!writer.has_unflushed());
     }
 }
