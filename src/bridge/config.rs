@@ -271,6 +271,13 @@ pub struct RecorderConfig {
     pub sync: bool,
     /// Record every performer from its first frame (as `run --record`).
     pub record_on_start: bool,
+    /// A take stops (and is written) when it reaches this many minutes; 0: no limit.
+    pub max_minutes: f64,
+    /// A take stops when its `.vrma` would pass this many megabytes; 0: no limit.
+    pub max_megabytes: u64,
+    /// Takes stop when the recordings folder's disk has less than this many
+    /// megabytes free (a take needs room for its journal and its `.vrma`).
+    pub min_free_megabytes: u64,
 }
 
 impl Default for RecorderConfig {
@@ -280,6 +287,9 @@ impl Default for RecorderConfig {
             flush_ms: 100,
             sync: false,
             record_on_start: false,
+            max_minutes: 240.0,
+            max_megabytes: 2048,
+            min_free_megabytes: 512,
         }
     }
 }
@@ -600,6 +610,23 @@ impl BridgeConfig {
                 format!("{} is not in 1..=100", self.recorder.flush_ms),
             ));
         }
+        let r = &self.recorder;
+        if !(r.max_minutes.is_finite() && r.max_minutes >= 0.0) {
+            return Err(field(
+                "recorder.maxMinutes",
+                format!("{} is not a number of minutes ≥ 0", r.max_minutes),
+            ));
+        }
+        if r.max_megabytes > crate::record::recorder::MAX_TAKE_MEGABYTES {
+            return Err(field(
+                "recorder.maxMegabytes",
+                format!(
+                    "{} is more than a .vrma can hold ({}: a GLB is at most 4 GiB)",
+                    r.max_megabytes,
+                    crate::record::recorder::MAX_TAKE_MEGABYTES
+                ),
+            ));
+        }
         let p = &self.pipeline;
         if p.input_ring == 0 || p.output_ring == 0 || p.recorder_ring == 0 {
             return Err(field("pipeline", "ring sizes must be at least 1".into()));
@@ -795,6 +822,14 @@ mod tests {
             (
                 r#"{"recorder": {"flushMs": 500}}"#,
                 "bridge.json: recorder.flushMs: 500 is not in 1..=100",
+            ),
+            (
+                r#"{"recorder": {"maxMegabytes": 5000}}"#,
+                "bridge.json: recorder.maxMegabytes: 5000 is more than a .vrma can hold (4000: a GLB is at most 4 GiB)",
+            ),
+            (
+                r#"{"recorder": {"maxMinutes": -1}}"#,
+                "bridge.json: recorder.maxMinutes: -1 is not a number of minutes ≥ 0",
             ),
             (
                 r#"{"labInputs": [{"skeleton": "nope"}]}"#,

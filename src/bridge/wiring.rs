@@ -39,7 +39,7 @@ use crate::pipeline::{
 use crate::protocol::lab_osc::LabAssembler;
 use crate::protocol::vmc::{Datagrams, VmcEncoder};
 use crate::protocol::vrchat::VrchatTrackers;
-use crate::record::recorder::{RecordCommand, Recorder, Takes};
+use crate::record::recorder::{RecordCommand, Recorder, TakeBounds, Takes};
 
 /// The solver's thread, started before anything that must wake it; it waits for
 /// its `Solver`, which `Wiring::start_solver` sends once every ring exists.
@@ -357,6 +357,11 @@ impl<'a> Wiring<'a> {
                 flush_interval: Duration::from_millis(config.flush_ms),
                 sync: config.sync,
                 record_all: config.record_on_start,
+                bounds: TakeBounds::new(
+                    config.max_minutes,
+                    config.max_megabytes,
+                    config.min_free_megabytes,
+                ),
                 rest: avatar_rest.clone(),
                 wants_poses,
             }

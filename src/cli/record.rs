@@ -3,6 +3,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use mocap_bridge::formats::tracks::Spool;
 use mocap_bridge::formats::vrma::{VrmaRest, VrmaWriter};
 use mocap_bridge::humanoid::{CustomNames, HumanoidPose};
 use mocap_bridge::protocol::vmc::frames::VmcFrames;
@@ -57,6 +58,15 @@ fn record_to(
     )?;
     stdout.flush()?;
 
+    // The take's tracks wait in a spool beside the output, not in memory.
+    let folder = match output.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut spool = Some(
+        Spool::new_in(folder)
+            .map_err(|e| format!("cannot create a spool file in {}: {e}", folder.display()))?,
+    );
     let started = std::time::Instant::now();
     let mut frames = VmcFrames::default();
     let mut writer: Option<(VrmaWriter, f32)> = None;
@@ -69,10 +79,12 @@ fn record_to(
         let (w, height) = writer.get_or_insert_with(|| {
             let height = hips_height.unwrap_or(pose.hips_position.y);
             let height = if height > 0.3 { height } else { 0.9 };
-            (
-                VrmaWriter::new(VrmaRest::standard(height), "vmc take"),
-                height,
-            )
+            let rest = VrmaRest::standard(height);
+            let writer = match spool.take() {
+                Some(spool) => VrmaWriter::spooled(rest, "vmc take", spool),
+                None => VrmaWriter::new(rest, "vmc take"),
+            };
+            (writer, height)
         });
         pose.rest_hips_height = *height;
         if w.push(t, &pose, names).is_err() {

@@ -11,6 +11,8 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
+use crate::formats::tracks::{Spool, Track};
+
 /// Splits a GLB into its JSON chunk and optional BIN chunk, checking every length.
 pub fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), String> {
     let u32_at = |at: usize| {
@@ -104,10 +106,10 @@ impl ElementType {
 }
 
 /// One accessor of FLOAT components that `write_floats` writes, tightly packed in
-/// a buffer view of its own, straight from the caller's slice.
+/// a buffer view of its own, straight from the caller's slice or track.
 #[derive(Debug, Clone, Copy)]
 pub struct FloatAccessor<'a> {
-    values: &'a [f32],
+    values: Floats<'a>,
     type_: ElementType,
     /// Each value is an element's x; its other components are written as 0.
     x_only: bool,
@@ -115,10 +117,62 @@ pub struct FloatAccessor<'a> {
     key_times: bool,
 }
 
+/// Where an accessor's floats are.
+#[derive(Debug, Clone, Copy)]
+enum Floats<'a> {
+    Slice(&'a [f32]),
+    /// A writer's track, spooled to `Spool` when one is given.
+    Track(&'a Track, Option<&'a Spool>),
+}
+
+impl Floats<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Self::Slice(values) => values.len(),
+            Self::Track(track, _) => track.len(),
+        }
+    }
+
+    fn first(&self) -> Option<f32> {
+        match self {
+            Self::Slice(values) => values.first().copied(),
+            Self::Track(track, _) => track.first().first().copied(),
+        }
+    }
+
+    fn last(&self) -> Option<f32> {
+        match self {
+            Self::Slice(values) => values.last().copied(),
+            Self::Track(track, _) => track.last().last().copied(),
+        }
+    }
+
+    fn for_each_chunk(&self, each: impl FnMut(&[f32]) -> io::Result<()>) -> io::Result<()> {
+        match self {
+            Self::Slice(values) => {
+                let mut each = each;
+                each(values)
+            }
+            Self::Track(track, spool) => track.for_each_chunk(*spool, each),
+        }
+    }
+}
+
 impl<'a> FloatAccessor<'a> {
     /// `values` as they are, `type_`'s number of components per element.
     #[must_use]
     pub fn new(values: &'a [f32], type_: ElementType) -> Self {
+        Self::of(Floats::Slice(values), type_)
+    }
+
+    /// A writer's `track` (read back from `spool` where it was spooled), `type_`'s
+    /// number of components per element.
+    #[must_use]
+    pub fn track(track: &'a Track, spool: Option<&'a Spool>, type_: ElementType) -> Self {
+        Self::of(Floats::Track(track, spool), type_)
+    }
+
+    fn of(values: Floats<'a>, type_: ElementType) -> Self {
         Self {
             values,
             type_,
@@ -131,18 +185,32 @@ impl<'a> FloatAccessor<'a> {
     /// the `min` and `max` glTF requires of it.
     #[must_use]
     pub fn key_times(times: &'a [f32]) -> Self {
+        Self::new(times, ElementType::Scalar).as_key_times()
+    }
+
+    /// The same floats as an animation sampler's input (see `key_times`).
+    #[must_use]
+    pub fn as_key_times(self) -> Self {
         Self {
             key_times: true,
-            ..Self::new(times, ElementType::Scalar)
+            type_: ElementType::Scalar,
+            ..self
         }
     }
 
     /// One value per VEC3 element, written as `(value, 0, 0)`.
     #[must_use]
     pub fn vec3_x(values: &'a [f32]) -> Self {
+        Self::new(values, ElementType::Vec3).as_vec3_x()
+    }
+
+    /// The same floats, one per VEC3 element (see `vec3_x`).
+    #[must_use]
+    pub fn as_vec3_x(self) -> Self {
         Self {
             x_only: true,
-            ..Self::new(values, ElementType::Vec3)
+            type_: ElementType::Vec3,
+            ..self
         }
     }
 
@@ -196,8 +264,8 @@ pub fn write_floats(
             "type": accessor.type_.name(),
         });
         if accessor.key_times {
-            let min = accessor.values.first().copied().unwrap_or(0.0);
-            let max = accessor.values.last().copied().unwrap_or(0.0);
+            let min = accessor.values.first().unwrap_or(0.0);
+            let max = accessor.values.last().unwrap_or(0.0);
             entry["min"] = json!([min]);
             entry["max"] = json!([max]);
         }
@@ -211,13 +279,14 @@ pub fn write_floats(
     write_start(out, &Value::Object(json), offset)?;
     let mut staging = Vec::with_capacity(1 << 16);
     for accessor in accessors {
-        let values = accessor.values.iter().copied();
-        if accessor.x_only {
-            let vec3s = values.flat_map(|x| [x, 0.0, 0.0]);
-            write_f32s(out, vec3s, &mut staging)?;
-        } else {
-            write_f32s(out, values, &mut staging)?;
-        }
+        accessor.values.for_each_chunk(|chunk| {
+            let values = chunk.iter().copied();
+            if accessor.x_only {
+                write_f32s(out, values.flat_map(|x| [x, 0.0, 0.0]), &mut staging)
+            } else {
+                write_f32s(out, values, &mut staging)
+            }
+        })?;
     }
     Ok(())
 }

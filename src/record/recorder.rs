@@ -11,10 +11,10 @@
 //! them to the recordings folder, and a taken name gets the next free number.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -25,6 +25,80 @@ use crate::protocol::frame::PerformerName;
 use crate::protocol::record_control::RecordRequest;
 
 use super::journal::{FrameError, Recording};
+
+/// The largest take `TakeBounds::max_bytes` may allow, megabytes: a `.vrma` is a
+/// GLB, at most 4 GiB, and its JSON needs some room too.
+pub const MAX_TAKE_MEGABYTES: u64 = 4000;
+
+/// How often the recorder looks at the free space on its disk.
+const DISK_CHECK_INTERVAL: Duration = Duration::from_secs(1);
+
+/// When a take stops by itself, besides a stop command, its performer leaving and
+/// the bridge stopping: the take is then written, and the log says which bound
+/// stopped it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TakeBounds {
+    /// Longest take, seconds of its own time; `None`: no limit.
+    pub max_seconds: Option<f64>,
+    /// Largest take, bytes of its `.vrma`'s binary chunk; `None`: no limit.
+    pub max_bytes: Option<u64>,
+    /// Takes stop (and none starts) while the recordings folder's disk has fewer
+    /// bytes free.
+    pub min_free_bytes: u64,
+}
+
+impl TakeBounds {
+    /// Bounds from the recorder's settings, where 0 means no limit for the first
+    /// two.
+    #[must_use]
+    pub fn new(max_minutes: f64, max_megabytes: u64, min_free_megabytes: u64) -> Self {
+        Self {
+            max_seconds: (max_minutes > 0.0).then_some(max_minutes * 60.0),
+            max_bytes: (max_megabytes > 0).then_some(max_megabytes * MEGABYTE),
+            min_free_bytes: min_free_megabytes * MEGABYTE,
+        }
+    }
+
+    /// Why a take `seconds` long with `bytes` of data must stop, if it must.
+    #[must_use]
+    pub fn reached(&self, seconds: f64, bytes: u64) -> Option<String> {
+        if let Some(max) = self.max_seconds
+            && seconds >= max
+        {
+            let max = if max < 60.0 {
+                format!("{max:.0} s")
+            } else {
+                format!("{:.1} min", max / 60.0)
+            };
+            return Some(format!(
+                "it reached the longest take allowed, {max} (recorder.maxMinutes)"
+            ));
+        }
+        if let Some(max) = self.max_bytes
+            && bytes >= max
+        {
+            return Some(format!(
+                "it reached the largest take allowed, {} MB (recorder.maxMegabytes)",
+                max / MEGABYTE
+            ));
+        }
+        None
+    }
+
+    /// Why takes must stop with `free` bytes left on the disk, if they must.
+    #[must_use]
+    pub fn disk_full(&self, free: u64) -> Option<String> {
+        (free < self.min_free_bytes).then(|| {
+            format!(
+                "the recordings disk has {} MB free, less than recorder.minFreeMegabytes ({} MB)",
+                free / MEGABYTE,
+                self.min_free_bytes / MEGABYTE
+            )
+        })
+    }
+}
+
+const MEGABYTE: u64 = 1_000_000;
 
 /// A take that was written.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -97,6 +171,9 @@ struct OpenTake {
     start: Option<f64>,
     /// The journal failed once: said so already.
     journal_failed: bool,
+    /// Why the take must stop, once it reached a bound: it takes no more frames
+    /// and is written when the recorder has read what its ring holds.
+    bound: Option<String>,
 }
 
 /// The recorder and what it is doing.
@@ -108,6 +185,8 @@ pub struct Recorder {
     pub sync: bool,
     /// Record every performer from its first frame.
     pub record_all: bool,
+    /// When a take stops by itself.
+    pub bounds: TakeBounds,
     /// The T-pose the takes are written in.
     pub rest: VrmaRest,
     /// Set while the recorder wants solved poses: a take is open, a performer is
@@ -130,6 +209,7 @@ impl Recorder {
         // (a tick per interval let frames wait up to two: the write came after it).
         let mut tick = tokio::time::interval(self.flush_interval / 2);
         let mut commands_open = true;
+        let mut disk_checked = Instant::now();
         loop {
             tokio::select! {
                 () = self.ring.ready() => {}
@@ -146,6 +226,14 @@ impl Recorder {
                         {
                             let result = take.recording.flush();
                             report(take, result);
+                        }
+                    }
+                    if disk_checked.elapsed() >= DISK_CHECK_INTERVAL {
+                        disk_checked = Instant::now();
+                        if let Some(why) = self.disk_full() {
+                            for take in tracks.values_mut().filter_map(|t| t.take.as_mut()) {
+                                take.bound.get_or_insert_with(|| why.clone());
+                            }
                         }
                     }
                 }
@@ -187,6 +275,18 @@ impl Recorder {
                     finish(performer, take, &mut written).await;
                 }
             }
+            for (performer, track) in &mut tracks {
+                if track.take.as_ref().is_some_and(|t| t.bound.is_some())
+                    && let Some(take) = track.take.take()
+                {
+                    tracing::warn!(
+                        "stopped recording {performer} into {}: {}",
+                        take.recording.path().display(),
+                        take.bound.as_deref().unwrap_or_default()
+                    );
+                    finish(*performer, take, &mut written).await;
+                }
+            }
             let wanted =
                 self.record_all || !armed.is_empty() || tracks.values().any(|t| t.take.is_some());
             self.wants_poses.store(wanted, Relaxed);
@@ -226,7 +326,9 @@ impl Recorder {
                 }
             }
         }
-        if let Some(take) = &mut track.take {
+        if let Some(take) = &mut track.take
+            && take.bound.is_none()
+        {
             let start = *take.start.get_or_insert(frame.time);
             let time = (frame.time - start) as f32;
             let result = take.recording.push(time, &frame.pose, &track.names);
@@ -238,6 +340,9 @@ impl Recorder {
             };
             counter.fetch_add(1, Relaxed);
             report(take, result);
+            take.bound = self
+                .bounds
+                .reached(f64::from(time), take.recording.binary_bytes());
         }
     }
 
@@ -250,6 +355,9 @@ impl Recorder {
         performer: PerformerName,
         hips_height: f32,
     ) -> Result<OpenTake, String> {
+        if let Some(why) = self.disk_full() {
+            return Err(why);
+        }
         let rest = self.rest.scaled_to_hips_height(hips_height);
         let mut recording = Recording::start(&self.dir, name, performer.as_str(), rest)
             .map_err(|e| e.to_string())?;
@@ -259,7 +367,30 @@ impl Recorder {
             recording,
             start: None,
             journal_failed: false,
+            bound: None,
         })
+    }
+
+    /// Why no take may go on on the recordings disk, if the disk is too full (the
+    /// disk of the folder's nearest existing ancestor when the folder is not made
+    /// yet). A disk whose free space cannot be read is not taken as full.
+    fn disk_full(&self) -> Option<String> {
+        if self.bounds.min_free_bytes == 0 {
+            return None;
+        }
+        let folder = self
+            .dir
+            .ancestors()
+            .map(|d| {
+                if d.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    d
+                }
+            })
+            .find(|d| d.exists())?;
+        let free = fs4::available_space(folder).ok()?;
+        self.bounds.disk_full(free)
     }
 
     // `&mut self`: a shared borrow held across an await would need `Recorder: Sync`,
@@ -411,5 +542,31 @@ async fn finish(performer: PerformerName, take: OpenTake, written: &mut Takes) {
         }
         Ok(Err(e)) => tracing::error!("{e}"),
         Err(e) => tracing::error!("writing a take failed: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_take_stops_at_the_first_bound_it_reaches_and_says_which() {
+        let bounds = TakeBounds::new(90.0, 100, 512);
+        assert_eq!(bounds.reached(5399.9, 99_999_999), None);
+        let long = bounds.reached(5400.0, 0).unwrap_or_default();
+        assert!(long.contains("90.0 min (recorder.maxMinutes)"), "{long}");
+        let large = bounds.reached(1.0, 100_000_000).unwrap_or_default();
+        assert!(large.contains("100 MB (recorder.maxMegabytes)"), "{large}");
+        assert_eq!(bounds.disk_full(512_000_000), None);
+        let full = bounds.disk_full(511_999_999).unwrap_or_default();
+        assert!(
+            full.contains("511 MB free, less than recorder.minFreeMegabytes (512 MB)"),
+            "{full}"
+        );
+        // 0 turns a bound off.
+        let none = TakeBounds::new(0.0, 0, 0);
+        assert_eq!((none.max_seconds, none.max_bytes, none.min_free_bytes), (None, None, 0));
+        assert_eq!(none.reached(1e9, u64::MAX), None);
+        assert_eq!(none.disk_full(0), None);
     }
 }

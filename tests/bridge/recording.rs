@@ -226,3 +226,62 @@ fn ten_kill_9s_each_lose_at_most_the_flush_interval() {
     );
     assert!(worst <= 0.100, "lost {:.1} ms", worst * 1e3);
 }
+
+#[test]
+fn a_take_stops_at_its_bound_and_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sample = repo().join("recordings/walk-and-wave.vrma");
+    let sample = sample.to_str().expect("utf-8 path");
+    let mut config = quiet_config();
+    config["recorder"] = json!({"maxMinutes": 0.05});
+    let bridge = Bridge::start(
+        dir.path(),
+        &config,
+        &["--replay", sample, "--loop", "--record", "--fast"],
+    );
+    let take = dir.path().join("recordings/walk-and-wave.vrma");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !take.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (code, _, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("stopped recording walk-and-wave into")
+            && stderr.contains("it reached the longest take allowed, 3 s (recorder.maxMinutes)"),
+        "{stderr}"
+    );
+    let frames = frames_of(&take);
+    let last = frames.last().map_or(0.0, |(t, _)| *t);
+    println!(
+        "a take bounded at 3 s: {} frames up to {last:.3} s",
+        frames.len()
+    );
+    assert!((3.0..3.0 + 1.5 / 60.0).contains(&last), "{last}");
+    assert_eq!(frames.len(), 181, "3 s at 60 Hz, both ends");
+}
+
+#[test]
+fn no_take_starts_on_a_disk_without_the_room_it_needs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sample = repo().join("recordings/walk-and-wave.vrma");
+    let sample = sample.to_str().expect("utf-8 path");
+    let mut config = quiet_config();
+    // More free space than any disk has.
+    config["recorder"] = json!({"minFreeMegabytes": 1_000_000_000_000u64});
+    let bridge = Bridge::start(
+        dir.path(),
+        &config,
+        &["--replay", sample, "--record", "--fast"],
+    );
+    let (code, _, stderr) = bridge.finish();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("cannot start recording walk-and-wave: the recordings disk has")
+            && stderr.contains("MB free, less than recorder.minFreeMegabytes"),
+        "{stderr}"
+    );
+    let recordings = dir.path().join("recordings");
+    let written = std::fs::read_dir(&recordings).map_or(0, |d| d.count());
+    assert_eq!(written, 0, "nothing written");
+}

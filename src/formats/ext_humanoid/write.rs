@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::{EXTENSION, ExtHumanoidError, canonical_frame, to_channel_rotation};
 use crate::formats::glb::{self, ElementType, FloatAccessor, GlbFile};
-use crate::formats::tracks::{self, PushError};
+use crate::formats::tracks::{self, PushError, Track};
 use crate::formats::vrma::VrmaRest;
 use crate::humanoid::bone::{ALL, BONE_COUNT};
 use crate::humanoid::{HumanBone, HumanBone as B, HumanoidPose};
@@ -21,12 +21,12 @@ use crate::humanoid::{HumanBone, HumanBone as B, HumanoidPose};
 pub struct ExtHumanoidWriter {
     rest: VrmaRest,
     name: String,
-    times: Vec<f32>,
+    times: Track,
     /// Channel values `r(b)`, x, y, z, w per frame, for every bone seen so far.
-    rotations: Vec<Option<Vec<f32>>>,
+    rotations: Vec<Option<Track>>,
     /// Channel values of the hips translation, x, y, z per frame: the hips' offset
     /// from its reference position, model axes.
-    hips: Vec<f32>,
+    hips: Track,
 }
 
 impl ExtHumanoidWriter {
@@ -37,9 +37,9 @@ impl ExtHumanoidWriter {
         Self {
             rest,
             name: name.to_owned(),
-            times: Vec::new(),
+            times: Track::new(1),
             rotations: vec![None; BONE_COUNT],
-            hips: Vec::new(),
+            hips: Track::new(3),
         }
     }
 
@@ -54,11 +54,11 @@ impl ExtHumanoidWriter {
     /// its previous value. Every bone is written, eyes included (this format has no
     /// lookAt); expressions are not part of the format.
     pub fn push(&mut self, time: f32, pose: &HumanoidPose) -> Result<(), PushError> {
-        tracks::check_frame(&self.times, time, pose)?;
+        tracks::check_frame(self.times.last(), time, pose)?;
         let frames = self.times.len();
-        self.times.push(time);
+        self.times.push(&[time], None);
         let offset = pose.hips_position - self.rest.position(B::Hips);
-        self.hips.extend_from_slice(&offset.to_array());
+        self.hips.push(&offset.to_array(), None);
         for bone in ALL {
             let track = &mut self.rotations[bone.index()];
             let value = pose.rotation(bone).map(|q| {
@@ -71,6 +71,7 @@ impl ExtHumanoidWriter {
                 frames,
                 &Quat::IDENTITY.to_array(),
                 value.as_ref().map(|v| &v[..]),
+                None,
             );
         }
         Ok(())
@@ -88,7 +89,7 @@ impl ExtHumanoidWriter {
     /// The file's own top-level JSON: the extension, the reference skeleton's nodes
     /// and skin (inverse bind matrices in accessor 1), the animation (key times in
     /// accessor 0, the hips translation in 2, then the bones' rotations).
-    fn properties(&self, bones: &[(HumanBone, &[f32])]) -> [(&'static str, Value); 7] {
+    fn properties(&self, bones: &[(HumanBone, &Track)]) -> [(&'static str, Value); 7] {
         // Nodes: one per humanoid bone, index = `HumanBone::index` (parents first).
         let mut nodes: Vec<Value> = Vec::with_capacity(BONE_COUNT);
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); BONE_COUNT];
@@ -157,13 +158,19 @@ impl GlbFile for ExtHumanoidWriter {
     fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
         let (times, hips) = if self.times.is_empty() {
             // No frame: one frame of the reference pose, so readers find a clip.
-            (vec![0.0], vec![0.0; 3])
+            (
+                FloatAccessor::key_times(&[0.0]),
+                FloatAccessor::new(&[0.0; 3], ElementType::Vec3),
+            )
         } else {
-            (self.times.clone(), self.hips.clone())
+            (
+                FloatAccessor::track(&self.times, None, ElementType::Scalar).as_key_times(),
+                FloatAccessor::track(&self.hips, None, ElementType::Vec3),
+            )
         };
-        let bones: Vec<(HumanBone, &[f32])> = ALL
+        let bones: Vec<(HumanBone, &Track)> = ALL
             .iter()
-            .filter_map(|b| self.rotations[b.index()].as_deref().map(|t| (*b, t)))
+            .filter_map(|b| self.rotations[b.index()].as_ref().map(|t| (*b, t)))
             .collect();
 
         // Reference skeleton: world transform of every bone node, and its inverse.
@@ -180,14 +187,14 @@ impl GlbFile for ExtHumanoidWriter {
 
         // The binary chunk: one accessor per array, in this order.
         let mut accessors = vec![
-            FloatAccessor::key_times(&times),
+            times,
             FloatAccessor::new(&inverse_binds, ElementType::Mat4),
-            FloatAccessor::new(&hips, ElementType::Vec3),
+            hips,
         ];
         accessors.extend(
             bones
                 .iter()
-                .map(|(_, t)| FloatAccessor::new(t, ElementType::Vec4)),
+                .map(|(_, t)| FloatAccessor::track(t, None, ElementType::Vec4)),
         );
         glb::write_floats(out, self.properties(&bones), &accessors)
     }

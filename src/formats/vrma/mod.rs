@@ -120,6 +120,44 @@ mod tests {
     }
 
     #[test]
+    fn a_spooled_take_writes_the_same_file_as_one_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = crate::formats::tracks::Spool::new_in(dir.path()).unwrap();
+        let rest = VrmaRest::standard(0.9);
+        let mut spooled = VrmaWriter::spooled(rest.clone(), "long take", spool);
+        let mut in_memory = VrmaWriter::new(rest, "long take");
+        let mut names = CustomNames::default();
+        // Long enough that every kind of track spills chunks to the spool (the
+        // times, one float a frame, pass 12 Ki floats), with a custom expression
+        // and a lookAt that appear late.
+        for i in 0..13_000 {
+            let t = i as f32 / 120.0;
+            let mut pose = crate::takes::demo::pose_at(t, 0.9);
+            pose.expressions
+                .set_preset(Preset::Happy, (t * 0.1).min(1.0));
+            if i >= 5_000 {
+                let slot = names.slot_or_insert("smirk").unwrap();
+                pose.expressions.set_custom(slot, (i % 10) as f32 / 10.0);
+                pose.look_at = Some(LookAt {
+                    yaw: 0.01 * t,
+                    pitch: -0.1,
+                });
+            }
+            spooled.push(t, &pose, &names).unwrap();
+            in_memory.push(t, &pose, &names).unwrap();
+        }
+        assert_eq!(spooled.binary_bytes(), in_memory.binary_bytes());
+        let bytes = spooled.to_bytes();
+        assert!(bytes == in_memory.to_bytes(), "the same bytes");
+        assert!(spooled.spool_failure().is_none());
+        let (_, bin) = crate::formats::glb::split_glb(&bytes).unwrap();
+        assert!(
+            bin.map_or(0, <[u8]>::len) as u64 == spooled.binary_bytes(),
+            "binary_bytes is the binary chunk's size"
+        );
+    }
+
+    #[test]
     fn push_rejects_time_going_backwards_and_nan() {
         let mut writer = VrmaWriter::new(VrmaRest::standard(0.9), "x");
         let names = CustomNames::default();

@@ -1,6 +1,7 @@
 //! The `.vrma` writer: frames are appended as they come (`push`), the file is
 //! written at the end (`write_to`), streaming the binary chunk straight from the
-//! per-track buffers so that writing needs no second copy of the data.
+//! per-track buffers (in memory, or read back from a spool file for a long take)
+//! so that writing needs no second copy of the data.
 //!
 //! What it writes (see the module header of `vrma`): a node per recorded humanoid
 //! bone in the T-pose of `VrmaRest` with identity rotations and no scale, the hips
@@ -21,24 +22,28 @@ use crate::humanoid::{CustomNames, HumanBone, HumanoidPose, Preset};
 
 use super::{EXTENSION, VrmaError, VrmaRest};
 use crate::formats::glb::{self, ElementType, FloatAccessor, GlbFile};
-use crate::formats::tracks::{self, PushError};
+use crate::formats::tracks::{self, PushError, Spool, Track};
 
 /// Appends frames of a performance, then writes them as one `.vrma`.
-#[derive(Debug, Clone)]
+///
+/// Its tracks are in memory (`new`), or in a spool file but for their newest
+/// chunk (`spooled`): memory then stays flat however long the take.
+#[derive(Debug)]
 pub struct VrmaWriter {
     rest: VrmaRest,
     name: String,
-    times: Vec<f32>,
+    spool: Option<Spool>,
+    times: Track,
     /// x, y, z, w per frame, for every bone seen so far.
-    rotations: Vec<Option<Vec<f32>>>,
+    rotations: Vec<Option<Track>>,
     /// x, y, z per frame: the hips position, model space.
-    hips: Vec<f32>,
+    hips: Track,
     /// Weight per frame, for every preset seen so far.
-    presets: Vec<Option<Vec<f32>>>,
+    presets: Vec<Option<Track>>,
     /// Weight per frame, for every custom expression seen so far, by name.
-    customs: Vec<(String, Vec<f32>)>,
+    customs: Vec<(String, Track)>,
     /// x, y, z, w per frame, once a frame has carried a lookAt.
-    look_at: Option<Vec<f32>>,
+    look_at: Option<Track>,
 }
 
 impl VrmaWriter {
@@ -49,19 +54,59 @@ impl VrmaWriter {
         Self {
             rest,
             name: name.to_owned(),
-            times: Vec::new(),
+            spool: None,
+            times: Track::new(1),
             rotations: vec![None; BONE_COUNT],
-            hips: Vec::new(),
+            hips: Track::new(3),
             presets: vec![None; PRESET_COUNT],
             customs: Vec::new(),
             look_at: None,
         }
     }
 
+    /// The same, keeping its tracks in `spool` but for their newest chunk.
+    #[must_use]
+    pub fn spooled(rest: VrmaRest, name: &str, spool: Spool) -> Self {
+        Self {
+            spool: Some(spool),
+            ..Self::new(rest, name)
+        }
+    }
+
+    /// Why the spool stopped taking the tracks' chunks (they then stay in memory).
+    #[must_use]
+    pub fn spool_failure(&self) -> Option<&str> {
+        self.spool.as_ref().and_then(Spool::failure)
+    }
+
     /// How many frames have been appended.
     #[must_use]
     pub fn frame_count(&self) -> usize {
         self.times.len()
+    }
+
+    /// Bytes of the binary chunk the file would have now (its floats; the JSON adds
+    /// a few kilobytes).
+    #[must_use]
+    pub fn binary_bytes(&self) -> u64 {
+        let floats = |tracks: &mut dyn Iterator<Item = &Track>| -> u64 {
+            tracks.map(|t| t.len() as u64).sum()
+        };
+        let direct = floats(
+            &mut [&self.times, &self.hips]
+                .into_iter()
+                .chain(self.rotations.iter().flatten())
+                .chain(&self.look_at),
+        );
+        // Expression weights are written as VEC3s.
+        let weights = floats(
+            &mut self
+                .presets
+                .iter()
+                .flatten()
+                .chain(self.customs.iter().map(|(_, t)| t)),
+        );
+        4 * direct + 12 * weights
     }
 
     /// Appends one frame at `time` seconds. A bone, expression or lookAt that first
@@ -74,10 +119,11 @@ impl VrmaWriter {
         pose: &HumanoidPose,
         custom_names: &CustomNames,
     ) -> Result<(), PushError> {
-        tracks::check_frame(&self.times, time, pose)?;
+        tracks::check_frame(self.times.last(), time, pose)?;
+        let spool = self.spool.as_ref();
         let frames = self.times.len();
-        self.times.push(time);
-        self.hips.extend_from_slice(&pose.hips_position.to_array());
+        self.times.push(&[time], spool);
+        self.hips.push(&pose.hips_position.to_array(), spool);
         let identity = Quat::IDENTITY.to_array();
         for bone in ALL {
             if matches!(bone, HumanBone::LeftEye | HumanBone::RightEye) {
@@ -89,6 +135,7 @@ impl VrmaWriter {
                 frames,
                 &identity,
                 value.as_ref().map(|v| &v[..]),
+                spool,
             );
         }
         for preset in Preset::all().filter(|p| !p.is_look_at()) {
@@ -98,6 +145,7 @@ impl VrmaWriter {
                 frames,
                 &[0.0],
                 value.as_ref().map(|v| &v[..]),
+                spool,
             );
         }
         for slot in 0..crate::humanoid::expression::CUSTOM_CAPACITY {
@@ -110,20 +158,18 @@ impl VrmaWriter {
                 continue;
             }
             match self.customs.iter_mut().find(|(n, _)| n == name) {
-                Some((_, track)) => track.push(w),
+                Some((_, track)) => track.push(&[w], spool),
                 None => {
-                    let mut values = vec![0.0; frames];
-                    values.push(w);
-                    self.customs.push((name.to_owned(), values));
+                    let mut track = None;
+                    tracks::record(&mut track, frames, &[0.0], Some(&[w]), spool);
+                    self.customs.extend(track.map(|t| (name.to_owned(), t)));
                 }
             }
         }
         for (_, track) in &mut self.customs {
-            if track.len() == frames
-                && let Some(&last) = track.last()
-            {
+            if track.len() == frames {
                 // Not in this frame: hold the last weight.
-                track.push(last);
+                track.repeat_last(spool);
             }
         }
         let look = pose.look_at.map(|l| l.to_rotation().to_array());
@@ -132,6 +178,7 @@ impl VrmaWriter {
             frames,
             &identity,
             look.as_ref().map(|v| &v[..]),
+            spool,
         );
         Ok(())
     }
@@ -148,8 +195,8 @@ impl VrmaWriter {
     /// animation over accessors `0..accessor_count` (0 holds the key times).
     fn properties(
         &self,
-        bones: &[(HumanBone, &[f32])],
-        presets: &[(Preset, &[f32])],
+        bones: &[(HumanBone, &Track)],
+        presets: &[(Preset, &Track)],
         accessor_count: usize,
     ) -> [(&'static str, Value); 6] {
         // Nodes: hips and every recorded bone, parents first.
@@ -260,38 +307,50 @@ impl VrmaWriter {
 
 impl GlbFile for VrmaWriter {
     /// Writes the GLB: header, JSON chunk, then the binary chunk streamed from the
-    /// track buffers.
+    /// tracks (read back from the spool where they were spooled).
     fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
+        let spool = self.spool.as_ref();
+        // No frame: one frame of the T-pose, so that readers find an animation.
+        let rest_hips = self.rest.position(HumanBone::Hips).to_array();
         let (times, hips) = if self.times.is_empty() {
-            // No frame: one frame of the T-pose, so that readers find an animation.
-            let hips = self.rest.position(HumanBone::Hips);
-            (vec![0.0], hips.to_array().to_vec())
+            (
+                FloatAccessor::key_times(&[0.0]),
+                FloatAccessor::new(&rest_hips, ElementType::Vec3),
+            )
         } else {
-            (self.times.clone(), self.hips.clone())
+            (
+                FloatAccessor::track(&self.times, spool, ElementType::Scalar).as_key_times(),
+                FloatAccessor::track(&self.hips, spool, ElementType::Vec3),
+            )
         };
-        let bones: Vec<(HumanBone, &[f32])> = ALL
+        let bones: Vec<(HumanBone, &Track)> = ALL
             .iter()
-            .filter_map(|b| self.rotations[b.index()].as_deref().map(|t| (*b, t)))
+            .filter_map(|b| self.rotations[b.index()].as_ref().map(|t| (*b, t)))
             .collect();
-        let presets: Vec<(Preset, &[f32])> = Preset::all()
-            .filter_map(|p| self.presets[p as usize].as_deref().map(|t| (p, t)))
+        let presets: Vec<(Preset, &Track)> = Preset::all()
+            .filter_map(|p| self.presets[p as usize].as_ref().map(|t| (p, t)))
             .collect();
 
         // The binary chunk: one accessor per track, in this order; expression
         // weights are translations (w, 0, 0).
-        let mut accessors = vec![
-            FloatAccessor::key_times(&times),
-            FloatAccessor::new(&hips, ElementType::Vec3),
-        ];
+        let mut accessors = vec![times, hips];
         accessors.extend(
             bones
                 .iter()
-                .map(|(_, t)| FloatAccessor::new(t, ElementType::Vec4)),
+                .map(|(_, t)| FloatAccessor::track(t, spool, ElementType::Vec4)),
         );
-        accessors.extend(presets.iter().map(|(_, t)| FloatAccessor::vec3_x(t)));
-        accessors.extend(self.customs.iter().map(|(_, t)| FloatAccessor::vec3_x(t)));
+        accessors.extend(
+            presets
+                .iter()
+                .map(|(_, t)| FloatAccessor::track(t, spool, ElementType::Scalar).as_vec3_x()),
+        );
+        accessors.extend(
+            self.customs
+                .iter()
+                .map(|(_, t)| FloatAccessor::track(t, spool, ElementType::Scalar).as_vec3_x()),
+        );
         if let Some(look) = &self.look_at {
-            accessors.push(FloatAccessor::new(look, ElementType::Vec4));
+            accessors.push(FloatAccessor::track(look, spool, ElementType::Vec4));
         }
         let properties = self.properties(&bones, &presets, accessors.len());
         glb::write_floats(out, properties, &accessors)

@@ -14,6 +14,7 @@ use super::names::{
 };
 use super::recover::{save_vrma, widen};
 use super::writer::JournalWriter;
+use crate::formats::tracks::Spool;
 use crate::formats::vrma::{PushError, VrmaRest, VrmaWriter};
 use crate::humanoid::{CustomNames, HumanoidPose};
 
@@ -44,6 +45,12 @@ pub enum RecordError {
         #[source]
         source: io::Error,
     },
+    #[error("cannot create a spool file for the take in {dir}")]
+    Spool {
+        dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
     #[error(transparent)]
     Journal(#[from] JournalError),
     #[error("{base}: that name and every numbered one up to -{MAX_NUMBER} are taken")]
@@ -57,8 +64,9 @@ pub enum RecordError {
     },
 }
 
-/// One performer's take while it records: the `.vrma` in memory and its journal on
-/// disk.
+/// One performer's take while it records: the `.vrma`'s tracks (their newest chunk
+/// in memory, the rest in an unnamed spool file beside the take, so memory stays
+/// flat however long the take) and its journal on disk.
 #[derive(Debug)]
 pub struct Recording {
     /// Where `finish` writes the `.vrma`.
@@ -112,6 +120,11 @@ impl Recording {
             rest,
             created: SystemTime::now(),
         };
+        // The take's tracks wait on its disk, not in memory, until it is written.
+        let spool = Spool::new_in(dir).map_err(|source| RecordError::Spool {
+            dir: dir.to_owned(),
+            source,
+        })?;
         for n in 1..=MAX_NUMBER {
             let path = numbered(&base, n);
             if exists(&path) {
@@ -122,7 +135,7 @@ impl Recording {
                     return Ok(Self {
                         path,
                         journal,
-                        writer: VrmaWriter::new(header.rest, &header.animation),
+                        writer: VrmaWriter::spooled(header.rest, &header.animation, spool),
                         refused: 0,
                         span: None,
                         journal_stopped: false,
@@ -152,6 +165,12 @@ impl Recording {
     #[must_use]
     pub fn frame_count(&self) -> usize {
         self.writer.frame_count()
+    }
+
+    /// Bytes of the take's `.vrma` so far (see `VrmaWriter::binary_bytes`).
+    #[must_use]
+    pub fn binary_bytes(&self) -> u64 {
+        self.writer.binary_bytes()
     }
 
     /// Frames refused so far.
