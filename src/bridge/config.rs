@@ -203,6 +203,11 @@ pub struct WebSocketConfig {
     pub max_message_bytes: usize,
     /// Poses a slow client may have waiting before it loses the oldest.
     pub client_queue: usize,
+    /// `Host` names (or `name:port`) answered besides IP addresses and `localhost`.
+    pub allowed_hosts: Vec<String>,
+    /// Web page origins (`https://show.example`) that may use the bridge besides
+    /// its own pages and pages on this machine.
+    pub allowed_origins: Vec<String>,
 }
 
 impl Default for WebSocketConfig {
@@ -212,6 +217,8 @@ impl Default for WebSocketConfig {
             token: None,
             max_message_bytes: 64 * 1024,
             client_queue: 64,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
         }
     }
 }

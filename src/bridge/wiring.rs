@@ -27,6 +27,7 @@ use crate::io::inputs::vrchat::VrchatInput;
 use crate::io::outputs::monitor::Monitor;
 use crate::io::outputs::vmc::{self, Shows, VmcOutput};
 use crate::io::web::WebServer;
+use crate::io::web::guard::Guard;
 use crate::io::web::websocket::{
     ClientRules, Controls, Feeds, SaveCalibration, Shared, Subscribers, WebSocketOutput,
 };
@@ -438,6 +439,7 @@ impl<'a> Wiring<'a> {
         avatar_rest: &VrmaRest,
         recordings: std::path::PathBuf,
     ) -> tokio::task::JoinHandle<()> {
+        let guard = Guard::new(&plan.config.allowed_hosts, &plan.config.allowed_origins);
         let shared = Arc::new(Shared {
             rules: ClientRules {
                 token: plan.config.token.clone(),
@@ -457,6 +459,7 @@ impl<'a> Wiring<'a> {
                 shared,
                 rig: avatar_rest.clone(),
                 recordings,
+                guard,
                 shutdown: self.stop.clone(),
             }
             .run(),

@@ -565,7 +565,10 @@ mod tests {
         );
         // 0 turns a bound off.
         let none = TakeBounds::new(0.0, 0, 0);
-        assert_eq!((none.max_seconds, none.max_bytes, none.min_free_bytes), (None, None, 0));
+        assert_eq!(
+            (none.max_seconds, none.max_bytes, none.min_free_bytes),
+            (None, None, 0)
+        );
         assert_eq!(none.reached(1e9, u64::MAX), None);
         assert_eq!(none.disk_full(0), None);
     }

@@ -7,6 +7,7 @@ mod bad_input;
 mod common;
 mod harness;
 mod http;
+mod origin;
 mod recording;
 mod trackers;
 mod vmc;

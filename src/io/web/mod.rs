@@ -8,9 +8,13 @@
 //! installed bridge serves them with no files beside it and no internet. They are
 //! code, not data: anyone who can reach the port may load them. Everything that
 //! carries data (the WebSocket, the rig, the recordings) needs `?token=` when a
-//! token is configured; the pages pass on the token they were opened with.
+//! token is configured; the pages pass on the token they were opened with. Every
+//! request must be addressed to the bridge and come from its own pages or this
+//! machine's (`guard`), so that a web page elsewhere cannot use the browser to
+//! drive it.
 
 mod assets;
+pub mod guard;
 mod recordings;
 pub mod websocket;
 
@@ -22,6 +26,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{ConnectInfo, FromRequestParts, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -31,6 +36,7 @@ use tokio::sync::{mpsc, watch};
 use crate::formats::vrma::VrmaRest;
 use crate::humanoid::HumanBone;
 use crate::humanoid::bone::ALL;
+use guard::Guard;
 use websocket::{ClientOptions, Shared};
 
 /// The web server, ready to run.
@@ -41,6 +47,8 @@ pub struct WebServer {
     pub rig: VrmaRest,
     /// Where the recorder writes its takes.
     pub recordings: PathBuf,
+    /// The hosts and origins answered besides the built-in ones.
+    pub guard: Guard,
     pub shutdown: watch::Receiver<bool>,
 }
 
@@ -50,6 +58,7 @@ struct AppState {
     shared: Arc<Shared>,
     rig: Arc<serde_json::Value>,
     recordings: Arc<std::path::Path>,
+    guard: Arc<Guard>,
     shutdown: watch::Receiver<bool>,
     /// Held by every WebSocket session; shutdown waits until all are dropped.
     alive: mpsc::Sender<()>,
@@ -64,6 +73,7 @@ impl WebServer {
             shared: self.shared,
             rig: Arc::new(rig_json(&self.rig)),
             recordings: self.recordings.into(),
+            guard: Arc::new(self.guard),
             shutdown: self.shutdown.clone(),
             alive,
         };
@@ -74,6 +84,7 @@ impl WebServer {
             .route("/api/rig", get(rig))
             .route("/api/recordings", get(list_recordings))
             .route("/recordings/{file}", get(download))
+            .layer(middleware::from_fn_with_state(state.clone(), guarded))
             .with_state(state);
         let mut shutdown = self.shutdown;
         let served = axum::serve(
@@ -107,6 +118,35 @@ fn rig_json(rest: &VrmaRest) -> serde_json::Value {
         .collect();
     let hips = rest.position(HumanBone::Hips);
     serde_json::json!({ "bones": bones, "hipsHeight": hips.y })
+}
+
+/// Answers a request only when `Guard` accepts its `Host` and `Origin`; else 403,
+/// counted with the bad input and logged.
+async fn guarded(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let checked = {
+        let headers = request.headers();
+        let header = |name| {
+            headers
+                .get(name)
+                .map(|v: &header::HeaderValue| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        };
+        let (host, origin) = (header(header::HOST), header(header::ORIGIN));
+        state.guard.check(host.as_deref(), origin.as_deref())
+    };
+    match checked {
+        Ok(()) => next.run(request).await,
+        Err(refusal) => {
+            state.shared.input_stats.bad.fetch_add(1, Relaxed);
+            let path = request.uri().path();
+            tracing::info!(%peer, path, "request refused: {refusal}");
+            (StatusCode::FORBIDDEN, format!("{refusal}\n")).into_response()
+        }
+    }
 }
 
 /// The token in a data request's query.
