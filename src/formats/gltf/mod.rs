@@ -5,7 +5,12 @@
 //! The skeleton is every skin joint (of every skin) and every node the humanoid map
 //! names, plus all their ancestors (so an `Armature` node with scale 0.01 or an axis
 //! turn above the hips is a joint too), parents first in depth-first scene order.
-//! Mesh-only nodes are left out. glTF is already metres, +Y up and right-handed: no
+//! Mesh-only nodes are left out. A file with neither skin nor humanoid map takes
+//! its node hierarchy (node hierarchies animate too): every node in a tree of two
+//! or more, but for leaves that only carry a mesh, camera or light and are not
+//! animated. Several scenes, a missing default scene, scenes without nodes and
+//! joints outside every scene are all read: the skeleton is the nodes', whichever
+//! scene shows them. glTF is already metres, +Y up and right-handed: no
 //! unit or axis conversion happens here. A VRM 0.x model faces -Z; that is noted and
 //! left to the rest correction.
 //!
@@ -29,6 +34,8 @@ mod humanoid_map;
 mod skin;
 #[cfg(test)]
 mod test_support;
+#[cfg(test)]
+mod valid_files;
 
 use std::path::{Path, PathBuf};
 
@@ -38,7 +45,7 @@ use super::Rig;
 use crate::skeleton::{InvalidSkeleton, Joint, NamedBoneMap, Skeleton};
 use hierarchy::{joint_names, world_transforms};
 use humanoid_map::read_humanoid;
-use skin::rest_transforms;
+use skin::{SkeletonNodes, rest_transforms};
 
 /// Why a glTF file cannot be loaded as a rig.
 #[derive(Debug, thiserror::Error)]
@@ -103,6 +110,16 @@ impl Document<'_> {
                 in_joint_set[node] = true;
             }
         }
+        if !in_joint_set.contains(&true) {
+            // No skin and no humanoid map: the node hierarchy is the skeleton.
+            in_joint_set = self.plain_node_joints(&hierarchy);
+            let count = in_joint_set.iter().filter(|&&j| j).count();
+            if count > 0 {
+                notes.push(format!(
+                    "no skin and no humanoid map: the skeleton is the node hierarchy ({count} nodes)"
+                ));
+            }
+        }
         let order = self.skeleton_order(&hierarchy, &in_joint_set)?;
         let mut position = vec![None; node_count];
         for (k, &node) in order.iter().enumerate() {
@@ -118,7 +135,13 @@ impl Document<'_> {
             .map(|&node| self.node_transform(node))
             .collect::<Result<Vec<_>, _>>()?;
         let node_world = world_transforms(&node_rest, &parents);
-        let bind_worlds = self.bind_worlds(&skins, &position, &node_world, &mut notes)?;
+        let nodes = SkeletonNodes {
+            position: &position,
+            order: &order,
+            parents: &parents,
+            node_rest: &node_rest,
+        };
+        let bind_worlds = self.bind_worlds(&skins, &nodes, &node_world, &mut notes)?;
         let rest = rest_transforms(&order, &parents, &node_rest, &bind_worlds);
 
         let names = joint_names(&self.doc.root, &order);
