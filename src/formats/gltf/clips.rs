@@ -880,6 +880,7 @@ mod tests {
     fn raw_rotation_keys(bytes: &[u8], animation: usize) -> Vec<(String, Vec<f32>, Vec<Quat>)> {
         let mut doc = Document {
             doc: GltfDoc::from_bytes(bytes, Path::new("x.glb")).unwrap(),
+            clips: true,
         };
         let anim = doc.doc.root.animations[animation].clone();
         let mut out = Vec::new();

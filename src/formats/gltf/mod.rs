@@ -77,12 +77,22 @@ pub fn load(path: &Path) -> Result<Rig, GltfError> {
 /// external buffer URIs are resolved from; nothing else touches the disk.
 pub fn parse(bytes: &[u8], path: &Path) -> Result<Rig, GltfError> {
     let doc = GltfDoc::from_bytes(bytes, path)?;
-    Document { doc }.into_rig()
+    Document { doc, clips: true }.into_rig()
+}
+
+/// Reads a file's rig without its animations (`clips` empty, no notes about
+/// them): for a `.vrma`, whose nodes are its rest humanoid and whose animations
+/// `formats::vrma` reads.
+pub fn load_skeleton(path: &Path) -> Result<Rig, GltfError> {
+    let doc = GltfDoc::open(path)?;
+    Document { doc, clips: false }.into_rig()
 }
 
 /// A parsed file, read into a rig.
 struct Document<'a> {
     doc: GltfDoc<'a>,
+    /// Whether to read the animations into `Rig::clips`.
+    clips: bool,
 }
 
 impl Document<'_> {
@@ -159,7 +169,10 @@ impl Document<'_> {
             source,
         })?;
 
-        let clips = self.read_clips(&position, &node_rest, &mut notes)?;
+        let clips = match self.clips {
+            true => self.read_clips(&position, &node_rest, &mut notes)?,
+            false => Vec::new(),
+        };
 
         let (bone_map, map_source) = match declared {
             Some(map) => {

@@ -454,6 +454,7 @@ mod tests {
     fn node_rest_position(bytes: &[u8], name: &str) -> Vec3 {
         let doc = Document {
             doc: GltfDoc::from_bytes(bytes, Path::new("x.glb")).unwrap(),
+            clips: true,
         };
         let hierarchy = doc.hierarchy().unwrap();
         let mut node = doc
