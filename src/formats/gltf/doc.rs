@@ -38,6 +38,16 @@ pub enum DocError {
         buffer: usize,
         uri: String,
     },
+    /// Data in a buffer view compressed with EXT_meshopt_compression, which is not
+    /// decoded: a skin or an animation whose data is so compressed is left out.
+    #[error(
+        "{path}: {place}: buffer view {view} is meshopt-compressed (EXT_meshopt_compression), which is not decoded"
+    )]
+    Compressed {
+        path: PathBuf,
+        place: String,
+        view: usize,
+    },
     /// Anything else wrong in the file; `place` is an accessor, a node, a JSON path.
     #[error("{path}: {place}: {message}")]
     Invalid {
@@ -432,6 +442,26 @@ impl<'a> GltfDoc<'a> {
         let view = accessor.buffer_view.map(|v| v.value());
         let sparse = accessor.sparse.clone();
         let multiplicity = spec.type_.multiplicity();
+        let sparse_views = sparse
+            .iter()
+            .flat_map(|s| [s.indices.buffer_view.value(), s.values.buffer_view.value()]);
+        if let Some(compressed) = view.into_iter().chain(sparse_views).find(|&v| {
+            // Such a view's own bytes are a fallback that may hold nothing.
+            self.raw
+                .pointer(&format!(
+                    "/bufferViews/{v}/extensions/EXT_meshopt_compression"
+                ))
+                .is_some()
+        }) {
+            return Err(DocError::Compressed {
+                path: self.path.to_owned(),
+                place: match what {
+                    "" => format!("{place}: accessor {index}"),
+                    _ => format!("{place}: {what}"),
+                },
+                view: compressed,
+            });
+        }
         let base = match view {
             Some(view) => {
                 let elements = Elements {

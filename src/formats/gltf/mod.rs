@@ -24,7 +24,11 @@
 //! - `clips`: animations, sampled into `Rig::clips`;
 //! - `humanoid_map`: the humanoid map of whichever extension the file has.
 //!
-//! Does not read meshes or materials. Parsing is pure over bytes except for
+//! Does not read meshes, materials, cameras or lights, so whatever they hold (Draco
+//! or meshopt compression, which `extensionsRequired` may name) does not stop the
+//! skeleton. Sparse accessors are read; data in a meshopt-compressed buffer view is
+//! not decoded: an animation keyed there is skipped and a skin whose bind matrices
+//! are there rests as its nodes are posed (both noted). Parsing is pure over bytes except for
 //! external `.bin` buffers, resolved next to the file.
 
 mod clips;
@@ -107,7 +111,7 @@ impl Document<'_> {
         let node_count = self.doc.root.nodes.len();
         let hierarchy = self.hierarchy()?;
         let declared = read_humanoid(&self.doc.raw, node_count, self.doc.path, &mut notes)?;
-        let skins = self.read_skins()?;
+        let skins = self.read_skins(&mut notes)?;
 
         let mut in_joint_set = vec![false; node_count];
         for skin in &skins {

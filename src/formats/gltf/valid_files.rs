@@ -239,6 +239,70 @@ pub(super) fn sparse_accessors() -> Value {
     fixture.finish()
 }
 
+/// `arm_posed_down` with a T-pose skin and two animations: `Still` plain, `Wave`
+/// with its rotations in a meshopt-compressed buffer view (as gltf-transform writes
+/// them) over a fallback buffer that holds no data. With `compressed_binds`, the
+/// inverse bind matrices are so compressed too.
+pub(super) fn meshopt_compressed_keys(compressed_binds: bool) -> Value {
+    let bind = t_pose_bind_worlds().map(|m| m.inverse());
+    let mut fixture = Fixture::new(json!({
+        "asset": {"version": "2.0"},
+        "extensionsUsed": ["EXT_meshopt_compression"],
+        "scene": 0,
+        "scenes": [{"nodes": [0]}],
+        "nodes": arm_posed_down(),
+    }));
+    let ibm: Vec<f32> = bind.iter().flat_map(|m| m.to_cols_array()).collect();
+    let ibm = fixture.floats("MAT4", &ibm);
+    let times = fixture.floats("SCALAR", &[0.0, 1.0]);
+    let keys = fixture.floats("VEC4", &TURN);
+    // The compressed stream (a stand-in: it is never decoded) and the view over
+    // the fallback buffer that carries the extension.
+    let stream = fixture.view(&[0u8; 8]);
+    let mut doc = fixture.finish();
+    let fallback = |length: usize, stride: usize, count: usize| {
+        json!({
+            "buffer": 1, "byteLength": length,
+            "extensions": {"EXT_meshopt_compression": {
+                "buffer": 0, "byteOffset": doc["bufferViews"][stream]["byteOffset"],
+                "byteLength": 8, "byteStride": stride, "count": count, "mode": "ATTRIBUTES"
+            }}
+        })
+    };
+    let keys_view = fallback(32, 16, 2);
+    let binds_view = fallback(192, 64, 3);
+    let views = doc["bufferViews"].as_array_mut().unwrap();
+    views.push(keys_view);
+    views.push(binds_view);
+    let compressed_keys = views.len() - 2;
+    doc["buffers"].as_array_mut().unwrap().push(json!({
+        "byteLength": 224,
+        "extensions": {"EXT_meshopt_compression": {"fallback": true}}
+    }));
+    let accessors = doc["accessors"].as_array_mut().unwrap();
+    accessors.push(json!({
+        "bufferView": compressed_keys, "componentType": 5126, "count": 2, "type": "VEC4"
+    }));
+    let wave = accessors.len() - 1;
+    if compressed_binds {
+        accessors[ibm]["bufferView"] = json!(compressed_keys + 1);
+    }
+    doc["skins"] = json!([{"joints": [0, 1, 2], "inverseBindMatrices": ibm}]);
+    doc["animations"] = json!([
+        {
+            "name": "Wave",
+            "channels": [{"sampler": 0, "target": {"node": 2, "path": "rotation"}}],
+            "samplers": [{"input": times, "output": wave}]
+        },
+        {
+            "name": "Still",
+            "channels": [{"sampler": 0, "target": {"node": 2, "path": "rotation"}}],
+            "samplers": [{"input": times, "output": keys}]
+        }
+    ]);
+    doc
+}
+
 #[test]
 fn scenes_without_nodes_several_scenes_and_no_default_scene_load() {
     let rig = parse_doc(&scenes_without_nodes_and_no_default()).unwrap();
@@ -384,4 +448,28 @@ fn real_files_with_these_traits_load_whole() {
             rig.skeleton.len()
         );
     }
+}
+
+#[test]
+fn meshopt_compressed_keys_skip_their_animation_and_the_rest_loads() {
+    let rig = parse_doc(&meshopt_compressed_keys(false)).unwrap();
+    assert_eq!(names(&rig), ["Hips", "Arm", "Forearm"]);
+    let clips: Vec<&str> = rig.clips.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(clips, ["Still"]);
+    assert!(
+        rig.notes.contains(
+            &"animations whose keys are meshopt-compressed (EXT_meshopt_compression, not decoded) skipped: `Wave`"
+                .to_owned()
+        ),
+        "{:?}",
+        rig.notes
+    );
+    // Bind matrices compressed too: the skeleton still loads, on its node pose.
+    let rig = parse_doc(&meshopt_compressed_keys(true)).unwrap();
+    assert_eq!(names(&rig), ["Hips", "Arm", "Forearm"]);
+    assert_eq!(
+        rig.notes[0],
+        "skin 0: its inverse bind matrices are meshopt-compressed (buffer view 5, not decoded): its joints rest as the nodes are posed"
+    );
+    assert!(position(&rig, "Forearm").abs_diff_eq(Vec3::new(0.2, 1.2, 0.0), 1e-5));
 }
