@@ -210,28 +210,20 @@ impl Report {
         }
         let rest_hips_height = mapped.as_ref().map(MappedSkeleton::rest_hips_height);
         let correction = mapped.map(|m| m.correction);
-        let mut notes = rig.notes.clone();
+        let notes = rig.notes.clone();
         if let Some(c) = &correction {
             problems.extend(c.problems.iter().cloned());
             // A leaf bone (a finger's last joint, the toes) with no end site has no
             // tip to measure: it keeps its rest turn against its parent, which is
-            // what every player does with it. Worth a note, not a problem.
-            let (tips, inner): (Vec<_>, Vec<_>) = c
-                .undirected
-                .iter()
-                .partition(|(_, j)| skeleton.children(*j).next().is_none());
-            for (bone, j) in inner {
-                problems.push(format!(
-                    "cannot tell which way `{bone}` (joint `{}`) points: its child joints sit on it; left uncorrected",
-                    skeleton.joints()[j].name
-                ));
-            }
-            if !tips.is_empty() {
-                let names: Vec<&str> = tips.iter().map(|(b, _)| b.name()).collect();
-                notes.push(format!(
-                    "leaf bones with no end site keep their rest turn against their parent (no tip to measure): {}",
-                    names.join(", ")
-                ));
+            // what every player does with it. Not news; only a bone whose child
+            // joints sit on it is worth a line.
+            for &(bone, j) in &c.undirected {
+                if skeleton.children(j).next().is_some() {
+                    problems.push(format!(
+                        "cannot tell which way `{bone}` (joint `{}`) points: its child joints sit on it; left uncorrected",
+                        skeleton.joints()[j].name
+                    ));
+                }
             }
         }
         Self {

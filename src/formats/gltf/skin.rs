@@ -1,12 +1,14 @@
 //! Skins and the bind pose: every skin's joints and inverse bind matrices, read and
 //! checked, and the rest transforms they give.
 //!
-//! Rest transforms are the nodes' TRS, unless a skin's inverse bind matrices say the
+//! Rest transforms are the nodes' TRS, unless the inverse bind matrices say the
 //! nodes are posed away from the bind pose (a file saved mid-animation, arms down
-//! while the mesh was bound in T-pose): then the whole skin takes its rest from the
+//! while the mesh was bound in T-pose): then every skin joint takes its rest from the
 //! bind pose. Bind worlds are `inverse(IBM)`, carried into the scene by the transform
 //! that puts the skin's root joint where its node is (exporters write IBMs relative to
-//! the mesh's own frame, often Z-up centimetres).
+//! the mesh's own frame, often Z-up centimetres). Several skins over one armature
+//! (a mesh per body part) are carried into one frame through the joints they share,
+//! so the armature gets one rest whichever skin binds which joint.
 
 use std::collections::{HashMap, HashSet};
 
@@ -227,7 +229,8 @@ impl Document<'_> {
 }
 
 /// The skeleton's nodes: each node's place in the skeleton order (`None` for
-/// nodes outside it) and each place's parent place.
+/// nodes outside it), the node at each place, each place's parent place and its
+/// node TRS.
 pub(super) struct SkeletonNodes<'a> {
     pub(super) position: &'a [Option<usize>],
     pub(super) order: &'a [usize],
