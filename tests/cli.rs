@@ -253,6 +253,49 @@ fn inspect_reports_rest_poses_of_real_rigs() {
 }
 
 #[test]
+fn inspect_reads_vrma_files_and_lists_only_problems_to_act_on() {
+    let Some(assets) = common::assets() else {
+        return;
+    };
+    let inspect = |file: &str| {
+        let out = bridge(&["inspect", assets.join(file).to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // A clean VRM: nothing to act on (its finger tips and toes have no end sites).
+    let example = inspect("vrm/Example.vrm");
+    assert!(example.contains("\nproblems: none\n"), "{example}");
+    let test = inspect("vrma/test.vrma");
+    for expected in [
+        "bone map: VRMC_vrm_animation humanoid (51 bones)",
+        "rest pose: T-pose",
+        "animations (1):\n  0 (no name): 3.000 s, 7 keys (the densest track), LINEAR\n",
+        "    bones (1): rightUpperArm\n",
+        "    expressions: happy\n    lookAt: keyed\n",
+        "expressions declared (1): happy\n",
+        "rest hips position: (0.000, 0.850, 0.000) m\n",
+        "\nproblems: none\n",
+    ] {
+        assert!(test.contains(expected), "`{expected}` in:\n{test}");
+    }
+    let univrm = inspect("vrma/univrm_rotate_no_minmax.vrma");
+    assert!(
+        univrm.contains("note: 1 key-time accessor without min/max"),
+        "{univrm}"
+    );
+    assert!(univrm.contains("    bones (51): "), "{univrm}");
+    let broken = assets.join("vrma/BROKEN_univrm251_samplers_without_accessors.vrma");
+    assert_one_line_error(
+        &bridge(&["inspect", broken.to_str().unwrap()]),
+        &["BROKEN_univrm251", "animations[0].samplers[0]", "`input`"],
+    );
+}
+
+#[test]
 fn retarget_with_no_arguments_plays_the_built_in_performance() {
     let stdout = bridge_ok(&["retarget", "--every", "45"]);
     assert!(

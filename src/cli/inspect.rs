@@ -1,11 +1,12 @@
-//! `inspect`: a rig's joint tree, bone map, rest pose and problems, and the map
-//! written out to edit and pass back.
+//! `inspect`: a rig's joint tree, bone map, rest pose and problems (and a `.vrma`'s
+//! animations and expressions), and the map written out to edit and pass back.
 
 use std::path::PathBuf;
 
-use mocap_bridge::formats;
 use mocap_bridge::formats::inspect::{self, Report};
+use mocap_bridge::formats::{self, vrma};
 use mocap_bridge::retarget::MappedSkeleton;
+use mocap_bridge::takes::load::is_vrma;
 
 use super::{CliResult, RigArgs, load_options};
 use mocap_bridge::formats::inspect::explicit_map;
@@ -13,7 +14,7 @@ use mocap_bridge::formats::inspect::explicit_map;
 /// Options of `inspect`.
 #[derive(clap::Args)]
 pub struct InspectArgs {
-    /// A .bvh, .glb, .gltf, .vrm or skeleton .json file.
+    /// A .bvh, .glb, .gltf, .vrm, .vrma or skeleton .json file.
     pub file: PathBuf,
     #[command(flatten)]
     pub rig: RigArgs,
@@ -29,7 +30,19 @@ pub fn run(args: InspectArgs) -> CliResult<()> {
         rig,
         write_map,
     } = args;
-    let loaded = formats::load_rig(&file, &load_options(&rig))?;
+    // A `.vrma` is a glTF whose nodes are its rest humanoid: read as a rig (its
+    // VRMC_vrm_animation map is the bone map), then its animations.
+    let animations = if is_vrma(&file) {
+        let bytes =
+            std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        Some(vrma::parse_all(&bytes, &file)?)
+    } else {
+        None
+    };
+    let loaded = match animations {
+        Some(_) => formats::gltf::load_skeleton(&file)?,
+        None => formats::load_rig(&file, &load_options(&rig))?,
+    };
     let explicit = explicit_map(rig.map.as_deref())?;
     if let Some(chosen) = &explicit {
         // An explicit map that does not fit is an error, not a remark.
@@ -37,10 +50,11 @@ pub fn run(args: InspectArgs) -> CliResult<()> {
             .map_err(|e| format!("{}: {e}", chosen.source))?;
     }
     let chosen = inspect::choose_map(&loaded, explicit);
-    print!(
-        "{}",
-        Report::new(&file.display().to_string(), &loaded, chosen.as_ref())
-    );
+    let report = Report::new(&file.display().to_string(), &loaded, chosen.as_ref());
+    match &animations {
+        Some(animations) => print!("{}", report.with_vrma(animations)),
+        None => print!("{report}"),
+    }
     if let Some(out) = write_map {
         let chosen = chosen.ok_or_else(|| {
             format!(

@@ -1,8 +1,9 @@
 //! Which bone map a rig file gets (`choose_map`: the one given, the file's own, the
 //! catalog's, the recognized one), and the report behind `mocap-bridge inspect`:
 //! the joint tree, the bone map used (with the confidence per bone when it was
-//! recognized), the detected rest pose with its correction per limb, and every
-//! problem found.
+//! recognized), the detected rest pose with its correction per limb, a `.vrma`'s
+//! animations and expressions, and the problems a user must act on (what is only
+//! worth knowing is a note).
 //!
 //! Pure but for reading a map file the user names: takes a loaded `Rig` and a
 //! chosen map, returns a `Report` that prints itself.
@@ -12,6 +13,7 @@ use std::fmt::{self, Write as _};
 use std::path::Path;
 
 use crate::formats::Rig;
+use crate::formats::vrma::VrmaAnimation;
 use crate::humanoid::HumanBone;
 use crate::humanoid::bone::ALL;
 use crate::retarget::MappedSkeleton;
@@ -136,6 +138,11 @@ pub struct Report {
     pub rest_hips_height: Option<f32>,
     pub problems: Vec<String>,
     notes: Vec<String>,
+    /// A `.vrma`'s animations, one line each and indented lines under it
+    /// (`with_vrma`); empty for other files.
+    clips: Vec<String>,
+    /// A `.vrma`'s animation count, expressions and rest hips (`with_vrma`).
+    vrma: Option<(usize, Vec<String>)>,
 }
 
 impl Report {
@@ -203,8 +210,21 @@ impl Report {
         }
         let rest_hips_height = mapped.as_ref().map(MappedSkeleton::rest_hips_height);
         let correction = mapped.map(|m| m.correction);
+        let notes = rig.notes.clone();
         if let Some(c) = &correction {
             problems.extend(c.problems.iter().cloned());
+            // A leaf bone (a finger's last joint, the toes) with no end site has no
+            // tip to measure: it keeps its rest turn against its parent, which is
+            // what every player does with it. Not news; only a bone whose child
+            // joints sit on it is worth a line.
+            for &(bone, j) in &c.undirected {
+                if skeleton.children(j).next().is_some() {
+                    problems.push(format!(
+                        "cannot tell which way `{bone}` (joint `{}`) points: its child joints sit on it; left uncorrected",
+                        skeleton.joints()[j].name
+                    ));
+                }
+            }
         }
         Self {
             file: file.to_owned(),
@@ -216,8 +236,97 @@ impl Report {
             correction,
             rest_hips_height,
             problems,
-            notes: rig.notes.clone(),
+            notes,
+            clips: Vec::new(),
+            vrma: None,
         }
+    }
+
+    /// Adds what a `.vrma` holds beyond its rig: each animation (duration, keys,
+    /// interpolation, the bones, expressions and lookAt it keys), the expressions
+    /// the file declares, and what its reader noticed.
+    #[must_use]
+    pub fn with_vrma(mut self, animations: &[VrmaAnimation]) -> Self {
+        for (i, animation) in animations.iter().enumerate() {
+            for note in animation.notes() {
+                if !self.notes.contains(note) {
+                    self.notes.push(note.clone());
+                }
+            }
+            let name = match &animation.name {
+                Some(name) => format!("`{name}`"),
+                None => "(no name)".to_owned(),
+            };
+            let interpolations: Vec<String> = animation
+                .interpolations()
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            self.clips.push(format!(
+                "{i} {name}: {:.3} s, {} keys (the densest track), {}",
+                animation.duration,
+                animation.key_times().len(),
+                match interpolations.as_slice() {
+                    [] => "no tracks".to_owned(),
+                    _ => interpolations.join(" and "),
+                }
+            ));
+            let bones: Vec<&str> = animation.bones().map(HumanBone::name).collect();
+            self.clips.push(format!(
+                "  bones ({}): {}",
+                bones.len(),
+                if bones.is_empty() {
+                    "none".to_owned()
+                } else {
+                    bones.join(", ")
+                }
+            ));
+            self.clips.push(format!(
+                "  hips position: {}",
+                if animation.has_hips_track() {
+                    "keyed"
+                } else {
+                    "not keyed (stays at rest)"
+                }
+            ));
+            let expressions: Vec<&str> = animation.animated_expressions().collect();
+            self.clips.push(format!(
+                "  expressions: {}",
+                if expressions.is_empty() {
+                    "none".to_owned()
+                } else {
+                    expressions.join(", ")
+                }
+            ));
+            self.clips.push(format!(
+                "  lookAt: {}",
+                if animation.has_look_at_track() {
+                    "keyed"
+                } else {
+                    "not keyed"
+                }
+            ));
+        }
+        let mut lines = Vec::new();
+        if let Some(first) = animations.first() {
+            let declared = first.declared_expressions();
+            lines.push(format!(
+                "expressions declared ({}): {}",
+                declared.len(),
+                if declared.is_empty() {
+                    "none".to_owned()
+                } else {
+                    declared.join(", ")
+                }
+            ));
+            let hips = first.rest_hips_position;
+            lines.push(format!(
+                "rest hips position: ({:.3}, {:.3}, {:.3}) m",
+                hips.x, hips.y, hips.z
+            ));
+        }
+        self.vrma = Some((animations.len(), lines));
+        self
     }
 }
 
@@ -293,6 +402,15 @@ impl fmt::Display for Report {
                     d.y,
                     d.z
                 )?;
+            }
+        }
+        if let Some((count, lines)) = &self.vrma {
+            writeln!(f, "\nanimations ({count}):")?;
+            for line in &self.clips {
+                writeln!(f, "  {line}")?;
+            }
+            for line in lines {
+                writeln!(f, "{line}")?;
             }
         }
         if self.problems.is_empty() {

@@ -74,6 +74,10 @@ pub struct RestCorrection {
     pub bones: Vec<BoneCorrection>,
     /// What could not be corrected, one line each.
     pub problems: Vec<String>,
+    /// Mapped bones whose direction could not be told (no mapped next bone, child
+    /// joint or end site away from the joint), with their joint: left uncorrected,
+    /// keeping their rest turn against their parent.
+    pub undirected: Vec<(HumanBone, usize)>,
 }
 
 /// How a bone's T-pose direction is fixed.
@@ -247,6 +251,7 @@ impl RestCorrection {
     #[must_use]
     pub fn compute(skeleton: &Skeleton, map: &BoneMap) -> Self {
         let mut problems = Vec::new();
+        let mut undirected = Vec::new();
         let world = skeleton.rest_world();
         let pos = |b: HumanBone| map.joint(b).map(|j| Vec3::from(world[j].translation));
         let left = [
@@ -284,10 +289,7 @@ impl RestCorrection {
                 && let Some(rule) = rule(bone)
             {
                 match tip(skeleton, map, &world, bone, j) {
-                    None => problems.push(format!(
-                        "cannot tell which way `{bone}` (joint `{}`) points; left uncorrected",
-                        joint.name
-                    )),
+                    None => undirected.push((bone, j)),
                     Some(tip_world) => {
                         // The tip in the joint's own frame does not change when the
                         // joint or its ancestors are corrected.
@@ -345,6 +347,7 @@ impl RestCorrection {
             arm_angle_deg,
             bones,
             problems,
+            undirected,
         }
     }
 

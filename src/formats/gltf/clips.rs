@@ -3,7 +3,8 @@
 //! own key times when one channel's keys cover all the others', else on a uniform
 //! grid at a standard rate. Rotation and translation channels on skeleton joints are
 //! read; scale and morph-weight channels and channels on other nodes are ignored
-//! (noted). An unanimated joint holds its node TRS, as in a glTF player (see
+//! (noted). An animation whose keys are meshopt-compressed is skipped (noted): the
+//! compressed stream is not decoded. An unanimated joint holds its node TRS, as in a glTF player (see
 //! `read_clips`).
 
 use std::collections::{BTreeSet, HashMap};
@@ -14,7 +15,7 @@ use gltf::json::animation::{Interpolation as JsonInterpolation, Property};
 use gltf::json::validation::Checked;
 use serde_json::Value;
 
-use super::{AccessorSpec, Document, GltfError};
+use super::{AccessorSpec, DocError, Document, GltfError};
 use crate::formats::sampler::{self, Interpolation, KeyValue, KeyframeError, Keyframes};
 use crate::formats::{Clip, Motion};
 use crate::skeleton::Transform;
@@ -89,7 +90,7 @@ impl Document<'_> {
         let node_translations: Vec<Vec3> = node_rest.iter().map(|t| t.translation).collect();
         let max_frames = MAX_CLIP_SAMPLES / node_rest.len().max(1);
         let mut ignored = IgnoredChannels::default();
-        let (mut resampled, mut skipped) = (Vec::new(), Vec::new());
+        let (mut resampled, mut skipped, mut compressed) = (Vec::new(), Vec::new(), Vec::new());
         let mut clips = Vec::with_capacity(self.doc.root.animations.len());
         for a in 0..self.doc.root.animations.len() {
             let name = self.doc.root.animations[a]
@@ -97,7 +98,14 @@ impl Document<'_> {
                 .clone()
                 .filter(|n| !n.is_empty())
                 .unwrap_or_else(|| format!("animation{a}"));
-            let tracks = self.read_tracks(a, position, &mut ignored, notes)?;
+            let tracks = match self.read_tracks(a, position, &mut ignored, notes) {
+                Ok(tracks) => tracks,
+                Err(GltfError::Doc(DocError::Compressed { .. })) => {
+                    compressed.push(format!("`{name}`"));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             if tracks.is_empty() {
                 skipped.push(format!("`{name}`"));
                 continue;
@@ -121,6 +129,12 @@ impl Document<'_> {
             notes.push(format!(
                 "animations that move no joint of the skeleton skipped: {}",
                 skipped.join(", ")
+            ));
+        }
+        if !compressed.is_empty() {
+            notes.push(format!(
+                "animations whose keys are meshopt-compressed (EXT_meshopt_compression, not decoded) skipped: {}",
+                compressed.join(", ")
             ));
         }
         self.note_ignored(&ignored, notes);
@@ -880,6 +894,7 @@ mod tests {
     fn raw_rotation_keys(bytes: &[u8], animation: usize) -> Vec<(String, Vec<f32>, Vec<Quat>)> {
         let mut doc = Document {
             doc: GltfDoc::from_bytes(bytes, Path::new("x.glb")).unwrap(),
+            clips: true,
         };
         let anim = doc.doc.root.animations[animation].clone();
         let mut out = Vec::new();

@@ -38,6 +38,16 @@ pub enum DocError {
         buffer: usize,
         uri: String,
     },
+    /// Data in a buffer view compressed with EXT_meshopt_compression, which is not
+    /// decoded: a skin or an animation whose data is so compressed is left out.
+    #[error(
+        "{path}: {place}: buffer view {view} is meshopt-compressed (EXT_meshopt_compression), which is not decoded"
+    )]
+    Compressed {
+        path: PathBuf,
+        place: String,
+        view: usize,
+    },
     /// Anything else wrong in the file; `place` is an accessor, a node, a JSON path.
     #[error("{path}: {place}: {message}")]
     Invalid {
@@ -100,14 +110,14 @@ impl<'a> GltfDoc<'a> {
         };
         let json_bytes = trim_padding(json_bytes);
         let raw: Value = serde_json::from_slice(json_bytes).map_err(|e| not_gltf(e.to_string()))?;
-        let root = match without_nodeless_channels(&raw) {
-            // gltf-json requires `target.node`, which glTF lets an extension replace
-            // (EXT_skeleton_humanoid's `humanoidBoneName`): such channels are left out
-            // of the typed JSON and stay in `raw` for the extension's reader.
-            Some(stripped) => serde_json::from_value::<json::Root>(stripped),
-            None => json::Root::from_slice(json_bytes),
-        }
-        .map_err(|e| not_gltf(e.to_string()))?;
+        let root: json::Root =
+            serde_path_to_error::deserialize(skeleton_part(&raw)).map_err(|e| {
+                let at = e.path().to_string();
+                match at.as_str() {
+                    "." | "" => not_gltf(e.inner().to_string()),
+                    _ => not_gltf(format!("{at}: {}", e.inner())),
+                }
+            })?;
         Ok(Self {
             path,
             root,
@@ -380,7 +390,9 @@ impl<'a> GltfDoc<'a> {
             Some(values) => Ok(values),
             None => {
                 let count = self.root.accessors.get(index).map_or(0, |a| a.count.0);
-                let count = usize::try_from(count).unwrap_or(usize::MAX).min(1 << 24);
+                let count = usize::try_from(count)
+                    .unwrap_or(usize::MAX)
+                    .min(MAX_ZERO_FILL);
                 Ok(vec![0.0; count.saturating_mul(components)])
             }
         }
@@ -390,9 +402,10 @@ impl<'a> GltfDoc<'a> {
     /// (normalized integers converted as the glTF spec says: `max(c / 127, -1)` for
     /// BYTE, `c / 255` for UNSIGNED_BYTE, and so on), with every offset, stride and
     /// length checked against the view and the view against its buffer. `None` when
-    /// the accessor has no buffer view (all zeros, by the spec). Sparse accessors are
-    /// refused. Errors are at `place`, and their messages start with `what`
-    /// (`input accessor 7 reads past the end of buffer view 2`), if not empty.
+    /// the accessor has no buffer view and is not sparse (all zeros, by the spec).
+    /// Sparse accessors read as their base values with the sparse ones put in.
+    /// Errors are at `place`, and their messages start with `what` (`input accessor
+    /// 7 reads past the end of buffer view 2`), if not empty.
     pub fn read_accessor(
         &mut self,
         index: usize,
@@ -424,23 +437,130 @@ impl<'a> GltfDoc<'a> {
             ) if spec.integers() && accessor.normalized => c,
             _ => return Err(fail(self, format!(" is not {spec}"))),
         };
-        if accessor.sparse.is_some() {
-            return Err(fail(self, " is sparse, which is not supported".to_owned()));
-        }
         let count = accessor.count.0;
-        let Some(view_index) = accessor.buffer_view.map(|v| v.value()) else {
-            return Ok(None);
+        let offset = accessor.byte_offset.map_or(0, |o| o.0);
+        let view = accessor.buffer_view.map(|v| v.value());
+        let sparse = accessor.sparse.clone();
+        let multiplicity = spec.type_.multiplicity();
+        let sparse_views = sparse
+            .iter()
+            .flat_map(|s| [s.indices.buffer_view.value(), s.values.buffer_view.value()]);
+        if let Some(compressed) = view.into_iter().chain(sparse_views).find(|&v| {
+            // Such a view's own bytes are a fallback that may hold nothing.
+            self.raw
+                .pointer(&format!(
+                    "/bufferViews/{v}/extensions/EXT_meshopt_compression"
+                ))
+                .is_some()
+        }) {
+            return Err(DocError::Compressed {
+                path: self.path.to_owned(),
+                place: match what {
+                    "" => format!("{place}: accessor {index}"),
+                    _ => format!("{place}: {what}"),
+                },
+                view: compressed,
+            });
+        }
+        let base = match view {
+            Some(view) => {
+                let elements = Elements {
+                    view,
+                    offset,
+                    count,
+                    component,
+                    multiplicity,
+                    packed: false,
+                };
+                Some(self.read_elements(&elements, &fail)?)
+            }
+            None => None,
         };
-        let accessor_offset = accessor.byte_offset.map_or(0, |o| o.0);
+        let Some(sparse) = sparse else {
+            return Ok(base);
+        };
+        // Sparse: the base values (zeros without a view), then `sparse.count`
+        // elements replaced at the indices given (glTF 2.0 § 3.6.2.3).
+        let mut values = match base {
+            Some(values) => values,
+            None => {
+                let len = usize::try_from(count)
+                    .ok()
+                    .and_then(|c| c.checked_mul(multiplicity))
+                    .filter(|&len| len <= MAX_ZERO_FILL)
+                    .ok_or_else(|| fail(self, format!(": {count} elements is too many")))?;
+                vec![0.0; len]
+            }
+        };
+        let index_component = match sparse.indices.component_type {
+            Checked::Valid(json::accessor::IndexComponentType(c)) => c,
+            Checked::Invalid => {
+                return Err(fail(
+                    self,
+                    ": sparse indices are not of an integer type".to_owned(),
+                ));
+            }
+        };
+        let indices = Elements {
+            view: sparse.indices.buffer_view.value(),
+            offset: sparse.indices.byte_offset.0,
+            count: sparse.count.0,
+            component: index_component,
+            multiplicity: 1,
+            packed: true,
+        };
+        let indices = self.read_indices(&indices, &fail)?;
+        let replacements = Elements {
+            view: sparse.values.buffer_view.value(),
+            offset: sparse.values.byte_offset.0,
+            count: sparse.count.0,
+            component,
+            multiplicity,
+            packed: true,
+        };
+        let replacements = self.read_elements(&replacements, &fail)?;
+        for (&i, value) in indices.iter().zip(replacements.chunks_exact(multiplicity)) {
+            let at = usize::try_from(i).unwrap_or(usize::MAX);
+            let Some(slot) = at
+                .checked_mul(multiplicity)
+                .and_then(|start| values.get_mut(start..start.checked_add(multiplicity)?))
+            else {
+                return Err(fail(
+                    self,
+                    format!(": sparse index {i} is past its {count} elements"),
+                ));
+            };
+            slot.copy_from_slice(value);
+        }
+        Ok(Some(values))
+    }
+
+    /// The bytes of `elements` (each `element` bytes, `stride` apart) and the stride,
+    /// with the elements checked to lie inside the view and the view inside its
+    /// buffer. Errors through `fail` (see `read_accessor`).
+    fn element_bytes(
+        &mut self,
+        elements: &Elements,
+        element: usize,
+        fail: &dyn Fn(&Self, String) -> DocError,
+    ) -> Result<(Cow<'_, [u8]>, usize), DocError> {
+        let Elements {
+            view: view_index,
+            offset: accessor_offset,
+            count,
+            packed,
+            ..
+        } = *elements;
         let Some(view) = self.root.buffer_views.get(view_index) else {
             return Err(fail(
                 self,
                 format!(": buffer view {view_index} does not exist"),
             ));
         };
-        let size = component.size();
-        let element = spec.type_.multiplicity() * size;
-        let stride = view.byte_stride.map_or(element, |s| s.0);
+        let stride = match (packed, view.byte_stride) {
+            (false, Some(s)) => s.0,
+            _ => element,
+        };
         if stride < element {
             return Err(fail(
                 self,
@@ -465,35 +585,54 @@ impl<'a> GltfDoc<'a> {
         let view_offset = view.byte_offset.map_or(0, |o| o.0);
         let view_end = view_offset.checked_add(view.byte_length.0);
         let buffer_index = view.buffer.value();
-        let past_buffer = format!(" reads past the end of buffer {buffer_index}");
         let buffer_len = self.buffer_len(buffer_index)?;
         if view_end.is_none_or(|end| end > buffer_len) {
-            return Err(fail(self, past_buffer));
+            return Err(fail(
+                self,
+                format!(" reads past the end of buffer {buffer_index}"),
+            ));
         }
         if count == 0 {
-            return Ok(Some(Vec::new()));
+            return Ok((Cow::Borrowed(&[]), stride));
         }
         // In bounds from here: the accessor fits in the view, the view in the buffer.
         let start = view_offset + accessor_offset;
-        let bytes = match self.buffer_range(buffer_index, start, accessor_end - accessor_offset) {
-            Ok(bytes) => bytes,
-            Err(DocError::Invalid { .. }) => return Err(fail(self, past_buffer)),
-            Err(e) => return Err(e),
-        };
-        let count = usize::try_from(count).unwrap_or(usize::MAX);
-        let mut values = Vec::with_capacity(count.saturating_mul(spec.type_.multiplicity()));
+        let past_end = fail(
+            self,
+            format!(" reads past the end of buffer {buffer_index}"),
+        );
+        match self.buffer_range(buffer_index, start, accessor_end - accessor_offset) {
+            Ok(bytes) => Ok((bytes, stride)),
+            Err(DocError::Invalid { .. }) => Err(past_end),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `elements` as floats (normalized integers converted as the glTF spec says:
+    /// `max(c / 127, -1)` for BYTE, `c / 255` for UNSIGNED_BYTE, and so on).
+    fn read_elements(
+        &mut self,
+        elements: &Elements,
+        fail: &dyn Fn(&Self, String) -> DocError,
+    ) -> Result<Vec<f32>, DocError> {
+        let component = elements.component;
+        let size = component.size();
+        let element = elements.multiplicity * size;
+        let (bytes, stride) = self.element_bytes(elements, element, fail)?;
+        let count = usize::try_from(elements.count).unwrap_or(usize::MAX);
+        let mut values = Vec::with_capacity(count.saturating_mul(elements.multiplicity));
         if component == ComponentType::F32 && stride == element {
             // Tightly packed floats: one pass the compiler can vectorize.
             values.extend(bytes.chunks_exact(4).map(|b| match *b {
                 [b0, b1, b2, b3] => f32::from_le_bytes([b0, b1, b2, b3]),
                 _ => 0.0,
             }));
-            return Ok(Some(values));
+            return Ok(values);
         }
         for i in 0..count {
             let at = i.saturating_mul(stride);
             let Some(bytes) = bytes.get(at..at.saturating_add(element)) else {
-                return Err(fail(self, past_buffer));
+                break;
             };
             values.extend(bytes.chunks_exact(size).map(|chunk| match *chunk {
                 [b0, b1, b2, b3] => f32::from_le_bytes([b0, b1, b2, b3]),
@@ -508,8 +647,52 @@ impl<'a> GltfDoc<'a> {
                 _ => 0.0,
             }));
         }
-        Ok(Some(values))
+        Ok(values)
     }
+
+    /// `elements` as unsigned integers (a sparse accessor's indices), strictly
+    /// increasing as the spec requires.
+    fn read_indices(
+        &mut self,
+        elements: &Elements,
+        fail: &dyn Fn(&Self, String) -> DocError,
+    ) -> Result<Vec<u64>, DocError> {
+        let size = elements.component.size();
+        let (bytes, _) = self.element_bytes(elements, size, fail)?;
+        let indices: Vec<u64> = bytes
+            .chunks_exact(size)
+            .map(|chunk| match *chunk {
+                [b0, b1, b2, b3] => u64::from(u32::from_le_bytes([b0, b1, b2, b3])),
+                [b0, b1] => u64::from(u16::from_le_bytes([b0, b1])),
+                [b0] => u64::from(b0),
+                _ => u64::MAX,
+            })
+            .collect();
+        if indices.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(fail(
+                self,
+                ": sparse indices do not strictly increase".to_owned(),
+            ));
+        }
+        Ok(indices)
+    }
+}
+
+/// Most zeros an accessor without a buffer view reads as (16 M floats): the file
+/// says only a count, which a hostile file can make huge.
+const MAX_ZERO_FILL: usize = 1 << 24;
+
+/// Where an accessor's elements (or a sparse accessor's indices or values) lie.
+struct Elements {
+    view: usize,
+    /// Byte offset in the view.
+    offset: u64,
+    count: u64,
+    component: ComponentType,
+    /// Components per element.
+    multiplicity: usize,
+    /// Packed one after another whatever the view's byteStride (sparse data).
+    packed: bool,
 }
 
 /// What `GltfDoc::read_accessor` accepts.
@@ -558,32 +741,53 @@ impl std::fmt::Display for AccessorSpec {
     }
 }
 
-/// The JSON without the animation channels that have no `target.node`, when it has
-/// any; `None` when every channel names its node.
-fn without_nodeless_channels(raw: &Value) -> Option<Value> {
+/// The parts of the JSON a skeleton and its animations are read from, for the
+/// typed parse: asset, scenes, nodes, skins, animations, accessors, buffer views and
+/// buffers. Meshes, materials, textures, images, cameras and extensions are left
+/// out, so whatever they hold (Draco or meshopt compression, lights, textures
+/// without a source) cannot refuse the file; gltf-json is stricter than the spec
+/// in two places the skeleton needs, made up here: a scene may lack `nodes`, and a
+/// channel may lack `target.node` when an extension replaces it
+/// (EXT_skeleton_humanoid's `humanoidBoneName`, KHR_animation_pointer); such
+/// channels are left out of the typed JSON and stay in `raw` for their readers.
+fn skeleton_part(raw: &Value) -> Value {
+    const KEYS: [&str; 9] = [
+        "asset",
+        "scene",
+        "scenes",
+        "nodes",
+        "skins",
+        "animations",
+        "accessors",
+        "bufferViews",
+        "buffers",
+    ];
+    let mut part = serde_json::Map::new();
+    for key in KEYS {
+        if let Some(value) = raw.get(key) {
+            part.insert(key.to_owned(), value.clone());
+        }
+    }
+    if let Some(scenes) = part.get_mut("scenes").and_then(Value::as_array_mut) {
+        for scene in scenes.iter_mut().filter_map(Value::as_object_mut) {
+            scene
+                .entry("nodes")
+                .or_insert_with(|| Value::Array(Vec::new()));
+        }
+    }
     let nodeless = |channel: &Value| {
         channel
             .get("target")
             .is_some_and(|t| t.get("node").is_none())
     };
-    let animations = raw.get("animations")?.as_array()?;
-    let any = animations.iter().any(|a| {
-        a.get("channels")
-            .and_then(Value::as_array)
-            .is_some_and(|c| c.iter().any(nodeless))
-    });
-    if !any {
-        return None;
-    }
-    let mut stripped = raw.clone();
-    if let Some(list) = stripped.get_mut("animations").and_then(Value::as_array_mut) {
-        for animation in list {
+    if let Some(animations) = part.get_mut("animations").and_then(Value::as_array_mut) {
+        for animation in animations {
             if let Some(channels) = animation.get_mut("channels").and_then(Value::as_array_mut) {
                 channels.retain(|c| !nodeless(c));
             }
         }
     }
-    Some(stripped)
+    Value::Object(part)
 }
 
 /// Drops the trailing spaces and NULs some exporters pad the JSON chunk with.

@@ -120,6 +120,39 @@ impl Document<'_> {
         Ok(order)
     }
 
+    /// The joint set of a file with no skin and no humanoid map: every node with a
+    /// parent or a child, except leaves that carry a mesh, camera or light and are
+    /// not animated (a static prop, a body mesh beside the hierarchy).
+    pub(super) fn plain_node_joints(&self, hierarchy: &Hierarchy) -> Vec<bool> {
+        let count = self.doc.root.nodes.len();
+        let mut animated = vec![false; count];
+        for animation in &self.doc.root.animations {
+            for channel in &animation.channels {
+                if let Some(slot) = animated.get_mut(channel.target.node.value()) {
+                    *slot = true;
+                }
+            }
+        }
+        let raw_nodes = self
+            .doc
+            .raw
+            .get("nodes")
+            .and_then(serde_json::Value::as_array);
+        (0..count)
+            .map(|n| {
+                let node = &self.doc.root.nodes[n];
+                let light = raw_nodes
+                    .and_then(|nodes| nodes.get(n))
+                    .and_then(|node| node.get("extensions"))
+                    .is_some_and(|e| e.get("KHR_lights_punctual").is_some());
+                let attachment = node.mesh.is_some() || node.camera.is_some() || light;
+                let leaf = hierarchy.children[n].is_empty();
+                let in_tree = hierarchy.parent[n].is_some() || !leaf;
+                in_tree && (animated[n] || !(leaf && attachment))
+            })
+            .collect()
+    }
+
     /// Root nodes of the default scene (or scene 0), checked.
     fn scene_roots(&self) -> Result<Vec<usize>, GltfError> {
         let scene_index = match self.doc.root.scene {

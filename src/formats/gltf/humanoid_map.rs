@@ -1,7 +1,7 @@
 //! The humanoid map a glTF file declares, in node indices: VRM 1.0's `VRMC_vrm`,
-//! VRM 0.x's `VRM` (Unity's thumb names shifted to VRM 1.0's) or
+//! VRM 0.x's `VRM` (Unity's thumb names shifted to VRM 1.0's),
 //! `EXT_skeleton_humanoid` (in any of the three forms the spec's README and schema
-//! give), in that order of precedence. Node indices are checked; errors name the
+//! give) or a `.vrma`'s `VRMC_vrm_animation`, in that order of precedence. Node indices are checked; errors name the
 //! JSON path.
 
 use std::path::Path;
@@ -18,10 +18,11 @@ pub(super) struct DeclaredMap {
 }
 
 /// Which humanoid extension to read, in order of precedence.
-const HUMANOID_EXTENSIONS: [(&str, &str); 3] = [
+const HUMANOID_EXTENSIONS: [(&str, &str); 4] = [
     ("VRMC_vrm", "VRMC_vrm humanoid"),
     ("VRM", "VRM 0.x humanoid"),
     ("EXT_skeleton_humanoid", "EXT_skeleton_humanoid"),
+    ("VRMC_vrm_animation", "VRMC_vrm_animation humanoid"),
 ];
 
 /// The humanoid map of the highest-precedence extension present (see
@@ -51,7 +52,7 @@ pub(super) fn read_humanoid(
     }
     let reader = HumanoidReader { path, node_count };
     let bones = match key {
-        "VRMC_vrm" => reader.vrm1(value)?,
+        "VRMC_vrm" | "VRMC_vrm_animation" => reader.vrm1(key, value)?,
         "VRM" => {
             notes.push("VRM 0.x model: faces -Z; the rest correction turns it to +Z".to_owned());
             reader.vrm0(value, notes)?
@@ -94,9 +95,10 @@ impl HumanoidReader<'_> {
             .map_err(|e: crate::humanoid::bone::UnknownBone| self.invalid(place, e.to_string()))
     }
 
-    /// VRM 1.0: `humanoid.humanBones = {"hips": {"node": 3}, ...}`.
-    fn vrm1(&self, vrm: &Value) -> Result<Vec<(HumanBone, usize)>, GltfError> {
-        let place = "extensions.VRMC_vrm.humanoid.humanBones";
+    /// VRM 1.0 (`VRMC_vrm`, and `VRMC_vrm_animation` alike):
+    /// `humanoid.humanBones = {"hips": {"node": 3}, ...}`.
+    fn vrm1(&self, key: &str, vrm: &Value) -> Result<Vec<(HumanBone, usize)>, GltfError> {
+        let place = &format!("extensions.{key}.humanoid.humanBones");
         let bones = vrm
             .get("humanoid")
             .and_then(|h| h.get("humanBones"))

@@ -5,7 +5,12 @@
 //! The skeleton is every skin joint (of every skin) and every node the humanoid map
 //! names, plus all their ancestors (so an `Armature` node with scale 0.01 or an axis
 //! turn above the hips is a joint too), parents first in depth-first scene order.
-//! Mesh-only nodes are left out. glTF is already metres, +Y up and right-handed: no
+//! Mesh-only nodes are left out. A file with neither skin nor humanoid map takes
+//! its node hierarchy (node hierarchies animate too): every node in a tree of two
+//! or more, but for leaves that only carry a mesh, camera or light and are not
+//! animated. Several scenes, a missing default scene, scenes without nodes and
+//! joints outside every scene are all read: the skeleton is the nodes', whichever
+//! scene shows them. glTF is already metres, +Y up and right-handed: no
 //! unit or axis conversion happens here. A VRM 0.x model faces -Z; that is noted and
 //! left to the rest correction.
 //!
@@ -19,7 +24,11 @@
 //! - `clips`: animations, sampled into `Rig::clips`;
 //! - `humanoid_map`: the humanoid map of whichever extension the file has.
 //!
-//! Does not read meshes or materials. Parsing is pure over bytes except for
+//! Does not read meshes, materials, cameras or lights, so whatever they hold (Draco
+//! or meshopt compression, which `extensionsRequired` may name) does not stop the
+//! skeleton. Sparse accessors are read; data in a meshopt-compressed buffer view is
+//! not decoded: an animation keyed there is skipped and a skin whose bind matrices
+//! are there rests as its nodes are posed (both noted). Parsing is pure over bytes except for
 //! external `.bin` buffers, resolved next to the file.
 
 mod clips;
@@ -29,6 +38,8 @@ mod humanoid_map;
 mod skin;
 #[cfg(test)]
 mod test_support;
+#[cfg(test)]
+mod valid_files;
 
 use std::path::{Path, PathBuf};
 
@@ -38,7 +49,7 @@ use super::Rig;
 use crate::skeleton::{InvalidSkeleton, Joint, NamedBoneMap, Skeleton};
 use hierarchy::{joint_names, world_transforms};
 use humanoid_map::read_humanoid;
-use skin::rest_transforms;
+use skin::{SkeletonNodes, rest_transforms};
 
 /// Why a glTF file cannot be loaded as a rig.
 #[derive(Debug, thiserror::Error)]
@@ -70,12 +81,22 @@ pub fn load(path: &Path) -> Result<Rig, GltfError> {
 /// external buffer URIs are resolved from; nothing else touches the disk.
 pub fn parse(bytes: &[u8], path: &Path) -> Result<Rig, GltfError> {
     let doc = GltfDoc::from_bytes(bytes, path)?;
-    Document { doc }.into_rig()
+    Document { doc, clips: true }.into_rig()
+}
+
+/// Reads a file's rig without its animations (`clips` empty, no notes about
+/// them): for a `.vrma`, whose nodes are its rest humanoid and whose animations
+/// `formats::vrma` reads.
+pub fn load_skeleton(path: &Path) -> Result<Rig, GltfError> {
+    let doc = GltfDoc::open(path)?;
+    Document { doc, clips: false }.into_rig()
 }
 
 /// A parsed file, read into a rig.
 struct Document<'a> {
     doc: GltfDoc<'a>,
+    /// Whether to read the animations into `Rig::clips`.
+    clips: bool,
 }
 
 impl Document<'_> {
@@ -90,7 +111,7 @@ impl Document<'_> {
         let node_count = self.doc.root.nodes.len();
         let hierarchy = self.hierarchy()?;
         let declared = read_humanoid(&self.doc.raw, node_count, self.doc.path, &mut notes)?;
-        let skins = self.read_skins()?;
+        let skins = self.read_skins(&mut notes)?;
 
         let mut in_joint_set = vec![false; node_count];
         for skin in &skins {
@@ -101,6 +122,16 @@ impl Document<'_> {
         if let Some(map) = &declared {
             for &(_, node) in &map.bones {
                 in_joint_set[node] = true;
+            }
+        }
+        if !in_joint_set.contains(&true) {
+            // No skin and no humanoid map: the node hierarchy is the skeleton.
+            in_joint_set = self.plain_node_joints(&hierarchy);
+            let count = in_joint_set.iter().filter(|&&j| j).count();
+            if count > 0 {
+                notes.push(format!(
+                    "no skin and no humanoid map: the skeleton is the node hierarchy ({count} nodes)"
+                ));
             }
         }
         let order = self.skeleton_order(&hierarchy, &in_joint_set)?;
@@ -118,7 +149,13 @@ impl Document<'_> {
             .map(|&node| self.node_transform(node))
             .collect::<Result<Vec<_>, _>>()?;
         let node_world = world_transforms(&node_rest, &parents);
-        let bind_worlds = self.bind_worlds(&skins, &position, &node_world, &mut notes)?;
+        let nodes = SkeletonNodes {
+            position: &position,
+            order: &order,
+            parents: &parents,
+            node_rest: &node_rest,
+        };
+        let bind_worlds = self.bind_worlds(&skins, &nodes, &node_world, &mut notes)?;
         let rest = rest_transforms(&order, &parents, &node_rest, &bind_worlds);
 
         let names = joint_names(&self.doc.root, &order);
@@ -136,7 +173,10 @@ impl Document<'_> {
             source,
         })?;
 
-        let clips = self.read_clips(&position, &node_rest, &mut notes)?;
+        let clips = match self.clips {
+            true => self.read_clips(&position, &node_rest, &mut notes)?,
+            false => Vec::new(),
+        };
 
         let (bone_map, map_source) = match declared {
             Some(map) => {

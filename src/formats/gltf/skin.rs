@@ -1,12 +1,14 @@
 //! Skins and the bind pose: every skin's joints and inverse bind matrices, read and
 //! checked, and the rest transforms they give.
 //!
-//! Rest transforms are the nodes' TRS, unless a skin's inverse bind matrices say the
+//! Rest transforms are the nodes' TRS, unless the inverse bind matrices say the
 //! nodes are posed away from the bind pose (a file saved mid-animation, arms down
-//! while the mesh was bound in T-pose): then the whole skin takes its rest from the
+//! while the mesh was bound in T-pose): then every skin joint takes its rest from the
 //! bind pose. Bind worlds are `inverse(IBM)`, carried into the scene by the transform
 //! that puts the skin's root joint where its node is (exporters write IBMs relative to
-//! the mesh's own frame, often Z-up centimetres).
+//! the mesh's own frame, often Z-up centimetres). Several skins over one armature
+//! (a mesh per body part) are carried into one frame through the joints they share,
+//! so the armature gets one rest whichever skin binds which joint.
 
 use std::collections::{HashMap, HashSet};
 
@@ -14,7 +16,7 @@ use glam::{DAffine3, DMat4, DVec3};
 use gltf::json::accessor::Type;
 
 use super::hierarchy::{decompose, to_affine};
-use super::{AccessorSpec, Document, GltfError};
+use super::{AccessorSpec, DocError, Document, GltfError};
 use crate::skeleton::Transform;
 
 /// A bind world counts as posed away from the node world beyond this angle.
@@ -33,8 +35,9 @@ pub(super) struct Skin {
 }
 
 impl Document<'_> {
-    /// Every skin's joints (checked) and inverse bind matrices (read and checked).
-    pub(super) fn read_skins(&mut self) -> Result<Vec<Skin>, GltfError> {
+    /// Every skin's joints (checked) and inverse bind matrices (read and checked;
+    /// left out, noted, when they are meshopt-compressed).
+    pub(super) fn read_skins(&mut self, notes: &mut Vec<String>) -> Result<Vec<Skin>, GltfError> {
         let node_count = self.doc.root.nodes.len();
         let mut skins = Vec::with_capacity(self.doc.root.skins.len());
         for s in 0..self.doc.root.skins.len() {
@@ -55,7 +58,18 @@ impl Document<'_> {
                 ibm_accessor = skin.inverse_bind_matrices.map(|a| a.value());
             }
             let inverse_binds = match ibm_accessor {
-                Some(accessor) => Some(self.read_inverse_binds(s, accessor, &joints)?),
+                Some(accessor) => match self.read_inverse_binds(s, accessor, &joints) {
+                    Ok(matrices) => Some(matrices),
+                    // Compressed bind matrices: the skin's joints still count, the
+                    // rest comes from the nodes.
+                    Err(GltfError::Doc(DocError::Compressed { view, .. })) => {
+                        notes.push(format!(
+                            "skin {s}: its inverse bind matrices are meshopt-compressed (buffer view {view}, not decoded): its joints rest as the nodes are posed"
+                        ));
+                        None
+                    }
+                    Err(e) => return Err(e),
+                },
                 None => None,
             };
             skins.push(Skin {
@@ -113,61 +127,88 @@ impl Document<'_> {
         Ok(matrices)
     }
 
-    /// Bind worlds of the joints whose rest comes from their skin's inverse bind
-    /// matrices, by node. Decides per skin; notes each skin that is used.
+    /// Bind worlds of the joints whose rest comes from the skins' inverse bind
+    /// matrices, by node: every skin joint's when any of them is posed away from
+    /// its node, none otherwise. Notes the skins used.
+    ///
+    /// The skins are put into one frame, so that the whole armature gets one
+    /// consistent rest: the skin with the most joints first, carried to its root
+    /// joint's node; every other skin then carried to a joint an earlier skin
+    /// already placed (its first in skeleton order), or, sharing none, to its own
+    /// root joint where the rest placed so far puts it. A joint two skins bind keeps
+    /// the first one's bind world.
     pub(super) fn bind_worlds(
         &self,
         skins: &[Skin],
-        position: &[Option<usize>],
+        skeleton: &SkeletonNodes,
         node_world: &[DAffine3],
         notes: &mut Vec<String>,
     ) -> Result<HashMap<usize, DAffine3>, GltfError> {
-        // The first skin listing a joint owns it.
-        let mut owner: HashMap<usize, usize> = HashMap::new();
-        for (s, skin) in skins.iter().enumerate() {
-            for &joint in &skin.joints {
-                owner.entry(joint).or_insert(s);
-            }
-        }
-        let size = model_size(position, node_world, skins);
-        let mut result = HashMap::new();
-        for (s, skin) in skins.iter().enumerate() {
+        let position = skeleton.position;
+        let mut by_size: Vec<usize> = (0..skins.len()).collect();
+        by_size.sort_by_key(|&s| std::cmp::Reverse(skins[s].joints.len()));
+        let mut placed: HashMap<usize, DAffine3> = HashMap::new();
+        let mut used = Vec::new();
+        for s in by_size {
+            let skin = &skins[s];
             let Some(inverse_binds) = &skin.inverse_binds else {
                 continue;
             };
-            let worlds = self.skin_bind_worlds(s, skin, inverse_binds, position, node_world)?;
-            let posed = worlds.iter().any(|(node, bind)| {
-                position[*node].is_some_and(|k| is_posed_away(node_world[k], *bind, size))
-            });
-            if !posed {
+            let raw = self.skin_binds(s, skin, inverse_binds)?;
+            // Anchor: the first joint (skeleton order) an earlier skin placed, else
+            // the first joint, placed by the rest so far.
+            let in_order = |node: &usize| position[*node];
+            let anchor = raw
+                .iter()
+                .filter(|(node, ..)| placed.contains_key(node))
+                .min_by_key(|(node, ..)| in_order(node))
+                .or_else(|| raw.iter().min_by_key(|(node, ..)| in_order(node)));
+            let Some(&(anchor, anchor_ibm, _)) = anchor else {
                 continue;
+            };
+            let Some(anchor_world) = placed
+                .get(&anchor)
+                .copied()
+                .or_else(|| skeleton.world_of(anchor, &placed))
+            else {
+                continue;
+            };
+            let align = anchor_world * anchor_ibm;
+            for (node, _, bind) in raw {
+                placed.entry(node).or_insert(align * bind);
             }
-            let mut owns_any = false;
-            for (node, bind) in worlds {
-                if owner.get(&node) == Some(&s) && !result.contains_key(&node) {
-                    result.insert(node, bind);
-                    owns_any = true;
-                }
-            }
-            if owns_any {
-                notes.push(format!(
-                    "rest pose taken from skin {s}'s inverse bind matrices (the nodes are posed differently)"
-                ));
-            }
+            used.push(s);
         }
-        Ok(result)
+        let size = model_size(position, node_world, skins);
+        let posed = placed.iter().any(|(node, bind)| {
+            position[*node].is_some_and(|k| is_posed_away(node_world[k], *bind, size))
+        });
+        if !posed {
+            return Ok(HashMap::new());
+        }
+        used.sort_unstable();
+        let listed: Vec<String> = used.iter().map(ToString::to_string).collect();
+        notes.push(match listed.as_slice() {
+            [one] => format!(
+                "rest pose taken from skin {one}'s inverse bind matrices (the nodes are posed differently)"
+            ),
+            [many @ .., last] => format!(
+                "rest pose taken from the inverse bind matrices of skins {} and {last}, in one frame (the nodes are posed differently)",
+                many.join(", ")
+            ),
+            [] => "rest pose taken from the inverse bind matrices".to_owned(),
+        });
+        Ok(placed)
     }
 
-    /// `G · inverse(IBM)` for each joint of skin `s`, where `G` puts the skin's first
-    /// root joint (no ancestor in the skin) where its node is.
-    fn skin_bind_worlds(
+    /// Skin `s`'s joints (each once) with their inverse bind matrices and the
+    /// inverses of those, `inverse(IBM)`: bind worlds in the skin's own frame.
+    fn skin_binds(
         &self,
         s: usize,
         skin: &Skin,
         inverse_binds: &[DMat4],
-        position: &[Option<usize>],
-        node_world: &[DAffine3],
-    ) -> Result<Vec<(usize, DAffine3)>, GltfError> {
+    ) -> Result<Vec<(usize, DAffine3, DAffine3)>, GltfError> {
         let mut raw = Vec::with_capacity(skin.joints.len());
         let mut seen = HashSet::new();
         for (i, (&node, ibm)) in skin.joints.iter().zip(inverse_binds).enumerate() {
@@ -183,19 +224,44 @@ impl Document<'_> {
             };
             raw.push((node, affine, bind));
         }
-        // The root: the joint that comes first in the skeleton's (parents-first) order.
-        let root = raw
-            .iter()
-            .filter_map(|(node, ibm, _)| position[*node].map(|k| (k, *ibm)))
-            .min_by_key(|(k, _)| *k);
-        let Some((root_position, root_ibm)) = root else {
-            return Ok(Vec::new());
-        };
-        let align = node_world[root_position] * root_ibm;
-        Ok(raw
-            .into_iter()
-            .map(|(node, _, bind)| (node, align * bind))
-            .collect())
+        Ok(raw)
+    }
+}
+
+/// The skeleton's nodes: each node's place in the skeleton order (`None` for
+/// nodes outside it), the node at each place, each place's parent place and its
+/// node TRS.
+pub(super) struct SkeletonNodes<'a> {
+    pub(super) position: &'a [Option<usize>],
+    pub(super) order: &'a [usize],
+    pub(super) parents: &'a [Option<usize>],
+    pub(super) node_rest: &'a [Transform],
+}
+
+impl SkeletonNodes<'_> {
+    /// Where the rest placed so far puts `node` (not placed itself): its nearest
+    /// placed ancestor's bind world times the node transforms below it; the node
+    /// world when no ancestor is placed.
+    fn world_of(&self, node: usize, placed: &HashMap<usize, DAffine3>) -> Option<DAffine3> {
+        let k = self.position.get(node).copied().flatten()?;
+        // Walk up to the first placed ancestor (or the root), then back down.
+        let mut chain = vec![k];
+        let mut above = DAffine3::IDENTITY;
+        let mut at = self.parents[k];
+        while let Some(p) = at {
+            if let Some(world) = placed.get(&self.order[p]) {
+                above = *world;
+                break;
+            }
+            chain.push(p);
+            at = self.parents[p];
+        }
+        Some(
+            chain
+                .iter()
+                .rev()
+                .fold(above, |world, &j| world * to_affine(&self.node_rest[j])),
+        )
     }
 }
 
@@ -403,6 +469,7 @@ mod tests {
     fn node_rest_position(bytes: &[u8], name: &str) -> Vec3 {
         let doc = Document {
             doc: GltfDoc::from_bytes(bytes, Path::new("x.glb")).unwrap(),
+            clips: true,
         };
         let hierarchy = doc.hierarchy().unwrap();
         let mut node = doc
@@ -428,7 +495,7 @@ mod tests {
         assert_eq!(
             rig.notes,
             [
-                "rest pose taken from skin 0's inverse bind matrices (the nodes are posed differently)",
+                "rest pose taken from the inverse bind matrices of skins 0, 1, 2 and 3, in one frame (the nodes are posed differently)",
                 "animations: 42 `weights` channels ignored (morph targets are not read)",
             ]
         );

@@ -177,3 +177,85 @@ pub(super) fn droop_deg(rig: &Rig, a: &str, b: &str) -> f32 {
     let d = position(rig, b) - position(rig, a);
     (-d.y).atan2(Vec3::new(d.x, 0.0, d.z).length()).to_degrees()
 }
+
+/// A glTF document built in a test: one data-URI buffer the accessors append to,
+/// each in its own buffer view (4-byte aligned, as the validator wants).
+pub(super) struct Fixture {
+    pub(super) doc: Value,
+    bytes: Vec<u8>,
+}
+
+impl Fixture {
+    /// `doc` without buffers, views or accessors yet.
+    pub(super) fn new(doc: Value) -> Self {
+        Self {
+            doc,
+            bytes: Vec::new(),
+        }
+    }
+
+    /// Appends `values` as a buffer view and returns its index.
+    pub(super) fn view(&mut self, values: &[u8]) -> usize {
+        let offset = self.bytes.len();
+        let views = self.list("bufferViews");
+        let index = views.len();
+        views.push(json!({
+            "buffer": 0, "byteOffset": offset, "byteLength": values.len()
+        }));
+        self.bytes.extend_from_slice(values);
+        while !self.bytes.len().is_multiple_of(4) {
+            self.bytes.push(0);
+        }
+        index
+    }
+
+    /// Appends a FLOAT accessor of `type_` (`SCALAR`, `VEC3`, `VEC4`, `MAT4`) over
+    /// `values` and returns its index; key times get their min and max.
+    pub(super) fn floats(&mut self, type_: &str, values: &[f32]) -> usize {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let view = self.view(&bytes);
+        let per = match type_ {
+            "SCALAR" => 1,
+            "VEC3" => 3,
+            "VEC4" => 4,
+            _ => 16,
+        };
+        let mut accessor = json!({
+            "bufferView": view, "componentType": 5126,
+            "count": values.len() / per, "type": type_
+        });
+        if type_ == "SCALAR" {
+            let min = values.iter().copied().fold(f32::INFINITY, f32::min);
+            let max = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            accessor["min"] = json!([min]);
+            accessor["max"] = json!([max]);
+        }
+        self.accessor(accessor)
+    }
+
+    /// Appends `accessor` as it is and returns its index.
+    pub(super) fn accessor(&mut self, accessor: Value) -> usize {
+        let accessors = self.list("accessors");
+        accessors.push(accessor);
+        accessors.len() - 1
+    }
+
+    fn list(&mut self, key: &str) -> &mut Vec<Value> {
+        if !self.doc[key].is_array() {
+            self.doc[key] = json!([]);
+        }
+        match &mut self.doc[key] {
+            Value::Array(list) => list,
+            _ => unreachable!("just made an array"),
+        }
+    }
+
+    /// The document with its buffer.
+    pub(super) fn finish(mut self) -> Value {
+        self.doc["buffers"] = json!([{
+            "byteLength": self.bytes.len(),
+            "uri": format!("data:application/octet-stream;base64,{}", base64(&self.bytes))
+        }]);
+        self.doc
+    }
+}

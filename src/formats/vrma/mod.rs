@@ -284,6 +284,76 @@ mod tests {
     }
 
     #[test]
+    fn univrm_files_without_spec_version_or_key_time_bounds_read_with_a_note() {
+        let (writer, frames, _) = performance();
+        let good = writer.to_bytes();
+        let bent = with_json(&good, |v| {
+            if let Some(ext) = v["extensions"][EXTENSION].as_object_mut() {
+                ext.remove("specVersion");
+            }
+            for accessor in v["accessors"].as_array_mut().unwrap() {
+                let accessor = accessor.as_object_mut().unwrap();
+                accessor.remove("min");
+                accessor.remove("max");
+            }
+        });
+        let read = parse(&bent, Path::new("univrm.vrma"), None).unwrap();
+        assert_eq!(
+            read.notes(),
+            [
+                "VRMC_vrm_animation has no specVersion (older UniVRM writes none): read as 1.0",
+                "1 key-time accessor without min/max (glTF requires them; UniVRM leaves them out): read anyway"
+            ]
+        );
+        let exact = parse(&good, Path::new("take.vrma"), None).unwrap();
+        assert!(exact.notes().is_empty(), "{:?}", exact.notes());
+        let (t, want) = &frames[20];
+        let mut got = HumanoidPose::default();
+        read.sample(*t, &mut got);
+        for (bone, q) in want.bones() {
+            assert!(
+                q.angle_between(got.rotation(bone).unwrap()) < 1e-5,
+                "{bone}"
+            );
+        }
+    }
+
+    #[test]
+    fn real_files_read_and_the_broken_one_is_refused_in_one_line() {
+        let Some(dir) = crate::assets::assets_dir() else {
+            return;
+        };
+        let mut files: Vec<_> = std::fs::read_dir(dir.join("vrma"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "vrma"))
+            .collect();
+        files.sort();
+        for file in files {
+            let name = file.file_name().unwrap().to_string_lossy().to_lowercase();
+            match load(&file, None) {
+                Ok(_) if name.contains("broken") => panic!("{}: accepted", file.display()),
+                Ok(read) => println!(
+                    "{}: {} bones, {:.3} s, notes {:?}",
+                    file.display(),
+                    read.bones().count(),
+                    read.duration,
+                    read.notes()
+                ),
+                Err(e) => {
+                    let message = e.to_string();
+                    println!("{message}");
+                    assert!(name.contains("broken"), "{message}");
+                    assert!(
+                        message.starts_with(&file.display().to_string()) && !message.contains('\n'),
+                        "{message}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn every_prefix_of_a_file_fails_without_panicking() {
         let (writer, _, _) = performance();
         let good = writer.to_bytes();

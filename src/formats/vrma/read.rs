@@ -34,6 +34,9 @@ pub struct VrmaAnimation {
     custom_names: CustomNames,
     look_at: Option<Keyframes<Quat>>,
     rest: VrmaRest,
+    /// Every expression the file declares, animated or not: presets, then custom.
+    declared_expressions: Vec<String>,
+    notes: Vec<String>,
 }
 
 /// Reads a `.vrma` file; `animation` picks one by name or index (the first when
@@ -67,7 +70,8 @@ pub fn parse(
 
 fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, VrmaError> {
     let path = doc.path;
-    let declared = Declared::read(&doc)?;
+    let mut notes = Vec::new();
+    let declared = Declared::read(&doc, &mut notes)?;
     let world = node_worlds(&doc)?;
     let rotation_of = |node: usize| world[node].to_scale_rotation_translation().1.normalize();
 
@@ -95,12 +99,38 @@ fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, 
         custom_names: CustomNames::default(),
         look_at: None,
         rest,
+        declared_expressions: declared
+            .presets
+            .iter()
+            .map(|(p, _)| p.name().to_owned())
+            .chain(declared.customs.iter().map(|(name, _)| name.clone()))
+            .collect(),
+        notes,
     };
     let Some(index) = pick_animation(&doc, animation)? else {
         return Ok(result);
     };
     let anim = doc.root.animations[index].clone();
     result.name = anim.name.clone();
+    let unbounded = anim
+        .samplers
+        .iter()
+        .map(|s| s.input.value())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .filter(|&i| {
+            doc.root
+                .accessors
+                .get(i)
+                .is_some_and(|a| a.min.is_none() || a.max.is_none())
+        })
+        .count();
+    if unbounded > 0 {
+        result.notes.push(format!(
+            "{unbounded} key-time accessor{} without min/max (glTF requires them; UniVRM leaves them out): read anyway",
+            if unbounded == 1 { "" } else { "s" }
+        ));
+    }
     for (c, channel) in anim.channels.iter().enumerate() {
         let place = format!("animations[{index}].channels[{c}]");
         let node = channel.target.node.value();
@@ -197,7 +227,7 @@ struct Declared {
 }
 
 impl Declared {
-    fn read(doc: &GltfDoc) -> Result<Self, VrmaError> {
+    fn read(doc: &GltfDoc, notes: &mut Vec<String>) -> Result<Self, VrmaError> {
         let path = doc.path;
         let ext = doc
             .raw
@@ -208,13 +238,13 @@ impl Declared {
             })?;
         match ext.get("specVersion") {
             Some(Value::String(v)) if v == "1.0" => {}
-            other => {
+            None => notes.push(format!(
+                "{EXTENSION} has no specVersion (older UniVRM writes none): read as 1.0"
+            )),
+            Some(other) => {
                 return Err(VrmaError::SpecVersion {
                     path: path.to_owned(),
-                    found: other.map_or_else(
-                        || "missing".to_owned(),
-                        |v| v.to_string().trim_matches('"').to_owned(),
-                    ),
+                    found: other.to_string().trim_matches('"').to_owned(),
                 });
             }
         }
@@ -512,6 +542,58 @@ impl VrmaAnimation {
             .chain(self.hips.as_ref().map(Keyframes::end))
             .chain(self.look_at.as_ref().map(Keyframes::end))
             .fold(0.0, f32::max)
+    }
+
+    /// What the reader noticed and a user should know: a file that bends the spec
+    /// in a way the reader tolerates (no `specVersion`, key times without min/max).
+    #[must_use]
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Every expression the file declares (presets by their VRM name, then custom
+    /// ones), animated or not.
+    #[must_use]
+    pub fn declared_expressions(&self) -> &[String] {
+        &self.declared_expressions
+    }
+
+    /// The expressions this animation keys: presets by their VRM name, then custom.
+    pub fn animated_expressions(&self) -> impl Iterator<Item = &str> + '_ {
+        let presets = self.presets.iter().map(|(p, _)| p.name());
+        presets.chain(self.customs.iter().map(|(name, _)| name.as_str()))
+    }
+
+    /// Whether the hips position is keyed.
+    #[must_use]
+    pub fn has_hips_track(&self) -> bool {
+        self.hips.is_some()
+    }
+
+    /// Whether the lookAt is keyed.
+    #[must_use]
+    pub fn has_look_at_track(&self) -> bool {
+        self.look_at.is_some()
+    }
+
+    /// The interpolations the tracks use, each once, in the order first met.
+    #[must_use]
+    pub fn interpolations(&self) -> Vec<Interpolation> {
+        let rotations = self.rotations.iter().map(|(_, k)| k.interpolation());
+        let presets = self.presets.iter().map(|(_, k)| k.interpolation());
+        let customs = self.customs.iter().map(|(_, k)| k.interpolation());
+        let mut found = Vec::new();
+        for i in rotations
+            .chain(self.hips.as_ref().map(Keyframes::interpolation))
+            .chain(presets)
+            .chain(customs)
+            .chain(self.look_at.as_ref().map(Keyframes::interpolation))
+        {
+            if !found.contains(&i) {
+                found.push(i);
+            }
+        }
+        found
     }
 
     /// The humanoid bones that have a rotation track.
