@@ -234,6 +234,18 @@ fn one_line_refusal(out: &Output, path: &Path, what: &str) -> Result<String, Str
     }
 }
 
+/// The joint names of `inspect`'s tree (`joints (N):`, one indented name a line,
+/// then `  [bone]` when mapped).
+fn joint_names(stdout: &str) -> BTreeSet<String> {
+    stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("joints ("))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| l.trim().split("  [").next().unwrap_or_default().to_owned())
+        .collect()
+}
+
 /// The class in `inspect`'s `rest pose: <class> (...)` line.
 fn rest_class(stdout: &str) -> Option<String> {
     let line = stdout.lines().find_map(|l| l.strip_prefix("rest pose: "))?;
@@ -455,6 +467,16 @@ fn check_file(path: &Path, rel: &str, expected_dir: &Path, scratch: &Path) -> Ou
         (_, None) => {}
         (_, Some(m)) => {
             let mut wrong = vec![];
+            // A joint the expectation names must exist: a typo there would
+            // otherwise read as a recognition error forever.
+            let joints = joint_names(&stdout);
+            for joint in expected.map.values().flatten().flatten() {
+                if !joints.contains(joint) {
+                    outcome.failures.push(format!(
+                        "the expectation names `{joint}`, which is not a joint of the file"
+                    ));
+                }
+            }
             let bones = compare_maps(&expected, m, &mut wrong);
             let _ = write!(
                 line,
@@ -696,15 +718,22 @@ fn every_file_of_the_corpus_meets_its_hand_checked_expectation() {
     // Expectations whose file is not in this copy of the corpus.
     let mut expectation_files = vec![];
     walk(&expected_dir, &mut expectation_files);
-    for e in expectation_files
+    let lacking: Vec<String> = expectation_files
         .iter()
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
-    {
-        let rel = relative(e, &expected_dir);
-        let asset = rel.trim_end_matches(".json");
-        if !assets.join(asset).is_file() {
-            println!("note: {rel} expects {asset}, which this corpus lacks");
-        }
+        .map(|e| {
+            relative(e, &expected_dir)
+                .trim_end_matches(".json")
+                .to_owned()
+        })
+        .filter(|asset| !assets.join(asset).is_file())
+        .collect();
+    if !lacking.is_empty() {
+        println!(
+            "note: this corpus lacks {} files that have expectations: {}",
+            lacking.len(),
+            lacking.join(", ")
+        );
     }
 
     let humanoids: Vec<&Outcome> = outcomes
@@ -754,7 +783,7 @@ fn every_file_of_the_corpus_meets_its_hand_checked_expectation() {
     let invalid_refused = invalid.iter().filter(|o| o.refused).count();
     let valid: Vec<&Outcome> = outcomes
         .iter()
-        .filter(|o| o.expected.as_ref().is_none_or(|e| e.loads))
+        .filter(|o| o.expected.as_ref().is_some_and(|e| e.loads))
         .collect();
     let loaded = valid.iter().filter(|o| o.loaded).count();
     let clips: usize = outcomes.iter().map(|o| o.outputs.len()).sum();
