@@ -459,7 +459,7 @@ fn check_file(path: &Path, rel: &str, expected_dir: &Path, scratch: &Path) -> Ou
                     group.join(", ")
                 );
             } else {
-                let _ = write!(line, "; humanoid REFUSED");
+                let _ = write!(line, "; humanoid REFUSED: {reason}");
                 outcome
                     .failures
                     .push(format!("a humanoid was refused: {reason}"));
@@ -511,7 +511,11 @@ fn check_file(path: &Path, rel: &str, expected_dir: &Path, scratch: &Path) -> Ou
         }
     }
 
-    if expected.clips > 0 && expected.humanoid == Some(true) && !outcome.refused {
+    let mapped = got_map.is_some();
+    if expected.clips > 0 && expected.humanoid == Some(true) && !mapped && !vrma {
+        // Refused, rightly or not (said above): `convert` would refuse it the same way.
+        line.push_str("; clips not converted (no bone map)");
+    } else if expected.clips > 0 && expected.humanoid == Some(true) {
         match convert_clips(path, scratch, expected.clips) {
             Ok(outputs) => {
                 if vrma && !outcome.loaded {
@@ -649,13 +653,18 @@ fn check_outputs(outcomes: &mut [Outcome]) {
             }
         }
         let n = outcome.outputs.len();
+        let clips = if n == 1 { "clip" } else { "clips" };
         if bad.is_empty() {
             let _ = write!(
                 outcome.line,
-                "; {n} clips -> .vrma: validator 0 errors 0 warnings, three-vrm-animation loads"
+                "; {n} {clips} -> .vrma: validator 0 errors 0 warnings, three-vrm-animation loads"
             );
         } else {
-            let _ = write!(outcome.line, "; {n} clips -> .vrma: {} problems", bad.len());
+            let _ = write!(
+                outcome.line,
+                "; {n} {clips} -> .vrma: {} problems",
+                bad.len()
+            );
             outcome.failures.push(format!("clips: {}", bad.join("; ")));
         }
     }
