@@ -300,7 +300,8 @@ fn compare_maps(
 }
 
 /// Runs `convert --all-clips` into its own folder under `scratch`; returns the
-/// outputs written.
+/// outputs written, which must be `expected` (none: `convert` must say the file
+/// has no animation).
 fn convert_clips(path: &Path, scratch: &Path, expected: usize) -> Result<Vec<PathBuf>, String> {
     let dir = scratch.join(path.file_name().unwrap_or_default());
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -311,6 +312,20 @@ fn convert_clips(path: &Path, scratch: &Path, expected: usize) -> Result<Vec<Pat
         "-o".into(),
         dir.join("clip.vrma").into(),
     ]);
+    if expected == 0 {
+        // No clips: `convert` must say so (and write nothing), or the
+        // expectation missed some.
+        let stderr = text(&out.stderr);
+        return if out.status.code() == Some(2) && stderr.contains("no animation") {
+            Ok(vec![])
+        } else {
+            Err(format!(
+                "the expectation lists no clips, convert said ({}): {}",
+                out.status,
+                stderr.trim()
+            ))
+        };
+    }
     if !out.status.success() {
         return Err(format!(
             "convert failed ({}): {}",
@@ -515,12 +530,15 @@ fn check_file(path: &Path, rel: &str, expected_dir: &Path, scratch: &Path) -> Ou
     if expected.clips > 0 && expected.humanoid == Some(true) && !mapped && !vrma {
         // Refused, rightly or not (said above): `convert` would refuse it the same way.
         line.push_str("; clips not converted (no bone map)");
-    } else if expected.clips > 0 && expected.humanoid == Some(true) {
+    } else if expected.humanoid == Some(true) && (mapped || vrma) {
         match convert_clips(path, scratch, expected.clips) {
             Ok(outputs) => {
                 if vrma && !outcome.loaded {
                     outcome.loaded = true;
                     line.push_str("; loads through convert");
+                }
+                if outputs.is_empty() {
+                    line.push_str("; no clips (convert agrees)");
                 }
                 outcome.outputs = outputs;
             }
