@@ -133,6 +133,9 @@ impl Expected {
         let mut map = BTreeMap::new();
         if let Some(m) = v["map"].as_object() {
             for (bone, joints) in m {
+                if bone.parse::<mocap_bridge::humanoid::HumanBone>().is_err() {
+                    return Err(format!("map: `{bone}` is not a VRM 1.0 humanoid bone"));
+                }
                 map.insert(
                     bone.clone(),
                     alternatives(joints).map_err(|e| format!("map.{bone}: {e}"))?,
