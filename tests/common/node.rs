@@ -81,3 +81,24 @@ fn needs_install(dir: &Path) -> Option<String> {
     }
     None
 }
+
+/// Runs `node SCRIPT ARGS...` for a script that prints one JSON object and exits 0,
+/// or 1 when some of its files failed (their entries say why); returns the JSON.
+pub fn run_json(script: &Path, args: &[std::ffi::OsString]) -> Result<Value, String> {
+    let out = Command::new(NODE)
+        .arg(script)
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run `{NODE}`: {e}"))?;
+    let json: Option<Value> = serde_json::from_slice(&out.stdout).ok();
+    match (out.status.code(), json) {
+        (Some(0 | 1), Some(json)) => Ok(json),
+        (_, _) => Err(format!(
+            "`node {}` failed ({}):\nstdout: {}\nstderr: {}",
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )),
+    }
+}
