@@ -133,6 +133,51 @@ fn bad_gltf_files_name_the_place() {
 }
 
 #[test]
+fn gltf_buffers_outside_the_files_folder_are_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("model");
+    std::fs::create_dir_all(&dir).unwrap();
+    write(root.path(), "outside.bin", &[0u8; 64]);
+    // A skin whose bind matrices are in an external buffer, so that the skeleton
+    // needs its bytes.
+    let skinned = |uri: &str, length: u64| {
+        format!(
+            r#"{{"asset": {{"version": "2.0"}}, "nodes": [{{"name": "a"}}],
+                "skins": [{{"joints": [0], "inverseBindMatrices": 0}}],
+                "accessors": [{{"bufferView": 0, "componentType": 5126, "count": 1, "type": "MAT4"}}],
+                "bufferViews": [{{"buffer": 0, "byteLength": 64}}],
+                "buffers": [{{"uri": "{uri}", "byteLength": {length}}}]}}"#
+        )
+    };
+    let cases: [(&str, String, &[&str]); 3] = [
+        (
+            "zero.gltf",
+            skinned("/dev/zero", 1 << 40),
+            &["zero.gltf", "buffer 0", "`/dev/zero`"],
+        ),
+        (
+            "climb.gltf",
+            skinned("../outside.bin", 64),
+            &[
+                "climb.gltf",
+                "buffer 0",
+                "outside the file's folder",
+                "MOCAP_BRIDGE_TRUST_FILES=1",
+            ],
+        ),
+        (
+            "absolute.gltf",
+            skinned(&root.path().join("outside.bin").display().to_string(), 64),
+            &["absolute.gltf", "buffer 0", "outside the file's folder"],
+        ),
+    ];
+    for (name, text, needles) in cases {
+        let path = write(&dir, name, text.as_bytes());
+        assert_one_line_error(&bridge(&["inspect", path.to_str().unwrap()]), needles);
+    }
+}
+
+#[test]
 fn bad_skeleton_json_names_the_field() {
     let dir = tempfile::tempdir().unwrap();
     let cases: [(&str, &str, &[&str]); 3] = [

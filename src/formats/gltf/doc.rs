@@ -17,6 +17,7 @@ use gltf::json::accessor::{ComponentType, GenericComponentType, Type};
 use gltf::json::validation::Checked;
 use serde_json::Value;
 
+use super::external;
 use crate::formats::glb::split_glb;
 
 /// Why a glTF document cannot be read.
@@ -320,21 +321,22 @@ impl<'a> GltfDoc<'a> {
                 return Err(self.invalid(place, format!("`{uri}` is not a relative file path")));
             }
             Some(uri) => {
-                let file = self
-                    .path
-                    .parent()
-                    .unwrap_or(Path::new(""))
-                    .join(percent_decode(uri));
-                match std::fs::read(&file) {
+                let folder = self.path.parent().unwrap_or(Path::new(""));
+                match external::read(folder, &percent_decode(uri), declared, external::trusted()) {
                     Ok(bytes) => Cow::Owned(bytes),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    Err(external::Refused::Missing) => {
                         return Err(DocError::MissingBuffer {
                             path: self.path.to_owned(),
                             buffer: index,
                             uri: uri.to_owned(),
                         });
                     }
-                    Err(source) => return Err(DocError::Read { path: file, source }),
+                    Err(external::Refused::Read(file, source)) => {
+                        return Err(DocError::Read { path: file, source });
+                    }
+                    Err(refused) => {
+                        return Err(self.invalid(place, format!("`{uri}`: {refused}")));
+                    }
                 }
             }
         };

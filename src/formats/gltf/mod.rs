@@ -17,6 +17,8 @@
 //! One file per part of the file read:
 //! - `doc`: the GLB container, the JSON, buffers and accessors, every length checked
 //!   (the `.vrma` and `EXT_skeleton_humanoid` readers open their files with it too);
+//! - `external`: buffer files a `.gltf` names, read only inside its folder and up to
+//!   a size limit;
 //! - `hierarchy`: parent links, the joint set and its order, node transforms, joint
 //!   names and end sites;
 //! - `skin`: skins, their inverse bind matrices and the rest pose they give when the
@@ -33,6 +35,7 @@
 
 mod clips;
 mod doc;
+mod external;
 mod hierarchy;
 mod humanoid_map;
 mod skin;
