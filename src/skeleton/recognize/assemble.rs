@@ -116,8 +116,13 @@ fn legs_and_midline(rig: &RestJoints, pelvis: &Pelvis) -> Result<([Leg; 2], Midl
         rough_knee(rig, &lines[0], pelvis),
         rough_knee(rig, &lines[1], pelvis),
     ];
+    // The knees give the lateral axis; the midline goes through the pelvis, since
+    // the knees of a posed rest may splay unevenly.
     let Some(rough) = (match knees {
-        [Some(a), Some(b)] => Midline::from_pairs(&[(rig.pos[a], rig.pos[b])]),
+        [Some(a), Some(b)] => Midline::from_pairs(&[(rig.pos[a], rig.pos[b])]).map(|m| Midline {
+            mid: rig.pos[pelvis.hips],
+            ..m
+        }),
         _ => None,
     }) else {
         return Err(format!(
