@@ -132,7 +132,7 @@ fn legs_and_midline(rig: &RestJoints, pelvis: &Pelvis) -> Result<([Leg; 2], Midl
         ));
     };
     let rough_knee_lateral = rough.hip_half;
-    let legs = lines.map(|line| solve_leg(rig, line, &rough));
+    let legs = lines.map(|line| solve_leg(rig, line, &rough, pelvis));
     let pairs: Vec<(Vec3, Vec3)> = [
         (legs[0].upper, legs[1].upper),
         (legs[0].lower, legs[1].lower),
