@@ -33,7 +33,9 @@ pub(super) fn rough_knee(rig: &RestJoints, line: &[usize], pelvis: &Pelvis) -> O
 
 /// Heuristic: the thigh is the first joint of the leg's line out to the side (at
 /// least 35% of the knee's distance from the midline: hip helpers start at the
-/// centre) whose bone points down; the knee is the joint nearest half the thigh's
+/// centre) whose bone points down, and is no less than a quarter of the next or
+/// goes on along it (a buttock helper just above the thigh is short and bent off
+/// the thigh's line); the knee is the joint nearest half the thigh's
 /// height above the floor; the ankle the first joint below half the knee's height;
 /// the toes the ankle's child reaching farthest ahead (`toes`). Names steer between candidates
 /// that the geometry allows.
@@ -54,9 +56,24 @@ pub(super) fn solve_leg(
     };
     let floor = detached.map_or(rig.low[root], |f| rig.low[root].min(rig.pos[f].y));
     let knee_out = midline.rough_knee_lateral.max(rig.eps);
+    // A buttock or hip helper a few centimetres above the thigh is no thigh: its
+    // bone is under a quarter of the next one and not along it (a thigh split in
+    // two segments goes on straight).
+    let vector = |k: usize| match (reps.get(k), reps.get(k + 1)) {
+        (Some(&a), Some(&b)) => Some(rig.pos[b] - rig.pos[a]),
+        _ => None,
+    };
+    let long = |k: usize| match (vector(k), vector(k + 1)) {
+        (Some(this), Some(next)) => {
+            this.length() >= 0.25 * next.length()
+                || this.normalize_or_zero().dot(next.normalize_or_zero()) >= 0.9
+        }
+        _ => true,
+    };
     let thigh_like = |k: usize| {
         midline.lateral_of(rig.pos[reps[k]]).abs() >= 0.35 * knee_out
             && rig.bone_dir(&reps, k).is_some_and(|d| d.y < -0.5)
+            && long(k)
     };
     let named = (0..reps.len()).find(|&k| {
         thigh_like(k)
