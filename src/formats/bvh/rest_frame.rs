@@ -262,3 +262,233 @@ fn stands(defs: &[JointDef], pose: &FilePose, up: Option<UpAxis>) -> Result<(), 
         Recognition::NotHumanoid(n) => Err(n.reason),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use glam::EulerRot;
+
+    use super::super::test_support::{guessed, motion};
+    use super::*;
+    use crate::skeleton::NamedBoneMap;
+
+    /// A standing figure, centimetres, +Y up, facing +Z: (name, parent, position).
+    /// `lift` raises the left knee forward by that many centimetres.
+    fn figure(lift: f32) -> Vec<(String, Option<usize>, Vec3)> {
+        let v = Vec3::new;
+        let mut out: Vec<(String, Option<usize>, Vec3)> = [
+            ("Hips", None, v(0.0, 95.0, 0.0)),
+            ("Spine", Some(0), v(0.0, 110.0, 0.0)),
+            ("Chest", Some(1), v(0.0, 130.0, 0.0)),
+            ("Neck", Some(2), v(0.0, 148.0, 0.0)),
+            ("Head", Some(3), v(0.0, 158.0, 0.0)),
+        ]
+        .into_iter()
+        .map(|(n, p, x)| (n.to_owned(), p, x))
+        .collect();
+        for (side, x) in [("Left", 1.0f32), ("Right", -1.0)] {
+            let knee = if x > 0.0 {
+                v(9.0, 52.0 + 0.5 * lift, lift)
+            } else {
+                v(-9.0, 52.0, 0.0)
+            };
+            let base = out.len();
+            let limb = [
+                ("Shoulder", 2, v(x * 3.0, 142.0, 0.0)),
+                ("Arm", base, v(x * 17.0, 142.0, 0.0)),
+                ("ForeArm", base + 1, v(x * 45.0, 142.0, 0.0)),
+                ("Hand", base + 2, v(x * 70.0, 142.0, 0.0)),
+                ("UpLeg", 0, v(x * 9.0, 92.0, 0.0)),
+                ("Leg", base + 4, knee),
+                ("Foot", base + 5, knee + v(0.0, -43.0, 0.0)),
+                ("ToeBase", base + 6, knee + v(0.0, -49.0, 12.0)),
+            ];
+            for (name, parent, p) in limb {
+                out.push((format!("{side}{name}"), Some(parent), p));
+            }
+        }
+        out
+    }
+
+    /// A BVH of `frames` written as Rokoko writes them: every joint's `OFFSET`
+    /// along its parent's own +X (the parent's bone turned onto +X when it has one
+    /// child), and the shape in the rotations, ZXY.
+    fn rokoko_style(frames: &[Vec<(String, Option<usize>, Vec3)>]) -> String {
+        let first = &frames[0];
+        let n = first.len();
+        let kids = |j: usize| (0..n).filter(move |&c| first[c].1 == Some(j));
+        // World rotations per frame: a joint with one child turns +X onto it.
+        let worlds: Vec<Vec<Quat>> = frames
+            .iter()
+            .map(|f| {
+                (0..n)
+                    .map(|j| match kids(j).collect::<Vec<_>>().as_slice() {
+                        [only] => {
+                            Quat::from_rotation_arc(Vec3::X, (f[*only].2 - f[j].2).normalize())
+                        }
+                        _ => Quat::IDENTITY,
+                    })
+                    .collect()
+            })
+            .collect();
+        let offset = |j: usize| match first[j].1 {
+            None => first[j].2,
+            Some(p) => worlds[0][p].inverse() * (first[j].2 - first[p].2),
+        };
+        let order = depth_first(first);
+        let mut text = hierarchy(first, &order, offset, "Zrotation Xrotation Yrotation");
+        let _ = write!(text, "MOTION\nFrames: {}\nFrame Time: 0.01\n", frames.len());
+        for (f, world) in frames.iter().zip(&worlds) {
+            let _ = write!(text, "{} {} {}", f[0].2.x, f[0].2.y, f[0].2.z);
+            for &j in &order {
+                let local = match f[j].1 {
+                    None => world[j],
+                    Some(p) => world[p].inverse() * world[j],
+                };
+                let (z, x, y) = local.to_euler(EulerRot::ZXY);
+                let _ = write!(
+                    text,
+                    " {} {} {}",
+                    z.to_degrees(),
+                    x.to_degrees(),
+                    y.to_degrees()
+                );
+            }
+            text.push('\n');
+        }
+        text
+    }
+
+    /// The joints of `fig` parents first, each subtree whole (the order a BVH
+    /// hierarchy lists them).
+    fn depth_first(fig: &[(String, Option<usize>, Vec3)]) -> Vec<usize> {
+        let mut order = Vec::new();
+        let mut stack = vec![0];
+        while let Some(j) = stack.pop() {
+            order.push(j);
+            let kids: Vec<usize> = (0..fig.len()).filter(|&c| fig[c].1 == Some(j)).collect();
+            stack.extend(kids.into_iter().rev());
+        }
+        order
+    }
+
+    /// The `HIERARCHY` of `fig` in `order` with `offset` per joint; the root gets
+    /// six channels, every joint the three `rotations`; leaves an end site.
+    fn hierarchy(
+        fig: &[(String, Option<usize>, Vec3)],
+        order: &[usize],
+        offset: impl Fn(usize) -> Vec3,
+        rotations: &str,
+    ) -> String {
+        let mut text = String::from("HIERARCHY\n");
+        let mut open: Vec<usize> = vec![];
+        for &j in order {
+            while open.last().is_some_and(|&o| Some(o) != fig[j].1) {
+                open.pop();
+                text.push_str("}\n");
+            }
+            let o = offset(j);
+            let (kind, channels) = if j == 0 {
+                (
+                    "ROOT",
+                    format!("CHANNELS 6 Xposition Yposition Zposition {rotations}"),
+                )
+            } else {
+                ("JOINT", format!("CHANNELS 3 {rotations}"))
+            };
+            let _ = writeln!(
+                text,
+                "{kind} {}\n{{\nOFFSET {} {} {}\n{channels}",
+                fig[j].0, o.x, o.y, o.z
+            );
+            if !fig.iter().any(|c| c.1 == Some(j)) {
+                text.push_str("End Site\n{\nOFFSET 3 0 0\n}\n");
+            }
+            open.push(j);
+        }
+        for _ in open {
+            text.push_str("}\n");
+        }
+        text
+    }
+
+    #[test]
+    fn a_zero_pose_that_is_no_pose_takes_the_straightest_standing_frame_as_rest() {
+        // Frame 1 lifts the left knee; frame 2 stands straight.
+        let text = rokoko_style(&[figure(35.0), figure(0.0)]);
+        let rig = guessed(&text);
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.starts_with("rest pose: frame 2 of the motion")),
+            "{:?}",
+            rig.notes
+        );
+        assert!(
+            rig.notes.iter().any(|n| n.contains("centimetres")),
+            "{:?}",
+            rig.notes
+        );
+        // The rest is frame 2 itself: the rest pose and that frame agree.
+        let frame = motion(&rig).frame(1);
+        for (j, joint) in rig.skeleton.joints().iter().enumerate().skip(1) {
+            assert!(
+                joint.rest.rotation.abs_diff_eq(frame.rotations[j], 1e-4)
+                    || joint.rest.rotation.abs_diff_eq(-frame.rotations[j], 1e-4),
+                "{}",
+                joint.name
+            );
+        }
+        let map = match recognize(&rig.skeleton) {
+            Recognition::Humanoid(r) => r.map,
+            Recognition::NotHumanoid(n) => panic!("{}", n.reason),
+        };
+        let want: NamedBoneMap = NamedBoneMap {
+            bones: [
+                ("hips", "Hips"),
+                ("leftUpperLeg", "LeftUpLeg"),
+                ("leftLowerLeg", "LeftLeg"),
+                ("leftFoot", "LeftFoot"),
+                ("rightUpperArm", "RightArm"),
+                ("head", "Head"),
+            ]
+            .into_iter()
+            .map(|(b, j)| (b.parse().unwrap(), j.to_owned()))
+            .collect(),
+        };
+        for (bone, joint) in &want.bones {
+            assert_eq!(map.bones.get(bone), Some(joint), "{bone}");
+        }
+    }
+
+    #[test]
+    fn a_standing_zero_pose_is_kept_and_a_rig_that_never_stands_too() {
+        // The same figure with its offsets where the joints are and no rotation.
+        let fig = figure(0.0);
+        let offset = |j: usize| fig[j].1.map_or(fig[j].2, |q| fig[j].2 - fig[q].2);
+        let mut text = hierarchy(
+            &fig,
+            &depth_first(&fig),
+            offset,
+            "Zrotation Xrotation Yrotation",
+        );
+        let zeros = vec!["0"; 3 + 3 * fig.len()].join(" ");
+        let _ = write!(text, "MOTION\nFrames: 1\nFrame Time: 0.01\n{zeros}\n");
+        let rig = guessed(&text);
+        assert!(
+            !rig.notes.iter().any(|n| n.starts_with("rest pose")),
+            "{:?}",
+            rig.notes
+        );
+        // A chain of four joints stands in no frame: its zero pose stays.
+        let chain = "HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nJOINT b\n{\nOFFSET 1 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nJOINT c\n{\nOFFSET 1 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n}\n}\n}\nMOTION\nFrames: 2\nFrame Time: 0.01\n0 0 0 0 0 90 0 0 0\n0 0 45 0 0 0 0 0 0\n";
+        let rig = guessed(chain);
+        assert!(
+            !rig.notes.iter().any(|n| n.starts_with("rest pose")),
+            "{:?}",
+            rig.notes
+        );
+        assert_eq!(rig.skeleton.joints()[1].rest.rotation, Quat::IDENTITY);
+    }
+}
