@@ -149,8 +149,8 @@ pub(super) fn solve_leg(
 }
 
 /// Heuristic: game rigs (Quaternius) end the leg at the knee and hang the foot from
-/// the root, where IK moves it. Such a foot is a joint neither in the pelvis's
-/// subtree nor above it, under the end of the leg's line: within a third of the hips' height of it
+/// the root, where IK moves it. Such a foot is a joint hanging from a joint above
+/// the pelvis (the root or an armature node), under the end of the leg's line: within a third of the hips' height of it
 /// horizontally, and no higher than the line's lowest point plus a tenth of the
 /// hips' height (an IK pole target sits in front of the knee, not under it). The
 /// lowest such joint.
@@ -162,7 +162,14 @@ fn detached_foot(rig: &RestJoints, line: &[usize], pelvis: &Pelvis) -> Option<us
     let below = rig.end[last].unwrap_or(rig.pos[last]);
     let body = rig.subtree(pelvis.hips);
     (0..rig.len())
-        .filter(|&j| !body.contains(&j) && !rig.skeleton.is_ancestor(j, pelvis.hips))
+        .filter(|&j| {
+            !body.contains(&j)
+                && !rig.skeleton.is_ancestor(j, pelvis.hips)
+                && rig
+                    .skeleton
+                    .parent(j)
+                    .is_some_and(|p| rig.skeleton.is_ancestor(p, pelvis.hips))
+        })
         .filter(|&j| {
             horizontal(rig.pos[j] - below).length() <= pelvis.span / 3.0
                 && rig.pos[j].y <= rig.low[last] + 0.1 * pelvis.span

@@ -180,6 +180,20 @@ mod tests {
     /// A T-pose humanoid facing +Z (or -Z, turned 180 degrees) under two transform
     /// nodes, with a nub above the head; `left`/`right` prefix the limb names.
     fn small_humanoid(facing_minus_z: bool, left: &str, right: &str) -> Skeleton {
+        let table = small_table(facing_minus_z, left, right);
+        let table: Vec<(&str, Option<&str>, [f32; 3])> = table
+            .iter()
+            .map(|(n, p, pos)| (n.as_str(), p.as_deref(), *pos))
+            .collect();
+        skeleton(&table)
+    }
+
+    /// `small_humanoid`'s table: (name, parent, model-space position).
+    fn small_table(
+        facing_minus_z: bool,
+        left: &str,
+        right: &str,
+    ) -> Vec<(String, Option<String>, [f32; 3])> {
         let turn = |[x, y, z]: [f32; 3]| {
             if facing_minus_z {
                 [-x, y, -z]
@@ -216,11 +230,42 @@ mod tests {
                 table.push((format!("{prefix}{name}"), Some(parent), [x * px, py, pz]));
             }
         }
+        table
+            .into_iter()
+            .map(|(n, p, pos)| (n, p, turn(pos)))
+            .collect()
+    }
+
+    /// `table` with `edit` applied, as a skeleton.
+    fn edited(
+        mut table: Vec<(String, Option<String>, [f32; 3])>,
+        edit: impl FnOnce(&mut Vec<(String, Option<String>, [f32; 3])>),
+    ) -> Skeleton {
+        edit(&mut table);
         let table: Vec<(&str, Option<&str>, [f32; 3])> = table
             .iter()
-            .map(|(n, p, pos)| (n.as_str(), p.as_deref(), turn(*pos)))
+            .map(|(n, p, pos)| (n.as_str(), p.as_deref(), *pos))
             .collect();
         skeleton(&table)
+    }
+
+    /// Sets the parent of joint `name` (its position stays).
+    fn reparent(table: &mut [(String, Option<String>, [f32; 3])], name: &str, parent: &str) {
+        for row in table.iter_mut().filter(|r| r.0 == name) {
+            row.1 = Some(parent.to_owned());
+        }
+    }
+
+    /// Moves joint `name` by `by`, its subtree with it (rows are parents first).
+    fn shift(table: &mut [(String, Option<String>, [f32; 3])], name: &str, by: [f32; 3]) {
+        let mut moved = vec![name.to_owned()];
+        for row in table.iter_mut() {
+            let under = row.0 == name || row.1.as_ref().is_some_and(|p| moved.contains(p));
+            if under {
+                moved.push(row.0.clone());
+                row.2 = [row.2[0] + by[0], row.2[1] + by[1], row.2[2] + by[2]];
+            }
+        }
     }
 
     fn joint_of(r: &RecognizedMap, bone: HumanBone) -> &str {
@@ -266,5 +311,173 @@ mod tests {
                 );
             }
         }
+    }
+
+    fn row(name: &str, parent: &str, at: [f32; 3]) -> (String, Option<String>, [f32; 3]) {
+        (name.to_owned(), Some(parent.to_owned()), at)
+    }
+
+    #[test]
+    fn feet_hanging_from_the_root_under_the_knees_are_named_and_refused() {
+        // Quaternius: the leg ends at the knee's bone, the foot is an IK bone under
+        // the root, beside a pole target in front of the knee.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            for side in ["L_", "R_"] {
+                reparent(t, &format!("{side}foot"), "Armature");
+                t.push(row(&format!("{side}pole"), "Armature", [0.0, 0.5, 0.6]));
+            }
+        });
+        let Recognition::NotHumanoid(n) = recognize(&s) else {
+            panic!("recognized")
+        };
+        assert!(n.reason.contains("no foot joint"), "{}", n.reason);
+        assert!(
+            n.reason.contains("the foot `L_foot` hangs from `Armature`")
+                || n.reason.contains("the foot `R_foot` hangs from `Armature`"),
+            "{}",
+            n.reason
+        );
+        assert!(n.reason.contains("driven by IK"), "{}", n.reason);
+        assert_eq!(
+            n.partial.bones.get(&B::LeftUpperLeg).map(String::as_str),
+            Some("L_thigh")
+        );
+        assert_eq!(
+            n.partial.bones.get(&B::LeftLowerLeg).map(String::as_str),
+            Some("L_shin")
+        );
+    }
+
+    #[test]
+    fn the_toes_reach_ahead_and_a_lower_heel_is_not_them() {
+        let s = edited(small_table(true, "a_", "b_"), |t| {
+            t.push(row("a_heel.02", "a_foot", [-0.1, -0.01, 0.05]));
+            t.push(row("b_heel.02", "b_foot", [0.1, -0.01, 0.05]));
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        assert_eq!(joint_of(&r, B::LeftToes), "a_toe");
+        assert_eq!(joint_of(&r, B::RightToes), "b_toe");
+    }
+
+    #[test]
+    fn a_short_helper_bent_off_the_thigh_is_not_the_thigh() {
+        // MocapNET: `lbuttock` 3 cm above and behind `lhip`, which is the thigh.
+        let s = edited(small_table(false, "l", "r"), |t| {
+            let hips = t.iter().position(|r| r.0 == "n_hips").unwrap_or(0);
+            for (side, x) in [("l", 0.1f32), ("r", -0.1)] {
+                // Parents first: right after the hips.
+                t.insert(
+                    hips + 1,
+                    row(&format!("{side}buttock"), "n_hips", [x, 0.97, 0.025]),
+                );
+                reparent(t, &format!("{side}thigh"), &format!("{side}buttock"));
+            }
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        assert_eq!(joint_of(&r, B::LeftUpperLeg), "lthigh");
+        assert_eq!(joint_of(&r, B::RightUpperLeg), "rthigh");
+    }
+
+    #[test]
+    fn a_posed_rest_with_one_knee_swung_out_keeps_its_thighs() {
+        // One leg kicked out to the side (a frame of a dance as the rest): the
+        // knees' midpoint is far off the pelvis.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            shift(t, "L_shin", [0.25, 0.0, 0.0]);
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        assert_eq!(joint_of(&r, B::LeftUpperLeg), "L_thigh");
+        assert_eq!(joint_of(&r, B::RightUpperLeg), "R_thigh");
+        assert_eq!(joint_of(&r, B::LeftLowerLeg), "L_shin");
+    }
+
+    #[test]
+    fn end_nubs_are_never_head_or_toes() {
+        for nub in ["head_end", "Head_fin", "HeadTop_End", "head_nub"] {
+            let s = edited(small_table(false, "L_", "R_"), |t| {
+                for r in t.iter_mut() {
+                    if r.0 == "n_top" {
+                        r.0 = nub.to_owned();
+                    }
+                }
+                t.push(row("L_toe_fin", "L_toe", [0.1, 0.0, 0.2]));
+                t.push(row("R_toe_fin", "R_toe", [-0.1, 0.0, 0.2]));
+            });
+            let r = recognize(&s).into_humanoid().unwrap();
+            assert_eq!(joint_of(&r, B::Head), "n_head", "{nub}");
+            assert_eq!(joint_of(&r, B::LeftToes), "L_toe", "{nub}");
+        }
+    }
+
+    #[test]
+    fn non_humanoids_are_refused_with_the_reason() {
+        // Legs alone: hips, two legs and a waist, no arms.
+        let legs = edited(small_table(false, "L_", "R_"), |t| {
+            t.retain(|r| {
+                !["n_neck", "n_head", "n_top"].contains(&r.0.as_str())
+                    && !r.0.ends_with("arm")
+                    && !r.0.ends_with("hand")
+            });
+        });
+        let Recognition::NotHumanoid(n) = recognize(&legs) else {
+            panic!("legs alone recognized")
+        };
+        assert!(n.reason.contains("no arms"), "{}", n.reason);
+        // A four-joint chain.
+        let chain = skeleton(&[
+            ("base", None, [0.0, 0.0, 0.0]),
+            ("child1", Some("base"), [0.0, 1.0, 0.0]),
+            ("child2", Some("child1"), [0.0, 2.0, 0.0]),
+            ("child3", Some("child2"), [0.0, 3.0, 0.0]),
+        ]);
+        let Recognition::NotHumanoid(n) = recognize(&chain) else {
+            panic!("a chain recognized")
+        };
+        assert!(
+            n.reason.contains("no joint branches into two legs"),
+            "{}",
+            n.reason
+        );
+        // A quadruped: four legs to the floor, the front ones no wider than the hind
+        // ones, a neck and head out in front.
+        let mut fox = vec![
+            ("root", None, [0.0, 0.5, 0.0]),
+            ("b_Hip", Some("root"), [0.0, 0.5, -0.3]),
+            ("b_Spine", Some("b_Hip"), [0.0, 0.52, 0.0]),
+            ("b_Chest", Some("b_Spine"), [0.0, 0.54, 0.3]),
+            ("b_Neck", Some("b_Chest"), [0.0, 0.65, 0.45]),
+            ("b_Head", Some("b_Neck"), [0.0, 0.75, 0.55]),
+        ];
+        let names: Vec<(String, String, String, String)> = ["Left", "Right"]
+            .iter()
+            .flat_map(|s| {
+                [
+                    (
+                        format!("b_{s}UpperArm"),
+                        format!("b_{s}ForeArm"),
+                        format!("b_{s}Hand"),
+                        "b_Chest".to_owned(),
+                    ),
+                    (
+                        format!("b_{s}UpLeg"),
+                        format!("b_{s}Leg"),
+                        format!("b_{s}Foot"),
+                        "b_Hip".to_owned(),
+                    ),
+                ]
+            })
+            .collect();
+        for (k, (a, b, c, parent)) in names.iter().enumerate() {
+            let x = if k < 2 { 0.1 } else { -0.1 };
+            let z = if k % 2 == 0 { 0.3 } else { -0.3 };
+            fox.push((a.as_str(), Some(parent.as_str()), [x, 0.45, z]));
+            fox.push((b.as_str(), Some(a.as_str()), [x, 0.25, z]));
+            fox.push((c.as_str(), Some(b.as_str()), [x, 0.0, z + 0.05]));
+        }
+        let fox = skeleton(&fox);
+        let Recognition::NotHumanoid(n) = recognize(&fox) else {
+            panic!("a fox recognized")
+        };
+        assert!(n.reason.contains("no arms"), "{}", n.reason);
     }
 }

@@ -131,6 +131,7 @@ const CONTROL_WORDS: &[&str] = &[
 /// Words of helper joints: ends, nubs, twist and roll bones.
 const HELPER_WORDS: &[&str] = &[
     "end",
+    "fin",
     "nub",
     "tip",
     "twist",
