@@ -403,7 +403,7 @@ fn put_arms(
                 (false, _) => (0.65, "digits ordered from the thumb's side"),
             };
             for (k, &j) in digit.joints.iter().enumerate() {
-                if let Some(b) = left_digit(digit.finger, k) {
+                if let Some(b) = left_digit(digit.finger, digit.first + k) {
                     body.put(rig, bone(b), j, conf, vec![why.to_owned()]);
                 }
             }
