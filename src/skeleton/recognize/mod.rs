@@ -480,4 +480,69 @@ mod tests {
         };
         assert!(n.reason.contains("no arms"), "{}", n.reason);
     }
+
+    #[test]
+    fn twist_segments_are_never_the_upper_arm_and_metacarpals_never_fingers() {
+        // Rigify DEF: each arm bone split in two (`DEF-upper_arm.L.001` goes on
+        // along the upper arm); UE5: `index_metacarpal_l` before `index_01_l`.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            for (side, x) in [("L_", 1.0f32), ("R_", -1.0)] {
+                let hand = format!("{side}hand");
+                let mut rows = vec![
+                    row(
+                        &format!("{side}arm.001"),
+                        &format!("{side}arm"),
+                        [x * 0.32, 1.4, 0.0],
+                    ),
+                    row(
+                        &format!("{side}forearm.001"),
+                        &format!("{side}forearm"),
+                        [x * 0.585, 1.4, 0.0],
+                    ),
+                ];
+                for (f, z) in [
+                    ("index", 0.03f32),
+                    ("middle", 0.01),
+                    ("ring", -0.01),
+                    ("pinky", -0.03),
+                ] {
+                    let m = format!("{side}{f}_metacarpal");
+                    rows.push(row(&m, &hand, [x * 0.72, 1.4, z]));
+                    let mut parent = m;
+                    for (k, dx) in [0.8f32, 0.845, 0.875].into_iter().enumerate() {
+                        let name = format!("{side}{f}_0{}", k + 1);
+                        rows.push(row(&name, &parent, [x * dx, 1.4, z]));
+                        parent = name;
+                    }
+                }
+                let mut parent = hand.clone();
+                for (k, (dx, dz)) in [(0.73f32, 0.03f32), (0.76, 0.05), (0.79, 0.06)]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let name = format!("{side}thumb_0{}", k + 1);
+                    rows.push(row(&name, &parent, [x * dx, 1.39, dz]));
+                    parent = name;
+                }
+                t.extend(rows);
+                // The twist halves take the next bone: forearm under `arm.001`,
+                // hand under `forearm.001`.
+                reparent(t, &format!("{side}forearm"), &format!("{side}arm.001"));
+                reparent(t, &hand, &format!("{side}forearm.001"));
+            }
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        assert_eq!(joint_of(&r, B::LeftUpperArm), "L_arm");
+        assert_eq!(joint_of(&r, B::LeftLowerArm), "L_forearm");
+        assert_eq!(joint_of(&r, B::LeftHand), "L_hand");
+        assert_eq!(joint_of(&r, B::RightUpperArm), "R_arm");
+        assert_eq!(joint_of(&r, B::LeftIndexProximal), "L_index_01");
+        assert_eq!(joint_of(&r, B::LeftLittleDistal), "L_pinky_03");
+        assert_eq!(joint_of(&r, B::LeftThumbMetacarpal), "L_thumb_01");
+        assert!(
+            r.map.bones.values().all(|j| !j.contains("metacarpal")),
+            "{:?}",
+            r.map
+        );
+    }
 }
