@@ -545,4 +545,52 @@ mod tests {
             r.map
         );
     }
+
+    #[test]
+    fn names_in_another_language_are_read_by_geometry() {
+        // MMD's Japanese names: nothing in them is read, the geometry decides.
+        let japanese = |name: &str| -> String {
+            let (side, part) = match name.split_once('_') {
+                Some(("L", p)) => ("左", p),
+                Some(("R", p)) => ("右", p),
+                _ => ("", name),
+            };
+            let word = match part {
+                "hips" => "下半身",
+                "spine" => "上半身",
+                "chest" => "上半身2",
+                "neck" => "首",
+                "head" => "頭",
+                "top" => "頭先",
+                "arm" => "腕",
+                "forearm" => "ひじ",
+                "hand" => "手首",
+                "thigh" => "足",
+                "shin" => "ひざ",
+                "foot" => "足首",
+                "toe" => "つま先",
+                other => other,
+            };
+            format!("{side}{word}")
+        };
+        let s = edited(small_table(true, "L_", "R_"), |t| {
+            for r in t.iter_mut() {
+                let plain = |n: &str| n.strip_prefix("n_").unwrap_or(n).to_owned();
+                r.0 = japanese(&plain(&r.0));
+                r.1 = r.1.as_deref().map(|p| japanese(&plain(p)));
+            }
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        for (bone, joint) in [
+            (B::Hips, "下半身"),
+            (B::Head, "頭"),
+            (B::LeftUpperLeg, "左足"),
+            (B::LeftFoot, "左足首"),
+            (B::LeftToes, "左つま先"),
+            (B::RightUpperArm, "右腕"),
+            (B::RightHand, "右手首"),
+        ] {
+            assert_eq!(joint_of(&r, bone), joint, "{bone}");
+        }
+    }
 }
