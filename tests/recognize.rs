@@ -152,6 +152,85 @@ const MAKEHUMAN_DEFAULT: &str = "hips root; spine spine05; chest spine03;
     UpperLeg upperleg01.L upperleg01.R; LowerLeg lowerleg01.L lowerleg01.R;
     Foot foot.L foot.R; fingers finger{f}-{p}.L finger{f}-{p}.R 1,2,3,4,5 1,2,3";
 
+/// Rokoko's export (rokoko_jesse_dance.bvh): Mixamo-like names, three spine joints,
+/// `LeftInHandIndex` and the like are metacarpals under the hand (not finger
+/// bones); the thumb hangs from the hand directly, `Thumb1` its metacarpal. Its zero
+/// pose is no pose: the rest comes from the motion.
+const ROKOKO: &str = "hips Hips; spine Spine; chest Spine1; upperChest Spine2; neck Neck;
+    head Head; Shoulder LeftShoulder RightShoulder; UpperArm LeftArm RightArm;
+    LowerArm LeftForeArm RightForeArm; Hand LeftHand RightHand;
+    UpperLeg LeftUpLeg RightUpLeg; LowerLeg LeftLeg RightLeg; Foot LeftFoot RightFoot;
+    Toes LeftToeBase RightToeBase;
+    fingers LeftHand{f}{p} RightHand{f}{p} Thumb,Index,Middle,Ring,Pinky 1,2,3";
+
+/// Rigify's metarig (rigify_metarig_male_base_mesh.glb): `spine` is the pelvis,
+/// `spine.004` the neck and `spine.005` the head; `pelvis.L` and `heel.02.L` are
+/// helpers beside the thigh and the toes.
+const RIGIFY_METARIG: &str = "hips spine; spine spine.001; chest spine.002;
+    upperChest spine.003; neck spine.004; head spine.005; Shoulder shoulder.L shoulder.R;
+    UpperArm upper_arm.L upper_arm.R; LowerArm forearm.L forearm.R; Hand hand.L hand.R;
+    UpperLeg thigh.L thigh.R; LowerLeg shin.L shin.R; Foot foot.L foot.R; Toes toe.L toe.R;
+    fingers {f}.{p}.L {f}.{p}.R thumb,f_index,f_middle,f_ring,f_pinky 01,02,03";
+
+/// MocapNET's Daz-like body with a MakeHuman face (cmu_49_04): `lbuttock` is a
+/// static helper above the thigh `lhip`, `lshoulder` the upper arm, `neck1` a second
+/// neck joint; `lthumb` is the thumb's metacarpal; five toes per foot (no single
+/// toes bone); eyes and jaw under the face's helper joints.
+const MOCAPNET_DAZ: &str = "hips hip; spine abdomen; chest chest; neck neck; head head;
+    jaw jaw; Eye eye.l eye.r; Shoulder lcollar rcollar; UpperArm lshoulder rshoulder;
+    LowerArm lelbow relbow; Hand lhand rhand; UpperLeg lhip rhip; LowerLeg lknee rknee;
+    Foot lfoot rfoot; fingers finger{f}-{p}.l finger{f}-{p}.r 1,2,3,4,5 1,2,3;
+    ThumbMetacarpal lthumb rthumb; ThumbProximal finger1-2.l finger1-2.r;
+    ThumbDistal finger1-3.l finger1-3.r";
+
+/// Mixamo names in a BVH (mixamo_test_freebvh.bvh); `HeadTop_End` is the nub.
+const MIXAMO_BVH: &str = "hips mixamorig:Hips; spine mixamorig:Spine; chest mixamorig:Spine1;
+    upperChest mixamorig:Spine2; neck mixamorig:Neck; head mixamorig:Head;
+    Eye mixamorig:LeftEye mixamorig:RightEye;
+    Shoulder mixamorig:LeftShoulder mixamorig:RightShoulder;
+    UpperArm mixamorig:LeftArm mixamorig:RightArm;
+    LowerArm mixamorig:LeftForeArm mixamorig:RightForeArm;
+    Hand mixamorig:LeftHand mixamorig:RightHand;
+    UpperLeg mixamorig:LeftUpLeg mixamorig:RightUpLeg; LowerLeg mixamorig:LeftLeg \
+    mixamorig:RightLeg; Foot mixamorig:LeftFoot mixamorig:RightFoot;
+    Toes mixamorig:LeftToeBase mixamorig:RightToeBase;
+    fingers mixamorig:LeftHand{f}{p} mixamorig:RightHand{f}{p} Thumb,Index,Middle,Ring,Pinky \
+    1,2,3";
+
+/// PyMO's sparse rig: one spine joint, no neck; `LeftHand_End` and
+/// `LeftHandThumb1` are single joints, no fingers.
+const PYMO: &str = "hips Hips; spine Spine; head Head; Shoulder LeftShoulder RightShoulder;
+    UpperArm LeftArm RightArm; LowerArm LeftForeArm RightForeArm; Hand LeftHand RightHand;
+    UpperLeg LeftUpLeg RightUpLeg; LowerLeg LeftLeg RightLeg; Foot LeftFoot RightFoot;
+    Toes LeftToeBase RightToeBase";
+
+/// The FAIR capture rig, Z-up at 119.88 fps: as pybvh's skeleton 1 without `Neck1`
+/// (`LeftHandEnd`, `LeftHandThumb1` are single joints, no fingers).
+const FAIR: &str = PYBVH_1;
+
+/// The ASF/AMC-style rig with no head joint (amc_style_cartwheel_noendsite.bvh):
+/// the neck chain `LowerNeck`→`Neck` ends there, so its top carries the head.
+const AMC_CARTWHEEL: &str = "hips pelvis; spine lowerback; chest upperback; neck LowerNeck;
+    head Neck; Shoulder lclavicle rclavicle; UpperArm lhumerus rhumerus;
+    LowerArm lradius rradius; Hand lhand rhand; UpperLeg lfemur rfemur;
+    LowerLeg ltibia rtibia; Foot lfoot rfoot; Toes ltoes rtoes";
+
+/// Quaternius' modular men (quaternius_modular_men_Casual.glb, four skins over one
+/// armature): `Root` above `Hips`, `Abdomen`/`Torso`/`Chest`; fingers numbered from
+/// 2 (no metacarpals: `Index2` is the proximal phalanx, `Thumb2` the thumb's
+/// proximal, starting past the palm's base as the fingers' knuckles do), no toes.
+const QUATERNIUS_MODULAR: &str = "hips Hips; spine Abdomen; chest Torso; upperChest Chest;
+    neck Neck; head Head; Shoulder Shoulder.L Shoulder.R; UpperArm UpperArm.L UpperArm.R;
+    LowerArm LowerArm.L LowerArm.R; Hand Hand.L Hand.R; UpperLeg UpperLeg.L UpperLeg.R;
+    LowerLeg LowerLeg.L LowerLeg.R; Foot Foot.L Foot.R;
+    ThumbProximal Thumb2.L Thumb2.R; ThumbDistal Thumb3.L Thumb3.R;
+    IndexProximal Index2.L Index2.R; IndexIntermediate Index3.L Index3.R;
+    IndexDistal Index4.L Index4.R; MiddleProximal Middle2.L Middle2.R;
+    MiddleIntermediate Middle3.L Middle3.R; MiddleDistal Middle4.L Middle4.R;
+    RingProximal Ring2.L Ring2.R; RingIntermediate Ring3.L Ring3.R;
+    RingDistal Ring4.L Ring4.R; LittleProximal Pinky2.L Pinky2.R;
+    LittleIntermediate Pinky3.L Pinky3.R; LittleDistal Pinky4.L Pinky4.R";
+
 /// What a file should be recognized as.
 enum Expected {
     Humanoid(NamedBoneMap),
@@ -195,6 +274,53 @@ fn asset_table() -> Vec<(&'static str, Expected)> {
         ("bvh/test_mocapbank.bvh", Humanoid(map(LAB19))),
         ("bvh/walk1.bvh", Humanoid(map(MAKEHUMAN_GAME))),
         ("bvh/tpose.bvh", Humanoid(map(MAKEHUMAN_DEFAULT))),
+        ("bvh/rokoko_jesse_dance.bvh", Humanoid(map(ROKOKO))),
+        (
+            "bvh/cmu_49_04_mocapnet_daz_face165.bvh",
+            Humanoid(map(MOCAPNET_DAZ)),
+        ),
+        ("bvh/mixamo_test_freebvh.bvh", Humanoid(map(MIXAMO_BVH))),
+        ("bvh/pymo_AV_8Walk_Meredith.bvh", Humanoid(map(PYMO))),
+        ("bvh/fair1_wave_hello_zup.bvh", Humanoid(map(FAIR))),
+        (
+            "bvh/amc_style_cartwheel_noendsite.bvh",
+            Humanoid(map(AMC_CARTWHEEL)),
+        ),
+        (
+            "gltf/rigify_metarig_male_base_mesh.glb",
+            Humanoid(map(RIGIFY_METARIG)),
+        ),
+        (
+            "gltf/quaternius_modular_men_Casual.glb",
+            Humanoid(map(QUATERNIUS_MODULAR)),
+        ),
+        // Quaternius' feet are IK bones under the root: no VRM map has them.
+        (
+            "gltf/quaternius_KnightCharacter.glb",
+            Rejected("driven by IK"),
+        ),
+        (
+            "gltf/quaternius_Astronaut_draco.glb",
+            Rejected("driven by IK"),
+        ),
+        (
+            "gltf/quaternius_Adventurer_6scenes.gltf",
+            Rejected("driven by IK"),
+        ),
+        // Not humanoids: quadrupeds (one with humanoid names), legs alone, a hand
+        // alone, a 7-joint toy, a 4-joint chain.
+        ("gltf/Fox.glb", Rejected("no arms")),
+        ("gltf/quaternius_Horse.glb", Rejected("no arms")),
+        ("gltf/quaternius_witch_legs_only.glb", Rejected("no arms")),
+        ("gltf/LeftHandHumanoid.gltf", Rejected("no joint branches")),
+        (
+            "gltf/kenney_mini_character-female-a.glb",
+            Rejected("no joint branches"),
+        ),
+        (
+            "bvh/fairmotion_sinusoidal_4joint.bvh",
+            Rejected("no joint branches"),
+        ),
     ]
 }
 

@@ -12,11 +12,13 @@ use super::BvhError;
 use super::hierarchy::{Axis, Channel, JointDef};
 use super::lexer::quote;
 use super::motion::RawMotion;
+use super::rest_frame::{FilePose, choose_rest_frame, up_of};
 use crate::formats::{Basis, Clip, LoadOptions, Motion, Rig, Units, UpAxis};
-use crate::skeleton::{Joint, Skeleton, Transform};
+use crate::skeleton::Skeleton;
 
-/// The rig in internal space: guesses the up axis and units if not given, converts
-/// the rest pose and every frame, checks the skeleton.
+/// The rig in internal space: takes the rest from the motion when the zero pose is
+/// no pose (`rest_frame`), guesses the up axis and units from the rest if not
+/// given, converts the rest pose and every frame, checks the skeleton.
 pub(super) fn build(
     path: &Path,
     defs: Vec<JointDef>,
@@ -24,22 +26,40 @@ pub(super) fn build(
     options: &LoadOptions,
 ) -> Result<Rig, BvhError> {
     let mut notes = Vec::new();
-    let extent = rest_extent(&defs);
-    let up = match options.up {
-        Some(up) => up,
-        None if extent.z > extent.y => {
-            notes.push(format!(
-                "up axis: +Z (guessed: the rest pose is {:.2} units tall along Z, {:.2} along Y)",
-                extent.z, extent.y
-            ));
-            UpAxis::Z
-        }
-        None => UpAxis::Y,
+    let (raw, empty_notes) = match motion {
+        Some(raw) if raw.frames > 0 => (Some(raw), Vec::new()),
+        Some(raw) => (None, raw.notes),
+        None => (None, Vec::new()),
     };
-    let height = match up {
-        UpAxis::Y => extent.y,
-        UpAxis::Z => extent.z,
+    let zero = FilePose::zero(&defs);
+    let zero_extent = zero.extent(&defs);
+    let keep_offset = raw.as_ref().map_or_else(Vec::new, |raw| {
+        let up = up_of(zero_extent, options.up);
+        zero_position_joints(&defs, raw, along_up(zero_extent, up))
+    });
+    let rest_frame = raw
+        .as_ref()
+        .and_then(|raw| choose_rest_frame(&defs, raw, &keep_offset, options.up));
+    let (rest, extent) = match &rest_frame {
+        Some(f) => (&f.pose, f.pose.extent(&defs)),
+        None => (&zero, zero_extent),
     };
+    if let Some(f) = &rest_frame {
+        notes.push(format!(
+            "rest pose: frame {} of the motion; the zero pose (OFFSETs with no rotation) is no \
+             standing body: {}",
+            f.frame + 1,
+            f.zero_pose
+        ));
+    }
+    let up = up_of(extent, options.up);
+    if options.up.is_none() && up == UpAxis::Z {
+        notes.push(format!(
+            "up axis: +Z (guessed: the rest pose is {:.2} units tall along Z, {:.2} along Y)",
+            extent.z, extent.y
+        ));
+    }
+    let height = along_up(extent, up);
     let units = match options.units {
         Some(units) => units,
         None => {
@@ -50,37 +70,20 @@ pub(super) fn build(
         }
     };
     let basis = Basis::new(units, up);
+    let skeleton =
+        Skeleton::new(rest.joints(&defs, &basis)).map_err(|source| BvhError::Skeleton {
+            path: path.to_owned(),
+            source,
+        })?;
 
-    let mut joints: Vec<Joint> = defs
-        .iter()
-        .map(|def| Joint {
-            name: def.name.clone(),
-            parent: def.parent,
-            rest: Transform::from_translation(def.offset),
-            end: def.end,
-        })
-        .collect();
-    basis.apply_to_joints(&mut joints);
-    let skeleton = Skeleton::new(joints).map_err(|source| BvhError::Skeleton {
-        path: path.to_owned(),
-        source,
-    })?;
-
-    let motion = match motion {
-        Some(raw) if raw.frames > 0 => {
-            notes.extend(raw.notes.iter().cloned());
-            let keep_offset = zero_position_joints(&defs, &raw, height);
-            let motion = to_motion(&defs, &raw, &basis, &keep_offset);
-            notes.extend(zero_positions_note(&defs, &keep_offset));
-            notes.extend(short_first_frame_note(&skeleton, &motion, up));
-            Some(motion)
-        }
-        Some(raw) => {
-            notes.extend(raw.notes);
-            None
-        }
-        None => None,
-    };
+    notes.extend(empty_notes);
+    let motion = raw.map(|raw| {
+        notes.extend(raw.notes.iter().cloned());
+        let motion = to_motion(&defs, &raw, &basis, &keep_offset);
+        notes.extend(zero_positions_note(&defs, &keep_offset));
+        notes.extend(short_first_frame_note(&skeleton, &motion, up));
+        motion
+    });
     let name = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -95,6 +98,14 @@ pub(super) fn build(
             .collect(),
         notes,
     })
+}
+
+/// The extent's component along `up`.
+fn along_up(extent: Vec3, up: UpAxis) -> f32 {
+    match up {
+        UpAxis::Y => extent.y,
+        UpAxis::Z => extent.z,
+    }
 }
 
 /// Per joint: whether its position channels hold 0 in every frame while its
@@ -195,27 +206,6 @@ fn vertical_extent(skeleton: &Skeleton, rotations: &[Quat], translations: &[Vec3
     (max - min).max(0.0)
 }
 
-/// Size of the rest pose's bounding box (joints and end sites), in file units.
-fn rest_extent(defs: &[JointDef]) -> Vec3 {
-    let mut world: Vec<Vec3> = Vec::with_capacity(defs.len());
-    let mut min = Vec3::INFINITY;
-    let mut max = Vec3::NEG_INFINITY;
-    for def in defs {
-        let parent = def.parent.and_then(|p| world.get(p).copied());
-        let position = parent.unwrap_or(Vec3::ZERO) + def.offset;
-        for point in std::iter::once(position).chain(def.end.map(|e| position + e)) {
-            min = min.min(point);
-            max = max.max(point);
-        }
-        world.push(position);
-    }
-    if defs.is_empty() {
-        Vec3::ZERO
-    } else {
-        max - min
-    }
-}
-
 /// "centimetres (guessed from a 172 cm figure)".
 fn describe_guess(units: Units, height: f32) -> String {
     match units {
@@ -229,41 +219,13 @@ fn describe_guess(units: Units, height: f32) -> String {
 
 /// Local rotation and translation of every joint in every frame, in internal space.
 fn to_motion(defs: &[JointDef], raw: &RawMotion, basis: &Basis, keep_offset: &[bool]) -> Motion {
-    let channels: usize = defs.iter().map(|d| d.channels.len()).sum();
     let samples = raw.frames.saturating_mul(defs.len());
     let mut rotations = Vec::with_capacity(samples);
     let mut translations = Vec::with_capacity(samples);
     for frame in 0..raw.frames {
-        let start = frame.saturating_mul(channels);
-        let frame_values = raw
-            .values
-            .get(start..start.saturating_add(channels))
-            .unwrap_or(&[]);
-        let mut values = frame_values.iter().copied();
-        for (def, keep) in defs.iter().zip(keep_offset) {
-            let mut rotation = Quat::IDENTITY;
-            let mut translation = def.offset;
-            for channel in &def.channels {
-                let value = values.next().unwrap_or(0.0);
-                match *channel {
-                    Channel::Position(_) if *keep => {}
-                    Channel::Position(Axis::X) => translation.x = value,
-                    Channel::Position(Axis::Y) => translation.y = value,
-                    Channel::Position(Axis::Z) => translation.z = value,
-                    Channel::Rotation(Axis::X) => {
-                        rotation *= Quat::from_rotation_x(value.to_radians());
-                    }
-                    Channel::Rotation(Axis::Y) => {
-                        rotation *= Quat::from_rotation_y(value.to_radians());
-                    }
-                    Channel::Rotation(Axis::Z) => {
-                        rotation *= Quat::from_rotation_z(value.to_radians());
-                    }
-                }
-            }
-            rotations.push(basis.rotation(rotation.normalize()));
-            translations.push(basis.position(translation));
-        }
+        let pose = FilePose::frame(defs, raw, keep_offset, frame);
+        rotations.extend(pose.rotations.iter().map(|&q| basis.rotation(q)));
+        translations.extend(pose.translations.iter().map(|&t| basis.position(t)));
     }
     Motion::uniform(raw.frame_time, defs.len(), rotations, translations)
 }

@@ -13,7 +13,10 @@
 //!
 //! What it returns: a `Rig` in internal space (metres, +Y up). Joints keep file order
 //! (parents first); the rest translation is `OFFSET`, the rest rotation the identity;
-//! an `End Site` becomes its joint's `end` (the first one, if a joint has several).
+//! an `End Site` becomes its joint's `end` (the first one, if a joint has several;
+//! leaves without one are fine). Exception: when that zero pose is no standing body
+//! (Rokoko writes every `OFFSET` along the joint's own +X) and a frame of the motion
+//! is one, that frame is the rest (`rest_frame.rs`), and `Rig::notes` says which.
 //! A frame's local rotation is the product of the joint's rotation channels in the
 //! listed order, in degrees in the file: `Zrotation Xrotation Yrotation` is Rz·Rx·Ry,
 //! so a vector is turned about Y first. Position channels *replace* the matching
@@ -38,6 +41,7 @@ mod convert;
 mod hierarchy;
 mod lexer;
 mod motion;
+mod rest_frame;
 #[cfg(test)]
 mod test_support;
 

@@ -116,8 +116,13 @@ fn legs_and_midline(rig: &RestJoints, pelvis: &Pelvis) -> Result<([Leg; 2], Midl
         rough_knee(rig, &lines[0], pelvis),
         rough_knee(rig, &lines[1], pelvis),
     ];
+    // The knees give the lateral axis; the midline goes through the pelvis, since
+    // the knees of a posed rest may splay unevenly.
     let Some(rough) = (match knees {
-        [Some(a), Some(b)] => Midline::from_pairs(&[(rig.pos[a], rig.pos[b])]),
+        [Some(a), Some(b)] => Midline::from_pairs(&[(rig.pos[a], rig.pos[b])]).map(|m| Midline {
+            mid: rig.pos[pelvis.hips],
+            ..m
+        }),
         _ => None,
     }) else {
         return Err(format!(
@@ -127,7 +132,7 @@ fn legs_and_midline(rig: &RestJoints, pelvis: &Pelvis) -> Result<([Leg; 2], Midl
         ));
     };
     let rough_knee_lateral = rough.hip_half;
-    let legs = lines.map(|line| solve_leg(rig, line, &rough));
+    let legs = lines.map(|line| solve_leg(rig, line, &rough, pelvis));
     let pairs: Vec<(Vec3, Vec3)> = [
         (legs[0].upper, legs[1].upper),
         (legs[0].lower, legs[1].lower),
@@ -398,7 +403,7 @@ fn put_arms(
                 (false, _) => (0.65, "digits ordered from the thumb's side"),
             };
             for (k, &j) in digit.joints.iter().enumerate() {
-                if let Some(b) = left_digit(digit.finger, k) {
+                if let Some(b) = left_digit(digit.finger, digit.first + k) {
                     body.put(rig, bone(b), j, conf, vec![why.to_owned()]);
                 }
             }

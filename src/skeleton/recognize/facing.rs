@@ -23,12 +23,15 @@ pub(super) struct Midline {
 }
 
 impl Midline {
-    /// From pairs of matching joints of leg A and leg B.
+    /// From pairs of matching joints of leg A and leg B, the first pair nearest the
+    /// pelvis: the lateral axis from all pairs, the midline through the middle of
+    /// the first pair (knees and feet may splay unevenly in a posed rest; the
+    /// thighs hang from the pelvis).
     pub(super) fn from_pairs(pairs: &[(Vec3, Vec3)]) -> Option<Midline> {
         let (&(a0, b0), _) = pairs.split_first()?;
         let lateral =
             horizontal(pairs.iter().map(|(a, b)| *a - *b).sum::<Vec3>()).try_normalize()?;
-        let mid = pairs.iter().map(|(a, b)| (*a + *b) * 0.5).sum::<Vec3>() / pairs.len() as f32;
+        let mid = (a0 + b0) * 0.5;
         let hip_half = 0.5 * (a0 - b0).dot(lateral).abs();
         Some(Midline {
             mid,

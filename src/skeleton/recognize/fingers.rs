@@ -32,6 +32,9 @@ pub(super) struct Digit {
     pub(super) joints: Vec<usize>,
     pub(super) finger: usize,
     pub(super) by_name: bool,
+    /// Which phalanx (0..3) the first joint is: 1 for a two-joint thumb with no
+    /// metacarpal (`thumb_first_phalanx`).
+    pub(super) first: usize,
 }
 
 /// Heuristic: every leaf path below the hand is a digit (controls and attachments
@@ -43,6 +46,38 @@ pub(super) struct Digit {
 /// digit starting nearest the hand (by a clear margin, or always with five digits)
 /// and the others are ordered from the thumb's side (index) away (little).
 pub(super) fn solve_fingers(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
+    let mut digits = name_digits(rig, hand, front);
+    let first = thumb_first_phalanx(rig, hand, &digits);
+    for d in digits.iter_mut().filter(|d| d.finger == 0) {
+        d.first = first;
+    }
+    digits
+}
+
+/// Heuristic: a thumb of two joints lacks one phalanx. It lacks the metacarpal
+/// (its joints are the proximal and distal phalanges, as Quaternius' `Thumb2`,
+/// `Thumb3`) when it starts at least half as far from the wrist as the other
+/// digits do (a metacarpal starts at the wrist; the proximal phalanx past the
+/// palm's base); else the distal.
+fn thumb_first_phalanx(rig: &RestJoints, hand: usize, digits: &[Digit]) -> usize {
+    let Some(thumb) = digits.iter().find(|d| d.finger == 0 && d.joints.len() == 2) else {
+        return 0;
+    };
+    let from_wrist = |d: &Digit| rig.pos[d.joints[0]].distance(rig.pos[hand]);
+    let mut others: Vec<f32> = digits
+        .iter()
+        .filter(|d| d.finger != 0)
+        .map(from_wrist)
+        .collect();
+    others.sort_by(f32::total_cmp);
+    match others.get(others.len() / 2) {
+        Some(&median) if from_wrist(thumb) >= 0.5 * median => 1,
+        _ => 0,
+    }
+}
+
+/// The digits below `hand` and which finger each is (see `solve_fingers`).
+fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
     let mut paths: Vec<Vec<usize>> = Vec::new();
     for start in rig.body_kids(hand) {
         for leaf in rig.subtree(start) {
@@ -95,6 +130,7 @@ pub(super) fn solve_fingers(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<D
                     joints,
                     finger,
                     by_name: true,
+                    first: 0,
                 })
             })
             .collect();
@@ -141,6 +177,7 @@ pub(super) fn solve_fingers(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<D
             joints,
             finger: 0,
             by_name: false,
+            first: 0,
         });
     }
     for (rank, i) in order.into_iter().take(4).enumerate() {
@@ -149,6 +186,7 @@ pub(super) fn solve_fingers(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<D
                 joints,
                 finger: rank + 1,
                 by_name: false,
+                first: 0,
             });
         }
     }
@@ -213,6 +251,42 @@ mod tests {
                 .map(|j| rig.name(j))
                 .collect();
             assert_eq!(got, want, "bones {bones:?}");
+        }
+    }
+
+    #[test]
+    fn a_two_joint_thumb_past_the_palm_base_has_no_metacarpal() {
+        // Four fingers from the knuckles 0.15 from the wrist; a two-joint thumb
+        // starting 0.1 out (Quaternius' Thumb2, Thumb3) or at the wrist.
+        for (thumb_start, want) in [(0.1f32, 1), (0.02, 0)] {
+            let mut table = vec![("hand".to_owned(), None, [0.0f32, 0.0, 0.0])];
+            for (f, z) in [
+                ("index", 0.03f32),
+                ("middle", 0.01),
+                ("ring", -0.01),
+                ("pinky", -0.03),
+            ] {
+                table.push((format!("{f}2"), Some("hand".to_owned()), [0.15, 0.0, z]));
+                table.push((format!("{f}3"), Some(format!("{f}2")), [0.19, 0.0, z]));
+                table.push((format!("{f}4"), Some(format!("{f}3")), [0.22, 0.0, z]));
+            }
+            let t = thumb_start;
+            table.push(("thumb2".to_owned(), Some("hand".to_owned()), [t, 0.0, 0.06]));
+            table.push((
+                "thumb3".to_owned(),
+                Some("thumb2".to_owned()),
+                [t + 0.03, 0.0, 0.08],
+            ));
+            let rows: Vec<(&str, Option<&str>, [f32; 3])> = table
+                .iter()
+                .map(|(n, p, x)| (n.as_str(), p.as_deref(), *x))
+                .collect();
+            let s = skeleton(&rows);
+            let rig = RestJoints::new(&s);
+            let digits = solve_fingers(&rig, 0, Vec3::Z);
+            let thumb = digits.iter().find(|d| d.finger == 0).expect("a thumb");
+            assert_eq!(rig.name(thumb.joints[0]), "thumb2");
+            assert_eq!(thumb.first, want, "thumb from {thumb_start}");
         }
     }
 }

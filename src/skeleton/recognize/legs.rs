@@ -1,12 +1,13 @@
 //! Stage 3: the legs. Along each leg's line down from the pelvis, the thigh is the
 //! first joint out to the side whose bone points down, the knee the joint halfway
 //! down, the ankle the first joint below half the knee's height and the toes the
-//! joint after it (`solve_leg`).
+//! ankle's child reaching farthest along the ground (`solve_leg`, `toes`); a foot
+//! hanging from the root instead of the leg is told apart (`detached_foot`).
 
 use super::facing::Midline;
 use super::names::Role;
 use super::pelvis::Pelvis;
-use super::rest_joints::RestJoints;
+use super::rest_joints::{RestJoints, horizontal};
 
 /// One leg's joints along its line.
 #[derive(Default, Clone)]
@@ -32,12 +33,20 @@ pub(super) fn rough_knee(rig: &RestJoints, line: &[usize], pelvis: &Pelvis) -> O
 
 /// Heuristic: the thigh is the first joint of the leg's line out to the side (at
 /// least 35% of the knee's distance from the midline: hip helpers start at the
-/// centre) whose bone points down; the knee is the joint nearest half the thigh's
+/// centre) whose bone points down, and is no less than a quarter of the next or
+/// goes on along it (a buttock helper just above the thigh is short and bent off
+/// the thigh's line); the knee is the joint nearest half the thigh's
 /// height above the floor; the ankle the first joint below half the knee's height;
-/// the toes the next joint, unless it is an end nub. Names steer between candidates
+/// the toes the ankle's child reaching farthest ahead (`toes`). Names steer between candidates
 /// that the geometry allows.
-pub(super) fn solve_leg(rig: &RestJoints, line: Vec<usize>, midline: &Midline) -> Leg {
+pub(super) fn solve_leg(
+    rig: &RestJoints,
+    line: Vec<usize>,
+    midline: &Midline,
+    pelvis: &Pelvis,
+) -> Leg {
     let reps = rig.collapse(&line);
+    let detached = detached_foot(rig, &line, pelvis);
     let mut leg = Leg {
         line,
         ..Leg::default()
@@ -45,11 +54,26 @@ pub(super) fn solve_leg(rig: &RestJoints, line: Vec<usize>, midline: &Midline) -
     let Some(&root) = reps.first() else {
         return leg;
     };
-    let floor = rig.low[root];
+    let floor = detached.map_or(rig.low[root], |f| rig.low[root].min(rig.pos[f].y));
     let knee_out = midline.rough_knee_lateral.max(rig.eps);
+    // A buttock or hip helper a few centimetres above the thigh is no thigh: its
+    // bone is under a quarter of the next one and not along it (a thigh split in
+    // two segments goes on straight).
+    let vector = |k: usize| match (reps.get(k), reps.get(k + 1)) {
+        (Some(&a), Some(&b)) => Some(rig.pos[b] - rig.pos[a]),
+        _ => None,
+    };
+    let long = |k: usize| match (vector(k), vector(k + 1)) {
+        (Some(this), Some(next)) => {
+            this.length() >= 0.25 * next.length()
+                || this.normalize_or_zero().dot(next.normalize_or_zero()) >= 0.9
+        }
+        _ => true,
+    };
     let thigh_like = |k: usize| {
         midline.lateral_of(rig.pos[reps[k]]).abs() >= 0.35 * knee_out
             && rig.bone_dir(&reps, k).is_some_and(|d| d.y < -0.5)
+            && long(k)
     };
     let named = (0..reps.len()).find(|&k| {
         thigh_like(k)
@@ -103,8 +127,16 @@ pub(super) fn solve_leg(rig: &RestJoints, line: Vec<usize>, midline: &Midline) -
         })
         .or_else(|| (k + 1..reps.len()).find(|&i| rel(i) < 0.5 * knee_rel));
     let Some(a) = ankle else {
+        let ik = detached.map_or_else(String::new, |f| {
+            format!(
+                "; the foot `{}` hangs from `{}`, outside the leg (a foot driven by IK), so no \
+                 VRM map has the required feet",
+                rig.name(f),
+                rig.skeleton.parent(f).map_or("", |p| rig.name(p))
+            )
+        });
         leg.problem = Some(format!(
-            "leg `{}`: no foot joint below the knee `{}` (the line ends at `{}`)",
+            "leg `{}`: no foot joint below the knee `{}` (the line ends at `{}`){ik}",
             rig.name(reps[u]),
             rig.name(reps[k]),
             rig.name(reps[reps.len() - 1])
@@ -112,9 +144,67 @@ pub(super) fn solve_leg(rig: &RestJoints, line: Vec<usize>, midline: &Midline) -
         return leg;
     };
     leg.foot = Some(reps[a]);
-    leg.toes = reps
-        .get(a + 1)
-        .copied()
-        .filter(|&t| !rig.names[t].helper && rig.names[t].role != Some(Role::HeadTop));
+    leg.toes = toes(rig, reps[a]);
     leg
+}
+
+/// Heuristic: game rigs (Quaternius) end the leg at the knee and hang the foot from
+/// the root, where IK moves it. Such a foot is a joint hanging from a joint above
+/// the pelvis (the root or an armature node), under the end of the leg's line: within a third of the hips' height of it
+/// horizontally, and no higher than the line's lowest point plus a tenth of the
+/// hips' height (an IK pole target sits in front of the knee, not under it). The
+/// lowest such joint.
+fn detached_foot(rig: &RestJoints, line: &[usize], pelvis: &Pelvis) -> Option<usize> {
+    let &last = line.last()?;
+    if !rig.kids[last].is_empty() {
+        return None;
+    }
+    let below = rig.end[last].unwrap_or(rig.pos[last]);
+    let body = rig.subtree(pelvis.hips);
+    (0..rig.len())
+        .filter(|&j| {
+            !body.contains(&j)
+                && !rig.skeleton.is_ancestor(j, pelvis.hips)
+                && rig
+                    .skeleton
+                    .parent(j)
+                    .is_some_and(|p| rig.skeleton.is_ancestor(p, pelvis.hips))
+        })
+        .filter(|&j| {
+            horizontal(rig.pos[j] - below).length() <= pelvis.span / 3.0
+                && rig.pos[j].y <= rig.low[last] + 0.1 * pelvis.span
+        })
+        .min_by(|&a, &b| rig.pos[a].y.total_cmp(&rig.pos[b].y))
+}
+
+/// Heuristic: the toes are the ankle's child (through joints in the same place)
+/// whose subtree reaches farthest from the ankle along the ground: a heel bone
+/// (Rigify's `heel.02.L`) or a foot-roll helper reaches down, not far ahead, even
+/// when it is the lowest. End nubs, helpers and controls are never the toes, and a
+/// fan of three or more toe chains (MakeHuman's metatarsals) has no one toes bone.
+fn toes(rig: &RestJoints, ankle: usize) -> Option<usize> {
+    let ahead = |root: usize| {
+        rig.subtree(root)
+            .into_iter()
+            .flat_map(|j| std::iter::once(rig.pos[j]).chain(rig.end[j]))
+            .map(|p| horizontal(p - rig.pos[ankle]).length())
+            .fold(0.0f32, f32::max)
+    };
+    let kids = rig.body_kids(ankle);
+    if kids.len() >= 3 {
+        return None;
+    }
+    kids.into_iter()
+        .map(|c| {
+            let mut j = c;
+            while let [only] = rig.kids[j].as_slice() {
+                if !rig.coincident(*only, j) {
+                    break;
+                }
+                j = *only;
+            }
+            j
+        })
+        .filter(|&t| !rig.names[t].helper && rig.names[t].role != Some(Role::HeadTop))
+        .max_by(|&a, &b| ahead(a).total_cmp(&ahead(b)))
 }

@@ -180,6 +180,20 @@ mod tests {
     /// A T-pose humanoid facing +Z (or -Z, turned 180 degrees) under two transform
     /// nodes, with a nub above the head; `left`/`right` prefix the limb names.
     fn small_humanoid(facing_minus_z: bool, left: &str, right: &str) -> Skeleton {
+        let table = small_table(facing_minus_z, left, right);
+        let table: Vec<(&str, Option<&str>, [f32; 3])> = table
+            .iter()
+            .map(|(n, p, pos)| (n.as_str(), p.as_deref(), *pos))
+            .collect();
+        skeleton(&table)
+    }
+
+    /// `small_humanoid`'s table: (name, parent, model-space position).
+    fn small_table(
+        facing_minus_z: bool,
+        left: &str,
+        right: &str,
+    ) -> Vec<(String, Option<String>, [f32; 3])> {
         let turn = |[x, y, z]: [f32; 3]| {
             if facing_minus_z {
                 [-x, y, -z]
@@ -216,11 +230,42 @@ mod tests {
                 table.push((format!("{prefix}{name}"), Some(parent), [x * px, py, pz]));
             }
         }
+        table
+            .into_iter()
+            .map(|(n, p, pos)| (n, p, turn(pos)))
+            .collect()
+    }
+
+    /// `table` with `edit` applied, as a skeleton.
+    fn edited(
+        mut table: Vec<(String, Option<String>, [f32; 3])>,
+        edit: impl FnOnce(&mut Vec<(String, Option<String>, [f32; 3])>),
+    ) -> Skeleton {
+        edit(&mut table);
         let table: Vec<(&str, Option<&str>, [f32; 3])> = table
             .iter()
-            .map(|(n, p, pos)| (n.as_str(), p.as_deref(), turn(*pos)))
+            .map(|(n, p, pos)| (n.as_str(), p.as_deref(), *pos))
             .collect();
         skeleton(&table)
+    }
+
+    /// Sets the parent of joint `name` (its position stays).
+    fn reparent(table: &mut [(String, Option<String>, [f32; 3])], name: &str, parent: &str) {
+        for row in table.iter_mut().filter(|r| r.0 == name) {
+            row.1 = Some(parent.to_owned());
+        }
+    }
+
+    /// Moves joint `name` by `by`, its subtree with it (rows are parents first).
+    fn shift(table: &mut [(String, Option<String>, [f32; 3])], name: &str, by: [f32; 3]) {
+        let mut moved = vec![name.to_owned()];
+        for row in table.iter_mut() {
+            let under = row.0 == name || row.1.as_ref().is_some_and(|p| moved.contains(p));
+            if under {
+                moved.push(row.0.clone());
+                row.2 = [row.2[0] + by[0], row.2[1] + by[1], row.2[2] + by[2]];
+            }
+        }
     }
 
     fn joint_of(r: &RecognizedMap, bone: HumanBone) -> &str {
@@ -265,6 +310,287 @@ mod tests {
                     got.notes
                 );
             }
+        }
+    }
+
+    fn row(name: &str, parent: &str, at: [f32; 3]) -> (String, Option<String>, [f32; 3]) {
+        (name.to_owned(), Some(parent.to_owned()), at)
+    }
+
+    #[test]
+    fn feet_hanging_from_the_root_under_the_knees_are_named_and_refused() {
+        // Quaternius: the leg ends at the knee's bone, the foot is an IK bone under
+        // the root, beside a pole target in front of the knee.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            for side in ["L_", "R_"] {
+                reparent(t, &format!("{side}foot"), "Armature");
+                t.push(row(&format!("{side}pole"), "Armature", [0.0, 0.5, 0.6]));
+            }
+        });
+        let Recognition::NotHumanoid(n) = recognize(&s) else {
+            panic!("recognized")
+        };
+        assert!(n.reason.contains("no foot joint"), "{}", n.reason);
+        assert!(
+            n.reason.contains("the foot `L_foot` hangs from `Armature`")
+                || n.reason.contains("the foot `R_foot` hangs from `Armature`"),
+            "{}",
+            n.reason
+        );
+        assert!(n.reason.contains("driven by IK"), "{}", n.reason);
+        assert_eq!(
+            n.partial.bones.get(&B::LeftUpperLeg).map(String::as_str),
+            Some("L_thigh")
+        );
+        assert_eq!(
+            n.partial.bones.get(&B::LeftLowerLeg).map(String::as_str),
+            Some("L_shin")
+        );
+    }
+
+    #[test]
+    fn the_toes_reach_ahead_and_a_lower_heel_is_not_them() {
+        let s = edited(small_table(true, "a_", "b_"), |t| {
+            t.push(row("a_heel.02", "a_foot", [-0.1, -0.01, 0.05]));
+            t.push(row("b_heel.02", "b_foot", [0.1, -0.01, 0.05]));
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        assert_eq!(joint_of(&r, B::LeftToes), "a_toe");
+        assert_eq!(joint_of(&r, B::RightToes), "b_toe");
+    }
+
+    #[test]
+    fn a_short_helper_bent_off_the_thigh_is_not_the_thigh() {
+        // MocapNET: `lbuttock` 3 cm above and behind `lhip`, which is the thigh.
+        let s = edited(small_table(false, "l", "r"), |t| {
+            let hips = t.iter().position(|r| r.0 == "n_hips").unwrap_or(0);
+            for (side, x) in [("l", 0.1f32), ("r", -0.1)] {
+                // Parents first: right after the hips.
+                t.insert(
+                    hips + 1,
+                    row(&format!("{side}buttock"), "n_hips", [x, 0.97, 0.025]),
+                );
+                reparent(t, &format!("{side}thigh"), &format!("{side}buttock"));
+            }
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        assert_eq!(joint_of(&r, B::LeftUpperLeg), "lthigh");
+        assert_eq!(joint_of(&r, B::RightUpperLeg), "rthigh");
+    }
+
+    #[test]
+    fn a_posed_rest_with_one_knee_swung_out_keeps_its_thighs() {
+        // One leg kicked out to the side (a frame of a dance as the rest): the
+        // knees' midpoint is far off the pelvis.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            shift(t, "L_shin", [0.25, 0.0, 0.0]);
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        assert_eq!(joint_of(&r, B::LeftUpperLeg), "L_thigh");
+        assert_eq!(joint_of(&r, B::RightUpperLeg), "R_thigh");
+        assert_eq!(joint_of(&r, B::LeftLowerLeg), "L_shin");
+    }
+
+    #[test]
+    fn end_nubs_are_never_head_or_toes() {
+        for nub in ["head_end", "Head_fin", "HeadTop_End", "head_nub"] {
+            let s = edited(small_table(false, "L_", "R_"), |t| {
+                for r in t.iter_mut() {
+                    if r.0 == "n_top" {
+                        r.0 = nub.to_owned();
+                    }
+                }
+                t.push(row("L_toe_fin", "L_toe", [0.1, 0.0, 0.2]));
+                t.push(row("R_toe_fin", "R_toe", [-0.1, 0.0, 0.2]));
+            });
+            let r = recognize(&s).into_humanoid().unwrap();
+            assert_eq!(joint_of(&r, B::Head), "n_head", "{nub}");
+            assert_eq!(joint_of(&r, B::LeftToes), "L_toe", "{nub}");
+        }
+    }
+
+    #[test]
+    fn non_humanoids_are_refused_with_the_reason() {
+        // Legs alone: hips, two legs and a waist, no arms.
+        let legs = edited(small_table(false, "L_", "R_"), |t| {
+            t.retain(|r| {
+                !["n_neck", "n_head", "n_top"].contains(&r.0.as_str())
+                    && !r.0.ends_with("arm")
+                    && !r.0.ends_with("hand")
+            });
+        });
+        let Recognition::NotHumanoid(n) = recognize(&legs) else {
+            panic!("legs alone recognized")
+        };
+        assert!(n.reason.contains("no arms"), "{}", n.reason);
+        // A four-joint chain.
+        let chain = skeleton(&[
+            ("base", None, [0.0, 0.0, 0.0]),
+            ("child1", Some("base"), [0.0, 1.0, 0.0]),
+            ("child2", Some("child1"), [0.0, 2.0, 0.0]),
+            ("child3", Some("child2"), [0.0, 3.0, 0.0]),
+        ]);
+        let Recognition::NotHumanoid(n) = recognize(&chain) else {
+            panic!("a chain recognized")
+        };
+        assert!(
+            n.reason.contains("no joint branches into two legs"),
+            "{}",
+            n.reason
+        );
+        // A quadruped: four legs to the floor, the front ones no wider than the hind
+        // ones, a neck and head out in front.
+        let mut fox = vec![
+            ("root", None, [0.0, 0.5, 0.0]),
+            ("b_Hip", Some("root"), [0.0, 0.5, -0.3]),
+            ("b_Spine", Some("b_Hip"), [0.0, 0.52, 0.0]),
+            ("b_Chest", Some("b_Spine"), [0.0, 0.54, 0.3]),
+            ("b_Neck", Some("b_Chest"), [0.0, 0.65, 0.45]),
+            ("b_Head", Some("b_Neck"), [0.0, 0.75, 0.55]),
+        ];
+        let names: Vec<(String, String, String, String)> = ["Left", "Right"]
+            .iter()
+            .flat_map(|s| {
+                [
+                    (
+                        format!("b_{s}UpperArm"),
+                        format!("b_{s}ForeArm"),
+                        format!("b_{s}Hand"),
+                        "b_Chest".to_owned(),
+                    ),
+                    (
+                        format!("b_{s}UpLeg"),
+                        format!("b_{s}Leg"),
+                        format!("b_{s}Foot"),
+                        "b_Hip".to_owned(),
+                    ),
+                ]
+            })
+            .collect();
+        for (k, (a, b, c, parent)) in names.iter().enumerate() {
+            let x = if k < 2 { 0.1 } else { -0.1 };
+            let z = if k % 2 == 0 { 0.3 } else { -0.3 };
+            fox.push((a.as_str(), Some(parent.as_str()), [x, 0.45, z]));
+            fox.push((b.as_str(), Some(a.as_str()), [x, 0.25, z]));
+            fox.push((c.as_str(), Some(b.as_str()), [x, 0.0, z + 0.05]));
+        }
+        let fox = skeleton(&fox);
+        let Recognition::NotHumanoid(n) = recognize(&fox) else {
+            panic!("a fox recognized")
+        };
+        assert!(n.reason.contains("no arms"), "{}", n.reason);
+    }
+
+    #[test]
+    fn twist_segments_are_never_the_upper_arm_and_metacarpals_never_fingers() {
+        // Rigify DEF: each arm bone split in two (`DEF-upper_arm.L.001` goes on
+        // along the upper arm); UE5: `index_metacarpal_l` before `index_01_l`.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            for (side, x) in [("L_", 1.0f32), ("R_", -1.0)] {
+                let hand = format!("{side}hand");
+                let mut rows = vec![
+                    row(
+                        &format!("{side}arm.001"),
+                        &format!("{side}arm"),
+                        [x * 0.32, 1.4, 0.0],
+                    ),
+                    row(
+                        &format!("{side}forearm.001"),
+                        &format!("{side}forearm"),
+                        [x * 0.585, 1.4, 0.0],
+                    ),
+                ];
+                for (f, z) in [
+                    ("index", 0.03f32),
+                    ("middle", 0.01),
+                    ("ring", -0.01),
+                    ("pinky", -0.03),
+                ] {
+                    let m = format!("{side}{f}_metacarpal");
+                    rows.push(row(&m, &hand, [x * 0.72, 1.4, z]));
+                    let mut parent = m;
+                    for (k, dx) in [0.8f32, 0.845, 0.875].into_iter().enumerate() {
+                        let name = format!("{side}{f}_0{}", k + 1);
+                        rows.push(row(&name, &parent, [x * dx, 1.4, z]));
+                        parent = name;
+                    }
+                }
+                let mut parent = hand.clone();
+                for (k, (dx, dz)) in [(0.73f32, 0.03f32), (0.76, 0.05), (0.79, 0.06)]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let name = format!("{side}thumb_0{}", k + 1);
+                    rows.push(row(&name, &parent, [x * dx, 1.39, dz]));
+                    parent = name;
+                }
+                t.extend(rows);
+                // The twist halves take the next bone: forearm under `arm.001`,
+                // hand under `forearm.001`.
+                reparent(t, &format!("{side}forearm"), &format!("{side}arm.001"));
+                reparent(t, &hand, &format!("{side}forearm.001"));
+            }
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        assert_eq!(joint_of(&r, B::LeftUpperArm), "L_arm");
+        assert_eq!(joint_of(&r, B::LeftLowerArm), "L_forearm");
+        assert_eq!(joint_of(&r, B::LeftHand), "L_hand");
+        assert_eq!(joint_of(&r, B::RightUpperArm), "R_arm");
+        assert_eq!(joint_of(&r, B::LeftIndexProximal), "L_index_01");
+        assert_eq!(joint_of(&r, B::LeftLittleDistal), "L_pinky_03");
+        assert_eq!(joint_of(&r, B::LeftThumbMetacarpal), "L_thumb_01");
+        assert!(
+            r.map.bones.values().all(|j| !j.contains("metacarpal")),
+            "{:?}",
+            r.map
+        );
+    }
+
+    #[test]
+    fn names_in_another_language_are_read_by_geometry() {
+        // MMD's Japanese names: nothing in them is read, the geometry decides.
+        let japanese = |name: &str| -> String {
+            let (side, part) = match name.split_once('_') {
+                Some(("L", p)) => ("左", p),
+                Some(("R", p)) => ("右", p),
+                _ => ("", name),
+            };
+            let word = match part {
+                "hips" => "下半身",
+                "spine" => "上半身",
+                "chest" => "上半身2",
+                "neck" => "首",
+                "head" => "頭",
+                "top" => "頭先",
+                "arm" => "腕",
+                "forearm" => "ひじ",
+                "hand" => "手首",
+                "thigh" => "足",
+                "shin" => "ひざ",
+                "foot" => "足首",
+                "toe" => "つま先",
+                other => other,
+            };
+            format!("{side}{word}")
+        };
+        let s = edited(small_table(true, "L_", "R_"), |t| {
+            for r in t.iter_mut() {
+                let plain = |n: &str| n.strip_prefix("n_").unwrap_or(n).to_owned();
+                r.0 = japanese(&plain(&r.0));
+                r.1 = r.1.as_deref().map(|p| japanese(&plain(p)));
+            }
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        for (bone, joint) in [
+            (B::Hips, "下半身"),
+            (B::Head, "頭"),
+            (B::LeftUpperLeg, "左足"),
+            (B::LeftFoot, "左足首"),
+            (B::LeftToes, "左つま先"),
+            (B::RightUpperArm, "右腕"),
+            (B::RightHand, "右手首"),
+        ] {
+            assert_eq!(joint_of(&r, bone), joint, "{bone}");
         }
     }
 }

@@ -54,7 +54,8 @@ pub(super) enum Role {
 }
 
 /// Name fragments and the role they give, first match wins (so `upperarm` is seen
-/// before `arm`, `forefoot` before `foot`, finger names before `hand`).
+/// before `arm`, `forefoot` before `foot`, finger names before `hand`, a metacarpal
+/// before a finger's name but after the thumb's).
 const ROLE_WORDS: &[(&[&str], Role)] = &[
     (&["headtop", "headend", "headnub"], Role::HeadTop),
     (
@@ -64,11 +65,13 @@ const ROLE_WORDS: &[(&[&str], Role)] = &[
     (&["eye"], Role::Eye),
     (&["jaw", "mandible"], Role::Jaw),
     (&["thumb", "pollex"], Role::Thumb),
+    // Before the fingers: UE5's `index_metacarpal_l` is no finger bone (the
+    // thumb's metacarpal is a humanoid bone: `thumb` comes first).
+    (&["metacarpal", "carpal", "palm"], Role::Metacarpal),
     (&["index", "pointer", "forefinger"], Role::Index),
     (&["middle"], Role::Middle),
     (&["ring"], Role::Ring),
     (&["pinky", "pinkie", "little"], Role::Little),
-    (&["metacarpal", "carpal", "palm"], Role::Metacarpal),
     (&["finger", "digit"], Role::Finger),
     (&["metatarsal", "forefoot", "toe", "ball"], Role::Toes),
     (&["foot", "ankle"], Role::Foot),
@@ -131,6 +134,7 @@ const CONTROL_WORDS: &[&str] = &[
 /// Words of helper joints: ends, nubs, twist and roll bones.
 const HELPER_WORDS: &[&str] = &[
     "end",
+    "fin",
     "nub",
     "tip",
     "twist",

@@ -1,0 +1,494 @@
+//! When the zero pose is no pose: BVH exporters such as Rokoko's write every
+//! joint's `OFFSET` along its own local +X and leave the body's shape to the
+//! rotations, so the figure built from the offsets alone (all rotations 0, the BVH
+//! rest pose) is a tangle, not a standing body. The rest is then taken from the
+//! motion (`choose_rest_frame`): the frame whose figure stands straightest among
+//! frames sampled along the clip, that stands as a body.
+//!
+//! "Stands as a body" is geometry, not names: the figure, turned to +Y up, is
+//! recognized as a humanoid (`skeleton::recognize`: legs going down from a pelvis
+//! to the same level, a body going up with arms out to either side and a head).
+//! Rigs whose zero pose already stands keep it; rigs that never stand (a 4-joint
+//! chain, a quadruped) keep it too.
+//!
+//! Poses here are in file space (file units and axes); `convert` turns them into
+//! the internal space.
+
+use glam::{Quat, Vec3};
+
+use super::hierarchy::{Axis, Channel, JointDef};
+use super::motion::RawMotion;
+use crate::formats::{Basis, Units, UpAxis};
+use crate::skeleton::{Joint, Recognition, Skeleton, Transform, recognize};
+
+/// Most frames looked at, spread evenly over the clip (frame 0 first).
+const FRAMES_SAMPLED: usize = 256;
+
+/// Most frames tried as the rest (each try runs the recognizer).
+const FRAMES_TRIED: usize = 16;
+
+/// Every joint's local rotation and translation, in file space.
+pub(super) struct FilePose {
+    pub(super) rotations: Vec<Quat>,
+    pub(super) translations: Vec<Vec3>,
+}
+
+impl FilePose {
+    /// The BVH zero pose: `OFFSET` and no rotation.
+    pub(super) fn zero(defs: &[JointDef]) -> FilePose {
+        FilePose {
+            rotations: vec![Quat::IDENTITY; defs.len()],
+            translations: defs.iter().map(|d| d.offset).collect(),
+        }
+    }
+
+    /// Frame `frame` of `raw`: rotation channels multiplied in the listed order,
+    /// position channels replacing `OFFSET` components unless `keep_offset` says
+    /// the joint keeps its `OFFSET` (see the module header of `bvh`).
+    pub(super) fn frame(
+        defs: &[JointDef],
+        raw: &RawMotion,
+        keep_offset: &[bool],
+        frame: usize,
+    ) -> FilePose {
+        let channels: usize = defs.iter().map(|d| d.channels.len()).sum();
+        let start = frame.saturating_mul(channels);
+        let frame_values = raw
+            .values
+            .get(start..start.saturating_add(channels))
+            .unwrap_or(&[]);
+        let mut values = frame_values.iter().copied();
+        let mut pose = FilePose {
+            rotations: Vec::with_capacity(defs.len()),
+            translations: Vec::with_capacity(defs.len()),
+        };
+        for (def, &keep) in defs.iter().zip(keep_offset) {
+            let mut rotation = Quat::IDENTITY;
+            let mut translation = def.offset;
+            for channel in &def.channels {
+                let value = values.next().unwrap_or(0.0);
+                match *channel {
+                    Channel::Position(_) if keep => {}
+                    Channel::Position(Axis::X) => translation.x = value,
+                    Channel::Position(Axis::Y) => translation.y = value,
+                    Channel::Position(Axis::Z) => translation.z = value,
+                    Channel::Rotation(Axis::X) => {
+                        rotation *= Quat::from_rotation_x(value.to_radians());
+                    }
+                    Channel::Rotation(Axis::Y) => {
+                        rotation *= Quat::from_rotation_y(value.to_radians());
+                    }
+                    Channel::Rotation(Axis::Z) => {
+                        rotation *= Quat::from_rotation_z(value.to_radians());
+                    }
+                }
+            }
+            pose.rotations.push(rotation.normalize());
+            pose.translations.push(translation);
+        }
+        pose
+    }
+
+    /// Every joint's position, and every end site's with its joint, in file
+    /// space; the roots stay at their `OFFSET` (where the figure stands does not
+    /// change its shape).
+    fn points(&self, defs: &[JointDef]) -> (Vec<Vec3>, Vec<(usize, Vec3)>) {
+        let mut world: Vec<(Quat, Vec3)> = Vec::with_capacity(defs.len());
+        let mut ends = Vec::new();
+        for (i, def) in defs.iter().enumerate() {
+            let local = (self.rotations[i], self.translations[i]);
+            let (rotation, position) = match def.parent.and_then(|p| world.get(p)) {
+                Some(&(pr, pp)) => (pr * local.0, pp + pr * local.1),
+                None => (local.0, def.offset),
+            };
+            ends.extend(def.end.map(|e| (i, position + rotation * e)));
+            world.push((rotation, position));
+        }
+        (world.into_iter().map(|(_, p)| p).collect(), ends)
+    }
+
+    /// Size of the pose's bounding box (joints and end sites), in file units.
+    pub(super) fn extent(&self, defs: &[JointDef]) -> Vec3 {
+        let (joints, ends) = self.points(defs);
+        let points: Vec<Vec3> = joints
+            .into_iter()
+            .chain(ends.into_iter().map(|(_, e)| e))
+            .collect();
+        let min = points.iter().copied().fold(Vec3::INFINITY, Vec3::min);
+        let max = points.iter().copied().fold(Vec3::NEG_INFINITY, Vec3::max);
+        if points.is_empty() {
+            Vec3::ZERO
+        } else {
+            max - min
+        }
+    }
+
+    /// How far both legs reach down, along `up`, in file units: from the first
+    /// joint where the first root's chain branches, down to the lowest point of its
+    /// second-lowest branch (legs bent or lifted reach less; arms hanging lower
+    /// than one leg do not help, as the lower leg counts only once).
+    pub(super) fn legs_reach(&self, defs: &[JointDef], up: UpAxis) -> f32 {
+        let height = |p: Vec3| match up {
+            UpAxis::Y => p.y,
+            UpAxis::Z => p.z,
+        };
+        let (points, ends) = self.points(defs);
+        let mut low: Vec<f32> = points.iter().map(|&p| height(p)).collect();
+        for (j, end) in ends {
+            low[j] = low[j].min(height(end));
+        }
+        let mut kids = vec![Vec::new(); defs.len()];
+        for (i, def) in defs.iter().enumerate().rev() {
+            if let Some(p) = def.parent {
+                low[p] = low[p].min(low[i]);
+                kids[p].push(i);
+            }
+        }
+        let mut branch = 0;
+        while let [only] = kids.get(branch).map_or(&[][..], Vec::as_slice) {
+            branch = *only;
+        }
+        let mut lows: Vec<f32> = kids
+            .get(branch)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .map(|&c| low[c])
+            .collect();
+        lows.sort_by(f32::total_cmp);
+        lows.get(1).map_or(0.0, |&second| {
+            points.get(branch).map_or(0.0, |&p| height(p)) - second
+        })
+    }
+
+    /// The skeleton with this pose as its rest, converted by `basis`; roots keep
+    /// their `OFFSET` (the rest stands where the file's rest does).
+    pub(super) fn joints(&self, defs: &[JointDef], basis: &Basis) -> Vec<Joint> {
+        let mut joints: Vec<Joint> = defs
+            .iter()
+            .enumerate()
+            .map(|(i, def)| Joint {
+                name: def.name.clone(),
+                parent: def.parent,
+                rest: Transform {
+                    rotation: self.rotations[i],
+                    translation: if def.parent.is_none() {
+                        def.offset
+                    } else {
+                        self.translations[i]
+                    },
+                    ..Transform::IDENTITY
+                },
+                end: def.end,
+            })
+            .collect();
+        basis.apply_to_joints(&mut joints);
+        joints
+    }
+}
+
+/// The up axis `given`, else the one the pose is taller along (Y or Z).
+pub(super) fn up_of(extent: Vec3, given: Option<UpAxis>) -> UpAxis {
+    match given {
+        Some(up) => up,
+        None if extent.z > extent.y => UpAxis::Z,
+        None => UpAxis::Y,
+    }
+}
+
+/// A rest taken from the motion, with why.
+pub(super) struct RestFrame {
+    pub(super) frame: usize,
+    pub(super) pose: FilePose,
+    /// Why the zero pose was not kept (the recognizer's reason).
+    pub(super) zero_pose: String,
+}
+
+/// Heuristic (see the module header): `None` when the zero pose stands as a body
+/// or no frame tried does. Frames are sampled evenly (`FRAMES_SAMPLED`); the up
+/// axis is the one most sampled frames are taller along (unless given); frames
+/// are tried in order of how far both legs reach down (`FilePose::legs_reach`:
+/// straight legs reach farthest, whatever the arms do), at most `FRAMES_TRIED`,
+/// and the first whose figure stands as a body is the rest.
+pub(super) fn choose_rest_frame(
+    defs: &[JointDef],
+    raw: &RawMotion,
+    keep_offset: &[bool],
+    up: Option<UpAxis>,
+) -> Option<RestFrame> {
+    let zero_pose = match stands(defs, &FilePose::zero(defs), up) {
+        Ok(()) => return None,
+        Err(reason) => reason,
+    };
+    let step = raw.frames.div_ceil(FRAMES_SAMPLED).max(1);
+    let sampled: Vec<(usize, FilePose)> = (0..raw.frames)
+        .step_by(step)
+        .map(|frame| (frame, FilePose::frame(defs, raw, keep_offset, frame)))
+        .collect();
+    let up = up.unwrap_or_else(|| {
+        let z_up = sampled
+            .iter()
+            .filter(|(_, pose)| up_of(pose.extent(defs), None) == UpAxis::Z)
+            .count();
+        if 2 * z_up > sampled.len() {
+            UpAxis::Z
+        } else {
+            UpAxis::Y
+        }
+    });
+    let mut ranked: Vec<(f32, usize, FilePose)> = sampled
+        .into_iter()
+        .map(|(frame, pose)| (pose.legs_reach(defs, up), frame, pose))
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    ranked
+        .into_iter()
+        .take(FRAMES_TRIED)
+        .find_map(|(_, frame, pose)| {
+            stands(defs, &pose, Some(up)).ok().map(|()| RestFrame {
+                frame,
+                pose,
+                zero_pose: zero_pose.clone(),
+            })
+        })
+}
+
+/// Whether the figure of `pose` stands as a body (a recognized humanoid), else
+/// the recognizer's reason.
+fn stands(defs: &[JointDef], pose: &FilePose, up: Option<UpAxis>) -> Result<(), String> {
+    let basis = Basis::new(Units::Metres, up_of(pose.extent(defs), up));
+    let skeleton = Skeleton::new(pose.joints(defs, &basis)).map_err(|e| e.to_string())?;
+    match recognize(&skeleton) {
+        Recognition::Humanoid(_) => Ok(()),
+        Recognition::NotHumanoid(n) => Err(n.reason),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use glam::EulerRot;
+
+    use super::super::test_support::{guessed, motion};
+    use super::*;
+    use crate::skeleton::NamedBoneMap;
+
+    /// A standing figure, centimetres, +Y up, facing +Z: (name, parent, position).
+    /// `lift` raises the left knee forward by that many centimetres.
+    fn figure(lift: f32) -> Vec<(String, Option<usize>, Vec3)> {
+        let v = Vec3::new;
+        let mut out: Vec<(String, Option<usize>, Vec3)> = [
+            ("Hips", None, v(0.0, 95.0, 0.0)),
+            ("Spine", Some(0), v(0.0, 110.0, 0.0)),
+            ("Chest", Some(1), v(0.0, 130.0, 0.0)),
+            ("Neck", Some(2), v(0.0, 148.0, 0.0)),
+            ("Head", Some(3), v(0.0, 158.0, 0.0)),
+        ]
+        .into_iter()
+        .map(|(n, p, x)| (n.to_owned(), p, x))
+        .collect();
+        for (side, x) in [("Left", 1.0f32), ("Right", -1.0)] {
+            let knee = if x > 0.0 {
+                v(9.0, 52.0 + 0.5 * lift, lift)
+            } else {
+                v(-9.0, 52.0, 0.0)
+            };
+            let base = out.len();
+            let limb = [
+                ("Shoulder", 2, v(x * 3.0, 142.0, 0.0)),
+                ("Arm", base, v(x * 17.0, 142.0, 0.0)),
+                ("ForeArm", base + 1, v(x * 45.0, 142.0, 0.0)),
+                ("Hand", base + 2, v(x * 70.0, 142.0, 0.0)),
+                ("UpLeg", 0, v(x * 9.0, 92.0, 0.0)),
+                ("Leg", base + 4, knee),
+                ("Foot", base + 5, knee + v(0.0, -43.0, 0.0)),
+                ("ToeBase", base + 6, knee + v(0.0, -49.0, 12.0)),
+            ];
+            for (name, parent, p) in limb {
+                out.push((format!("{side}{name}"), Some(parent), p));
+            }
+        }
+        out
+    }
+
+    /// A BVH of `frames` written as Rokoko writes them: every joint's `OFFSET`
+    /// along its parent's own +X (the parent's bone turned onto +X when it has one
+    /// child), and the shape in the rotations, ZXY.
+    fn rokoko_style(frames: &[Vec<(String, Option<usize>, Vec3)>]) -> String {
+        let first = &frames[0];
+        let n = first.len();
+        let kids = |j: usize| (0..n).filter(move |&c| first[c].1 == Some(j));
+        // World rotations per frame: a joint with one child turns +X onto it.
+        let worlds: Vec<Vec<Quat>> = frames
+            .iter()
+            .map(|f| {
+                (0..n)
+                    .map(|j| match kids(j).collect::<Vec<_>>().as_slice() {
+                        [only] => {
+                            Quat::from_rotation_arc(Vec3::X, (f[*only].2 - f[j].2).normalize())
+                        }
+                        _ => Quat::IDENTITY,
+                    })
+                    .collect()
+            })
+            .collect();
+        let offset = |j: usize| match first[j].1 {
+            None => first[j].2,
+            Some(p) => worlds[0][p].inverse() * (first[j].2 - first[p].2),
+        };
+        let order = depth_first(first);
+        let mut text = hierarchy(first, &order, offset, "Zrotation Xrotation Yrotation");
+        let _ = write!(text, "MOTION\nFrames: {}\nFrame Time: 0.01\n", frames.len());
+        for (f, world) in frames.iter().zip(&worlds) {
+            let _ = write!(text, "{} {} {}", f[0].2.x, f[0].2.y, f[0].2.z);
+            for &j in &order {
+                let local = match f[j].1 {
+                    None => world[j],
+                    Some(p) => world[p].inverse() * world[j],
+                };
+                let (z, x, y) = local.to_euler(EulerRot::ZXY);
+                let _ = write!(
+                    text,
+                    " {} {} {}",
+                    z.to_degrees(),
+                    x.to_degrees(),
+                    y.to_degrees()
+                );
+            }
+            text.push('\n');
+        }
+        text
+    }
+
+    /// The joints of `fig` parents first, each subtree whole (the order a BVH
+    /// hierarchy lists them).
+    fn depth_first(fig: &[(String, Option<usize>, Vec3)]) -> Vec<usize> {
+        let mut order = Vec::new();
+        let mut stack = vec![0];
+        while let Some(j) = stack.pop() {
+            order.push(j);
+            let kids: Vec<usize> = (0..fig.len()).filter(|&c| fig[c].1 == Some(j)).collect();
+            stack.extend(kids.into_iter().rev());
+        }
+        order
+    }
+
+    /// The `HIERARCHY` of `fig` in `order` with `offset` per joint; the root gets
+    /// six channels, every joint the three `rotations`; leaves an end site.
+    fn hierarchy(
+        fig: &[(String, Option<usize>, Vec3)],
+        order: &[usize],
+        offset: impl Fn(usize) -> Vec3,
+        rotations: &str,
+    ) -> String {
+        let mut text = String::from("HIERARCHY\n");
+        let mut open: Vec<usize> = vec![];
+        for &j in order {
+            while open.last().is_some_and(|&o| Some(o) != fig[j].1) {
+                open.pop();
+                text.push_str("}\n");
+            }
+            let o = offset(j);
+            let (kind, channels) = if j == 0 {
+                (
+                    "ROOT",
+                    format!("CHANNELS 6 Xposition Yposition Zposition {rotations}"),
+                )
+            } else {
+                ("JOINT", format!("CHANNELS 3 {rotations}"))
+            };
+            let _ = writeln!(
+                text,
+                "{kind} {}\n{{\nOFFSET {} {} {}\n{channels}",
+                fig[j].0, o.x, o.y, o.z
+            );
+            if !fig.iter().any(|c| c.1 == Some(j)) {
+                text.push_str("End Site\n{\nOFFSET 3 0 0\n}\n");
+            }
+            open.push(j);
+        }
+        for _ in open {
+            text.push_str("}\n");
+        }
+        text
+    }
+
+    #[test]
+    fn a_zero_pose_that_is_no_pose_takes_the_straightest_standing_frame_as_rest() {
+        // Frame 1 lifts the left knee; frame 2 stands straight.
+        let text = rokoko_style(&[figure(35.0), figure(0.0)]);
+        let rig = guessed(&text);
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.starts_with("rest pose: frame 2 of the motion")),
+            "{:?}",
+            rig.notes
+        );
+        assert!(
+            rig.notes.iter().any(|n| n.contains("centimetres")),
+            "{:?}",
+            rig.notes
+        );
+        // The rest is frame 2 itself: the rest pose and that frame agree.
+        let frame = motion(&rig).frame(1);
+        for (j, joint) in rig.skeleton.joints().iter().enumerate().skip(1) {
+            assert!(
+                joint.rest.rotation.abs_diff_eq(frame.rotations[j], 1e-4)
+                    || joint.rest.rotation.abs_diff_eq(-frame.rotations[j], 1e-4),
+                "{}",
+                joint.name
+            );
+        }
+        let map = match recognize(&rig.skeleton) {
+            Recognition::Humanoid(r) => r.map,
+            Recognition::NotHumanoid(n) => panic!("{}", n.reason),
+        };
+        let want: NamedBoneMap = NamedBoneMap {
+            bones: [
+                ("hips", "Hips"),
+                ("leftUpperLeg", "LeftUpLeg"),
+                ("leftLowerLeg", "LeftLeg"),
+                ("leftFoot", "LeftFoot"),
+                ("rightUpperArm", "RightArm"),
+                ("head", "Head"),
+            ]
+            .into_iter()
+            .map(|(b, j)| (b.parse().unwrap(), j.to_owned()))
+            .collect(),
+        };
+        for (bone, joint) in &want.bones {
+            assert_eq!(map.bones.get(bone), Some(joint), "{bone}");
+        }
+    }
+
+    #[test]
+    fn a_standing_zero_pose_is_kept_and_a_rig_that_never_stands_too() {
+        // The same figure with its offsets where the joints are and no rotation.
+        let fig = figure(0.0);
+        let offset = |j: usize| fig[j].1.map_or(fig[j].2, |q| fig[j].2 - fig[q].2);
+        let mut text = hierarchy(
+            &fig,
+            &depth_first(&fig),
+            offset,
+            "Zrotation Xrotation Yrotation",
+        );
+        let zeros = vec!["0"; 3 + 3 * fig.len()].join(" ");
+        let _ = write!(text, "MOTION\nFrames: 1\nFrame Time: 0.01\n{zeros}\n");
+        let rig = guessed(&text);
+        assert!(
+            !rig.notes.iter().any(|n| n.starts_with("rest pose")),
+            "{:?}",
+            rig.notes
+        );
+        // A chain of four joints stands in no frame: its zero pose stays.
+        let chain = "HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nJOINT b\n{\nOFFSET 1 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nJOINT c\n{\nOFFSET 1 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n}\n}\n}\nMOTION\nFrames: 2\nFrame Time: 0.01\n0 0 0 0 0 90 0 0 0\n0 0 45 0 0 0 0 0 0\n";
+        let rig = guessed(chain);
+        assert!(
+            !rig.notes.iter().any(|n| n.starts_with("rest pose")),
+            "{:?}",
+            rig.notes
+        );
+        assert_eq!(rig.skeleton.joints()[1].rest.rotation, Quat::IDENTITY);
+    }
+}
