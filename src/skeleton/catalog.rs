@@ -43,10 +43,21 @@ const ENTRIES: [Entry; 4] = [
 /// The named maps of the catalog, parsed. The embedded files are checked by a test,
 /// so a parse failure here is a build defect and the entry is skipped.
 fn maps() -> impl Iterator<Item = (&'static str, &'static str, NamedBoneMap)> {
+    entries().map(|(e, map, _)| (e.name, e.file, map))
+}
+
+/// Each entry with its map and, for a skeleton file, the names of all its joints.
+fn entries() -> impl Iterator<Item = (&'static Entry, NamedBoneMap, Option<Vec<String>>)> {
     ENTRIES.iter().filter_map(|e| {
         let value: serde_json::Value = serde_json::from_str(e.json).ok()?;
         let map = NamedBoneMap::from_json(&value, Path::new(e.file)).ok()?;
-        Some((e.name, e.file, map))
+        let joints = value["joints"].as_array().map(|joints| {
+            joints
+                .iter()
+                .filter_map(|j| j["name"].as_str().map(str::to_owned))
+                .collect()
+        });
+        Some((e, map, joints))
     })
 }
 
@@ -57,13 +68,24 @@ pub fn map_named(name: &str) -> Option<NamedBoneMap> {
 }
 
 /// The catalog map that fits `skeleton` best, with where it came from
-/// (`catalog map cmu (config/maps/cmu.json)`).
+/// (`catalog map cmu (config/maps/cmu.json)`). A map fits when it resolves against
+/// the skeleton; a skeleton file's map (lab19) only when the skeleton is that one,
+/// with no joint the file does not have: a rig that shares its names but has more
+/// joints (a lower back, toes) is another skeleton, left to the recognizer.
 #[must_use]
 pub fn find_map(skeleton: &Skeleton) -> Option<(String, NamedBoneMap)> {
-    maps()
-        .filter(|(_, _, m)| BoneMap::resolve(m, skeleton).is_ok())
-        .max_by_key(|(_, _, m)| m.bones.len())
-        .map(|(name, file, map)| (format!("catalog map {name} ({file})"), map))
+    entries()
+        .filter(|(_, m, joints)| {
+            let same_joints = joints.as_ref().is_none_or(|names| {
+                skeleton
+                    .joints()
+                    .iter()
+                    .all(|j| names.iter().any(|n| *n == j.name))
+            });
+            same_joints && BoneMap::resolve(m, skeleton).is_ok()
+        })
+        .max_by_key(|(_, m, _)| m.bones.len())
+        .map(|(e, map, _)| (format!("catalog map {} ({})", e.name, e.file), map))
 }
 
 #[cfg(test)]
