@@ -1,6 +1,7 @@
 //! VR devices into the running bridge: VRChat-style OSC trackers and VMC's
 //! `/VMC/Ext/Hmd|Con|Tra/Pos`, both encoded by rosc (not our encoder), become
-//! performers solved by VR-mode IK, whose poses a WebSocket client reads.
+//! performers solved by VR-mode IK, whose poses a WebSocket client reads; VRChat
+//! trackers sent by python-osc one message per datagram are solved once per tick.
 
 use std::net::UdpSocket;
 use std::time::Duration;
@@ -11,7 +12,8 @@ use serde_json::json;
 use tungstenite::Message;
 
 use crate::common::pose_json::decode_pose_json;
-use crate::harness::{Bridge, free_tcp_port, free_udp_port, quiet_config};
+use crate::harness::{Bridge, free_tcp_port, free_udp_port, python_osc, quiet_config, repo};
+use crate::websocket::{connect, request};
 
 fn message(addr: &str, args: Vec<OscType>) -> OscPacket {
     OscPacket::Message(OscMessage {
@@ -122,6 +124,87 @@ fn vrchat_trackers_and_vmc_devices_become_vr_performers() {
     assert!(seen.contains_key("vrchat"), "{seen:?}");
     assert!(seen.contains_key("vmc-vr"), "{seen:?}");
     assert_eq!(status["status"]["solver"]["errors"], 0, "{status}");
+    let (code, _, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn vrchat_bare_messages_are_solved_once_per_sender_tick() {
+    let pythonpath = python_osc();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (vrchat_port, ws_port) = (free_udp_port(), free_tcp_port());
+    // A VMC receiver that is there (its datagrams are not read).
+    let receiver = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let mut config = quiet_config();
+    config["vrchatInputs"] = json!([{
+        "listen": format!("127.0.0.1:{vrchat_port}"), "performer": "vrchat",
+        "trackers": {"1": "hips", "2": "leftFoot", "3": "rightFoot", "4": "chest",
+                     "5": "leftKnee", "6": "rightKnee", "7": "leftHand", "8": "rightHand"}
+    }]);
+    config["vmcOutputs"] = json!([{"to": receiver.local_addr().expect("addr").to_string()}]);
+    config["websocket"] = json!({"listen": format!("127.0.0.1:{ws_port}")});
+    let bridge = Bridge::start(dir.path(), &config, &[]);
+    let mut client = connect(ws_port, "?poses=none").expect("ws");
+
+    // 60 Hz for 5 s: the head and trackers 1 to 8, position and rotation, each
+    // message its own datagram.
+    let sent = std::process::Command::new("python3")
+        .arg(repo().join("tests/clients/vrchat_send.py"))
+        .args(["127.0.0.1", &vrchat_port.to_string(), "60", "5"])
+        .env("PYTHONPATH", &pythonpath)
+        .output()
+        .expect("python3");
+    let printed = String::from_utf8_lossy(&sent.stdout);
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    let words: Vec<&str> = printed.split_whitespace().collect();
+    let (ticks, messages): (u64, u64) = match words[..] {
+        ["sent", ticks, "ticks", messages, "messages"] => (
+            ticks.parse().expect("ticks"),
+            messages.parse().expect("messages"),
+        ),
+        _ => panic!("vrchat_send.py printed {printed}"),
+    };
+    assert_eq!(messages, ticks * 18);
+
+    // Every datagram read, every frame solved and sent: the counters stop moving
+    // (or, should loopback lose a datagram, give up waiting and judge the counts).
+    let mut status = request(&mut client, json!({"type": "status", "id": 1}));
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(300));
+        let next = request(&mut client, json!({"type": "status", "id": 2}));
+        let read = next["status"]["inputs"][0]["packets"].as_u64() == Some(messages);
+        if read && next["status"]["solver"] == status["status"]["solver"] {
+            status = next;
+            break;
+        }
+        status = next;
+    }
+    let s = &status["status"];
+    let input = &s["inputs"][0];
+    let output = s["outputs"]
+        .as_array()
+        .expect("outputs")
+        .iter()
+        .find(|o| o["name"].as_str().is_some_and(|n| n.starts_with("vmc-out")))
+        .expect("vmc-out");
+    let solves = s["solver"]["frames"].as_u64().expect("solver frames");
+    let vmc_frames = output["frames"].as_u64().expect("vmc frames");
+    println!(
+        "{ticks} ticks, {messages} datagrams: input {input}, solver {}, vmc-out {} frames",
+        s["solver"], vmc_frames
+    );
+    let within = |n: u64| n.abs_diff(ticks) * 50 <= ticks;
+    assert!(within(solves), "{solves} solves for {ticks} ticks");
+    assert!(
+        within(vmc_frames),
+        "{vmc_frames} VMC frames for {ticks} ticks"
+    );
+    assert_eq!(input["bad"], 0, "{input}");
+    assert_eq!(s["solver"]["errors"], 0, "{s}");
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
 }
