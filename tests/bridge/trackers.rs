@@ -208,3 +208,58 @@ fn vrchat_bare_messages_are_solved_once_per_sender_tick() {
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
 }
+
+#[test]
+fn vmc_devices_sent_one_message_per_datagram_are_solved_once_per_tick() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (vmc_port, ws_port) = (free_udp_port(), free_tcp_port());
+    let mut config = quiet_config();
+    config["vmcInputs"] = json!([{"listen": format!("127.0.0.1:{vmc_port}"), "performer": "vmc"}]);
+    config["websocket"] = json!({"listen": format!("127.0.0.1:{ws_port}")});
+    let bridge = Bridge::start(dir.path(), &config, &[]);
+    let mut client = connect(ws_port, "?poses=none").expect("ws");
+
+    // Headset, two controllers and a tracker, each message in its own datagram,
+    // 60 ticks (rosc encodes; Unity axes).
+    let sender = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let ticks = 60u64;
+    for i in 0..ticks {
+        let sway = i as f32 * 0.002;
+        let device = |addr: &str, serial: &str, p: [f32; 3]| {
+            let mut args = vec![OscType::String(serial.into())];
+            args.extend(floats(&[p[0], p[1], p[2], 0.0, 0.0, 0.0, 1.0]));
+            rosc::encoder::encode(&message(addr, args)).expect("encodes")
+        };
+        for datagram in [
+            device("/VMC/Ext/Hmd/Pos", "HMD-1", [0.0, 1.65, sway]),
+            device("/VMC/Ext/Con/Pos", "CTRL-A", [-0.55, 1.2, 0.2]),
+            device("/VMC/Ext/Con/Pos", "CTRL-B", [0.55, 1.2 + sway, 0.2]),
+            device("/VMC/Ext/Tra/Pos", "TRK-1", [0.1, 0.08, 0.0]),
+        ] {
+            sender
+                .send_to(&datagram, ("127.0.0.1", vmc_port))
+                .expect("send");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut status = request(&mut client, json!({"type": "status", "id": 1}));
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(200));
+        let next = request(&mut client, json!({"type": "status", "id": 2}));
+        let read = next["status"]["inputs"][0]["packets"].as_u64() == Some(4 * ticks);
+        let settled = next["status"]["solver"] == status["status"]["solver"];
+        status = next;
+        if read && settled {
+            break;
+        }
+    }
+    let s = &status["status"];
+    println!("{ticks} ticks, 4 datagrams each: {s}");
+    // Every tick is one frame of the `vmc-vr` performer, and one solve.
+    assert_eq!(s["inputs"][0]["frames"], ticks, "{s}");
+    assert_eq!(s["solver"]["frames"], ticks, "{s}");
+    assert_eq!(s["solver"]["errors"], 0, "{s}");
+    assert_eq!(s["inputs"][0]["bad"], 0, "{s}");
+    let (code, _, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+}
