@@ -966,3 +966,185 @@ fn a_take_recorded_by_run_keeps_the_source_hips() {
     println!("rest hips {got_rest:?} (source {want_rest:?}); hips track worst {worst:.2e} m");
     assert!(worst < 1e-4, "hips track off by {worst} m");
 }
+
+/// `source` rewritten with every animation sampler's interpolation set to `mode`
+/// (`STEP`, `LINEAR`, or `CUBICSPLINE`, whose outputs get in- and out-tangents:
+/// the slope between the neighbouring keys, per second), written to `out`.
+fn with_interpolation(source: &Path, mode: &str, out: &Path) {
+    let bytes = std::fs::read(source).unwrap();
+    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let json_len = u32_at(12);
+    let mut json: Value = serde_json::from_slice(&bytes[20..20 + json_len]).unwrap();
+    let bin_at = 20 + json_len;
+    let mut bin = bytes[bin_at + 8..bin_at + 8 + u32_at(bin_at)].to_vec();
+    let floats_of = |json: &Value, bin: &[u8], accessor: usize| -> (Vec<f32>, usize) {
+        let a = &json["accessors"][accessor];
+        let view = &json["bufferViews"][a["bufferView"].as_u64().unwrap() as usize];
+        let width = match a["type"].as_str().unwrap() {
+            "SCALAR" => 1,
+            "VEC3" => 3,
+            _ => 4,
+        };
+        let start = view["byteOffset"].as_u64().unwrap_or(0) as usize
+            + a["byteOffset"].as_u64().unwrap_or(0) as usize;
+        let count = a["count"].as_u64().unwrap() as usize * width;
+        let values = bin[start..start + 4 * count]
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        (values, width)
+    };
+    let animations = json["animations"].as_array().unwrap().len();
+    for a in 0..animations {
+        let samplers = json["animations"][a]["samplers"].as_array().unwrap().len();
+        for s in 0..samplers {
+            let sampler = json["animations"][a]["samplers"][s].clone();
+            json["animations"][a]["samplers"][s]["interpolation"] = mode.into();
+            if mode != "CUBICSPLINE" {
+                continue;
+            }
+            let (times, _) = floats_of(&json, &bin, sampler["input"].as_u64().unwrap() as usize);
+            let output = sampler["output"].as_u64().unwrap() as usize;
+            let (values, width) = floats_of(&json, &bin, output);
+            let key = |k: usize| &values[k * width..(k + 1) * width];
+            let mut spline: Vec<f32> = Vec::new();
+            for k in 0..times.len() {
+                let (a, b) = (k.saturating_sub(1), (k + 1).min(times.len() - 1));
+                let dt = (times[b] - times[a]).max(1e-6);
+                let slope: Vec<f32> = (0..width).map(|i| (key(b)[i] - key(a)[i]) / dt).collect();
+                spline.extend(&slope);
+                spline.extend(key(k));
+                spline.extend(&slope);
+            }
+            while !bin.len().is_multiple_of(4) {
+                bin.push(0);
+            }
+            let view = json["bufferViews"].as_array().unwrap().len();
+            json["bufferViews"]
+                .as_array_mut()
+                .unwrap()
+                .push(serde_json::json!({"buffer": 0, "byteOffset": bin.len(), "byteLength": 4 * spline.len()}));
+            bin.extend(spline.iter().flat_map(|f| f.to_le_bytes()));
+            let mut accessor = json["accessors"][output].clone();
+            accessor["bufferView"] = view.into();
+            accessor["byteOffset"] = 0.into();
+            accessor["count"] = (3 * times.len()).into();
+            accessor.as_object_mut().unwrap().remove("min");
+            accessor.as_object_mut().unwrap().remove("max");
+            let index = json["accessors"].as_array().unwrap().len();
+            json["accessors"].as_array_mut().unwrap().push(accessor);
+            json["animations"][a]["samplers"][s]["output"] = index.into();
+        }
+    }
+    json["buffers"][0]["byteLength"] = bin.len().into();
+    let mut text = serde_json::to_vec(&json).unwrap();
+    while !text.len().is_multiple_of(4) {
+        text.push(b' ');
+    }
+    let mut glb = Vec::new();
+    glb.extend(b"glTF");
+    glb.extend(2u32.to_le_bytes());
+    glb.extend(((12 + 8 + text.len() + 8 + bin.len()) as u32).to_le_bytes());
+    glb.extend((text.len() as u32).to_le_bytes());
+    glb.extend(b"JSON");
+    glb.extend(&text);
+    glb.extend((bin.len() as u32).to_le_bytes());
+    glb.extend(b"BIN\0");
+    glb.extend(&bin);
+    std::fs::write(out, glb).unwrap();
+}
+
+/// Runs `run --replay SOURCE --record --fast ARGS` with `replay` as the config's
+/// `replay` section; returns the take it wrote.
+fn record_a_replay(dir: &Path, source: &Path, replay: Value, args: &[&str]) -> PathBuf {
+    let recordings = dir.join("recordings");
+    let config = serde_json::json!({
+        "vmcInputs": [], "labInputs": [], "vrchatInputs": [], "websocket": null,
+        "vmcOutputs": [], "recorder": { "dir": recordings }, "replay": replay,
+        "status": { "logIntervalS": 0.0, "monitorIntervalS": 0.0 }
+    });
+    let config_path = dir.join("bridge.json");
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .args(["run", "--config", config_path.to_str().unwrap()])
+        .args(["--record", "--fast", "--replay"])
+        .arg(source)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    recordings.join(source.file_name().unwrap())
+}
+
+/// Angle between the rotations of two quaternions (x, y, z, w), degrees. Both
+/// are normalized first: three.js interpolates a file's keys as stored, and a
+/// file may store them rounded (test.vrma's `0.7071`).
+fn angle_between_deg(a: &[f64], b: &[f64]) -> f64 {
+    let norm = |q: &[f64]| (0..4).map(|i| q[i] * q[i]).sum::<f64>().sqrt();
+    let dot = (0..4).map(|i| a[i] * b[i]).sum::<f64>() / (norm(a) * norm(b));
+    2.0 * dot.abs().min(1.0).acos().to_degrees()
+}
+
+/// A .vrma with 7 keys over 3 s, as STEP, LINEAR and CUBICSPLINE, replayed by
+/// `run` (recorded by `--record`): the take has a frame at every tick of the
+/// stream rate (60 Hz by default, the config's `replay.fps`, `--fps`), and each
+/// is three-vrm-animation's interpolation of the file at that time (≤ 0.01°).
+#[test]
+fn a_sparse_vrma_replays_at_the_stream_rate_interpolated_as_the_file_says() {
+    let Some(test) = real_vrma("test.vrma") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let keys = floats(&dump_one(&test)["rotation"]["rightUpperArm"]["times"]);
+    assert_eq!(keys.len(), 7, "test.vrma has 7 keys over 3 s: {keys:?}");
+    let cases = [
+        ("LINEAR", serde_json::json!({}), vec![], 60.0),
+        ("STEP", serde_json::json!({"fps": 24.0}), vec![], 24.0),
+        (
+            "CUBICSPLINE",
+            serde_json::json!({"fps": 24.0}),
+            vec!["--fps", "30"],
+            30.0,
+        ),
+    ];
+    for (mode, replay, args, fps) in cases {
+        let case = dir.path().join(mode);
+        std::fs::create_dir_all(&case).unwrap();
+        let source = case.join("sparse.vrma");
+        with_interpolation(&test, mode, &source);
+        let take = record_a_replay(&case, &source, replay, &args);
+        let got = dump_one(&take);
+        let times = floats(&got["rotation"]["rightUpperArm"]["times"]);
+        // A frame every 1/fps s from 0, and the last at the end of the clip.
+        let duration = keys[keys.len() - 1];
+        let frames = (duration * fps).ceil() as usize + 1;
+        assert_eq!(times.len(), frames, "{mode}: {times:?}");
+        for (i, t) in times.iter().enumerate() {
+            let want = (i as f64 / fps).min(duration);
+            assert!((t - want).abs() < 1e-4, "{mode}: frame {i} at {t} s");
+        }
+        let at: Vec<String> = times.iter().map(f64::to_string).collect();
+        let mut args = vec!["--at".into(), at.join(",").into()];
+        args.push(source.as_os_str().to_owned());
+        let want = run_script_ok("dump_vrma.mjs", &args)["files"][0]["samples"].clone();
+        let mut worst = 0.0f64;
+        let bones = want["rotation"].as_object().unwrap();
+        assert!(!bones.is_empty());
+        for (bone, values) in bones {
+            let (w, g) = (floats(values), floats(&got["rotation"][bone]["values"]));
+            assert_eq!(w.len(), g.len(), "{mode} {bone}");
+            for (w, g) in w.chunks_exact(4).zip(g.chunks_exact(4)) {
+                worst = worst.max(angle_between_deg(w, g));
+            }
+        }
+        println!(
+            "{mode}: {} frames at {fps} Hz over {duration} s; worst {worst:.6}° from three-vrm-animation",
+            times.len()
+        );
+        assert!(worst <= 0.01, "{mode}: {worst}°");
+    }
+}

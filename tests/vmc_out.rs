@@ -196,7 +196,8 @@ fn send_streams_a_vrma_file_that_the_vmc_crate_reads_as_written() {
         return;
     };
     let path = assets.join("vrma/test.vrma");
-    let datagrams = send_and_receive(&[path.to_str().unwrap(), "--names", "vrm1", "--fast"]);
+    // In real time (3 s): as fast as possible, 181 frames overflow the socket.
+    let datagrams = send_and_receive(&[path.to_str().unwrap(), "--names", "vrm1"]);
     let animation = mocap_bridge::formats::vrma::load(&path, None).unwrap();
     let mut frames = 0;
     let mut current = Received::default();
@@ -235,7 +236,8 @@ fn send_streams_a_vrma_file_that_the_vmc_crate_reads_as_written() {
             current = Received::default();
         }
     }
-    assert_eq!(frames, 7);
+    // 7 keys over 3 s streamed at 60 Hz.
+    assert_eq!(frames, 181);
 }
 
 #[test]
@@ -301,6 +303,10 @@ fn send_then_record_gives_back_the_recording() {
             "--to",
             &listen,
             "--fast",
+            // At 2 frames per second: 7 frames, on the file's keys, which
+            // the socket takes however fast they come.
+            "--fps",
+            "2",
             "--names",
             "vrm1",
         ])
@@ -379,6 +385,8 @@ fn record_counts_and_drops_bad_datagrams_and_keeps_the_rest() {
     }
     let sent = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
         .args(["send", source.to_str().unwrap(), "--to", &listen, "--fast"])
+        // 7 frames, at the file's keys.
+        .args(["--fps", "2"])
         .output()
         .unwrap();
     assert!(sent.status.success());

@@ -71,6 +71,8 @@ pub struct BridgeConfig {
     /// defaults.
     pub performers: BTreeMap<String, PerformerOverrides>,
     pub status: StatusConfig,
+    /// How recordings given to `run --replay` are streamed.
+    pub replay: ReplayConfig,
 }
 
 impl Default for BridgeConfig {
@@ -87,6 +89,7 @@ impl Default for BridgeConfig {
             performer_defaults: PerformerDefaults::default(),
             performers: BTreeMap::new(),
             status: StatusConfig::default(),
+            replay: ReplayConfig::default(),
         }
     }
 }
@@ -492,6 +495,15 @@ impl Default for StatusConfig {
     }
 }
 
+/// How replays are streamed.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReplayConfig {
+    /// Frames per second a replay streams at, poses interpolated as the file
+    /// says; `None`: a BVH's own frame rate, else 60 (`takes::replay::stream_fps`).
+    pub fps: Option<f32>,
+}
+
 /// Removes `"//..."` note keys at every level.
 fn strip_notes(value: &mut Value) {
     match value {
@@ -632,6 +644,14 @@ impl BridgeConfig {
                     r.max_megabytes,
                     crate::record::recorder::MAX_TAKE_MEGABYTES
                 ),
+            ));
+        }
+        if let Some(fps) = self.replay.fps
+            && !(fps.is_finite() && fps > 0.0)
+        {
+            return Err(field(
+                "replay.fps",
+                "must be a positive number of frames per second, or null".into(),
             ));
         }
         let p = &self.pipeline;

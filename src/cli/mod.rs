@@ -123,6 +123,16 @@ pub fn parse_up(s: &str) -> Result<UpAxis, String> {
     UpAxis::parse(s).ok_or_else(|| format!("`{s}` is not y or z"))
 }
 
+/// A frame rate given on the command line: a positive number.
+pub fn parse_fps(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(fps) if fps > 0.0 && fps.is_finite() => Ok(fps),
+        _ => Err(format!(
+            "`{s}` is not a positive number of frames per second"
+        )),
+    }
+}
+
 pub fn load_options(rig: &RigArgs) -> LoadOptions {
     LoadOptions {
         units: rig.units,

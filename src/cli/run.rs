@@ -9,8 +9,8 @@ use mocap_bridge::bridge::config::BridgeConfig;
 use mocap_bridge::bridge::{self, ReplaySource, RunOptions};
 use mocap_bridge::formats::LoadOptions;
 use mocap_bridge::humanoid::CustomNames;
-use mocap_bridge::takes::load::{LoadedTake, load_take};
-use mocap_bridge::takes::replay::Replay;
+use mocap_bridge::takes::load::{LoadedTake, is_framed, load_take};
+use mocap_bridge::takes::replay::{Replay, stream_fps};
 
 use super::CliResult;
 
@@ -34,6 +34,11 @@ pub struct RunArgs {
     /// Play replays as fast as the pipeline takes them (tests, benchmarks).
     #[arg(long)]
     pub fast: bool,
+    /// Stream replays at this many frames per second, each pose interpolated as
+    /// the file says (default: the config's `replay.fps`, else a BVH's own frame
+    /// rate, else 60).
+    #[arg(long, value_name = "FPS", value_parser = super::parse_fps)]
+    pub fps: Option<f32>,
     /// Record every performer from its first frame into the recordings folder.
     #[arg(long)]
     pub record: bool,
@@ -64,13 +69,20 @@ fn replay_name(path: &std::path::Path, taken: &[String]) -> String {
     name
 }
 
-fn replay_source(performer: String, take: LoadedTake) -> ReplaySource {
+/// A take as a replayed performer, streamed on the grid `fps` (`None`: its own
+/// frames).
+fn replay_source(performer: String, take: LoadedTake, fps: Option<f32>) -> ReplaySource {
     let (replay, names) = match take {
         LoadedTake::Rig { mapped, motion } => (
-            Replay::from_rig(&mapped, motion, None),
+            Replay::from_rig(&mapped, motion, fps),
             CustomNames::default(),
         ),
-        LoadedTake::Normalized { replay, names, .. } => (*replay, names),
+        LoadedTake::Normalized {
+            mut replay, names, ..
+        } => {
+            replay.set_fps(fps);
+            (*replay, names)
+        }
     };
     ReplaySource {
         performer,
@@ -92,15 +104,18 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     let mut names: Vec<String> = Vec::new();
     // Replays are read as they are: their own units, axes and maps.
     let own = LoadOptions::default();
+    let fps = args.fps.or(config.replay.fps);
     for path in &args.replay {
         let (_, take) = load_take(Some(path), &own, None, None, 1)?;
         let name = replay_name(path, &names);
         names.push(name.clone());
-        replays.push(replay_source(name, take));
+        let grid = stream_fps(fps, is_framed(Some(path)));
+        replays.push(replay_source(name, take, grid));
     }
     if args.demo {
         let (_, take) = load_take(None, &own, None, None, 1)?;
-        replays.push(replay_source("demo".into(), take));
+        let grid = stream_fps(fps, is_framed(None));
+        replays.push(replay_source("demo".into(), take, grid));
     }
     // Where to look, printed with the ready line.
     let viewer = config.websocket.as_ref().map(|ws| {

@@ -7,7 +7,8 @@ use mocap_bridge::formats::vrma::VrmaRest;
 use mocap_bridge::humanoid::{CustomNames, HumanoidPose};
 use mocap_bridge::io::vmc_sender::VmcSender;
 use mocap_bridge::protocol::vmc::{ExpressionNames, VmcEncoder};
-use mocap_bridge::takes::replay::{Pacer, Replay};
+use mocap_bridge::takes::load::is_framed;
+use mocap_bridge::takes::replay::{Pacer, Replay, stream_fps};
 
 use super::load_take;
 use super::{CliResult, RigArgs};
@@ -27,6 +28,10 @@ pub struct SendArgs {
     /// Send at most this many frames per second (default: every frame).
     #[arg(long, value_name = "HZ")]
     pub rate: Option<f32>,
+    /// Stream at this many frames per second, each pose interpolated as the file
+    /// says (default: a BVH's own frame rate, else 60).
+    #[arg(long, value_name = "FPS", value_parser = super::parse_fps)]
+    pub fps: Option<f32>,
     /// Play again and again until interrupted.
     #[arg(long = "loop")]
     pub repeat: bool,
@@ -50,6 +55,7 @@ pub fn run(args: SendArgs) -> CliResult<()> {
         to,
         names,
         rate,
+        fps,
         repeat,
         fast,
         rig,
@@ -57,18 +63,22 @@ pub fn run(args: SendArgs) -> CliResult<()> {
         loops,
     } = args;
     let (label, take) = load_take(source.as_deref(), &rig, clip.as_deref(), loops)?;
+    let grid = stream_fps(fps, is_framed(source.as_deref()));
     let (mut replay, rest, custom) = match take {
         LoadedTake::Rig { mapped, motion } => (
-            Replay::from_rig(&mapped, motion, None),
+            Replay::from_rig(&mapped, motion, grid),
             VrmaRest::from_mapped(&mapped),
             CustomNames::default(),
         ),
         LoadedTake::Normalized {
-            replay,
+            mut replay,
             rest,
             names,
             ..
-        } => (*replay, *rest, names),
+        } => {
+            replay.set_fps(grid);
+            (*replay, *rest, names)
+        }
     };
     let mut sender = VmcSender::connect(to, VmcEncoder::new(names, &rest), rate)
         .map_err(|e| format!("cannot send to {to}: {e}"))?;

@@ -21,7 +21,10 @@
 //!
 //! Each message carries half a pose, so `VrchatTrackers` keeps the latest
 //! position and rotation of each tracker, and a point appears in the frame once
-//! both have arrived. Which `TrackedPoint` a numbered tracker drives is a
+//! both have arrived. Senders send a tick's messages bundled or bare (VRChat's
+//! page shows one message per datagram); either way a frame is handed on once per
+//! sender tick, as `protocol::ticks` tells it (each position and each rotation is
+//! one key). Which `TrackedPoint` a numbered tracker drives is a
 //! `TrackerAssignment` (default: 1 hips, 2 left foot, 3 right foot, 4 chest,
 //! 5 left knee, 6 right knee, 7 left elbow, 8 right elbow; the head is the
 //! head). Addresses outside `/tracking/trackers/` are ignored (VRChat's other
@@ -31,6 +34,7 @@ use glam::{Quat, Vec3};
 
 use super::frame::{TrackedPoint, TrackerFrame};
 use super::osc;
+use super::ticks::{self, Ticks};
 use super::vmc::{to_unity_position, to_unity_rotation};
 use crate::humanoid::DevicePose;
 
@@ -115,6 +119,8 @@ pub struct VrchatTrackers {
     positions: [Option<Vec3>; TRACKER_COUNT + 1],
     /// Internal axes; index as `positions`.
     rotations: [Option<Quat>; TRACKER_COUNT + 1],
+    /// The sender's ticks; key `2 · slot` a position, `2 · slot + 1` a rotation.
+    ticks: Ticks,
 }
 
 /// Which half of a pose a message carries.
@@ -157,12 +163,16 @@ impl VrchatTrackers {
             assignment,
             positions: [None; TRACKER_COUNT + 1],
             rotations: [None; TRACKER_COUNT + 1],
+            ticks: Ticks::default(),
         }
     }
 
     /// Takes the positions and rotations of one datagram (a bundle or a bare
     /// message); a bad message is counted and dropped without losing the rest.
-    pub fn decode(&mut self, datagram: &[u8]) -> VrchatStats {
+    /// `on_tick` is called with the trackers as they stand each time a sender tick
+    /// ends (before the message that begins the next, or after the one that ends
+    /// it): write its frame then.
+    pub fn decode(&mut self, datagram: &[u8], mut on_tick: impl FnMut(&Self)) -> VrchatStats {
         let mut stats = VrchatStats::default();
         for message in osc::messages(datagram) {
             let Ok(message) = message else {
@@ -194,12 +204,22 @@ impl VrchatTrackers {
                 stats.malformed += 1;
                 continue;
             }
+            let key = 2 * slot as u32 + u32::from(field == Field::Rotation);
+            if self.ticks.repeats(key) {
+                on_tick(self);
+            }
             match field {
                 // The X flip is its own inverse: Unity to internal as back.
                 Field::Position => self.positions[slot] = Some(to_unity_position(v)),
                 Field::Rotation => self.rotations[slot] = Some(rotation_from_unity_euler(v)),
             }
+            if self.ticks.set(key) {
+                on_tick(self);
+            }
             stats.updates += 1;
+        }
+        if self.ticks.datagram_end(ticks::is_bundle(datagram)) {
+            on_tick(self);
         }
         stats
     }
@@ -434,7 +454,7 @@ mod tests {
         ];
         for (what, datagram, want) in cases {
             let mut trackers = VrchatTrackers::new(assignment);
-            assert_eq!(trackers.decode(&datagram), want, "{what}");
+            assert_eq!(trackers.decode(&datagram, |_| {}), want, "{what}");
         }
         // A bundle with a bad message between good ones, its end cut off: the
         // good message before the cut is kept.
@@ -444,11 +464,11 @@ mod tests {
             message("/tracking/trackers/1/rotation", three(ok)),
         ]);
         let mut trackers = VrchatTrackers::new(assignment);
-        let got = trackers.decode(&datagram[..datagram.len() - 4]);
+        let got = trackers.decode(&datagram[..datagram.len() - 4], |_| {});
         assert_eq!(got, stats(1, 0, 0, 0, 1, 1));
         // Every prefix of a datagram: no panic.
         for len in 0..datagram.len() {
-            let _ = trackers.decode(&datagram[..len]);
+            let _ = trackers.decode(&datagram[..len], |_| {});
         }
     }
 
@@ -457,21 +477,27 @@ mod tests {
         let name = PerformerName::new("p").unwrap();
         let mut trackers = VrchatTrackers::new(TrackerAssignment::default());
         let mut frame = TrackerFrame::new(name);
-        trackers.decode(&bundle(vec![
-            message("/tracking/trackers/1/position", three([1.0, 0.9, 2.0])),
-            message("/tracking/trackers/head/position", three([0.0, 1.6, 0.0])),
-            message("/tracking/trackers/head/rotation", three([0.0, 90.0, 0.0])),
-        ]));
+        trackers.decode(
+            &bundle(vec![
+                message("/tracking/trackers/1/position", three([1.0, 0.9, 2.0])),
+                message("/tracking/trackers/head/position", three([0.0, 1.6, 0.0])),
+                message("/tracking/trackers/head/rotation", three([0.0, 90.0, 0.0])),
+            ]),
+            |_| {},
+        );
         trackers.write_frame(&mut frame);
         assert_eq!(frame.point(TrackedPoint::Hips), None);
         let head = frame.point(TrackedPoint::Head).unwrap();
         assert!(head.position.abs_diff_eq(Vec3::new(0.0, 1.6, 0.0), 1e-6));
         assert!((head.rotation * Vec3::Z).abs_diff_eq(-Vec3::X, 1e-6));
         // The rotation of tracker 1 arrives in a later datagram.
-        trackers.decode(&encode(&message(
-            "/tracking/trackers/1/rotation",
-            three([0.0, 0.0, 0.0]),
-        )));
+        trackers.decode(
+            &encode(&message(
+                "/tracking/trackers/1/rotation",
+                three([0.0, 0.0, 0.0]),
+            )),
+            |_| {},
+        );
         trackers.write_frame(&mut frame);
         let hips = frame.point(TrackedPoint::Hips).unwrap();
         assert!(hips.position.abs_diff_eq(Vec3::new(-1.0, 0.9, 2.0), 1e-6));
@@ -480,13 +506,67 @@ mod tests {
         let mut assignment = [None; TRACKER_COUNT];
         assignment[0] = Some(TrackedPoint::LeftHand);
         let mut other = VrchatTrackers::new(TrackerAssignment::new(assignment));
-        other.decode(&bundle(vec![
-            message("/tracking/trackers/1/position", three([1.0, 0.9, 2.0])),
-            message("/tracking/trackers/1/rotation", three([0.0, 0.0, 0.0])),
-        ]));
+        other.decode(
+            &bundle(vec![
+                message("/tracking/trackers/1/position", three([1.0, 0.9, 2.0])),
+                message("/tracking/trackers/1/rotation", three([0.0, 0.0, 0.0])),
+            ]),
+            |_| {},
+        );
         let mut frame = TrackerFrame::new(name);
         other.write_frame(&mut frame);
         assert!(frame.point(TrackedPoint::LeftHand).is_some());
         assert_eq!(frame.point(TrackedPoint::Hips), None);
+    }
+
+    #[test]
+    fn bare_messages_and_bundles_give_one_frame_per_sender_tick() {
+        let name = PerformerName::new("p").unwrap();
+        let tick = |n: usize| -> Vec<OscPacket> {
+            let x = n as f32 * 0.01;
+            ["head", "1", "2", "3", "7", "8"]
+                .iter()
+                .flat_map(|t| {
+                    [
+                        message(
+                            &format!("/tracking/trackers/{t}/position"),
+                            three([x, 1.0, 0.0]),
+                        ),
+                        message(
+                            &format!("/tracking/trackers/{t}/rotation"),
+                            three([0.0, 0.0, 0.0]),
+                        ),
+                    ]
+                })
+                .collect()
+        };
+        // Bare: one message per datagram, as VRChat's page shows.
+        let mut trackers = VrchatTrackers::new(TrackerAssignment::default());
+        let mut heads = Vec::new();
+        for n in 0..10 {
+            for m in tick(n) {
+                trackers.decode(&encode(&m), |t| {
+                    let mut frame = TrackerFrame::new(name);
+                    t.write_frame(&mut frame);
+                    let hips = frame.point(TrackedPoint::Hips).expect("whole tick");
+                    heads.push((
+                        frame.point(TrackedPoint::Head).unwrap().position.x,
+                        hips.position.x,
+                    ));
+                });
+            }
+        }
+        // Every tick is a frame, whole: the head and the hips of the same tick.
+        let want: Vec<(f32, f32)> = (0..10)
+            .map(|n| (-(n as f32) * 0.01, -(n as f32) * 0.01))
+            .collect();
+        assert_eq!(heads, want);
+        // Bundled: one frame per bundle from the first.
+        let mut trackers = VrchatTrackers::new(TrackerAssignment::default());
+        let mut frames = 0;
+        for n in 0..10 {
+            trackers.decode(&bundle(tick(n)), |_| frames += 1);
+        }
+        assert_eq!(frames, 10);
     }
 }

@@ -145,6 +145,18 @@ fn normalized(
     (path.display().to_string(), take)
 }
 
+/// Whether the recording at `source` (the built-in performance for `None`) has a
+/// frame rate of its own: a BVH (its `Frame Time`) or the built-in performance.
+/// Keyframed files (.vrma, glTF) have none.
+#[must_use]
+pub fn is_framed(source: Option<&Path>) -> bool {
+    source.is_none_or(|path| {
+        path.extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("bvh"))
+    })
+}
+
 /// Whether `path` names a VRM Animation (`.vrma`, any case).
 #[must_use]
 pub fn is_vrma(path: &Path) -> bool {

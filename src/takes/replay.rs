@@ -1,8 +1,10 @@
 //! Recordings played as a stream of timestamped `HumanoidPose` frames: a `.vrma`
 //! clip, an EXT_skeleton_humanoid clip, or a rig's clip (BVH, glTF) through its
 //! bone map. Frames come at the
-//! recording's own key times, or on a fixed grid when a rate is asked for. The
-//! live bridge uses a `Replay` as an input; `convert` uses it to re-encode.
+//! recording's own key times, or on a fixed grid when a rate is asked for, each
+//! pose interpolated as the file says (STEP, LINEAR or CUBICSPLINE for keyframed
+//! clips). The live bridge streams a `Replay` as an input (`stream_fps` says at
+//! which rate); `convert` uses it to re-encode.
 //!
 //! `Replay` is pure: it says which frame comes at which time. `Pacer` turns those
 //! times into real time for a live stream; without it frames come as fast as the
@@ -37,20 +39,43 @@ pub struct Replay {
     next: usize,
 }
 
+/// A grid time this close to the end (seconds) is the end: `f32` rounding of a
+/// clip's last key (`479 / 60`) must not add a frame a hair before it.
+const END_TOLERANCE: f32 = 1e-4;
+
 /// Frame times: the recording's own, or a grid at `fps` from 0 to `duration`
 /// (the last frame exactly at `duration`).
 #[must_use]
 pub fn frame_times(own: &[f32], duration: f32, fps: Option<f32>) -> Vec<f32> {
     match fps {
         Some(rate) if rate > 0.0 && rate.is_finite() => {
-            let steps = (duration * rate).ceil().max(0.0) as usize;
-            let mut times: Vec<f32> = (0..steps).map(|i| i as f32 / rate).collect();
-            times.push(duration);
-            times.dedup();
+            let mut times: Vec<f32> = (0..)
+                .map(|i| i as f32 / rate)
+                .take_while(|t| *t < duration - END_TOLERANCE)
+                .collect();
+            times.push(duration.max(0.0));
             times
         }
         _ if own.is_empty() => vec![0.0],
         _ => own.to_vec(),
+    }
+}
+
+/// Frames per second of a replay streamed live whose file has no frame rate of
+/// its own (see `stream_fps`).
+pub const DEFAULT_STREAM_FPS: f32 = 60.0;
+
+/// The grid a replay streams on: `fps` when one is asked for; else `None` (the
+/// file's own frames) for a file that has a frame rate (`framed`: a BVH's `Frame
+/// Time`, the built-in performance); else `DEFAULT_STREAM_FPS`. Keyframed clips
+/// (.vrma, glTF) place keys where the motion changes, not at a frame rate: a clip
+/// with 7 keys over 3 s is still a smooth motion to stream at a live rate.
+#[must_use]
+pub fn stream_fps(fps: Option<f32>, framed: bool) -> Option<f32> {
+    match fps {
+        Some(rate) => Some(rate),
+        None if framed => None,
+        None => Some(DEFAULT_STREAM_FPS),
     }
 }
 
@@ -110,6 +135,17 @@ impl Replay {
     #[must_use]
     pub fn times(&self) -> &[f32] {
         &self.times
+    }
+
+    /// Plays at the recording's own times (`None`) or on a grid at `fps` from
+    /// now on, from the first frame.
+    pub fn set_fps(&mut self, fps: Option<f32>) {
+        self.times = match &self.source {
+            FrameSource::Vrma(a) => frame_times(a.key_times(), a.duration, fps),
+            FrameSource::Ext(c) => frame_times(c.key_times(), c.duration, fps),
+            FrameSource::Rig { motion, .. } => frame_times(motion.times(), motion.duration(), fps),
+        };
+        self.next = 0;
     }
 
     /// Starts again from the first frame.
@@ -191,5 +227,23 @@ mod tests {
         assert_eq!(grid, vec![0.0, 0.25, 0.5, 0.75, 1.0]);
         let uneven = frame_times(&[0.0, 0.9], 0.9, Some(2.0));
         assert_eq!(uneven, vec![0.0, 0.5, 0.9]);
+        // A clip of 480 frames at 60 Hz is 480 frames on the 60 Hz grid.
+        let end = 479.0 / 60.0;
+        assert_eq!(frame_times(&[0.0, end], end, Some(60.0)).len(), 480);
+        assert_eq!(frame_times(&[0.0], 0.0, Some(60.0)), vec![0.0]);
+    }
+
+    #[test]
+    fn keyframed_clips_stream_at_the_default_rate_and_framed_ones_at_their_own() {
+        assert_eq!(stream_fps(None, false), Some(DEFAULT_STREAM_FPS));
+        assert_eq!(stream_fps(None, true), None);
+        assert_eq!(stream_fps(Some(24.0), true), Some(24.0));
+        assert_eq!(stream_fps(Some(24.0), false), Some(24.0));
+        // 7 keys over 3 s at 60 Hz: a frame every 1/60 s, the last at 3 s.
+        let keys = [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0];
+        let times = frame_times(&keys, 3.0, stream_fps(None, false));
+        assert_eq!(times.len(), 181);
+        assert_eq!(times[1], 1.0 / 60.0);
+        assert_eq!(times.last(), Some(&3.0));
     }
 }

@@ -1,6 +1,6 @@
 //! End-to-end tests of `mocap-bridge run`, driven by real clients: python-osc
 //! sending VMC, the `vmc` crate decoding what the bridge sends, a WebSocket client,
-//! replays, recordings and crash recovery.
+//! replays, recordings and crash recovery; and docs/websocket.md's examples.
 
 mod bad_input;
 #[path = "../common/mod.rs"]
@@ -12,3 +12,4 @@ mod recording;
 mod trackers;
 mod vmc;
 mod websocket;
+mod websocket_doc;

@@ -1,6 +1,7 @@
 //! VR devices into the running bridge: VRChat-style OSC trackers and VMC's
 //! `/VMC/Ext/Hmd|Con|Tra/Pos`, both encoded by rosc (not our encoder), become
-//! performers solved by VR-mode IK, whose poses a WebSocket client reads.
+//! performers solved by VR-mode IK, whose poses a WebSocket client reads; VRChat
+//! trackers sent by python-osc one message per datagram are solved once per tick.
 
 use std::net::UdpSocket;
 use std::time::Duration;
@@ -11,7 +12,8 @@ use serde_json::json;
 use tungstenite::Message;
 
 use crate::common::pose_json::decode_pose_json;
-use crate::harness::{Bridge, free_tcp_port, free_udp_port, quiet_config};
+use crate::harness::{Bridge, free_tcp_port, free_udp_port, python_osc, quiet_config, repo};
+use crate::websocket::{connect, request};
 
 fn message(addr: &str, args: Vec<OscType>) -> OscPacket {
     OscPacket::Message(OscMessage {
@@ -122,6 +124,142 @@ fn vrchat_trackers_and_vmc_devices_become_vr_performers() {
     assert!(seen.contains_key("vrchat"), "{seen:?}");
     assert!(seen.contains_key("vmc-vr"), "{seen:?}");
     assert_eq!(status["status"]["solver"]["errors"], 0, "{status}");
+    let (code, _, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn vrchat_bare_messages_are_solved_once_per_sender_tick() {
+    let pythonpath = python_osc();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (vrchat_port, ws_port) = (free_udp_port(), free_tcp_port());
+    // A VMC receiver that is there (its datagrams are not read).
+    let receiver = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let mut config = quiet_config();
+    config["vrchatInputs"] = json!([{
+        "listen": format!("127.0.0.1:{vrchat_port}"), "performer": "vrchat",
+        "trackers": {"1": "hips", "2": "leftFoot", "3": "rightFoot", "4": "chest",
+                     "5": "leftKnee", "6": "rightKnee", "7": "leftHand", "8": "rightHand"}
+    }]);
+    config["vmcOutputs"] = json!([{"to": receiver.local_addr().expect("addr").to_string()}]);
+    config["websocket"] = json!({"listen": format!("127.0.0.1:{ws_port}")});
+    let bridge = Bridge::start(dir.path(), &config, &[]);
+    let mut client = connect(ws_port, "?poses=none").expect("ws");
+
+    // 60 Hz for 5 s: the head and trackers 1 to 8, position and rotation, each
+    // message its own datagram.
+    let sent = std::process::Command::new("python3")
+        .arg(repo().join("tests/clients/vrchat_send.py"))
+        .args(["127.0.0.1", &vrchat_port.to_string(), "60", "5"])
+        .env("PYTHONPATH", &pythonpath)
+        .output()
+        .expect("python3");
+    let printed = String::from_utf8_lossy(&sent.stdout);
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    let words: Vec<&str> = printed.split_whitespace().collect();
+    let (ticks, messages): (u64, u64) = match words[..] {
+        ["sent", ticks, "ticks", messages, "messages"] => (
+            ticks.parse().expect("ticks"),
+            messages.parse().expect("messages"),
+        ),
+        _ => panic!("vrchat_send.py printed {printed}"),
+    };
+    assert_eq!(messages, ticks * 18);
+
+    // Every datagram read, every frame solved and sent: the counters stop moving
+    // (or, should loopback lose a datagram, give up waiting and judge the counts).
+    let mut status = request(&mut client, json!({"type": "status", "id": 1}));
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(300));
+        let next = request(&mut client, json!({"type": "status", "id": 2}));
+        let read = next["status"]["inputs"][0]["packets"].as_u64() == Some(messages);
+        if read && next["status"]["solver"] == status["status"]["solver"] {
+            status = next;
+            break;
+        }
+        status = next;
+    }
+    let s = &status["status"];
+    let input = &s["inputs"][0];
+    let output = s["outputs"]
+        .as_array()
+        .expect("outputs")
+        .iter()
+        .find(|o| o["name"].as_str().is_some_and(|n| n.starts_with("vmc-out")))
+        .expect("vmc-out");
+    let solves = s["solver"]["frames"].as_u64().expect("solver frames");
+    let vmc_frames = output["frames"].as_u64().expect("vmc frames");
+    println!(
+        "{ticks} ticks, {messages} datagrams: input {input}, solver {}, vmc-out {} frames",
+        s["solver"], vmc_frames
+    );
+    let within = |n: u64| n.abs_diff(ticks) * 50 <= ticks;
+    assert!(within(solves), "{solves} solves for {ticks} ticks");
+    assert!(
+        within(vmc_frames),
+        "{vmc_frames} VMC frames for {ticks} ticks"
+    );
+    assert_eq!(input["bad"], 0, "{input}");
+    assert_eq!(s["solver"]["errors"], 0, "{s}");
+    let (code, _, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn vmc_devices_sent_one_message_per_datagram_are_solved_once_per_tick() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (vmc_port, ws_port) = (free_udp_port(), free_tcp_port());
+    let mut config = quiet_config();
+    config["vmcInputs"] = json!([{"listen": format!("127.0.0.1:{vmc_port}"), "performer": "vmc"}]);
+    config["websocket"] = json!({"listen": format!("127.0.0.1:{ws_port}")});
+    let bridge = Bridge::start(dir.path(), &config, &[]);
+    let mut client = connect(ws_port, "?poses=none").expect("ws");
+
+    // Headset, two controllers and a tracker, each message in its own datagram,
+    // 60 ticks (rosc encodes; Unity axes).
+    let sender = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let ticks = 60u64;
+    for i in 0..ticks {
+        let sway = i as f32 * 0.002;
+        let device = |addr: &str, serial: &str, p: [f32; 3]| {
+            let mut args = vec![OscType::String(serial.into())];
+            args.extend(floats(&[p[0], p[1], p[2], 0.0, 0.0, 0.0, 1.0]));
+            rosc::encoder::encode(&message(addr, args)).expect("encodes")
+        };
+        for datagram in [
+            device("/VMC/Ext/Hmd/Pos", "HMD-1", [0.0, 1.65, sway]),
+            device("/VMC/Ext/Con/Pos", "CTRL-A", [-0.55, 1.2, 0.2]),
+            device("/VMC/Ext/Con/Pos", "CTRL-B", [0.55, 1.2 + sway, 0.2]),
+            device("/VMC/Ext/Tra/Pos", "TRK-1", [0.1, 0.08, 0.0]),
+        ] {
+            sender
+                .send_to(&datagram, ("127.0.0.1", vmc_port))
+                .expect("send");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut status = request(&mut client, json!({"type": "status", "id": 1}));
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(200));
+        let next = request(&mut client, json!({"type": "status", "id": 2}));
+        let read = next["status"]["inputs"][0]["packets"].as_u64() == Some(4 * ticks);
+        let settled = next["status"]["solver"] == status["status"]["solver"];
+        status = next;
+        if read && settled {
+            break;
+        }
+    }
+    let s = &status["status"];
+    println!("{ticks} ticks, 4 datagrams each: {s}");
+    // Every tick is one frame of the `vmc-vr` performer, and one solve.
+    assert_eq!(s["inputs"][0]["frames"], ticks, "{s}");
+    assert_eq!(s["solver"]["frames"], ticks, "{s}");
+    assert_eq!(s["solver"]["errors"], 0, "{s}");
+    assert_eq!(s["inputs"][0]["bad"], 0, "{s}");
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
 }

@@ -9,6 +9,12 @@
 //                  "lookAt":      { "times": [...], "values": [x, y, z, w, ...] } | null,
 //                  "warnings":    [ "<console.warn text printed while loading>", ... ] } ] }
 //
+// With --at T1,T2,... each file also gets "samples": { "times": [T1, ...],
+//   "rotation": { "<bone>": [x, y, z, w, ...] }, "translation": { "hips": [x, y, z, ...] } }:
+// every humanoid track evaluated at those times by the track's own three.js
+// interpolant (what an AnimationMixer plays: STEP, LINEAR, or GLTFLoader's
+// CUBICSPLINE), one value per time in order.
+//
 // A file that fails to load gives { "path", "error": "<message>" } instead, and the
 // exit status is then 1 (the other files are still dumped).
 //
@@ -19,20 +25,22 @@
 // Expression values are the x component of the expression node's translation.
 // Numbers are the library's Float32Array values widened to JSON doubles.
 //
-// Usage: node dump_vrma.mjs [--animation N] FILE.vrma [FILE ...]
+// Usage: node dump_vrma.mjs [--animation N] [--at T1,T2,...] FILE.vrma [FILE ...]
 //   --animation N  which of gltf.userData.vrmAnimations to dump (default 0)
+//   --at TIMES     also sample every humanoid track at these times (seconds)
 
 import { readFileSync } from 'node:fs';
 import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
 import { VRMAnimationLoaderPlugin } from '@pixiv/three-vrm-animation';
 
 function usage(message) {
-  process.stderr.write(`${message}\nusage: node dump_vrma.mjs [--animation N] FILE.vrma [FILE ...]\n`);
+  process.stderr.write(`${message}\nusage: node dump_vrma.mjs [--animation N] [--at T1,T2,...] FILE.vrma [FILE ...]\n`);
   process.exit(2);
 }
 
 const paths = [];
 let animationIndex = 0;
+let sampleTimes = null;
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const arg = argv[i];
@@ -40,6 +48,9 @@ for (let i = 0; i < argv.length; i++) {
     const n = Number(argv[++i]);
     if (!Number.isInteger(n) || n < 0) usage('--animation needs a non-negative integer');
     animationIndex = n;
+  } else if (arg === '--at') {
+    sampleTimes = (argv[++i] ?? '').split(',').map(Number);
+    if (sampleTimes.some((t) => !Number.isFinite(t))) usage('--at needs comma-separated seconds');
   } else if (arg.startsWith('--')) {
     usage(`unknown option ${arg}`);
   } else {
@@ -50,6 +61,14 @@ if (paths.length === 0) usage('no files given');
 
 const plain = (track) => ({ times: Array.from(track.times), values: Array.from(track.values) });
 const plainMap = (map) => Object.fromEntries([...map].map(([name, track]) => [name, plain(track)]));
+
+// A track evaluated at each of `times` by its own interpolant, values concatenated.
+function sampled(track, times) {
+  const interpolant = track.createInterpolant();
+  return times.flatMap((t) => Array.from(interpolant.evaluate(t)));
+}
+const sampledMap = (map, times) =>
+  Object.fromEntries([...map].map(([name, track]) => [name, sampled(track, times)]));
 
 async function dump(path) {
   const bytes = readFileSync(path);
@@ -92,6 +111,13 @@ async function dump(path) {
     custom: plainMap(animation.expressionTracks.custom),
     lookAt: animation.lookAtTrack == null ? null : plain(animation.lookAtTrack),
     warnings,
+    ...(sampleTimes == null ? {} : {
+      samples: {
+        times: sampleTimes,
+        rotation: sampledMap(animation.humanoidTracks.rotation, sampleTimes),
+        translation: sampledMap(animation.humanoidTracks.translation, sampleTimes),
+      },
+    }),
   };
 }
 

@@ -9,7 +9,8 @@
 //! or as local to a configured model's rest (`SenderRest`).
 //!
 //! Headset, controllers and trackers (`/VMC/Ext/Hmd|Con|Tra/Pos`) become a second
-//! performer per sender, `<name>-vr`, solved by VR-mode IK (see `vmc_devices`).
+//! performer per sender, `<name>-vr`, solved by VR-mode IK, one frame per sender
+//! tick whether bundled or not (see `protocol::vmc::devices`).
 //!
 //! Unknown addresses are ignored, as the VMC spec asks, except the bridge's own
 //! `/bridge/record/start [name] [performer]` and `/bridge/record/stop [performer]`,
@@ -31,6 +32,7 @@ use crate::pipeline::{InputFrame, InputPort, SourceFrame};
 use crate::protocol::frame::{PerformerName, TrackedPoint};
 use crate::protocol::osc;
 use crate::protocol::record_control::RecordRequest;
+use crate::protocol::ticks;
 use crate::protocol::vmc::frames::{SenderRest, VmcFrames};
 use crate::protocol::vmc::{self, VmcEvent};
 use crate::record::recorder::RecordCommand;
@@ -170,12 +172,14 @@ impl VmcPort {
                 });
             }
         });
-        if let Some(trackers) = sender.devices.take_frame() {
-            port.push_unwoken(InputFrame {
-                received,
-                frame: SourceFrame::Trackers(trackers),
+        sender
+            .devices
+            .datagram_end(ticks::is_bundle(datagram), |trackers| {
+                port.push_unwoken(InputFrame {
+                    received,
+                    frame: SourceFrame::Trackers(trackers),
+                });
             });
-        }
         let stats = &self.port.stats;
         stats
             .bad

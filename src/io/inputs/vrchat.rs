@@ -1,8 +1,8 @@
 //! VRChat-style OSC trackers over UDP (`/tracking/trackers/1..8/position|rotation`
 //! and `/tracking/trackers/head/...`): one task per bound socket, one performer per
 //! port. Datagrams are decoded by `protocol::vrchat` (pure) into the devices as
-//! last seen; each datagram that updated them pushes a tracker frame for VR-mode IK.
-//! Bad datagrams are counted and dropped.
+//! last seen; each sender tick (bundled or one message per datagram) pushes one
+//! tracker frame for VR-mode IK. Bad datagrams are counted and dropped.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
@@ -38,22 +38,21 @@ impl VrchatInput {
         let mut frame = TrackerFrame::new(performer);
         udp::receive_until_shutdown(&socket, &mut shutdown, |batch, received| {
             for (datagram, _) in batch.iter() {
-                let s = &port.stats;
-                s.packets.fetch_add(1, Relaxed);
-                let stats = trackers.decode(datagram);
-                s.bad
-                    .fetch_add(u64::from(stats.malformed + stats.broken), Relaxed);
-                s.unknown
-                    .fetch_add(u64::from(stats.unknown + stats.unassigned), Relaxed);
-                s.ignored.fetch_add(u64::from(stats.ignored), Relaxed);
-                if stats.updates > 0 {
+                port.stats.packets.fetch_add(1, Relaxed);
+                let stats = trackers.decode(datagram, |trackers| {
                     trackers.write_frame(&mut frame);
                     frame.time = started.elapsed().as_secs_f64();
                     port.push_unwoken(InputFrame {
                         received,
                         frame: SourceFrame::Trackers(frame),
                     });
-                }
+                });
+                let s = &port.stats;
+                s.bad
+                    .fetch_add(u64::from(stats.malformed + stats.broken), Relaxed);
+                s.unknown
+                    .fetch_add(u64::from(stats.unknown + stats.unassigned), Relaxed);
+                s.ignored.fetch_add(u64::from(stats.ignored), Relaxed);
             }
             port.wake_solver();
         })

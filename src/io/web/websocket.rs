@@ -498,9 +498,9 @@ impl Session {
                     }
                 }
                 // Requests get an error reply; frames are only counted.
-                return ws::request_id(text).map(|id| {
+                return ws::rejected_request_id(text).map(|id| {
                     Reply::Error {
-                        id: Some(id),
+                        id,
                         message: &e.to_string(),
                     }
                     .to_json()

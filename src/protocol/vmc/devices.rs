@@ -1,6 +1,8 @@
 //! VMC's tracked devices (`/VMC/Ext/Hmd|Con|Tra/Pos`) as a VR performer: which
-//! device stands for which tracked point, and the frame of devices a datagram
-//! updated. Pure: the VMC input task feeds it events and pushes its frames.
+//! device stands for which tracked point, and a frame of devices per sender tick,
+//! whether the sender bundles a tick or sends one message per datagram (framed as
+//! `protocol::ticks` tells, each tracked point one key). Pure: the VMC input task
+//! feeds it events and pushes its frames.
 //!
 //! VMC names devices by serial only, so sides and body parts are assigned when a
 //! device is first seen (unless the configuration names its serial): the headset
@@ -17,6 +19,7 @@ use glam::{Quat, Vec3};
 
 use crate::humanoid::DevicePose;
 use crate::protocol::frame::{PerformerName, TrackedPoint, TrackerFrame};
+use crate::protocol::ticks::Ticks;
 use crate::protocol::vmc::Device;
 
 /// Assigns a sender's devices to tracked points and collects their poses.
@@ -26,7 +29,10 @@ pub struct VmcDevices {
     configured: HashMap<String, TrackedPoint>,
     assigned: HashMap<String, TrackedPoint>,
     frame: TrackerFrame,
-    updated: bool,
+    /// The sender's ticks; key: the tracked point's index.
+    ticks: Ticks,
+    /// Frames of the ticks that ended in the datagram being read, in order.
+    ended: Vec<TrackerFrame>,
     /// Controllers seen before the headset, waiting for it to tell their sides.
     pending: Vec<(String, DevicePose)>,
 }
@@ -38,7 +44,8 @@ impl VmcDevices {
             configured,
             assigned: HashMap::new(),
             frame: TrackerFrame::new(performer),
-            updated: false,
+            ticks: Ticks::default(),
+            ended: Vec::new(),
             pending: Vec::new(),
         }
     }
@@ -58,15 +65,28 @@ impl VmcDevices {
             None => self.assign(device, serial, pose),
         };
         if let Some(point) = point {
+            let key = point as u32;
+            if self.ticks.repeats(key) {
+                self.ended.push(self.frame);
+            }
             self.frame.set(point, pose);
             self.frame.time = time;
-            self.updated = true;
+            if self.ticks.set(key) {
+                self.ended.push(self.frame);
+            }
         }
     }
 
-    /// The devices as last seen, when an event since the last call updated them.
-    pub fn take_frame(&mut self) -> Option<TrackerFrame> {
-        std::mem::take(&mut self.updated).then_some(self.frame)
+    /// Call at the end of each datagram (`bundle`: it was an OSC bundle): hands
+    /// `on_frame` the devices as they stood at the end of each sender tick that
+    /// ended in it, in order.
+    pub fn datagram_end(&mut self, bundle: bool, mut on_frame: impl FnMut(TrackerFrame)) {
+        if self.ticks.datagram_end(bundle) {
+            self.ended.push(self.frame);
+        }
+        for frame in self.ended.drain(..) {
+            on_frame(frame);
+        }
     }
 
     fn assign(&mut self, device: Device, serial: &str, pose: DevicePose) -> Option<TrackedPoint> {
@@ -135,6 +155,13 @@ mod tests {
         VmcDevices::new(PerformerName::new("vr").unwrap(), HashMap::new())
     }
 
+    /// Ends a bundle: the last frame it ended, if any.
+    fn take_frame(d: &mut VmcDevices) -> Option<TrackerFrame> {
+        let mut last = None;
+        d.datagram_end(true, |f| last = Some(f));
+        last
+    }
+
     #[test]
     fn sides_follow_the_headset_facing_and_then_stick() {
         let mut d = devices();
@@ -169,23 +196,32 @@ mod tests {
             Quat::IDENTITY,
             0.0,
         );
-        let f = d.take_frame().unwrap();
+        let f = take_frame(&mut d).unwrap();
         assert_eq!(f.point(TrackedPoint::LeftHand).unwrap().position.x, -0.6);
         assert_eq!(f.point(TrackedPoint::RightHand).unwrap().position.x, 0.6);
         assert!(f.point(TrackedPoint::Hips).is_some());
         // t2 at +X of a headset facing -Z is on the character's right.
         assert!(f.point(TrackedPoint::RightFoot).is_some());
-        assert!(d.take_frame().is_none());
-        // Arms crossed: "a" stays the left hand.
-        d.event(
-            Device::Controller,
-            "a",
-            Vec3::new(0.3, 1.4, 0.0),
-            Quat::IDENTITY,
-            0.1,
-        );
-        let f = d.take_frame().unwrap();
-        assert_eq!(f.point(TrackedPoint::LeftHand).unwrap().position.x, 0.3);
+        assert!(take_frame(&mut d).is_none());
+        // Arms crossed: "a" stays the left hand. A sender sending only what moved
+        // is framed when a device repeats (its next tick begins), then as each
+        // tick of that shape is whole.
+        let mut frames = Vec::new();
+        for (x, time) in [(0.3, 0.1), (0.2, 0.2)] {
+            d.event(
+                Device::Controller,
+                "a",
+                Vec3::new(x, 1.4, 0.0),
+                Quat::IDENTITY,
+                time,
+            );
+            d.datagram_end(true, |f| frames.push(f));
+        }
+        let left: Vec<(f32, f64)> = frames
+            .iter()
+            .map(|f| (f.point(TrackedPoint::LeftHand).unwrap().position.x, f.time))
+            .collect();
+        assert_eq!(left, vec![(0.3, 0.1), (0.2, 0.2)]);
     }
 
     #[test]
@@ -200,7 +236,7 @@ mod tests {
             Quat::IDENTITY,
             0.0,
         );
-        assert!(d.take_frame().is_none());
+        assert!(take_frame(&mut d).is_none());
         d.event(
             Device::Hmd,
             "hmd",
@@ -222,8 +258,37 @@ mod tests {
             Quat::IDENTITY,
             0.0,
         );
-        let f = d.take_frame().unwrap();
+        let f = take_frame(&mut d).unwrap();
         assert!(f.point(TrackedPoint::LeftHand).is_some());
         assert!(f.point(TrackedPoint::Chest).is_some() && f.point(TrackedPoint::Hips).is_none());
+    }
+
+    #[test]
+    fn devices_sent_one_message_per_datagram_give_one_frame_per_tick() {
+        let mut d = devices();
+        let mut frames = Vec::new();
+        for tick in 0..20 {
+            let t = f64::from(tick) / 60.0;
+            let x = tick as f32 * 0.001;
+            for (device, serial, position) in [
+                (Device::Hmd, "hmd", Vec3::new(x, 1.6, 0.0)),
+                (Device::Controller, "a", Vec3::new(0.6 + x, 1.4, 0.0)),
+                (Device::Controller, "b", Vec3::new(-0.6 + x, 1.4, 0.0)),
+                (Device::Tracker, "t", Vec3::new(x, 0.9, 0.0)),
+            ] {
+                d.event(device, serial, position, Quat::IDENTITY, t);
+                d.datagram_end(false, |f| frames.push(f));
+            }
+        }
+        // The first tick when the second begins, then each as it is whole; the
+        // last is whole too.
+        assert_eq!(frames.len(), 20);
+        for (tick, f) in frames.iter().enumerate() {
+            let x = tick as f32 * 0.001;
+            let at = |p| f.point(p).unwrap().position.x;
+            assert_eq!(f.time, tick as f64 / 60.0);
+            assert_eq!(at(TrackedPoint::Head), x);
+            assert_eq!(at(TrackedPoint::Hips), x, "a frame holds one tick");
+        }
     }
 }

@@ -1,8 +1,11 @@
 //! Assembles a stream of VMC events into timestamped poses. VMC has no frame
 //! marker: a sender's frame is `OK`, `T`, the root, the bones and the blend values
 //! closed by `Blend/Apply`, so a frame ends at `Apply` (when it has bones), else
-//! when the next one begins (an `OK` or `T` after bone data) or the stream ends. Times come from the sender's `/VMC/Ext/T` when it sends
-//! one (relative to the first), else from the arrival time the caller passes.
+//! when the next one begins (an `OK` or `T` after bone data, or the root or a bone
+//! the frame already holds: a sender that sends none of the markers, bundled or
+//! one message per datagram) or the stream ends. Times come from the sender's
+//! `/VMC/Ext/T` when it sends one (relative to the first), else from the arrival
+//! time the caller passes.
 //!
 //! The hips' pose is composed with the root's (`/VMC/Ext/Root/Pos`); eye bones also
 //! give the lookAt; blend values become presets (VRM 1.0 or VRM 0 names) or custom
@@ -66,6 +69,11 @@ impl SenderRest {
     }
 }
 
+/// The bit of the root in `VmcFrames::set`, after every bone's.
+const ROOT_BIT: usize = BONE_COUNT;
+
+const _: () = assert!(ROOT_BIT < 64, "a frame's set is one u64");
+
 /// The frame being assembled and what is known of the stream.
 #[derive(Debug, Clone)]
 pub struct VmcFrames {
@@ -79,6 +87,9 @@ pub struct VmcFrames {
     /// Arrival time of the frame's first message.
     arrival: Option<f32>,
     has_bones: bool,
+    /// What the frame has set: bit `HumanBone::index()` a bone, bit `ROOT_BIT`
+    /// the root.
+    set: u64,
     /// The sender's rest, when it is not VRM 0 style identity.
     rest: Option<Arc<SenderRest>>,
     /// Custom expressions that found no free slot.
@@ -96,6 +107,7 @@ impl Default for VmcFrames {
             first_sender_time: None,
             arrival: None,
             has_bones: false,
+            set: 0,
             rest: None,
             dropped_expressions: 0,
         }
@@ -115,12 +127,19 @@ impl VmcFrames {
     /// Takes one event that arrived `now` seconds after the stream began; returns
     /// the previous frame when this event starts a new one.
     pub fn event(&mut self, event: VmcEvent<'_>, now: f32) -> Option<(f32, HumanoidPose)> {
-        let starts_frame = matches!(event, VmcEvent::Available { .. } | VmcEvent::Time(_));
+        let sets = match event {
+            VmcEvent::Root { .. } => 1 << ROOT_BIT,
+            VmcEvent::Bone { bone, .. } => 1 << bone.index(),
+            _ => 0,
+        };
+        let starts_frame =
+            matches!(event, VmcEvent::Available { .. } | VmcEvent::Time(_)) || self.set & sets != 0;
         let finished = if starts_frame && self.has_bones {
             self.take_frame()
         } else {
             None
         };
+        self.set |= sets;
         if self.arrival.is_none() {
             self.arrival = Some(now);
         }
@@ -200,6 +219,7 @@ impl VmcFrames {
         };
         self.arrival = None;
         self.has_bones = false;
+        self.set = 0;
         Some((time, self.pose))
     }
 }
@@ -213,6 +233,27 @@ mod tests {
             bone,
             position,
             rotation,
+        }
+    }
+
+    #[test]
+    fn a_sender_without_markers_is_framed_when_a_bone_repeats() {
+        let mut frames = VmcFrames::default();
+        let mut got = Vec::new();
+        for tick in 0..5 {
+            let turn = Quat::from_rotation_y(tick as f32 * 0.1);
+            for b in [HumanBone::Hips, HumanBone::Spine, HumanBone::Head] {
+                let now = tick as f32 / 60.0;
+                got.extend(frames.event(bone(b, Vec3::ZERO, turn), now));
+            }
+        }
+        got.extend(frames.finish());
+        assert_eq!(got.len(), 5, "one frame per tick");
+        for (tick, (t, pose)) in got.iter().enumerate() {
+            let turn = Quat::from_rotation_y(tick as f32 * 0.1);
+            assert_eq!(*t, tick as f32 / 60.0);
+            assert_eq!(pose.rotation(HumanBone::Head), Some(turn));
+            assert_eq!(pose.rotation(HumanBone::Spine), Some(turn));
         }
     }
 

@@ -1,7 +1,7 @@
 //! Incoming messages: `parse` checks one client text message into a
 //! `ClientMessage`; a `skeleton` frame is then decoded against the performer's
-//! skeleton by `SkeletonMessage::decode_into`. `request_id` reads the `id` of a
-//! request that `parse` rejected, so the error reply can echo it.
+//! skeleton by `SkeletonMessage::decode_into`. `rejected_request_id` says
+//! whether a message `parse` rejected is a request to answer, and with which id.
 
 use std::borrow::Cow;
 
@@ -13,8 +13,8 @@ use super::checks::{
 };
 use super::error::{Problem, WsError, invalid, quoted};
 use super::wire::{
-    CalibrateWire, DeviceWire, Envelope, Joints, PointWire, RequestWire, SkeletonWire,
-    StartRecordingWire, StopRecordingWire, TrackersWire, from_json,
+    CalibrateWire, DeviceWire, Envelope, Joints, LooseEnvelope, PointWire, RequestWire,
+    SkeletonWire, StartRecordingWire, StopRecordingWire, TrackersWire, from_json,
 };
 use crate::humanoid::{DevicePose, HAND_JOINTS};
 use crate::protocol::frame::{
@@ -206,14 +206,34 @@ pub fn parse(text: &str) -> Result<ClientMessage<'_>, WsError> {
     }
 }
 
-/// The `id` of a request that `parse` rejected, when it can still be read, so the
-/// `error` reply can echo it.
+/// The request types, which are answered even when rejected.
+const REQUESTS: [&str; 5] = [
+    "startRecording",
+    "stopRecording",
+    "listPerformers",
+    "status",
+    "calibrate",
+];
+
+/// How to answer a message that `parse` rejected: `Some(id)` for a request (a
+/// request type, or any other type but a frame's with an `id` key), whose `error`
+/// reply carries `id`: its `id` when that is an integer ≥ 0, else `None` (JSON
+/// `null`). `None`, no reply, for a frame (`skeleton`, `trackers`), for a message
+/// whose type cannot be read and for an unknown type without an `id` (a sender of
+/// frames at 90 Hz would otherwise be flooded).
 #[must_use]
-pub fn request_id(text: &str) -> Option<u64> {
+pub fn rejected_request_id(text: &str) -> Option<Option<u64>> {
     if text.len() > MAX_MESSAGE {
         return None;
     }
-    from_json::<Envelope<'_>>(text).ok()?.id
+    let envelope = from_json::<LooseEnvelope<'_>>(text).ok()?;
+    let kind = &*envelope.kind.0;
+    let request = REQUESTS.contains(&kind) || envelope.id.is_some();
+    match kind {
+        "skeleton" | "trackers" => None,
+        _ if request => Some(envelope.id.as_ref().and_then(serde_json::Value::as_u64)),
+        _ => None,
+    }
 }
 
 fn parse_skeleton(wire: SkeletonWire<'_>) -> Result<SkeletonMessage<'_>, WsError> {
@@ -600,10 +620,23 @@ mod tests {
 
     #[test]
     fn request_ids_are_read_back_from_rejected_requests() {
-        assert_eq!(request_id(r#"{"type":"calibrate","id":9}"#), Some(9));
-        assert_eq!(request_id(r#"{"type":"dance","id":10,"x":[]}"#), Some(10));
-        assert_eq!(request_id(r#"{"type":"status"}"#), None);
-        assert_eq!(request_id("{"), None);
+        let id = rejected_request_id;
+        assert_eq!(id(r#"{"type":"calibrate","id":9}"#), Some(Some(9)));
+        assert_eq!(id(r#"{"type":"dance","id":10,"x":[]}"#), Some(Some(10)));
+        // A request without an id, or with one that is not an integer ≥ 0, is
+        // answered with `id: null`.
+        assert_eq!(id(r#"{"type":"status","x":1}"#), Some(None));
+        for bad in [r#"-1"#, r#""7""#, "1.5", "null", "[1]", "1e300"] {
+            let text = format!(r#"{{"type":"status","id":{bad}}}"#);
+            assert_eq!(id(&text), Some(None), "{text}");
+        }
+        // Frames and messages without a readable type get no reply.
+        assert_eq!(id(r#"{"type":"skeleton","id":1,"joints":7}"#), None);
+        assert_eq!(id(r#"{"type":"trackers","head":1}"#), None);
+        assert_eq!(id("{"), None);
+        assert_eq!(id(r#"{"id":3}"#), None);
+        assert_eq!(id(r#"{"type":"teleport"}"#), None);
+        assert_eq!(id(r#"{"type":"teleport","id":"x"}"#), Some(None));
         let msg = parse(r#"{"type":"status","id":11}"#).unwrap();
         assert_eq!(msg.id(), Some(11));
     }

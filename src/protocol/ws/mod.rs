@@ -44,7 +44,7 @@ mod replies;
 mod test_support;
 mod wire;
 
-pub use client::{ClientMessage, DecodedJoints, SkeletonMessage, parse, request_id};
+pub use client::{ClientMessage, DecodedJoints, SkeletonMessage, parse, rejected_request_id};
 pub use error::{ErrorKind, Problem, WsError};
 pub use pose::{PoseHeader, SourcePoint, encode_pose_binary, encode_pose_json, encode_source_json};
 pub use replies::{PerformerSummary, Reply, StartedRecording, StoppedRecording};

@@ -120,12 +120,20 @@ pub(super) fn from_json<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, WsEr
     Ok(value)
 }
 
-/// What every message has: its type, and a request's id.
+/// What a rejected message still shows: its type, and whatever its `id` is.
+#[derive(Deserialize)]
+pub(super) struct LooseEnvelope<'a> {
+    #[serde(rename = "type", borrow)]
+    pub(super) kind: Text<'a>,
+    pub(super) id: Option<serde_json::Value>,
+}
+
+/// What every message has: its type (each type's own fields, a request's `id`
+/// among them, are read by its own wire struct).
 #[derive(Deserialize)]
 pub(super) struct Envelope<'a> {
     #[serde(rename = "type", borrow)]
     pub(super) kind: Text<'a>,
-    pub(super) id: Option<u64>,
 }
 
 #[derive(Deserialize)]
