@@ -123,11 +123,13 @@ pub fn osc(data: &[u8]) {
 /// A VRChat OSC trackers datagram, into a tracker frame.
 pub fn vrchat(data: &[u8]) {
     let mut trackers = VrchatTrackers::new(TrackerAssignment::default());
-    let _ = trackers.decode(data);
-    if let Some(performer) = mocap_bridge::protocol::frame::PerformerName::new("fuzz") {
-        let mut frame = mocap_bridge::protocol::frame::TrackerFrame::new(performer);
-        trackers.write_frame(&mut frame);
-    }
+    let Some(performer) = mocap_bridge::protocol::frame::PerformerName::new("fuzz") else {
+        return;
+    };
+    let mut frame = mocap_bridge::protocol::frame::TrackerFrame::new(performer);
+    // A datagram may hold several ticks: each is written out as the input does.
+    let _ = trackers.decode(data, |ticked| ticked.write_frame(&mut frame));
+    trackers.write_frame(&mut frame);
 }
 
 /// A lab OSC datagram against the lab19 skeleton.
@@ -140,7 +142,7 @@ pub fn lab_osc(data: &[u8]) {
 /// A WebSocket text message: parsed, and a skeleton frame decoded against lab19.
 pub fn websocket(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    let _ = ws::request_id(&text);
+    let _ = ws::rejected_request_id(&text);
     if let Ok(ws::ClientMessage::Skeleton(message)) = ws::parse(&text) {
         let mut frame = JointFrame::new(message.performer());
         let _ = message.decode_into(&LAB19.0, &mut frame);
