@@ -14,16 +14,37 @@
 //! pole         = P_t(root) + (P_s(middle) − P_s(root)) · s
 //! ```
 //!
-//! A foot is in contact while its target moves slower than `contact_speed` hips heights
-//! per second and is within `contact_height` hips heights of its rest height; the first
-//! contact frame plants it there, and it stays there until contact ends, then eases back
-//! to its target over `release_seconds`. The hips go down as far as needed (at most
-//! `max_hips_drop` hips heights) for every foot target to be within the leg's reach.
+//! where `y` is measured from the *source's own floor*, not from its model origin: a
+//! capture's floor is wherever its feet stand, which need not be where its T-pose puts
+//! the soles. The floor is followed live from the source's toes (`SourceFloor`): the
+//! lowest sole (a toe joint's height less that toe's T-pose height above the soles, the
+//! ankle's without toes) pulls it down within `FLOOR_FALL_SECONDS` and lets it rise
+//! over `FLOOR_RISE_SECONDS` (a jump does not lift the floor).
+//!
+//! A foot is in contact while the source's foot, scaled, moves slower than
+//! `contact_speed` hips heights per second and its ankle is within `contact_height`
+//! hips heights of its rest height over that floor (`MocapIkConfig::is_contact`, the
+//! same test `eval` runs on the whole clip); the first contact frame plants it there,
+//! and it stays there until contact ends, then eases back to its target over
+//! `release_seconds`. The hips go down as far as needed (at most `max_hips_drop` hips
+//! heights) for every foot target to be within the leg's reach. Last, a toe the legs
+//! put lower than the source's toe (mapped the same way, and never lower than the
+//! toe's rest height over the floor) is lifted by pitching the foot about the ankle:
+//! a longer or flatter target foot does not push its toes through the floor.
 
 use glam::{Quat, Vec3};
 
 use super::IkError;
 use super::body::{BodyFrame, BodyProportions, LIMBS, Limb, TORSO};
+
+/// Time constants of the source floor's estimate: a sole lower than the floor pulls it
+/// down within this many seconds (a frame of noise does not), one higher lets it rise
+/// over `FLOOR_RISE_SECONDS` (slow enough that a jump or a step up barely lifts it).
+const FLOOR_FALL_SECONDS: f32 = 0.1;
+const FLOOR_RISE_SECONDS: f32 = 2.0;
+
+/// The toes, left then right.
+const TOES: [HumanBone; 2] = [HumanBone::LeftToes, HumanBone::RightToes];
 use super::limb::LimbIk;
 use crate::humanoid::{HumanBone, HumanoidPose};
 
@@ -55,6 +76,26 @@ pub struct MocapIkConfig {
     pub lower_hips: bool,
     /// At most this much lowering, target hips heights (default 0.15).
     pub max_hips_drop: f32,
+}
+
+impl MocapIkConfig {
+    /// Whether a foot is in contact: its ankle `height` above its rest height over
+    /// the floor and its `speed` (metres per second) under `contact_height` and
+    /// `contact_speed` of `hips_height`, all in the same body's metres.
+    #[must_use]
+    pub fn is_contact(&self, height: f32, speed: f32, hips_height: f32) -> bool {
+        speed < self.contact_speed * hips_height && height < self.contact_height * hips_height
+    }
+}
+
+/// The height of a foot's sole in `frame`, model metres: the toe joint's height less
+/// the toe's T-pose height above the soles (the ankle's, for a body without toes).
+/// 0 while the foot stands on the floor of the body's T-pose.
+#[must_use]
+pub fn sole_height(frame: &BodyFrame, body: &BodyProportions, side: usize) -> f32 {
+    let (foot, toe) = (FEET[side.min(1)].1, TOES[side.min(1)]);
+    let joint = if body.has(toe) { toe } else { foot };
+    frame.position(joint).y - body.rest_height(joint)
 }
 
 impl Default for MocapIkConfig {
@@ -92,8 +133,10 @@ struct FootState {
 #[derive(Debug, Clone, Default)]
 pub struct MocapIkState {
     feet: [FootState; 2],
+    /// The source's floor height, source model metres (`None` before the first frame).
+    floor: Option<f32>,
     /// Forward kinematics of the pose on the source's body: the hips, spine, chest,
-    /// upperChest and `LIMBS` only (the neck, head, eyes, jaw, toes and fingers are
+    /// upperChest, `LIMBS` and toes only (the neck, head, eyes, jaw and fingers are
     /// stale).
     pub source_frame: BodyFrame,
     /// Forward kinematics of the result on the target's body, the same bones.
@@ -109,9 +152,41 @@ impl MocapIkState {
         self.feet.get(foot).is_some_and(|f| f.planted.is_some())
     }
 
-    /// Forgets contacts (after a jump in the stream).
+    /// The source's floor as followed so far, source model metres (0 before the
+    /// first frame).
+    #[must_use]
+    pub fn source_floor(&self) -> f32 {
+        self.floor.unwrap_or(0.0)
+    }
+
+    /// Forgets contacts and the floor (after a jump in the stream).
     pub fn reset(&mut self) {
         self.feet = Default::default();
+        self.floor = None;
+    }
+
+    /// Follows the source's floor by one frame (module header) and returns it.
+    fn follow_floor(&mut self, source: &BodyProportions, dt: f32) -> f32 {
+        let lowest = sole_height(&self.source_frame, source, 0).min(sole_height(
+            &self.source_frame,
+            source,
+            1,
+        ));
+        let floor = match self.floor {
+            Some(f) if lowest.is_finite() => {
+                let seconds = if lowest < f {
+                    FLOOR_FALL_SECONDS
+                } else {
+                    FLOOR_RISE_SECONDS
+                };
+                f + (lowest - f) * (dt / seconds).min(1.0)
+            }
+            Some(f) => f,
+            None if lowest.is_finite() => lowest,
+            None => 0.0,
+        };
+        self.floor = Some(floor);
+        floor
     }
 }
 
@@ -186,8 +261,8 @@ impl MocapIk<'_> {
             source,
             target,
         };
-        // Only what the stages read: the spine up to the shoulders, and the limbs.
-        for bones in [&TORSO[..4], &LIMBS] {
+        // Only what the stages read: the spine up to the shoulders, the limbs and toes.
+        for bones in [&TORSO[..4], &LIMBS[..], &TOES[..]] {
             BodyFrame::update_bones_pair(
                 (&mut state.source_frame, source),
                 (&mut state.target_frame, target),
@@ -201,10 +276,17 @@ impl MocapIk<'_> {
         }
         let scale = target.rest_hips_height() / source.rest_hips_height();
         let height = target.rest_hips_height();
+        let floor = state.follow_floor(source, dt);
         let mut foot_targets = [Vec3::ZERO; 2];
         if c.feet {
+            // The whole body stands on the source's floor: down by it (source metres in
+            // the pose, scaled in the target's frame).
+            pose.hips_position.y -= floor;
+            for bones in [&TORSO[..4], &LIMBS[..], &TOES[..]] {
+                (state.target_frame).translate_bones(Vec3::NEG_Y * (floor * scale), bones);
+            }
             for (i, (_, foot)) in FEET.into_iter().enumerate() {
-                let wanted = bodies.foot_target(state, foot, scale);
+                let wanted = bodies.foot_target(state, foot, scale, floor);
                 let rest_height = target.rest_height(foot);
                 foot_targets[i] =
                     plant_foot(&mut state.feet[i], wanted, rest_height, height, dt, c);
@@ -216,7 +298,7 @@ impl MocapIk<'_> {
                 if drop > 0.0 {
                     // The pose's hips are in source metres: P_t(hips) = hips_position · s.
                     pose.hips_position.y -= drop / scale;
-                    for bones in [&TORSO[..4], &LIMBS] {
+                    for bones in [&TORSO[..4], &LIMBS[..], &TOES[..]] {
                         (state.target_frame).translate_bones(Vec3::NEG_Y * drop, bones);
                     }
                     state.hips_drop = drop;
@@ -225,6 +307,7 @@ impl MocapIk<'_> {
             for (i, (limb, _)) in FEET.into_iter().enumerate() {
                 let pole = bodies.pole(state, limb, scale);
                 bodies.solve(state, pose, limb, foot_targets[i], pole, c.foot_weight)?;
+                bodies.lift_toe(state, pose, i, scale, floor);
             }
         }
         if c.hands {
@@ -246,11 +329,53 @@ struct Bodies<'a> {
 }
 
 impl Bodies<'_> {
-    /// The source's foot, scaled, at the target's ankle height (module header).
-    fn foot_target(&self, state: &MocapIkState, foot: HumanBone, scale: f32) -> Vec3 {
+    /// The source's foot over the source's floor, scaled, at the target's ankle
+    /// height (module header).
+    fn foot_target(&self, state: &MocapIkState, foot: HumanBone, scale: f32, floor: f32) -> Vec3 {
         let p = state.source_frame.position(foot);
-        let y = p.y - self.source.rest_height(foot) + self.target.rest_height(foot) / scale;
+        let y = p.y - floor - self.source.rest_height(foot) + self.target.rest_height(foot) / scale;
         Vec3::new(p.x, y, p.z) * scale
+    }
+
+    /// Lifts the target's toe of foot `side` to where the source's is (its height
+    /// over the source's floor above the toe's rest height, scaled onto the target's
+    /// toe rest height), never asking more than the toe's rest height: the foot turns
+    /// about the ankle, in the vertical plane of the toe, by
+    /// `asin((wanted − ankle.y) / |toe − ankle|) − asin((toe − ankle).y / |toe − ankle|)`.
+    /// Nothing to do for a body without toes or a toe already high enough.
+    fn lift_toe(
+        &self,
+        state: &mut MocapIkState,
+        pose: &mut HumanoidPose,
+        side: usize,
+        scale: f32,
+        floor: f32,
+    ) {
+        let (foot, toe) = (FEET[side].1, TOES[side]);
+        if !(self.target.has(toe) && self.source.has(toe)) {
+            return;
+        }
+        let frame = &mut state.target_frame;
+        frame.update_bones(self.target, pose, &[toe]);
+        let source_toe = state.source_frame.position(toe).y - floor - self.source.rest_height(toe);
+        let rest = self.target.rest_height(toe);
+        let wanted = (source_toe * scale + rest).min(rest);
+        let (ankle, tip) = (frame.position(foot), frame.position(toe));
+        let v = tip - ankle;
+        let length = v.length();
+        let along = Vec3::new(v.x, 0.0, v.z).normalize_or_zero();
+        if tip.y >= wanted || length < 1e-6 || along == Vec3::ZERO {
+            return;
+        }
+        let sin = ((wanted - ankle.y) / length).clamp(-1.0, 1.0);
+        let lifted = along * (1.0 - sin * sin).sqrt() + Vec3::Y * sin;
+        let turn = Quat::from_rotation_arc(v / length, lifted);
+        // The foot's model rotation turned; its normalized rotation is relative to
+        // the lower leg's model rotation.
+        let parent = foot.parent().map_or(Quat::IDENTITY, |p| frame.rotation(p));
+        let model = turn * frame.rotation(foot);
+        pose.set_rotation(foot, (parent.conjugate() * model).normalize());
+        frame.update_bones(self.target, pose, &[foot, toe]);
     }
 
     /// The source's hand relative to its shoulder joint, scaled by arm length.
