@@ -17,9 +17,11 @@
 
 use std::path::{Path, PathBuf};
 
-use mocap_bridge::eval::corpus::{Skipped, VrSettings, mocap_row, mocap_table, vr_row, vr_table};
+use mocap_bridge::eval::corpus::{
+    Skipped, VrSettings, locomotion_clips, mocap_row, mocap_table, vr_row, vr_table,
+};
 use mocap_bridge::eval::{
-    Perturbation, Travel, VrDevices, VrReport, evaluate_mocap, evaluate_vr, scale_legs,
+    Perturbation, VrDevices, VrReport, evaluate_mocap, evaluate_vr, scale_legs,
 };
 use mocap_bridge::filter::DeviceFilterConfig;
 use mocap_bridge::formats;
@@ -195,34 +197,16 @@ fn run_table(args: &EvalIkArgs) -> CliResult<()> {
                 continue;
             }
         };
-        if rig.clips.is_empty() {
-            skip(&mut skipped, label, "no clips".into());
-            continue;
-        }
-        let source = match map_rig(&label, &rig, explicit_map(args.rig.map.as_deref())?) {
-            Ok(source) => source,
-            Err(e) => {
-                skip(&mut skipped, label, format!("not a humanoid: {e}"));
-                continue;
-            }
-        };
-        for clip in &rig.clips {
-            let clip_label = if rig.clips.len() == 1 {
-                label.clone()
-            } else {
-                format!("{label} [{}]", clip.name)
-            };
-            if args.clip.as_deref().is_some_and(|c| c != clip.name) {
-                continue;
-            }
-            match Travel::of(&source, &clip.motion) {
-                Ok(t) => match t.why_not_locomotion() {
-                    None => clips.push((clip_label, source.clone(), clip.motion.clone(), t.speed)),
-                    Some(why) => skip(&mut skipped, clip_label, why),
-                },
-                Err(e) => skip(&mut skipped, clip_label, format!("does not retarget: {e}")),
-            }
-        }
+        let mapped = map_rig(&label, &rig, explicit_map(args.rig.map.as_deref())?)
+            .map_err(|e| e.to_string());
+        let (found, left_out) = locomotion_clips(
+            &label,
+            &rig,
+            mapped.as_ref().map_err(Clone::clone),
+            args.clip.as_deref(),
+        );
+        clips.extend(found);
+        skipped.extend(left_out);
     }
     println!(
         "{} files, {} locomotion clips -> {target_label}, {} mode",
@@ -242,20 +226,28 @@ fn run_table(args: &EvalIkArgs) -> CliResult<()> {
             smoothing: &smoothing,
         };
         let mut rows = Vec::with_capacity(clips.len());
-        for (label, source, motion, speed) in &clips {
-            match vr_row(label, *speed, source, motion, &target, &settings) {
+        for c in &clips {
+            match vr_row(&c.label, c.speed, &c.source, &c.motion, &target, &settings) {
                 Ok(row) => rows.push(row),
-                Err(e) => skip(&mut skipped, label.clone(), format!("cannot evaluate: {e}")),
+                Err(e) => skip(
+                    &mut skipped,
+                    c.label.clone(),
+                    format!("cannot evaluate: {e}"),
+                ),
             }
         }
         print!("{}", vr_table(&rows, &skipped));
     } else {
         let config = mocap_config(args)?;
         let mut rows = Vec::with_capacity(clips.len());
-        for (label, source, motion, speed) in &clips {
-            match mocap_row(label, *speed, source, motion, &target, &config) {
+        for c in &clips {
+            match mocap_row(&c.label, c.speed, &c.source, &c.motion, &target, &config) {
                 Ok(row) => rows.push(row),
-                Err(e) => skip(&mut skipped, label.clone(), format!("cannot evaluate: {e}")),
+                Err(e) => skip(
+                    &mut skipped,
+                    c.label.clone(),
+                    format!("cannot evaluate: {e}"),
+                ),
             }
         }
         print!("{}", mocap_table(&rows, &skipped));

@@ -6,12 +6,13 @@
 
 use std::fmt::Write as _;
 
+use super::Travel;
 use super::{
     EvalError, MocapReport, Perturbation, VrDevices, VrReport, evaluate_mocap, evaluate_vr,
     scale_legs,
 };
 use crate::filter::DeviceFilterConfig;
-use crate::formats::Motion;
+use crate::formats::{Motion, Rig};
 use crate::ik::{MocapIkConfig, VrIkConfig};
 use crate::retarget::MappedSkeleton;
 
@@ -77,6 +78,67 @@ pub const LEG_SCALES: [f32; 3] = [0.8, 1.0, 1.2];
 pub struct Skipped {
     pub label: String,
     pub reason: String,
+}
+
+/// A locomotion clip ready to measure.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// The file, and the clip's name when the file has several.
+    pub label: String,
+    pub source: MappedSkeleton,
+    pub motion: Motion,
+    /// Hips travel, the source's hips heights per second.
+    pub speed: f32,
+}
+
+/// The locomotion clips of a loaded rig (`clip`: only the one of that name), and the
+/// clips left out with the reason. `mapped` is the rig's humanoid map, or why it has
+/// none.
+#[must_use]
+pub fn locomotion_clips(
+    label: &str,
+    rig: &Rig,
+    mapped: Result<&MappedSkeleton, String>,
+    clip: Option<&str>,
+) -> (Vec<Candidate>, Vec<Skipped>) {
+    let mut found = Vec::new();
+    let mut skipped = Vec::new();
+    let mut skip = |label: String, reason: String| skipped.push(Skipped { label, reason });
+    if rig.clips.is_empty() {
+        skip(label.to_owned(), "no clips".into());
+        return (found, skipped);
+    }
+    let source = match mapped {
+        Ok(source) => source,
+        Err(why) => {
+            skip(label.to_owned(), format!("not a humanoid: {why}"));
+            return (found, skipped);
+        }
+    };
+    for c in rig
+        .clips
+        .iter()
+        .filter(|c| clip.is_none_or(|n| n == c.name))
+    {
+        let clip_label = if rig.clips.len() == 1 {
+            label.to_owned()
+        } else {
+            format!("{label} [{}]", c.name)
+        };
+        match Travel::of(source, &c.motion) {
+            Ok(t) => match t.why_not_locomotion() {
+                None => found.push(Candidate {
+                    label: clip_label,
+                    source: source.clone(),
+                    motion: c.motion.clone(),
+                    speed: t.speed,
+                }),
+                Some(why) => skip(clip_label, why),
+            },
+            Err(e) => skip(clip_label, format!("does not retarget: {e}")),
+        }
+    }
+    (found, skipped)
 }
 
 /// One clip's VR-mode runs (`VR_RUNS` order).
