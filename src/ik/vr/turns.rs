@@ -2,8 +2,13 @@
 //! smoothed over `neck_seconds` for the torso (the head itself turns exactly);
 //! without a hips tracker the body faces where the head has been facing over the
 //! last `body_turn_seconds`, so a glance aside turns the neck and spine, not the
-//! hips. With the angle helpers the stages share: a rotation's yaw, an angle
-//! wrapped into −π..π.
+//! hips. Walking, people face where they go while the head looks about: once the
+//! head travels faster than `gait_speed`, the body faces its direction of travel
+//! (the head's path, smoothed over half `body_turn_seconds` twice: device noise out,
+//! the sway of the steps turns it only a few degrees) when that is within `TRAVEL_TRUSTED` of where the head
+//! faces, easing back to the head's facing by `TRAVEL_IGNORED` (walking backwards or
+//! sideways faces the head's way). With the angle helpers the stages share: a
+//! rotation's yaw, an angle wrapped into −π..π.
 
 use glam::{Quat, Vec3};
 
@@ -14,6 +19,11 @@ use super::devices::AvatarDevices;
 /// jumped: the torso's smoothing starts afresh.
 const JUMP: f32 = 0.2;
 
+/// The body faces the head's direction of travel when it is within this angle of
+/// where the head faces, radians (45°), and not at all beyond `TRAVEL_IGNORED` (75°).
+const TRAVEL_TRUSTED: f32 = std::f32::consts::FRAC_PI_4;
+const TRAVEL_IGNORED: f32 = 75.0 * std::f32::consts::PI / 180.0;
+
 /// What the head's smoothing carries from frame to frame.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub(super) struct HeadSmoothing {
@@ -23,6 +33,10 @@ pub(super) struct HeadSmoothing {
     turn: Quat,
     /// The smoothed yaw the body faces without a hips tracker, radians.
     body_yaw: f32,
+    /// The head's horizontal position smoothed over half `body_turn_seconds`, and
+    /// its velocity, smoothed again: the direction of travel.
+    path: Vec3,
+    travel: Vec3,
 }
 
 /// The turns of one frame, model space: the head's smoothed for the torso, and the
@@ -75,9 +89,18 @@ impl HeadSmoothing {
         }
         let facing = yaw_of(self.turn);
         let head_yaw = Quat::from_rotation_y(facing);
+        let at = Vec3::new(head.position.x, 0.0, head.position.z);
         if smooth {
-            self.body_yaw += wrap(facing - self.body_yaw) * settle(config.body_turn_seconds);
+            let half = config.body_turn_seconds / 2.0;
+            let path = self.path.lerp(at, settle(half));
+            let velocity = (path - self.path) / dt.max(1e-4);
+            self.travel = self.travel.lerp(velocity, settle(half));
+            self.path = path;
+            let toward = facing + self.travel_share(config, user_height * devices.scale, facing);
+            self.body_yaw += wrap(toward - self.body_yaw) * settle(config.body_turn_seconds);
         } else {
+            self.path = at;
+            self.travel = Vec3::ZERO;
             self.body_yaw = facing;
         }
         let body_turn = Quat::from_rotation_y(self.body_yaw);
@@ -91,6 +114,24 @@ impl HeadSmoothing {
             hips_yaw_angle,
             hips_yaw: Quat::from_rotation_y(hips_yaw_angle),
         }
+    }
+}
+
+impl HeadSmoothing {
+    /// How far from the head's `facing` the body turns toward the direction of
+    /// travel, radians: all of the way within `TRAVEL_TRUSTED`, none beyond
+    /// `TRAVEL_IGNORED`, eased in from half `gait_speed` to `gait_speed` (of
+    /// `height`, avatar metres).
+    fn travel_share(&self, config: &VrIkConfig, height: f32, facing: f32) -> f32 {
+        let speed = self.travel.length();
+        let walk = (speed / (config.gait_speed * height).max(1e-3) * 2.0 - 1.0).clamp(0.0, 1.0);
+        if walk == 0.0 {
+            return 0.0;
+        }
+        let off = wrap(self.travel.x.atan2(self.travel.z) - facing);
+        let trust =
+            ((TRAVEL_IGNORED - off.abs()) / (TRAVEL_IGNORED - TRAVEL_TRUSTED)).clamp(0.0, 1.0);
+        off * trust * walk
     }
 }
 
