@@ -12,11 +12,7 @@ use glam::Vec3;
 
 use crate::humanoid::HumanBone;
 use crate::ik::body::{BodyFrame, BodyProportions};
-use crate::ik::mocap::{MocapIkConfig, sole_height};
-
-/// The share of frames whose lowest sole may be below the floor found (noise, a toe
-/// bent through the floor for a frame or two).
-const FLOOR_PERCENTILE: f32 = 0.05;
+use crate::ik::mocap::{FLOOR_PERCENTILE, MocapIkConfig, sole_height};
 
 /// Where the source's feet are on each frame, collected before `finish`.
 #[derive(Debug, Clone, Default)]

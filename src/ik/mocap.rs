@@ -16,10 +16,9 @@
 //!
 //! where `y` is measured from the *source's own floor*, not from its model origin: a
 //! capture's floor is wherever its feet stand, which need not be where its T-pose puts
-//! the soles. The floor is followed live from the source's toes (`SourceFloor`): the
-//! lowest sole (a toe joint's height less that toe's T-pose height above the soles, the
-//! ankle's without toes) pulls it down within `FLOOR_FALL_SECONDS` and lets it rise
-//! over `FLOOR_RISE_SECONDS` (a jump does not lift the floor).
+//! the soles. The floor is the `FLOOR_PERCENTILE` low percentile of the lowest sole
+//! (a toe joint's height less that toe's T-pose height above the soles, the ankle's
+//! without toes), followed live (`FLOOR_RATE`): a jump does not lift it.
 //!
 //! A foot is in contact while the source's foot, scaled, moves slower than
 //! `contact_speed` hips heights per second and its ankle is within `contact_height`
@@ -28,8 +27,9 @@
 //! and it stays there until contact ends, then eases back to its target over
 //! `release_seconds`. The hips go down as far as needed (at most `max_hips_drop` hips
 //! heights) for every foot target to be within the leg's reach. Last, a toe the legs
-//! put lower than the source's toe (mapped the same way, and never lower than the
-//! toe's rest height over the floor) is lifted by pitching the foot about the ankle:
+//! put lower than the source's toe (mapped the same way; the toe's rest height over
+//! the floor when that is lower or the source has no toes) is lifted by pitching the
+//! foot about the ankle:
 //! a longer or flatter target foot does not push its toes through the floor.
 
 use glam::{Quat, Vec3};
@@ -37,11 +37,17 @@ use glam::{Quat, Vec3};
 use super::IkError;
 use super::body::{BodyFrame, BodyProportions, LIMBS, Limb, TORSO};
 
-/// Time constants of the source floor's estimate: a sole lower than the floor pulls it
-/// down within this many seconds (a frame of noise does not), one higher lets it rise
-/// over `FLOOR_RISE_SECONDS` (slow enough that a jump or a step up barely lifts it).
-const FLOOR_FALL_SECONDS: f32 = 0.1;
-const FLOOR_RISE_SECONDS: f32 = 2.0;
+/// The source's floor is this low percentile of its lowest sole: the share of frames
+/// a sole may be below it (noise, a toe bent through the floor for a frame or two).
+/// `eval` finds it over a whole clip; mocap mode follows it live.
+pub const FLOOR_PERCENTILE: f32 = 0.05;
+
+/// How fast the live floor moves, source hips heights per second: down at
+/// `(1 − FLOOR_PERCENTILE)` of it while the lowest sole is below, up at
+/// `FLOOR_PERCENTILE` of it while above (a stochastic-approximation quantile: it
+/// settles where `FLOOR_PERCENTILE` of the frames are below). 0.5 falls 0.44 and
+/// rises 0.025 hips heights a second: a jump or a step onto a box barely lifts it.
+const FLOOR_RATE: f32 = 0.5;
 
 /// The toes, left then right.
 const TOES: [HumanBone; 2] = [HumanBone::LeftToes, HumanBone::RightToes];
@@ -119,7 +125,8 @@ impl Default for MocapIkConfig {
 /// One foot's contact state.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 struct FootState {
-    /// Last frame's foot target before planting; `None` before the first frame.
+    /// Last frame's source foot, scaled (floor not taken off: the floor's own
+    /// motion is no motion of the foot); `None` before the first frame.
     previous: Option<Vec3>,
     /// Where the foot is planted while in contact.
     planted: Option<Vec3>,
@@ -172,14 +179,14 @@ impl MocapIkState {
             source,
             1,
         ));
+        let step = FLOOR_RATE * source.rest_hips_height() * dt;
         let floor = match self.floor {
             Some(f) if lowest.is_finite() => {
-                let seconds = if lowest < f {
-                    FLOOR_FALL_SECONDS
+                if lowest < f {
+                    (f - step * (1.0 - FLOOR_PERCENTILE)).max(lowest)
                 } else {
-                    FLOOR_RISE_SECONDS
-                };
-                f + (lowest - f) * (dt / seconds).min(1.0)
+                    (f + step * FLOOR_PERCENTILE).min(lowest)
+                }
             }
             Some(f) => f,
             None if lowest.is_finite() => lowest,
@@ -287,9 +294,16 @@ impl MocapIk<'_> {
             }
             for (i, (_, foot)) in FEET.into_iter().enumerate() {
                 let wanted = bodies.foot_target(state, foot, scale, floor);
+                let moving = state.source_frame.position(foot) * scale;
                 let rest_height = target.rest_height(foot);
-                foot_targets[i] =
-                    plant_foot(&mut state.feet[i], wanted, rest_height, height, dt, c);
+                foot_targets[i] = plant_foot(
+                    &mut state.feet[i],
+                    (wanted, moving),
+                    rest_height,
+                    height,
+                    dt,
+                    c,
+                );
             }
             if c.lower_hips {
                 let drop = bodies
@@ -339,10 +353,11 @@ impl Bodies<'_> {
 
     /// Lifts the target's toe of foot `side` to where the source's is (its height
     /// over the source's floor above the toe's rest height, scaled onto the target's
-    /// toe rest height), never asking more than the toe's rest height: the foot turns
+    /// toe rest height), never asking more than the toe's rest height (all of it for
+    /// a source without toes): the foot turns
     /// about the ankle, in the vertical plane of the toe, by
     /// `asin((wanted − ankle.y) / |toe − ankle|) − asin((toe − ankle).y / |toe − ankle|)`.
-    /// Nothing to do for a body without toes or a toe already high enough.
+    /// Nothing to do for a target without toes or a toe already high enough.
     fn lift_toe(
         &self,
         state: &mut MocapIkState,
@@ -352,14 +367,19 @@ impl Bodies<'_> {
         floor: f32,
     ) {
         let (foot, toe) = (FEET[side].1, TOES[side]);
-        if !(self.target.has(toe) && self.source.has(toe)) {
+        if !self.target.has(toe) {
             return;
         }
         let frame = &mut state.target_frame;
         frame.update_bones(self.target, pose, &[toe]);
-        let source_toe = state.source_frame.position(toe).y - floor - self.source.rest_height(toe);
         let rest = self.target.rest_height(toe);
-        let wanted = (source_toe * scale + rest).min(rest);
+        let wanted = if self.source.has(toe) {
+            let source_toe =
+                state.source_frame.position(toe).y - floor - self.source.rest_height(toe);
+            (source_toe * scale + rest).min(rest)
+        } else {
+            rest
+        };
         let (ankle, tip) = (frame.position(foot), frame.position(toe));
         let v = tip - ankle;
         let length = v.length();
@@ -440,20 +460,20 @@ impl Bodies<'_> {
     }
 }
 
-/// Contact detection and planting for one foot (module header); returns the foot's
-/// target for this frame.
+/// Contact detection and planting for one foot (module header): `wanted` is its
+/// target, `moving` the source's foot scaled, whose speed is the foot's. Returns the
+/// foot's target for this frame.
 fn plant_foot(
     foot: &mut FootState,
-    wanted: Vec3,
+    (wanted, moving): (Vec3, Vec3),
     rest_height: f32,
     hips_height: f32,
     dt: f32,
     config: &MocapIkConfig,
 ) -> Vec3 {
-    let speed = foot.previous.map_or(0.0, |p| p.distance(wanted) / dt);
-    foot.previous = Some(wanted);
-    let contact = speed < config.contact_speed * hips_height
-        && wanted.y - rest_height < config.contact_height * hips_height;
+    let speed = foot.previous.map_or(0.0, |p| p.distance(moving) / dt);
+    foot.previous = Some(moving);
+    let contact = config.is_contact(wanted.y - rest_height, speed, hips_height);
     match (contact, foot.planted) {
         (true, Some(planted)) => planted,
         (true, None) => {
