@@ -120,3 +120,70 @@ impl Travel {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use glam::{Quat, Vec3};
+
+    use super::*;
+    use crate::formats::inspect::map_rig;
+    use crate::formats::skeleton_json::embedded_rig;
+    use crate::skeleton::builtin::HUMANOID_JSON;
+
+    fn humanoid() -> MappedSkeleton {
+        let rig = embedded_rig("humanoid.json", HUMANOID_JSON);
+        map_rig("humanoid.json", &rig, None).expect("the built-in humanoid maps")
+    }
+
+    /// 3 s at 30 Hz of the rest pose, the hips turned by `turn` and moved by
+    /// `velocity` (hips heights per second) from their rest place.
+    fn clip(mapped: &MappedSkeleton, velocity: Vec3, turn: Quat) -> Motion {
+        let hips = mapped.map.joint(HumanBone::Hips).expect("hips");
+        let height = mapped.rest_hips_height();
+        let (rest_rotations, rest_translations) = (
+            mapped.skeleton.rest_rotations(),
+            mapped.skeleton.rest_translations(),
+        );
+        let (mut rotations, mut translations) = (Vec::new(), Vec::new());
+        for i in 0..90 {
+            let t = i as f32 / 30.0;
+            let mut r = rest_rotations.clone();
+            let mut p = rest_translations.clone();
+            r[hips] = turn * r[hips];
+            p[hips] += velocity * height * t;
+            rotations.extend(r);
+            translations.extend(p);
+        }
+        Motion::uniform(1.0 / 30.0, mapped.skeleton.len(), rotations, translations)
+    }
+
+    #[test]
+    fn walking_speed_upright_is_locomotion_and_standing_or_upside_down_is_not() {
+        let mapped = humanoid();
+        let walk = Travel::of(
+            &mapped,
+            &clip(&mapped, Vec3::new(0.6, 0.0, 0.8), Quat::IDENTITY),
+        )
+        .expect("retargets");
+        assert!((walk.speed - 1.0).abs() < 1e-3, "{walk:?}");
+        assert!(walk.is_locomotion() && walk.why_not_locomotion().is_none());
+        let still = Travel::of(&mapped, &clip(&mapped, Vec3::ZERO, Quat::IDENTITY)).expect("ok");
+        assert!(!still.is_locomotion(), "{still:?}");
+        assert!(
+            still
+                .why_not_locomotion()
+                .is_some_and(|w| w.contains("hips travel"))
+        );
+        let flipped = Quat::from_rotation_z(std::f32::consts::PI);
+        let cartwheel = Travel::of(&mapped, &clip(&mapped, Vec3::Z, flipped)).expect("ok");
+        assert!(
+            cartwheel.speed > LOCOMOTION_SPEED && cartwheel.upright < 0.01,
+            "{cartwheel:?}"
+        );
+        assert!(
+            cartwheel
+                .why_not_locomotion()
+                .is_some_and(|w| w.contains("upright"))
+        );
+    }
+}

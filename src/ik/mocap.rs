@@ -529,4 +529,103 @@ mod tests {
             Err(IkError::MissingBone(HumanBone::LeftUpperArm))
         );
     }
+
+    /// A stick body 1 m at the hips, its feet 8 cm up, toes (when given) `toe_length`
+    /// ahead of the ankles and 6 cm lower.
+    fn body(toe_length: Option<f32>) -> BodyProportions {
+        use HumanBone as B;
+        let mut positions = [None; BONE_COUNT];
+        let mut put =
+            |b: B, x: f32, y: f32, z: f32| positions[b.index()] = Some(Vec3::new(x, y, z));
+        put(B::Hips, 0.0, 1.0, 0.0);
+        for (side, x) in [(0, 1.0), (1, -1.0)] {
+            let pick = |l: B, r: B| if side == 0 { l } else { r };
+            put(pick(B::LeftUpperLeg, B::RightUpperLeg), 0.1 * x, 0.95, 0.0);
+            put(pick(B::LeftLowerLeg, B::RightLowerLeg), 0.1 * x, 0.5, 0.0);
+            put(pick(B::LeftFoot, B::RightFoot), 0.1 * x, 0.08, 0.0);
+            if let Some(length) = toe_length {
+                put(pick(B::LeftToes, B::RightToes), 0.1 * x, 0.02, length);
+            }
+            put(pick(B::LeftUpperArm, B::RightUpperArm), 0.2 * x, 1.5, 0.0);
+            put(pick(B::LeftLowerArm, B::RightLowerArm), 0.5 * x, 1.5, 0.0);
+            put(pick(B::LeftHand, B::RightHand), 0.8 * x, 1.5, 0.0);
+        }
+        BodyProportions::from_positions(&positions, 1.0)
+    }
+
+    /// Mocap mode run for a second at 60 Hz on `pose`; the result on `target`.
+    fn settle(
+        source: &BodyProportions,
+        target: &BodyProportions,
+        pose: &HumanoidPose,
+    ) -> BodyFrame {
+        let config = MocapIkConfig::default();
+        let mut state = MocapIkState::default();
+        let mut solved = *pose;
+        for _ in 0..60 {
+            solved = *pose;
+            MocapIk {
+                config: &config,
+                source,
+                target,
+                dt: 1.0 / 60.0,
+                state: &mut state,
+                pose: &mut solved,
+            }
+            .run()
+            .expect("runs");
+        }
+        let mut frame = BodyFrame::default();
+        frame.update(target, &solved);
+        frame
+    }
+
+    #[test]
+    fn the_body_stands_on_the_source_floor_not_its_model_origin() {
+        // The capture stands 5 cm above its rig's floor: the avatar stands as it does
+        // when the capture stands on it, feet on its own floor.
+        let (source, target) = (body(Some(0.12)), body(Some(0.12)));
+        let mut pose = HumanoidPose::default();
+        pose.hips_position = Vec3::Y;
+        let on_floor = settle(&source, &target, &pose);
+        pose.hips_position = Vec3::new(0.0, 1.05, 0.0);
+        let floating = settle(&source, &target, &pose);
+        for bone in [HumanBone::Hips, HumanBone::LeftFoot, HumanBone::RightToes] {
+            let (a, b) = (on_floor.position(bone), floating.position(bone));
+            assert!(a.distance(b) < 1e-3, "{bone}: {a} against {b}");
+        }
+        let foot = on_floor.position(HumanBone::LeftFoot);
+        assert!((foot.y - 0.08).abs() < 1e-3, "{foot}");
+    }
+
+    #[test]
+    fn a_toe_the_legs_put_under_the_floor_is_lifted_by_pitching_the_foot() {
+        // Heels raised, the feet pitched toe-down by 40° with the source's toes on its
+        // floor (the hips up by what the pitch lifts the ankles): a foot twice as long
+        // keeps its toes at their rest height, the ankles where the source's are. Without
+        // toes in the source, its floor is the ankles' and the toes are kept at theirs.
+        let pitch = 40f32.to_radians();
+        let raise = 0.06 * pitch.cos() + 0.12 * pitch.sin() - 0.06;
+        for (source, ankle) in [(body(Some(0.12)), 0.08 + raise), (body(None), 0.08)] {
+            let target = body(Some(0.24));
+            let mut pose = HumanoidPose::default();
+            pose.hips_position = Vec3::new(0.0, 1.0 + raise, 0.0);
+            for foot in [HumanBone::LeftFoot, HumanBone::RightFoot] {
+                pose.set_rotation(foot, Quat::from_rotation_x(pitch));
+            }
+            let frame = settle(&source, &target, &pose);
+            for (foot, toe) in [
+                (HumanBone::LeftFoot, HumanBone::LeftToes),
+                (HumanBone::RightFoot, HumanBone::RightToes),
+            ] {
+                assert!(
+                    frame.position(toe).y > 0.02 - 1e-4,
+                    "{}",
+                    frame.position(toe)
+                );
+                let at = frame.position(foot);
+                assert!((at.y - ankle).abs() < 1e-3, "{at}, wanted {ankle}");
+            }
+        }
+    }
 }

@@ -169,4 +169,49 @@ mod tests {
         assert!((wrap(3.0 * std::f32::consts::PI).abs() - std::f32::consts::PI).abs() < 1e-5);
         assert!((wrap(0.1 - std::f32::consts::TAU) - 0.1).abs() < 1e-5);
     }
+
+    /// The hips' yaw after 3 s of a head walking at 1.2 m/s along `travel` (a unit
+    /// horizontal vector) while looking `look` radians to the left of it, at 120 Hz.
+    fn hips_yaw_after_walking(travel: Vec3, look: f32) -> f32 {
+        let config = VrIkConfig::default();
+        let heading = travel.x.atan2(travel.z);
+        let mut devices = AvatarDevices {
+            scale: 1.0,
+            head: crate::humanoid::DevicePose::new(Vec3::new(0.0, 1.6, 0.0), Quat::IDENTITY),
+            hands: [crate::humanoid::DevicePose::new(Vec3::ZERO, Quat::IDENTITY); 2],
+            hips: None,
+            chest: None,
+            feet: [None; 2],
+            elbows: [None; 2],
+            knees: [None; 2],
+        };
+        let mut smoothing = HeadSmoothing::default();
+        let mut turns = None;
+        for i in 0..360 {
+            let t = i as f32 / 120.0;
+            devices.head.position = Vec3::new(0.0, 1.6, 0.0) + travel * 1.2 * t;
+            devices.head.rotation = Quat::from_rotation_y(heading + look);
+            turns = Some(smoothing.follow(&config, &devices, 1.7, i > 0, 1.0 / 120.0));
+        }
+        turns.map_or(f32::NAN, |t| t.hips_yaw_angle)
+    }
+
+    #[test]
+    fn walking_the_body_faces_where_it_goes_not_where_the_head_looks() {
+        let along = Vec3::new(0.6, 0.0, 0.8);
+        let heading = along.x.atan2(along.z);
+        // Looking 35° aside while walking: the body faces the path.
+        let yaw = hips_yaw_after_walking(along, 35f32.to_radians());
+        assert!(
+            wrap(yaw - heading).abs() < 2f32.to_radians(),
+            "{yaw} against {heading}"
+        );
+        // Walking backwards (the head looks the other way): the body faces the head.
+        let yaw = hips_yaw_after_walking(along, std::f32::consts::PI);
+        let facing = heading + std::f32::consts::PI;
+        assert!(
+            wrap(yaw - facing).abs() < 2f32.to_radians(),
+            "{yaw} against {facing}"
+        );
+    }
 }
