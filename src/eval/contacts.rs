@@ -78,3 +78,52 @@ impl SourceContacts {
             .collect();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec3A;
+
+    use super::*;
+    use crate::humanoid::BONE_COUNT;
+
+    #[test]
+    fn contacts_are_the_slow_feet_near_the_floor_the_toes_stand_on() {
+        use HumanBone as B;
+        // Hips 1 m up, ankles 8 cm, toes 2 cm; the capture's floor 3 cm above its rig's.
+        let mut rest = [None; BONE_COUNT];
+        rest[B::Hips.index()] = Some(Vec3::Y);
+        for (x, foot, toe) in [
+            (0.1, B::LeftFoot, B::LeftToes),
+            (-0.1, B::RightFoot, B::RightToes),
+        ] {
+            rest[foot.index()] = Some(Vec3::new(x, 0.08, 0.0));
+            rest[toe.index()] = Some(Vec3::new(x, 0.02, 0.12));
+        }
+        let body = BodyProportions::from_positions(&rest, 1.0);
+        let floor = 0.03;
+        // 40 frames at 40 Hz: the left foot stands for 20 then moves at 1 m/s; the
+        // right foot stands on the floor throughout.
+        let times: Vec<f32> = (0..40).map(|i| i as f32 / 40.0).collect();
+        let mut contacts = SourceContacts::with_capacity(times.len());
+        for t in &times {
+            let mut frame = BodyFrame::default();
+            let left = Vec3::new(0.1, 0.08 + floor, (t - 0.5).max(0.0));
+            let right = Vec3::new(-0.1, 0.08 + floor, 0.0);
+            for (bone, at) in [
+                (B::LeftFoot, left),
+                (B::LeftToes, left + Vec3::new(0.0, -0.06, 0.12)),
+                (B::RightFoot, right),
+                (B::RightToes, right + Vec3::new(0.0, -0.06, 0.12)),
+            ] {
+                frame.model_positions[bone.index()] = Vec3A::from(at);
+            }
+            contacts.push(&frame, &body);
+        }
+        contacts.finish(&body, &times, &MocapIkConfig::default());
+        assert!((contacts.floor - floor).abs() < 1e-5, "{}", contacts.floor);
+        for (i, [left, right]) in contacts.contacts.iter().enumerate() {
+            assert!(*right, "frame {i}");
+            assert_eq!(*left, times[i] <= 0.5, "frame {i}");
+        }
+    }
+}
