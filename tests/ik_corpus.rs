@@ -4,7 +4,9 @@
 //! mode onto the built-in humanoid and in mocap mode onto Example.vrm with its legs
 //! ×0.8, ×1.0 and ×1.2. Prints both tables and asserts the goals
 //! (`eval::corpus::VR_GOALS`, `MOCAP_GOALS`). Every frame of every clip is
-//! evaluated. Skips, with a message, without ../shared/assets.
+//! evaluated. And `mocap-bridge eval-ik` on a folder, as a user runs it: one table,
+//! the files it left out named with the reason. Skips, with a message, without
+//! ../shared/assets.
 
 mod common;
 
@@ -13,8 +15,8 @@ use std::path::{Path, PathBuf};
 use common::assets;
 use mocap_bridge::eval::Perturbation;
 use mocap_bridge::eval::corpus::{
-    Candidate, Skipped, VrSettings, locomotion_clips, mocap_failures, mocap_row, mocap_table,
-    vr_failures, vr_row, vr_table,
+    Candidate, LEG_SCALES, Skipped, VrSettings, locomotion_clips, mocap_failures, mocap_row,
+    mocap_table, vr_failures, vr_row, vr_table,
 };
 use mocap_bridge::filter::DeviceFilterConfig;
 use mocap_bridge::formats::inspect::map_rig;
@@ -130,11 +132,49 @@ fn mocap_mode_meets_its_goals_on_every_locomotion_clip_onto_example_vrm() {
     let rows: Vec<_> = clips
         .iter()
         .map(|c| {
-            mocap_row(&c.label, c.speed, &c.source, &c.motion, &target, &config)
-                .unwrap_or_else(|e| panic!("{}: {e}", c.label))
+            mocap_row(
+                &c.label,
+                c.speed,
+                (&c.source, &c.motion),
+                &target,
+                &LEG_SCALES,
+                &config,
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", c.label))
         })
         .collect();
     println!("{}", mocap_table(&rows, &skipped));
     let failures = mocap_failures(&rows);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn eval_ik_on_a_folder_prints_one_table_and_names_what_it_left_out() {
+    let Some(dir) = assets() else { return };
+    let bvh = dir.join("bvh");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .args(["eval-ik", "--mode", "vr"])
+        .arg(&bvh)
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("cmu_12_01_walk.bvh") && stdout.contains("mean of"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("walk1.bvh: not locomotion"), "{stdout}");
+    assert!(
+        stdout.contains("fairmotion_sinusoidal_4joint.bvh: not a humanoid"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("goals:"), "{stdout}");
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .args(["eval-ik", "--legs", "0"])
+        .arg(&bvh)
+        .args(["--target", "nothere.vrm"])
+        .output()
+        .expect("runs");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--legs 0: not a positive number"));
 }

@@ -51,7 +51,8 @@ pub struct EvalIkArgs {
     pub target_map: Option<PathBuf>,
     #[command(flatten)]
     pub rig: RigArgs,
-    /// Which animation of the source, by name or index (default: the first).
+    /// Which animation of the source, by name or index (default: the first); with
+    /// several files or a folder, only the clips of that name (default: every clip).
     #[arg(long, value_name = "NAME|INDEX")]
     pub clip: Option<String>,
     /// Leg lengths to try, as factors of the model's.
@@ -94,6 +95,9 @@ fn noise_level(flag: &str, v: f32) -> CliResult<f32> {
 }
 
 pub fn run(args: EvalIkArgs) -> CliResult<()> {
+    if let Some(factor) = args.legs.iter().find(|f| !(f.is_finite() && **f > 0.0)) {
+        return Err(format!("--legs {factor}: not a positive number").into());
+    }
     match args.sources.as_slice() {
         [one] if !one.is_dir() => run_one(one, &args),
         _ => run_table(&args),
@@ -241,7 +245,8 @@ fn run_table(args: &EvalIkArgs) -> CliResult<()> {
         let config = mocap_config(args)?;
         let mut rows = Vec::with_capacity(clips.len());
         for c in &clips {
-            match mocap_row(&c.label, c.speed, &c.source, &c.motion, &target, &config) {
+            let clip = (&c.source, &c.motion);
+            match mocap_row(&c.label, c.speed, clip, &target, &args.legs, &config) {
                 Ok(row) => rows.push(row),
                 Err(e) => skip(
                     &mut skipped,
@@ -292,9 +297,6 @@ fn run_one(path: &Path, args: &EvalIkArgs) -> CliResult<()> {
         "hips drop"
     );
     for &factor in &args.legs {
-        if !(factor.is_finite() && factor > 0.0) {
-            return Err(format!("--legs {factor}: not a positive number").into());
-        }
         let scaled = scale_legs(&target, factor)?;
         let r = evaluate_mocap(&source, &clip.motion, &scaled, &config)?;
         println!(

@@ -69,7 +69,7 @@ pub const MOCAP_GOALS: MocapGoals = MocapGoals {
     lowest_toe_cm: -1.0,
 };
 
-/// The leg scales mocap mode is measured at.
+/// The leg scales mocap mode is measured at unless told others.
 pub const LEG_SCALES: [f32; 3] = [0.8, 1.0, 1.2];
 
 /// A clip left out of a table and why (does not load, not a humanoid, not
@@ -333,26 +333,29 @@ pub fn vr_table(rows: &[VrRow], skipped: &[Skipped]) -> String {
     out
 }
 
-/// One clip's mocap-mode numbers at each of `LEG_SCALES`.
+/// One clip's mocap-mode numbers at each leg scale.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MocapRow {
     pub label: String,
     pub speed: f32,
-    pub reports: [MocapReport; 3],
+    /// The leg scale and the numbers at it.
+    pub reports: Vec<(f32, MocapReport)>,
 }
 
-/// Mocap mode on one clip onto `target` with its legs at each of `LEG_SCALES`.
+/// Mocap mode on one clip onto `target` with its legs at each of `legs` (factors of
+/// the target's, e.g. `LEG_SCALES`).
 pub fn mocap_row(
     label: &str,
     speed: f32,
-    source: &MappedSkeleton,
-    motion: &Motion,
+    (source, motion): (&MappedSkeleton, &Motion),
     target: &MappedSkeleton,
+    legs: &[f32],
     config: &MocapIkConfig,
 ) -> Result<MocapRow, EvalError> {
-    let mut reports = [MocapReport::default(); 3];
-    for (report, factor) in reports.iter_mut().zip(LEG_SCALES) {
-        *report = evaluate_mocap(source, motion, &scale_legs(target, factor)?, config)?;
+    let mut reports = Vec::with_capacity(legs.len());
+    for &factor in legs {
+        let scaled = scale_legs(target, factor)?;
+        reports.push((factor, evaluate_mocap(source, motion, &scaled, config)?));
     }
     Ok(MocapRow {
         label: label.to_owned(),
@@ -373,7 +376,7 @@ pub fn mocap_failures(rows: &[MocapRow]) -> Vec<String> {
     let g = MOCAP_GOALS;
     let mut failures = Vec::new();
     for row in rows {
-        for (r, factor) in row.reports.iter().zip(LEG_SCALES) {
+        for (factor, r) in &row.reports {
             let at = format!("{} legs x{factor}", row.label);
             if r.contact_frames == 0 {
                 failures.push(format!("{at}: no contacts found in the source"));
@@ -434,7 +437,7 @@ pub fn mocap_table(rows: &[MocapRow], skipped: &[Skipped]) -> String {
         "", "", "", "source", "", "%", "cm/frame", "cm/frame", "cm (IK)", "cm", "drop cm"
     );
     for row in rows {
-        for (r, factor) in row.reports.iter().zip(LEG_SCALES) {
+        for (factor, r) in &row.reports {
             let _ = writeln!(
                 out,
                 "{:<width$} {:>5.2} {:>6} {:>8} {:>8} {:>7.1} {:>9.3} {:>9.3} {:>9.2} {:>9.2} {:>8.1}",
@@ -452,7 +455,10 @@ pub fn mocap_table(rows: &[MocapRow], skipped: &[Skipped]) -> String {
             );
         }
     }
-    let all: Vec<&MocapReport> = rows.iter().flat_map(|r| &r.reports).collect();
+    let all: Vec<&MocapReport> = rows
+        .iter()
+        .flat_map(|r| r.reports.iter().map(|(_, report)| report))
+        .collect();
     let n = all.len().max(1) as f32;
     let _ = writeln!(
         out,
