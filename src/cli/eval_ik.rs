@@ -1,5 +1,11 @@
 //! `eval-ik`: IK measured on a real capture.
 //!
+//! One file: the detailed numbers below. Several files or a folder (walked, every
+//! `.bvh`, `.glb`, `.gltf`, `.vrm` and `.vrma` in it): every locomotion clip
+//! (`eval::Travel`) of every humanoid among them as one table (`eval::corpus`), a row
+//! per clip and a mean row, the clips left out with the reason, and the goals met
+//! or missed.
+//!
 //! `--mode mocap` (default): retargets a clip onto a model whose legs are scaled,
 //! rotation only and with mocap-mode IK, and prints foot skate during contact, the
 //! lowest foot heights and the hips lowering for each scale.
@@ -9,8 +15,11 @@
 //! it, solves VR mode and prints AGRoL-style numbers for 3-point and 6-point input,
 //! ideal and perturbed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use mocap_bridge::eval::corpus::{
+    Skipped, VrSettings, locomotion_clips, mocap_row, mocap_table, vr_row, vr_table,
+};
 use mocap_bridge::eval::{
     Perturbation, VrDevices, VrReport, evaluate_mocap, evaluate_vr, scale_legs,
 };
@@ -25,9 +34,11 @@ use mocap_bridge::formats::inspect::{explicit_map, map_rig};
 /// Options of `eval-ik`.
 #[derive(clap::Args)]
 pub struct EvalIkArgs {
-    /// The capture (.bvh, or a glTF/VRM/.vrma clip), e.g.
-    /// ../shared/assets/bvh/cmu_12_01_walk.bvh.
-    pub source: PathBuf,
+    /// The capture (.bvh, or a glTF/VRM clip), e.g.
+    /// ../shared/assets/bvh/cmu_12_01_walk.bvh; several files or folders measure
+    /// every locomotion clip in them as one table.
+    #[arg(required = true, num_args = 1..)]
+    pub sources: Vec<PathBuf>,
     /// Which IK to measure.
     #[arg(long, value_enum, default_value = "mocap")]
     pub mode: EvalMode,
@@ -40,7 +51,8 @@ pub struct EvalIkArgs {
     pub target_map: Option<PathBuf>,
     #[command(flatten)]
     pub rig: RigArgs,
-    /// Which animation of the source, by name or index (default: the first).
+    /// Which animation of the source, by name or index (default: the first); with
+    /// several files or a folder, only the clips of that name (default: every clip).
     #[arg(long, value_name = "NAME|INDEX")]
     pub clip: Option<String>,
     /// Leg lengths to try, as factors of the model's.
@@ -83,13 +95,19 @@ fn noise_level(flag: &str, v: f32) -> CliResult<f32> {
 }
 
 pub fn run(args: EvalIkArgs) -> CliResult<()> {
-    let label = args.source.display().to_string();
-    let rig = formats::load_rig(&args.source, &load_options(&args.rig))?;
-    let source = map_rig(&label, &rig, explicit_map(args.rig.map.as_deref())?)?;
-    let clip = rig
-        .clip(args.clip.as_deref())
-        .ok_or_else(|| format!("{label}: no such clip (the file has {})", rig.clips.len()))?;
-    let (target_label, target) = match &args.target {
+    if let Some(factor) = args.legs.iter().find(|f| !(f.is_finite() && **f > 0.0)) {
+        return Err(format!("--legs {factor}: not a positive number").into());
+    }
+    match args.sources.as_slice() {
+        [one] if !one.is_dir() => run_one(one, &args),
+        _ => run_table(&args),
+    }
+}
+
+/// The target model of `args`, labelled (the built-in humanoid by default in VR
+/// mode).
+fn load_target(args: &EvalIkArgs) -> CliResult<(String, MappedSkeleton)> {
+    match &args.target {
         Some(path) => {
             let label = path.display().to_string();
             let target_rig = formats::load_rig(path, &load_options(&args.rig))?;
@@ -98,35 +116,180 @@ pub fn run(args: EvalIkArgs) -> CliResult<()> {
                 &target_rig,
                 explicit_map(args.target_map.as_deref())?,
             )?;
-            (label, target)
+            Ok((label, target))
         }
         None if args.mode == EvalMode::Vr => {
             let rig = mocap_bridge::formats::skeleton_json::embedded_rig(
                 "humanoid.json",
                 mocap_bridge::skeleton::builtin::HUMANOID_JSON,
             );
-            (
+            Ok((
                 "built-in humanoid".to_owned(),
                 map_rig("humanoid.json", &rig, None)?,
-            )
+            ))
         }
-        None => return Err("--mode mocap needs --target MODEL".into()),
-    };
-    if args.mode == EvalMode::Vr {
-        return eval_vr(&label, &source, &clip.motion, &target_label, &target, &args);
+        None => Err("--mode mocap needs --target MODEL".into()),
     }
-    let config: MocapIkConfig = match &args.config {
-        Some(json) => serde_json::from_str(json).map_err(|e| format!("--config: {e}"))?,
-        None => MocapIkConfig::default(),
+}
+
+/// The files under `paths`: files as given, folders walked (sorted, the rig and
+/// clip extensions only).
+fn collect_files(paths: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> CliResult<()> {
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| format!("cannot read folder {}: {e}", dir.display()))?;
+        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        for path in paths {
+            if path.is_dir() {
+                walk(&path, out)?;
+            } else if has_clip_extension(&path) {
+                out.push(path);
+            }
+        }
+        Ok(())
+    }
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            walk(path, &mut files)?;
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
+}
+
+/// Whether a folder's file may hold clips eval-ik measures.
+fn has_clip_extension(path: &Path) -> bool {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    matches!(
+        ext.as_deref(),
+        Some("bvh" | "glb" | "gltf" | "vrm" | "vrma")
+    )
+}
+
+/// Every locomotion clip of every humanoid under `args.sources` as one table.
+fn run_table(args: &EvalIkArgs) -> CliResult<()> {
+    let (target_label, target) = load_target(args)?;
+    let files = collect_files(&args.sources)?;
+    let mut skipped = Vec::new();
+    let mut clips = Vec::new();
+    let skip = |skipped: &mut Vec<Skipped>, label: String, reason: String| {
+        skipped.push(Skipped { label, reason });
     };
+    for path in &files {
+        let label = path.display().to_string();
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("vrma"))
+        {
+            skip(
+                &mut skipped,
+                label,
+                "a VRM animation: normalized poses with no source rig to measure from".into(),
+            );
+            continue;
+        }
+        let rig = match formats::load_rig(path, &load_options(&args.rig)) {
+            Ok(rig) => rig,
+            Err(e) => {
+                skip(&mut skipped, label, format!("does not load: {e}"));
+                continue;
+            }
+        };
+        let mapped = map_rig(&label, &rig, explicit_map(args.rig.map.as_deref())?)
+            .map_err(|e| e.to_string());
+        let (found, left_out) = locomotion_clips(
+            &label,
+            &rig,
+            mapped.as_ref().map_err(Clone::clone),
+            args.clip.as_deref(),
+        );
+        clips.extend(found);
+        skipped.extend(left_out);
+    }
     println!(
-        "{label} -> {target_label}: {} frames, mocap-mode IK against rotation only",
+        "{} files, {} locomotion clips -> {target_label}, {} mode",
+        files.len(),
+        clips.len(),
+        if args.mode == EvalMode::Vr {
+            "VR"
+        } else {
+            "mocap"
+        },
+    );
+    if args.mode == EvalMode::Vr {
+        let (config, perturbation, smoothing) = vr_settings(args)?;
+        let settings = VrSettings {
+            config: &config,
+            perturbation: &perturbation,
+            smoothing: &smoothing,
+        };
+        let mut rows = Vec::with_capacity(clips.len());
+        for c in &clips {
+            match vr_row(&c.label, c.speed, &c.source, &c.motion, &target, &settings) {
+                Ok(row) => rows.push(row),
+                Err(e) => skip(
+                    &mut skipped,
+                    c.label.clone(),
+                    format!("cannot evaluate: {e}"),
+                ),
+            }
+        }
+        print!("{}", vr_table(&rows, &skipped));
+    } else {
+        let config = mocap_config(args)?;
+        let mut rows = Vec::with_capacity(clips.len());
+        for c in &clips {
+            let clip = (&c.source, &c.motion);
+            match mocap_row(&c.label, c.speed, clip, &target, &args.legs, &config) {
+                Ok(row) => rows.push(row),
+                Err(e) => skip(
+                    &mut skipped,
+                    c.label.clone(),
+                    format!("cannot evaluate: {e}"),
+                ),
+            }
+        }
+        print!("{}", mocap_table(&rows, &skipped));
+    }
+    Ok(())
+}
+
+/// `--config` as mocap-mode settings.
+fn mocap_config(args: &EvalIkArgs) -> CliResult<MocapIkConfig> {
+    match &args.config {
+        Some(json) => Ok(serde_json::from_str(json).map_err(|e| format!("--config: {e}"))?),
+        None => Ok(MocapIkConfig::default()),
+    }
+}
+
+/// One file: the detailed report.
+fn run_one(path: &Path, args: &EvalIkArgs) -> CliResult<()> {
+    let label = path.display().to_string();
+    let rig = formats::load_rig(path, &load_options(&args.rig))?;
+    let source = map_rig(&label, &rig, explicit_map(args.rig.map.as_deref())?)?;
+    let clip = rig
+        .clip(args.clip.as_deref())
+        .ok_or_else(|| format!("{label}: no such clip (the file has {})", rig.clips.len()))?;
+    let (target_label, target) = load_target(args)?;
+    if args.mode == EvalMode::Vr {
+        return eval_vr(&label, &source, &clip.motion, &target_label, &target, args);
+    }
+    let config = mocap_config(args)?;
+    println!(
+        "{label} -> {target_label}: {} frames, mocap-mode IK against rotation only, \
+         scored on the source's own foot contacts",
         clip.motion.frame_count()
     );
     println!(
-        "{:>5} {:>8} {:>22} {:>22} {:>18} {:>18} {:>9}",
+        "{:>5} {:>17} {:>22} {:>22} {:>18} {:>18} {:>9}",
         "legs",
-        "contacts",
+        "contacts (differ)",
         "skate cm/f (rot only)",
         "skate cm/f (IK)",
         "low ankle/toe rot",
@@ -134,15 +297,13 @@ pub fn run(args: EvalIkArgs) -> CliResult<()> {
         "hips drop"
     );
     for &factor in &args.legs {
-        if !(factor.is_finite() && factor > 0.0) {
-            return Err(format!("--legs {factor}: not a positive number").into());
-        }
         let scaled = scale_legs(&target, factor)?;
         let r = evaluate_mocap(&source, &clip.motion, &scaled, &config)?;
         println!(
-            "{:>5.2} {:>8} {:>10.3} (max {:>5.2}) {:>10.3} (max {:>5.2}) {:>8.1} /{:>6.1} {:>8.1} /{:>6.1} {:>6.1} cm",
+            "{:>5.2} {:>9} ({:>5}) {:>10.3} (max {:>5.2}) {:>10.3} (max {:>5.2}) {:>8.1} /{:>6.1} {:>8.1} /{:>6.1} {:>6.1} cm",
             factor,
             r.contact_frames,
+            r.contact_mismatch,
             r.rotation_only.skate_cm,
             r.rotation_only.max_skate_cm,
             r.with_ik.skate_cm,
@@ -205,20 +366,7 @@ fn eval_vr(
     target: &MappedSkeleton,
     args: &EvalIkArgs,
 ) -> CliResult<()> {
-    let config: VrIkConfig = match &args.config {
-        Some(json) => serde_json::from_str(json).map_err(|e| format!("--config: {e}"))?,
-        None => VrIkConfig::default(),
-    };
-    let mut perturbation = Perturbation::default();
-    if let Some(seed) = args.seed {
-        perturbation.seed = seed;
-    }
-    if let Some(cm) = args.noise {
-        perturbation.noise = noise_level("--noise", cm)? / 100.0;
-    }
-    if let Some(deg) = args.rotation_noise {
-        perturbation.rotation_noise_deg = noise_level("--rotation-noise", deg)?;
-    }
+    let (config, perturbation, smoothing) = vr_settings(args)?;
     println!(
         "{label} -> {target_label}: {} frames, VR mode from synthesized devices \
          (perturbed: controllers {:.1} cm off, {:.1} cm and {:.1}° noise, seed {})",
@@ -245,21 +393,6 @@ fn eval_vr(
         "{:<20} {:>7} {:>7} {:>8} {:>17} {:>8} {:>10} {:>9} {:>15} {:>11}",
         "", "cm", "deg", "cm/s", "10^2 m/s^3", "cm", "mm", "mm", "cm/frame", ""
     );
-    // The perturbed devices as the bridge would take them: through the device
-    // filter told how noisy they are.
-    let mut smoothing = serde_json::json!({
-        "noiseM": perturbation.noise,
-        "rotationNoiseDeg": perturbation.rotation_noise_deg,
-    });
-    if let Some(json) = &args.device_filter {
-        let given: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(json).map_err(|e| format!("--device-filter: {e}"))?;
-        if let Some(m) = smoothing.as_object_mut() {
-            m.extend(given);
-        }
-    }
-    let smoothing: DeviceFilterConfig =
-        serde_json::from_value(smoothing).map_err(|e| format!("--device-filter: {e}"))?;
     let runs = [
         ("3-point", VrDevices::ThreePoint, None, None),
         ("6-point", VrDevices::SixPoint, None, None),
@@ -315,4 +448,39 @@ fn eval_vr(
     );
     print_joints(&runs.map(|(name, _, _, _)| name), &reports);
     Ok(())
+}
+
+/// `--config`, the perturbation (`--seed`, `--noise`, `--rotation-noise`) and the
+/// device filter of the perturbed runs (`--device-filter`) of VR mode.
+fn vr_settings(args: &EvalIkArgs) -> CliResult<(VrIkConfig, Perturbation, DeviceFilterConfig)> {
+    let config: VrIkConfig = match &args.config {
+        Some(json) => serde_json::from_str(json).map_err(|e| format!("--config: {e}"))?,
+        None => VrIkConfig::default(),
+    };
+    let mut perturbation = Perturbation::default();
+    if let Some(seed) = args.seed {
+        perturbation.seed = seed;
+    }
+    if let Some(cm) = args.noise {
+        perturbation.noise = noise_level("--noise", cm)? / 100.0;
+    }
+    if let Some(deg) = args.rotation_noise {
+        perturbation.rotation_noise_deg = noise_level("--rotation-noise", deg)?;
+    }
+    // The perturbed devices as the bridge would take them: through the device
+    // filter told how noisy they are.
+    let mut smoothing = serde_json::json!({
+        "noiseM": perturbation.noise,
+        "rotationNoiseDeg": perturbation.rotation_noise_deg,
+    });
+    if let Some(json) = &args.device_filter {
+        let given: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(json).map_err(|e| format!("--device-filter: {e}"))?;
+        if let Some(m) = smoothing.as_object_mut() {
+            m.extend(given);
+        }
+    }
+    let smoothing: DeviceFilterConfig =
+        serde_json::from_value(smoothing).map_err(|e| format!("--device-filter: {e}"))?;
+    Ok((config, perturbation, smoothing))
 }

@@ -5,6 +5,13 @@
 //! (the forward kinematics `FromNormalized` matches). Pure code: it
 //! allocates per clip, not per frame, and reads no files.
 
+mod contacts;
+pub mod corpus;
+mod locomotion;
+
+pub use contacts::SourceContacts;
+pub use locomotion::{LOCOMOTION_SPEED, Travel};
+
 use glam::{Quat, Vec3};
 
 use crate::filter::{DeviceFilter, DeviceFilterConfig};
@@ -102,8 +109,17 @@ pub struct FootReport {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct MocapReport {
     pub frames: usize,
-    /// Foot-frames in contact (both feet counted).
+    /// Foot-frames in contact in the source (both feet counted; `SourceContacts`):
+    /// the frames skate is scored on.
     pub contact_frames: usize,
+    /// Foot-frames mocap mode planted, and foot-frames where it disagreed with the
+    /// source (planted without contact, or contact without planting).
+    pub solver_contact_frames: usize,
+    pub contact_mismatch: usize,
+    /// The source's floor found over the clip, and the one mocap mode followed live at
+    /// the last frame, cm of the source's model space.
+    pub source_floor_cm: f32,
+    pub solver_floor_cm: f32,
     pub rotation_only: FootReport,
     pub with_ik: FootReport,
     /// Largest hips lowering, cm.
@@ -111,8 +127,10 @@ pub struct MocapReport {
 }
 
 /// Retargets `motion` from `source` onto `target` twice, rotation only and with
-/// mocap-mode IK, and measures the feet on the target skeleton during the contacts
-/// mocap mode detected.
+/// mocap-mode IK, and measures the feet on the target skeleton during the source's
+/// own contacts (`SourceContacts`, found over the whole clip: a foot-frame counts
+/// when the source's foot is in contact on it and on the frame before), and how
+/// often mocap mode's live contacts disagree with those.
 pub fn evaluate_mocap(
     source: &MappedSkeleton,
     motion: &Motion,
@@ -143,6 +161,22 @@ pub fn evaluate_mocap(
         frames: motion.frame_count(),
         ..MocapReport::default()
     };
+    // The source's own contacts, over the whole clip first.
+    let mut source_contacts = SourceContacts::with_capacity(motion.frame_count());
+    let mut source_frame = BodyFrame::default();
+    for frame in motion.frames() {
+        ToNormalized {
+            source: &source_rig,
+            local_rotations: frame.rotations,
+            local_translations: frame.translations,
+            pose: &mut pose,
+        }
+        .run()?;
+        source_frame.update(&source_body, &pose);
+        source_contacts.push(&source_frame, &source_body);
+    }
+    source_contacts.finish(&source_body, times, config);
+    report.source_floor_cm = source_contacts.floor * 100.0;
     // Per frame: foot positions without and with IK, and contacts.
     let mut tracks: Vec<FeetSample> = Vec::new();
     for (i, frame) in motion.frames().enumerate() {
@@ -187,9 +221,15 @@ pub fn evaluate_mocap(
                 toe_heights[k][s] = world[toes[s]].translation.y;
             }
         }
-        let contacts = [state.is_planted(0), state.is_planted(1)];
+        let planted = [state.is_planted(0), state.is_planted(1)];
+        let contacts = source_contacts.contacts[i];
+        for s in 0..2 {
+            report.solver_contact_frames += usize::from(planted[s]);
+            report.contact_mismatch += usize::from(planted[s] != contacts[s]);
+        }
         tracks.push((pose_feet, toe_heights, contacts));
     }
+    report.solver_floor_cm = state.source_floor() * 100.0;
     let mut sums = [0.0f32; 2];
     let mut reports = [FootReport {
         lowest_ankle_cm: f32::INFINITY,

@@ -14,16 +14,43 @@
 //! pole         = P_t(root) + (P_s(middle) − P_s(root)) · s
 //! ```
 //!
-//! A foot is in contact while its target moves slower than `contact_speed` hips heights
-//! per second and is within `contact_height` hips heights of its rest height; the first
-//! contact frame plants it there, and it stays there until contact ends, then eases back
-//! to its target over `release_seconds`. The hips go down as far as needed (at most
-//! `max_hips_drop` hips heights) for every foot target to be within the leg's reach.
+//! where `y` is measured from the *source's own floor*, not from its model origin: a
+//! capture's floor is wherever its feet stand, which need not be where its T-pose puts
+//! the soles. The floor is the `FLOOR_PERCENTILE` low percentile of the lowest sole
+//! (a toe joint's height less that toe's T-pose height above the soles, the ankle's
+//! without toes), followed live (`FLOOR_RATE`): a jump does not lift it.
+//!
+//! A foot is in contact while the source's foot, scaled, moves slower than
+//! `contact_speed` hips heights per second and its ankle is within `contact_height`
+//! hips heights of its rest height over that floor (`MocapIkConfig::is_contact`, the
+//! same test `eval` runs on the whole clip); the first contact frame plants it there,
+//! and it stays there until contact ends, then eases back to its target over
+//! `release_seconds`. The hips go down as far as needed (at most `max_hips_drop` hips
+//! heights) for every foot target to be within the leg's reach. Last, a toe the legs
+//! put lower than the source's toe (mapped the same way; the toe's rest height over
+//! the floor when that is lower or the source has no toes) is lifted by pitching the
+//! foot about the ankle:
+//! a longer or flatter target foot does not push its toes through the floor.
 
 use glam::{Quat, Vec3};
 
 use super::IkError;
 use super::body::{BodyFrame, BodyProportions, LIMBS, Limb, TORSO};
+
+/// The source's floor is this low percentile of its lowest sole: the share of frames
+/// a sole may be below it (noise, a toe bent through the floor for a frame or two).
+/// `eval` finds it over a whole clip; mocap mode follows it live.
+pub const FLOOR_PERCENTILE: f32 = 0.05;
+
+/// How fast the live floor moves, source hips heights per second: down at
+/// `(1 − FLOOR_PERCENTILE)` of it while the lowest sole is below, up at
+/// `FLOOR_PERCENTILE` of it while above (a stochastic-approximation quantile: it
+/// settles where `FLOOR_PERCENTILE` of the frames are below). 0.5 falls 0.44 and
+/// rises 0.025 hips heights a second: a jump or a step onto a box barely lifts it.
+const FLOOR_RATE: f32 = 0.5;
+
+/// The toes, left then right.
+const TOES: [HumanBone; 2] = [HumanBone::LeftToes, HumanBone::RightToes];
 use super::limb::LimbIk;
 use crate::humanoid::{HumanBone, HumanoidPose};
 
@@ -57,6 +84,26 @@ pub struct MocapIkConfig {
     pub max_hips_drop: f32,
 }
 
+impl MocapIkConfig {
+    /// Whether a foot is in contact: its ankle `height` above its rest height over
+    /// the floor and its `speed` (metres per second) under `contact_height` and
+    /// `contact_speed` of `hips_height`, all in the same body's metres.
+    #[must_use]
+    pub fn is_contact(&self, height: f32, speed: f32, hips_height: f32) -> bool {
+        speed < self.contact_speed * hips_height && height < self.contact_height * hips_height
+    }
+}
+
+/// The height of a foot's sole in `frame`, model metres: the toe joint's height less
+/// the toe's T-pose height above the soles (the ankle's, for a body without toes).
+/// 0 while the foot stands on the floor of the body's T-pose.
+#[must_use]
+pub fn sole_height(frame: &BodyFrame, body: &BodyProportions, side: usize) -> f32 {
+    let (foot, toe) = (FEET[side.min(1)].1, TOES[side.min(1)]);
+    let joint = if body.has(toe) { toe } else { foot };
+    frame.position(joint).y - body.rest_height(joint)
+}
+
 impl Default for MocapIkConfig {
     fn default() -> Self {
         Self {
@@ -78,7 +125,8 @@ impl Default for MocapIkConfig {
 /// One foot's contact state.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 struct FootState {
-    /// Last frame's foot target before planting; `None` before the first frame.
+    /// Last frame's source foot, scaled (floor not taken off: the floor's own
+    /// motion is no motion of the foot); `None` before the first frame.
     previous: Option<Vec3>,
     /// Where the foot is planted while in contact.
     planted: Option<Vec3>,
@@ -92,8 +140,10 @@ struct FootState {
 #[derive(Debug, Clone, Default)]
 pub struct MocapIkState {
     feet: [FootState; 2],
+    /// The source's floor height, source model metres (`None` before the first frame).
+    floor: Option<f32>,
     /// Forward kinematics of the pose on the source's body: the hips, spine, chest,
-    /// upperChest and `LIMBS` only (the neck, head, eyes, jaw, toes and fingers are
+    /// upperChest, `LIMBS` and toes only (the neck, head, eyes, jaw and fingers are
     /// stale).
     pub source_frame: BodyFrame,
     /// Forward kinematics of the result on the target's body, the same bones.
@@ -109,9 +159,41 @@ impl MocapIkState {
         self.feet.get(foot).is_some_and(|f| f.planted.is_some())
     }
 
-    /// Forgets contacts (after a jump in the stream).
+    /// The source's floor as followed so far, source model metres (0 before the
+    /// first frame).
+    #[must_use]
+    pub fn source_floor(&self) -> f32 {
+        self.floor.unwrap_or(0.0)
+    }
+
+    /// Forgets contacts and the floor (after a jump in the stream).
     pub fn reset(&mut self) {
         self.feet = Default::default();
+        self.floor = None;
+    }
+
+    /// Follows the source's floor by one frame (module header) and returns it.
+    fn follow_floor(&mut self, source: &BodyProportions, dt: f32) -> f32 {
+        let lowest = sole_height(&self.source_frame, source, 0).min(sole_height(
+            &self.source_frame,
+            source,
+            1,
+        ));
+        let step = FLOOR_RATE * source.rest_hips_height() * dt;
+        let floor = match self.floor {
+            Some(f) if lowest.is_finite() => {
+                if lowest < f {
+                    (f - step * (1.0 - FLOOR_PERCENTILE)).max(lowest)
+                } else {
+                    (f + step * FLOOR_PERCENTILE).min(lowest)
+                }
+            }
+            Some(f) => f,
+            None if lowest.is_finite() => lowest,
+            None => 0.0,
+        };
+        self.floor = Some(floor);
+        floor
     }
 }
 
@@ -186,8 +268,8 @@ impl MocapIk<'_> {
             source,
             target,
         };
-        // Only what the stages read: the spine up to the shoulders, and the limbs.
-        for bones in [&TORSO[..4], &LIMBS] {
+        // Only what the stages read: the spine up to the shoulders, the limbs and toes.
+        for bones in [&TORSO[..4], &LIMBS[..], &TOES[..]] {
             BodyFrame::update_bones_pair(
                 (&mut state.source_frame, source),
                 (&mut state.target_frame, target),
@@ -201,13 +283,27 @@ impl MocapIk<'_> {
         }
         let scale = target.rest_hips_height() / source.rest_hips_height();
         let height = target.rest_hips_height();
+        let floor = state.follow_floor(source, dt);
         let mut foot_targets = [Vec3::ZERO; 2];
         if c.feet {
+            // The whole body stands on the source's floor: down by it (source metres in
+            // the pose, scaled in the target's frame).
+            pose.hips_position.y -= floor;
+            for bones in [&TORSO[..4], &LIMBS[..], &TOES[..]] {
+                (state.target_frame).translate_bones(Vec3::NEG_Y * (floor * scale), bones);
+            }
             for (i, (_, foot)) in FEET.into_iter().enumerate() {
-                let wanted = bodies.foot_target(state, foot, scale);
+                let wanted = bodies.foot_target(state, foot, scale, floor);
+                let moving = state.source_frame.position(foot) * scale;
                 let rest_height = target.rest_height(foot);
-                foot_targets[i] =
-                    plant_foot(&mut state.feet[i], wanted, rest_height, height, dt, c);
+                foot_targets[i] = plant_foot(
+                    &mut state.feet[i],
+                    (wanted, moving),
+                    rest_height,
+                    height,
+                    dt,
+                    c,
+                );
             }
             if c.lower_hips {
                 let drop = bodies
@@ -216,7 +312,7 @@ impl MocapIk<'_> {
                 if drop > 0.0 {
                     // The pose's hips are in source metres: P_t(hips) = hips_position · s.
                     pose.hips_position.y -= drop / scale;
-                    for bones in [&TORSO[..4], &LIMBS] {
+                    for bones in [&TORSO[..4], &LIMBS[..], &TOES[..]] {
                         (state.target_frame).translate_bones(Vec3::NEG_Y * drop, bones);
                     }
                     state.hips_drop = drop;
@@ -225,6 +321,7 @@ impl MocapIk<'_> {
             for (i, (limb, _)) in FEET.into_iter().enumerate() {
                 let pole = bodies.pole(state, limb, scale);
                 bodies.solve(state, pose, limb, foot_targets[i], pole, c.foot_weight)?;
+                bodies.lift_toe(state, pose, i, scale, floor);
             }
         }
         if c.hands {
@@ -246,11 +343,59 @@ struct Bodies<'a> {
 }
 
 impl Bodies<'_> {
-    /// The source's foot, scaled, at the target's ankle height (module header).
-    fn foot_target(&self, state: &MocapIkState, foot: HumanBone, scale: f32) -> Vec3 {
+    /// The source's foot over the source's floor, scaled, at the target's ankle
+    /// height (module header).
+    fn foot_target(&self, state: &MocapIkState, foot: HumanBone, scale: f32, floor: f32) -> Vec3 {
         let p = state.source_frame.position(foot);
-        let y = p.y - self.source.rest_height(foot) + self.target.rest_height(foot) / scale;
+        let y = p.y - floor - self.source.rest_height(foot) + self.target.rest_height(foot) / scale;
         Vec3::new(p.x, y, p.z) * scale
+    }
+
+    /// Lifts the target's toe of foot `side` to where the source's is (its height
+    /// over the source's floor above the toe's rest height, scaled onto the target's
+    /// toe rest height), never asking more than the toe's rest height (all of it for
+    /// a source without toes): the foot turns
+    /// about the ankle, in the vertical plane of the toe, by
+    /// `asin((wanted − ankle.y) / |toe − ankle|) − asin((toe − ankle).y / |toe − ankle|)`.
+    /// Nothing to do for a target without toes or a toe already high enough.
+    fn lift_toe(
+        &self,
+        state: &mut MocapIkState,
+        pose: &mut HumanoidPose,
+        side: usize,
+        scale: f32,
+        floor: f32,
+    ) {
+        let (foot, toe) = (FEET[side].1, TOES[side]);
+        if !self.target.has(toe) {
+            return;
+        }
+        let frame = &mut state.target_frame;
+        frame.update_bones(self.target, pose, &[toe]);
+        let rest = self.target.rest_height(toe);
+        let wanted = if self.source.has(toe) {
+            let source_toe =
+                state.source_frame.position(toe).y - floor - self.source.rest_height(toe);
+            (source_toe * scale + rest).min(rest)
+        } else {
+            rest
+        };
+        let (ankle, tip) = (frame.position(foot), frame.position(toe));
+        let v = tip - ankle;
+        let length = v.length();
+        let along = Vec3::new(v.x, 0.0, v.z).normalize_or_zero();
+        if tip.y >= wanted || length < 1e-6 || along == Vec3::ZERO {
+            return;
+        }
+        let sin = ((wanted - ankle.y) / length).clamp(-1.0, 1.0);
+        let lifted = along * (1.0 - sin * sin).sqrt() + Vec3::Y * sin;
+        let turn = Quat::from_rotation_arc(v / length, lifted);
+        // The foot's model rotation turned; its normalized rotation is relative to
+        // the lower leg's model rotation.
+        let parent = foot.parent().map_or(Quat::IDENTITY, |p| frame.rotation(p));
+        let model = turn * frame.rotation(foot);
+        pose.set_rotation(foot, (parent.conjugate() * model).normalize());
+        frame.update_bones(self.target, pose, &[foot, toe]);
     }
 
     /// The source's hand relative to its shoulder joint, scaled by arm length.
@@ -315,20 +460,20 @@ impl Bodies<'_> {
     }
 }
 
-/// Contact detection and planting for one foot (module header); returns the foot's
-/// target for this frame.
+/// Contact detection and planting for one foot (module header): `wanted` is its
+/// target, `moving` the source's foot scaled, whose speed is the foot's. Returns the
+/// foot's target for this frame.
 fn plant_foot(
     foot: &mut FootState,
-    wanted: Vec3,
+    (wanted, moving): (Vec3, Vec3),
     rest_height: f32,
     hips_height: f32,
     dt: f32,
     config: &MocapIkConfig,
 ) -> Vec3 {
-    let speed = foot.previous.map_or(0.0, |p| p.distance(wanted) / dt);
-    foot.previous = Some(wanted);
-    let contact = speed < config.contact_speed * hips_height
-        && wanted.y - rest_height < config.contact_height * hips_height;
+    let speed = foot.previous.map_or(0.0, |p| p.distance(moving) / dt);
+    foot.previous = Some(moving);
+    let contact = config.is_contact(wanted.y - rest_height, speed, hips_height);
     match (contact, foot.planted) {
         (true, Some(planted)) => planted,
         (true, None) => {
@@ -383,5 +528,104 @@ mod tests {
             job.validate(),
             Err(IkError::MissingBone(HumanBone::LeftUpperArm))
         );
+    }
+
+    /// A stick body 1 m at the hips, its feet 8 cm up, toes (when given) `toe_length`
+    /// ahead of the ankles and 6 cm lower.
+    fn body(toe_length: Option<f32>) -> BodyProportions {
+        use HumanBone as B;
+        let mut positions = [None; BONE_COUNT];
+        let mut put =
+            |b: B, x: f32, y: f32, z: f32| positions[b.index()] = Some(Vec3::new(x, y, z));
+        put(B::Hips, 0.0, 1.0, 0.0);
+        for (side, x) in [(0, 1.0), (1, -1.0)] {
+            let pick = |l: B, r: B| if side == 0 { l } else { r };
+            put(pick(B::LeftUpperLeg, B::RightUpperLeg), 0.1 * x, 0.95, 0.0);
+            put(pick(B::LeftLowerLeg, B::RightLowerLeg), 0.1 * x, 0.5, 0.0);
+            put(pick(B::LeftFoot, B::RightFoot), 0.1 * x, 0.08, 0.0);
+            if let Some(length) = toe_length {
+                put(pick(B::LeftToes, B::RightToes), 0.1 * x, 0.02, length);
+            }
+            put(pick(B::LeftUpperArm, B::RightUpperArm), 0.2 * x, 1.5, 0.0);
+            put(pick(B::LeftLowerArm, B::RightLowerArm), 0.5 * x, 1.5, 0.0);
+            put(pick(B::LeftHand, B::RightHand), 0.8 * x, 1.5, 0.0);
+        }
+        BodyProportions::from_positions(&positions, 1.0)
+    }
+
+    /// Mocap mode run for a second at 60 Hz on `pose`; the result on `target`.
+    fn settle(
+        source: &BodyProportions,
+        target: &BodyProportions,
+        pose: &HumanoidPose,
+    ) -> BodyFrame {
+        let config = MocapIkConfig::default();
+        let mut state = MocapIkState::default();
+        let mut solved = *pose;
+        for _ in 0..60 {
+            solved = *pose;
+            MocapIk {
+                config: &config,
+                source,
+                target,
+                dt: 1.0 / 60.0,
+                state: &mut state,
+                pose: &mut solved,
+            }
+            .run()
+            .expect("runs");
+        }
+        let mut frame = BodyFrame::default();
+        frame.update(target, &solved);
+        frame
+    }
+
+    #[test]
+    fn the_body_stands_on_the_source_floor_not_its_model_origin() {
+        // The capture stands 5 cm above its rig's floor: the avatar stands as it does
+        // when the capture stands on it, feet on its own floor.
+        let (source, target) = (body(Some(0.12)), body(Some(0.12)));
+        let mut pose = HumanoidPose::default();
+        pose.hips_position = Vec3::Y;
+        let on_floor = settle(&source, &target, &pose);
+        pose.hips_position = Vec3::new(0.0, 1.05, 0.0);
+        let floating = settle(&source, &target, &pose);
+        for bone in [HumanBone::Hips, HumanBone::LeftFoot, HumanBone::RightToes] {
+            let (a, b) = (on_floor.position(bone), floating.position(bone));
+            assert!(a.distance(b) < 1e-3, "{bone}: {a} against {b}");
+        }
+        let foot = on_floor.position(HumanBone::LeftFoot);
+        assert!((foot.y - 0.08).abs() < 1e-3, "{foot}");
+    }
+
+    #[test]
+    fn a_toe_the_legs_put_under_the_floor_is_lifted_by_pitching_the_foot() {
+        // Heels raised, the feet pitched toe-down by 40° with the source's toes on its
+        // floor (the hips up by what the pitch lifts the ankles): a foot twice as long
+        // keeps its toes at their rest height, the ankles where the source's are. Without
+        // toes in the source, its floor is the ankles' and the toes are kept at theirs.
+        let pitch = 40f32.to_radians();
+        let raise = 0.06 * pitch.cos() + 0.12 * pitch.sin() - 0.06;
+        for (source, ankle) in [(body(Some(0.12)), 0.08 + raise), (body(None), 0.08)] {
+            let target = body(Some(0.24));
+            let mut pose = HumanoidPose::default();
+            pose.hips_position = Vec3::new(0.0, 1.0 + raise, 0.0);
+            for foot in [HumanBone::LeftFoot, HumanBone::RightFoot] {
+                pose.set_rotation(foot, Quat::from_rotation_x(pitch));
+            }
+            let frame = settle(&source, &target, &pose);
+            for (foot, toe) in [
+                (HumanBone::LeftFoot, HumanBone::LeftToes),
+                (HumanBone::RightFoot, HumanBone::RightToes),
+            ] {
+                assert!(
+                    frame.position(toe).y > 0.02 - 1e-4,
+                    "{}",
+                    frame.position(toe)
+                );
+                let at = frame.position(foot);
+                assert!((at.y - ankle).abs() < 1e-3, "{at}, wanted {ankle}");
+            }
+        }
     }
 }

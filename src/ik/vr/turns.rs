@@ -2,8 +2,13 @@
 //! smoothed over `neck_seconds` for the torso (the head itself turns exactly);
 //! without a hips tracker the body faces where the head has been facing over the
 //! last `body_turn_seconds`, so a glance aside turns the neck and spine, not the
-//! hips. With the angle helpers the stages share: a rotation's yaw, an angle
-//! wrapped into −π..π.
+//! hips. Walking, people face where they go while the head looks about: once the
+//! head travels faster than `gait_speed`, the body faces its direction of travel
+//! (the head's path, smoothed over half `body_turn_seconds` twice: device noise out,
+//! the sway of the steps turns it only a few degrees) when that is within `TRAVEL_TRUSTED` of where the head
+//! faces, easing back to the head's facing by `TRAVEL_IGNORED` (walking backwards or
+//! sideways faces the head's way). With the angle helpers the stages share: a
+//! rotation's yaw, an angle wrapped into −π..π.
 
 use glam::{Quat, Vec3};
 
@@ -14,6 +19,11 @@ use super::devices::AvatarDevices;
 /// jumped: the torso's smoothing starts afresh.
 const JUMP: f32 = 0.2;
 
+/// The body faces the head's direction of travel when it is within this angle of
+/// where the head faces, radians (45°), and not at all beyond `TRAVEL_IGNORED` (75°).
+const TRAVEL_TRUSTED: f32 = std::f32::consts::FRAC_PI_4;
+const TRAVEL_IGNORED: f32 = 75.0 * std::f32::consts::PI / 180.0;
+
 /// What the head's smoothing carries from frame to frame.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub(super) struct HeadSmoothing {
@@ -23,6 +33,10 @@ pub(super) struct HeadSmoothing {
     turn: Quat,
     /// The smoothed yaw the body faces without a hips tracker, radians.
     body_yaw: f32,
+    /// The head's horizontal position smoothed over half `body_turn_seconds`, and
+    /// its velocity, smoothed again: the direction of travel.
+    path: Vec3,
+    travel: Vec3,
 }
 
 /// The turns of one frame, model space: the head's smoothed for the torso, and the
@@ -75,9 +89,18 @@ impl HeadSmoothing {
         }
         let facing = yaw_of(self.turn);
         let head_yaw = Quat::from_rotation_y(facing);
+        let at = Vec3::new(head.position.x, 0.0, head.position.z);
         if smooth {
-            self.body_yaw += wrap(facing - self.body_yaw) * settle(config.body_turn_seconds);
+            let half = config.body_turn_seconds / 2.0;
+            let path = self.path.lerp(at, settle(half));
+            let velocity = (path - self.path) / dt.max(1e-4);
+            self.travel = self.travel.lerp(velocity, settle(half));
+            self.path = path;
+            let toward = facing + self.travel_share(config, user_height * devices.scale, facing);
+            self.body_yaw += wrap(toward - self.body_yaw) * settle(config.body_turn_seconds);
         } else {
+            self.path = at;
+            self.travel = Vec3::ZERO;
             self.body_yaw = facing;
         }
         let body_turn = Quat::from_rotation_y(self.body_yaw);
@@ -91,6 +114,24 @@ impl HeadSmoothing {
             hips_yaw_angle,
             hips_yaw: Quat::from_rotation_y(hips_yaw_angle),
         }
+    }
+}
+
+impl HeadSmoothing {
+    /// How far from the head's `facing` the body turns toward the direction of
+    /// travel, radians: all of the way within `TRAVEL_TRUSTED`, none beyond
+    /// `TRAVEL_IGNORED`, eased in from half `gait_speed` to `gait_speed` (of
+    /// `height`, avatar metres).
+    fn travel_share(&self, config: &VrIkConfig, height: f32, facing: f32) -> f32 {
+        let speed = self.travel.length();
+        let walk = (speed / (config.gait_speed * height).max(1e-3) * 2.0 - 1.0).clamp(0.0, 1.0);
+        if walk == 0.0 {
+            return 0.0;
+        }
+        let off = wrap(self.travel.x.atan2(self.travel.z) - facing);
+        let trust =
+            ((TRAVEL_IGNORED - off.abs()) / (TRAVEL_IGNORED - TRAVEL_TRUSTED)).clamp(0.0, 1.0);
+        off * trust * walk
     }
 }
 
@@ -127,5 +168,50 @@ mod tests {
         // 3π is π or −π, the same turn.
         assert!((wrap(3.0 * std::f32::consts::PI).abs() - std::f32::consts::PI).abs() < 1e-5);
         assert!((wrap(0.1 - std::f32::consts::TAU) - 0.1).abs() < 1e-5);
+    }
+
+    /// The hips' yaw after 3 s of a head walking at 1.2 m/s along `travel` (a unit
+    /// horizontal vector) while looking `look` radians to the left of it, at 120 Hz.
+    fn hips_yaw_after_walking(travel: Vec3, look: f32) -> f32 {
+        let config = VrIkConfig::default();
+        let heading = travel.x.atan2(travel.z);
+        let mut devices = AvatarDevices {
+            scale: 1.0,
+            head: crate::humanoid::DevicePose::new(Vec3::new(0.0, 1.6, 0.0), Quat::IDENTITY),
+            hands: [crate::humanoid::DevicePose::new(Vec3::ZERO, Quat::IDENTITY); 2],
+            hips: None,
+            chest: None,
+            feet: [None; 2],
+            elbows: [None; 2],
+            knees: [None; 2],
+        };
+        let mut smoothing = HeadSmoothing::default();
+        let mut turns = None;
+        for i in 0..360 {
+            let t = i as f32 / 120.0;
+            devices.head.position = Vec3::new(0.0, 1.6, 0.0) + travel * 1.2 * t;
+            devices.head.rotation = Quat::from_rotation_y(heading + look);
+            turns = Some(smoothing.follow(&config, &devices, 1.7, i > 0, 1.0 / 120.0));
+        }
+        turns.map_or(f32::NAN, |t| t.hips_yaw_angle)
+    }
+
+    #[test]
+    fn walking_the_body_faces_where_it_goes_not_where_the_head_looks() {
+        let along = Vec3::new(0.6, 0.0, 0.8);
+        let heading = along.x.atan2(along.z);
+        // Looking 35° aside while walking: the body faces the path.
+        let yaw = hips_yaw_after_walking(along, 35f32.to_radians());
+        assert!(
+            wrap(yaw - heading).abs() < 2f32.to_radians(),
+            "{yaw} against {heading}"
+        );
+        // Walking backwards (the head looks the other way): the body faces the head.
+        let yaw = hips_yaw_after_walking(along, std::f32::consts::PI);
+        let facing = heading + std::f32::consts::PI;
+        assert!(
+            wrap(yaw - facing).abs() < 2f32.to_radians(),
+            "{yaw} against {facing}"
+        );
     }
 }
