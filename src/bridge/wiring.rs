@@ -159,6 +159,7 @@ impl<'a> Wiring<'a> {
                     Some(path) => Some(Arc::new(sender_rest(path)?)),
                 },
                 record: self.record.clone(),
+                sender_timeout: Duration::from_secs_f32(self.pipeline.performer_timeout_s),
                 shutdown: self.stop.clone(),
             };
             self.spawn_input("VMC input", task.run());

@@ -80,7 +80,7 @@ pub fn find_map(skeleton: &Skeleton) -> Option<(String, NamedBoneMap)> {
                 skeleton
                     .joints()
                     .iter()
-                    .all(|j| names.iter().any(|n| *n == j.name))
+                    .all(|j| names.contains(&j.name))
             });
             same_joints && BoneMap::resolve(m, skeleton).is_ok()
         })

@@ -9,6 +9,7 @@ mod harness;
 mod http;
 mod origin;
 mod recording;
+mod senders;
 mod trackers;
 mod vmc;
 mod websocket;

@@ -23,7 +23,7 @@ use std::collections::hash_map::Entry;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
@@ -40,12 +40,20 @@ use crate::record::recorder::RecordCommand;
 use crate::io::udp;
 use crate::protocol::vmc::devices::VmcDevices;
 
-/// Most senders one port tracks; datagrams from more are dropped (counted).
+/// Most senders one port tracks at once; datagrams from more are dropped (counted)
+/// until some of them fall silent for the performer timeout and leave the table.
 const MAX_SENDERS: usize = 4096;
+
+/// How often silent senders are looked for.
+const PRUNE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// One sender on the port.
 struct Sender {
     performer: PerformerName,
+    /// Its performer's number on the port: 1 for the port's name, n for `name-n`.
+    number: usize,
+    /// When its last datagram arrived.
+    last_seen: Instant,
     frames: VmcFrames,
     /// Its headset, controllers and trackers, as the performer `<name>-vr`.
     devices: VmcDevices,
@@ -64,6 +72,9 @@ pub struct VmcInput {
     /// The senders' rest pose, when not VRM 0 style identity.
     pub rest: Option<Arc<SenderRest>>,
     pub record: mpsc::UnboundedSender<RecordCommand>,
+    /// A sender silent this long leaves the port's table (its performer has timed
+    /// out in the solver too): the table never fills up with senders long gone.
+    pub sender_timeout: Duration,
     pub shutdown: watch::Receiver<bool>,
 }
 
@@ -77,8 +88,10 @@ impl VmcInput {
             devices,
             rest,
             record,
+            sender_timeout,
             mut shutdown,
         } = self;
+        let started = Instant::now();
         let mut state = VmcPort {
             port,
             performer,
@@ -86,7 +99,9 @@ impl VmcInput {
             rest,
             record,
             senders: foldhash::HashMap::default(),
-            started: Instant::now(),
+            sender_timeout,
+            pruned: started,
+            started,
         };
         udp::receive_until_shutdown(&socket, &mut shutdown, |batch, received| {
             for (datagram, from) in batch.iter() {
@@ -107,25 +122,33 @@ struct VmcPort {
     record: mpsc::UnboundedSender<RecordCommand>,
     /// Looked up per datagram: a fast hash (senders are bounded by `MAX_SENDERS`).
     senders: foldhash::HashMap<SocketAddr, Sender>,
+    sender_timeout: Duration,
+    /// When silent senders were last removed.
+    pruned: Instant,
     started: Instant,
 }
 
 impl VmcPort {
     /// Decodes one datagram from `from` and hands the solver what it completes.
     fn datagram(&mut self, datagram: &[u8], from: SocketAddr, received: Instant) {
+        self.port.stats.packets.fetch_add(1, Relaxed);
+        // At most once per interval, so a flood of new addresses costs no more.
+        if received.saturating_duration_since(self.pruned) >= PRUNE_INTERVAL {
+            self.prune(received);
+        }
+        let known = self.senders.contains_key(&from);
+        if !known && self.senders.len() >= MAX_SENDERS {
+            self.port.stats.drops.fetch_add(1, Relaxed);
+            return;
+        }
+        let number = if known { 0 } else { self.free_number() };
         let stats = &self.port.stats;
-        stats.packets.fetch_add(1, Relaxed);
-        let count = self.senders.len();
         let sender = match self.senders.entry(from) {
             Entry::Occupied(known) => known.into_mut(),
             Entry::Vacant(new) => {
-                if count >= MAX_SENDERS {
-                    stats.drops.fetch_add(1, Relaxed);
-                    return;
-                }
-                let name = match count {
-                    0 => self.performer.clone(),
-                    n => format!("{}-{}", self.performer, n + 1),
+                let name = match number {
+                    1 => self.performer.clone(),
+                    n => format!("{}-{n}", self.performer),
                 };
                 let (Some(performer), Some(vr)) = (
                     PerformerName::new(&name),
@@ -136,6 +159,8 @@ impl VmcPort {
                 };
                 new.insert(Sender {
                     performer,
+                    number,
+                    last_seen: received,
                     frames: match &self.rest {
                         Some(rest) => VmcFrames::with_rest(rest.clone()),
                         None => VmcFrames::default(),
@@ -145,6 +170,7 @@ impl VmcPort {
                 })
             }
         };
+        sender.last_seen = received;
         let now = self.started.elapsed().as_secs_f32();
         let port = &mut self.port;
         let decoded = vmc::decode(datagram, &mut |event| {
@@ -196,6 +222,27 @@ impl VmcPort {
                 }
             }
         }
+    }
+}
+
+impl VmcPort {
+    /// The lowest performer number no sender on the port holds now.
+    fn free_number(&self) -> usize {
+        let mut taken: Vec<usize> = self.senders.values().map(|s| s.number).collect();
+        taken.sort_unstable();
+        taken
+            .iter()
+            .zip(1..)
+            .find(|(held, n)| *held != n)
+            .map_or(taken.len() + 1, |(_, n)| n)
+    }
+
+    /// Removes the senders silent for `sender_timeout` at `now`.
+    fn prune(&mut self, now: Instant) {
+        let timeout = self.sender_timeout;
+        self.senders
+            .retain(|_, s| now.saturating_duration_since(s.last_seen) < timeout);
+        self.pruned = now;
     }
 }
 
