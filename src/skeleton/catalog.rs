@@ -76,12 +76,9 @@ pub fn map_named(name: &str) -> Option<NamedBoneMap> {
 pub fn find_map(skeleton: &Skeleton) -> Option<(String, NamedBoneMap)> {
     entries()
         .filter(|(_, m, joints)| {
-            let same_joints = joints.as_ref().is_none_or(|names| {
-                skeleton
-                    .joints()
-                    .iter()
-                    .all(|j| names.contains(&j.name))
-            });
+            let same_joints = joints
+                .as_ref()
+                .is_none_or(|names| skeleton.joints().iter().all(|j| names.contains(&j.name)));
             same_joints && BoneMap::resolve(m, skeleton).is_ok()
         })
         .max_by_key(|(_, m, _)| m.bones.len())

@@ -10,6 +10,7 @@ mod http;
 mod origin;
 mod recording;
 mod senders;
+mod slow_client;
 mod trackers;
 mod vmc;
 mod websocket;

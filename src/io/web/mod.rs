@@ -29,6 +29,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
@@ -88,7 +89,7 @@ impl WebServer {
             .with_state(state);
         let mut shutdown = self.shutdown;
         let served = axum::serve(
-            self.listener,
+            self.listener.tap_io(limit_unsent),
             app.into_make_service_with_connect_info::<SocketAddr>(),
         )
         .with_graceful_shutdown(async move {
@@ -99,6 +100,26 @@ impl WebServer {
         }
         // `None` once the router (dropped with `serve`) and every session are gone.
         let _ = sessions.recv().await;
+    }
+}
+
+/// Unsent bytes a connection's socket may hold (`TCP_NOTSENT_LOWAT`): past this, a
+/// write waits, so a client that reads slowly is not sent a backlog (poses
+/// seconds old) but, when it reads again, the newest pose, the ones passed over
+/// counted as drops. Two or three poses; what the network and the client's own
+/// receive window hold comes on top.
+const UNSENT_BYTES: u32 = 16 * 1024;
+
+/// Applies `UNSENT_BYTES` to an accepted connection; elsewhere than Linux, a send
+/// buffer of that size bounds unsent and unacknowledged bytes together.
+fn limit_unsent(connection: &mut tokio::net::TcpStream) {
+    let socket = socket2::SockRef::from(&*connection);
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let limited = socket.set_tcp_notsent_lowat(UNSENT_BYTES);
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let limited = socket.set_send_buffer_size(UNSENT_BYTES as usize);
+    if let Err(e) = limited {
+        tracing::warn!(%e, "cannot bound what waits for a WebSocket client");
     }
 }
 
