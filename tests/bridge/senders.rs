@@ -76,7 +76,7 @@ fn senders_that_time_out_leave_the_table_and_a_new_one_is_heard() {
     }
     // Past the performer timeout and the table's next look for silent senders.
     std::thread::sleep(Duration::from_millis(2_500));
-    while receive_vmc(&receiver, Duration::from_millis(200)).len() > 0 {}
+    while !receive_vmc(&receiver, Duration::from_millis(200)).is_empty() {}
 
     // A user's sender now: its frames come through (read while they come: the
     // socket buffer holds less than the take).
