@@ -171,6 +171,10 @@ pub async fn receive_until_shutdown(
                 break;
             }
         }
+        // Let the other tasks run between turns: a port flooded with datagrams that
+        // are costly to read must not hold a worker thread (and the inputs,
+        // outputs and timers it would run) for longer than one turn.
+        tokio::task::yield_now().await;
     }
 }
 

@@ -119,6 +119,9 @@ pub struct Solver {
 /// How long the solver sleeps when idle before checking timeouts and shutdown.
 const IDLE: Duration = Duration::from_millis(20);
 
+/// Frames taken from one input ring before the next input's turn.
+const FRAMES_PER_TURN: usize = 64;
+
 impl Solver {
     #[must_use]
     pub fn new(
@@ -156,10 +159,15 @@ impl Solver {
             let stopping = shutdown.load(Relaxed);
             let mut worked = false;
             // Frames are solved where they lie in the rings (a frame is 2 KiB;
-            // copying each out cost more than solving a VMC pose).
+            // copying each out cost more than solving a VMC pose). Each input gets
+            // at most `FRAMES_PER_TURN` a turn, so one kept full by a flood cannot
+            // hold back the others or the outputs.
             let mut inputs = std::mem::take(&mut self.inputs);
             for input in &mut inputs {
-                while let Some(frame) = input.ring.first() {
+                for _ in 0..FRAMES_PER_TURN {
+                    let Some(frame) = input.ring.first() else {
+                        break;
+                    };
                     self.frame(&input.stats, frame);
                     input.ring.skip(1);
                     worked = true;

@@ -5,6 +5,7 @@
 mod bad_input;
 #[path = "../common/mod.rs"]
 mod common;
+mod fairness;
 mod harness;
 mod http;
 mod origin;
