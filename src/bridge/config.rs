@@ -19,6 +19,7 @@ use crate::ik::mocap::MocapIkConfig;
 use crate::ik::vr::VrIkConfig;
 use crate::pipeline::performer::PerformerSettings;
 use crate::protocol::frame::TrackedPoint;
+use crate::protocol::record_control::RecordCommandsFrom;
 use crate::protocol::vmc::ExpressionNames;
 use crate::protocol::vrchat::{TRACKER_COUNT, TrackerAssignment};
 
@@ -108,6 +109,8 @@ pub struct VmcInputConfig {
     /// The senders' avatar (a .vrm, glTF, BVH or skeleton JSON) when their bone
     /// rotations are local to its rest pose; `null`: VRM 0 style identity rest.
     pub rest: Option<PathBuf>,
+    /// Whose `/bridge/record/start|stop` the port obeys.
+    pub record_commands: RecordCommandsFrom,
 }
 
 impl Default for VmcInputConfig {
@@ -117,6 +120,7 @@ impl Default for VmcInputConfig {
             performer: "vmc".into(),
             devices: BTreeMap::new(),
             rest: None,
+            record_commands: RecordCommandsFrom::Loopback,
         }
     }
 }
@@ -141,6 +145,8 @@ pub struct LabInputConfig {
     pub skeleton: String,
     /// Subjects streaming another skeleton: subject name → skeleton name.
     pub subjects: BTreeMap<String, String>,
+    /// Whose `/bridge/record/start|stop` the port obeys.
+    pub record_commands: RecordCommandsFrom,
 }
 
 impl Default for LabInputConfig {
@@ -149,6 +155,7 @@ impl Default for LabInputConfig {
             listen: ([127, 0, 0, 1], 39541).into(),
             skeleton: "lab19".into(),
             subjects: BTreeMap::new(),
+            record_commands: RecordCommandsFrom::Loopback,
         }
     }
 }

@@ -18,6 +18,7 @@ use crate::formats::{self, LoadOptions, skeleton_json};
 use crate::pipeline::performer::{Avatar, StreamSkeleton};
 use crate::protocol::frame::PerformerName;
 use crate::protocol::lab_osc::LabSkeleton;
+use crate::protocol::record_control::RecordCommandsFrom;
 use crate::protocol::vmc::frames::SenderRest;
 use crate::retarget::MappedSkeleton;
 
@@ -36,6 +37,7 @@ pub(super) struct LabPlan {
     pub listen: SocketAddr,
     pub default_skeleton: u16,
     pub subjects: HashMap<String, u16>,
+    pub record_commands: RecordCommandsFrom,
 }
 
 impl Skeletons {
@@ -88,6 +90,7 @@ impl Skeletons {
                     listen: lab.listen,
                     default_skeleton: self.index(&lab.skeleton)?,
                     subjects,
+                    record_commands: lab.record_commands,
                 })
             })
             .collect()

@@ -159,6 +159,7 @@ impl<'a> Wiring<'a> {
                     Some(path) => Some(Arc::new(sender_rest(path)?)),
                 },
                 record: self.record.clone(),
+                record_commands: vmc.record_commands,
                 sender_timeout: Duration::from_secs_f32(self.pipeline.performer_timeout_s),
                 shutdown: self.stop.clone(),
             };
@@ -188,6 +189,7 @@ impl<'a> Wiring<'a> {
                 default_skeleton: plan.default_skeleton,
                 subjects: plan.subjects,
                 record: self.record.clone(),
+                record_commands: plan.record_commands,
                 shutdown: self.stop.clone(),
             };
             self.spawn_input("lab OSC input", task.run());

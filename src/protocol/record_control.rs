@@ -3,7 +3,38 @@
 //! OSC ports among the addresses those protocols do not define. Pure: the input
 //! tasks pass what `RecordRequest::from_message` reads on to the recorder.
 
+use std::net::SocketAddr;
+
+use serde::Deserialize;
+
 use super::osc::{Arg, Message};
+
+/// Whose `/bridge/record/*` commands an input port obeys. OSC has no token, and a
+/// port open to the network would let anyone on it start and stop recordings: by
+/// default only programs on this machine may.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordCommandsFrom {
+    /// Senders on this machine (a loopback address).
+    #[default]
+    Loopback,
+    /// Any sender that reaches the port.
+    Any,
+    /// Nobody: the commands are ignored.
+    Off,
+}
+
+impl RecordCommandsFrom {
+    /// Whether a command from `sender` is obeyed.
+    #[must_use]
+    pub fn allows(self, sender: SocketAddr) -> bool {
+        match self {
+            Self::Loopback => sender.ip().is_loopback(),
+            Self::Any => true,
+            Self::Off => false,
+        }
+    }
+}
 
 /// A recording request read from one OSC message. A string argument left empty
 /// counts as not given.
@@ -78,5 +109,17 @@ mod tests {
             let request = RecordRequest::from_message(&message);
             assert_eq!(request, expected, "{addr} {args:?}");
         }
+    }
+
+    #[test]
+    fn record_commands_come_from_this_machine_unless_the_port_says_otherwise() {
+        let local: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        let local6: SocketAddr = "[::1]:5000".parse().unwrap();
+        let lan: SocketAddr = "192.168.1.20:5000".parse().unwrap();
+        let by_default = RecordCommandsFrom::default();
+        assert!(by_default.allows(local) && by_default.allows(local6));
+        assert!(!by_default.allows(lan));
+        assert!(RecordCommandsFrom::Any.allows(lan));
+        assert!(!RecordCommandsFrom::Off.allows(local));
     }
 }

@@ -9,6 +9,7 @@ mod fairness;
 mod harness;
 mod http;
 mod origin;
+mod record_commands;
 mod recording;
 mod senders;
 mod slow_client;

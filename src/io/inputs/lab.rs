@@ -12,11 +12,11 @@ use std::sync::atomic::Ordering::Relaxed;
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
 
+use crate::io::inputs::RecordCommands;
 use crate::io::udp;
 use crate::pipeline::{InputFrame, InputPort, SourceFrame};
 use crate::protocol::lab_osc::{LabAssembler, LabSkeleton};
-use crate::protocol::osc;
-use crate::protocol::record_control::RecordRequest;
+use crate::protocol::record_control::RecordCommandsFrom;
 use crate::record::recorder::RecordCommand;
 
 /// A lab OSC input port feeding the solver.
@@ -32,6 +32,8 @@ pub struct LabInput {
     /// Subjects streaming another skeleton.
     pub subjects: HashMap<String, u16>,
     pub record: mpsc::UnboundedSender<RecordCommand>,
+    /// Whose `/bridge/record/*` commands are obeyed.
+    pub record_commands: RecordCommandsFrom,
     pub shutdown: watch::Receiver<bool>,
 }
 
@@ -46,11 +48,13 @@ impl LabInput {
             default_skeleton,
             subjects,
             record,
+            record_commands,
             mut shutdown,
         } = self;
+        let mut commands = RecordCommands::new(record_commands, record);
         let index_of = |subject: &str| subjects.get(subject).copied().unwrap_or(default_skeleton);
         udp::receive_until_shutdown(&socket, &mut shutdown, |batch, received| {
-            for (datagram, _) in batch.iter() {
+            for (datagram, from) in batch.iter() {
                 port.stats.packets.fetch_add(1, Relaxed);
                 let stats = assembler.datagram(
                     datagram,
@@ -80,12 +84,7 @@ impl LabInput {
                 );
                 s.ignored.fetch_add(u64::from(stats.ignored), Relaxed);
                 if stats.ignored > 0 {
-                    for message in osc::messages(datagram).flatten() {
-                        if let Some(request) = RecordRequest::from_message(&message) {
-                            // The recorder is gone only when the bridge stops.
-                            let _ = record.send(request.into());
-                        }
-                    }
+                    commands.datagram(datagram, from, s);
                 }
             }
             port.wake_solver();

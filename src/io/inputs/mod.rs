@@ -2,6 +2,9 @@
 //! decodes onto performers' input rings. Bad input is counted and dropped.
 
 pub mod lab;
+mod record_commands;
 pub mod replay;
 pub mod vmc;
 pub mod vrchat;
+
+pub use record_commands::RecordCommands;

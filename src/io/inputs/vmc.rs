@@ -30,13 +30,13 @@ use tokio::sync::{mpsc, watch};
 
 use crate::pipeline::{InputFrame, InputPort, SourceFrame};
 use crate::protocol::frame::{PerformerName, TrackedPoint};
-use crate::protocol::osc;
-use crate::protocol::record_control::RecordRequest;
+use crate::protocol::record_control::RecordCommandsFrom;
 use crate::protocol::ticks;
 use crate::protocol::vmc::frames::{SenderRest, VmcFrames};
 use crate::protocol::vmc::{self, VmcEvent};
 use crate::record::recorder::RecordCommand;
 
+use crate::io::inputs::RecordCommands;
 use crate::io::udp;
 use crate::protocol::vmc::devices::VmcDevices;
 
@@ -72,6 +72,8 @@ pub struct VmcInput {
     /// The senders' rest pose, when not VRM 0 style identity.
     pub rest: Option<Arc<SenderRest>>,
     pub record: mpsc::UnboundedSender<RecordCommand>,
+    /// Whose `/bridge/record/*` commands are obeyed.
+    pub record_commands: RecordCommandsFrom,
     /// A sender silent this long leaves the port's table (its performer has timed
     /// out in the solver too): the table never fills up with senders long gone.
     pub sender_timeout: Duration,
@@ -88,6 +90,7 @@ impl VmcInput {
             devices,
             rest,
             record,
+            record_commands,
             sender_timeout,
             mut shutdown,
         } = self;
@@ -97,7 +100,7 @@ impl VmcInput {
             performer,
             devices,
             rest,
-            record,
+            commands: RecordCommands::new(record_commands, record),
             senders: foldhash::HashMap::default(),
             sender_timeout,
             pruned: started,
@@ -119,7 +122,7 @@ struct VmcPort {
     performer: String,
     devices: HashMap<String, TrackedPoint>,
     rest: Option<Arc<SenderRest>>,
-    record: mpsc::UnboundedSender<RecordCommand>,
+    commands: RecordCommands,
     /// Looked up per datagram: a fast hash (senders are bounded by `MAX_SENDERS`).
     senders: foldhash::HashMap<SocketAddr, Sender>,
     sender_timeout: Duration,
@@ -215,12 +218,7 @@ impl VmcPort {
             .fetch_add(u64::from(decoded.unknown_bones), Relaxed);
         stats.ignored.fetch_add(u64::from(decoded.ignored), Relaxed);
         if decoded.ignored > 0 {
-            for message in osc::messages(datagram).flatten() {
-                if let Some(request) = RecordRequest::from_message(&message) {
-                    // The recorder is gone only when the bridge stops.
-                    let _ = self.record.send(request.into());
-                }
-            }
+            self.commands.datagram(datagram, from, stats);
         }
     }
 }
