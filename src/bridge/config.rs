@@ -843,7 +843,7 @@ mod tests {
             ),
             (
                 r#"{"vmcInputs": [{"lisen": "127.0.0.1:1"}]}"#,
-                "bridge.json: vmcInputs[0].lisen: unknown field `lisen`, expected one of `listen`, `performer`, `devices`, `rest`",
+                "bridge.json: vmcInputs[0].lisen: unknown field `lisen`, expected one of `listen`, `performer`, `devices`, `rest`, `recordCommands`",
             ),
             (
                 r#"{"vmcOutputs": [{"to": "nowhere"}]}"#,
