@@ -1,8 +1,9 @@
 //! Stages 3 and 4 of a frame: one arm. The shoulder turns up to `shoulder_share` of
 //! the way toward a hand beyond `shoulder_reach` of the arm's length; the arm goes
 //! by `LimbIk` to the wrist with the controller's hand rotation, the elbow bending
-//! toward the elbow tracker, else down, back and out from the body, turned with the
-//! controller's roll; then `forearm_twist` of the hand's roll moves into the lower
+//! toward the elbow tracker, else across the arm from a hinge out to the side
+//! (back for a hanging arm, down and out for one held forward), turned a little with
+//! the controller's roll; then `forearm_twist` of the hand's roll moves into the lower
 //! arm.
 
 use glam::{Quat, Vec3};
@@ -114,9 +115,17 @@ impl PlaceArm<'_> {
         }
     }
 
-    /// The elbow tracker, else a point down, back and out from the middle of the
-    /// arm, turned with the controller's roll:
-    /// `lerp(root, wrist, ½) + Y(hips)·(±0.4, −1, −0.6) + R(wrist)·(0, 0, −½)`.
+    /// The elbow tracker, else a point off the middle of the arm toward where an
+    /// elbow bends: across the arm from the hinge `(1, ±1, 0)` (out and up for the
+    /// left arm, out and down for the right, turned with the hips' yaw), turned a
+    /// little with the controller's roll:
+    /// `lerp(root, wrist, ½) + Y(hips)·(k × d) + R(wrist)·(0, 0, −¼)`, with `d` the
+    /// root→wrist direction in the hips' yawed frame and `k` the unit hinge. A
+    /// hanging arm bends back, one held forward bends down and out, one held out
+    /// to the side bends back. The bend direction is always across the arm (never
+    /// along it), so it turns smoothly with the arm: a fixed point below the body
+    /// lies on a hanging arm's line, and an arm swinging back past it would swing
+    /// the elbow from back to out and forward.
     fn elbow_pole(&self) -> Vec3 {
         let [upper, _, _] = self.limb.bones();
         let root = self.frame.position(upper);
@@ -127,9 +136,10 @@ impl PlaceArm<'_> {
         };
         let wrist = self.wrist;
         self.elbow.unwrap_or_else(|| {
-            let away = self.hips_yaw * Vec3::new(0.4 * sign, -1.0, -0.6)
-                + wrist.rotation * Vec3::NEG_Z * 0.5;
-            root.lerp(wrist.position, 0.5) + away
+            let d = (self.hips_yaw.conjugate() * (wrist.position - root)).normalize_or_zero();
+            let hinge = Vec3::new(1.0, sign, 0.0).normalize();
+            let bend = self.hips_yaw * hinge.cross(d) + wrist.rotation * Vec3::NEG_Z * 0.25;
+            root.lerp(wrist.position, 0.5) + bend
         })
     }
 }

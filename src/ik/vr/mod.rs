@@ -24,7 +24,8 @@
 //! 3. `PlaceArm` (`arms.rs`), per arm: the shoulder turns up to `shoulder_share` of
 //!    the way toward a hand beyond `shoulder_reach` of the arm's length.
 //! 4. The arm by `LimbIk` to the wrist, hand rotation from the controller, elbow
-//!    pole from the elbow tracker, else down, back and out from the body, turned
+//!    pole from the elbow tracker, else across the arm from a hinge out to the side
+//!    (back for a hanging arm, down and out for one held forward), turned a little
 //!    with the controller's roll; then `forearm_twist` of the hand's roll moves into
 //!    the lower arm.
 //! 5. `PlaceLegs` (`legs.rs`): legs by `LimbIk` to the foot trackers, else to
