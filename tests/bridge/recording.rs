@@ -51,6 +51,23 @@ fn only_file(dir: &Path, suffix: &str) -> PathBuf {
     found.into_iter().next().unwrap_or_default()
 }
 
+/// Runs `mocap-bridge recover` on the one journal in `recordings` (a killed
+/// bridge's); returns the recovered take's frames and the line it printed.
+fn recover_take(recordings: &Path) -> (Vec<(f32, HumanoidPose)>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .arg("recover")
+        .arg(only_file(recordings, ".journal"))
+        .output()
+        .expect("recover");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    (frames_of(&only_file(recordings, ".vrma")), said)
+}
+
 #[test]
 fn a_replay_recorded_through_the_bridge_is_the_same_motion() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -126,22 +143,10 @@ fn after_kill_9_recover_gets_every_frame_up_to_the_last_flush() {
     let _ = bridge.child.wait();
 
     let recordings = dir.path().join("recordings");
-    let journal = only_file(&recordings, ".journal");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
-        .arg("recover")
-        .arg(&journal)
-        .output()
-        .expect("recover");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let recovered = frames_of(&only_file(&recordings, ".vrma"));
+    let (recovered, said) = recover_take(&recordings);
     println!(
-        "kill -9 after frame {seen} was solved: {} frames recovered ({})",
-        recovered.len(),
-        String::from_utf8_lossy(&out.stdout).trim()
+        "kill -9 after frame {seen} was solved: {} frames recovered ({said})",
+        recovered.len()
     );
     assert!(
         recovered.len() as u64 >= seen,
@@ -189,22 +194,11 @@ fn ten_kill_9s_each_lose_at_most_the_flush_interval() {
         let _ = bridge.child.wait();
 
         let recordings = dir.path().join("recordings");
-        let journal = only_file(&recordings, ".journal");
-        let started = journal::JournalReader::open(&journal)
+        let started = journal::JournalReader::open(&only_file(&recordings, ".journal"))
             .expect("a journal")
             .header()
             .created;
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
-            .arg("recover")
-            .arg(&journal)
-            .output()
-            .expect("recover");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let recovered = frames_of(&only_file(&recordings, ".vrma"));
+        let (recovered, _) = recover_take(&recordings);
         let last = recovered.last().map_or(0.0, |(t, _)| f64::from(*t));
         // The replay streams in real time from the take's first frame (the
         // journal's creation), so the frames up to the kill span this long:
