@@ -70,6 +70,24 @@ fn avatar_arg(text: &str) -> (Option<&str>, PathBuf) {
     }
 }
 
+/// The `--avatar` arguments over the config's avatars: `--avatar FILE` first (it
+/// replaces the config's avatars, a performer's own too), then each
+/// `--avatar NAME=FILE`, whatever their order.
+fn set_avatars(config: &mut BridgeConfig, args: &[String]) {
+    let avatars: Vec<_> = args.iter().map(|a| avatar_arg(a)).collect();
+    if let Some((_, file)) = avatars.iter().rfind(|(name, _)| name.is_none()) {
+        for own in config.performers.values_mut() {
+            own.avatar = None;
+        }
+        config.avatar = Some(file.clone());
+    }
+    for (name, file) in avatars {
+        if let Some(name) = name {
+            config.performers.entry(name.to_owned()).or_default().avatar = Some(file);
+        }
+    }
+}
+
 /// A performer name from a file name: its stem, cut to 32 bytes, made unique.
 fn replay_name(path: &std::path::Path, taken: &[String]) -> String {
     let stem = path
@@ -120,20 +138,7 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     if args.record {
         config.recorder.record_on_start = true;
     }
-    // `--avatar FILE` first (it replaces the config's avatars, a performer's
-    // own too), then each `--avatar NAME=FILE`, whatever their order.
-    let avatars: Vec<_> = args.avatar.iter().map(|a| avatar_arg(a)).collect();
-    if let Some((_, file)) = avatars.iter().rfind(|(name, _)| name.is_none()) {
-        for own in config.performers.values_mut() {
-            own.avatar = None;
-        }
-        config.avatar = Some(file.clone());
-    }
-    for (name, file) in avatars {
-        if let Some(name) = name {
-            config.performers.entry(name.to_owned()).or_default().avatar = Some(file);
-        }
-    }
+    set_avatars(&mut config, &args.avatar);
     let mut replays = Vec::new();
     let mut names: Vec<String> = Vec::new();
     // Replays are read as they are: their own units, axes and maps.
@@ -245,5 +250,34 @@ mod tests {
         for file in ["models/a.vrm", "./x=y.vrm", "a.b=c.vrm", "=a.vrm", "alice="] {
             assert_eq!(avatar_arg(file), (None, PathBuf::from(file)), "{file}");
         }
+    }
+
+    #[test]
+    fn avatar_arguments_override_the_config() {
+        use std::path::Path;
+        let text = r#"{"avatar": "all.vrm",
+            "performers": {"alice": {"avatar": "alice.vrm"}, "bob": {"avatar": "bob.vrm"}}}"#;
+        let config = || BridgeConfig::parse(Path::new("bridge.json"), text).unwrap();
+        // One performer's: the others keep theirs.
+        let mut one = config();
+        set_avatars(&mut one, &["carol=carol.vrm".into(), "bob=b2.vrm".into()]);
+        for (name, want) in [
+            ("alice", "alice.vrm"),
+            ("bob", "b2.vrm"),
+            ("carol", "carol.vrm"),
+            ("dave", "all.vrm"),
+        ] {
+            assert_eq!(one.avatar_for(name), Some(Path::new(want)), "{name}");
+        }
+        // Every performer's, whatever the order: a NAME=FILE still wins for NAME.
+        let mut every = config();
+        set_avatars(&mut every, &["bob=b2.vrm".into(), "new.vrm".into()]);
+        for (name, want) in [("alice", "new.vrm"), ("bob", "b2.vrm"), ("dave", "new.vrm")] {
+            assert_eq!(every.avatar_for(name), Some(Path::new(want)), "{name}");
+        }
+        // None: the config as it was.
+        let mut none = config();
+        set_avatars(&mut none, &[]);
+        assert_eq!(none, config());
     }
 }
