@@ -301,3 +301,33 @@ fn simulate_into_run_avatar_keeps_the_feet_planted_on_that_avatar() {
         assert!(on.lowest_toe_cm >= -1.0, "{file}: toe {on:?}");
     }
 }
+
+#[test]
+fn an_avatar_file_that_cannot_be_used_stops_run_with_one_line_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let not_a_model = dir.path().join("notes.vrm");
+    std::fs::write(&not_a_model, "not a model").expect("write");
+    for (arg, file) in [
+        ("missing.vrm".to_owned(), "missing.vrm".to_owned()),
+        (
+            format!("alice={}", not_a_model.display()),
+            not_a_model.display().to_string(),
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+            .args(["run", "--avatar", &arg, "--duration", "5"])
+            .current_dir(dir.path())
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{stderr}");
+        assert!(
+            lines[0].starts_with("error: avatar") && lines[0].contains(&file),
+            "{stderr}"
+        );
+        // Nothing started: no ready line.
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("ready:"));
+    }
+}
