@@ -17,7 +17,7 @@ use super::config::{
     BridgeConfig, PipelineConfig, RecorderConfig, VmcInputConfig, VmcOutputConfig,
     VrchatInputConfig, WebSocketConfig,
 };
-use super::start::{LabPlan, Skeletons, bind, performer_name, sender_rest};
+use super::start::{AvatarPlan, LabPlan, Skeletons, bind, performer_name, sender_rest};
 use super::{BridgeError, ReplaySource};
 use crate::formats::vrma::VrmaRest;
 use crate::io::inputs::lab::LabInput;
@@ -31,7 +31,6 @@ use crate::io::web::guard::Guard;
 use crate::io::web::websocket::{
     ClientRules, Controls, Feeds, SaveCalibration, Shared, Subscribers, WebSocketOutput,
 };
-use crate::pipeline::performer::Avatar;
 use crate::pipeline::solver::{SettingsByKind, Solver, SolverConfig, SolverControl};
 use crate::pipeline::status::{Latency, Status};
 use crate::pipeline::{
@@ -396,7 +395,7 @@ impl<'a> Wiring<'a> {
         thread: &SolverThread,
         config: &BridgeConfig,
         skeletons: &Skeletons,
-        avatar: Avatar,
+        avatars: &AvatarPlan,
     ) -> std::sync::mpsc::Sender<SolverControl> {
         let p = self.pipeline;
         let (control, control_rx) = std::sync::mpsc::channel::<SolverControl>();
@@ -405,24 +404,26 @@ impl<'a> Wiring<'a> {
             SolverConfig {
                 performer_timeout: Duration::from_secs_f32(p.performer_timeout_s),
                 max_performers: p.max_performers,
-                humanoid: defaults.humanoid.settings(),
-                skeleton: defaults.skeleton.settings(),
-                trackers: defaults.trackers.settings(),
+                humanoid: defaults.humanoid.settings(config.avatar.is_some()),
+                skeleton: defaults.skeleton.settings(config.avatar.is_some()),
+                trackers: defaults.trackers.settings(config.avatar.is_some()),
                 performers: config
                     .performers
                     .iter()
                     .map(|(name, own)| {
+                        let has_avatar = config.avatar_for(name).is_some();
                         let settings = SettingsByKind {
-                            humanoid: own.apply(&defaults.humanoid).settings(),
-                            skeleton: own.apply(&defaults.skeleton).settings(),
-                            trackers: own.apply(&defaults.trackers).settings(),
+                            humanoid: own.apply(&defaults.humanoid).settings(has_avatar),
+                            skeleton: own.apply(&defaults.skeleton).settings(has_avatar),
+                            trackers: own.apply(&defaults.trackers).settings(has_avatar),
+                            avatar: avatars.index(name),
                         };
                         (name.clone(), settings)
                     })
                     .collect::<HashMap<_, _>>(),
             },
             skeletons.streams.clone(),
-            avatar,
+            avatars.avatars.clone(),
             std::mem::take(&mut self.input_rings),
             std::mem::take(&mut self.output_ports),
             control_rx,
