@@ -144,6 +144,7 @@ pub async fn run(
             controls,
             &avatar_rest,
             config.recorder.dir.clone(),
+            Arc::new(|_: Option<&str>| None),
         )
     });
     let status_log = wiring.status_log(Duration::from_secs_f32(
