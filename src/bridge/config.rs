@@ -3,8 +3,8 @@
 //! defaults with a `"//"` note beside each setting; keys starting with `//` are
 //! notes and ignored, any other unknown key is an error naming it.
 //!
-//! Paths in the file (skeletons, the recordings folder) are relative to the
-//! directory `run` is started in.
+//! Paths in the file (skeletons, avatars, the recordings folder) are relative to
+//! the directory `run` is started in.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -51,6 +51,10 @@ pub enum ConfigError {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct BridgeConfig {
+    /// The avatar of every performer without its own (`performers.<name>.avatar`):
+    /// a .vrm, glTF, BVH or skeleton JSON whose body the IK solves for; `null`:
+    /// the built-in VRM 1.0 humanoid.
+    pub avatar: Option<PathBuf>,
     /// VMC senders (VSeeFace, VMC, Warudo...), one performer per sender.
     pub vmc_inputs: Vec<VmcInputConfig>,
     /// Lab systems streaming custom skeletons over OSC.
@@ -79,6 +83,7 @@ pub struct BridgeConfig {
 impl Default for BridgeConfig {
     fn default() -> Self {
         Self {
+            avatar: None,
             vmc_inputs: vec![VmcInputConfig::default()],
             lab_inputs: vec![LabInputConfig::default()],
             vrchat_inputs: Vec::new(),
@@ -343,7 +348,7 @@ impl Default for PipelineConfig {
 }
 
 /// Solver settings of one performer (or of a kind of source).
-#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, serde::Serialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct PerformerConfig {
     /// One Euro smoothing of the solved pose; `null`: none.
@@ -352,7 +357,7 @@ pub struct PerformerConfig {
     /// (tracker sources); `null`: none.
     pub device_filter: Option<DeviceFilterConfig>,
     /// Mocap-mode IK (skeleton sources).
-    pub mocap_ik: MocapIkConfig,
+    pub mocap_ik: MocapIkSetting,
     /// VR-mode IK (tracker sources).
     pub vr_ik: VrIkConfig,
     /// A stored T-pose calibration (tracker sources); `null`: the avatar's body
@@ -360,28 +365,15 @@ pub struct PerformerConfig {
     pub calibration: Option<Calibration>,
 }
 
-impl Default for PerformerConfig {
-    fn default() -> Self {
-        Self {
-            filter: None,
-            device_filter: None,
-            mocap_ik: MocapIkConfig {
-                enabled: false,
-                ..MocapIkConfig::default()
-            },
-            vr_ik: VrIkConfig::default(),
-            calibration: None,
-        }
-    }
-}
-
 impl PerformerConfig {
+    /// The solver's settings for a performer with an avatar of its own choosing
+    /// (`has_avatar`) or on the built-in humanoid (see `MocapIkSetting`).
     #[must_use]
-    pub fn settings(&self) -> PerformerSettings {
+    pub fn settings(&self, has_avatar: bool) -> PerformerSettings {
         PerformerSettings {
             filter: self.filter,
             device_filter: self.device_filter,
-            mocap_ik: self.mocap_ik,
+            mocap_ik: self.mocap_ik.resolve(has_avatar),
             vr_ik: self.vr_ik,
             calibration: self.calibration,
         }
@@ -403,9 +395,25 @@ impl<'de> Deserialize<'de> for PerformerDefaults {
         #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
         #[derive(Default)]
         struct Entries {
+            #[serde(deserialize_with = "kind_entry")]
             humanoid: PerformerOverrides,
+            #[serde(deserialize_with = "kind_entry")]
             skeleton: PerformerOverrides,
+            #[serde(deserialize_with = "kind_entry")]
             trackers: PerformerOverrides,
+        }
+        /// A kind's entry: a performer's fields but the avatar (avatars belong to
+        /// performers, not to kinds of source).
+        fn kind_entry<'de, D: serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> Result<PerformerOverrides, D::Error> {
+            let entry = PerformerOverrides::deserialize(deserializer)?;
+            match entry.avatar {
+                Some(_) => Err(serde::de::Error::custom(
+                    "avatar: set the avatar at the top level or in a performer's entry",
+                )),
+                None => Ok(entry),
+            }
         }
         let entries = Entries::deserialize(deserializer)?;
         let built_in = Self::default();
@@ -421,17 +429,27 @@ impl<'de> Deserialize<'de> for PerformerDefaults {
 /// field it leaves out keeps the value it overrides, and `mocapIk`, `vrIk`,
 /// `filter`, `deviceFilter` and `calibration` merge key by key, so a saved
 /// calibration leaves the device filter on and one `mocapIk` key changes only
-/// that key. `null` turns a filter off.
+/// that key. `null` turns a filter off. A performer's entry may also name its
+/// avatar.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct PerformerOverrides(serde_json::Map<String, Value>);
+pub struct PerformerOverrides {
+    fields: serde_json::Map<String, Value>,
+    /// This performer's avatar (see `BridgeConfig::avatar`); `None`: the default.
+    pub avatar: Option<PathBuf>,
+}
 
 impl<'de> Deserialize<'de> for PerformerOverrides {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let fields = serde_json::Map::deserialize(deserializer)?;
+        let mut fields = serde_json::Map::deserialize(deserializer)?;
+        let avatar = match fields.remove("avatar") {
+            None => None,
+            Some(value) => Option::<PathBuf>::deserialize(value)
+                .map_err(|e| serde::de::Error::custom(format!("avatar: {e}")))?,
+        };
         // Checked now against the built-in defaults, so `apply` cannot fail later:
         // every field's type is the same whatever it overrides.
         merged(&PerformerConfig::default(), &fields).map_err(serde::de::Error::custom)?;
-        Ok(Self(fields))
+        Ok(Self { fields, avatar })
     }
 }
 
@@ -439,7 +457,7 @@ impl PerformerOverrides {
     /// `defaults` with these fields changed.
     #[must_use]
     pub fn apply(&self, defaults: &PerformerConfig) -> PerformerConfig {
-        merged(defaults, &self.0).unwrap_or_else(|e| {
+        merged(defaults, &self.fields).unwrap_or_else(|e| {
             tracing::error!("performer settings not applied: {e}");
             defaults.clone()
         })
@@ -480,6 +498,83 @@ impl Default for PerformerDefaults {
                 ..PerformerConfig::default()
             },
         }
+    }
+}
+
+/// Mocap-mode IK settings as the file spells them. `enabled` may be `null` (the
+/// default): the IK is then on for a performer with an avatar (`avatar`, a
+/// performer's own, `run --avatar`) and off on the built-in humanoid; `true` or
+/// `false` says so for every performer.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MocapIkSetting {
+    /// `Some(on)`: as said; `None`: on exactly when the performer has an avatar.
+    pub enabled: Option<bool>,
+    /// The solver's other settings (its own `enabled` is what `resolve` gives).
+    pub ik: MocapIkConfig,
+}
+
+impl MocapIkSetting {
+    /// The solver's settings for a performer with (`has_avatar`) or without an
+    /// avatar.
+    #[must_use]
+    pub fn resolve(&self, has_avatar: bool) -> MocapIkConfig {
+        MocapIkConfig {
+            enabled: self.enabled.unwrap_or(has_avatar),
+            ..self.ik
+        }
+    }
+}
+
+impl serde::Serialize for MocapIkSetting {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut value = serde_json::to_value(self.ik).map_err(serde::ser::Error::custom)?;
+        if let Value::Object(fields) = &mut value {
+            fields.insert("enabled".into(), self.enabled.into());
+        }
+        value.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for MocapIkSetting {
+    /// Key by key, so an error names its key (`mocapIk.hands`): `enabled` as
+    /// `null` or a boolean, every other key as `MocapIkConfig` reads it.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Key(String);
+        impl<'de> serde::de::DeserializeSeed<'de> for Key {
+            type Value = Value;
+            fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+                let value = Value::deserialize(d)?;
+                let alone = Value::Object([(self.0, value.clone())].into_iter().collect());
+                MocapIkConfig::deserialize(alone).map_err(serde::de::Error::custom)?;
+                Ok(value)
+            }
+        }
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = MocapIkSetting;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("mocap IK settings")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<MocapIkSetting, A::Error> {
+                let mut enabled = None;
+                let mut fields = serde_json::Map::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "enabled" {
+                        enabled = map.next_value::<Option<bool>>()?;
+                    } else {
+                        let value = map.next_value_seed(Key(key.clone()))?;
+                        fields.insert(key, value);
+                    }
+                }
+                let ik = MocapIkConfig::deserialize(Value::Object(fields))
+                    .map_err(serde::de::Error::custom)?;
+                Ok(MocapIkSetting { enabled, ik })
+            }
+        }
+        deserializer.deserialize_map(Visitor)
     }
 }
 
@@ -715,6 +810,16 @@ impl BridgeConfig {
         Ok(())
     }
 
+    /// The avatar file of `performer`: its own entry's, else the default
+    /// (`avatar`), else `None` (the built-in humanoid).
+    #[must_use]
+    pub fn avatar_for(&self, performer: &str) -> Option<&Path> {
+        self.performers
+            .get(performer)
+            .and_then(|own| own.avatar.as_deref())
+            .or(self.avatar.as_deref())
+    }
+
     /// Whether `name` is a built-in skeleton or one the file lists.
     #[must_use]
     pub fn has_skeleton(&self, name: &str) -> bool {
@@ -804,14 +909,17 @@ mod tests {
         .unwrap();
         let built_in = PerformerDefaults::default();
         let skeleton = &config.performer_defaults.skeleton;
-        let want = MocapIkConfig {
-            hands: false,
-            ..built_in.skeleton.mocap_ik
+        let want = MocapIkSetting {
+            enabled: None,
+            ik: MocapIkConfig {
+                hands: false,
+                ..built_in.skeleton.mocap_ik.ik
+            },
         };
         assert_eq!(skeleton.mocap_ik, want);
-        assert!(
-            !skeleton.mocap_ik.enabled,
-            "one key does not turn mocap IK on"
+        assert_eq!(
+            skeleton.mocap_ik.enabled, None,
+            "one key does not decide whether mocap IK runs"
         );
         assert_eq!(
             PerformerConfig {
@@ -822,16 +930,80 @@ mod tests {
         );
         let alice = config.performers["alice"].apply(skeleton);
         assert_eq!(
-            alice.mocap_ik,
+            alice.mocap_ik.ik,
             MocapIkConfig {
                 foot_weight: 0.5,
-                ..want
+                ..want.ik
             }
         );
         // `null` turns a filter off; what the entry leaves out stays.
         let bob = config.performers["bob"].apply(&config.performer_defaults.trackers);
         assert_eq!(bob.device_filter, None);
         assert_eq!(bob.vr_ik, built_in.trackers.vr_ik);
+    }
+
+    #[test]
+    fn avatars_come_from_the_performer_entry_else_the_default() {
+        let config = parse(
+            r#"{"avatar": "models/everyone.vrm",
+                "performers": {"alice": {"avatar": "models/alice.vrm"},
+                               "bob": {"filter": null}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            config.avatar_for("alice"),
+            Some(Path::new("models/alice.vrm"))
+        );
+        for other in ["bob", "carol"] {
+            assert_eq!(
+                config.avatar_for(other),
+                Some(Path::new("models/everyone.vrm"))
+            );
+        }
+        let none = parse(r#"{"performers": {"alice": {"avatar": "a.vrm"}}}"#).unwrap();
+        assert_eq!(none.avatar_for("alice"), Some(Path::new("a.vrm")));
+        assert_eq!(none.avatar_for("bob"), None);
+        assert_eq!(BridgeConfig::default().avatar_for("alice"), None);
+        // An avatar does not change the performer's other settings.
+        let skeleton = &config.performer_defaults.skeleton;
+        assert_eq!(config.performers["alice"].apply(skeleton), *skeleton);
+    }
+
+    #[test]
+    fn mocap_ik_is_on_with_an_avatar_unless_the_file_says_false() {
+        let skeleton = |text: &str, performer: &str| {
+            let config = parse(text).unwrap();
+            let defaults = &config.performer_defaults.skeleton;
+            let own = config
+                .performers
+                .get(performer)
+                .map_or_else(|| defaults.clone(), |own| own.apply(defaults));
+            let has_avatar = config.avatar_for(performer).is_some();
+            own.settings(has_avatar).mocap_ik.enabled
+        };
+        // Built-in defaults: off on the built-in humanoid, on with an avatar.
+        assert!(!skeleton("{}", "lab"));
+        assert!(skeleton(r#"{"avatar": "a.vrm"}"#, "lab"));
+        assert!(skeleton(
+            r#"{"performers": {"lab": {"avatar": "a.vrm"}}}"#,
+            "lab"
+        ));
+        // An explicit false turns it off, for the kind or for one performer.
+        let off = r#"{"avatar": "a.vrm",
+            "performerDefaults": {"skeleton": {"mocapIk": {"enabled": false}}},
+            "performers": {"bob": {"mocapIk": {"enabled": true}},
+                           "carol": {"mocapIk": {"enabled": null}}}}"#;
+        assert!(!skeleton(off, "lab"));
+        assert!(skeleton(off, "bob"));
+        // `null` in an entry puts the rule back.
+        assert!(skeleton(off, "carol"));
+        let own_off =
+            r#"{"avatar": "a.vrm", "performers": {"lab": {"mocapIk": {"enabled": false}}}}"#;
+        assert!(!skeleton(own_off, "lab"));
+        assert!(skeleton(own_off, "other"));
+        // An explicit true runs it on the built-in humanoid too.
+        let on = r#"{"performerDefaults": {"skeleton": {"mocapIk": {"enabled": true}}}}"#;
+        assert!(skeleton(on, "lab"));
     }
 
     #[test]
@@ -876,6 +1048,18 @@ mod tests {
             (
                 r#"{"performerDefaults": {"trackers": {"vrIK": {}}}}"#,
                 "bridge.json: performerDefaults.trackers: vrIK: unknown field `vrIK`, expected one of `filter`, `deviceFilter`, `mocapIk`, `vrIk`, `calibration`",
+            ),
+            (
+                r#"{"performers": {"alice": {"mocapIk": {"enabled": 1}}}}"#,
+                "bridge.json: performers.alice: mocapIk.enabled: invalid type: integer `1`, expected a boolean",
+            ),
+            (
+                r#"{"performers": {"alice": {"avatar": 1}}}"#,
+                "bridge.json: performers.alice: avatar: invalid type: integer `1`, expected path string",
+            ),
+            (
+                r#"{"performerDefaults": {"skeleton": {"avatar": "a.vrm"}}}"#,
+                "bridge.json: performerDefaults.skeleton: avatar: set the avatar at the top level or in a performer's entry",
             ),
             (
                 r#"{"pipeline": {"performerTimeoutS": -1}}"#,

@@ -406,17 +406,18 @@ impl<'a> Wiring<'a> {
             SolverConfig {
                 performer_timeout: Duration::from_secs_f32(p.performer_timeout_s),
                 max_performers: p.max_performers,
-                humanoid: defaults.humanoid.settings(),
-                skeleton: defaults.skeleton.settings(),
-                trackers: defaults.trackers.settings(),
+                humanoid: defaults.humanoid.settings(config.avatar.is_some()),
+                skeleton: defaults.skeleton.settings(config.avatar.is_some()),
+                trackers: defaults.trackers.settings(config.avatar.is_some()),
                 performers: config
                     .performers
                     .iter()
                     .map(|(name, own)| {
+                        let has_avatar = config.avatar_for(name).is_some();
                         let settings = SettingsByKind {
-                            humanoid: own.apply(&defaults.humanoid).settings(),
-                            skeleton: own.apply(&defaults.skeleton).settings(),
-                            trackers: own.apply(&defaults.trackers).settings(),
+                            humanoid: own.apply(&defaults.humanoid).settings(has_avatar),
+                            skeleton: own.apply(&defaults.skeleton).settings(has_avatar),
+                            trackers: own.apply(&defaults.trackers).settings(has_avatar),
                         };
                         (name.clone(), settings)
                     })

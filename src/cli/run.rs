@@ -48,6 +48,26 @@ pub struct RunArgs {
     /// Do not print each performer's motion every status interval.
     #[arg(long)]
     pub quiet: bool,
+    /// The avatar the poses are solved for (.vrm, .glb/.gltf, .bvh, skeleton
+    /// .json): FILE for every performer, NAME=FILE for one (repeatable; the text
+    /// before the first `=` is a name when it has no `/`, `\` or `.`: write
+    /// ./a=b.vrm for a file with `=` in its name). Overrides the config's
+    /// `avatar` and `performers.<name>.avatar`; turns mocap-mode IK on unless the
+    /// config says `enabled: false`.
+    #[arg(long, value_name = "[NAME=]FILE")]
+    pub avatar: Vec<String>,
+}
+
+/// One `--avatar`: the performer it is for (`None`: every performer) and the file.
+fn avatar_arg(text: &str) -> (Option<&str>, PathBuf) {
+    match text.split_once('=') {
+        Some((name, file))
+            if !name.is_empty() && !name.contains(['/', '\\', '.']) && !file.is_empty() =>
+        {
+            (Some(name), PathBuf::from(file))
+        }
+        _ => (None, PathBuf::from(text)),
+    }
 }
 
 /// A performer name from a file name: its stem, cut to 32 bytes, made unique.
@@ -99,6 +119,20 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     };
     if args.record {
         config.recorder.record_on_start = true;
+    }
+    // `--avatar FILE` first (it replaces the config's avatars, a performer's
+    // own too), then each `--avatar NAME=FILE`, whatever their order.
+    let avatars: Vec<_> = args.avatar.iter().map(|a| avatar_arg(a)).collect();
+    if let Some((_, file)) = avatars.iter().rfind(|(name, _)| name.is_none()) {
+        for own in config.performers.values_mut() {
+            own.avatar = None;
+        }
+        config.avatar = Some(file.clone());
+    }
+    for (name, file) in avatars {
+        if let Some(name) = name {
+            config.performers.entry(name.to_owned()).or_default().avatar = Some(file);
+        }
     }
     let mut replays = Vec::new();
     let mut names: Vec<String> = Vec::new();
@@ -195,5 +229,21 @@ async fn interrupted() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_avatar_argument_is_for_one_performer_when_it_starts_with_a_name() {
+        assert_eq!(
+            avatar_arg("alice=models/a.vrm"),
+            (Some("alice"), PathBuf::from("models/a.vrm"))
+        );
+        for file in ["models/a.vrm", "./x=y.vrm", "a.b=c.vrm", "=a.vrm", "alice="] {
+            assert_eq!(avatar_arg(file), (None, PathBuf::from(file)), "{file}");
+        }
     }
 }
