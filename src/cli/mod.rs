@@ -1,6 +1,7 @@
 //! The commands: one file each, with its arguments and its `run`. This file holds
 //! the command table and the arguments several commands share.
 
+pub mod avatar;
 pub mod convert;
 pub mod eval_ik;
 pub mod inspect;
@@ -88,6 +89,10 @@ pub enum Command {
     /// Print a rig's joint tree, its bone map, its rest pose and the correction to
     /// the T-pose, and every problem found.
     Inspect(inspect::InspectArgs),
+    /// Write the avatar the bridge ships: a mannequin VRM 1.0 with all 55 humanoid
+    /// bones, the preset expressions and eyes that follow lookAt, free to use,
+    /// change and pass on (VRM Public License 1.0).
+    Avatar(avatar::AvatarArgs),
 }
 
 impl Command {
@@ -103,6 +108,7 @@ impl Command {
             Command::EvalIk(args) => eval_ik::run(args),
             Command::Recover(args) => recover::run(args),
             Command::Inspect(args) => inspect::run(args),
+            Command::Avatar(args) => avatar::run(args),
         }
     }
 }

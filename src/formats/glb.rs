@@ -5,7 +5,8 @@
 //! per float array and the one buffer) and writes the 12-byte header, the JSON
 //! chunk padded with spaces, the binary chunk's header, then the floats
 //! little-endian through a small staging buffer, straight from the format's track
-//! buffers, so that a large recording is never copied whole.
+//! buffers, so that a large recording is never copied whole. A writer that builds
+//! its whole JSON and binary chunk in memory (`mannequin`) uses `write_start`.
 
 use std::io::{self, Write};
 
@@ -72,7 +73,7 @@ pub fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), String> {
 }
 
 /// What a written file's `asset.generator` says.
-const GENERATOR: &str = concat!("mocap-bridge ", env!("CARGO_PKG_VERSION"));
+pub const GENERATOR: &str = concat!("mocap-bridge ", env!("CARGO_PKG_VERSION"));
 
 /// The glTF type of a written accessor's elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -292,8 +293,8 @@ pub fn write_floats(
 }
 
 /// Writes the GLB header, the JSON chunk and the binary chunk's header for a
-/// binary chunk of `bin_len` bytes, which the caller writes next.
-fn write_start(out: &mut impl Write, json: &Value, bin_len: usize) -> io::Result<()> {
+/// binary chunk of `bin_len` bytes (a multiple of 4), which the caller writes next.
+pub fn write_start(out: &mut impl Write, json: &Value, bin_len: usize) -> io::Result<()> {
     let mut json_bytes = serde_json::to_vec(json).map_err(io::Error::other)?;
     while !json_bytes.len().is_multiple_of(4) {
         json_bytes.push(b' ');

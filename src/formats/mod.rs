@@ -10,6 +10,7 @@ pub mod ext_humanoid;
 pub mod glb;
 pub mod gltf;
 pub mod inspect;
+pub mod mannequin;
 pub mod sampler;
 pub mod skeleton_json;
 pub mod tracks;
