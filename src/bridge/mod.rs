@@ -24,7 +24,7 @@ use crate::record::recorder::FinishedTake;
 use crate::takes::replay::Replay;
 use config::BridgeConfig;
 use shutdown::RunningBridge;
-use start::{Skeletons, built_in_avatar};
+use start::{AvatarPlan, Skeletons};
 use wiring::{SolverThread, Wiring, keep_calibrations};
 
 /// Why the bridge cannot start.
@@ -46,6 +46,9 @@ pub enum BridgeError {
     },
     #[error("{name}: {message}")]
     Skeleton { name: String, message: String },
+    /// An avatar file that cannot be used: one line naming it.
+    #[error("{0}")]
+    Avatar(String),
     #[error("performer name `{0}` is empty or longer than 32 bytes")]
     PerformerName(String),
     #[error("cannot start the solver thread")]
@@ -101,7 +104,8 @@ pub async fn run(
     // Loaded before anything binds: a bad skeleton fails start-up at once.
     let skeletons = Skeletons::load(&config)?;
     let lab_plans = skeletons.lab_plans(&config.lab_inputs)?;
-    let (avatar, avatar_rest) = built_in_avatar();
+    let avatars = AvatarPlan::load(&config)?;
+    let avatar_rest = avatars.default_rest.clone();
 
     // The solver thread starts first: inputs need its handle to wake it.
     let stopping = Arc::new(AtomicBool::new(false));
@@ -127,7 +131,7 @@ pub async fn run(
             config.status.monitor_interval_s.max(0.0),
         ));
     }
-    let solver = wiring.start_solver(&solver_thread, &config, &skeletons, avatar);
+    let solver = wiring.start_solver(&solver_thread, &config, &skeletons, &avatars);
     let (calibrations, calibration_requests) = mpsc::unbounded_channel();
     let calibration_keeper =
         tokio::spawn(keep_calibrations(options.config_file, calibration_requests));

@@ -1,11 +1,12 @@
 //! What the bridge loads and binds before any task runs: the skeletons senders
 //! may stream (built-in ones, then the configuration's), the lab OSC inputs'
-//! skeleton choices, the built-in avatar, VMC senders' rest poses, and UDP
-//! sockets. Every failure is a `BridgeError` naming what failed.
+//! skeleton choices, the performers' avatars (each file named once, else the
+//! built-in humanoid), VMC senders' rest poses, and UDP sockets. Every failure is
+//! a `BridgeError` naming what failed.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio::net::UdpSocket;
@@ -15,7 +16,7 @@ use super::config::{BridgeConfig, LabInputConfig};
 use crate::formats::inspect;
 use crate::formats::vrma::VrmaRest;
 use crate::formats::{self, LoadOptions, skeleton_json};
-use crate::pipeline::performer::{Avatar, StreamSkeleton};
+use crate::pipeline::performer::{Avatar, Avatars, StreamSkeleton};
 use crate::protocol::frame::PerformerName;
 use crate::protocol::lab_osc::LabSkeleton;
 use crate::protocol::record_control::RecordCommandsFrom;
@@ -130,13 +131,102 @@ pub(super) fn sender_rest(path: &Path) -> Result<SenderRest, BridgeError> {
 }
 
 /// The built-in avatar: the VRM 1.0 T-pose humanoid.
-pub(super) fn built_in_avatar() -> (Avatar, VrmaRest) {
+fn built_in_avatar() -> (Avatar, VrmaRest) {
     let rig = skeleton_json::embedded_rig("humanoid", crate::skeleton::builtin::HUMANOID_JSON);
     // The embedded humanoid is checked by the test suite: it has its bone map.
     let map = rig.bone_map.clone().unwrap_or_default();
     let mapped = MappedSkeleton::new(rig.skeleton, &map)
         .unwrap_or_else(|e| unreachable!("the embedded humanoid is valid: {e}"));
     (Avatar::new(&mapped), VrmaRest::from_mapped(&mapped))
+}
+
+/// The avatar model at `path`: loaded as `retarget --target` loads a model, its
+/// bone map chosen as `inspect::choose_map` does (the file's own, a catalog map,
+/// else recognized) and its rest turned into the T-pose facing +Z (a VRM 0.x
+/// model's half turn included).
+pub(super) fn load_avatar(path: &Path) -> Result<(Avatar, VrmaRest), BridgeError> {
+    // One line naming the file once (the loaders' own messages mostly name it).
+    let fail = |error: &dyn std::error::Error| {
+        let mut message = error.to_string();
+        let mut source = error.source();
+        while let Some(e) = source {
+            message = format!("{message}: {e}");
+            source = e.source();
+        }
+        let file = path.display().to_string();
+        BridgeError::Avatar(if message.contains(&file) {
+            format!("avatar: {message}")
+        } else {
+            format!("avatar {file}: {message}")
+        })
+    };
+    let rig = formats::load_rig(path, &LoadOptions::default()).map_err(|e| fail(&e))?;
+    let label = path.display().to_string();
+    let mapped = inspect::map_rig(&label, &rig, None).map_err(|e| fail(&e))?;
+    let avatar = Avatar::from_model(&mapped);
+    // What the IK needs of a body: both arms and legs.
+    for limb in crate::ik::body::Limb::ALL {
+        if let Some(bone) = limb.bones().into_iter().find(|b| !avatar.body.has(*b)) {
+            return Err(BridgeError::Avatar(format!(
+                "avatar {}: the humanoid bone {} is not mapped: the IK needs both arms and legs",
+                path.display(),
+                bone.name()
+            )));
+        }
+    }
+    Ok((avatar, VrmaRest::from_mapped(&mapped)))
+}
+
+/// Every performer's avatar, built once: the default (the configuration's
+/// `avatar`, else the built-in humanoid) and each other file a performer names.
+pub(super) struct AvatarPlan {
+    pub avatars: Avatars,
+    /// The default avatar's T-pose: what the outputs' rest offsets, the recorder's
+    /// takes and the viewer's rig are built on.
+    pub default_rest: VrmaRest,
+    /// Performers with an avatar of their own: name → index into `avatars`.
+    pub by_performer: HashMap<String, usize>,
+}
+
+impl AvatarPlan {
+    /// Loads every avatar file `config` names (each once, in the order of the
+    /// file: the default first, then the performers' by name).
+    pub fn load(config: &BridgeConfig) -> Result<Self, BridgeError> {
+        let (default, default_rest) = match &config.avatar {
+            Some(path) => load_avatar(path)?,
+            None => built_in_avatar(),
+        };
+        // The files of avatars 1, 2, ... (0 is the default).
+        let mut files: Vec<&PathBuf> = Vec::new();
+        let mut others = Vec::new();
+        let mut by_performer = HashMap::new();
+        for (name, own) in &config.performers {
+            let Some(path) = &own.avatar else {
+                continue;
+            };
+            let index = if config.avatar.as_ref() == Some(path) {
+                0
+            } else if let Some(i) = files.iter().position(|f| *f == path) {
+                i + 1
+            } else {
+                others.push(load_avatar(path)?.0);
+                files.push(path);
+                files.len()
+            };
+            by_performer.insert(name.clone(), index);
+        }
+        Ok(Self {
+            avatars: Avatars::new(default, others),
+            default_rest,
+            by_performer,
+        })
+    }
+
+    /// The avatar index of `performer`.
+    #[must_use]
+    pub fn index(&self, performer: &str) -> usize {
+        self.by_performer.get(performer).copied().unwrap_or(0)
+    }
 }
 
 /// A UDP input socket with a receive buffer of `buffer` bytes (the kernel may

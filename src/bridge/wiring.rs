@@ -17,7 +17,7 @@ use super::config::{
     BridgeConfig, PipelineConfig, RecorderConfig, VmcInputConfig, VmcOutputConfig,
     VrchatInputConfig, WebSocketConfig,
 };
-use super::start::{LabPlan, Skeletons, bind, performer_name, sender_rest};
+use super::start::{AvatarPlan, LabPlan, Skeletons, bind, performer_name, sender_rest};
 use super::{BridgeError, ReplaySource};
 use crate::formats::vrma::VrmaRest;
 use crate::io::inputs::lab::LabInput;
@@ -32,7 +32,6 @@ use crate::io::web::guard::Guard;
 use crate::io::web::websocket::{
     ClientRules, Controls, Feeds, SaveCalibration, Shared, Subscribers, WebSocketOutput,
 };
-use crate::pipeline::performer::Avatar;
 use crate::pipeline::solver::{SettingsByKind, Solver, SolverConfig, SolverControl};
 use crate::pipeline::status::{Latency, Status};
 use crate::pipeline::{
@@ -397,7 +396,7 @@ impl<'a> Wiring<'a> {
         thread: &SolverThread,
         config: &BridgeConfig,
         skeletons: &Skeletons,
-        avatar: Avatar,
+        avatars: &AvatarPlan,
     ) -> std::sync::mpsc::Sender<SolverControl> {
         let p = self.pipeline;
         let (control, control_rx) = std::sync::mpsc::channel::<SolverControl>();
@@ -418,13 +417,14 @@ impl<'a> Wiring<'a> {
                             humanoid: own.apply(&defaults.humanoid).settings(has_avatar),
                             skeleton: own.apply(&defaults.skeleton).settings(has_avatar),
                             trackers: own.apply(&defaults.trackers).settings(has_avatar),
+                            avatar: avatars.index(name),
                         };
                         (name.clone(), settings)
                     })
                     .collect::<HashMap<_, _>>(),
             },
             skeletons.streams.clone(),
-            avatar,
+            avatars.avatars.clone(),
             std::mem::take(&mut self.input_rings),
             std::mem::take(&mut self.output_ports),
             control_rx,

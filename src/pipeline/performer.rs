@@ -3,14 +3,17 @@
 //! calibration), and the per-frame solve for each kind of source:
 //!
 //! - humanoid frames (VMC, replays) are already normalized poses: filtered only;
-//! - skeleton frames: `ToNormalized` with the skeleton's `SourceRig`, then the
-//!   mocap-mode IK hook when enabled, then the filter;
+//! - skeleton frames: `ToNormalized` with the skeleton's `SourceRig`, then
+//!   `MocapIk` onto the performer's avatar when enabled, then the filter;
 //! - tracker frames: device poses through the device filter, then `VrIk`
-//!   (headset, controllers, trackers → full body), then the filter.
+//!   (headset, controllers, trackers → full body) onto the performer's avatar,
+//!   then the filter.
 //!
-//! Everything a performer needs is allocated when it appears; a frame allocates
-//! nothing.
+//! Each performer is solved for its own avatar (`Avatars`, built once at start and
+//! shared; a performer holds an index into them). Everything a performer needs is
+//! allocated when it appears; a frame allocates nothing.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use glam::{Affine3A, Quat, Vec3};
@@ -141,6 +144,8 @@ pub struct Performer {
     pub name: PerformerName,
     pub kind: SourceKind,
     pub settings: PerformerSettings,
+    /// Which of the solver's `Avatars` this performer is solved for.
+    pub avatar: usize,
     source: KindState,
     filter: Option<PoseFilter>,
     /// The last solved pose (bones a frame lacks hold).
@@ -168,32 +173,92 @@ pub struct Avatar {
     pub body: BodyProportions,
     /// Its fingers' T-pose directions, for tracked hands.
     pub fingers: FingerRest,
+    /// Whether a skeleton source's solved poses are given in this avatar's metres
+    /// (the hips position scaled by its hips height over the source's, and
+    /// `rest_hips_height` its own), so a receiver showing this avatar puts the
+    /// hips, and with them the solved feet, exactly where the IK did. Set for an
+    /// avatar the user named (`from_model`); the built-in humanoid leaves the
+    /// source's metres, as they came.
+    pub own_metres: bool,
 }
 
 impl Avatar {
-    /// The avatar of a mapped rig (its T-pose).
+    /// The avatar of a mapped rig (its T-pose), leaving poses in the source's
+    /// metres: the built-in humanoid.
     #[must_use]
     pub fn new(mapped: &MappedSkeleton) -> Self {
         let rest = VrmaRest::from_mapped(mapped);
         Self {
             body: BodyProportions::new(mapped),
             fingers: FingerRest::new(|bone| rest.position(bone)),
+            own_metres: false,
+        }
+    }
+
+    /// The avatar of a model the user named (its T-pose): poses are given in its
+    /// metres (see `own_metres`).
+    #[must_use]
+    pub fn from_model(mapped: &MappedSkeleton) -> Self {
+        Self {
+            own_metres: true,
+            ..Self::new(mapped)
+        }
+    }
+
+    /// Puts a pose solved for this avatar from a source with other proportions
+    /// into this avatar's metres, when it keeps its own (`own_metres`):
+    /// `hips_position · h_avatar / rest_hips_height`. Poses without a usable rest
+    /// hips height stay as they are.
+    fn express(&self, pose: &mut HumanoidPose) {
+        let (from, to) = (pose.rest_hips_height, self.body.rest_hips_height());
+        if self.own_metres && from.is_finite() && from > 0.0 && to.is_finite() && to > 0.0 {
+            pose.hips_position *= to / from;
+            pose.rest_hips_height = to;
         }
     }
 }
 
+/// The avatars performers are solved for, built once when the bridge starts and
+/// shared with the solver: the first is the default (every performer without an
+/// avatar of its own), the others are named by index in the performers' settings.
+#[derive(Debug, Clone)]
+pub struct Avatars(Arc<[Avatar]>);
+
+impl Avatars {
+    /// `default` first, then `others` (indices 1, 2, ...).
+    #[must_use]
+    pub fn new(default: Avatar, others: Vec<Avatar>) -> Self {
+        Self(std::iter::once(default).chain(others).collect())
+    }
+
+    /// Avatar `index`, the default for an index out of range.
+    #[must_use]
+    pub fn get(&self, index: usize) -> &Avatar {
+        self.0.get(index).unwrap_or(&self.0[0])
+    }
+}
+
+impl From<Avatar> for Avatars {
+    /// Only the default: every performer is solved for `avatar`.
+    fn from(avatar: Avatar) -> Self {
+        Self::new(avatar, Vec::new())
+    }
+}
+
 impl Performer {
-    /// A performer whose first frame is `kind`; a skeleton source names its
-    /// skeleton.
+    /// A performer whose first frame is `kind`, solved for `avatars.get(avatar)`;
+    /// a skeleton source names its skeleton.
     #[must_use]
     pub fn new(
         name: PerformerName,
         kind: SourceKind,
         skeleton: Option<(u16, &StreamSkeleton)>,
         settings: PerformerSettings,
-        avatar: &Avatar,
+        avatars: &Avatars,
+        avatar_index: usize,
         now: Instant,
     ) -> Self {
+        let avatar = avatars.get(avatar_index);
         let source = match (kind, skeleton) {
             (SourceKind::Skeleton, Some((index, s))) => KindState::Skeleton {
                 skeleton: index,
@@ -219,6 +284,7 @@ impl Performer {
             name,
             kind,
             settings,
+            avatar: avatar_index,
             source,
             filter: settings.filter.map(PoseFilter::new),
             pose: HumanoidPose::default(),
@@ -269,15 +335,17 @@ impl Performer {
         Ok(time)
     }
 
-    /// A streamed skeleton frame through its source rig (and mocap IK).
+    /// A streamed skeleton frame through its source rig (and mocap IK onto its
+    /// avatar's body).
     pub fn solve_joints(
         &mut self,
         index: u16,
         skeleton: &StreamSkeleton,
         frame: &JointFrame,
-        avatar: &Avatar,
+        avatars: &Avatars,
         now: Instant,
     ) -> Result<f64, SolveError> {
+        let avatar = avatars.get(self.avatar);
         let (time, dt) = self.clock(frame.time);
         let KindState::Skeleton {
             skeleton: expected,
@@ -320,17 +388,20 @@ impl Performer {
             }
             .run()?;
         }
+        avatar.express(&mut self.pose);
         self.finish(dt, now);
         Ok(time)
     }
 
-    /// Tracked devices through VR-mode IK onto the avatar's body.
+    /// Tracked devices through VR-mode IK onto its avatar's body (whose metres
+    /// the pose is in).
     pub fn solve_trackers(
         &mut self,
         frame: &TrackerFrame,
-        avatar: &Avatar,
+        avatars: &Avatars,
         now: Instant,
     ) -> Result<f64, SolveError> {
+        let avatar = avatars.get(self.avatar);
         let (time, dt) = self.clock(frame.time);
         let KindState::Trackers {
             ik,
@@ -504,14 +575,162 @@ impl Performer {
 mod tests {
     use super::*;
     use crate::humanoid::HumanBone;
+    use crate::ik::mocap::MocapIkState;
 
-    fn avatar() -> Avatar {
-        let rig = crate::formats::skeleton_json::embedded_rig(
-            "humanoid.json",
-            crate::skeleton::builtin::HUMANOID_JSON,
-        );
+    fn mapped(name: &str, json: &str) -> MappedSkeleton {
+        let rig = crate::formats::skeleton_json::embedded_rig(name, json);
         let map = rig.bone_map.clone().unwrap();
-        Avatar::new(&MappedSkeleton::new(rig.skeleton, &map).unwrap())
+        MappedSkeleton::new(rig.skeleton, &map).unwrap()
+    }
+
+    fn humanoid() -> MappedSkeleton {
+        mapped("humanoid.json", crate::skeleton::builtin::HUMANOID_JSON)
+    }
+
+    fn avatar() -> Avatars {
+        Avatar::new(&humanoid()).into()
+    }
+
+    /// The built-in humanoid (default) and, as avatar 1, the humanoid with legs
+    /// 1.3 times as long.
+    fn two_avatars() -> (Avatars, MappedSkeleton) {
+        let long = crate::eval::scale_legs(&humanoid(), 1.3).unwrap();
+        let avatars = Avatars::new(Avatar::new(&humanoid()), vec![Avatar::from_model(&long)]);
+        (avatars, long)
+    }
+
+    #[test]
+    fn a_skeleton_performer_with_its_own_avatar_is_solved_for_that_body() {
+        let (avatars, long) = two_avatars();
+        let lab19 = StreamSkeleton::new(
+            "lab19",
+            mapped("lab19", crate::skeleton::builtin::LAB19_JSON),
+        );
+        let motion = crate::takes::demo::lab19_performance(&lab19.mapped, 1);
+        let settings = PerformerSettings {
+            filter: None,
+            device_filter: None,
+            mocap_ik: MocapIkConfig::default(),
+            vr_ik: VrIkConfig::default(),
+            calibration: None,
+        };
+        let now = Instant::now();
+        let performer = |name: &str, avatar: usize| {
+            let name = PerformerName::new(name).unwrap();
+            let skeleton = Some((0, &lab19));
+            let kind = SourceKind::Skeleton;
+            Performer::new(name, kind, skeleton, settings, &avatars, avatar, now)
+        };
+        let (mut own, mut default) = (performer("alice", 1), performer("bob", 0));
+        let long_body = BodyProportions::new(&long);
+        let mut state = MocapIkState::default();
+        let mut legs_differ = 0.0f32;
+        for i in 0..motion.frame_count().min(120) {
+            let f = motion.frame(i);
+            let mut frame = JointFrame::new(own.name);
+            frame.time = i as f64 / 60.0;
+            for (j, q) in f.rotations.iter().enumerate() {
+                frame.set(j, *q);
+            }
+            frame.root_position = Some(f.translations[0]);
+            own.solve_joints(0, &lab19, &frame, &avatars, now).unwrap();
+            default
+                .solve_joints(0, &lab19, &frame, &avatars, now)
+                .unwrap();
+            // The same frame through mocap IK onto the long-legged body by hand,
+            // then into that body's metres.
+            let mut expected = HumanoidPose::default();
+            // A joint frame carries the root's translation only.
+            let mut translations = lab19.mapped.skeleton.rest_translations();
+            translations[0] = f.translations[0];
+            ToNormalized {
+                source: &lab19.rig,
+                local_rotations: f.rotations,
+                local_translations: &translations,
+                pose: &mut expected,
+            }
+            .run()
+            .unwrap();
+            MocapIk {
+                config: &settings.mocap_ik,
+                source: &lab19.body,
+                target: &long_body,
+                dt: 1.0 / 60.0,
+                state: &mut state,
+                pose: &mut expected,
+            }
+            .run()
+            .unwrap();
+            let scale = long_body.rest_hips_height() / expected.rest_hips_height;
+            expected.hips_position *= scale;
+            expected.rest_hips_height = long_body.rest_hips_height();
+            let got = own.pose;
+            assert!(
+                got.hips_position.distance(expected.hips_position) < 1e-5,
+                "frame {i}"
+            );
+            assert_eq!(got.rest_hips_height, long_body.rest_hips_height());
+            for (bone, q) in expected.bones() {
+                // Where the bone's axes point (an acos of a dot product is all f32
+                // noise this close to 1).
+                let r = got.rotation_or_identity(bone);
+                let off = [Vec3::X, Vec3::Y].map(|a| (r * a).distance(q * a));
+                assert!(
+                    off[0].max(off[1]) < 1e-5,
+                    "frame {i}: {bone:?} off by {off:?}"
+                );
+            }
+            let knee = HumanBone::LeftLowerLeg;
+            legs_differ = legs_differ.max(
+                got.rotation_or_identity(knee)
+                    .angle_between(default.pose.rotation_or_identity(knee)),
+            );
+        }
+        // The default performer stays on the built-in body, in the source's metres.
+        assert_eq!(default.pose.rest_hips_height, lab19.body.rest_hips_height());
+        assert!(
+            legs_differ > 2f32.to_radians(),
+            "the two bodies bend their knees differently: {legs_differ} rad"
+        );
+    }
+
+    #[test]
+    fn a_tracker_performer_with_its_own_avatar_stands_on_that_body() {
+        let (avatars, long) = two_avatars();
+        let settings = PerformerSettings {
+            filter: None,
+            device_filter: None,
+            mocap_ik: MocapIkConfig::default(),
+            vr_ik: VrIkConfig::default(),
+            calibration: None,
+        };
+        let now = Instant::now();
+        let name = PerformerName::new("vr").unwrap();
+        let mut own = Performer::new(name, SourceKind::Trackers, None, settings, &avatars, 1, now);
+        let mut default =
+            Performer::new(name, SourceKind::Trackers, None, settings, &avatars, 0, now);
+        let long_body = BodyProportions::new(&long);
+        // Its calibration is guessed from its own avatar's body.
+        assert_eq!(
+            own.calibration(),
+            Some(Calibration::of_body(&long_body, HEAD_TO_EYE))
+        );
+        let mut frame = TrackerFrame::new(name);
+        let head = long_body.rest_position(HumanBone::Head) + Vec3::new(0.0, 0.1, 0.08);
+        for (point, at) in [
+            (TrackedPoint::Head, head),
+            (TrackedPoint::LeftHand, Vec3::new(0.3, 1.0, 0.2)),
+            (TrackedPoint::RightHand, Vec3::new(-0.3, 1.0, 0.2)),
+        ] {
+            frame.set(point, DevicePose::new(at, Quat::IDENTITY));
+        }
+        own.solve_trackers(&frame, &avatars, now).unwrap();
+        default.solve_trackers(&frame, &avatars, now).unwrap();
+        assert_eq!(own.pose.rest_hips_height, long_body.rest_hips_height());
+        assert_ne!(
+            default.pose.rest_hips_height, own.pose.rest_hips_height,
+            "the default avatar's hips are elsewhere"
+        );
     }
 
     /// Frame-to-frame turn of the left lower arm and of the left hand (degrees),
@@ -529,7 +748,7 @@ mod tests {
         let name = PerformerName::new("vr").unwrap();
         let now = Instant::now();
         let mut performer =
-            Performer::new(name, SourceKind::Trackers, None, settings, &avatar, now);
+            Performer::new(name, SourceKind::Trackers, None, settings, &avatar, 0, now);
         let mut noise = crate::filter::device::uniform_noise(0x9e37_79b9, 0.002);
         let mut wobble = crate::filter::device::uniform_noise(0x7f4a_7c15, 0.25f32.to_radians());
         let [mut turn, mut hand_turn, mut travel] = [0.0; 3];

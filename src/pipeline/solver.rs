@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use crate::ik::calibration::Calibration;
 use crate::protocol::frame::PerformerName;
 
-use super::performer::{Avatar, Performer, PerformerSettings, SolveError, StreamSkeleton};
+use super::performer::{Avatars, Performer, PerformerSettings, SolveError, StreamSkeleton};
 use super::{
     InputFrame, InputRing, InputStats, OutputMsg, OutputPort, PoseFrame, SourceFrame, SourceKind,
     SourcePoints,
@@ -41,12 +41,14 @@ pub struct SolverConfig {
 }
 
 /// One named performer's settings for each kind of source: its own changes
-/// applied to that kind's defaults.
+/// applied to that kind's defaults, and its avatar.
 #[derive(Debug, Clone, Copy)]
 pub struct SettingsByKind {
     pub humanoid: PerformerSettings,
     pub skeleton: PerformerSettings,
     pub trackers: PerformerSettings,
+    /// Index into the solver's `Avatars` (0: the default avatar).
+    pub avatar: usize,
 }
 
 impl SettingsByKind {
@@ -105,7 +107,7 @@ pub struct SolverStats {
 pub struct Solver {
     config: SolverConfig,
     skeletons: Arc<[StreamSkeleton]>,
-    avatar: Avatar,
+    avatars: Avatars,
     inputs: Vec<InputRing>,
     outputs: Vec<OutputPort>,
     control: mpsc::Receiver<SolverControl>,
@@ -123,11 +125,12 @@ const IDLE: Duration = Duration::from_millis(20);
 const FRAMES_PER_TURN: usize = 64;
 
 impl Solver {
+    /// A solver for performers on `avatars` (one `Avatar`: every performer on it).
     #[must_use]
     pub fn new(
         config: SolverConfig,
         skeletons: Arc<[StreamSkeleton]>,
-        avatar: Avatar,
+        avatars: impl Into<Avatars>,
         inputs: Vec<InputRing>,
         outputs: Vec<OutputPort>,
         control: mpsc::Receiver<SolverControl>,
@@ -135,7 +138,7 @@ impl Solver {
         Self {
             config,
             skeletons,
-            avatar,
+            avatars: avatars.into(),
             inputs,
             outputs,
             control,
@@ -213,15 +216,17 @@ impl Solver {
         broadcast(&mut self.outputs, &msg);
     }
 
-    fn settings(&self, name: PerformerName, kind: SourceKind) -> PerformerSettings {
+    /// A performer's settings and avatar: its own, else its kind's and the
+    /// default avatar.
+    fn settings(&self, name: PerformerName, kind: SourceKind) -> (PerformerSettings, usize) {
         self.config
             .performers
             .get(name.as_str())
-            .map(|own| own.of(kind))
+            .map(|own| (own.of(kind), own.avatar))
             .unwrap_or(match kind {
-                SourceKind::Humanoid => self.config.humanoid,
-                SourceKind::Skeleton => self.config.skeleton,
-                SourceKind::Trackers => self.config.trackers,
+                SourceKind::Humanoid => (self.config.humanoid, 0),
+                SourceKind::Skeleton => (self.config.skeleton, 0),
+                SourceKind::Trackers => (self.config.trackers, 0),
             })
     }
 
@@ -240,7 +245,7 @@ impl Solver {
             self.stats.refused.fetch_add(1, Relaxed);
             return None;
         }
-        let settings = self.settings(name, kind);
+        let (settings, avatar) = self.settings(name, kind);
         let skeletons = self.skeletons.clone();
         let skeleton = skeleton.and_then(|s| skeletons.get(usize::from(s)).map(|k| (s, k)));
         self.performers.push(Performer::new(
@@ -248,7 +253,8 @@ impl Solver {
             kind,
             skeleton,
             settings,
-            &self.avatar,
+            &self.avatars,
+            avatar,
             now,
         ));
         let index = self.performers.len() - 1;
@@ -295,11 +301,11 @@ impl Solver {
             SourceFrame::Humanoid { time, pose, .. } => performer.solve_humanoid(*time, pose, now),
             SourceFrame::Joints { skeleton, frame } => {
                 match skeletons.get(usize::from(*skeleton)) {
-                    Some(s) => performer.solve_joints(*skeleton, s, frame, &self.avatar, now),
+                    Some(s) => performer.solve_joints(*skeleton, s, frame, &self.avatars, now),
                     None => Err(SolveError::SourceChanged),
                 }
             }
-            SourceFrame::Trackers(t) => performer.solve_trackers(t, &self.avatar, now),
+            SourceFrame::Trackers(t) => performer.solve_trackers(t, &self.avatars, now),
             SourceFrame::ExpressionName { .. } => return,
         };
         match solved {
@@ -409,7 +415,7 @@ fn broadcast(outputs: &mut [OutputPort], msg: &OutputMsg) {
 mod tests {
     use super::*;
     use crate::humanoid::DevicePose;
-    use crate::pipeline::performer::PerformerSettings;
+    use crate::pipeline::performer::{Avatar, PerformerSettings};
     use crate::pipeline::{Delivery, InputPort, OutputRing, input_ring, output_ring};
     use crate::protocol::frame::{JointFrame, TrackedPoint, TrackerFrame};
     use crate::retarget::{MappedSkeleton, SourceRig, ToNormalized};
