@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use super::vendor;
 
 /// Every file served: name, content type, text.
-const FILES: [(&str, &str, &str); 8] = [
+const FILES: [(&str, &str, &str); 11] = [
     (
         "index.html",
         "text/html; charset=utf-8",
@@ -40,6 +40,21 @@ const FILES: [(&str, &str, &str); 8] = [
         "scene.js",
         "text/javascript; charset=utf-8",
         include_str!("assets/scene.js"),
+    ),
+    (
+        "avatar.js",
+        "text/javascript; charset=utf-8",
+        include_str!("assets/avatar.js"),
+    ),
+    (
+        "stage.js",
+        "text/javascript; charset=utf-8",
+        include_str!("assets/stage.js"),
+    ),
+    (
+        "player.js",
+        "text/javascript; charset=utf-8",
+        include_str!("assets/player.js"),
     ),
     (
         "viewer.js",

@@ -1,32 +1,40 @@
 //! The avatars the viewer draws performers on: `/api/avatar/{performer}` serves
 //! the .vrm configured for that performer (or for every performer), and
 //! `/api/avatar` the one configured for every performer, which the page's take
-//! player uses. The file is read when asked for, so a changed file shows on the
-//! page's next load. The bridge says which file that is (`ConfiguredAvatars`, from
-//! its config); this edge only reads and serves it.
+//! player uses; either is the bridge's mannequin when none is configured (also at
+//! `/avatars/mannequin.vrm`). A configured file is read when asked for, so a
+//! changed file shows on the page's next load. The bridge says which file that is
+//! (`ConfiguredAvatars`, from its config); this edge only reads and serves it.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
+use axum::body::Bytes;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+
+use crate::formats::mannequin::mannequin_vrm;
 
 /// Which .vrm is configured for a performer (`Some(name)`), or for every
 /// performer (`None`); `None` when there is none.
 pub type ConfiguredAvatars = Arc<dyn Fn(Option<&str>) -> Option<PathBuf> + Send + Sync>;
 
-/// The configured avatar for `performer` (or for everyone), read now.
+/// The bridge's own avatar, written when first asked for.
+static MANNEQUIN: LazyLock<Vec<u8>> = LazyLock::new(mannequin_vrm);
+
+/// The mannequin's .vrm.
+pub fn mannequin() -> Response {
+    vrm(Bytes::from_static(MANNEQUIN.as_slice()), "mannequin.vrm")
+}
+
+/// The configured avatar for `performer` (or for everyone), read now; else the
+/// mannequin.
 pub async fn serve(configured: &ConfiguredAvatars, performer: Option<&str>) -> Response {
     let Some(path) = configured(performer) else {
-        let whom = performer.map_or_else(|| "every performer".to_owned(), |p| format!("`{p}`"));
-        return (
-            StatusCode::NOT_FOUND,
-            format!("no avatar is configured for {whom}\n"),
-        )
-            .into_response();
+        return mannequin();
     };
     match tokio::fs::read(&path).await {
-        Ok(bytes) => vrm(bytes, &path),
+        Ok(bytes) => vrm(bytes.into(), file_name(&path)),
         Err(e) => {
             tracing::warn!(%e, file = %path.display(), "cannot read the avatar");
             (
@@ -38,13 +46,14 @@ pub async fn serve(configured: &ConfiguredAvatars, performer: Option<&str>) -> R
     }
 }
 
-/// A .vrm's bytes, named by `path`'s file name (the page shows it).
-fn vrm(bytes: Vec<u8>, path: &Path) -> Response {
-    let name = path
-        .file_name()
+fn file_name(path: &Path) -> &str {
+    path.file_name()
         .and_then(|n| n.to_str())
-        .unwrap_or_default();
-    let disposition = content_disposition(name);
+        .unwrap_or_default()
+}
+
+/// A .vrm's bytes, named (the page shows the name).
+fn vrm(bytes: Bytes, name: &str) -> Response {
     (
         [
             (
@@ -52,7 +61,7 @@ fn vrm(bytes: Vec<u8>, path: &Path) -> Response {
                 HeaderValue::from_static("model/gltf-binary"),
             ),
             (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
-            (header::CONTENT_DISPOSITION, disposition),
+            (header::CONTENT_DISPOSITION, content_disposition(name)),
         ],
         bytes,
     )

@@ -93,6 +93,10 @@ impl WebServer {
             .route("/assets/{file}", get(asset))
             .route("/vendor/{*path}", get(vendored))
             .route("/api/rig", get(rig))
+            .route(
+                "/avatars/mannequin.vrm",
+                get(|| async { avatars::mannequin() }),
+            )
             .route("/api/avatar", get(shared_avatar))
             .route("/api/avatar/{performer}", get(performer_avatar))
             .route("/api/recordings", get(list_recordings))
