@@ -77,6 +77,7 @@ export class Avatar {
       this.chains.push(Int32Array.from(chain));
       this.boneIndex.push(b);
     }
+    this.raw = BONES.map((name) => humanoid.getRawBoneNode(name));
     this.hips = humanoid.getNormalizedBoneNode("hips");
     // three-vrm-animation scales hips motion by the same height.
     this.hipsHeight = humanoid.normalizedRestPose.hips.position[1];
@@ -134,14 +135,29 @@ export class Avatar {
   /// World positions of the model's own (raw) bones, metres: bone name → [x, y, z].
   boneWorldPositions() {
     const out = {};
-    for (const name of BONES) {
-      const node = this.vrm.humanoid.getRawBoneNode(name);
-      if (!node) continue;
+    BONES.forEach((name, b) => {
+      const node = this.raw[b];
+      if (!node) return;
       node.updateWorldMatrix(true, false);
       const m = node.matrixWorld.elements;
       out[name] = [m[12], m[13], m[14]];
-    }
+    });
     return out;
+  }
+
+  /// The same into `out` (3 per bone, in `BONES` order), with `shown[b]` set for
+  /// the bones the model has; world matrices as last updated (the caller updates
+  /// them first).
+  bonePositions(out, shown) {
+    for (let b = 0; b < BONES.length; b++) {
+      const node = this.raw[b];
+      shown[b] = node ? 1 : 0;
+      if (!node) continue;
+      const m = node.matrixWorld.elements;
+      out[3 * b] = m[12];
+      out[3 * b + 1] = m[13];
+      out[3 * b + 2] = m[14];
+    }
   }
 
   dispose() {

@@ -271,7 +271,13 @@ function draw() {
       if (avatars) p.avatar.update(dt);
     }
     if (skeletons || !p.avatar) {
-      for (let b = 0; b < BONES.length; b++) p.shown[b] = p.pose.present[b] || REQUIRED.has(BONES[b]) ? 1 : 0;
+      if (avatars && p.avatar && p.posed) {
+        // Over an avatar, the stick figure is the avatar's own bones.
+        p.group.updateMatrixWorld(true);
+        p.avatar.bonePositions(p.positions, p.shown);
+      } else {
+        for (let b = 0; b < BONES.length; b++) p.shown[b] = p.pose.present[b] || REQUIRED.has(BONES[b]) ? 1 : 0;
+      }
       scene.skeleton(p.positions, rig.parents, p.shown, p.color, (b) => `${p.name} · ${BONES[b]}`);
     }
     if (p.drawnSeq !== p.pose.seq) {
