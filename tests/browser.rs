@@ -540,9 +540,25 @@ fn hand_moved(samples: &[Value]) -> f64 {
 /// the page's avatar with avatar.mjs (`extra`: its other options).
 fn avatar_run(t: &Setup, avatar: Option<&Path>, file: &str, extra: &[(&str, &str)]) -> Value {
     let sample = repo().join("recordings/walk-and-wave.vrma");
+    let r = replay_on_avatar(t, &sample, avatar, file, extra);
+    let samples = r["samples"].as_array().expect("samples");
+    assert!(hand_moved(samples) > 0.05, "the replay did not move");
+    r
+}
+
+/// Starts a bridge replaying `take` (on `avatar`, when given) and reads the
+/// page's avatar with avatar.mjs (`extra`: its other options).
+fn replay_on_avatar(
+    t: &Setup,
+    take: &Path,
+    avatar: Option<&Path>,
+    file: &str,
+    extra: &[(&str, &str)],
+) -> Value {
+    let performer = take.file_stem().and_then(|s| s.to_str()).expect("a name");
     let mut args = vec![
         "--replay",
-        sample.to_str().expect("path"),
+        take.to_str().expect("path"),
         "--loop",
         "--quiet",
     ];
@@ -550,11 +566,7 @@ fn avatar_run(t: &Setup, avatar: Option<&Path>, file: &str, extra: &[(&str, &str
         args.extend(["--avatar", avatar.to_str().expect("path")]);
     }
     let bridge = Bridge::start(t.dir.path(), &web_config(t.port), &args);
-    let mut options = vec![
-        ("performer", "walk-and-wave"),
-        ("file", file),
-        ("samples", "12"),
-    ];
+    let mut options = vec![("performer", performer), ("file", file), ("samples", "12")];
     options.extend(extra);
     let r = drive(
         &t.web,
@@ -565,9 +577,51 @@ fn avatar_run(t: &Setup, avatar: Option<&Path>, file: &str, extra: &[(&str, &str
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(r["errors"], json!([]), "the page logged errors");
-    let samples = r["samples"].as_array().expect("samples");
-    assert!(hand_moved(samples) > 0.05, "the replay did not move");
     r
+}
+
+#[test]
+fn the_viewer_shows_a_takes_expressions_and_gaze_on_the_avatar() {
+    let Some(assets) = assets_dir() else { return };
+    let Some(t) = setup() else { return };
+    // three-vrm's own test take: `happy` and a lookAt, both animated.
+    let take = assets.join("vrma/test.vrma");
+    let r = replay_on_avatar(&t, &take, None, "mannequin.vrm", &[]);
+    let mut smiled = 0;
+    let mut looked = 0;
+    for sample in r["samples"].as_array().expect("samples") {
+        let pose = &sample["pose"];
+        let happy = pose["presets"]["happy"]
+            .as_f64()
+            .expect("happy in every pose");
+        assert_eq!(
+            sample["expressions"]["happy"].as_f64(),
+            Some(happy),
+            "{sample}"
+        );
+        if happy > 0.0 {
+            smiled += 1;
+        }
+        // three-vrm keeps the eyes' yaw and pitch in degrees.
+        for angle in ["yaw", "pitch"] {
+            let want = pose["lookAt"][angle]
+                .as_f64()
+                .expect("a lookAt")
+                .to_degrees();
+            let got = sample["lookAt"][angle]
+                .as_f64()
+                .expect("the avatar's lookAt");
+            assert!((got - want).abs() < 1e-4, "{angle}: {got}° for {want}°");
+        }
+        if pose["lookAt"]["yaw"].as_f64() != Some(0.0) {
+            looked += 1;
+        }
+    }
+    println!("test.vrma on the mannequin: {smiled} of 12 poses smiling, {looked} looking aside");
+    assert!(
+        smiled > 0 && looked > 0,
+        "the take's expression and gaze never showed"
+    );
 }
 
 #[test]

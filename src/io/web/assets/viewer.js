@@ -7,7 +7,7 @@
 // draws once: poses that came in between are replaced, never queued.
 
 import { Connection, getFile, getJson, withToken } from "./bridge.js";
-import { BONES, Pose, Rig, decodeBinaryPose } from "./pose.js";
+import { BONES, PRESETS, Pose, Rig, decodeBinaryPose } from "./pose.js";
 import { Scene } from "./scene.js";
 import { Stage } from "./stage.js";
 import { Avatar, loadVrm } from "./avatar.js";
@@ -532,12 +532,22 @@ window.viewer = {
   refreshRecordings,
   player: () => player,
   /// A performer's avatar as last drawn: the pose it shows (`seq`, hips, rest
-  /// hips height, rotations), the .vrm's name and VRM version, its hips height,
-  /// and the world position of each of its bones (three-vrm's raw bones), metres.
+  /// hips height, rotations, expressions, lookAt), the .vrm's name and VRM
+  /// version, its hips height, the world position of each of its bones (three-vrm's
+  /// raw bones, metres), its expression weights and its lookAt (degrees).
   avatar(name) {
     const p = performers.get(name);
     if (!p || !p.avatar || !p.posed) return null;
     const pose = p.drawn;
+    const vrm = p.avatar.vrm;
+    const expressions = {};
+    if (vrm.expressionManager) {
+      for (const e of vrm.expressionManager.expressions) expressions[e.expressionName] = e.weight;
+    }
+    const presets = {};
+    PRESETS.forEach((preset, i) => {
+      if ((pose.presetMask >>> i) & 1) presets[preset] = pose.presets[i];
+    });
     return {
       seq: pose.seq,
       file: p.avatarName,
@@ -548,8 +558,12 @@ window.viewer = {
         restHipsHeight: pose.restHipsHeight,
         rotations: Array.from(pose.rotations),
         present: Array.from(pose.present),
+        presets,
+        lookAt: pose.hasLookAt ? { yaw: pose.lookYaw, pitch: pose.lookPitch } : null,
       },
       bones: p.avatar.boneWorldPositions(),
+      expressions,
+      lookAt: vrm.lookAt ? { yaw: vrm.lookAt.yaw, pitch: vrm.lookAt.pitch } : null,
     };
   },
   /// Pixels of a performer's avatar on screen: the stage drawn with and without
