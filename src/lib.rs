@@ -18,7 +18,8 @@
 //! - `ik`: two-bone limb IK on normalized poses, mocap mode (feet planted, hands
 //!   placed), VR mode (headset, controllers, trackers) and its calibration.
 //! - `formats`: BVH, glTF/VRM rigs, `.vrma`, EXT_skeleton_humanoid, the skeleton
-//!   JSON; units and axes; which bone map a rig gets and the `inspect` report.
+//!   JSON; units and axes; which bone map a rig gets and the `inspect` report; the
+//!   mannequin VRM the bridge ships.
 //! - `eval`: IK measured against ground truth (`eval-ik`).
 //! - `protocol`: wire codecs, pure over bytes (OSC, VMC and lab OSC both ways, the
 //!   WebSocket JSON and binary messages, VRChat OSC trackers in).

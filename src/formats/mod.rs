@@ -4,6 +4,7 @@
 //! Every loader returns a `Rig` already in the internal space: metres, +Y up, glTF
 //! handedness. Loaders are pure over bytes (`parse_*` functions) with a thin
 //! `load(path)` that reads the file; errors name the file and the place.
+//! `mannequin` writes the other way: the avatar the bridge ships, as a VRM 1.0.
 
 pub mod bvh;
 pub mod ext_humanoid;

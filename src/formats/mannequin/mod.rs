@@ -3,8 +3,11 @@
 //!
 //! It stands in the built-in humanoid's T-pose (`config/skeletons/humanoid.json`,
 //! the bones that file lacks placed by `VrmaRest`'s standard proportions, as the
-//! bridge's built-in avatar does): every one of the 55 VRM 1.0 bones is a node with
-//! an identity rotation, facing +Z, left arm toward +X, metres, soles on y = 0.
+//! bridge's built-in avatar does), with each hand's fingers moved across the hand
+//! so that the middle finger's base lies on the arm's axis: then the T-pose is one
+//! the bridge's rest correction leaves as it is, and the bridge and three-vrm pose
+//! the same model. Every one of the 55 VRM 1.0 bones is a node with an identity
+//! rotation, facing +Z, left arm toward +X, metres, soles on y = 0.
 //! Its body is skinned capsules along the bones (`body`, `shape`, `skin`), its face
 //! has the preset expressions as morph targets (`face`), its eyes turn by lookAt on
 //! the eye bones, and its `VRMC_vrm` extension maps all of it (`vrm`).
@@ -23,9 +26,13 @@ mod vrm;
 pub use document::Mannequin;
 pub use vrm::{LICENSE_URL, NAME};
 
+use glam::Vec3;
+
 use crate::formats::glb::GlbFile;
 use crate::formats::skeleton_json;
 use crate::formats::vrma::VrmaRest;
+use crate::humanoid::bone::{ALL, BONE_COUNT};
+use crate::humanoid::{HumanBone, HumanBone as B, Side};
 use crate::retarget::MappedSkeleton;
 use crate::skeleton::builtin::HUMANOID_JSON;
 
@@ -36,9 +43,21 @@ pub fn mannequin_vrm() -> Vec<u8> {
 }
 
 /// Where the mannequin's bones stand: the built-in humanoid's T-pose, completed by
-/// the standard proportions.
+/// the standard proportions, the fingers moved by `finger_shift`.
 #[must_use]
 pub fn rest() -> VrmaRest {
+    let built_in = built_in_rest();
+    let mut positions = [None; BONE_COUNT];
+    for bone in ALL {
+        positions[bone.index()] = Some(built_in.position(bone) - finger_shift(&built_in, bone));
+    }
+    VrmaRest::from_positions(&positions, None)
+}
+
+/// The T-pose of the bridge's built-in avatar: the embedded humanoid, its missing
+/// bones placed by the standard proportions.
+#[must_use]
+pub fn built_in_rest() -> VrmaRest {
     let rig = skeleton_json::embedded_rig("humanoid", HUMANOID_JSON);
     let map = rig.bone_map.clone().unwrap_or_default();
     match MappedSkeleton::new(rig.skeleton, &map) {
@@ -48,11 +67,43 @@ pub fn rest() -> VrmaRest {
     }
 }
 
+/// How far the mannequin moves a finger bone from `rest` (zero for other bones):
+/// across the arm, by where the middle finger's base is off the arm's axis (the
+/// arm lies along x in the T-pose).
+#[must_use]
+pub fn finger_shift(rest: &VrmaRest, bone: HumanBone) -> Vec3 {
+    if !bone.is_finger() {
+        return Vec3::ZERO;
+    }
+    let (hand, middle) = match bone.side() {
+        Side::Right => (B::RightHand, B::RightMiddleProximal),
+        _ => (B::LeftHand, B::LeftMiddleProximal),
+    };
+    let off = rest.position(middle) - rest.position(hand);
+    Vec3::new(0.0, off.y, off.z)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::formats::glb::split_glb;
-    use crate::humanoid::bone::ALL;
+
+    #[test]
+    fn the_fingers_move_so_the_hand_points_along_the_arm() {
+        let (built_in, rest) = (built_in_rest(), rest());
+        for (hand, middle) in [
+            (B::LeftHand, B::LeftMiddleProximal),
+            (B::RightHand, B::RightMiddleProximal),
+        ] {
+            let direction = (rest.position(middle) - rest.position(hand)).normalize();
+            assert!(direction.abs_diff_eq(Vec3::X * direction.x.signum(), 1e-6));
+        }
+        for bone in ALL {
+            let moved = built_in.position(bone).distance(rest.position(bone));
+            assert_eq!(moved > 0.0, bone.is_finger(), "{bone} moved {moved} m");
+            assert!(moved < 0.01);
+        }
+    }
 
     #[test]
     fn the_file_is_the_same_on_every_call() {
