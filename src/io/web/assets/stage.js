@@ -7,11 +7,23 @@ import * as THREE from "three";
 
 const DEG = Math.PI / 180;
 
+/// Whether WebGL here is drawn by the CPU (SwiftShader, llvmpipe), as far as the
+/// browser says.
+function isSoftware() {
+  const gl = document.createElement("canvas").getContext("webgl2");
+  const info = gl && gl.getExtension("WEBGL_debug_renderer_info");
+  const name = info ? String(gl.getParameter(info.UNMASKED_RENDERER_WEBGL)) : "";
+  if (gl) gl.getExtension("WEBGL_lose_context")?.loseContext();
+  return /swiftshader|llvmpipe|softpipe|software/i.test(name);
+}
+
 export class Stage {
   /// Throws when the browser has no WebGL.
   constructor(canvas) {
     this.canvas = canvas;
-    this.renderer = new THREE.WebGLRenderer({ canvas, antialias: false });
+    // Smoothed edges cost a software renderer four times the pixels: kept for GPUs.
+    this.software = isSoftware();
+    this.renderer = new THREE.WebGLRenderer({ canvas, antialias: !this.software });
     this.renderer.setPixelRatio(1);
     this.background = new THREE.Color("#15181d");
     this.renderer.setClearColor(this.background, 1);
@@ -35,7 +47,7 @@ export class Stage {
     this.scene.add(grid, axes);
   }
 
-  /// A group to put an avatar in, placed at `x` along +X.
+  /// Adds `object` to the stage in a group of its own (moved and hidden as one).
   place(object) {
     const group = new THREE.Group();
     group.add(object);
