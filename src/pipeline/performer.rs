@@ -21,7 +21,7 @@ use glam::{Affine3A, Quat, Vec3};
 use crate::filter::{DeviceFilter, DeviceFilterConfig, OneEuroConfig, PoseFilter};
 use crate::formats::vrma::VrmaRest;
 use crate::humanoid::DevicePose;
-use crate::humanoid::{HumanoidPose, Side};
+use crate::humanoid::{HumanBone, HumanoidPose, Side};
 use crate::ik::IkError;
 use crate::ik::body::BodyProportions;
 use crate::ik::calibration::{Calibration, HEAD_TO_EYE};
@@ -173,12 +173,11 @@ pub struct Avatar {
     pub body: BodyProportions,
     /// Its fingers' T-pose directions, for tracked hands.
     pub fingers: FingerRest,
-    /// Whether a skeleton source's solved poses are given in this avatar's metres
-    /// (the hips position scaled by its hips height over the source's, and
-    /// `rest_hips_height` its own), so a receiver showing this avatar puts the
-    /// hips, and with them the solved feet, exactly where the IK did. Set for an
-    /// avatar the user named (`from_model`); the built-in humanoid leaves the
-    /// source's metres, as they came.
+    /// Whether a skeleton source's solved poses are given in this avatar's model
+    /// space (see `express`), so a receiver showing this avatar puts the hips,
+    /// and with them the solved feet, exactly where the IK did. Set for an avatar
+    /// the user named (`from_model`); the built-in humanoid leaves the source's
+    /// metres, as they came.
     pub own_metres: bool,
 }
 
@@ -205,14 +204,22 @@ impl Avatar {
         }
     }
 
-    /// Puts a pose solved for this avatar from a source with other proportions
-    /// into this avatar's metres, when it keeps its own (`own_metres`):
-    /// `hips_position · h_avatar / rest_hips_height`. Poses without a usable rest
-    /// hips height stay as they are.
+    /// Puts a skeleton source's pose, solved for this avatar, into this avatar's
+    /// model space when it keeps its own (`own_metres`): the hips position scaled
+    /// by `h_avatar / rest_hips_height` and lifted by the height of the avatar's
+    /// lowest T-pose joint above its origin (`y_hips − h_avatar`), and
+    /// `rest_hips_height` set to `h_avatar`. The retarget and the IK stand a body
+    /// with its lowest joint on `y = 0`; a model stands on its origin with that
+    /// joint (a toe or an ankle inside the foot) above it, so without the lift a
+    /// VRM whose toe joints sit 2 cm up sinks 2 cm into the floor. A receiver
+    /// takes the hips position as the avatar's own (three-vrm's normalized hips,
+    /// `FromNormalized` at a scale of 1). Poses without a usable rest hips height
+    /// stay as they are.
     fn express(&self, pose: &mut HumanoidPose) {
         let (from, to) = (pose.rest_hips_height, self.body.rest_hips_height());
         if self.own_metres && from.is_finite() && from > 0.0 && to.is_finite() && to > 0.0 {
             pose.hips_position *= to / from;
+            pose.hips_position.y += self.body.rest_position(HumanBone::Hips).y - to;
             pose.rest_hips_height = to;
         }
     }
@@ -574,7 +581,6 @@ impl Performer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::humanoid::HumanBone;
     use crate::ik::mocap::MocapIkState;
 
     fn mapped(name: &str, json: &str) -> MappedSkeleton {
@@ -663,6 +669,8 @@ mod tests {
             .unwrap();
             let scale = long_body.rest_hips_height() / expected.rest_hips_height;
             expected.hips_position *= scale;
+            expected.hips_position.y +=
+                long_body.rest_position(HumanBone::Hips).y - long_body.rest_hips_height();
             expected.rest_hips_height = long_body.rest_hips_height();
             let got = own.pose;
             assert!(

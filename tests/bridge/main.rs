@@ -2,6 +2,7 @@
 //! sending VMC, the `vmc` crate decoding what the bridge sends, a WebSocket client,
 //! replays, recordings and crash recovery; and docs/websocket.md's examples.
 
+mod avatar_ik;
 mod bad_input;
 #[path = "../common/mod.rs"]
 mod common;

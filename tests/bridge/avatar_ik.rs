@@ -1,0 +1,303 @@
+//! The avatar as the IK target, end to end: `mocap-bridge simulate` streams the
+//! built-in lab19 walk over lab OSC into `run --avatar MODEL`; the poses come out
+//! over VMC, read by the `vmc` crate; forward kinematics of the received poses on
+//! that same model (its own bind pose through `FromNormalized`) must keep the feet
+//! still while the *source's* feet stand (its contacts, found from the source
+//! motion alone by `eval::contacts::SourceContacts`) and the toes out of the
+//! floor. The same run with mocap IK turned off is printed beside it.
+//!
+//! Avatars from `../shared/assets/vrm` whose legs differ from lab19's (hips
+//! 0.93 m): Example.vrm (VRM 1.0, hips 0.85 m) as every performer's avatar, and
+//! Godette (VRM 0.x, facing -Z, hips 0.625 m) as one performer's.
+
+use std::net::UdpSocket;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use glam::{Quat, Vec3};
+use mocap_bridge::eval::SourceContacts;
+use mocap_bridge::formats::{self, LoadOptions, inspect};
+use mocap_bridge::humanoid::{HumanBone, HumanoidPose};
+use mocap_bridge::ik::body::{BodyFrame, BodyProportions};
+use mocap_bridge::ik::mocap::MocapIkConfig;
+use mocap_bridge::protocol::vmc::bone_from_unity;
+use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, SourceRig, TargetRig, ToNormalized};
+use mocap_bridge::takes::demo;
+
+use crate::harness::{Bridge, free_udp_port, quiet_config};
+use crate::vmc::{VmcFrame, receive_vmc};
+
+/// Loops of the built-in performance `simulate` plays (4 s each).
+const LOOPS: u32 = 2;
+
+/// The source: lab19, its walk, and its feet's contacts per frame.
+struct Source {
+    times: Vec<f32>,
+    contacts: Vec<[bool; 2]>,
+}
+
+fn source() -> Source {
+    let rig =
+        formats::skeleton_json::embedded_rig("lab19", mocap_bridge::skeleton::builtin::LAB19_JSON);
+    let map = rig.bone_map.clone().expect("lab19 has its map");
+    let lab19 = MappedSkeleton::new(rig.skeleton, &map).expect("lab19 maps");
+    let motion = demo::lab19_performance(&lab19, LOOPS);
+    let rig = SourceRig::new(&lab19);
+    let body = BodyProportions::new(&lab19);
+    let mut contacts = SourceContacts::with_capacity(motion.frame_count());
+    let (mut pose, mut frame) = (HumanoidPose::default(), BodyFrame::default());
+    for f in motion.frames() {
+        ToNormalized {
+            source: &rig,
+            local_rotations: f.rotations,
+            local_translations: f.translations,
+            pose: &mut pose,
+        }
+        .run()
+        .expect("lab19 frame");
+        frame.update(&body, &pose);
+        contacts.push(&frame, &body);
+    }
+    let times = motion.times().to_vec();
+    contacts.finish(&body, &times, &MocapIkConfig::default());
+    Source {
+        times,
+        contacts: contacts.contacts,
+    }
+}
+
+/// An avatar model as the bridge maps it, for forward kinematics.
+struct Model {
+    mapped: MappedSkeleton,
+    target: TargetRig,
+    /// Foot (ankle) and toe joints, left then right (the ankle for a foot without
+    /// toes).
+    feet: [usize; 2],
+    toes: [usize; 2],
+    /// The floor under its T-pose, model y (its hips height below the hips).
+    floor: f32,
+}
+
+fn model(path: &Path) -> Model {
+    let rig = formats::load_rig(path, &LoadOptions::default()).expect("avatar loads");
+    let mapped = inspect::map_rig(&path.display().to_string(), &rig, None).expect("avatar maps");
+    let joint = |b: HumanBone| mapped.map.joint(b);
+    let feet = [HumanBone::LeftFoot, HumanBone::RightFoot].map(|b| joint(b).expect("feet"));
+    let toes = [
+        joint(HumanBone::LeftToes).unwrap_or(feet[0]),
+        joint(HumanBone::RightToes).unwrap_or(feet[1]),
+    ];
+    let world = mapped.correction.t_pose_world(&mapped.skeleton);
+    let hips = joint(HumanBone::Hips).expect("hips");
+    let floor = world[hips].translation.y - mapped.rest_hips_height();
+    Model {
+        target: TargetRig::new(&mapped),
+        mapped,
+        feet,
+        toes,
+        floor,
+    }
+}
+
+/// A VMC frame back into a normalized pose (glTF axes), its hips in the avatar's
+/// metres as the bridge sends them for an avatar the user named.
+fn pose_of(frame: &VmcFrame, rest_hips_height: f32) -> HumanoidPose {
+    let mut pose = HumanoidPose::default();
+    pose.rest_hips_height = rest_hips_height;
+    for (name, position, rotation) in &frame.bones {
+        let Some(bone) = bone_from_unity(name) else {
+            continue;
+        };
+        // Unity's left-handed axes back to glTF's: the X flip is its own inverse.
+        pose.set_rotation(
+            bone,
+            Quat::from_xyzw(rotation.x, -rotation.y, -rotation.z, rotation.w).normalize(),
+        );
+        if bone == HumanBone::Hips {
+            pose.hips_position = Vec3::new(-position.x, position.y, position.z);
+        }
+    }
+    pose
+}
+
+/// Foot skate during the source's contacts and the lowest toe, on the model.
+#[derive(Debug, Clone, Copy)]
+struct Feet {
+    /// Frames received, of the source's.
+    frames: usize,
+    /// Foot-frames scored: the source's foot in contact on a frame and the one
+    /// before, both received.
+    contact_frames: usize,
+    /// Mean and largest horizontal ankle motion over those, cm per frame.
+    skate_cm: f32,
+    max_skate_cm: f32,
+    /// Lowest toe joint over every frame, cm above the model's floor.
+    lowest_toe_cm: f32,
+}
+
+fn measure(source: &Source, model: &Model, frames: &[VmcFrame]) -> Feet {
+    let n = source.times.len();
+    let start = source.times[0];
+    // Per source frame: the received ankles and toe heights.
+    let mut seen: Vec<Option<([Vec3; 2], [f32; 2])>> = vec![None; n];
+    let mut locals = vec![Quat::IDENTITY; model.mapped.skeleton.len()];
+    let mut translations = model.mapped.skeleton.rest_translations();
+    let hips = model.target.hips_joint();
+    for frame in frames {
+        let Some(t) = frame.time else { continue };
+        let i = ((t * demo::FPS).round() as usize).min(n - 1);
+        assert!(
+            (source.times[i] - start - t).abs() < 1e-3,
+            "a pose at {t} s is no frame of the source"
+        );
+        let pose = pose_of(frame, model.mapped.rest_hips_height());
+        FromNormalized {
+            target: &model.target,
+            pose: &pose,
+            local_rotations: &mut locals,
+            hips_translation: &mut translations[hips],
+        }
+        .run()
+        .expect("the pose fits the model");
+        let world = model
+            .mapped
+            .skeleton
+            .world_transforms(&locals, &translations);
+        let at = |j: usize| Vec3::from(world[j].translation);
+        seen[i] = Some((
+            model.feet.map(at),
+            model.toes.map(|j| at(j).y - model.floor),
+        ));
+    }
+    let mut feet = Feet {
+        frames: seen.iter().flatten().count(),
+        contact_frames: 0,
+        skate_cm: 0.0,
+        max_skate_cm: 0.0,
+        lowest_toe_cm: f32::INFINITY,
+    };
+    let mut sum = 0.0;
+    for i in 0..n {
+        let Some((ankles, toes)) = seen[i] else {
+            continue;
+        };
+        feet.lowest_toe_cm = feet.lowest_toe_cm.min(toes[0].min(toes[1]) * 100.0);
+        let Some((before, _)) = i.checked_sub(1).and_then(|p| seen[p]) else {
+            continue;
+        };
+        for s in 0..2 {
+            if source.contacts[i][s] && source.contacts[i - 1][s] {
+                let d = ankles[s] - before[s];
+                let skate = Vec3::new(d.x, 0.0, d.z).length() * 100.0;
+                feet.contact_frames += 1;
+                sum += skate;
+                feet.max_skate_cm = feet.max_skate_cm.max(skate);
+            }
+        }
+    }
+    feet.skate_cm = sum / feet.contact_frames.max(1) as f32;
+    feet
+}
+
+/// `run` with `args` (and mocap IK as `ik` says) while `simulate` streams the walk
+/// as `subject`; what came out over VMC.
+fn stream(dir: &Path, ik: Option<bool>, subject: &str, args: &[&str]) -> Vec<VmcFrame> {
+    let receiver = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let lab_in = free_udp_port();
+    let mut config = quiet_config();
+    config["labInputs"] =
+        serde_json::json!([{"listen": format!("127.0.0.1:{lab_in}"), "skeleton": "lab19"}]);
+    config["vmcOutputs"] =
+        serde_json::json!([{"to": receiver.local_addr().expect("addr").to_string()}]);
+    if let Some(enabled) = ik {
+        config["performerDefaults"] =
+            serde_json::json!({"skeleton": {"mocapIk": {"enabled": enabled}}});
+    }
+    let bridge = Bridge::start(dir, &config, args);
+    let receiving = std::thread::spawn(move || receive_vmc(&receiver, Duration::from_secs(2)));
+    // In real time: a live output keeps the newest pose, and the walk's frames
+    // are all wanted.
+    let sent = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .args(["simulate", "--to", &format!("127.0.0.1:{lab_in}")])
+        .args(["--subject", subject, "--loops", &LOOPS.to_string()])
+        .output()
+        .expect("simulate runs");
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    let frames = receiving.join().expect("receiver");
+    let (code, _, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+    frames
+}
+
+fn row(what: &str, f: &Feet) -> String {
+    format!(
+        "{what:<8} {:>6} {:>8} {:>10.3} {:>9.3} {:>10.2}",
+        f.frames, f.contact_frames, f.skate_cm, f.max_skate_cm, f.lowest_toe_cm
+    )
+}
+
+#[test]
+fn simulate_into_run_avatar_keeps_the_feet_planted_on_that_avatar() {
+    let Some(assets) = mocap_bridge::assets::assets_dir() else {
+        return;
+    };
+    let source = source();
+    let n = source.times.len();
+    // Foot-frames in contact on a frame and the one before: what skate is scored on.
+    let source_contacts: usize = source
+        .contacts
+        .windows(2)
+        .map(|c| (0..2).filter(|&s| c[0][s] && c[1][s]).count())
+        .sum();
+    println!(
+        "source: built-in lab19 walk, {n} frames at {} fps, {source_contacts} foot-frames in contact (and the frame before)",
+        demo::FPS
+    );
+    assert!(source_contacts > 0, "the walk stands on its feet at times");
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (file, subject, every) in [
+        ("vrm/Example.vrm", "subject-1", true),
+        ("vrm/Godette_vrm_v4.vrm", "lab", false),
+    ] {
+        let path = assets.join(file);
+        let model = model(&path);
+        let avatar = path.display().to_string();
+        // `--avatar FILE` for every performer, `--avatar NAME=FILE` for one.
+        let arg = if every {
+            avatar.clone()
+        } else {
+            format!("{subject}={avatar}")
+        };
+        let on = measure(
+            &source,
+            &model,
+            &stream(dir.path(), None, subject, &["--avatar", &arg]),
+        );
+        let off = measure(
+            &source,
+            &model,
+            &stream(dir.path(), Some(false), subject, &["--avatar", &arg]),
+        );
+        println!(
+            "{file} (hips {:.3} m), run --avatar {}:",
+            model.mapped.rest_hips_height(),
+            if every { "FILE" } else { "NAME=FILE" }
+        );
+        println!("mocap IK frames contacts skate cm/f  max cm/f  lowest toe cm");
+        println!("{}", row("on", &on));
+        println!("{}", row("off", &off));
+        // Enough to measure: a live output passes over a pose when a newer one
+        // waits (a busy machine), never the run as a whole.
+        for f in [&on, &off] {
+            assert!(f.frames * 2 >= n, "{file}: {} of {n} frames", f.frames);
+            assert!(f.contact_frames * 2 >= source_contacts, "{file}: {f:?}");
+        }
+        assert!(on.skate_cm <= 0.5, "{file}: skate {on:?}");
+        assert!(on.lowest_toe_cm >= -1.0, "{file}: toe {on:?}");
+    }
+}
