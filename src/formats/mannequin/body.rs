@@ -132,8 +132,8 @@ fn torso(rest: &VrmaRest) -> Vec<Part> {
         Vec3::new(0.08, 0.11, 0.095),
     );
     let chin = Shape::ellipsoid(
-        at(B::Jaw) + Vec3::new(0.0, 0.035, -0.01),
-        Vec3::new(0.045, 0.028, 0.035),
+        at(B::Jaw) + Vec3::new(0.0, 0.03, -0.018),
+        Vec3::new(0.036, 0.026, 0.033),
     );
     vec![
         Part::new(pelvis, Binding::rigid(B::Hips), COARSE),

@@ -233,9 +233,10 @@ fn surfaces(rest: &VrmaRest, face: &Face) -> [Vec<Surface>; 3] {
     for (side, closed) in [Side::Left, Side::Right].into_iter().zip(face.lids) {
         let eye = rest.position(side.bone(B::LeftEye));
         lids.push(lid(eye, closed).tessellate(FINE));
-        let inner = eye + side.offset(-0.018, 0.022 + face.brow_inner, 0.009);
-        let outer = eye + side.offset(0.015, 0.026 + face.brow_outer, -0.006);
-        let brow = Shape::capsule(inner, outer, 0.0035, 0.0035).stretched(Vec3::Y, 0.7);
+        // A straight bar whose middle clears the curve of the forehead.
+        let inner = eye + side.offset(-0.018, 0.022 + face.brow_inner, 0.0125);
+        let outer = eye + side.offset(0.015, 0.026 + face.brow_outer, -0.0025);
+        let brow = Shape::capsule(inner, outer, 0.004, 0.004).stretched(Vec3::Y, 0.7);
         brows.push(brow.tessellate(FINE));
     }
     [lids, brows, vec![mouth(rest, face)]]
@@ -264,8 +265,8 @@ fn mouth(rest: &VrmaRest, face: &Face) -> Surface {
         cap_rings: 4,
     };
     let centre = rest.position(B::Head)
-        + Vec3::new(0.0, 0.032 - face.mouth_drop, 0.068 + face.mouth_forward);
-    let radii = Vec3::new(face.mouth_width, face.mouth_open, 0.007);
+        + Vec3::new(0.0, 0.032 - face.mouth_drop, 0.067 + face.mouth_forward);
+    let radii = Vec3::new(face.mouth_width, face.mouth_open, 0.0055);
     let mut surface = Shape::ellipsoid(centre, radii).tessellate(DETAIL);
     for p in &mut surface.positions {
         let out = (p.x - centre.x) / face.mouth_width;

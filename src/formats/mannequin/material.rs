@@ -39,7 +39,7 @@ impl Material {
             Material::EyeWhite => ("eye white", [0.93, 0.93, 0.90], 0.3),
             Material::Iris => ("iris", [0.06, 0.09, 0.16], 0.25),
             Material::Brow => ("brow", [0.28, 0.19, 0.12], 0.8),
-            Material::Mouth => ("mouth", [0.42, 0.10, 0.10], 0.5),
+            Material::Mouth => ("mouth", [0.32, 0.06, 0.07], 0.5),
         };
         json!({
             "name": name,
