@@ -14,7 +14,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
-use mocap_bridge::formats::vrma;
+use glam::{DQuat, Quat, Vec3};
+use mocap_bridge::assets::assets_dir;
+use mocap_bridge::formats::inspect::choose_map;
+use mocap_bridge::formats::mannequin::mannequin_vrm;
+use mocap_bridge::formats::{LoadOptions, load_rig, vrma};
+use mocap_bridge::humanoid::{HumanBone, HumanoidPose};
+use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, TargetRig};
 use serde_json::{Value, json};
 
 mod common;
@@ -262,6 +268,34 @@ fn the_xr_page_sends_a_mocked_headset_and_the_avatar_follows() {
     assert_eq!(code, 0, "{stderr}");
 }
 
+/// Prints what load.mjs counted in one of its phases; returns its seconds,
+/// poses received, poses the bridge sent and poses it skipped for the page.
+fn print_load(what: &str, r: &Value) -> (f64, u64, u64, u64) {
+    let seconds = r["seconds"].as_f64().expect("seconds");
+    let count = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}"));
+    let (received, rendered, sent) = (count("received"), count("rendered"), count("clientsSent"));
+    let (lagged, skipped) = (count("clientDrops"), count("skipped"));
+    let ms = |k: &str| r[k].as_f64().unwrap_or(0.0);
+    println!(
+        "16 performers x 120 Hz, {what}, {seconds:.1} s: the bridge sent the page {sent} poses \
+         ({:.0}/s), the page received {received} and drew {rendered} frames ({:.1}/s; per \
+         frame {:.1} ms posing, {:.1} ms handing the stage to WebGL), each frame every \
+         performer's newest pose: {} drawn, {skipped} replaced by a newer one before a frame \
+         drew them ({:.0} %), receive to draw mean {:.1} ms; poses skipped for the page \
+         because it fell behind: {lagged}; poses the bridge's output passed over before any \
+         client: {}",
+        sent as f64 / seconds,
+        rendered as f64 / seconds,
+        ms("poseMsPerFrame"),
+        ms("renderMsPerFrame"),
+        r["posesDrawn"],
+        100.0 * skipped as f64 / received.max(1) as f64,
+        ms("meanDelayMs"),
+        r["outputDrops"]
+    );
+    (seconds, received, sent, lagged)
+}
+
 #[test]
 fn the_viewer_keeps_up_with_16_performers_at_120_hz() {
     let Some(t) = setup() else { return };
@@ -284,35 +318,27 @@ fn the_viewer_keeps_up_with_16_performers_at_120_hz() {
     }
     args.extend(["--loop", "--quiet"]);
     let bridge = Bridge::start(dir, &web_config(port), &args);
-    let r = drive(
+    let out = drive(
         web,
         "load.mjs",
         &format!("http://127.0.0.1:{port}/"),
         &[("performers", "16"), ("seconds", "5")],
     );
-    let seconds = r["seconds"].as_f64().expect("seconds");
-    let received = r["received"].as_u64().expect("count");
-    let rendered = r["rendered"].as_u64().expect("count");
-    let sent = r["clientsSent"].as_u64().expect("count");
-    let lagged = r["clientDrops"].as_u64().expect("count");
-    println!(
-        "16 performers x 120 Hz for {seconds:.1} s: the bridge sent the page {sent} poses \
-         ({:.0}/s), the page received {received} and drew {rendered} frames ({:.0}/s, \
-         receive to draw mean {:.1} ms); poses skipped for the page because it fell \
-         behind: {lagged}; poses the bridge's output passed over before any client: {}",
-        sent as f64 / seconds,
-        rendered as f64 / seconds,
-        r["meanDelayMs"].as_f64().unwrap_or(0.0),
-        r["outputDrops"]
-    );
-    assert_eq!(r["errors"], json!([]), "the page logged errors");
+    assert_eq!(out["errors"], json!([]), "the page logged errors");
+    // Stick figures only: the page keeps up.
+    let r = &out["skeletons"];
+    let (seconds, received, sent, lagged) = print_load("stick figures", r);
     assert_eq!(r["decodeErrors"], 0);
+    assert_eq!(r["avatars"], 0, "the avatars are off");
     let performers = r["performers"].as_object().expect("performers");
     assert_eq!(performers.len(), 16);
     for (name, p) in performers {
         assert!(p["received"].as_u64() > Some(0), "{name} got no poses");
     }
-    assert!(rendered > 0, "the page drew nothing");
+    assert!(
+        r["rendered"].as_u64() > Some(0),
+        "the page drew nothing in {seconds} s"
+    );
     // Keeping up: the page took what the bridge sent (the two counts are read a
     // moment apart, so a few poses may be in flight), and the bridge hardly ever
     // had to skip a pose for it; a page that falls behind makes the second count
@@ -325,6 +351,436 @@ fn the_viewer_keeps_up_with_16_performers_at_120_hz() {
         lagged * 100 <= sent,
         "the bridge skipped {lagged} of {sent} poses for the page"
     );
+    // On avatars: every performer drawn on one, each frame its newest pose; how
+    // many frames a second that makes depends on the machine's 3D drawing
+    // (printed, not checked: headless Chromium draws WebGL in software).
+    let r = &out["avatars"];
+    print_load("avatars", r);
+    assert_eq!(r["avatars"], 16, "every performer is drawn on an avatar");
+    assert_eq!(r["decodeErrors"], 0);
+    assert!(r["rendered"].as_u64() > Some(0), "the page drew nothing");
+    assert!(r["posesDrawn"].as_u64() > Some(0), "no pose was drawn");
+    let (code, _, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+// --- avatars ------------------------------------------------------------------
+
+/// An avatar file as the bridge loads it: its rig mapped, ready to pose.
+struct Model {
+    mapped: MappedSkeleton,
+    target: TargetRig,
+    /// The turn three-vrm gives the model's scene: half a turn about +Y for a
+    /// VRM 0.x model (it faces -Z, `VRMUtils.rotateVRM0`), none for VRM 1.0.
+    turn: Quat,
+    /// Bones below a joint the bridge's rest correction turns (its T-pose is not
+    /// the file's rest there; three-vrm takes the file's rest as it is).
+    below_corrected: Vec<HumanBone>,
+}
+
+impl Model {
+    fn load(path: &Path, vrm0: bool) -> Model {
+        let rig = load_rig(path, &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let chosen = choose_map(&rig, None).expect("a humanoid map");
+        let mapped = MappedSkeleton::new(rig.skeleton, &chosen.map).expect("a mapped rig");
+        let target = TargetRig::new(&mapped);
+        let turn = if vrm0 {
+            Quat::from_rotation_y(std::f32::consts::PI)
+        } else {
+            Quat::IDENTITY
+        };
+        // The bridge finds the same facing.
+        let facing = mapped.correction.facing.angle_between(turn).to_degrees();
+        assert!(facing < 0.1, "{}: facing off by {facing}°", path.display());
+        let corrected = |joint: usize| {
+            mapped.correction.local[joint]
+                .angle_between(Quat::IDENTITY)
+                .to_degrees()
+                > 0.01
+        };
+        let below_corrected = mapped
+            .map
+            .pairs()
+            .filter(|&(_, joint)| {
+                let skeleton = &mapped.skeleton;
+                std::iter::successors(skeleton.parent(joint), |&j| skeleton.parent(j))
+                    .any(corrected)
+            })
+            .map(|(bone, _)| bone)
+            .collect();
+        Model {
+            turn,
+            target,
+            below_corrected,
+            mapped,
+        }
+    }
+
+    /// World position of every bone the model maps, for `pose`, by the bridge's
+    /// own retargeting (`FromNormalized`) and forward kinematics of its joints,
+    /// turned as three-vrm turns the model.
+    fn bones(&self, pose: &HumanoidPose) -> Vec<(HumanBone, Vec3)> {
+        let skeleton = &self.mapped.skeleton;
+        let mut rotations = vec![Quat::IDENTITY; self.target.joint_count()];
+        let mut hips = Vec3::ZERO;
+        FromNormalized {
+            target: &self.target,
+            pose,
+            local_rotations: &mut rotations,
+            hips_translation: &mut hips,
+        }
+        .run()
+        .expect("the pose poses the model");
+        let mut translations = skeleton.rest_translations();
+        translations[self.target.hips_joint()] = hips;
+        let world = skeleton.world_transforms(&rotations, &translations);
+        self.mapped
+            .map
+            .pairs()
+            .map(|(bone, joint)| (bone, self.turn * Vec3::from(world[joint].translation)))
+            .collect()
+    }
+}
+
+/// The pose the page says its avatar shows (`viewer.avatar(...).pose`).
+fn page_pose(v: &Value) -> HumanoidPose {
+    let number = |v: &Value| v.as_f64().expect("a number") as f32;
+    let mut pose = HumanoidPose::default();
+    let r: Vec<f32> = v["rotations"]
+        .as_array()
+        .expect("rotations")
+        .iter()
+        .map(number)
+        .collect();
+    for (i, present) in v["present"].as_array().expect("present").iter().enumerate() {
+        if present.as_u64() == Some(1) {
+            let bone = HumanBone::from_index(i).expect("a bone");
+            pose.set_rotation(bone, Quat::from_slice(&r[4 * i..4 * i + 4]));
+        }
+    }
+    let h: Vec<f32> = v["hips"]
+        .as_array()
+        .expect("hips")
+        .iter()
+        .map(number)
+        .collect();
+    pose.hips_position = Vec3::from_slice(&h);
+    pose.rest_hips_height = number(&v["restHipsHeight"]);
+    pose
+}
+
+/// The largest distance between the page's bones and the bridge's own forward
+/// kinematics of the same pose on the same model, over every sample: metres,
+/// which bone, and how many poses; `below_corrected` chooses the bones below a
+/// joint the bridge corrects at rest, or the others.
+fn worst_bone(model: &Model, samples: &[Value], below_corrected: bool) -> (f32, String, usize) {
+    let mut worst = (0.0f32, String::new(), 0);
+    let mut seqs: Vec<u64> = samples.iter().filter_map(|s| s["seq"].as_u64()).collect();
+    seqs.sort_unstable();
+    seqs.dedup();
+    worst.2 = seqs.len();
+    for sample in samples {
+        let pose = page_pose(&sample["pose"]);
+        for (bone, ours) in model.bones(&pose) {
+            if model.below_corrected.contains(&bone) != below_corrected {
+                continue;
+            }
+            let page = &sample["bones"][bone.name()];
+            assert!(page.is_array(), "the page's avatar has no {}", bone.name());
+            let page = Vec3::from_array(point(page).map(|c| c as f32));
+            let d = page.distance(ours);
+            if d > worst.0 {
+                worst.0 = d;
+                worst.1 = format!("{} at seq {}", bone.name(), sample["seq"]);
+            }
+        }
+    }
+    worst
+}
+
+/// Checks the page's avatar against the bridge's forward kinematics: every bone
+/// within 1 mm, over poses that change. Bones below a joint the bridge turns at
+/// rest are printed, not checked.
+fn check_avatar_bones(what: &str, path: &Path, samples: &[Value]) {
+    let vrm0 = samples[0]["metaVersion"] == "0";
+    let model = Model::load(path, vrm0);
+    let (worst, at, poses) = worst_bone(&model, samples, false);
+    println!(
+        "{what}: {} bones of {} ({}), {poses} poses: the page's avatar is at most {:.3} mm \
+         from the bridge's forward kinematics ({at})",
+        model.mapped.map.pairs().count() - model.below_corrected.len(),
+        path.display(),
+        if vrm0 { "VRM 0.x" } else { "VRM 1.0" },
+        worst * 1000.0
+    );
+    if !model.below_corrected.is_empty() {
+        let (below, at, _) = worst_bone(&model, samples, true);
+        println!(
+            "{what}: {} bones below joints the bridge turns at rest (its T-pose is not the \
+             file's rest there, which three-vrm keeps): at most {:.1} mm ({at})",
+            model.below_corrected.len(),
+            below * 1000.0
+        );
+    }
+    assert!(poses >= 3, "{what}: only {poses} different poses sampled");
+    assert!(worst < 0.001, "{what}: {:.3} mm at {at}", worst * 1000.0);
+}
+
+/// How far the page's avatar moved its left hand over the samples, metres.
+fn hand_moved(samples: &[Value]) -> f64 {
+    let at = |s: &Value| point(&s["bones"]["leftHand"]);
+    samples
+        .iter()
+        .map(|s| distance(at(&samples[0]), at(s)))
+        .fold(0.0, f64::max)
+}
+
+/// Starts a bridge replaying the sample take (on `avatar`, when given) and reads
+/// the page's avatar with avatar.mjs (`extra`: its other options).
+fn avatar_run(t: &Setup, avatar: Option<&Path>, file: &str, extra: &[(&str, &str)]) -> Value {
+    let sample = repo().join("recordings/walk-and-wave.vrma");
+    let r = replay_on_avatar(t, &sample, avatar, file, extra);
+    let samples = r["samples"].as_array().expect("samples");
+    assert!(hand_moved(samples) > 0.05, "the replay did not move");
+    r
+}
+
+/// Starts a bridge replaying `take` (on `avatar`, when given) and reads the
+/// page's avatar with avatar.mjs (`extra`: its other options).
+fn replay_on_avatar(
+    t: &Setup,
+    take: &Path,
+    avatar: Option<&Path>,
+    file: &str,
+    extra: &[(&str, &str)],
+) -> Value {
+    let performer = take.file_stem().and_then(|s| s.to_str()).expect("a name");
+    let mut args = vec![
+        "--replay",
+        take.to_str().expect("path"),
+        "--loop",
+        "--quiet",
+    ];
+    if let Some(avatar) = avatar {
+        args.extend(["--avatar", avatar.to_str().expect("path")]);
+    }
+    let bridge = Bridge::start(t.dir.path(), &web_config(t.port), &args);
+    let mut options = vec![("performer", performer), ("file", file), ("samples", "12")];
+    options.extend(extra);
+    let r = drive(
+        &t.web,
+        "avatar.mjs",
+        &format!("http://127.0.0.1:{}/", t.port),
+        &options,
+    );
+    let (code, _, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(r["errors"], json!([]), "the page logged errors");
+    r
+}
+
+#[test]
+fn the_viewer_shows_a_takes_expressions_and_gaze_on_the_avatar() {
+    let Some(assets) = assets_dir() else { return };
+    let Some(t) = setup() else { return };
+    // three-vrm's own test take: `happy` and a lookAt, both animated.
+    let take = assets.join("vrma/test.vrma");
+    let r = replay_on_avatar(&t, &take, None, "mannequin.vrm", &[]);
+    let mut smiled = 0;
+    let mut looked = 0;
+    for sample in r["samples"].as_array().expect("samples") {
+        let pose = &sample["pose"];
+        let happy = pose["presets"]["happy"]
+            .as_f64()
+            .expect("happy in every pose");
+        assert_eq!(
+            sample["expressions"]["happy"].as_f64(),
+            Some(happy),
+            "{sample}"
+        );
+        if happy > 0.0 {
+            smiled += 1;
+        }
+        // three-vrm keeps the eyes' yaw and pitch in degrees.
+        for angle in ["yaw", "pitch"] {
+            let want = pose["lookAt"][angle]
+                .as_f64()
+                .expect("a lookAt")
+                .to_degrees();
+            let got = sample["lookAt"][angle]
+                .as_f64()
+                .expect("the avatar's lookAt");
+            assert!((got - want).abs() < 1e-4, "{angle}: {got}° for {want}°");
+        }
+        if pose["lookAt"]["yaw"].as_f64() != Some(0.0) {
+            looked += 1;
+        }
+    }
+    println!("test.vrma on the mannequin: {smiled} of 12 poses smiling, {looked} looking aside");
+    assert!(
+        smiled > 0 && looked > 0,
+        "the take's expression and gaze never showed"
+    );
+}
+
+#[test]
+fn the_viewer_draws_a_replay_on_the_mannequin_as_the_bridge_poses_it_and_takes_a_dropped_vrm() {
+    let Some(assets) = assets_dir() else { return };
+    let Some(t) = setup() else { return };
+    let mannequin = t.dir.path().join("mannequin.vrm");
+    std::fs::write(&mannequin, mannequin_vrm()).expect("write the mannequin");
+    let dropped = assets.join("vrm/basic_armature_vrm0.vrm");
+    let r = avatar_run(
+        &t,
+        None,
+        "mannequin.vrm",
+        &[
+            ("pixels", "avatar"),
+            ("drop", dropped.to_str().expect("path")),
+        ],
+    );
+    let samples = r["samples"].as_array().expect("samples");
+    assert_eq!(samples[0]["metaVersion"], "1");
+    check_avatar_bones("the mannequin (VRM 1.0)", &mannequin, samples);
+    // The skinned mesh is on screen: the avatar's pixels fill a good part of the
+    // box its bones span (a stick figure would fill a few per cent).
+    let pixels = r["pixels"]["pixels"].as_u64().expect("pixels");
+    let box_pixels = r["pixels"]["boxPixels"].as_u64().expect("box");
+    println!(
+        "the mannequin covers {pixels} of the {box_pixels} pixels of its box ({:.0} %); \
+         screenshot {}",
+        100.0 * pixels as f64 / box_pixels as f64,
+        artifacts().join("avatar.png").display()
+    );
+    assert!(pixels * 10 > box_pixels, "{}", r["pixels"]);
+    // A .vrm dropped on the view replaces the avatar, in the page only.
+    let dropped_samples = r["dropped"]["samples"].as_array().expect("samples");
+    assert_eq!(dropped_samples[0]["metaVersion"], "0");
+    check_avatar_bones("dropped VRM 0.x", &dropped, dropped_samples);
+}
+
+#[test]
+fn the_viewer_draws_a_replay_on_configured_vrm_1_and_vrm_0_avatars_as_the_bridge_poses_them() {
+    let Some(assets) = assets_dir() else { return };
+    let Some(t) = setup() else { return };
+    for (file, version, what) in [
+        ("Example.vrm", "1", "configured VRM 1.0"),
+        ("basic_armature_vrm0.vrm", "0", "configured VRM 0.x"),
+    ] {
+        let avatar = assets.join("vrm").join(file);
+        let r = avatar_run(&t, Some(&avatar), file, &[]);
+        let samples = r["samples"].as_array().expect("samples");
+        assert_eq!(samples[0]["metaVersion"], version, "{file}");
+        check_avatar_bones(what, &avatar, samples);
+    }
+}
+
+/// What three-vrm-animation, under node, gives for every humanoid rotation track
+/// of `take` at each of `times` (`tests/interop/dump_vrma.mjs --at`): bone →
+/// `[x, y, z, w]` per time.
+fn node_rotations(take: &Path, times: &str) -> Value {
+    let interop = node::install("tests/interop")
+        .unwrap_or_else(|e| panic!("the interop tests' packages: {e}"));
+    let out = Command::new(node::NODE)
+        .arg(interop.join("dump_vrma.mjs"))
+        .args(["--at", times])
+        .arg(take)
+        .output()
+        .expect("run node");
+    assert!(
+        out.status.success(),
+        "dump_vrma.mjs: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dump: Value = serde_json::from_slice(&out.stdout).expect("dump_vrma.mjs's JSON");
+    dump["files"][0]["samples"]["rotation"].clone()
+}
+
+#[test]
+fn a_take_played_in_the_viewer_turns_the_avatar_as_three_vrm_animation_does_in_node() {
+    let Some(t) = setup() else { return };
+    let (web, dir, port) = (t.web.as_path(), t.dir.path(), t.port);
+    let take = dir.join("recordings/walk-and-wave.vrma");
+    std::fs::create_dir_all(dir.join("recordings")).expect("recordings folder");
+    std::fs::copy(repo().join("recordings/walk-and-wave.vrma"), &take).expect("copy the take");
+    let duration = vrma::load(&take, None)
+        .expect("the take reads")
+        .key_times()
+        .last()
+        .copied()
+        .expect("frames");
+    // Times on the scrub bar's millisecond steps, spread over the take.
+    let times: Vec<f64> = [0.0, 0.13, 0.37, 0.5, 0.71, 0.96]
+        .iter()
+        .map(|f| (f * f64::from(duration) * 1000.0).round() / 1000.0)
+        .collect();
+    let times_arg = times
+        .iter()
+        .map(f64::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let bridge = Bridge::start(dir, &web_config(port), &["--quiet"]);
+    let r = drive(
+        web,
+        "playback.mjs",
+        &format!("http://127.0.0.1:{port}/"),
+        &[("take", "walk-and-wave.vrma"), ("times", &times_arg)],
+    );
+    assert_eq!(r["errors"], json!([]), "the page logged errors");
+    let [t0, t1] = [0, 1].map(|i| r["playing"][i].as_f64().expect("time"));
+    assert!(t1 > t0, "playing, the take's time went from {t0} to {t1}");
+    assert_eq!(r["paused"][0], r["paused"][1], "paused, the time moved");
+    assert_eq!(r["pauseButton"], "Play");
+    let node = node_rotations(&take, &times_arg);
+    let mut worst = (0.0f64, String::new());
+    let mut compared = 0;
+    for (i, sample) in r["samples"].as_array().expect("samples").iter().enumerate() {
+        let at = sample["time"].as_f64().expect("time");
+        assert!(
+            (at - times[i]).abs() < 1e-9,
+            "scrubbed to {at}, not {}",
+            times[i]
+        );
+        // A VRM 0.x avatar takes the clip turned half a turn (x and z negated).
+        let flip = if sample["metaVersion"] == "0" {
+            -1.0
+        } else {
+            1.0
+        };
+        for (bone, page) in sample["rotations"].as_object().expect("rotations") {
+            let Some(values) = node[bone].as_array() else {
+                continue;
+            };
+            let q = |v: &[Value]| {
+                let c = |k: usize| v[k].as_f64().expect("a number");
+                DQuat::from_xyzw(c(0), c(1), c(2), c(3)).normalize()
+            };
+            let page = q(page.as_array().expect("a quaternion"));
+            let theirs = q(&values[4 * i..4 * i + 4]);
+            let theirs = DQuat::from_xyzw(flip * theirs.x, theirs.y, flip * theirs.z, theirs.w);
+            // The angle of the turn between them (atan2: exact near zero, where
+            // acos of a dot product is not).
+            let d = theirs.inverse() * page;
+            let angle = 2.0 * d.xyz().length().atan2(d.w.abs()).to_degrees();
+            compared += 1;
+            if angle > worst.0 {
+                worst = (angle, format!("{bone} at {at} s"));
+            }
+        }
+    }
+    println!(
+        "walk-and-wave.vrma played in the page: {compared} bone rotations at {} times, at \
+         most {:.6}° from three-vrm-animation under node ({})",
+        times.len(),
+        worst.0,
+        worst.1
+    );
+    assert!(
+        compared >= 15 * times.len(),
+        "only {compared} rotations compared"
+    );
+    assert!(worst.0 <= 0.01, "{:.6}° at {}", worst.0, worst.1);
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
 }

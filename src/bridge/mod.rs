@@ -19,6 +19,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 use crate::humanoid::CustomNames;
+use crate::io::web::avatars::ConfiguredAvatars;
 use crate::io::web::websocket::Controls;
 use crate::record::recorder::FinishedTake;
 use crate::takes::replay::Replay;
@@ -94,6 +95,20 @@ pub struct RunSummary {
     pub takes: Vec<FinishedTake>,
 }
 
+/// The .vrm the viewer draws a performer on (`Some(name)`), or every performer
+/// without one of its own (`None`): the config's `avatar` keys, as `run --avatar`
+/// left them.
+fn configured_avatars(config: &BridgeConfig) -> ConfiguredAvatars {
+    let config = config.clone();
+    Arc::new(move |performer: Option<&str>| {
+        match performer {
+            Some(name) => config.avatar_for(name),
+            None => config.avatar.as_deref(),
+        }
+        .map(std::path::Path::to_path_buf)
+    })
+}
+
 /// Runs the bridge until `shutdown` completes (or, without looping, the replays
 /// end) and everything has been drained and written.
 pub async fn run(
@@ -148,6 +163,7 @@ pub async fn run(
             controls,
             &avatar_rest,
             config.recorder.dir.clone(),
+            configured_avatars(&config),
         )
     });
     let status_log = wiring.status_log(Duration::from_secs_f32(

@@ -27,6 +27,7 @@ use crate::io::inputs::vrchat::VrchatInput;
 use crate::io::outputs::monitor::Monitor;
 use crate::io::outputs::vmc::{self, Shows, VmcOutput};
 use crate::io::web::WebServer;
+use crate::io::web::avatars::ConfiguredAvatars;
 use crate::io::web::guard::Guard;
 use crate::io::web::websocket::{
     ClientRules, Controls, Feeds, SaveCalibration, Shared, Subscribers, WebSocketOutput,
@@ -442,6 +443,7 @@ impl<'a> Wiring<'a> {
         controls: Controls,
         avatar_rest: &VrmaRest,
         recordings: std::path::PathBuf,
+        avatars: ConfiguredAvatars,
     ) -> tokio::task::JoinHandle<()> {
         let guard = Guard::new(&plan.config.allowed_hosts, &plan.config.allowed_origins);
         let shared = Arc::new(Shared {
@@ -463,6 +465,7 @@ impl<'a> Wiring<'a> {
                 shared,
                 rig: avatar_rest.clone(),
                 recordings,
+                avatars,
                 guard,
                 shutdown: self.stop.clone(),
             }

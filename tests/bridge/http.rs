@@ -1,5 +1,6 @@
 //! The web server's HTTP side (the same port as the WebSocket): the pages, the
-//! avatar's rig, the recordings list and downloads, the token on everything that
+//! libraries they import, the avatar's rig, the performers' avatars, the
+//! recordings list and downloads, the token on everything that
 //! carries data, names from URLs kept inside the recordings folder, and a
 //! calibration taken over the WebSocket saved into the bridge's config file.
 
@@ -14,6 +15,7 @@ struct Got {
     status: u16,
     content_type: String,
     disposition: String,
+    cache: String,
     body: Vec<u8>,
 }
 
@@ -36,10 +38,12 @@ fn get(port: u16, path: &str) -> Got {
             .to_owned()
     };
     let (content_type, disposition) = (header("content-type"), header("content-disposition"));
+    let cache = header("cache-control");
     Got {
         status: response.status().as_u16(),
         content_type,
         disposition,
+        cache,
         body: response
             .body_mut()
             .with_config()
@@ -93,8 +97,51 @@ fn pages_rig_and_recordings_are_served_with_the_token_on_data() {
     }
     assert_eq!(get(port, "/assets/missing.js").status, 404);
 
+    // The libraries, at their versions' addresses, which the page's import map
+    // names; cached for a year.
+    let page = String::from_utf8_lossy(&get(port, "/").body).into_owned();
+    let three = "/vendor/three@0.187.0/build/three.module.js";
+    assert!(page.contains("<script type=\"importmap\">"), "{page}");
+    assert!(page.contains(&format!("\"three\":\"{three}\"")), "{page}");
+    for path in [
+        three,
+        "/vendor/three@0.187.0/build/three.core.js",
+        "/vendor/three@0.187.0/examples/jsm/loaders/GLTFLoader.js",
+        "/vendor/@pixiv/three-vrm@3.5.5/lib/three-vrm.module.min.js",
+        "/vendor/@pixiv/three-vrm-animation@3.5.5/lib/three-vrm-animation.module.min.js",
+    ] {
+        let got = get(port, path);
+        assert_eq!(got.status, 200, "{path}");
+        assert!(got.content_type.starts_with("text/javascript"), "{path}");
+        assert_eq!(got.cache, "public, max-age=31536000, immutable", "{path}");
+    }
+    let license = get(port, "/vendor/@pixiv/three-vrm@3.5.5/LICENSE");
+    assert!(String::from_utf8_lossy(&license.body).contains("MIT License"));
+    for path in [
+        "/vendor/three@0.186.0/build/three.module.js",
+        "/vendor/three@0.187.0/build/three.webgpu.js",
+        "/vendor/three@0.187.0/../../bridge.json",
+    ] {
+        assert_eq!(get(port, path).status, 404, "{path}");
+    }
+
+    // The mannequin, the bridge's own avatar, like the pages.
+    let mannequin = get(port, "/avatars/mannequin.vrm");
+    assert_eq!(mannequin.status, 200);
+    assert_eq!(mannequin.content_type, "model/gltf-binary");
+    assert_eq!(
+        mannequin.body,
+        mocap_bridge::formats::mannequin::mannequin_vrm()
+    );
+
     // Data needs the token.
-    for path in ["/api/rig", "/api/recordings", "/recordings/old-take.vrma"] {
+    for path in [
+        "/api/rig",
+        "/api/recordings",
+        "/recordings/old-take.vrma",
+        "/api/avatar",
+        "/api/avatar/alice",
+    ] {
         assert_eq!(get(port, path).status, 401, "{path} without the token");
         assert_eq!(
             get(port, &format!("{path}?token=wrong")).status,
@@ -110,6 +157,18 @@ fn pages_rig_and_recordings_are_served_with_the_token_on_data() {
     assert_eq!(bones[1]["parent"], "hips");
     let hips_height = rig["hipsHeight"].as_f64().expect("height");
     assert!((0.5..1.5).contains(&hips_height), "{hips_height}");
+
+    // With no avatar configured, every performer is drawn on the mannequin.
+    for path in ["/api/avatar?token=s3cret", "/api/avatar/alice?token=s3cret"] {
+        let got = get(port, path);
+        assert_eq!(got.status, 200, "{path}");
+        assert_eq!(got.content_type, "model/gltf-binary", "{path}");
+        assert_eq!(
+            got.disposition, "inline; filename=\"mannequin.vrm\"",
+            "{path}"
+        );
+        assert_eq!(got.body, mannequin.body, "{path}");
+    }
 
     // The list has the finished take, not the journal.
     let list = json_of(&get(port, "/api/recordings?token=s3cret"));

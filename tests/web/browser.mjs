@@ -51,8 +51,9 @@ export function args() {
 export async function run(body) {
   try {
     const result = await body();
-    console.log(JSON.stringify(result));
-    process.exit(0);
+    // Exit once the line is written: a pipe takes 64 KiB at a time, and exiting
+    // sooner would cut a longer result.
+    process.stdout.write(JSON.stringify(result) + "\n", () => process.exit(0));
   } catch (e) {
     console.error(e.stack || String(e));
     process.exit(1);

@@ -1,6 +1,6 @@
-// The viewer at `/`: waits for poses, takes two screenshots and checks the
-// skeleton moved between them (pixels of the canvas, and a joint), records,
-// stops, and finds the recording in the page's list.
+// The viewer at `/`: shows the stick figures, waits for poses, takes two
+// screenshots and checks the skeleton moved between them (pixels of its canvas,
+// and a joint), records, stops, and finds the recording in the page's list.
 // Usage: node viewer.mjs --url http://127.0.0.1:PORT/ --out DIR --performer NAME
 import { args, launch, openPage, run } from "./browser.mjs";
 
@@ -9,6 +9,8 @@ const { url, out, performer } = args();
 run(async () => {
   const browser = await launch();
   const { page, errors } = await openPage(browser, url);
+  // The stick figures, over the avatars.
+  await page.check("#skeleton");
   await page.waitForFunction(
     (name) => window.viewer && window.viewer.stats.rendered > 10 && window.viewer.joint(name, "leftHand"),
     performer, { timeout: 30000 });

@@ -1,21 +1,25 @@
 //! The bridge's web server, on the WebSocket port (axum over hyper): the WebSocket
 //! upgrade (sessions live in `websocket`), the live viewer at `/`, the WebXR
 //! sender at `/xr`, and what those pages read besides the pose stream: the
-//! avatar's T-pose (`/api/rig`) and the recordings (`/api/recordings`, downloads
-//! under `/recordings/`).
+//! avatar's T-pose (`/api/rig`), the performers' avatars (`/api/avatar/`,
+//! `avatars`) and the recordings (`/api/recordings`, downloads under
+//! `/recordings/`).
 //!
-//! The pages and their scripts are embedded in the binary (`assets`), so an
-//! installed bridge serves them with no files beside it and no internet. They are
-//! code, not data: anyone who can reach the port may load them. Everything that
-//! carries data (the WebSocket, the rig, the recordings) needs `?token=` when a
-//! token is configured; the pages pass on the token they were opened with. Every
+//! The pages, their scripts and the libraries they import (`vendor`: three.js,
+//! three-vrm) are embedded in the binary (`assets`), so an installed bridge
+//! serves them with no files beside it and no internet. They are code, not data:
+//! anyone who can reach the port may load them. Everything that carries data (the
+//! WebSocket, the rig, the avatars, the recordings) needs `?token=` when a token is
+//! configured; the pages pass on the token they were opened with. Every
 //! request must be addressed to the bridge and come from its own pages or this
 //! machine's (`guard`), so that a web page elsewhere cannot use the browser to
 //! drive it.
 
 mod assets;
+pub mod avatars;
 pub mod guard;
 mod recordings;
+mod vendor;
 pub mod websocket;
 
 use std::net::SocketAddr;
@@ -37,6 +41,7 @@ use tokio::sync::{mpsc, watch};
 use crate::formats::vrma::VrmaRest;
 use crate::humanoid::HumanBone;
 use crate::humanoid::bone::ALL;
+use avatars::ConfiguredAvatars;
 use guard::Guard;
 use websocket::{ClientOptions, Shared};
 
@@ -48,6 +53,8 @@ pub struct WebServer {
     pub rig: VrmaRest,
     /// Where the recorder writes its takes.
     pub recordings: PathBuf,
+    /// The .vrm files configured for performers.
+    pub avatars: ConfiguredAvatars,
     /// The hosts and origins answered besides the built-in ones.
     pub guard: Guard,
     pub shutdown: watch::Receiver<bool>,
@@ -59,6 +66,7 @@ struct AppState {
     shared: Arc<Shared>,
     rig: Arc<serde_json::Value>,
     recordings: Arc<std::path::Path>,
+    avatars: ConfiguredAvatars,
     guard: Arc<Guard>,
     shutdown: watch::Receiver<bool>,
     /// Held by every WebSocket session; shutdown waits until all are dropped.
@@ -74,6 +82,7 @@ impl WebServer {
             shared: self.shared,
             rig: Arc::new(rig_json(&self.rig)),
             recordings: self.recordings.into(),
+            avatars: self.avatars,
             guard: Arc::new(self.guard),
             shutdown: self.shutdown.clone(),
             alive,
@@ -82,7 +91,14 @@ impl WebServer {
             .route("/", get(root))
             .route("/xr", get(|| async { assets::page("xr.html") }))
             .route("/assets/{file}", get(asset))
+            .route("/vendor/{*path}", get(vendored))
             .route("/api/rig", get(rig))
+            .route(
+                "/avatars/mannequin.vrm",
+                get(|| async { avatars::mannequin() }),
+            )
+            .route("/api/avatar", get(shared_avatar))
+            .route("/api/avatar/{performer}", get(performer_avatar))
             .route("/api/recordings", get(list_recordings))
             .route("/recordings/{file}", get(download))
             .layer(middleware::from_fn_with_state(state.clone(), guarded))
@@ -230,11 +246,33 @@ async fn asset(Path(file): Path<String>) -> Response {
     assets::asset(&file)
 }
 
+async fn vendored(Path(path): Path<String>) -> Response {
+    vendor::serve(&path)
+}
+
 async fn rig(State(state): State<AppState>, Query(query): Query<TokenQuery>) -> Response {
     if let Some(refused) = state.refusal(&query) {
         return refused;
     }
     Json(state.rig.as_ref().clone()).into_response()
+}
+
+async fn shared_avatar(State(state): State<AppState>, Query(query): Query<TokenQuery>) -> Response {
+    if let Some(refused) = state.refusal(&query) {
+        return refused;
+    }
+    avatars::serve(&state.avatars, None).await
+}
+
+async fn performer_avatar(
+    State(state): State<AppState>,
+    Path(performer): Path<String>,
+    Query(query): Query<TokenQuery>,
+) -> Response {
+    if let Some(refused) = state.refusal(&query) {
+        return refused;
+    }
+    avatars::serve(&state.avatars, Some(&performer)).await
 }
 
 async fn list_recordings(

@@ -19,6 +19,17 @@ export async function getJson(path) {
   return response.json();
 }
 
+/// GETs a file from the bridge: its bytes and the name the bridge gives it
+/// (`Content-Disposition`), else the last part of `path`.
+export async function getFile(path) {
+  const response = await fetch(withToken(path));
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+  const disposition = response.headers.get("content-disposition") || "";
+  const named = /filename="([^"]*)"/.exec(disposition);
+  const name = named ? named[1] : decodeURIComponent(path.split("/").pop());
+  return { name, bytes: await response.arrayBuffer() };
+}
+
 /// A WebSocket session with the bridge. `params` go in the URL (`format`,
 /// `poses`, `sources`); `onPose(ArrayBuffer | object)` gets each pose,
 /// `onSource(object)` each `source` message, `onState(text)` each change of the

@@ -16,8 +16,14 @@ export const BONES = ["hips", "spine", "chest", "upperChest", "neck", "head", "l
   "rightRingIntermediate", "rightRingDistal", "rightLittleProximal",
   "rightLittleIntermediate", "rightLittleDistal"];
 
+export const PRESETS = ["happy", "angry", "sad", "relaxed", "surprised", "aa", "ih", "ou",
+  "ee", "oh", "blink", "blinkLeft", "blinkRight", "lookUp", "lookDown", "lookLeft",
+  "lookRight", "neutral"];
+
 const BONE_COUNT = BONES.length;
-const PRESET_COUNT = 18;
+const PRESET_COUNT = PRESETS.length;
+/// Custom expressions a pose carries at most (docs/websocket.md).
+const MAX_CUSTOM = 16;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /// A pose to decode into and draw from: flat arrays, reused for every message.
@@ -31,6 +37,17 @@ export class Pose {
     // x, y, z, w per bone; identity where a bone is absent.
     this.rotations = new Float32Array(BONE_COUNT * 4);
     this.present = new Uint8Array(BONE_COUNT);
+    // Preset expression weights, with a mask of those present.
+    this.presets = new Float32Array(PRESET_COUNT);
+    this.presetMask = 0;
+    // Custom expressions: the first `customCount` names and weights.
+    this.customNames = new Array(MAX_CUSTOM).fill("");
+    this.customWeights = new Float32Array(MAX_CUSTOM);
+    this.customCount = 0;
+    // lookAt yaw and pitch, radians, when `hasLookAt`.
+    this.hasLookAt = false;
+    this.lookYaw = 0;
+    this.lookPitch = 0;
   }
 
   copyFrom(other) {
@@ -41,11 +58,19 @@ export class Pose {
     this.restHipsHeight = other.restHipsHeight;
     this.rotations.set(other.rotations);
     this.present.set(other.present);
+    this.presets.set(other.presets);
+    this.presetMask = other.presetMask;
+    for (let i = 0; i < other.customCount; i++) this.customNames[i] = other.customNames[i];
+    this.customWeights.set(other.customWeights);
+    this.customCount = other.customCount;
+    this.hasLookAt = other.hasLookAt;
+    this.lookYaw = other.lookYaw;
+    this.lookPitch = other.lookPitch;
   }
 }
 
 /// Reads a binary pose (layout in docs/websocket.md) into `pose`; throws on a
-/// message that is not one. Expressions are skipped: the viewer draws bones.
+/// message that is not one.
 export function decodeBinaryPose(buffer, pose) {
   const view = new DataView(buffer);
   const bytes = new Uint8Array(buffer);
@@ -89,14 +114,35 @@ export function decodeBinaryPose(buffer, pose) {
   need(4);
   const presets = view.getUint32(at, true);
   at += 4;
-  for (let i = 0; i < PRESET_COUNT; i++) if ((presets >>> i) & 1) at += 4;
+  pose.presetMask = presets;
+  for (let i = 0; i < PRESET_COUNT; i++) {
+    if ((presets >>> i) & 1) {
+      need(4);
+      pose.presets[i] = view.getFloat32(at, true);
+      at += 4;
+    } else {
+      pose.presets[i] = 0;
+    }
+  }
   need(1);
   const custom = bytes[at++];
+  if (custom > MAX_CUSTOM) throw new Error("pose with " + custom + " custom expressions");
   for (let i = 0; i < custom; i++) {
     need(1);
-    at += 1 + bytes[at] + 4;
+    const m = bytes[at++];
+    need(m + 4);
+    pose.customNames[i] = utf8.decode(bytes.subarray(at, at + m));
+    pose.customWeights[i] = view.getFloat32(at + m, true);
+    at += m + 4;
   }
-  if (flags & 1) at += 8;
+  pose.customCount = custom;
+  pose.hasLookAt = (flags & 1) === 1;
+  if (pose.hasLookAt) {
+    need(8);
+    pose.lookYaw = view.getFloat32(at, true);
+    pose.lookPitch = view.getFloat32(at + 4, true);
+    at += 8;
+  }
   if (at !== bytes.length) throw new Error("pose with extra or missing bytes");
   return pose;
 }

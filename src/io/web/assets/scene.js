@@ -1,13 +1,16 @@
 // A 3D view on a 2D canvas: a perspective camera orbiting a target (drag to
 // turn, shift-drag or right-drag to pan, wheel to zoom), a floor grid, and
 // skeletons drawn as lines between joints. The bridge's axes: +Y up, metres,
-// characters face +Z. A canvas is enough for stick figures and needs no library.
+// characters face +Z. A canvas is enough for stick figures and needs no library;
+// as an overlay (`overlay: true`) it is transparent, over the avatars' WebGL
+// canvas (stage.js), which takes its camera from here.
 
 const DEG = Math.PI / 180;
 
 export class Scene {
-  constructor(canvas) {
+  constructor(canvas, { overlay = false } = {}) {
     this.canvas = canvas;
+    this.overlay = overlay;
     this.ctx = canvas.getContext("2d");
     this.yaw = 20 * DEG; // camera around +Y, 0 = in front of the characters
     this.pitch = 12 * DEG;
@@ -88,8 +91,12 @@ export class Scene {
     ];
     const ctx = this.ctx;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.fillStyle = "#15181d";
-    ctx.fillRect(0, 0, w, h);
+    if (this.overlay) {
+      ctx.clearRect(0, 0, w, h);
+    } else {
+      ctx.fillStyle = "#15181d";
+      ctx.fillRect(0, 0, w, h);
+    }
     this.hits.length = 0;
   }
 

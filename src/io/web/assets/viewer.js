@@ -1,11 +1,17 @@
-// The live viewer: every performer's pose as a skeleton on the bridge's avatar,
-// the performers' state, recording and calibration controls, the recordings.
-// Poses arrive in the binary form (docs/websocket.md) and are decoded into one
-// slot per performer; the canvas draws the newest of each once per display frame.
+// The live viewer: every performer on an avatar (its configured .vrm, the
+// bridge's mannequin, or one dropped on the page), the stick figure on the
+// bridge's rig as a toggle, the performers' state, recording and calibration
+// controls, the recordings, and a player for them. Poses arrive in the binary
+// form (docs/websocket.md) and are decoded into one slot per performer; each
+// display frame poses every avatar with the newest pose of its performer and
+// draws once: poses that came in between are replaced, never queued.
 
-import { Connection, getJson, withToken } from "./bridge.js";
-import { BONES, Pose, Rig, decodeBinaryPose } from "./pose.js";
+import { Connection, getFile, getJson, withToken } from "./bridge.js";
+import { BONES, PRESETS, Pose, Rig, decodeBinaryPose } from "./pose.js";
 import { Scene } from "./scene.js";
+import { Stage } from "./stage.js";
+import { Avatar, loadVrm } from "./avatar.js";
+import { Player } from "./player.js";
 
 const REQUIRED = new Set(["hips", "spine", "head", "leftUpperLeg", "leftLowerLeg", "leftFoot",
   "rightUpperLeg", "rightLowerLeg", "rightFoot", "leftUpperArm", "leftLowerArm", "leftHand",
@@ -36,6 +42,13 @@ class Performer {
     this.sourcePositions = new Float32Array(0);
     this.sourceParents = new Int32Array(0);
     this.sourceShown = new Uint8Array(0);
+    this.avatar = null; // avatar.js Avatar, once loaded
+    this.group = null; // where the avatar stands on the stage
+    this.avatarName = ""; // the .vrm's name, shown in the panel
+    this.avatarFile = null; // a .vrm dropped on this performer's row: { name, bytes }
+    this.avatarLoads = 0; // loads started, so a late one does not win over a newer
+    this.drawn = new Pose(); // the pose the avatar shows
+    this.posed = false; // whether the avatar shows a pose yet
   }
 }
 
@@ -48,12 +61,19 @@ const stats = {
   decodeErrors: 0,
   maxDelayMs: 0, // receive → draw, worst
   sumDelayMs: 0,
+  sumPoseMs: 0, // posing avatars and stick figures, all frames
+  sumRenderMs: 0, // the stage's WebGL draw, all frames (to the GPU's queue)
 };
 
 const performers = new Map();
 const scratch = new Pose();
 let rig = null;
 let scene = null;
+let stage = null; // null without WebGL: stick figures only
+let player = null;
+let playerAvatarLoads = 0;
+let dropped = null; // a .vrm dropped on the view, for everyone: { name, bytes }
+let lastFrame = 0;
 let connection = null;
 let hovered = null;
 let bridgeStatus = null;
@@ -64,8 +84,102 @@ function performer(name) {
     p = new Performer(name, performers.size);
     performers.set(name, p);
     renderPanel();
+    assignAvatar(p);
   }
   return p;
+}
+
+// --- avatars ----------------------------------------------------------------
+
+/// The .vrm a performer is drawn on: one dropped on its row, else one dropped on
+/// the view, else what the bridge serves for it (its configured avatar, or the
+/// mannequin).
+function avatarFileFor(p) {
+  if (p.avatarFile) return Promise.resolve(p.avatarFile);
+  if (dropped) return Promise.resolve(dropped);
+  return getFile(`/api/avatar/${encodeURIComponent(p.name)}`);
+}
+
+/// (Re)loads a performer's avatar; the stick figure stands in until it is ready.
+async function assignAvatar(p) {
+  if (!stage) return;
+  const load = ++p.avatarLoads;
+  try {
+    const file = await avatarFileFor(p);
+    const vrm = await loadVrm(file.bytes);
+    if (load !== p.avatarLoads) {
+      new Avatar(vrm).dispose();
+      return;
+    }
+    if (p.group) {
+      p.avatar.dispose();
+      stage.remove(p.group);
+    }
+    p.avatar = new Avatar(vrm);
+    p.group = stage.place(vrm.scene);
+    p.avatarName = file.name;
+    p.drawnSeq = -1;
+    p.posed = false;
+    updateFacts();
+  } catch (e) {
+    note(`${p.name}'s avatar: ${e.message}`, true);
+  }
+}
+
+/// (Re)loads the player's avatar: the one dropped on the view, else the bridge's
+/// own (the configured avatar, or the mannequin).
+async function assignPlayerAvatar() {
+  if (!stage) return;
+  const load = ++playerAvatarLoads;
+  try {
+    const file = dropped || await getFile("/api/avatar");
+    const vrm = await loadVrm(file.bytes);
+    if (load !== playerAvatarLoads) return;
+    if (player.avatar) {
+      player.avatar.dispose();
+      stage.remove(player.group);
+    }
+    player.group = stage.place(vrm.scene);
+    player.setAvatar(new Avatar(vrm));
+  } catch (e) {
+    note(`the player's avatar: ${e.message}`, true);
+  }
+}
+
+/// A .vrm dropped on the page: checked by loading it once, then every performer
+/// (dropped on the view) or one (dropped on its row) is drawn on it. It stays in
+/// this page; nothing is sent to the bridge.
+async function onDrop(event) {
+  event.preventDefault();
+  document.body.classList.remove("dragging");
+  const file = event.dataTransfer && event.dataTransfer.files[0];
+  if (!file) return;
+  if (!stage) {
+    note("this browser has no WebGL: avatars cannot be drawn", true);
+    return;
+  }
+  const bytes = await file.arrayBuffer();
+  try {
+    new Avatar(await loadVrm(bytes)).dispose();
+  } catch (e) {
+    note(`${file.name}: ${e.message}`, true);
+    return;
+  }
+  const row = event.target.closest && event.target.closest(".performer");
+  const target = row ? performers.get(row.dataset.name) : null;
+  if (target) {
+    target.avatarFile = { name: file.name, bytes };
+    assignAvatar(target);
+    note(`${target.name} is drawn on ${file.name}`);
+    return;
+  }
+  dropped = { name: file.name, bytes };
+  for (const p of performers.values()) {
+    p.avatarFile = null;
+    assignAvatar(p);
+  }
+  if (player.avatar) assignPlayerAvatar();
+  note(`every performer is drawn on ${file.name}`);
 }
 
 function onPose(data) {
@@ -123,13 +237,22 @@ function drawSource(p, dx) {
     (i) => `${p.name} · ${s.points[i].name} (${s.skeleton})`);
 }
 
+/// Where the player's avatar stands: a little to the side of the performers, or
+/// in the middle when there are none.
+const PLAYER_OFFSET = -1.5;
+
 function draw() {
   requestAnimationFrame(draw);
   if (!rig) return;
   const now = performance.now();
+  const dt = lastFrame ? Math.min(0.1, (now - lastFrame) / 1000) : 0;
+  lastFrame = now;
   scene.begin();
-  scene.grid();
+  if (!stage) scene.grid();
   const spread = $("spread").checked;
+  const avatars = stage !== null && $("avatarsShown").checked;
+  const skeletons = $("skeleton").checked || !avatars;
+  const start = performance.now();
   let i = 0;
   for (const p of performers.values()) {
     if (p.received === 0) continue;
@@ -137,8 +260,26 @@ function draw() {
     const dx = spread ? (i - (performers.size - 1) / 2) * 2.0 : 0;
     for (let b = 0; b < BONES.length; b++) p.positions[3 * b] += dx;
     drawSource(p, dx);
-    for (let b = 0; b < BONES.length; b++) p.shown[b] = p.pose.present[b] || REQUIRED.has(BONES[b]) ? 1 : 0;
-    scene.skeleton(p.positions, rig.parents, p.shown, p.color, (b) => `${p.name} · ${BONES[b]}`);
+    if (p.avatar) {
+      p.group.visible = avatars;
+      if (avatars && p.drawnSeq !== p.pose.seq) {
+        p.avatar.setPose(p.pose);
+        p.drawn.copyFrom(p.pose);
+        p.posed = true;
+      }
+      p.group.position.x = dx;
+      if (avatars) p.avatar.update(dt);
+    }
+    if (skeletons || !p.avatar) {
+      if (avatars && p.avatar && p.posed) {
+        // Over an avatar, the stick figure is the avatar's own bones.
+        p.group.updateMatrixWorld(true);
+        p.avatar.bonePositions(p.positions, p.shown);
+      } else {
+        for (let b = 0; b < BONES.length; b++) p.shown[b] = p.pose.present[b] || REQUIRED.has(BONES[b]) ? 1 : 0;
+      }
+      scene.skeleton(p.positions, rig.parents, p.shown, p.color, (b) => `${p.name} · ${BONES[b]}`);
+    }
     if (p.drawnSeq !== p.pose.seq) {
       p.drawnSeq = p.pose.seq;
       stats.posesDrawn++;
@@ -147,6 +288,17 @@ function draw() {
       if (delay > stats.maxDelayMs) stats.maxDelayMs = delay;
     }
     i++;
+  }
+  if (player && player.avatar) {
+    player.group.position.x = i > 0 ? PLAYER_OFFSET : 0;
+    player.group.visible = player.isOpen && avatars;
+    player.tick(dt);
+  }
+  const posed = performance.now();
+  stats.sumPoseMs += posed - start;
+  if (stage) {
+    stage.render(scene);
+    stats.sumRenderMs += performance.now() - posed;
   }
   hovered = scene.finish();
   stats.rendered++;
@@ -237,6 +389,7 @@ function updateFacts() {
     if (latency) parts.push(`latency p50 ${(latency.latency.p50Us / 1000).toFixed(1)} ms p99 ${(latency.latency.p99Us / 1000).toFixed(1)} ms`);
     if (info && info.source === "trackers") parts.push(info.calibrated ? "calibrated" : "not calibrated");
     if (info && info.recording) parts.push("● recording");
+    if (p.avatarName) parts.push(`on ${p.avatarName}`);
     p.facts.textContent = parts.join(" · ");
     p.row.classList.toggle("recording", Boolean(info && info.recording));
     p.calibrate.hidden = !(info && info.source === "trackers");
@@ -277,13 +430,28 @@ async function refreshRecordings() {
       a.download = r.file;
       a.textContent = r.file;
       const size = document.createElement("span");
-      size.textContent = ` ${(r.bytes / 1024).toFixed(0)} KiB · ${new Date(r.modified * 1000).toLocaleTimeString()}`;
+      size.textContent = ` ${(r.bytes / 1024).toFixed(0)} KiB · ${new Date(r.modified * 1000).toLocaleTimeString()} `;
       li.append(a, size);
+      if (stage && r.file.endsWith(".vrma")) {
+        li.append(button("Play", () => play(r.file), "Play this take on an avatar, beside the performers"));
+      }
       return li;
     }));
     if (recordings.length === 0) list.innerHTML = "<li class=none>none yet</li>";
   } catch (e) {
     note(e.message, true);
+  }
+}
+
+/// Opens a take from the recordings in the player.
+async function play(file) {
+  try {
+    const take = await getFile(`/recordings/${encodeURIComponent(file)}`);
+    if (!player.avatar) await assignPlayerAvatar();
+    await player.open(file, take.bytes);
+    note(`playing ${file}`);
+  } catch (e) {
+    note(`${file}: ${e.message}`, true);
   }
 }
 
@@ -299,7 +467,26 @@ function measureRates() {
 }
 
 async function main() {
-  scene = new Scene($("view"));
+  try {
+    stage = new Stage($("avatars"));
+  } catch (e) {
+    note(`no avatars: this browser has no WebGL (${e.message}); stick figures only`, true);
+    $("avatarsShown").checked = false;
+    $("avatarsShown").disabled = true;
+  }
+  scene = new Scene($("view"), { overlay: stage !== null });
+  player = new Player({
+    bar: $("player"), play: $("playPause"), time: $("playTime"), speed: $("playSpeed"), label: $("playName"),
+  });
+  $("playClose").addEventListener("click", () => {
+    player.close();
+  });
+  window.addEventListener("dragover", (e) => {
+    e.preventDefault();
+    document.body.classList.add("dragging");
+  });
+  window.addEventListener("dragleave", () => document.body.classList.remove("dragging"));
+  window.addEventListener("drop", onDrop);
   $("recordAll").addEventListener("click", () => act("record all", { type: "startRecording" }));
   $("stopAll").addEventListener("click", () => act("stop all", { type: "stopRecording" }));
   const params = () => ($("sources").checked ? { format: "binary", sources: "true" } : { format: "binary" });
@@ -343,6 +530,77 @@ window.viewer = {
     return [out[0] / scene.ratio, out[1] / scene.ratio];
   },
   refreshRecordings,
+  player: () => player,
+  /// A performer's avatar as last drawn: the pose it shows (`seq`, hips, rest
+  /// hips height, rotations, expressions, lookAt), the .vrm's name and VRM
+  /// version, its hips height, the world position of each of its bones (three-vrm's
+  /// raw bones, metres), its expression weights and its lookAt (degrees).
+  avatar(name) {
+    const p = performers.get(name);
+    if (!p || !p.avatar || !p.posed) return null;
+    const pose = p.drawn;
+    const vrm = p.avatar.vrm;
+    const expressions = {};
+    if (vrm.expressionManager) {
+      for (const e of vrm.expressionManager.expressions) expressions[e.expressionName] = e.weight;
+    }
+    const presets = {};
+    PRESETS.forEach((preset, i) => {
+      if ((pose.presetMask >>> i) & 1) presets[preset] = pose.presets[i];
+    });
+    return {
+      seq: pose.seq,
+      file: p.avatarName,
+      metaVersion: p.avatar.vrm.meta.metaVersion,
+      hipsHeight: p.avatar.hipsHeight,
+      pose: {
+        hips: Array.from(pose.hips),
+        restHipsHeight: pose.restHipsHeight,
+        rotations: Array.from(pose.rotations),
+        present: Array.from(pose.present),
+        presets,
+        lookAt: pose.hasLookAt ? { yaw: pose.lookYaw, pitch: pose.lookPitch } : null,
+      },
+      bones: p.avatar.boneWorldPositions(),
+      expressions,
+      lookAt: vrm.lookAt ? { yaw: vrm.lookAt.yaw, pitch: vrm.lookAt.pitch } : null,
+    };
+  },
+  /// Pixels of a performer's avatar on screen: the stage drawn with and without
+  /// it, and the pixels that differ counted in the box its bones span (padded).
+  avatarPixels(name) {
+    const p = performers.get(name);
+    if (!p || !p.avatar || !stage) return null;
+    const at = [0, 0];
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (const position of Object.values(p.avatar.boneWorldPositions())) {
+      if (!scene.project(position[0], position[1], position[2], at, 0)) continue;
+      x0 = Math.min(x0, at[0]); x1 = Math.max(x1, at[0]);
+      y0 = Math.min(y0, at[1]); y1 = Math.max(y1, at[1]);
+    }
+    const pad = 0.15 * (y1 - y0);
+    const box = {
+      x: Math.max(0, Math.floor(x0 - pad)), y: Math.max(0, Math.floor(y0 - pad)),
+    };
+    box.width = Math.min(scene.width, Math.ceil(x1 + pad)) - box.x;
+    box.height = Math.min(scene.height, Math.ceil(y1 + pad)) - box.y;
+    stage.render(scene);
+    const shown = stage.readPixels(box.x, box.y, box.width, box.height);
+    p.group.visible = false;
+    stage.render(scene);
+    const hidden = stage.readPixels(box.x, box.y, box.width, box.height);
+    p.group.visible = true;
+    stage.render(scene);
+    let pixels = 0;
+    for (let i = 0; i < shown.length; i += 4) {
+      if (shown[i] !== hidden[i] || shown[i + 1] !== hidden[i + 1] || shown[i + 2] !== hidden[i + 2]) pixels++;
+    }
+    const ratio = scene.ratio;
+    return {
+      pixels, boxPixels: box.width * box.height,
+      box: { x: box.x / ratio, y: box.y / ratio, width: box.width / ratio, height: box.height / ratio },
+    };
+  },
   /// The bridge's status report, asked now.
   async status() {
     return (await connection.request({ type: "status" })).status;
