@@ -4,7 +4,8 @@
 //! mode onto the built-in humanoid and in mocap mode onto Example.vrm with its legs
 //! ×0.8, ×1.0 and ×1.2. Prints both tables and every goal missed
 //! (`eval::corpus::VR_GOALS`, `MOCAP_GOALS`), and asserts the goals met on every clip
-//! (hands and head on target, no clip over 4 cm 6-point perturbed; skate and toes). Every frame of every clip is
+//! (hands and head on target, 6-point perturbed within 3 cm on the mean and 4 cm on
+//! every clip; skate and toes). Every frame of every clip is
 //! evaluated. And `mocap-bridge eval-ik` on a folder, as a user runs it: one table,
 //! the files it left out named with the reason. Skips, with a message, without
 //! ../shared/assets.
@@ -117,15 +118,13 @@ fn vr_mode_meets_its_goals_on_every_locomotion_clip() {
     println!("{}", vr_table(&rows, &skipped));
     // Every goal is printed; the ones the solver meets on every clip are asserted.
     // Still missed (issue 15 stays open, docs/performance.md says why): the mean
-    // 3-point and 6-point perturbed MPJPE, two clips' 3-point worst, and jitter
-    // on the 30 Hz and video-estimated clips.
+    // 3-point MPJPE, two clips' 3-point worst, and jitter on the 30 Hz and
+    // video-estimated clips and the Meredith walk.
     let failures = vr_failures(&rows);
     println!("VR goals missed:\n{}", failures.join("\n"));
     let broken: Vec<&String> = failures
         .iter()
-        .filter(|f| {
-            f.contains("off target") || f.contains("6-point perturbed MPJPE") && f.contains(": ")
-        })
+        .filter(|f| f.contains("off target") || f.contains("6-point perturbed MPJPE"))
         .collect();
     assert!(broken.is_empty(), "{broken:?}");
 }

@@ -57,7 +57,9 @@ pub struct DeviceFilterConfig {
     /// scaled with the frame rate so it means the same jerk in m/s³): higher is
     /// smoother and lags more.
     pub smoothness: f32,
-    /// Past samples the estimate is made of (2..=48).
+    /// Past samples the estimate is made of at 120 Hz: the window spans
+    /// `taps / 120` seconds at every frame rate (2..=48 samples), so a 30 Hz device
+    /// is averaged over the same time as a 120 Hz one, not four times as long.
     pub taps: usize,
 }
 
@@ -96,12 +98,14 @@ impl Taps {
     /// Designs the weights for samples `dt` seconds apart (see the module docs).
     #[must_use]
     pub fn design(config: &DeviceFilterConfig, dt: f32) -> Self {
-        let n = config.taps.clamp(2, MAX_TAPS);
         let sigma2 = f64::from(config.noise_m).powi(2);
         let dt = f64::from(dt);
         if sigma2.is_nan() || sigma2 <= 0.0 || !dt.is_finite() || dt <= 0.0 {
             return Self::IDENTITY;
         }
+        // The same span in seconds at every rate: `taps` samples at 120 Hz.
+        let span = config.taps as f64 * REFERENCE_DT;
+        let n = ((span / dt).round() as usize).clamp(2, MAX_TAPS);
         let lambda = f64::from(config.smoothness.max(0.0)) * (REFERENCE_DT / dt).powi(6);
         let prior =
             [config.velocity, config.acceleration, config.jerk].map(|s| f64::from(s).powi(2));
@@ -504,5 +508,18 @@ mod tests {
             *filter.taps(),
             Taps::design(&noisy_config(), filter.designed_dt)
         );
+    }
+
+    #[test]
+    fn the_window_spans_the_same_time_at_every_rate() {
+        // 32 taps at 120 Hz are 0.27 s: 8 samples at 30 Hz, 48 at most at 240 Hz.
+        let config = noisy_config();
+        for (rate, samples) in [(120.0, 32), (30.0, 8), (25.0, 7), (90.0, 24), (240.0, 48)] {
+            assert_eq!(
+                Taps::design(&config, 1.0 / rate).weights().len(),
+                samples,
+                "{rate} Hz"
+            );
+        }
     }
 }
