@@ -29,8 +29,7 @@
 //   --animation N  which of gltf.userData.vrmAnimations to dump (default 0)
 //   --at TIMES     also sample every humanoid track at these times (seconds)
 
-import { readFileSync } from 'node:fs';
-import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
+import { parseGlb } from './parse_glb.mjs';
 import { VRMAnimationLoaderPlugin } from '@pixiv/three-vrm-animation';
 
 function usage(message) {
@@ -71,24 +70,9 @@ const sampledMap = (map, times) =>
   Object.fromEntries([...map].map(([name, track]) => [name, sampled(track, times)]));
 
 async function dump(path) {
-  const bytes = readFileSync(path);
-  // A small Buffer can be a view into Node's shared pool: hand the loader a copy
-  // holding exactly the file's bytes.
-  const arrayBuffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
-
   // The plugin reports problems it tolerates (T-pose violation, translation on a
-  // non-hips bone, draft spec version) with console.warn: keep them in the result.
-  const warnings = [];
-  const warn = console.warn;
-  console.warn = (...args) => warnings.push(args.map(String).join(' '));
-  let gltf;
-  try {
-    const loader = new GLTFLoader();
-    loader.register((parser) => new VRMAnimationLoaderPlugin(parser));
-    gltf = await loader.parseAsync(arrayBuffer, '');
-  } finally {
-    console.warn = warn;
-  }
+  // non-hips bone, draft spec version) with console.warn: kept in `warnings`.
+  const { gltf, warnings } = await parseGlb(path, VRMAnimationLoaderPlugin);
 
   const animations = gltf.userData.vrmAnimations;
   if (animations == null) {

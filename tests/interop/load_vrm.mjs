@@ -23,8 +23,7 @@
 //
 // Usage: node load_vrm.mjs FILE.vrm [FILE ...]
 
-import { readFileSync } from 'node:fs';
-import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
+import { parseGlb } from './parse_glb.mjs';
 import { Quaternion, Vector3 } from 'three';
 import { VRMLoaderPlugin } from '@pixiv/three-vrm';
 
@@ -62,21 +61,7 @@ function eyeTurn(vrm, yaw, pitch) {
 }
 
 async function load(path) {
-  const bytes = readFileSync(path);
-  // A small Buffer can be a view into Node's shared pool: hand the loader a copy
-  // holding exactly the file's bytes.
-  const arrayBuffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
-  const warnings = [];
-  const warn = console.warn;
-  console.warn = (...args) => warnings.push(args.map(String).join(' '));
-  let gltf;
-  try {
-    const loader = new GLTFLoader();
-    loader.register((parser) => new VRMLoaderPlugin(parser));
-    gltf = await loader.parseAsync(arrayBuffer, '');
-  } finally {
-    console.warn = warn;
-  }
+  const { gltf, warnings } = await parseGlb(path, VRMLoaderPlugin);
   const vrm = gltf.userData.vrm;
   if (vrm == null) {
     throw new Error(`not loaded as a VRM${warnings.length ? ': ' + warnings.join('; ') : ''}`);
