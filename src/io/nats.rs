@@ -137,10 +137,12 @@ fn note_event(stats: &ConnectionStats, url: &str, event: &Event) {
                 tracing::info!("NATS: reconnected to {url}");
             }
         }
+        // Said for every failed try too: only losing a connection counts.
         Event::Disconnected => {
-            stats.connected.store(false, Relaxed);
-            stats.disconnects.fetch_add(1, Relaxed);
-            tracing::warn!("NATS: lost {url}; reconnecting");
+            if stats.connected.swap(false, Relaxed) {
+                stats.disconnects.fetch_add(1, Relaxed);
+                tracing::warn!("NATS: lost {url}; reconnecting");
+            }
         }
         Event::SlowConsumer(_) => tracing::debug!("NATS: {url}: messages dropped (slow consumer)"),
         other => tracing::info!("NATS: {url}: {other}"),

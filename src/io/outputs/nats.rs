@@ -8,17 +8,17 @@
 //! It never holds anyone up: the solver hands it frames through its own ring (a
 //! full ring drops, counted), and it hands them to the client's queue, which
 //! `async-nats` writes to the socket. While the server is away, frames are dropped
-//! and counted, not queued: a receiver wants the newest pose, not a backlog. Of
-//! several frames of one performer taken at one wake-up, one older than `FRESH`
-//! with a newer one behind it is stale and dropped (counted); fresher ones all go,
-//! so a sender's burst is not thinned.
+//! and counted, not queued: a receiver wants the newest pose, not a backlog.
+//! Unlike the VMC output it passes over no frame while the server takes them:
+//! its receivers include recorders and relays, which want every frame and the
+//! same sequence numbers; a server too slow to keep up fills the ring, which then
+//! drops (counted) rather than slow the solver.
 //!
 //! Performers received from the same server (`io::nats::Received`, filled by this
 //! bridge's NATS inputs on it) are not published back: a relay never loops.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Duration;
 
 use async_nats::connection::State;
 use async_nats::{Client, Subject};
@@ -32,10 +32,6 @@ use crate::pipeline::{OutputMsg, OutputRing, SourceKind, SourcePoints};
 use crate::protocol::frame::PerformerName;
 use crate::protocol::nats::{self, Kind};
 use crate::protocol::ws::PoseHeader;
-
-/// A frame with a newer one of its performer behind it still goes out when
-/// younger than this; older, it is stale.
-const FRESH: Duration = Duration::from_millis(25);
 
 /// One NATS server fed from the solver.
 pub struct NatsOutput {
@@ -67,21 +63,13 @@ impl NatsOutput {
     pub async fn run(mut self) {
         let mut batch: Vec<OutputMsg> = Vec::new();
         let mut tracks: foldhash::HashMap<PerformerName, Track> = Default::default();
-        let mut last_of: foldhash::HashMap<PerformerName, usize> = Default::default();
         let mut buffer = Vec::new();
         loop {
             self.ring.ready().await;
             self.ring.drain(|msg| batch.push(*msg));
-            last_of.clear();
-            for (i, msg) in batch.iter().enumerate() {
-                if let OutputMsg::Pose(p) = msg {
-                    last_of.insert(p.performer, i);
-                }
-            }
             let up = self.client.connection_state() == State::Connected;
-            for (i, msg) in batch.iter().enumerate() {
-                self.publish(i, msg, up, &last_of, &mut tracks, &mut buffer)
-                    .await;
+            for msg in &batch {
+                self.publish(msg, up, &mut tracks, &mut buffer).await;
             }
             batch.clear();
             if self.ring.is_closed() {
@@ -93,12 +81,12 @@ impl NatsOutput {
         }
     }
 
+    /// Publishes one message (`up`: the server is there; else a pose is dropped,
+    /// counted, and anything else passed over).
     async fn publish(
         &mut self,
-        index: usize,
         msg: &OutputMsg,
         up: bool,
-        last_of: &foldhash::HashMap<PerformerName, usize>,
         tracks: &mut foldhash::HashMap<PerformerName, Track>,
         buffer: &mut Vec<u8>,
     ) {
@@ -119,12 +107,10 @@ impl NatsOutput {
                 return;
             }
             OutputMsg::Pose(frame) => {
-                let stale = last_of.get(&performer).is_some_and(|&last| last > index)
-                    && frame.received.elapsed() >= FRESH;
                 if !track.publish {
                     return;
                 }
-                if stale || !up {
+                if !up {
                     stats.drops.fetch_add(1, Relaxed);
                     return;
                 }
