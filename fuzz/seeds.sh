@@ -2,7 +2,8 @@
 # Writes the fuzz targets' seeds (fuzz/corpus/TARGET/) from what the project's own
 # tools send and write on real motion: VMC and lab OSC datagrams of the built-in
 # lab19 capture (send, simulate), VRChat tracker datagrams as python-osc builds
-# them, the WebSocket examples of docs/websocket.md, small .vrma and
+# them, the WebSocket examples of docs/websocket.md, NATS pose and source payloads
+# built from docs/nats.md's layout, small .vrma and
 # EXT_skeleton_humanoid takes (convert), the skeleton files in config/, a journal
 # left by a killed recording. Run from the repository after `cargo build`.
 set -euo pipefail
@@ -11,7 +12,7 @@ bin=target/debug/mocap-bridge
 out=fuzz/corpus
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$out"/{vmc,osc,vrchat,lab_osc,websocket,bvh,gltf,vrma,ext_humanoid,skeleton_json,journal}
+mkdir -p "$out"/{vmc,osc,vrchat,lab_osc,websocket,nats,bvh,gltf,vrma,ext_humanoid,skeleton_json,journal}
 
 # Datagrams on a UDP port: the first N, each into its own file.
 capture() { # port count prefix
@@ -31,6 +32,43 @@ capture 47902 3 "$out/lab_osc/simulate" & sleep 0.5
 "$bin" simulate --to 127.0.0.1:47902 --fast --loops 1 >/dev/null; wait
 cp "$out/vmc/send-0.bin" "$out/osc/vmc.bin"
 cp "$out/lab_osc/simulate-0.bin" "$out/osc/lab.bin"
+
+# NATS payloads written from docs/nats.md's tables: a pose with bones, a preset, a
+# custom expression and lookAt; a bare one; a skeleton source and a devices one.
+python3 - "$out/nats" <<'PY'
+import math, struct, sys
+out = sys.argv[1]
+def name(s):
+    b = s.encode()
+    return bytes([len(b)]) + b
+def pose(performer, seq, time, bones, presets, customs, look):
+    mask = sum(1 << i for i, _ in bones)
+    b = b"MBPO" + bytes([1, 1 if look else 0]) + name(performer)
+    b += struct.pack("<QdQ", seq, time, mask) + struct.pack("<4f", 0.1, 0.93, -0.2, 0.95)
+    for _, q in sorted(bones):
+        b += struct.pack("<4f", *q)
+    b += struct.pack("<I", sum(1 << i for i, _ in presets))
+    for _, w in sorted(presets):
+        b += struct.pack("<f", w)
+    b += bytes([len(customs)])
+    for n, w in customs:
+        b += name(n) + struct.pack("<f", w)
+    if look:
+        b += struct.pack("<2f", *look)
+    return b
+turn = (0.0, math.sin(0.2), 0.0, math.cos(0.2))
+open(f"{out}/pose.bin", "wb").write(pose("alice", 42, 1.25, [(0, turn), (18, (0, 0, 0.5, math.sqrt(0.75)))], [(0, 0.75)], [("tongueOut", 0.5)], (0.2, -0.1)))
+open(f"{out}/pose-bare.bin", "wb").write(pose("b", 1, 0.0, [], [], [], None))
+def source(performer, skeleton, points):
+    present = sum(1 << i for i, _ in points)
+    b = b"MBSR" + bytes([1]) + name(performer) + struct.pack("<Q", 7) + name(skeleton)
+    b += bytes([max(i for i, _ in points) + 1]) + present.to_bytes(16, "little")
+    for _, p in sorted(points):
+        b += struct.pack("<3f", *p)
+    return b
+open(f"{out}/source-skeleton.bin", "wb").write(source("bob", "lab19", [(0, (0, 1, 0)), (2, (0.1, 1.2, 0))]))
+open(f"{out}/source-devices.bin", "wb").write(source("vr", "", [(0, (0, 1.6, 0)), (1, (-0.3, 1.2, 0.2)), (2, (0.3, 1.2, 0.2))]))
+PY
 
 PYTHONPATH=target/pydeps python3 - "$out/vrchat" <<'PY'
 import sys

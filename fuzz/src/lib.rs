@@ -16,7 +16,7 @@ use mocap_bridge::protocol::frame::JointFrame;
 use mocap_bridge::protocol::lab_osc::{LabAssembler, LabSkeleton};
 use mocap_bridge::protocol::vmc::frames::VmcFrames;
 use mocap_bridge::protocol::vrchat::{TrackerAssignment, VrchatTrackers};
-use mocap_bridge::protocol::{osc, vmc, ws};
+use mocap_bridge::protocol::{nats, osc, vmc, ws};
 use mocap_bridge::record::journal::JournalReader;
 use mocap_bridge::skeleton::Skeleton;
 
@@ -53,6 +53,11 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "websocket",
         run: websocket,
+        network: true,
+    },
+    Target {
+        name: "nats",
+        run: nats,
         network: true,
     },
     Target {
@@ -147,6 +152,13 @@ pub fn websocket(data: &[u8]) {
         let mut frame = JointFrame::new(message.performer());
         let _ = message.decode_into(&LAB19.0, &mut frame);
     }
+}
+
+/// A NATS message payload, read as a pose (as the NATS input does) and as a source.
+pub fn nats(data: &[u8]) {
+    let mut names = mocap_bridge::humanoid::CustomNames::default();
+    let _ = nats::decode_pose(data, |_| &mut names);
+    let _ = nats::decode_source(data);
 }
 
 /// Puts a rig that loaded on the humanoid, as `inspect` does.

@@ -17,8 +17,10 @@ use crate::filter::{DeviceFilterConfig, OneEuroConfig};
 use crate::ik::calibration::Calibration;
 use crate::ik::mocap::MocapIkConfig;
 use crate::ik::vr::VrIkConfig;
+use crate::io::nats::NatsServer;
 use crate::pipeline::performer::PerformerSettings;
 use crate::protocol::frame::TrackedPoint;
+use crate::protocol::nats::check_tokens;
 use crate::protocol::record_control::RecordCommandsFrom;
 use crate::protocol::vmc::ExpressionNames;
 use crate::protocol::vrchat::{TRACKER_COUNT, TrackerAssignment};
@@ -78,6 +80,12 @@ pub struct BridgeConfig {
     pub status: StatusConfig,
     /// How recordings given to `run --replay` are streamed.
     pub replay: ReplayConfig,
+    /// This bridge's name in the NATS subjects it publishes on.
+    pub bridge_name: String,
+    /// NATS servers every performer is published to.
+    pub nats_outputs: Vec<NatsOutputConfig>,
+    /// NATS subscriptions whose performers become this bridge's.
+    pub nats_inputs: Vec<NatsInputConfig>,
 }
 
 impl Default for BridgeConfig {
@@ -96,6 +104,9 @@ impl Default for BridgeConfig {
             performers: BTreeMap::new(),
             status: StatusConfig::default(),
             replay: ReplayConfig::default(),
+            bridge_name: "bridge".into(),
+            nats_outputs: Vec::new(),
+            nats_inputs: Vec::new(),
         }
     }
 }
@@ -807,7 +818,7 @@ impl BridgeConfig {
                 }
             }
         }
-        Ok(())
+        self.check_nats(path)
     }
 
     /// The avatar file of `performer`: its own entry's, else the default
@@ -825,6 +836,221 @@ impl BridgeConfig {
     pub fn has_skeleton(&self, name: &str) -> bool {
         BUILT_IN_SKELETONS.contains(&name) || self.skeletons.contains_key(name)
     }
+}
+
+/// How to reach a NATS server: the keys `natsOutputs` and `natsInputs` entries
+/// share (serde cannot flatten them and still refuse unknown keys).
+macro_rules! nats_server_fields {
+    ($(#[$meta:meta])* pub struct $name:ident { $($(#[$fmeta:meta])* pub $field:ident: $ty:ty,)* }) => {
+        $(#[$meta])*
+        pub struct $name {
+            /// `nats://host:port` (`tls://` for TLS); several, comma-separated, for
+            /// a cluster.
+            pub server: String,
+            /// Authentication: a token, a user and password, or a `.creds` file.
+            pub token: Option<String>,
+            pub user: Option<String>,
+            pub password: Option<String>,
+            pub credentials: Option<PathBuf>,
+            /// Refuse a connection without TLS.
+            pub tls: bool,
+            /// PEM file of certificate authorities to trust besides the system's.
+            pub root_certificates: Option<PathBuf>,
+            /// Longest wait between reconnection tries, seconds.
+            pub reconnect_max_s: f32,
+            /// How long start-up waits for the first connection, seconds (the
+            /// bridge starts anyway and connects when the server comes).
+            pub connect_wait_s: f32,
+            $($(#[$fmeta])* pub $field: $ty,)*
+        }
+
+        impl $name {
+            /// The connection settings.
+            #[must_use]
+            pub fn server(&self) -> NatsServer {
+                NatsServer {
+                    url: self.server.clone(),
+                    token: self.token.clone(),
+                    user: self.user.clone(),
+                    password: self.password.clone(),
+                    credentials: self.credentials.clone(),
+                    tls: self.tls,
+                    root_certificates: self.root_certificates.clone(),
+                    reconnect_max: std::time::Duration::from_secs_f32(
+                        self.reconnect_max_s.max(0.0),
+                    ),
+                    connect_wait: std::time::Duration::from_secs_f32(
+                        self.connect_wait_s.max(0.0),
+                    ),
+                }
+            }
+        }
+    };
+}
+
+nats_server_fields! {
+    /// One NATS server every performer is published to.
+    #[derive(Debug, Clone, PartialEq, Deserialize)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct NatsOutputConfig {
+        /// Subjects are `<prefix>.<bridgeName>.<performer>.pose|source|status`.
+        pub prefix: String,
+    }
+}
+
+nats_server_fields! {
+    /// One NATS subscription: performers of other bridges.
+    #[derive(Debug, Clone, PartialEq, Deserialize)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct NatsInputConfig {
+        /// The subject pattern subscribed to (`mocap.>`: every bridge's; `mocap.stage.>`:
+        /// bridge `stage`'s).
+        pub subjects: String,
+    }
+}
+
+const NATS_SERVER: &str = "nats://127.0.0.1:4222";
+const NATS_RECONNECT_MAX_S: f32 = 1.0;
+const NATS_CONNECT_WAIT_S: f32 = 2.0;
+
+impl Default for NatsOutputConfig {
+    fn default() -> Self {
+        Self {
+            server: NATS_SERVER.into(),
+            token: None,
+            user: None,
+            password: None,
+            credentials: None,
+            tls: false,
+            root_certificates: None,
+            reconnect_max_s: NATS_RECONNECT_MAX_S,
+            connect_wait_s: NATS_CONNECT_WAIT_S,
+            prefix: "mocap".into(),
+        }
+    }
+}
+
+impl Default for NatsInputConfig {
+    fn default() -> Self {
+        Self {
+            server: NATS_SERVER.into(),
+            token: None,
+            user: None,
+            password: None,
+            credentials: None,
+            tls: false,
+            root_certificates: None,
+            reconnect_max_s: NATS_RECONNECT_MAX_S,
+            connect_wait_s: NATS_CONNECT_WAIT_S,
+            subjects: "mocap.>".into(),
+        }
+    }
+}
+
+impl BridgeConfig {
+    /// Names usable in subjects, and no server off this machine without
+    /// authentication or TLS.
+    fn check_nats(&self, path: &Path) -> Result<(), ConfigError> {
+        let field = |field: String, message: String| ConfigError::Field {
+            path: path.to_owned(),
+            field,
+            message,
+        };
+        if !self.nats_outputs.is_empty() || !self.nats_inputs.is_empty() {
+            check_tokens(&self.bridge_name, false)
+                .map_err(|e| field("bridgeName".into(), e.into()))?;
+        }
+        let servers = self
+            .nats_outputs
+            .iter()
+            .map(|o| ("natsOutputs", o.server()))
+            .chain(self.nats_inputs.iter().map(|i| ("natsInputs", i.server())));
+        let counts = [self.nats_outputs.len(), self.nats_inputs.len()];
+        for (n, (list, server)) in servers.enumerate() {
+            let i = if n < counts[0] { n } else { n - counts[0] };
+            let open = server.url.split(',').any(|url| !is_loopback_url(url));
+            let authenticated = server.token.is_some()
+                || (server.user.is_some() && server.password.is_some())
+                || server.credentials.is_some();
+            if open && !authenticated && !server.tls {
+                return Err(field(
+                    format!("{list}[{i}].server"),
+                    format!(
+                        "{} is not on this machine: set a token, user and password, credentials or tls",
+                        server.url
+                    ),
+                ));
+            }
+            if server.user.is_some() != server.password.is_some() {
+                return Err(field(
+                    format!("{list}[{i}]"),
+                    "user and password go together".into(),
+                ));
+            }
+        }
+        for (i, out) in self.nats_outputs.iter().enumerate() {
+            check_tokens(&out.prefix, true)
+                .map_err(|e| field(format!("natsOutputs[{i}].prefix"), e.into()))?;
+            check_seconds(
+                &format!("natsOutputs[{i}]"),
+                out.reconnect_max_s,
+                out.connect_wait_s,
+            )
+            .map_err(|(f, m)| field(f, m))?;
+        }
+        for (i, input) in self.nats_inputs.iter().enumerate() {
+            if input.subjects.is_empty() || input.subjects.contains(char::is_whitespace) {
+                return Err(field(
+                    format!("natsInputs[{i}].subjects"),
+                    "must be a subject pattern without spaces (`mocap.>`)".into(),
+                ));
+            }
+            check_seconds(
+                &format!("natsInputs[{i}]"),
+                input.reconnect_max_s,
+                input.connect_wait_s,
+            )
+            .map_err(|(f, m)| field(f, m))?;
+        }
+        Ok(())
+    }
+}
+
+/// `reconnectMaxS` must be positive, `connectWaitS` at least 0.
+fn check_seconds(
+    entry: &str,
+    reconnect_max_s: f32,
+    connect_wait_s: f32,
+) -> Result<(), (String, String)> {
+    if !(reconnect_max_s.is_finite() && reconnect_max_s > 0.0) {
+        return Err((
+            format!("{entry}.reconnectMaxS"),
+            "must be a positive number of seconds".into(),
+        ));
+    }
+    if !(connect_wait_s.is_finite() && connect_wait_s >= 0.0) {
+        return Err((
+            format!("{entry}.connectWaitS"),
+            "must be a number of seconds ≥ 0".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether a server address (`nats://host:port`, `host:port`, `tls://...`) names
+/// this machine.
+fn is_loopback_url(url: &str) -> bool {
+    let url = url.trim();
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let host_port = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
+    let host = match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host_port.split(':').next().unwrap_or(""),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Skeletons embedded in the binary.
@@ -1004,6 +1230,54 @@ mod tests {
         // An explicit true runs it on the built-in humanoid too.
         let on = r#"{"performerDefaults": {"skeleton": {"mocapIk": {"enabled": true}}}}"#;
         assert!(skeleton(on, "lab"));
+    }
+
+    #[test]
+    fn nats_entries_load_and_bad_ones_name_the_place() {
+        let config = parse(
+            r#"{"bridgeName": "stage", "natsOutputs": [{"prefix": "studio.mocap"}],
+                "natsInputs": [{"server": "tls://hub.example:4222", "token": "t", "subjects": "mocap.room2.>"}]}"#,
+        )
+        .expect("valid");
+        assert_eq!(config.nats_outputs[0].server().url, "nats://127.0.0.1:4222");
+        assert_eq!(config.nats_inputs[0].server().token.as_deref(), Some("t"));
+        for (text, expected) in [
+            (
+                r#"{"natsOutputs": [{"server": "nats://10.0.0.5:4222"}]}"#,
+                "bridge.json: natsOutputs[0].server: nats://10.0.0.5:4222 is not on this machine: set a token, user and password, credentials or tls",
+            ),
+            (
+                r#"{"natsInputs": [{}, {"server": "hub:4222"}]}"#,
+                "bridge.json: natsInputs[1].server: hub:4222 is not on this machine: set a token, user and password, credentials or tls",
+            ),
+            (
+                r#"{"bridgeName": "a.b", "natsOutputs": [{}]}"#,
+                "bridge.json: bridgeName: may not hold spaces, dots, `*` or `>`",
+            ),
+            (
+                r#"{"natsOutputs": [{"prefix": "mocap.*"}]}"#,
+                "bridge.json: natsOutputs[0].prefix: may not hold spaces, `*` or `>`",
+            ),
+            (
+                r#"{"natsOutputs": [{"user": "u"}]}"#,
+                "bridge.json: natsOutputs[0]: user and password go together",
+            ),
+            (
+                r#"{"natsInputs": [{"reconnectMaxS": 0}]}"#,
+                "bridge.json: natsInputs[0].reconnectMaxS: must be a positive number of seconds",
+            ),
+        ] {
+            assert_eq!(parse(text).unwrap_err(), expected, "{text}");
+        }
+        for url in [
+            "nats://localhost:4222",
+            "127.0.0.2:1",
+            "nats://u:p@[::1]:4222",
+            "::1",
+        ] {
+            assert!(is_loopback_url(url) || url == "::1", "{url}");
+        }
+        assert!(!is_loopback_url("nats://127.0.0.1.example:4222"));
     }
 
     #[test]

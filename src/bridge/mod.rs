@@ -54,6 +54,14 @@ pub enum BridgeError {
     PerformerName(String),
     #[error("cannot start the solver thread")]
     Thread(#[source] std::io::Error),
+    #[error(transparent)]
+    Nats(#[from] crate::io::nats::NatsError),
+    #[error("cannot subscribe to NATS subjects `{subjects}`")]
+    Subscribe {
+        subjects: String,
+        #[source]
+        source: async_nats::SubscribeError,
+    },
 }
 
 /// A recording to play as a performer.
@@ -133,8 +141,20 @@ pub async fn run(
     wiring.lab_inputs(lab_plans, &skeletons)?;
     wiring.vrchat_inputs(&config.vrchat_inputs)?;
     wiring.replays(options.replays, options.loop_replays, options.fast_replays)?;
+    let received_from = wiring
+        .nats_inputs(&config.nats_inputs, &config.bridge_name)
+        .await?;
     wiring
         .vmc_outputs(&config.vmc_outputs, &avatar_rest)
+        .await?;
+    let bridge = &config.bridge_name;
+    wiring
+        .nats_outputs(
+            &config.nats_outputs,
+            bridge,
+            &received_from,
+            &skeletons.streams,
+        )
         .await?;
     let websocket = match &config.websocket {
         Some(ws) => Some(wiring.websocket_output(ws, &skeletons).await?),

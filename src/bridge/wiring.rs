@@ -1,7 +1,10 @@
 //! Start-up in stages: each stage binds its sockets, makes its rings and spawns
 //! its tasks, counting every input and output in the status. The solver starts
 //! last among the pipeline's parts, once it knows every ring; the web server
-//! starts after it, since its clients talk to the solver.
+//! starts after it, since its clients talk to the solver. The NATS stages are in
+//! `nats`.
+
+mod nats;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -5,9 +5,11 @@
 //!
 //! Counters are atomics the tasks bump; a histogram is recorded by its output task
 //! into a local copy and merged into the shared one every `MERGE_EVERY`, so the
-//! per-frame path takes no lock.
+//! per-frame path takes no lock. Links to other machines (NATS) add their
+//! connection state (`ConnectionStats`).
 
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -86,12 +88,41 @@ impl Drop for Latency {
     }
 }
 
+/// The state of one connection to a server (a NATS input or output), shared
+/// with the status report.
+#[derive(Debug, Default)]
+pub struct ConnectionStats {
+    /// The server's address as configured.
+    pub server: String,
+    /// Connected now.
+    pub connected: AtomicBool,
+    /// Times the connection was made (the first time included).
+    pub connects: AtomicU64,
+    /// Times it was lost.
+    pub disconnects: AtomicU64,
+    /// Frames a remote bridge sent that never arrived (gaps in its sequence
+    /// numbers), for inputs.
+    pub lost: AtomicU64,
+}
+
+impl ConnectionStats {
+    #[must_use]
+    pub fn new(server: &str) -> Self {
+        Self {
+            server: server.to_owned(),
+            ..Self::default()
+        }
+    }
+}
+
 /// Everything the status report reads.
 #[derive(Default, Clone)]
 pub struct Status {
     pub inputs: Vec<(String, Arc<InputStats>)>,
     pub outputs: Vec<(String, Arc<OutputStats>, Option<SharedHistogram>)>,
     pub solver: Arc<SolverStats>,
+    /// Connections to servers, named as the input or output they serve.
+    pub connections: Vec<(String, Arc<ConnectionStats>)>,
 }
 
 /// p50, p99 and max of a histogram, microseconds, and its count.
@@ -144,6 +175,20 @@ impl Status {
                 })
             })
             .collect();
+        let connections: Vec<Value> = self
+            .connections
+            .iter()
+            .map(|(name, c)| {
+                json!({
+                    "name": name,
+                    "server": c.server,
+                    "connected": c.connected.load(Relaxed),
+                    "connects": c.connects.load(Relaxed),
+                    "disconnects": c.disconnects.load(Relaxed),
+                    "lost": c.lost.load(Relaxed),
+                })
+            })
+            .collect();
         json!({
             "inputs": inputs,
             "solver": {
@@ -153,6 +198,7 @@ impl Status {
                 "performers": self.solver.performers.load(Relaxed),
             },
             "outputs": outputs,
+            "connections": connections,
         })
     }
 
@@ -195,6 +241,18 @@ impl Status {
                     line.push_str(&format!(", latency p50 {p50} µs p99 {p99} µs"));
                 }
             }
+        }
+        for (name, c) in &self.connections {
+            let state = if c.connected.load(Relaxed) {
+                "connected"
+            } else {
+                "disconnected"
+            };
+            line.push_str(&format!(
+                "; {name}: {state}, {} reconnects, {} lost frames",
+                c.connects.load(Relaxed).saturating_sub(1),
+                c.lost.load(Relaxed),
+            ));
         }
         line
     }

@@ -2,12 +2,14 @@
 //! live bridge's network tasks move the bytes). `osc` reads OSC; `vmc` is VMC
 //! both ways; `lab_osc` (a lab's own skeleton over OSC) assembles datagrams into the
 //! fixed-size frames of `frame`; `vrchat` reads VRChat's OSC trackers into
-//! `frame::TrackerFrame`s; `ws` is the WebSocket schema; `record_control` reads the
-//! bridge's own `/bridge/record/start|stop` OSC messages; `ticks` frames OSC
-//! streams whose messages arrive bare by the sender's tick.
+//! `frame::TrackerFrame`s; `ws` is the WebSocket schema; `nats` is what bridges
+//! publish to one another over NATS; `record_control` reads the bridge's own
+//! `/bridge/record/start|stop` OSC messages; `ticks` frames OSC streams whose
+//! messages arrive bare by the sender's tick.
 
 pub mod frame;
 pub mod lab_osc;
+pub mod nats;
 pub mod osc;
 pub mod record_control;
 pub mod ticks;

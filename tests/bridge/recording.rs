@@ -17,7 +17,7 @@ use crate::harness::{Bridge, quiet_config, repo};
 use crate::vmc::sample_frames;
 
 /// Every frame of a .vrma.
-fn frames_of(path: &Path) -> Vec<(f32, HumanoidPose)> {
+pub fn frames_of(path: &Path) -> Vec<(f32, HumanoidPose)> {
     let animation = vrma::load(path, None).expect("loads");
     let mut replay = Replay::from_vrma(animation, None);
     let mut pose = HumanoidPose::default();
@@ -29,7 +29,7 @@ fn frames_of(path: &Path) -> Vec<(f32, HumanoidPose)> {
 }
 
 /// Worst bone angle (degrees) and hips distance (metres) between two poses.
-fn difference(a: &HumanoidPose, b: &HumanoidPose) -> (f32, f32) {
+pub fn difference(a: &HumanoidPose, b: &HumanoidPose) -> (f32, f32) {
     let mut worst = 0.0f32;
     for (bone, q) in a.bones() {
         let r = b.rotation(bone).unwrap_or_else(|| panic!("{bone} missing"));
@@ -40,7 +40,7 @@ fn difference(a: &HumanoidPose, b: &HumanoidPose) -> (f32, f32) {
     (worst, a.hips_position.distance(b.hips_position))
 }
 
-fn only_file(dir: &Path, suffix: &str) -> PathBuf {
+pub fn only_file(dir: &Path, suffix: &str) -> PathBuf {
     let found: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("recordings")
         .filter_map(Result::ok)

@@ -2,6 +2,7 @@
 //! decodes onto performers' input rings. Bad input is counted and dropped.
 
 pub mod lab;
+pub mod nats;
 mod record_commands;
 pub mod replay;
 pub mod vmc;

@@ -2,15 +2,15 @@
 //! upgrade (sessions live in `websocket`), the live viewer at `/`, the WebXR
 //! sender at `/xr`, and what those pages read besides the pose stream: the
 //! avatar's T-pose (`/api/rig`), the performers' avatars (`/api/avatar/`,
-//! `avatars`) and the recordings (`/api/recordings`, downloads under
-//! `/recordings/`).
+//! `avatars`), the recordings (`/api/recordings`, downloads under
+//! `/recordings/`), and `/metrics` for Prometheus (`metrics`).
 //!
 //! The pages, their scripts and the libraries they import (`vendor`: three.js,
 //! three-vrm) are embedded in the binary (`assets`), so an installed bridge
 //! serves them with no files beside it and no internet. They are code, not data:
 //! anyone who can reach the port may load them. Everything that carries data (the
-//! WebSocket, the rig, the avatars, the recordings) needs `?token=` when a token is
-//! configured; the pages pass on the token they were opened with. Every
+//! WebSocket, the rig, the avatars, the recordings, the metrics) needs `?token=`
+//! when a token is configured; the pages pass on the token they were opened with. Every
 //! request must be addressed to the bridge and come from its own pages or this
 //! machine's (`guard`), so that a web page elsewhere cannot use the browser to
 //! drive it.
@@ -18,6 +18,7 @@
 mod assets;
 pub mod avatars;
 pub mod guard;
+pub mod metrics;
 mod recordings;
 mod vendor;
 pub mod websocket;
@@ -101,6 +102,7 @@ impl WebServer {
             .route("/api/avatar/{performer}", get(performer_avatar))
             .route("/api/recordings", get(list_recordings))
             .route("/recordings/{file}", get(download))
+            .route("/metrics", get(prometheus_metrics))
             .layer(middleware::from_fn_with_state(state.clone(), guarded))
             .with_state(state);
         let mut shutdown = self.shutdown;
@@ -305,4 +307,16 @@ async fn download(
         return refused;
     }
     recordings::download(&state.recordings, &file, request).await
+}
+
+async fn prometheus_metrics(
+    State(state): State<AppState>,
+    Query(query): Query<TokenQuery>,
+) -> Response {
+    if let Some(refused) = state.refusal(&query) {
+        return refused;
+    }
+    let performers = metrics::performers(&state.shared).await;
+    let text = metrics::render(&state.shared.status, &performers);
+    ([(header::CONTENT_TYPE, metrics::CONTENT_TYPE)], text).into_response()
 }

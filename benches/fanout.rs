@@ -1,0 +1,414 @@
+//! Fanning 16 performers out to many receivers: through a NATS server (the
+//! bridge's NATS output publishes each pose once, `nats-server` copies it to every
+//! subscriber) against VMC over UDP (one VMC output per receiver, as a studio
+//! would configure it), measured in the same run with the same frames.
+//!
+//! A feeder thread plays the solver: 16 performers × 120 Hz, each frame pushed
+//! onto the outputs' rings as the solver does (to every VMC output; to the one
+//! NATS output), stamped when pushed. The outputs are the bridge's own tasks
+//! (`io::outputs::nats`, `io::outputs::vmc`) on a runtime of their own; the
+//! receivers (async-nats subscribers, or UDP sockets) run on another. Each frame's
+//! time carries its performer and number, so a receiver knows when it was pushed:
+//! latency is push → receipt. Loss is frames pushed × receivers − frames received.
+//! CPU is the CPU time the output threads, the receivers and (for NATS) the
+//! server spent, per delivered frame.
+//!
+//! Run: `cargo bench --bench fanout` (needs `nats-server`; `-- quick` for 1 s
+//! per case instead of 3).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use hdrhistogram::Histogram;
+use mocap_bridge::formats::vrma::VrmaRest;
+use mocap_bridge::humanoid::CustomNames;
+use mocap_bridge::io::nats::{NatsServer, connect};
+use mocap_bridge::io::outputs::nats::NatsOutput;
+use mocap_bridge::io::outputs::vmc::{self, Shows, VmcOutput};
+use mocap_bridge::pipeline::status::{ConnectionStats, Latency};
+use mocap_bridge::pipeline::{Delivery, OutputMsg, OutputPort, PoseFrame, output_ring};
+use mocap_bridge::protocol::frame::PerformerName;
+use mocap_bridge::protocol::nats::decode_pose;
+use mocap_bridge::protocol::vmc::{Datagrams, ExpressionNames, VmcEncoder};
+
+const PERFORMERS: usize = 16;
+const RATE_HZ: f64 = 120.0;
+/// A frame's time is `performer × ID + frame number`: exact in an f32.
+const ID: f64 = 100_000.0;
+
+/// What one case measured.
+struct Run {
+    pushed: u64,
+    received: u64,
+    latency: Histogram<u64>,
+    /// CPU seconds: output threads, receivers, server.
+    cpu: [f64; 3],
+}
+
+/// Per-thread CPU of this process by thread-name prefix, seconds (Linux).
+fn threads_cpu(prefix: &str) -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0.0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| {
+            let tid: i32 = task.file_name().to_str()?.parse().ok()?;
+            let name = std::fs::read_to_string(task.path().join("comm")).ok()?;
+            name.starts_with(prefix).then(|| thread_cpu_s(tid))
+        })
+        .sum()
+}
+
+#[cfg(target_os = "linux")]
+fn thread_cpu_s(tid: i32) -> f64 {
+    // MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): per thread, scheduler clock.
+    let clock = ((!tid) << 3) | 6;
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec to write; a bad clock only returns an error.
+    if unsafe { libc::clock_gettime(clock, &raw mut t) } != 0 {
+        return 0.0;
+    }
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+#[cfg(not(target_os = "linux"))]
+fn thread_cpu_s(_tid: i32) -> f64 {
+    0.0
+}
+
+/// A process's CPU seconds (user + system), from `/proc/PID/stat`.
+fn process_cpu(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return 0.0;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = [11, 12]
+        .iter()
+        .filter_map(|&i| fields.get(i)?.parse::<f64>().ok())
+        .sum();
+    ticks / 100.0
+}
+
+fn nats_server_binary() -> Option<PathBuf> {
+    std::env::var_os("NATS_SERVER")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            std::env::split_paths(&path)
+                .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
+                .map(|dir| dir.join("nats-server"))
+                .find(|p| p.is_file())
+        })
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+/// The solver's part: every performer's frame each tick onto every port, for
+/// `seconds`; returns when each frame was pushed, by performer and number.
+fn feed(mut ports: Vec<OutputPort>, seconds: f64) -> Vec<Vec<Instant>> {
+    let names: Vec<PerformerName> = (0..PERFORMERS)
+        .map(|p| PerformerName::new(&format!("performer-{p}")).expect("name"))
+        .collect();
+    let pose = mocap_bridge::takes::demo::pose_at(0.3, 0.95);
+    let ticks = (seconds * RATE_HZ) as usize;
+    let mut pushed: Vec<Vec<Instant>> =
+        (0..PERFORMERS).map(|_| Vec::with_capacity(ticks)).collect();
+    let start = Instant::now();
+    for tick in 0..ticks {
+        let due = start + Duration::from_secs_f64(tick as f64 / RATE_HZ);
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        for (p, name) in names.iter().enumerate() {
+            let received = Instant::now();
+            let msg = OutputMsg::Pose(PoseFrame {
+                performer: *name,
+                seq: tick as u64 + 1,
+                time: p as f64 * ID + tick as f64,
+                pose,
+                received,
+            });
+            for port in &mut ports {
+                port.push(&msg);
+            }
+            pushed[p].push(received);
+        }
+        for port in &mut ports {
+            port.wake();
+        }
+    }
+    pushed
+}
+
+/// The frame a time stands for: (performer, number).
+fn frame_of(time: f64) -> (usize, usize) {
+    ((time / ID) as usize, (time % ID) as usize)
+}
+
+/// Receipt times, by receiver: (performer, number, when).
+type Receipts = Vec<Vec<(usize, usize, Instant)>>;
+
+fn summarize(pushed: &[Vec<Instant>], receipts: Receipts, cpu: [f64; 3]) -> Run {
+    let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("bounds");
+    let mut received = 0;
+    for receiver in receipts {
+        for (p, k, at) in receiver {
+            if let Some(sent) = pushed.get(p).and_then(|v| v.get(k)) {
+                let us = at.saturating_duration_since(*sent).as_micros() as u64;
+                latency.saturating_record(us.max(1));
+                received += 1;
+            }
+        }
+    }
+    let per_receiver: u64 = pushed.iter().map(|v| v.len() as u64).sum();
+    Run {
+        pushed: per_receiver,
+        received,
+        latency,
+        cpu,
+    }
+}
+
+fn runtime(name: &str, threads: usize) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .thread_name(name)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// Through `nats-server`: one NATS output, `subscribers` subscribers.
+fn through_nats(server: &str, server_pid: u32, subscribers: usize, seconds: f64) -> Run {
+    let outputs = runtime("fanout-out", 1);
+    let receivers = runtime("fanout-recv", 1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for _ in 0..subscribers {
+        let url = server.to_owned();
+        let stop = stop.clone();
+        let (ready_tx, ready) = std::sync::mpsc::channel();
+        tasks.push(receivers.spawn(async move {
+            let client = async_nats::connect(url).await.expect("subscriber");
+            let mut sub = client.subscribe("bench.>").await.expect("subscribe");
+            client.flush().await.expect("flush");
+            let _ = ready_tx.send(());
+            let mut got = Vec::new();
+            let mut names = CustomNames::default();
+            while !stop.load(Relaxed) {
+                let next = tokio::time::timeout(Duration::from_millis(50), sub.next()).await;
+                let Ok(Some(message)) = next else { continue };
+                let at = Instant::now();
+                if let Ok((header, _)) = decode_pose(&message.payload, |_| &mut names) {
+                    let (p, k) = frame_of(header.time);
+                    got.push((p, k, at));
+                }
+            }
+            got
+        }));
+        ready.recv().expect("subscribed");
+    }
+    let (port, ring) = output_ring("nats-out", 4096, Delivery::Newest);
+    let stats = ring.stats.clone();
+    let connection = Arc::new(ConnectionStats::new(server));
+    let settings = NatsServer {
+        url: server.to_owned(),
+        token: None,
+        user: None,
+        password: None,
+        credentials: None,
+        tls: false,
+        root_certificates: None,
+        reconnect_max: Duration::from_secs(1),
+        connect_wait: Duration::from_secs(5),
+    };
+    let client = outputs
+        .block_on(connect(&settings, "bench", connection.clone()))
+        .expect("connect");
+    let task = outputs.spawn(
+        NatsOutput {
+            client,
+            prefix: "bench".into(),
+            bridge: "fanout".into(),
+            ring,
+            received: Vec::new(),
+            skeletons: Arc::from(Vec::new()),
+            latency: Latency::new().0,
+            connection,
+        }
+        .run(),
+    );
+    let cpu_before = [
+        threads_cpu("fanout-out"),
+        threads_cpu("fanout-recv"),
+        process_cpu(server_pid),
+    ];
+    let pushed = feed(vec![port], seconds);
+    let _ = outputs.block_on(task);
+    std::thread::sleep(Duration::from_millis(300));
+    let cpu_after = [
+        threads_cpu("fanout-out"),
+        threads_cpu("fanout-recv"),
+        process_cpu(server_pid),
+    ];
+    stop.store(true, Relaxed);
+    let receipts = tasks
+        .into_iter()
+        .map(|t| receivers.block_on(t).expect("receiver"))
+        .collect();
+    let drops = stats.drops.load(Relaxed);
+    if drops > 0 {
+        println!("  (the NATS output dropped {drops} frames)");
+    }
+    let cpu = [0, 1, 2].map(|i| cpu_after[i] - cpu_before[i]);
+    summarize(&pushed, receipts, cpu)
+}
+
+/// VMC over UDP: one VMC output per receiver.
+fn through_vmc(receivers_n: usize, seconds: f64) -> Run {
+    let outputs = runtime("fanout-out", 1);
+    let receivers = runtime("fanout-recv", 1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut ports = Vec::new();
+    let mut tasks = Vec::new();
+    let mut senders = Vec::new();
+    for _ in 0..receivers_n {
+        let socket = receivers
+            .block_on(tokio::net::UdpSocket::bind("127.0.0.1:0"))
+            .expect("receiver");
+        let addr: SocketAddr = socket.local_addr().expect("addr");
+        let stop = stop.clone();
+        tasks.push(receivers.spawn(async move {
+            let tag = b"/VMC/Ext/T\0\0,f\0\0";
+            let apply = b"/VMC/Ext/Blend/Apply";
+            let mut buf = vec![0u8; 65_536];
+            let mut got = Vec::new();
+            // A frame spans several datagrams: it has arrived with its last
+            // (`/VMC/Ext/Blend/Apply`); its time is in its first.
+            let mut current = None;
+            while !stop.load(Relaxed) {
+                let next = tokio::time::timeout(Duration::from_millis(50), socket.recv(&mut buf));
+                let Ok(Ok(n)) = next.await else { continue };
+                let at = Instant::now();
+                let bytes = &buf[..n];
+                if let Some(i) = bytes.windows(tag.len()).position(|w| w == tag)
+                    && let Some(t) = bytes.get(i + tag.len()..i + tag.len() + 4)
+                {
+                    let time = f32::from_be_bytes([t[0], t[1], t[2], t[3]]);
+                    current = Some(frame_of(f64::from(time)));
+                }
+                if bytes.windows(apply.len()).any(|w| w == apply)
+                    && let Some((p, k)) = current.take()
+                {
+                    got.push((p, k, at));
+                }
+            }
+            got
+        }));
+        let (port, ring) = output_ring("vmc-out", 4096, Delivery::Newest);
+        let socket = outputs.block_on(vmc::socket_to(addr)).expect("sender");
+        senders.push(
+            outputs.spawn(
+                VmcOutput {
+                    socket,
+                    encoder: VmcEncoder::new(ExpressionNames::Vrm1, &VrmaRest::standard(0.95)),
+                    ring,
+                    min_interval: None,
+                    shows: Shows::All,
+                    latency: Latency::new().0,
+                    datagrams: Datagrams::new(),
+                }
+                .run(),
+            ),
+        );
+        ports.push(port);
+    }
+    let cpu_before = [threads_cpu("fanout-out"), threads_cpu("fanout-recv")];
+    let pushed = feed(ports, seconds);
+    for task in senders {
+        let _ = outputs.block_on(task);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let cpu_after = [threads_cpu("fanout-out"), threads_cpu("fanout-recv")];
+    stop.store(true, Relaxed);
+    let receipts = tasks
+        .into_iter()
+        .map(|t| receivers.block_on(t).expect("receiver"))
+        .collect();
+    let cpu = [
+        cpu_after[0] - cpu_before[0],
+        cpu_after[1] - cpu_before[1],
+        0.0,
+    ];
+    summarize(&pushed, receipts, cpu)
+}
+
+fn line(how: &str, receivers: usize, r: &Run) -> String {
+    let expected = r.pushed * receivers as u64;
+    let lost = expected.saturating_sub(r.received);
+    let per_frame_us = |s: f64| s * 1e6 / r.received.max(1) as f64;
+    format!(
+        "| {how} | {receivers} | {} | {:.2} | {:.2} | {:.2} | {lost} ({:.3} %) | {:.1} | {:.1} | {:.1} |",
+        r.received,
+        r.latency.value_at_quantile(0.5) as f64 / 1000.0,
+        r.latency.value_at_quantile(0.99) as f64 / 1000.0,
+        r.latency.max() as f64 / 1000.0,
+        lost as f64 * 100.0 / expected.max(1) as f64,
+        per_frame_us(r.cpu[0]),
+        per_frame_us(r.cpu[1]),
+        per_frame_us(r.cpu[2]),
+    )
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "quick");
+    let seconds = if quick { 1.0 } else { 3.0 };
+    let Some(binary) = nats_server_binary() else {
+        println!("fanout: nats-server is not installed (apt-get install nats-server); skipped");
+        return;
+    };
+    let port = free_port();
+    let mut server: Child = Command::new(binary)
+        .args(["-a", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("nats-server");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nats-server did not come up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let url = format!("nats://127.0.0.1:{port}");
+    println!(
+        "{PERFORMERS} performers × {RATE_HZ} Hz for {seconds} s per case; latency push → receipt (ms); \
+         CPU µs per delivered frame: outputs, receivers, nats-server"
+    );
+    println!(
+        "| fan-out | receivers | frames received | p50 | p99 | max | lost | CPU outputs | CPU receivers | CPU server |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for receivers in [1, 10, 100] {
+        let nats = through_nats(&url, server.id(), receivers, seconds);
+        println!("{}", line("NATS", receivers, &nats));
+        let vmc = through_vmc(receivers, seconds);
+        println!("{}", line("VMC/UDP", receivers, &vmc));
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}

@@ -1,0 +1,147 @@
+//! NATS input: the performers other bridges publish become performers of this one.
+//!
+//! One task per configured subscription. Each message on a `pose` subject
+//! (`<prefix>.<bridge>.<performer>.pose`, `protocol::nats`) is decoded (pure,
+//! untrusted) and pushed onto the input's ring as a humanoid pose with its
+//! sender's time, so every output (VMC, WebSocket, recorder, viewer, NATS) works
+//! on it as on a local performer. Custom expression names are announced to the
+//! solver before the first frame using them, as a replay does.
+//!
+//! What it ignores (counted as `ignored`): subjects of other kinds (`source`,
+//! `status`) and what this bridge published itself (its own name as the
+//! subject's bridge). Payloads that do not decode are counted as `bad`. A gap in a
+//! performer's sequence numbers is counted as frames `lost` in the connection's
+//! status (a new run of the sender, whose numbers start again, is not a gap).
+//! Every performer received is added to `received`, so an output to the same
+//! server does not publish it back.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
+
+use async_nats::{Client, Subscriber};
+use futures_util::StreamExt;
+use tokio::sync::watch;
+
+use crate::humanoid::CustomNames;
+use crate::io::nats::Received;
+use crate::pipeline::status::ConnectionStats;
+use crate::pipeline::{InputFrame, InputPort, SourceFrame};
+use crate::protocol::frame::PerformerName;
+use crate::protocol::nats::{self, Kind, Subject};
+
+/// One subscription feeding the solver.
+pub struct NatsInput {
+    /// Subscribed before the task starts (`subscribe`).
+    pub subscriber: Subscriber,
+    /// This bridge's name: messages it published itself are ignored.
+    pub bridge: String,
+    pub port: InputPort,
+    pub received: Arc<Received>,
+    pub connection: Arc<ConnectionStats>,
+    pub shutdown: watch::Receiver<bool>,
+}
+
+/// What the task keeps per remote performer.
+#[derive(Default)]
+struct Remote {
+    names: CustomNames,
+    /// Custom expression slots already announced to the solver.
+    announced: usize,
+    last_seq: u64,
+}
+
+/// Subscribes `client` to `subjects`; once connected, waits (up to `wait`) until
+/// the server has the subscription, so nothing published after start-up is
+/// missed.
+pub async fn subscribe(
+    client: &Client,
+    subjects: &str,
+    wait: std::time::Duration,
+) -> Result<Subscriber, async_nats::SubscribeError> {
+    let subscriber = client.subscribe(subjects.to_owned()).await?;
+    if client.connection_state() == async_nats::connection::State::Connected {
+        // A round trip to the server: it has read the subscription before it answers.
+        let _ = tokio::time::timeout(wait, client.flush()).await;
+    }
+    Ok(subscriber)
+}
+
+impl NatsInput {
+    /// Receives until shutdown (or the client is closed).
+    pub async fn run(mut self) -> std::io::Result<()> {
+        let mut remotes: foldhash::HashMap<PerformerName, Remote> = Default::default();
+        loop {
+            let message = tokio::select! {
+                message = self.subscriber.next() => message,
+                _ = self.shutdown.changed() => None,
+            };
+            let Some(message) = message else {
+                return Ok(());
+            };
+            self.port.stats.packets.fetch_add(1, Relaxed);
+            self.take(message.subject.as_str(), &message.payload, &mut remotes);
+        }
+    }
+
+    fn take(
+        &mut self,
+        subject: &str,
+        payload: &[u8],
+        remotes: &mut foldhash::HashMap<PerformerName, Remote>,
+    ) {
+        let stats = &self.port.stats;
+        match Subject::parse(subject) {
+            Some(s) if s.kind == Kind::Pose && s.bridge != self.bridge => {}
+            _ => {
+                stats.ignored.fetch_add(1, Relaxed);
+                return;
+            }
+        }
+        let mut performer = None;
+        let decoded = nats::decode_pose(payload, |name| {
+            performer = Some(name);
+            &mut remotes.entry(name).or_default().names
+        });
+        let (header, pose) = match decoded {
+            Ok(decoded) => decoded,
+            Err(e) => {
+                stats.bad.fetch_add(1, Relaxed);
+                tracing::debug!(%e, subject, "NATS input: dropped a message");
+                return;
+            }
+        };
+        let Some(remote) = performer.and_then(|p| remotes.get_mut(&p)) else {
+            return;
+        };
+        if remote.last_seq == 0 {
+            self.received.insert(header.performer);
+        } else if header.seq > remote.last_seq + 1 {
+            let gap = header.seq - remote.last_seq - 1;
+            self.connection.lost.fetch_add(gap, Relaxed);
+        }
+        remote.last_seq = header.seq;
+        let received = Instant::now();
+        while let Some(name) = remote.names.name(remote.announced) {
+            if let Some(name) = PerformerName::new(name) {
+                self.port.push_unwoken(InputFrame {
+                    received,
+                    frame: SourceFrame::ExpressionName {
+                        performer: header.performer,
+                        slot: remote.announced as u8,
+                        name,
+                    },
+                });
+            }
+            remote.announced += 1;
+        }
+        self.port.push(InputFrame {
+            received,
+            frame: SourceFrame::Humanoid {
+                performer: header.performer,
+                time: header.time,
+                pose,
+            },
+        });
+    }
+}

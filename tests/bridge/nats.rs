@@ -1,0 +1,409 @@
+//! Bridges fanning performers out through real `nats-server`s: a take replayed on
+//! one bridge arrives unchanged on others, directly and through a relay to a
+//! second server, with no loop; a server killed mid-stream and restarted loses
+//! only the frames of the outage. The tests start their own servers on free
+//! loopback ports; without `nats-server` installed they say so and pass, except
+//! in CI (`CI` set), where a missing server fails them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use mocap_bridge::protocol::nats::{Kind, Subject, decode_pose};
+use serde_json::{Value, json};
+
+use crate::harness::{Bridge, free_tcp_port, quiet_config, repo};
+use crate::recording::{difference, frames_of, only_file};
+
+/// The `nats-server` binary: `$NATS_SERVER`, else on the `PATH` or in Debian's
+/// `/usr/sbin`. `None` (skip) when absent, unless in CI.
+pub fn nats_server_binary(test: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("NATS_SERVER")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            std::env::split_paths(&path)
+                .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
+                .map(|dir| dir.join("nats-server"))
+                .find(|p| p.is_file())
+        });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{test}: nats-server is not installed (CI installs it: .ci/run)"
+        );
+        println!("skipping {test}: nats-server is not installed (apt-get install nats-server)");
+    }
+    found
+}
+
+/// A `nats-server` of the test's own, on a loopback port; killed when dropped.
+pub struct NatsServer {
+    binary: PathBuf,
+    pub port: u16,
+    child: Option<Child>,
+}
+
+impl NatsServer {
+    pub fn start(binary: &Path) -> Self {
+        let mut server = Self {
+            binary: binary.to_owned(),
+            port: free_tcp_port(),
+            child: None,
+        };
+        server.restart();
+        server
+    }
+
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// Starts the server (again) on its port and waits until it accepts.
+    pub fn restart(&mut self) {
+        let child = Command::new(&self.binary)
+            .args(["-a", "127.0.0.1", "-p", &self.port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start nats-server");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(Instant::now() < deadline, "nats-server did not come up");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILL: the server is gone at once, as a crash.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Subjects and payloads, in arrival order.
+type Messages = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
+/// Everything published on a server, as an independent subscriber sees it.
+struct Watcher {
+    /// Runs the subscription (dropped with the watcher).
+    _runtime: tokio::runtime::Runtime,
+    messages: Messages,
+}
+
+impl Watcher {
+    fn subscribe(url: &str, subjects: &str) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let messages = Arc::new(Mutex::new(Vec::new()));
+        let into = messages.clone();
+        let mut subscriber = runtime.block_on(async {
+            let client = async_nats::connect(url).await.expect("connect");
+            let subscriber = client.subscribe(subjects.to_owned()).await.expect("sub");
+            client.flush().await.expect("flush");
+            subscriber
+        });
+        runtime.spawn(async move {
+            while let Some(m) = subscriber.next().await {
+                let payload = m.payload.to_vec();
+                into.lock().unwrap().push((m.subject.to_string(), payload));
+            }
+        });
+        Self {
+            _runtime: runtime,
+            messages,
+        }
+    }
+
+    /// The messages so far, by publishing bridge and kind: (performer token,
+    /// payload) in arrival order.
+    fn by_bridge(&self, bridge: &str, kind: Kind) -> Vec<(String, Vec<u8>)> {
+        let messages = self.messages.lock().unwrap();
+        messages
+            .iter()
+            .filter_map(|(subject, payload)| {
+                let s = Subject::parse(subject)?;
+                (s.bridge == bridge && s.kind == kind)
+                    .then(|| (s.performer.to_owned(), payload.clone()))
+            })
+            .collect()
+    }
+
+    fn bridges(&self) -> Vec<String> {
+        let messages = self.messages.lock().unwrap();
+        let mut bridges: Vec<String> = messages
+            .iter()
+            .filter_map(|(subject, _)| Some(Subject::parse(subject)?.bridge.to_owned()))
+            .collect();
+        bridges.sort();
+        bridges.dedup();
+        bridges
+    }
+}
+
+/// The sequence numbers of the poses a watcher saw from `bridge`.
+fn pose_seqs(watcher: &Watcher, bridge: &str) -> Vec<u64> {
+    watcher
+        .by_bridge(bridge, Kind::Pose)
+        .iter()
+        .map(|(_, payload)| {
+            let mut names = mocap_bridge::humanoid::CustomNames::default();
+            decode_pose(payload, |_| &mut names).expect("a pose").0.seq
+        })
+        .collect()
+}
+
+/// A bridge's configuration: its name, NATS entries and, with `record`, every
+/// performer recorded from its first frame.
+fn nats_config(name: &str, inputs: &[&str], outputs: &[&str], record: bool) -> Value {
+    let mut config = quiet_config();
+    config["bridgeName"] = json!(name);
+    config["natsInputs"] = inputs.iter().map(|s| json!({ "server": s })).collect();
+    config["natsOutputs"] = outputs.iter().map(|s| json!({ "server": s })).collect();
+    config["recorder"] = json!({ "recordOnStart": record });
+    config
+}
+
+/// The status line a bridge printed last.
+fn last_status(lines: &[String]) -> String {
+    lines
+        .iter()
+        .rev()
+        .find(|l| l.contains("solver:"))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The number before the word `what` in the first `name: ...` part of a status
+/// line that has it.
+pub fn count_in(line: &str, name: &str, what: &str) -> u64 {
+    let word = |w: &str| w.trim_matches(|c: char| !c.is_alphanumeric()).to_owned();
+    line.split("; ")
+        .filter(|p| p.starts_with(name))
+        .find_map(|part| {
+            let words: Vec<String> = part.split_whitespace().map(word).collect();
+            let at = words.iter().position(|w| w == what)?;
+            words.get(at.checked_sub(1)?)?.parse().ok()
+        })
+        .unwrap_or_else(|| panic!("no count of `{what}` for `{name}` in {line}"))
+}
+
+/// Worst bone angle (degrees), hips distance (metres) and time difference
+/// (seconds) between two takes of equal length.
+fn compare_takes(a: &Path, b: &Path) -> (usize, f32, f32, f32) {
+    let (fa, fb) = (frames_of(a), frames_of(b));
+    assert_eq!(fa.len(), fb.len(), "{} vs {}", a.display(), b.display());
+    let (mut worst, mut hips, mut dt) = (0.0f32, 0.0f32, 0.0f32);
+    for ((ta, pa), (tb, pb)) in fa.iter().zip(&fb) {
+        let (w, h) = difference(pa, pb);
+        worst = worst.max(w);
+        hips = hips.max(h);
+        dt = dt.max((ta - tb).abs());
+    }
+    (fa.len(), worst, hips, dt)
+}
+
+#[test]
+fn a_take_fans_out_through_nats_and_a_relay_unchanged() {
+    let Some(binary) = nats_server_binary("a_take_fans_out_through_nats_and_a_relay_unchanged")
+    else {
+        return;
+    };
+    let (s1, s2) = (NatsServer::start(&binary), NatsServer::start(&binary));
+    let (u1, u2) = (s1.url(), s2.url());
+    let (watch1, watch2) = (
+        Watcher::subscribe(&u1, "mocap.>"),
+        Watcher::subscribe(&u2, "mocap.>"),
+    );
+    let dirs: BTreeMap<&str, tempfile::TempDir> = ["a", "b", "c", "d"]
+        .into_iter()
+        .map(|n| (n, tempfile::tempdir().expect("tempdir")))
+        .collect();
+    // D reads the second server; C relays the first to the second and also
+    // publishes to the first (where A's performer must not come back); B reads
+    // the first.
+    let d = Bridge::start(
+        dirs["d"].path(),
+        &nats_config("d", &[&u2], &[], true),
+        &["--quiet"],
+    );
+    let c = Bridge::start(
+        dirs["c"].path(),
+        &nats_config("c", &[&u1], &[&u2, &u1], false),
+        &["--quiet"],
+    );
+    let b = Bridge::start(
+        dirs["b"].path(),
+        &nats_config("b", &[&u1], &[], true),
+        &["--quiet"],
+    );
+    let sample = repo().join("recordings/walk-and-wave.vrma");
+    let a = Bridge::start(
+        dirs["a"].path(),
+        &nats_config("a", &[], &[&u1], false),
+        &[
+            "--replay",
+            sample.to_str().expect("utf-8"),
+            "--record",
+            "--quiet",
+        ],
+    );
+    let (code, a_lines, stderr) = a.finish();
+    assert_eq!(code, 0, "{stderr}");
+    std::thread::sleep(Duration::from_millis(500));
+    let mut lines = BTreeMap::new();
+    for (name, bridge) in [("b", b), ("c", c), ("d", d)] {
+        let (code, out, stderr) = bridge.stop();
+        assert_eq!(code, 0, "{name}: {stderr}");
+        lines.insert(name, last_status(&out));
+    }
+
+    let take = |name: &str| only_file(&dirs[name].path().join("recordings"), ".vrma");
+    let (frames, worst_b, hips_b, dt_b) = compare_takes(&take("a"), &take("b"));
+    let (_, worst_d, hips_d, dt_d) = compare_takes(&take("a"), &take("d"));
+    // The independent subscribers saw every sequence number once, in order.
+    let expected: Vec<u64> = (1..=frames as u64).collect();
+    assert_eq!(
+        pose_seqs(&watch1, "a"),
+        expected,
+        "A's poses on the first server"
+    );
+    assert_eq!(
+        pose_seqs(&watch2, "c"),
+        expected,
+        "C's relay on the second server"
+    );
+    // Loop-free: C published nothing of A's performer back to the first server.
+    assert_eq!(watch1.bridges(), ["a"], "bridges heard on the first server");
+    let status: Vec<Value> = watch1
+        .by_bridge("a", Kind::Status)
+        .iter()
+        .map(|(_, p)| serde_json::from_slice(p).expect("JSON status"))
+        .collect();
+    assert_eq!(
+        status.first().map(|s| s["state"].clone()),
+        Some(json!("appeared"))
+    );
+    for (name, line) in &lines {
+        let input = format!("nats-in:{}", if *name == "d" { &u2 } else { &u1 });
+        assert_eq!(count_in(line, &input, "lost"), 0, "{name}: {line}");
+    }
+    let a_line = last_status(&a_lines);
+    println!(
+        "{frames} frames A → B (one server) worst {worst_b:.7}°, hips {:.4} mm, times ±{dt_b} s; \
+         A → C → D (relay to a second server) worst {worst_d:.7}°, hips {:.4} mm, times ±{dt_d} s\nA: {a_line}\nC: {}",
+        hips_b * 1e3,
+        hips_d * 1e3,
+        lines["c"]
+    );
+    for (worst, hips, dt) in [(worst_b, hips_b, dt_b), (worst_d, hips_d, dt_d)] {
+        assert!(
+            worst <= 1e-4 && hips <= 1e-6 && dt <= 1e-6,
+            "{worst}° {hips} m {dt} s"
+        );
+    }
+}
+
+#[test]
+fn a_server_killed_for_two_seconds_loses_only_the_frames_of_the_outage() {
+    let test = "a_server_killed_for_two_seconds_loses_only_the_frames_of_the_outage";
+    let Some(binary) = nats_server_binary(test) else {
+        return;
+    };
+    let mut server = NatsServer::start(&binary);
+    let url = server.url();
+    let (dir_a, dir_b) = (
+        tempfile::tempdir().expect("tmp"),
+        tempfile::tempdir().expect("tmp"),
+    );
+    let mut config_b = nats_config("b", &[&url], &[], true);
+    // One take across the outage: the performer outlives it.
+    config_b["pipeline"] = json!({ "performerTimeoutS": 30.0 });
+    let b = Bridge::start(dir_b.path(), &config_b, &["--quiet"]);
+    let sample = repo().join("recordings/walk-and-wave.vrma");
+    let a = Bridge::start(
+        dir_a.path(),
+        &nats_config("a", &[], &[&url], false),
+        &[
+            "--replay",
+            sample.to_str().expect("utf-8"),
+            "--loop",
+            "--quiet",
+        ],
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    server.kill();
+    let outage = Instant::now();
+    std::thread::sleep(Duration::from_secs(2));
+    server.restart();
+    let outage = outage.elapsed();
+    std::thread::sleep(Duration::from_secs(3));
+    let (code_a, lines_a, stderr_a) = a.stop();
+    std::thread::sleep(Duration::from_millis(300));
+    let (code_b, lines_b, stderr_b) = b.stop();
+    assert_eq!(code_a, 0, "A: {stderr_a}");
+    assert_eq!(code_b, 0, "B: {stderr_b}");
+    let (line_a, line_b) = (last_status(&lines_a), last_status(&lines_b));
+    let out = format!("nats-out:{url}");
+    let input = format!("nats-in:{url}");
+    // Both reconnected by themselves.
+    assert_eq!(count_in(&line_a, &out, "reconnects"), 1, "{line_a}");
+    assert_eq!(count_in(&line_b, &input, "reconnects"), 1, "{line_b}");
+
+    // B's take: the frames before and after the outage, with one gap.
+    let frames = frames_of(&only_file(&dir_b.path().join("recordings"), ".vrma"));
+    let step = frames[1].0 - frames[0].0;
+    let gaps: Vec<(usize, f32)> = frames
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| w[1].0 - w[0].0 > 1.5 * step)
+        .map(|(i, w)| (i, w[1].0 - w[0].0))
+        .collect();
+    assert_eq!(gaps.len(), 1, "one run of lost frames, not {gaps:?}");
+    let (before, gap) = gaps[0];
+    let missing = (gap / step).round() as u64 - 1;
+    let after = frames.len() - before - 1;
+    let lost = count_in(&line_b, &input, "lost");
+    let dropped_by_a = count_in(&line_a, &out, "drops");
+    let published = count_in(&line_a, &out, "frames");
+    let solved = count_in(&line_a, "solver", "frames");
+    println!(
+        "server down {:.2} s: B received {} frames before and {after} after; lost {lost} \
+         ({:.2} s of motion at {:.0} Hz) in one run: A dropped {dropped_by_a} while disconnected, \
+         the rest went down with the connection\nA: {line_a}\nB: {line_b}",
+        outage.as_secs_f32(),
+        before + 1,
+        gap - step,
+        1.0 / step,
+    );
+    // The frames resumed, and every frame missing from the take is one counted lost.
+    assert!(after > 0 && before > 0);
+    assert_eq!(
+        lost, missing,
+        "frames lost as counted vs missing from B's take"
+    );
+    // A's accounting: every frame solved was published or dropped while the
+    // server was away; B has the published ones but for those the dying
+    // connection took with it, which are among its lost frames too.
+    assert_eq!(published + dropped_by_a, solved, "{line_a}");
+    let b_frames = frames.len() as u64;
+    assert!(
+        b_frames + lost <= solved && b_frames <= published,
+        "{line_a}\n{line_b}"
+    );
+}
