@@ -33,6 +33,9 @@ use crate::protocol::frame::PerformerName;
 use crate::protocol::nats::{self, Kind};
 use crate::protocol::ws::PoseHeader;
 
+/// How long the last frames may take to reach the server when the bridge stops.
+const FLUSH_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// One NATS server fed from the solver.
 pub struct NatsOutput {
     pub client: Client,
@@ -73,8 +76,11 @@ impl NatsOutput {
             }
             batch.clear();
             if self.ring.is_closed() {
-                // What is queued in the client goes out before the task ends.
-                let _ = self.client.flush().await;
+                // What is queued in the client goes out before the task ends; a
+                // flush waits for the server, so not while it is away, nor long.
+                if self.client.connection_state() == State::Connected {
+                    let _ = tokio::time::timeout(FLUSH_WAIT, self.client.flush()).await;
+                }
                 self.latency.merge();
                 return;
             }

@@ -79,14 +79,18 @@ struct Buckets {
 impl Buckets {
     fn of(histogram: &SharedHistogram) -> Self {
         let h = histogram.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut counts: Vec<(f64, u64)> = LATENCY_BUCKETS_S.iter().map(|&b| (b, 0)).collect();
-        for value in h.iter_recorded() {
-            let us = value.value_iterated_to();
-            let seconds = us as f64 * 1e-6;
-            if let Some(bucket) = counts.iter_mut().find(|(bound, _)| seconds <= *bound) {
-                bucket.1 += value.count_at_value();
-            }
-        }
+        // Values up to each bound (`count_between` walks the histogram's own
+        // buckets), then per bucket.
+        let mut below = 0;
+        let counts: Vec<(f64, u64)> = LATENCY_BUCKETS_S
+            .iter()
+            .map(|&bound| {
+                let up_to = h.count_between(0, (bound * 1e6) as u64);
+                let in_bucket = up_to.saturating_sub(below);
+                below = up_to;
+                (bound, in_bucket)
+            })
+            .collect();
         let count = h.len();
         Self {
             counts,
@@ -340,6 +344,17 @@ mod tests {
                 Some(shared),
             )],
             ..Status::default()
+        }
+    }
+
+    #[test]
+    fn an_empty_histogram_has_every_bucket_at_zero() {
+        let text = render(&status_with_latency(&[]), &[]);
+        let output = "output=\"vmc-out:127.0.0.1:39539\"";
+        for le in ["0.0001", "5", "+Inf"] {
+            let line =
+                format!("mocap_bridge_output_latency_seconds_bucket{{{output},le=\"{le}\"}} 0");
+            assert!(text.contains(&line), "{line} in\n{text}");
         }
     }
 
