@@ -137,13 +137,14 @@ pub fn quiet_config() -> serde_json::Value {
     })
 }
 
-/// `python3` with python-osc importable: installed into target/pydeps from
-/// tests/clients/requirements.txt on first use. Returns the PYTHONPATH to use.
+/// `python3` with python-osc (and prometheus_client) importable: installed into
+/// target/pydeps from tests/clients/requirements.txt on first use. Returns the
+/// PYTHONPATH to use.
 pub fn python_osc() -> String {
     let deps = repo().join("target/pydeps");
     let importable = |path: &Path| {
         Command::new("python3")
-            .args(["-c", "import pythonosc"])
+            .args(["-c", "import pythonosc, prometheus_client"])
             .env("PYTHONPATH", path)
             .status()
             .is_ok_and(|s| s.success())
