@@ -841,7 +841,7 @@ impl BridgeConfig {
 /// How to reach a NATS server: the keys `natsOutputs` and `natsInputs` entries
 /// share (serde cannot flatten them and still refuse unknown keys).
 macro_rules! nats_server_fields {
-    ($(#[$meta:meta])* pub struct $name:ident { $($(#[$fmeta:meta])* pub $field:ident: $ty:ty,)* }) => {
+    ($(#[$meta:meta])* pub struct $name:ident { $($(#[$fmeta:meta])* pub $field:ident: $ty:ty = $default:expr,)* }) => {
         $(#[$meta])*
         pub struct $name {
             /// `nats://host:port` (`tls://` for TLS); several, comma-separated, for
@@ -862,6 +862,23 @@ macro_rules! nats_server_fields {
             /// bridge starts anyway and connects when the server comes).
             pub connect_wait_s: f32,
             $($(#[$fmeta])* pub $field: $ty,)*
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self {
+                    server: NATS_SERVER.into(),
+                    token: None,
+                    user: None,
+                    password: None,
+                    credentials: None,
+                    tls: false,
+                    root_certificates: None,
+                    reconnect_max_s: NATS_RECONNECT_MAX_S,
+                    connect_wait_s: NATS_CONNECT_WAIT_S,
+                    $($field: $default,)*
+                }
+            }
         }
 
         impl $name {
@@ -894,7 +911,7 @@ nats_server_fields! {
     #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
     pub struct NatsOutputConfig {
         /// Subjects are `<prefix>.<bridgeName>.<performer>.pose|source|status`.
-        pub prefix: String,
+        pub prefix: String = "mocap".into(),
     }
 }
 
@@ -905,47 +922,13 @@ nats_server_fields! {
     pub struct NatsInputConfig {
         /// The subject pattern subscribed to (`mocap.>`: every bridge's; `mocap.stage.>`:
         /// bridge `stage`'s).
-        pub subjects: String,
+        pub subjects: String = "mocap.>".into(),
     }
 }
 
 const NATS_SERVER: &str = "nats://127.0.0.1:4222";
 const NATS_RECONNECT_MAX_S: f32 = 1.0;
 const NATS_CONNECT_WAIT_S: f32 = 2.0;
-
-impl Default for NatsOutputConfig {
-    fn default() -> Self {
-        Self {
-            server: NATS_SERVER.into(),
-            token: None,
-            user: None,
-            password: None,
-            credentials: None,
-            tls: false,
-            root_certificates: None,
-            reconnect_max_s: NATS_RECONNECT_MAX_S,
-            connect_wait_s: NATS_CONNECT_WAIT_S,
-            prefix: "mocap".into(),
-        }
-    }
-}
-
-impl Default for NatsInputConfig {
-    fn default() -> Self {
-        Self {
-            server: NATS_SERVER.into(),
-            token: None,
-            user: None,
-            password: None,
-            credentials: None,
-            tls: false,
-            root_certificates: None,
-            reconnect_max_s: NATS_RECONNECT_MAX_S,
-            connect_wait_s: NATS_CONNECT_WAIT_S,
-            subjects: "mocap.>".into(),
-        }
-    }
-}
 
 impl BridgeConfig {
     /// Names usable in subjects, and no server off this machine without
