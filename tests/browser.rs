@@ -16,7 +16,7 @@ use std::sync::{Mutex, OnceLock};
 
 use glam::{DQuat, Quat, Vec3};
 use mocap_bridge::assets::assets_dir;
-use mocap_bridge::formats::inspect::choose_map;
+use mocap_bridge::formats::inspect::map_rig;
 use mocap_bridge::formats::mannequin::mannequin_vrm;
 use mocap_bridge::formats::{LoadOptions, load_rig, vrma};
 use mocap_bridge::humanoid::{HumanBone, HumanoidPose};
@@ -366,53 +366,34 @@ fn the_viewer_keeps_up_with_16_performers_at_120_hz() {
 
 // --- avatars ------------------------------------------------------------------
 
-/// An avatar file as the bridge loads it: its rig mapped, ready to pose.
+/// An avatar file as the bridge loads it (`inspect::map_rig`, as `run --avatar`
+/// does): its rig mapped, ready to pose.
 struct Model {
     mapped: MappedSkeleton,
     target: TargetRig,
     /// The turn three-vrm gives the model's scene: half a turn about +Y for a
     /// VRM 0.x model (it faces -Z, `VRMUtils.rotateVRM0`), none for VRM 1.0.
     turn: Quat,
-    /// Bones below a joint the bridge's rest correction turns (its T-pose is not
-    /// the file's rest there; three-vrm takes the file's rest as it is).
-    below_corrected: Vec<HumanBone>,
 }
 
 impl Model {
     fn load(path: &Path, vrm0: bool) -> Model {
         let rig = load_rig(path, &LoadOptions::default())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let chosen = choose_map(&rig, None).expect("a humanoid map");
-        let mapped = MappedSkeleton::new(rig.skeleton, &chosen.map).expect("a mapped rig");
+        let mapped = map_rig(&path.display().to_string(), &rig, None)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let target = TargetRig::new(&mapped);
         let turn = if vrm0 {
             Quat::from_rotation_y(std::f32::consts::PI)
         } else {
             Quat::IDENTITY
         };
-        // The bridge finds the same facing.
+        // The bridge turns the model as three-vrm does.
         let facing = mapped.correction.facing.angle_between(turn).to_degrees();
         assert!(facing < 0.1, "{}: facing off by {facing}°", path.display());
-        let corrected = |joint: usize| {
-            mapped.correction.local[joint]
-                .angle_between(Quat::IDENTITY)
-                .to_degrees()
-                > 0.01
-        };
-        let below_corrected = mapped
-            .map
-            .pairs()
-            .filter(|&(_, joint)| {
-                let skeleton = &mapped.skeleton;
-                std::iter::successors(skeleton.parent(joint), |&j| skeleton.parent(j))
-                    .any(corrected)
-            })
-            .map(|(bone, _)| bone)
-            .collect();
         Model {
             turn,
             target,
-            below_corrected,
             mapped,
         }
     }
@@ -471,10 +452,9 @@ fn page_pose(v: &Value) -> HumanoidPose {
 }
 
 /// The largest distance between the page's bones and the bridge's own forward
-/// kinematics of the same pose on the same model, over every sample: metres,
-/// which bone, and how many poses; `below_corrected` chooses the bones below a
-/// joint the bridge corrects at rest, or the others.
-fn worst_bone(model: &Model, samples: &[Value], below_corrected: bool) -> (f32, String, usize) {
+/// kinematics of the same pose on the same model, over every bone the model maps
+/// and every sample: metres, which bone, and how many poses.
+fn worst_bone(model: &Model, samples: &[Value]) -> (f32, String, usize) {
     let mut worst = (0.0f32, String::new(), 0);
     let mut seqs: Vec<u64> = samples.iter().filter_map(|s| s["seq"].as_u64()).collect();
     seqs.sort_unstable();
@@ -483,9 +463,6 @@ fn worst_bone(model: &Model, samples: &[Value], below_corrected: bool) -> (f32, 
     for sample in samples {
         let pose = page_pose(&sample["pose"]);
         for (bone, ours) in model.bones(&pose) {
-            if model.below_corrected.contains(&bone) != below_corrected {
-                continue;
-            }
             let page = &sample["bones"][bone.name()];
             assert!(page.is_array(), "the page's avatar has no {}", bone.name());
             let page = Vec3::from_array(point(page).map(|c| c as f32));
@@ -499,32 +476,23 @@ fn worst_bone(model: &Model, samples: &[Value], below_corrected: bool) -> (f32, 
     worst
 }
 
-/// Checks the page's avatar against the bridge's forward kinematics: every bone
-/// within 1 mm, over poses that change. Bones below a joint the bridge turns at
-/// rest are printed, not checked.
+/// Checks the page's avatar against the bridge's forward kinematics: every
+/// humanoid bone the avatar has, fingers included, within 1 mm, over poses that
+/// change.
 fn check_avatar_bones(what: &str, path: &Path, samples: &[Value]) {
     let vrm0 = samples[0]["metaVersion"] == "0";
     let model = Model::load(path, vrm0);
-    let (worst, at, poses) = worst_bone(&model, samples, false);
+    let (worst, at, poses) = worst_bone(&model, samples);
     println!(
-        "{what}: {} bones of {} ({}), {poses} poses: the page's avatar is at most {:.3} mm \
+        "{what}: {} bones of {} ({}), {poses} poses: the page's avatar is at most {:.4} mm \
          from the bridge's forward kinematics ({at})",
-        model.mapped.map.pairs().count() - model.below_corrected.len(),
+        model.mapped.map.pairs().count(),
         path.display(),
         if vrm0 { "VRM 0.x" } else { "VRM 1.0" },
         worst * 1000.0
     );
-    if !model.below_corrected.is_empty() {
-        let (below, at, _) = worst_bone(&model, samples, true);
-        println!(
-            "{what}: {} bones below joints the bridge turns at rest (its T-pose is not the \
-             file's rest there, which three-vrm keeps): at most {:.1} mm ({at})",
-            model.below_corrected.len(),
-            below * 1000.0
-        );
-    }
     assert!(poses >= 3, "{what}: only {poses} different poses sampled");
-    assert!(worst < 0.001, "{what}: {:.3} mm at {at}", worst * 1000.0);
+    assert!(worst < 0.001, "{what}: {:.4} mm at {at}", worst * 1000.0);
 }
 
 /// How far the page's avatar moved its left hand over the samples, metres.

@@ -652,6 +652,7 @@ impl Tree {
                 .iter()
                 .map(|(&n, &b)| (b, self.nodes[n].name.clone()))
                 .collect(),
+            ..NamedBoneMap::default()
         }
     }
 }

@@ -1,9 +1,9 @@
 //! Which bone map a rig file gets (`choose_map`: the one given, the file's own, the
 //! catalog's, the recognized one), and the report behind `mocap-bridge inspect`:
 //! the joint tree, the bone map used (with the confidence per bone when it was
-//! recognized), the detected rest pose with its correction per limb, a `.vrma`'s
-//! animations and expressions, and the problems a user must act on (what is only
-//! worth knowing is a note).
+//! recognized), the detected rest pose with its correction per limb (none for a
+//! VRM, whose rest is its T-pose), a `.vrma`'s animations and expressions, and the
+//! problems a user must act on (what is only worth knowing is a note).
 //!
 //! Pure but for reading a map file the user names: takes a loaded `Rig` and a
 //! chosen map, returns a `Report` that prints itself.
@@ -18,7 +18,7 @@ use crate::humanoid::HumanBone;
 use crate::humanoid::bone::ALL;
 use crate::retarget::MappedSkeleton;
 use crate::skeleton::recognize::{BoneEvidence, Recognition, recognize};
-use crate::skeleton::{BoneMap, MapError, NamedBoneMap, RestCorrection};
+use crate::skeleton::{BoneMap, MapError, NamedBoneMap, RestCorrection, RestPose, TPoseSource};
 
 /// Where a bone map comes from, and the map.
 #[derive(Debug, Clone)]
@@ -210,8 +210,15 @@ impl Report {
         }
         let rest_hips_height = mapped.as_ref().map(MappedSkeleton::rest_hips_height);
         let correction = mapped.map(|m| m.correction);
-        let notes = rig.notes.clone();
+        let mut notes = rig.notes.clone();
         if let Some(c) = &correction {
+            if c.source != TPoseSource::Measured && c.pose != RestPose::TPose {
+                notes.push(format!(
+                    "a VRM's rest is its T-pose: this one ({}, upper arms {:.1}° below \
+                     horizontal) is taken as it is, as every VRM player takes it",
+                    c.pose, c.arm_angle_deg
+                ));
+            }
             problems.extend(c.problems.iter().cloned());
             // A leaf bone (a finger's last joint, the toes) with no end site has no
             // tip to measure: it keeps its rest turn against its parent, which is
@@ -390,7 +397,14 @@ impl fmt::Display for Report {
             if let Some(h) = self.rest_hips_height {
                 writeln!(f, "hips height: {h:.3} m above the lowest joint")?;
             }
-            writeln!(f, "correction to the T-pose:")?;
+            match c.source {
+                TPoseSource::Measured => writeln!(f, "correction to the T-pose:")?,
+                TPoseSource::Declared { .. } => writeln!(
+                    f,
+                    "correction to the T-pose: none, the file's rest is its T-pose (VRM); \
+                     each bone's angle from the canonical T-pose:"
+                )?,
+            }
             for b in &c.bones {
                 let d = b.rest_direction;
                 writeln!(

@@ -14,11 +14,16 @@ use crate::humanoid::HumanBone;
 use crate::humanoid::bone::{ALL, BONE_COUNT, REQUIRED};
 
 use super::Skeleton;
+use super::rest::TPoseSource;
 
-/// Humanoid bone -> joint name, as written in a file.
+/// Humanoid bone -> joint name, as written in a file, and what the file says of
+/// its rest pose.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NamedBoneMap {
     pub bones: BTreeMap<HumanBone, String>,
+    /// Whether the file declares its rest the T-pose (a VRM's own humanoid map),
+    /// else it is measured (maps written by hand, the catalog's, recognized ones).
+    pub t_pose: TPoseSource,
 }
 
 /// Why a bone map does not fit a skeleton, or cannot be read.
@@ -76,7 +81,10 @@ impl NamedBoneMap {
                 .ok_or_else(|| err(format!("field `{key}`: expected a joint name string")))?;
             bones.insert(bone, joint.to_owned());
         }
-        Ok(Self { bones })
+        Ok(Self {
+            bones,
+            t_pose: TPoseSource::Measured,
+        })
     }
 
     /// Reads a map file (see `from_json`).
@@ -108,6 +116,7 @@ impl NamedBoneMap {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoneMap {
     joints: [Option<u16>; BONE_COUNT],
+    t_pose: TPoseSource,
 }
 
 impl BoneMap {
@@ -130,7 +139,10 @@ impl BoneMap {
             used.insert(joint, bone);
             joints[bone.index()] = Some(joint as u16);
         }
-        let map = Self { joints };
+        let map = Self {
+            joints,
+            t_pose: named.t_pose,
+        };
         for bone in REQUIRED {
             if map.joint(bone).is_none() {
                 return Err(MapError::MissingRequired(bone));
@@ -153,6 +165,12 @@ impl BoneMap {
             }
         }
         Ok(map)
+    }
+
+    /// Where the skeleton's T-pose comes from (see `TPoseSource`).
+    #[must_use]
+    pub fn t_pose(&self) -> TPoseSource {
+        self.t_pose
     }
 
     /// The joint driving `bone`, if mapped.
@@ -199,6 +217,7 @@ impl BoneMap {
                 .pairs()
                 .map(|(b, j)| (b, skeleton.joints()[j].name.clone()))
                 .collect(),
+            t_pose: self.t_pose,
         }
     }
 }

@@ -13,7 +13,7 @@ pub mod catalog;
 pub mod recognize;
 pub mod rest;
 
-pub use rest::{BoneCorrection, RestCorrection, RestPose};
+pub use rest::{BoneCorrection, RestCorrection, RestPose, TPoseSource};
 
 use glam::{Affine3A, Quat, Vec3};
 

@@ -15,6 +15,16 @@
 //! whole rig, so a rig that faces -Z (VRM 0.x) or sideways is seen facing +Z.
 //! A correction is applied by multiplying `local[j]` onto joint `j`'s rest local
 //! rotation: `T-pose local = rest local · local[j]`.
+//!
+//! That is for rigs that say nothing about their rest (BVH, plain glTF, skeleton
+//! files): their T-pose is measured. A VRM model declares its rest to be the
+//! T-pose (both VRM specifications require it), and every VRM consumer (three-vrm,
+//! UniVRM, each VMC receiver) takes normalized rotations relative to that rest as
+//! the file has it, fingers and hands included. For a map that says so
+//! (`TPoseSource::Declared`) the correction turns nothing: only the facing turn is
+//! applied, exactly half a turn for VRM 0.x as three-vrm's `rotateVRM0` gives it.
+//! The rest is still measured, for `inspect`: its class, and how far each bone's
+//! rest direction is from the canonical one.
 
 use std::fmt;
 
@@ -24,6 +34,19 @@ use crate::humanoid::HumanBone;
 use crate::humanoid::HumanBone as B;
 
 use super::{BoneMap, Skeleton};
+
+/// Where a rig's T-pose comes from: what its bone map's file says about its rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TPoseSource {
+    /// Nothing is said: the T-pose is measured from the joint positions (see the
+    /// module header).
+    #[default]
+    Measured,
+    /// The file declares its rest to be the T-pose (a VRM's own humanoid map): the
+    /// rest is taken as it is, turned half a turn about +Y when `half_turn` (VRM
+    /// 0.x models face -Z).
+    Declared { half_turn: bool },
+}
 
 /// What kind of rest pose a rig has, judged by its upper arms and legs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,13 +78,16 @@ pub struct BoneCorrection {
     pub bone: HumanBone,
     /// Rest direction of the bone in the facing-corrected model space (unit).
     pub rest_direction: Vec3,
-    /// Angle of the correction, degrees.
+    /// Angle of the correction, degrees. With a declared T-pose nothing is turned:
+    /// the angle is how far the bone's rest is from the canonical T-pose.
     pub angle_deg: f32,
 }
 
 /// The correction from a rig's rest pose to the T-pose. Built once per rig.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RestCorrection {
+    /// Measured, or declared by the file (then `local` is all identity).
+    pub source: TPoseSource,
     /// World turn about +Y in front of the whole rig, making it face +Z.
     pub facing: Quat,
     /// Per joint: multiply onto the rest local rotation to get the T-pose local.
@@ -247,7 +273,8 @@ fn signed_angle(from: Vec3, to: Vec3, axis: Vec3) -> f32 {
 }
 
 impl RestCorrection {
-    /// Detects the rest pose and computes the correction (see the module header).
+    /// Detects the rest pose and computes the correction, as the map's
+    /// `TPoseSource` says (see the module header).
     #[must_use]
     pub fn compute(skeleton: &Skeleton, map: &BoneMap) -> Self {
         let mut problems = Vec::new();
@@ -260,9 +287,14 @@ impl RestCorrection {
         ]
         .iter()
         .find_map(|(l, r)| Some(pos(*l)? - pos(*r)?).filter(|v| v.length() > COINCIDENT));
-        let facing = match left.and_then(facing_from_left) {
-            Some(f) => f,
-            None => {
+        let source = map.t_pose();
+        let facing = match (source, left.and_then(facing_from_left)) {
+            (TPoseSource::Declared { half_turn: true }, _) => {
+                Quat::from_rotation_y(std::f32::consts::PI)
+            }
+            (TPoseSource::Declared { half_turn: false }, _) => Quat::IDENTITY,
+            (TPoseSource::Measured, Some(f)) => f,
+            (TPoseSource::Measured, None) => {
                 problems.push(
                     "cannot tell which way the rig faces (left and right coincide); assumed +Z"
                         .into(),
@@ -270,6 +302,7 @@ impl RestCorrection {
                 Quat::IDENTITY
             }
         };
+        let declared = matches!(source, TPoseSource::Declared { .. });
 
         let joints = skeleton.joints();
         let mut local = vec![Quat::IDENTITY; joints.len()];
@@ -289,6 +322,8 @@ impl RestCorrection {
                 && let Some(rule) = rule(bone)
             {
                 match tip(skeleton, map, &world, bone, j) {
+                    // Only a correction needs the direction.
+                    None if declared => {}
                     None => undirected.push((bone, j)),
                     Some(tip_world) => {
                         // The tip in the joint's own frame does not change when the
@@ -323,6 +358,10 @@ impl RestCorrection {
                             rest_direction: d,
                             angle_deg: swing.angle_between(Quat::IDENTITY).to_degrees(),
                         });
+                        if declared {
+                            // Measured, not applied: the file's rest is the T-pose.
+                            swing = Quat::IDENTITY;
+                        }
                     }
                 }
             }
@@ -341,6 +380,7 @@ impl RestCorrection {
 
         let (pose, arm_angle_deg) = classify(&bones);
         Self {
+            source,
             facing,
             local,
             pose,
@@ -451,6 +491,98 @@ fn classify(bones: &[BoneCorrection]) -> (RestPose, f32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::skeleton::{Joint, NamedBoneMap, Transform};
+
+    /// A T-posed body whose left hand points 7.125° forward of the arm (its middle
+    /// finger 1 cm ahead over 8 cm), as the Blender-made VRMs' hands do, facing +Z
+    /// (`turn` 1) or half a turn round, facing -Z (`turn` -1); mapped with `t_pose`.
+    fn body_with_a_turned_hand(turn: f32, t_pose: TPoseSource) -> (Skeleton, BoneMap) {
+        let joints = [
+            ("hips", None, Vec3::new(0.0, 1.0, 0.0)),
+            ("spine", Some(0), Vec3::new(0.0, 0.1, 0.0)),
+            ("head", Some(1), Vec3::new(0.0, 0.5, 0.0)),
+            ("leftUpperArm", Some(1), Vec3::new(0.2 * turn, 0.4, 0.0)),
+            ("leftLowerArm", Some(3), Vec3::new(0.3 * turn, 0.0, 0.0)),
+            ("leftHand", Some(4), Vec3::new(0.25 * turn, 0.0, 0.0)),
+            (
+                "leftMiddleProximal",
+                Some(5),
+                Vec3::new(0.08 * turn, 0.0, 0.01 * turn),
+            ),
+            ("rightUpperArm", Some(1), Vec3::new(-0.2 * turn, 0.4, 0.0)),
+            ("rightLowerArm", Some(7), Vec3::new(-0.3 * turn, 0.0, 0.0)),
+            ("rightHand", Some(8), Vec3::new(-0.25 * turn, 0.0, 0.0)),
+            ("leftUpperLeg", Some(0), Vec3::new(0.1 * turn, -0.05, 0.0)),
+            ("leftLowerLeg", Some(10), Vec3::new(0.0, -0.45, 0.0)),
+            ("leftFoot", Some(11), Vec3::new(0.0, -0.45, 0.0)),
+            ("rightUpperLeg", Some(0), Vec3::new(-0.1 * turn, -0.05, 0.0)),
+            ("rightLowerLeg", Some(13), Vec3::new(0.0, -0.45, 0.0)),
+            ("rightFoot", Some(14), Vec3::new(0.0, -0.45, 0.0)),
+        ];
+        let skeleton = Skeleton::new(
+            joints
+                .iter()
+                .map(|&(name, parent, at)| Joint {
+                    name: name.into(),
+                    parent,
+                    rest: Transform::from_translation(at),
+                    end: None,
+                })
+                .collect(),
+        )
+        .unwrap();
+        let named = NamedBoneMap {
+            bones: joints
+                .iter()
+                .map(|&(name, _, _)| (name.parse().unwrap(), name.to_owned()))
+                .collect(),
+            t_pose,
+        };
+        let map = BoneMap::resolve(&named, &skeleton).unwrap();
+        (skeleton, map)
+    }
+
+    #[test]
+    fn a_measured_t_pose_turns_the_hand_onto_the_arm() {
+        let (skeleton, map) = body_with_a_turned_hand(1.0, TPoseSource::Measured);
+        let c = RestCorrection::compute(&skeleton, &map);
+        let hand = map.joint(B::LeftHand).unwrap();
+        let turned = c.local[hand].angle_between(Quat::IDENTITY).to_degrees();
+        assert!((turned - 7.125).abs() < 0.01, "{turned}°");
+        assert!(c.facing.abs_diff_eq(Quat::IDENTITY, 1e-6));
+    }
+
+    #[test]
+    fn a_declared_t_pose_turns_nothing_but_the_facing_and_is_still_measured() {
+        for (turn, half_turn) in [(1.0, false), (-1.0, true)] {
+            let (skeleton, map) =
+                body_with_a_turned_hand(turn, TPoseSource::Declared { half_turn });
+            let c = RestCorrection::compute(&skeleton, &map);
+            assert_eq!(c.source, TPoseSource::Declared { half_turn });
+            assert!(
+                c.local.iter().all(|q| *q == Quat::IDENTITY),
+                "{:?}",
+                c.local
+            );
+            let facing = if half_turn {
+                Quat::from_rotation_y(std::f32::consts::PI)
+            } else {
+                Quat::IDENTITY
+            };
+            assert_eq!(c.facing, facing);
+            // Its rest is measured all the same, for `inspect`.
+            assert_eq!(c.pose, RestPose::TPose);
+            let off = c.bone(B::LeftHand).unwrap().angle_deg;
+            assert!((off - 7.125).abs() < 0.01, "{off}°");
+            assert!(c.undirected.is_empty() && c.problems.is_empty());
+            // The T-pose is the rest, turned: the hand stays 7.125° forward.
+            let world = c.t_pose_world(&skeleton);
+            let at = |b: HumanBone| Vec3::from(world[map.joint(b).unwrap()].translation);
+            let hand = (at(B::LeftMiddleProximal) - at(B::LeftHand)).normalize();
+            let want = Vec3::new(0.08, 0.0, 0.01).normalize();
+            assert!(hand.abs_diff_eq(want, 1e-5), "{hand}");
+        }
+    }
 
     #[test]
     fn shortest_arc_is_exact_for_tiny_and_opposite_angles() {

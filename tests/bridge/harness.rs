@@ -121,7 +121,22 @@ impl Bridge {
             .take()
             .map(|h| h.join().unwrap_or_default())
             .unwrap_or_default();
-        (status.code().unwrap_or(-1), self.lines, err)
+        (
+            status.code().unwrap_or(-1),
+            std::mem::take(&mut self.lines),
+            err,
+        )
+    }
+}
+
+/// A test that panics (or returns) with its bridge still running leaves no
+/// process behind: it is killed and reaped.
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 

@@ -456,6 +456,7 @@ mod tests {
             .into_iter()
             .map(|(b, j)| (b.parse().unwrap(), j.to_owned()))
             .collect(),
+            ..NamedBoneMap::default()
         };
         for (bone, joint) in &want.bones {
             assert_eq!(map.bones.get(bone), Some(joint), "{bone}");

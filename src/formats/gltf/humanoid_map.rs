@@ -10,11 +10,15 @@ use serde_json::Value;
 
 use super::{DocError, GltfError};
 use crate::humanoid::HumanBone;
+use crate::skeleton::TPoseSource;
 
 /// The humanoid map a file declares, in node indices.
 pub(super) struct DeclaredMap {
     pub(super) source: &'static str,
     pub(super) bones: Vec<(HumanBone, usize)>,
+    /// A VRM model's rest is its T-pose (both VRM specifications say so); the other
+    /// extensions' rests are measured.
+    pub(super) t_pose: TPoseSource,
 }
 
 /// Which humanoid extension to read, in order of precedence.
@@ -51,15 +55,29 @@ pub(super) fn read_humanoid(
         ));
     }
     let reader = HumanoidReader { path, node_count };
-    let bones = match key {
-        "VRMC_vrm" | "VRMC_vrm_animation" => reader.vrm1(key, value)?,
+    let (bones, t_pose) = match key {
+        "VRMC_vrm" => (
+            reader.vrm1(key, value)?,
+            TPoseSource::Declared { half_turn: false },
+        ),
+        "VRMC_vrm_animation" => (reader.vrm1(key, value)?, TPoseSource::Measured),
         "VRM" => {
             notes.push("VRM 0.x model: faces -Z; the rest correction turns it to +Z".to_owned());
-            reader.vrm0(value, notes)?
+            (
+                reader.vrm0(value, notes)?,
+                TPoseSource::Declared { half_turn: true },
+            )
         }
-        _ => reader.ext_skeleton_humanoid(value, notes)?,
+        _ => (
+            reader.ext_skeleton_humanoid(value, notes)?,
+            TPoseSource::Measured,
+        ),
     };
-    Ok(Some(DeclaredMap { source, bones }))
+    Ok(Some(DeclaredMap {
+        source,
+        bones,
+        t_pose,
+    }))
 }
 
 /// Reads the three humanoid extensions' JSON, naming the JSON path in errors.
@@ -282,6 +300,11 @@ mod tests {
             let doc = with_extensions(hips_spine_head(), json!({"EXT_skeleton_humanoid": form}));
             let rig = parse_doc(&doc).unwrap();
             assert_eq!(rig.map_source.as_deref(), Some("EXT_skeleton_humanoid"));
+            // Not a VRM: its rest is measured.
+            assert_eq!(
+                rig.bone_map.as_ref().map(|m| m.t_pose),
+                Some(TPoseSource::Measured)
+            );
             assert_eq!(mapped(&rig, HumanBone::Hips), Some("Hips"));
             assert_eq!(mapped(&rig, HumanBone::Spine), Some("Spine"));
             assert_eq!(mapped(&rig, HumanBone::Head), Some("Head"));
@@ -320,6 +343,11 @@ mod tests {
         ]}}});
         let rig = parse_doc(&with_extensions(nodes, vrm0)).unwrap();
         assert_eq!(rig.map_source.as_deref(), Some("VRM 0.x humanoid"));
+        // A VRM's rest is its T-pose; a VRM 0.x model's turned half a turn.
+        assert_eq!(
+            rig.bone_map.as_ref().map(|m| m.t_pose),
+            Some(TPoseSource::Declared { half_turn: true })
+        );
         assert_eq!(mapped(&rig, HumanBone::LeftThumbMetacarpal), Some("thumbA"));
         assert_eq!(mapped(&rig, HumanBone::LeftThumbProximal), Some("thumbB"));
         assert_eq!(mapped(&rig, HumanBone::LeftThumbDistal), Some("thumbC"));
@@ -344,6 +372,10 @@ mod tests {
         });
         let rig = parse_doc(&with_extensions(hips_spine_head(), extensions)).unwrap();
         assert_eq!(rig.map_source.as_deref(), Some("VRMC_vrm humanoid"));
+        assert_eq!(
+            rig.bone_map.as_ref().map(|m| m.t_pose),
+            Some(TPoseSource::Declared { half_turn: false })
+        );
         assert_eq!(mapped(&rig, HumanBone::Hips), Some("Hips"));
         assert_eq!(names(&rig), ["Hips"]);
         assert_eq!(

@@ -11,8 +11,9 @@
 //! animated. Several scenes, a missing default scene, scenes without nodes and
 //! joints outside every scene are all read: the skeleton is the nodes', whichever
 //! scene shows them. glTF is already metres, +Y up and right-handed: no
-//! unit or axis conversion happens here. A VRM 0.x model faces -Z; that is noted and
-//! left to the rest correction.
+//! unit or axis conversion happens here. A VRM model's map declares its rest the
+//! T-pose; a VRM 0.x model faces -Z, which is noted and left to the rest correction's
+//! facing turn.
 //!
 //! One file per part of the file read:
 //! - `doc`: the GLB container, the JSON, buffers and accessors, every length checked
@@ -188,7 +189,11 @@ impl Document<'_> {
                     .iter()
                     .filter_map(|&(bone, node)| position[node].map(|k| (bone, names[k].clone())))
                     .collect();
-                (Some(NamedBoneMap { bones }), Some(map.source.to_owned()))
+                let map_file = NamedBoneMap {
+                    bones,
+                    t_pose: map.t_pose,
+                };
+                (Some(map_file), Some(map.source.to_owned()))
             }
             None => (None, None),
         };

@@ -4,9 +4,9 @@
 //! It stands in the built-in humanoid's T-pose (`config/skeletons/humanoid.json`,
 //! the bones that file lacks placed by `VrmaRest`'s standard proportions, as the
 //! bridge's built-in avatar does), with each hand's fingers moved across the hand
-//! so that the middle finger's base lies on the arm's axis: then the T-pose is one
-//! the bridge's rest correction leaves as it is, and the bridge and three-vrm pose
-//! the same model. Every one of the 55 VRM 1.0 bones is a node with an identity
+//! so that the middle finger's base lies on the arm's axis: then its rest is
+//! exactly the canonical T-pose (no bone off its canonical direction), the one the
+//! bridge measures for rigs without a VRM map. Every one of the 55 VRM 1.0 bones is a node with an identity
 //! rotation, facing +Z, left arm toward +X, metres, soles on y = 0.
 //! Its body is skinned capsules along the bones (`body`, `shape`, `skin`), its face
 //! has the preset expressions as morph targets (`face`), its eyes turn by lookAt on

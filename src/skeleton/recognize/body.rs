@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use crate::humanoid::{HumanBone, Side};
-use crate::skeleton::{BoneMap, NamedBoneMap};
+use crate::skeleton::{BoneMap, NamedBoneMap, TPoseSource};
 
 use super::names::{agreement, kind};
 use super::rest_joints::RestJoints;
@@ -114,6 +114,7 @@ impl Body {
                 .iter()
                 .map(|(&b, f)| (b, rig.name(f.joint).to_owned()))
                 .collect(),
+            t_pose: TPoseSource::Measured,
         };
         if let Some(reason) = self.failure {
             return Recognition::NotHumanoid(NotHumanoid {
