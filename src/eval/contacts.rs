@@ -1,24 +1,28 @@
 //! The source's own foot contacts over a whole clip (`SourceContacts`): what mocap
 //! mode's evaluation scores skate on, and what the solver's live contacts are compared
-//! with. Found from the source's feet alone, on the source's body: its floor is a low
-//! percentile (`FLOOR_PERCENTILE`) of the lowest sole of each frame
-//! (`ik::mocap::sole_height`: a toe joint less the toe's rest height over the soles),
-//! and a foot is in contact while its ankle is near its rest height over that floor
-//! and slow (`MocapIkConfig::is_contact`, on the source's hips height; the speed is
-//! the ankle's motion since the previous frame, the next for the first frame). Pure
-//! code over frames already retargeted to normalized poses.
+//! with. Found from the source's feet alone, on the source's body: its floor is the
+//! `floor_percentile` low percentile of the lowest slow sole of each frame
+//! (`ik::mocap::sole_height`: a toe joint less the toe's rest height over the soles;
+//! `ik::mocap::is_slow` on that joint's speed; every frame's lowest sole when no sole
+//! is ever slow),
+//! and a foot's contact is `ik::mocap::FootContact`'s test over that floor on the
+//! source's hips height, frame after frame, as mocap mode runs it live on the floor it
+//! follows. Pure code over frames already retargeted to normalized poses.
 
 use glam::Vec3;
 
 use crate::humanoid::HumanBone;
 use crate::ik::body::{BodyFrame, BodyProportions};
-use crate::ik::mocap::{FLOOR_PERCENTILE, MocapIkConfig, sole_height};
+use crate::ik::mocap::{FootContact, FootSpeeds, MocapIkConfig, is_slow, sole_height, sole_joint};
+
+use super::frame_interval;
 
 /// Where the source's feet are on each frame, collected before `finish`.
 #[derive(Debug, Clone, Default)]
 pub struct SourceContacts {
-    /// Per frame: ankle positions and sole heights (left, right), source metres.
-    ankles: Vec<[Vec3; 2]>,
+    /// Per frame: ankle and sole joint positions and sole heights (left, right),
+    /// source metres.
+    ankles: Vec<[(Vec3, Vec3); 2]>,
     soles: Vec<[f32; 2]>,
     /// Per frame and foot, once `finish` ran: in contact.
     pub contacts: Vec<[bool; 2]>,
@@ -41,38 +45,55 @@ impl SourceContacts {
     /// (feet and toes up to date).
     pub fn push(&mut self, frame: &BodyFrame, body: &BodyProportions) {
         let feet = [HumanBone::LeftFoot, HumanBone::RightFoot];
-        self.ankles.push(feet.map(|f| frame.position(f)));
+        self.ankles.push([0, 1].map(|side| {
+            (
+                frame.position(feet[side]),
+                frame.position(sole_joint(body, side)),
+            )
+        }));
         self.soles
             .push([0, 1].map(|side| sole_height(frame, body, side)));
     }
 
     /// Finds the floor and the contacts (module header); `times` are the frames'.
     pub fn finish(&mut self, body: &BodyProportions, times: &[f32], config: &MocapIkConfig) {
-        let mut lowest: Vec<f32> = self
-            .soles
-            .iter()
-            .map(|s| s[0].min(s[1]))
-            .filter(|s| s.is_finite())
-            .collect();
-        lowest.sort_by(f32::total_cmp);
-        let at = ((lowest.len().saturating_sub(1)) as f32 * FLOOR_PERCENTILE).round() as usize;
-        self.floor = lowest.get(at).copied().unwrap_or(0.0);
         let hips_height = body.rest_hips_height();
-        let feet = [HumanBone::LeftFoot, HumanBone::RightFoot];
-        let n = self.ankles.len();
-        self.contacts = (0..n)
-            .map(|i| {
-                let (a, b) = match i {
-                    0 => (0, 1.min(n - 1)),
-                    _ => (i - 1, i),
-                };
-                let dt = (times.get(b).copied().unwrap_or(0.0)
-                    - times.get(a).copied().unwrap_or(0.0))
-                .max(1e-4);
+        let mut feet = [FootContact::default(); 2];
+        let speeds: Vec<[FootSpeeds; 2]> = (self.ankles.iter().enumerate())
+            .map(|(i, ankles)| {
+                let dt = frame_interval(times, i);
+                [0, 1].map(|side| feet[side].track(ankles[side].0, ankles[side].1, dt))
+            })
+            .collect();
+        let lowest_of = |slow_only: bool| {
+            let mut lowest: Vec<f32> = (self.soles.iter().zip(&speeds))
+                .filter_map(|(soles, speeds)| {
+                    [0, 1]
+                        .into_iter()
+                        .filter(|&side| {
+                            !slow_only || is_slow(speeds[side].sole, hips_height, config)
+                        })
+                        .map(|side| soles[side])
+                        .filter(|s| s.is_finite())
+                        .reduce(f32::min)
+                })
+                .collect();
+            lowest.sort_by(f32::total_cmp);
+            lowest
+        };
+        let mut lowest = lowest_of(true);
+        if lowest.is_empty() {
+            lowest = lowest_of(false);
+        }
+        let p = config.floor_percentile.clamp(0.0, 1.0);
+        let at = ((lowest.len().saturating_sub(1)) as f32 * p).round() as usize;
+        self.floor = lowest.get(at).copied().unwrap_or(0.0);
+        let rest = [HumanBone::LeftFoot, HumanBone::RightFoot].map(|f| body.rest_height(f));
+        self.contacts = (self.ankles.iter().zip(&speeds))
+            .map(|(ankles, speeds)| {
                 [0, 1].map(|side| {
-                    let speed = self.ankles[a][side].distance(self.ankles[b][side]) / dt;
-                    let height = self.ankles[i][side].y - self.floor - body.rest_height(feet[side]);
-                    config.is_contact(height, speed, hips_height)
+                    let height = ankles[side].0.y - self.floor - rest[side];
+                    feet[side].update(speeds[side].ankle, height, hips_height, config)
                 })
             })
             .collect();
@@ -87,7 +108,7 @@ mod tests {
     use crate::humanoid::BONE_COUNT;
 
     #[test]
-    fn contacts_are_the_slow_feet_near_the_floor_the_toes_stand_on() {
+    fn contacts_are_the_slow_feet_near_the_floor_the_slow_toes_stand_on() {
         use HumanBone as B;
         // Hips 1 m up, ankles 8 cm, toes 2 cm; the capture's floor 3 cm above its rig's.
         let mut rest = [None; BONE_COUNT];
@@ -101,13 +122,15 @@ mod tests {
         }
         let body = BodyProportions::from_positions(&rest, 1.0);
         let floor = 0.03;
-        // 40 frames at 40 Hz: the left foot stands for 20 then moves at 1 m/s; the
-        // right foot stands on the floor throughout.
+        // 40 frames at 40 Hz: the left foot stands for 20 then moves at 1 m/s, thrown
+        // 20 cm through the floor on 4 frames (10% of the clip); the right foot
+        // stands on the floor throughout.
         let times: Vec<f32> = (0..40).map(|i| i as f32 / 40.0).collect();
         let mut contacts = SourceContacts::with_capacity(times.len());
-        for t in &times {
+        for (i, t) in times.iter().enumerate() {
             let mut frame = BodyFrame::default();
-            let left = Vec3::new(0.1, 0.08 + floor, (t - 0.5).max(0.0));
+            let glitch = if (30..34).contains(&i) { -0.2 } else { 0.0 };
+            let left = Vec3::new(0.1, 0.08 + floor + glitch, (t - 0.5).max(0.0));
             let right = Vec3::new(-0.1, 0.08 + floor, 0.0);
             for (bone, at) in [
                 (B::LeftFoot, left),
@@ -121,9 +144,10 @@ mod tests {
         }
         contacts.finish(&body, &times, &MocapIkConfig::default());
         assert!((contacts.floor - floor).abs() < 1e-5, "{}", contacts.floor);
+        // No contact on the first frame: no speed yet.
         for (i, [left, right]) in contacts.contacts.iter().enumerate() {
-            assert!(*right, "frame {i}");
-            assert_eq!(*left, times[i] <= 0.5, "frame {i}");
+            assert_eq!(*right, i > 0, "frame {i}");
+            assert_eq!(*left, i > 0 && times[i] <= 0.5, "frame {i}");
         }
     }
 }

@@ -40,6 +40,16 @@ pub enum EvalError {
     Skeleton(#[from] crate::skeleton::InvalidSkeleton),
 }
 
+/// Seconds from frame `i - 1` to frame `i` of a clip with frame `times` (for the
+/// first frame, the second frame's time, or 1/30 s for a one-frame clip).
+fn frame_interval(times: &[f32], i: usize) -> f32 {
+    match i {
+        0 => times.get(1).copied().unwrap_or(1.0 / 30.0),
+        _ => times.get(i).copied().unwrap_or(0.0) - times.get(i - 1).copied().unwrap_or(0.0),
+    }
+    .max(1e-4)
+}
+
 /// One frame of the feet: positions and toe heights (rotation only, with IK; left,
 /// right) and contacts.
 type FeetSample = ([[Vec3; 2]; 2], [[f32; 2]; 2], [bool; 2]);
@@ -109,9 +119,11 @@ pub struct FootReport {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct MocapReport {
     pub frames: usize,
-    /// Foot-frames in contact in the source (both feet counted; `SourceContacts`):
-    /// the frames skate is scored on.
+    /// Foot-frames in contact in the source (both feet counted; `SourceContacts`),
+    /// and those of them whose frame before is in contact too: the frames skate is
+    /// scored on.
     pub contact_frames: usize,
+    pub skate_frames: usize,
     /// Foot-frames mocap mode planted, and foot-frames where it disagreed with the
     /// source (planted without contact, or contact without planting).
     pub solver_contact_frames: usize,
@@ -192,16 +204,11 @@ pub fn evaluate_mocap(
         for (k, ik) in [false, true].into_iter().enumerate() {
             let mut solved = pose;
             if ik {
-                let dt = match i {
-                    0 => times.get(1).copied().unwrap_or(1.0 / 30.0),
-                    _ => times[i] - times[i - 1],
-                }
-                .max(1e-4);
                 MocapIk {
                     config,
                     source: &source_body,
                     target: &target_body,
-                    dt,
+                    dt: frame_interval(times, i),
                     state: &mut state,
                     pose: &mut solved,
                 }
@@ -224,6 +231,7 @@ pub fn evaluate_mocap(
         let planted = [state.is_planted(0), state.is_planted(1)];
         let contacts = source_contacts.contacts[i];
         for s in 0..2 {
+            report.contact_frames += usize::from(contacts[s]);
             report.solver_contact_frames += usize::from(planted[s]);
             report.contact_mismatch += usize::from(planted[s] != contacts[s]);
         }
@@ -249,7 +257,7 @@ pub fn evaluate_mocap(
             if !(contacts[s] && was[s]) {
                 continue;
             }
-            report.contact_frames += 1;
+            report.skate_frames += 1;
             for k in 0..2 {
                 let d = positions[k][s] - before[k][s];
                 let skate = Vec3::new(d.x, 0.0, d.z).length() * 100.0;
@@ -259,7 +267,7 @@ pub fn evaluate_mocap(
         }
     }
     for k in 0..2 {
-        reports[k].skate_cm = sums[k] / report.contact_frames.max(1) as f32;
+        reports[k].skate_cm = sums[k] / report.skate_frames.max(1) as f32;
     }
     report.rotation_only = reports[0];
     report.with_ik = reports[1];

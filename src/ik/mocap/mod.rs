@@ -16,43 +16,36 @@
 //!
 //! where `y` is measured from the *source's own floor*, not from its model origin: a
 //! capture's floor is wherever its feet stand, which need not be where its T-pose puts
-//! the soles. The floor is the `FLOOR_PERCENTILE` low percentile of the lowest sole
-//! (a toe joint's height less that toe's T-pose height above the soles, the ankle's
-//! without toes), followed live (`FLOOR_RATE`): a jump does not lift it.
+//! the soles. The floor is a low percentile of the lowest sole of the slow feet (a
+//! toe joint's height less that toe's T-pose height above the soles, the ankle's
+//! without toes), followed live (`floor::LiveFloor`): a jump does not lift it.
 //!
-//! A foot is in contact while the source's foot, scaled, moves slower than
-//! `contact_speed` hips heights per second and its ankle is within `contact_height`
-//! hips heights of its rest height over that floor (`MocapIkConfig::is_contact`, the
-//! same test `eval` runs on the whole clip); the first contact frame plants it there,
-//! and it stays there until contact ends, then eases back to its target over
-//! `release_seconds`. The hips go down as far as needed (at most `max_hips_drop` hips
-//! heights) for every foot target to be within the leg's reach. Last, a toe the legs
-//! put lower than the source's toe (mapped the same way; the toe's rest height over
-//! the floor when that is lower or the source has no toes) is lifted by pitching the
-//! foot about the ankle:
-//! a longer or flatter target foot does not push its toes through the floor.
+//! Whether a foot is in contact is `contact::FootContact`'s test on the source's
+//! foot over that floor (slow and near its rest height, with a margin to leave
+//! contact), the same test `eval` runs on the whole clip; the first contact frame
+//! plants the foot there, and it stays there until contact ends, then eases back to
+//! its target over `release_seconds`. The hips go down as far as needed (at most
+//! `max_hips_drop` hips heights) for every foot target to be within the leg's reach.
+//! Last, a toe the legs put lower than the source's toe (mapped the same way; the
+//! toe's rest height over the floor when that is lower or the source has no toes;
+//! never under the floor) is lifted by pitching the foot about the ankle: a longer
+//! or flatter target foot does not push its toes through the floor.
+
+mod contact;
+mod floor;
+
+pub use contact::{FootContact, FootSpeeds, is_slow};
 
 use glam::{Quat, Vec3};
 
 use super::IkError;
 use super::body::{BodyFrame, BodyProportions, LIMBS, Limb, TORSO};
-
-/// The source's floor is this low percentile of its lowest sole: the share of frames
-/// a sole may be below it (noise, a toe bent through the floor for a frame or two).
-/// `eval` finds it over a whole clip; mocap mode follows it live.
-pub const FLOOR_PERCENTILE: f32 = 0.05;
-
-/// How fast the live floor moves, source hips heights per second: down at
-/// `(1 − FLOOR_PERCENTILE)` of it while the lowest sole is below, up at
-/// `FLOOR_PERCENTILE` of it while above (a stochastic-approximation quantile: it
-/// settles where `FLOOR_PERCENTILE` of the frames are below). 0.5 falls 0.44 and
-/// rises 0.025 hips heights a second: a jump or a step onto a box barely lifts it.
-const FLOOR_RATE: f32 = 0.5;
+use super::limb::LimbIk;
+use crate::humanoid::{HumanBone, HumanoidPose};
+use floor::LiveFloor;
 
 /// The toes, left then right.
 const TOES: [HumanBone; 2] = [HumanBone::LeftToes, HumanBone::RightToes];
-use super::limb::LimbIk;
-use crate::humanoid::{HumanBone, HumanoidPose};
 
 /// Per-performer mocap-mode settings; every field has a default.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -70,12 +63,21 @@ pub struct MocapIkConfig {
     pub foot_weight: f32,
     /// `TwoBoneIk::softness` for all limbs (default 0.01).
     pub softness: f32,
-    /// Contact when the foot moves slower than this, target hips heights per second
+    /// Contact when the foot moves slower than this, hips heights per second
     /// (default 0.3).
     pub contact_speed: f32,
-    /// Contact only within this of the foot's rest height, target hips heights
-    /// (default 0.06).
+    /// Contact only within this of the foot's rest height over the floor, hips
+    /// heights (default 0.1).
     pub contact_height: f32,
+    /// A foot in contact stays in contact until its speed or height is over this
+    /// many times `contact_speed` or `contact_height` (default 1.2; 1: no margin).
+    pub contact_release: f32,
+    /// The source's floor is this low quantile of the lowest sole of its slow feet:
+    /// the share of that time a sole may be below it (default 0.05).
+    pub floor_percentile: f32,
+    /// Time constant, seconds, over which the live floor forgets the soles it saw
+    /// (default 3).
+    pub floor_seconds: f32,
     /// Seconds a released foot takes to ease back to its target (default 0.1).
     pub release_seconds: f32,
     /// Lower the hips when a foot cannot reach (default true).
@@ -84,24 +86,21 @@ pub struct MocapIkConfig {
     pub max_hips_drop: f32,
 }
 
-impl MocapIkConfig {
-    /// Whether a foot is in contact: its ankle `height` above its rest height over
-    /// the floor and its `speed` (metres per second) under `contact_height` and
-    /// `contact_speed` of `hips_height`, all in the same body's metres.
-    #[must_use]
-    pub fn is_contact(&self, height: f32, speed: f32, hips_height: f32) -> bool {
-        speed < self.contact_speed * hips_height && height < self.contact_height * hips_height
-    }
-}
-
 /// The height of a foot's sole in `frame`, model metres: the toe joint's height less
 /// the toe's T-pose height above the soles (the ankle's, for a body without toes).
 /// 0 while the foot stands on the floor of the body's T-pose.
 #[must_use]
 pub fn sole_height(frame: &BodyFrame, body: &BodyProportions, side: usize) -> f32 {
-    let (foot, toe) = (FEET[side.min(1)].1, TOES[side.min(1)]);
-    let joint = if body.has(toe) { toe } else { foot };
+    let joint = sole_joint(body, side);
     frame.position(joint).y - body.rest_height(joint)
+}
+
+/// The joint a foot's sole is measured at: the toe, or the ankle for a body
+/// without toes (left 0, right 1).
+#[must_use]
+pub fn sole_joint(body: &BodyProportions, side: usize) -> HumanBone {
+    let (foot, toe) = (FEET[side.min(1)].1, TOES[side.min(1)]);
+    if body.has(toe) { toe } else { foot }
 }
 
 impl Default for MocapIkConfig {
@@ -114,7 +113,10 @@ impl Default for MocapIkConfig {
             foot_weight: 1.0,
             softness: 0.01,
             contact_speed: 0.3,
-            contact_height: 0.06,
+            contact_height: 0.1,
+            contact_release: 1.2,
+            floor_percentile: 0.05,
+            floor_seconds: 3.0,
             release_seconds: 0.1,
             lower_hips: true,
             max_hips_drop: 0.15,
@@ -125,9 +127,9 @@ impl Default for MocapIkConfig {
 /// One foot's contact state.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 struct FootState {
-    /// Last frame's source foot, scaled (floor not taken off: the floor's own
-    /// motion is no motion of the foot); `None` before the first frame.
-    previous: Option<Vec3>,
+    /// Contact of the source's foot (its model position: the floor's own motion
+    /// is no motion of the foot).
+    contact: FootContact,
     /// Where the foot is planted while in contact.
     planted: Option<Vec3>,
     /// Where a released foot was planted, and how much of it is left (1 → 0).
@@ -140,8 +142,8 @@ struct FootState {
 #[derive(Debug, Clone, Default)]
 pub struct MocapIkState {
     feet: [FootState; 2],
-    /// The source's floor height, source model metres (`None` before the first frame).
-    floor: Option<f32>,
+    /// The source's floor.
+    floor: LiveFloor,
     /// Forward kinematics of the pose on the source's body: the hips, spine, chest,
     /// upperChest, `LIMBS` and toes only (the neck, head, eyes, jaw and fingers are
     /// stale).
@@ -153,7 +155,7 @@ pub struct MocapIkState {
 }
 
 impl MocapIkState {
-    /// Whether the left (0) or right (1) foot is in contact this frame.
+    /// Whether the left (0) or right (1) foot is planted (in contact) this frame.
     #[must_use]
     pub fn is_planted(&self, foot: usize) -> bool {
         self.feet.get(foot).is_some_and(|f| f.planted.is_some())
@@ -163,36 +165,43 @@ impl MocapIkState {
     /// first frame).
     #[must_use]
     pub fn source_floor(&self) -> f32 {
-        self.floor.unwrap_or(0.0)
+        self.floor.height()
     }
 
     /// Forgets contacts and the floor (after a jump in the stream).
     pub fn reset(&mut self) {
         self.feet = Default::default();
-        self.floor = None;
+        self.floor.reset();
     }
 
-    /// Follows the source's floor by one frame (module header) and returns it.
-    fn follow_floor(&mut self, source: &BodyProportions, dt: f32) -> f32 {
-        let lowest = sole_height(&self.source_frame, source, 0).min(sole_height(
-            &self.source_frame,
-            source,
-            1,
-        ));
-        let step = FLOOR_RATE * source.rest_hips_height() * dt;
-        let floor = match self.floor {
-            Some(f) if lowest.is_finite() => {
-                if lowest < f {
-                    (f - step * (1.0 - FLOOR_PERCENTILE)).max(lowest)
-                } else {
-                    (f + step * FLOOR_PERCENTILE).min(lowest)
-                }
+    /// Follows the source's floor by one frame and decides each foot's contact
+    /// (module header); returns the floor.
+    fn follow_feet(&mut self, source: &BodyProportions, dt: f32, config: &MocapIkConfig) -> f32 {
+        let hips_height = source.rest_hips_height();
+        let (mut slow_sole, mut lowest_sole) = (None::<f32>, f32::INFINITY);
+        let mut speeds = [FootSpeeds::default(); 2];
+        for (side, (_, foot)) in FEET.into_iter().enumerate() {
+            let frame = &self.source_frame;
+            let (ankle, sole) = (
+                frame.position(foot),
+                frame.position(sole_joint(source, side)),
+            );
+            speeds[side] = self.feet[side].contact.track(ankle, sole, dt);
+            let sole = sole_height(frame, source, side);
+            lowest_sole = lowest_sole.min(sole);
+            if is_slow(speeds[side].sole, hips_height, config) {
+                slow_sole = Some(slow_sole.map_or(sole, |s| s.min(sole)));
             }
-            Some(f) => f,
-            None if lowest.is_finite() => lowest,
-            None => 0.0,
-        };
-        self.floor = Some(floor);
+        }
+        let floor = self
+            .floor
+            .follow(slow_sole, lowest_sole, dt, hips_height, config);
+        for (side, (_, foot)) in FEET.into_iter().enumerate() {
+            let height = self.source_frame.position(foot).y - floor - source.rest_height(foot);
+            self.feet[side]
+                .contact
+                .update(speeds[side].ankle, height, hips_height, config);
+        }
         floor
     }
 }
@@ -283,7 +292,7 @@ impl MocapIk<'_> {
         }
         let scale = target.rest_hips_height() / source.rest_hips_height();
         let height = target.rest_hips_height();
-        let floor = state.follow_floor(source, dt);
+        let floor = state.follow_feet(source, dt, c);
         let mut foot_targets = [Vec3::ZERO; 2];
         if c.feet {
             // The whole body stands on the source's floor: down by it (source metres in
@@ -294,16 +303,7 @@ impl MocapIk<'_> {
             }
             for (i, (_, foot)) in FEET.into_iter().enumerate() {
                 let wanted = bodies.foot_target(state, foot, scale, floor);
-                let moving = state.source_frame.position(foot) * scale;
-                let rest_height = target.rest_height(foot);
-                foot_targets[i] = plant_foot(
-                    &mut state.feet[i],
-                    (wanted, moving),
-                    rest_height,
-                    height,
-                    dt,
-                    c,
-                );
+                foot_targets[i] = plant_foot(&mut state.feet[i], wanted, dt, c);
             }
             if c.lower_hips {
                 let drop = bodies
@@ -354,7 +354,9 @@ impl Bodies<'_> {
     /// Lifts the target's toe of foot `side` to where the source's is (its height
     /// over the source's floor above the toe's rest height, scaled onto the target's
     /// toe rest height), never asking more than the toe's rest height (all of it for
-    /// a source without toes): the foot turns
+    /// a source without toes) nor less than the target's floor (a source's toe under
+    /// the floor as followed so far is no reason to put the target's under its
+    /// floor): the foot turns
     /// about the ankle, in the vertical plane of the toe, by
     /// `asin((wanted − ankle.y) / |toe − ankle|) − asin((toe − ankle).y / |toe − ankle|)`.
     /// Nothing to do for a target without toes or a toe already high enough.
@@ -376,7 +378,7 @@ impl Bodies<'_> {
         let wanted = if self.source.has(toe) {
             let source_toe =
                 state.source_frame.position(toe).y - floor - self.source.rest_height(toe);
-            (source_toe * scale + rest).min(rest)
+            (source_toe * scale + rest).clamp(0.0, rest)
         } else {
             rest
         };
@@ -460,21 +462,10 @@ impl Bodies<'_> {
     }
 }
 
-/// Contact detection and planting for one foot (module header): `wanted` is its
-/// target, `moving` the source's foot scaled, whose speed is the foot's. Returns the
-/// foot's target for this frame.
-fn plant_foot(
-    foot: &mut FootState,
-    (wanted, moving): (Vec3, Vec3),
-    rest_height: f32,
-    hips_height: f32,
-    dt: f32,
-    config: &MocapIkConfig,
-) -> Vec3 {
-    let speed = foot.previous.map_or(0.0, |p| p.distance(moving) / dt);
-    foot.previous = Some(moving);
-    let contact = config.is_contact(wanted.y - rest_height, speed, hips_height);
-    match (contact, foot.planted) {
+/// Planting for one foot (module header): `wanted` is its target; its contact was
+/// decided this frame. Returns the foot's target for this frame.
+fn plant_foot(foot: &mut FootState, wanted: Vec3, dt: f32, config: &MocapIkConfig) -> Vec3 {
+    match (foot.contact.is_in_contact(), foot.planted) {
         (true, Some(planted)) => planted,
         (true, None) => {
             // A foot landing while still easing out lands where it eases to.

@@ -1,0 +1,175 @@
+//! The source's floor, followed live (`LiveFloor`): the `floor_percentile` low
+//! quantile of the lowest slow sole (`contact::is_slow`) over the frames seen,
+//! each frame weighing its duration, the past fading with time constant
+//! `floor_seconds`. It is what `eval` finds over a whole clip (the same percentile
+//! of the same soles), seen as it comes: a glitch that throws a foot through the
+//! floor for a few frames is outweighed within a step or two, a jump or a step onto
+//! a box does not lift it (the lowest sole of a moving foot is no evidence, and the
+//! floor moves only once most of the recent weight is above it), and a capture
+//! whose floor drifts is followed within a few `floor_seconds`.
+//!
+//! The weights are kept in `FLOOR_BINS` bins of `FLOOR_BIN` hips heights around the
+//! first sole seen (a sole farther out counts in the end bin) and the quantile is
+//! interpolated within its bin: exact to a fraction of a millimetre on a
+//! human, on a fixed array (no heap; it runs on the solver thread). Hand-written:
+//! no crate keeps a decaying weighted quantile on a fixed array.
+
+use super::MocapIkConfig;
+
+/// Width of one bin, source hips heights (2 mm on a 1 m hips height).
+pub const FLOOR_BIN: f32 = 0.002;
+
+/// Number of bins: ±1.024 hips heights around the first sole seen.
+pub const FLOOR_BINS: usize = 1024;
+
+/// The live floor of one performer's source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveFloor {
+    /// Seconds of weight per bin (decayed).
+    weights: [f32; FLOOR_BINS],
+    /// Height of the low edge of bin 0, source model metres, and the bin width;
+    /// `None` before the first slow sole.
+    origin: Option<(f32, f32)>,
+    /// The floor as of the last frame, source model metres.
+    floor: Option<f32>,
+}
+
+impl Default for LiveFloor {
+    fn default() -> Self {
+        Self {
+            weights: [0.0; FLOOR_BINS],
+            origin: None,
+            floor: None,
+        }
+    }
+}
+
+impl LiveFloor {
+    /// The floor as of the last frame, source model metres (0 before the first).
+    #[must_use]
+    pub fn height(&self) -> f32 {
+        self.floor.unwrap_or(0.0)
+    }
+
+    /// Forgets everything (after a jump in the stream).
+    pub fn reset(&mut self) {
+        *self = Self::default();
+    }
+
+    /// Takes one frame lasting `dt` seconds: `slow_sole`, the lowest sole of the feet
+    /// slow on it (`None` when no foot is), and `lowest_sole`, the lowest of all,
+    /// which is the floor until a slow foot was seen; `hips_height` is the source's.
+    /// Returns the floor.
+    pub fn follow(
+        &mut self,
+        slow_sole: Option<f32>,
+        lowest_sole: f32,
+        dt: f32,
+        hips_height: f32,
+        config: &MocapIkConfig,
+    ) -> f32 {
+        let fade = if config.floor_seconds > 0.0 {
+            (-dt / config.floor_seconds).exp()
+        } else {
+            0.0
+        };
+        for w in &mut self.weights {
+            *w *= fade;
+        }
+        if let Some(sole) = slow_sole.filter(|s| s.is_finite()) {
+            let (low, bin) = *self.origin.get_or_insert_with(|| {
+                let bin = FLOOR_BIN * hips_height;
+                (sole - bin * (FLOOR_BINS / 2) as f32, bin)
+            });
+            let at = ((sole - low) / bin)
+                .floor()
+                .clamp(0.0, (FLOOR_BINS - 1) as f32) as usize;
+            self.weights[at] += dt;
+        }
+        let floor = match (self.quantile(config.floor_percentile), self.floor) {
+            (Some(q), _) => q,
+            (None, Some(f)) if self.origin.is_some() => f,
+            _ if lowest_sole.is_finite() => lowest_sole,
+            (None, f) => f.unwrap_or(0.0),
+        };
+        self.floor = Some(floor);
+        floor
+    }
+
+    /// The `p` quantile of the weights, interpolated within its bin; `None`
+    /// without weight.
+    fn quantile(&self, p: f32) -> Option<f32> {
+        let (low, bin) = self.origin?;
+        let total: f32 = self.weights.iter().sum();
+        if total <= 0.0 || !total.is_finite() {
+            return None;
+        }
+        let wanted = total * p.clamp(0.0, 1.0);
+        let mut below = 0.0;
+        for (k, w) in self.weights.iter().enumerate() {
+            if *w > 0.0 && below + w >= wanted {
+                let within = ((wanted - below) / w).clamp(0.0, 1.0);
+                return Some(low + (k as f32 + within) * bin);
+            }
+            below += w;
+        }
+        Some(low + FLOOR_BINS as f32 * bin)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `seconds` of frames at `rate` Hz, the slow sole at `sole(t)`.
+    fn run(floor: &mut LiveFloor, rate: f32, seconds: f32, sole: impl Fn(f32) -> Option<f32>) {
+        let config = MocapIkConfig::default();
+        let dt = 1.0 / rate;
+        for i in 0..(seconds * rate) as usize {
+            let s = sole(i as f32 * dt);
+            floor.follow(s, s.unwrap_or(0.5), dt, 1.0, &config);
+        }
+    }
+
+    #[test]
+    fn a_glitch_through_the_floor_is_outweighed_and_a_jump_does_not_lift_it() {
+        for rate in [25.0, 120.0] {
+            let mut floor = LiveFloor::default();
+            // 0.1 s of soles 10 cm under the floor, then steps on a floor 3 cm up
+            // (each sole 0..2 cm over it) for 3 s.
+            run(&mut floor, rate, 0.1, |_| Some(-0.1));
+            run(&mut floor, rate, 3.0, |t| {
+                Some(0.03 + 0.02 * (t * 7.0).sin().abs())
+            });
+            assert!(
+                (floor.height() - 0.03).abs() < 0.005,
+                "{rate} Hz: {}",
+                floor.height()
+            );
+            // A 1 s jump: no foot slow, the floor stays.
+            run(&mut floor, rate, 1.0, |_| None);
+            assert!(
+                (floor.height() - 0.03).abs() < 0.005,
+                "{rate} Hz: {}",
+                floor.height()
+            );
+        }
+    }
+
+    #[test]
+    fn a_floor_that_moves_is_followed_within_a_few_floor_seconds() {
+        let config = MocapIkConfig::default();
+        let mut floor = LiveFloor::default();
+        run(&mut floor, 60.0, 5.0, |_| Some(0.0));
+        run(&mut floor, 60.0, 4.0 * config.floor_seconds, |_| Some(0.2));
+        assert!((floor.height() - 0.2).abs() < 0.003, "{}", floor.height());
+    }
+
+    #[test]
+    fn before_a_slow_foot_the_floor_is_the_lowest_sole() {
+        let config = MocapIkConfig::default();
+        let mut floor = LiveFloor::default();
+        assert_eq!(floor.follow(None, 0.07, 0.01, 1.0, &config), 0.07);
+        assert_eq!(floor.follow(None, 0.05, 0.01, 1.0, &config), 0.05);
+    }
+}
