@@ -52,8 +52,9 @@ pub struct RunArgs {
     /// .json): FILE for every performer, NAME=FILE for one (repeatable; the text
     /// before the first `=` is a name when it has no `/`, `\` or `.`: write
     /// ./a=b.vrm for a file with `=` in its name). Overrides the config's
-    /// `avatar` and `performers.<name>.avatar`; turns mocap-mode IK on unless the
-    /// config says `enabled: false`.
+    /// `avatar` and `performers.<name>.avatar`, not a VMC output's `avatar` (a
+    /// receiver's: FILE must be the same as one showing every performer); turns
+    /// mocap-mode IK on unless the config says `enabled: false`.
     #[arg(long, value_name = "[NAME=]FILE")]
     pub avatar: Vec<String>,
 }
