@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -53,9 +53,10 @@ pub enum ConfigError {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct BridgeConfig {
-    /// The avatar of every performer without its own (`performers.<name>.avatar`):
-    /// a .vrm, glTF, BVH or skeleton JSON whose body the IK solves for; `null`:
-    /// the built-in VRM 1.0 humanoid.
+    /// The avatar of every performer without its own (see `avatar_for`): a .vrm,
+    /// glTF, BVH or skeleton JSON whose body the IK solves for; `null`: a VMC
+    /// output's for every performer (`default_avatar`), else the built-in VRM 1.0
+    /// humanoid.
     pub avatar: Option<PathBuf>,
     /// VMC senders (VSeeFace, VMC, Warudo...), one performer per sender.
     pub vmc_inputs: Vec<VmcInputConfig>,
@@ -279,6 +280,12 @@ pub struct VmcOutputConfig {
     /// Which performer this receiver shows; `null`: the first to appear;
     /// `"*"`: every performer (a receiver that tells them apart by `/VMC/Ext/T`).
     pub performer: Option<String>,
+    /// The avatar the receiver shows (a .vrm, glTF, BVH or skeleton JSON): the
+    /// performer it names is solved for it unless its own entry names one; with
+    /// `performer` `null` or `"*"`, it is every performer's without its own, as
+    /// `avatar` (see `BridgeConfig::avatar_for`). Its bone offsets are the ones
+    /// sent. `null`: the avatar of the performer it names, else the default.
+    pub avatar: Option<PathBuf>,
 }
 
 impl Default for VmcOutputConfig {
@@ -288,7 +295,17 @@ impl Default for VmcOutputConfig {
             names: NamesConfig::Vrm1,
             rate_hz: 0.0,
             performer: None,
+            avatar: None,
         }
+    }
+}
+
+impl VmcOutputConfig {
+    /// The performer this receiver shows by name; `None` for the first to appear
+    /// or every performer.
+    #[must_use]
+    pub fn named_performer(&self) -> Option<&str> {
+        self.performer.as_deref().filter(|name| *name != "*")
     }
 }
 
@@ -818,17 +835,95 @@ impl BridgeConfig {
                 }
             }
         }
+        self.check_avatars(path, "avatar")?;
         self.check_nats(path)
     }
 
-    /// The avatar file of `performer`: its own entry's, else the default
-    /// (`avatar`), else `None` (the built-in humanoid).
+    /// The avatar file of `performer`, in order: its own entry's
+    /// (`performers.<name>.avatar`, `run --avatar NAME=FILE`), that of a VMC
+    /// output naming it (the avatar its receiver shows), else the default
+    /// (`default_avatar`); `None`: the built-in humanoid. `check_avatars` has made
+    /// sure that outputs agree.
     #[must_use]
     pub fn avatar_for(&self, performer: &str) -> Option<&Path> {
         self.performers
             .get(performer)
             .and_then(|own| own.avatar.as_deref())
-            .or(self.avatar.as_deref())
+            .or_else(|| {
+                self.vmc_outputs
+                    .iter()
+                    .filter(|out| out.named_performer() == Some(performer))
+                    .find_map(|out| out.avatar.as_deref())
+            })
+            .or_else(|| self.default_avatar())
+    }
+
+    /// The avatar file of every performer without one of its own: `avatar` (or
+    /// `run --avatar FILE`), else that of a VMC output showing the first
+    /// performer or every performer; `None`: the built-in humanoid.
+    #[must_use]
+    pub fn default_avatar(&self) -> Option<&Path> {
+        self.avatar.as_deref().or_else(|| {
+            self.vmc_outputs
+                .iter()
+                .filter(|out| out.named_performer().is_none())
+                .find_map(|out| out.avatar.as_deref())
+        })
+    }
+
+    /// Every performer with settings or an avatar of its own: the `performers`
+    /// entries, then those VMC outputs with an avatar name, each once.
+    #[must_use]
+    pub fn named_performers(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.performers.keys().map(String::as_str).collect();
+        for out in &self.vmc_outputs {
+            if let (Some(name), Some(_)) = (out.named_performer(), &out.avatar)
+                && !names.contains(&name)
+            {
+                names.push(name);
+            }
+        }
+        names
+    }
+
+    /// The VMC outputs' avatars against each other and the default: two outputs
+    /// naming the same performer, or two showing the first or every performer,
+    /// must name the same file, and the latter the same as `avatar` when it is
+    /// set (`default_from` says where it came from: `avatar`, `run --avatar`).
+    /// A performer's own entry is no conflict: it wins (see `avatar_for`). Files
+    /// are the same when their paths are, as written, a `./` aside
+    /// (`same_avatar_file`).
+    pub fn check_avatars(&self, path: &Path, default_from: &str) -> Result<(), ConfigError> {
+        let mut every: Option<(&Path, String)> = self
+            .avatar
+            .as_deref()
+            .map(|avatar| (avatar, default_from.to_owned()));
+        let mut named: BTreeMap<&str, (&Path, String)> = BTreeMap::new();
+        for (i, out) in self.vmc_outputs.iter().enumerate() {
+            let Some(avatar) = out.avatar.as_deref() else {
+                continue;
+            };
+            let place = format!("vmcOutputs[{i}]");
+            let (who, first) = match out.named_performer() {
+                Some(name) => (name, named.entry(name).or_insert((avatar, place.clone()))),
+                None => (
+                    "every performer",
+                    every.get_or_insert((avatar, place.clone())),
+                ),
+            };
+            if !same_avatar_file(first.0, avatar) {
+                return Err(ConfigError::Field {
+                    path: path.to_owned(),
+                    field: format!("{place}.avatar"),
+                    message: format!(
+                        "{who} already has avatar {} from {}",
+                        first.0.display(),
+                        first.1
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Whether `name` is a built-in skeleton or one the file lists.
@@ -1036,6 +1131,17 @@ fn is_loopback_url(url: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// Whether two avatar paths name the same file: the same as written, `.`
+/// components aside (`a.vrm` and `./a.vrm` are one file; `m/../a.vrm` and an
+/// absolute path to it are others). The configuration is read without the disk.
+#[must_use]
+pub fn same_avatar_file(a: &Path, b: &Path) -> bool {
+    fn parts(p: &Path) -> impl Iterator<Item = Component<'_>> {
+        p.components().filter(|c| *c != Component::CurDir)
+    }
+    parts(a).eq(parts(b))
+}
+
 /// Skeletons embedded in the binary.
 pub const BUILT_IN_SKELETONS: [&str; 2] = ["lab19", "humanoid"];
 
@@ -1179,6 +1285,111 @@ mod tests {
     }
 
     #[test]
+    fn a_performers_own_avatar_comes_first_then_its_receivers_then_the_default() {
+        let config = parse(
+            r#"{"avatar": "everyone.vrm",
+                "vmcOutputs": [{"performer": "alice", "avatar": "alice-receiver.vrm"},
+                               {"performer": "bob", "avatar": "bob-receiver.vrm"},
+                               {"performer": "carol"}],
+                "performers": {"alice": {"avatar": "alice.vrm"}}}"#,
+        )
+        .unwrap();
+        for (performer, want) in [
+            ("alice", "alice.vrm"),
+            ("bob", "bob-receiver.vrm"),
+            ("carol", "everyone.vrm"),
+            ("dave", "everyone.vrm"),
+        ] {
+            assert_eq!(
+                config.avatar_for(performer),
+                Some(Path::new(want)),
+                "{performer}"
+            );
+        }
+        assert_eq!(config.named_performers(), ["alice", "bob"]);
+        // An output showing the first performer or all: every performer's without
+        // its own, as `avatar` is; one naming a performer stays that performer's.
+        for shows in ["null", r#""*""#] {
+            let config = parse(&format!(
+                r#"{{"vmcOutputs": [{{"performer": "bob", "avatar": "bob.vrm"}},
+                                   {{"performer": {shows}, "avatar": "all.vrm"}}],
+                    "performers": {{"alice": {{"avatar": "alice.vrm"}}}}}}"#
+            ))
+            .unwrap();
+            assert_eq!(config.default_avatar(), Some(Path::new("all.vrm")));
+            for (performer, want) in [
+                ("alice", "alice.vrm"),
+                ("bob", "bob.vrm"),
+                ("carol", "all.vrm"),
+            ] {
+                assert_eq!(
+                    config.avatar_for(performer),
+                    Some(Path::new(want)),
+                    "{shows}"
+                );
+            }
+        }
+        // No avatar anywhere: the built-in humanoid; an output without one adds no
+        // performer.
+        let none = parse(r#"{"vmcOutputs": [{"performer": "alice"}]}"#).unwrap();
+        assert_eq!(none.avatar_for("alice"), None);
+        assert_eq!(none.default_avatar(), None);
+        assert!(none.named_performers().is_empty());
+    }
+
+    #[test]
+    fn receivers_that_disagree_about_an_avatar_name_the_key() {
+        for (text, expected) in [
+            (
+                r#"{"vmcOutputs": [{"performer": "alice", "avatar": "a.vrm"},
+                                   {"performer": "alice", "avatar": "b.vrm"}]}"#,
+                "bridge.json: vmcOutputs[1].avatar: alice already has avatar a.vrm from vmcOutputs[0]",
+            ),
+            (
+                r#"{"vmcOutputs": [{"avatar": "a.vrm"}, {"performer": "bob"},
+                                   {"performer": "*", "avatar": "b.vrm"}]}"#,
+                "bridge.json: vmcOutputs[2].avatar: every performer already has avatar a.vrm from vmcOutputs[0]",
+            ),
+            (
+                r#"{"avatar": "a.vrm", "vmcOutputs": [{"avatar": "b.vrm"}]}"#,
+                "bridge.json: vmcOutputs[0].avatar: every performer already has avatar a.vrm from avatar",
+            ),
+        ] {
+            assert_eq!(parse(text).unwrap_err(), expected, "{text}");
+        }
+        // The same file twice, a `./` aside, is no conflict; nor is a performer's
+        // own entry, or the default, against an output naming the performer.
+        for text in [
+            r#"{"avatar": "m/a.vrm", "vmcOutputs": [{"avatar": "./m/a.vrm"}, {"performer": "*", "avatar": "m/./a.vrm"}]}"#,
+            r#"{"vmcOutputs": [{"performer": "alice", "avatar": "a.vrm"}, {"performer": "alice", "avatar": "./a.vrm"}]}"#,
+            r#"{"avatar": "all.vrm", "vmcOutputs": [{"performer": "alice", "avatar": "a.vrm"}],
+                "performers": {"alice": {"avatar": "own.vrm"}}}"#,
+        ] {
+            assert!(parse(text).is_ok(), "{text}");
+        }
+        assert!(!same_avatar_file(
+            Path::new("m/../a.vrm"),
+            Path::new("a.vrm")
+        ));
+        // `run --avatar FILE` in place of `avatar`: checked again, named as such.
+        let mut config = parse(r#"{"vmcOutputs": [{"avatar": "b.vrm"}]}"#).unwrap();
+        config.avatar = Some("a.vrm".into());
+        assert_eq!(
+            config
+                .check_avatars(Path::new("bridge.json"), "run --avatar")
+                .unwrap_err()
+                .to_string(),
+            "bridge.json: vmcOutputs[0].avatar: every performer already has avatar a.vrm from run --avatar"
+        );
+        config.avatar = Some("./b.vrm".into());
+        assert!(
+            config
+                .check_avatars(Path::new("bridge.json"), "run --avatar")
+                .is_ok()
+        );
+    }
+
+    #[test]
     fn mocap_ik_is_on_with_an_avatar_unless_the_file_says_false() {
         let skeleton = |text: &str, performer: &str| {
             let config = parse(text).unwrap();
@@ -1196,6 +1407,15 @@ mod tests {
         assert!(skeleton(
             r#"{"performers": {"lab": {"avatar": "a.vrm"}}}"#,
             "lab"
+        ));
+        // An avatar from a receiver counts as one, for the performer it names or
+        // for every performer.
+        let receiver = r#"{"vmcOutputs": [{"performer": "lab", "avatar": "a.vrm"}]}"#;
+        assert!(skeleton(receiver, "lab"));
+        assert!(!skeleton(receiver, "other"));
+        assert!(skeleton(
+            r#"{"vmcOutputs": [{"avatar": "a.vrm"}]}"#,
+            "other"
         ));
         // An explicit false turns it off, for the kind or for one performer.
         let off = r#"{"avatar": "a.vrm",

@@ -104,14 +104,14 @@ pub struct RunSummary {
 }
 
 /// The .vrm the viewer draws a performer on (`Some(name)`), or every performer
-/// without one of its own (`None`): the config's `avatar` keys, as `run --avatar`
-/// left them.
+/// without one of its own (`None`): the config's avatar keys (`avatar`, each
+/// performer's, the VMC outputs'), as `run --avatar` left them.
 fn configured_avatars(config: &BridgeConfig) -> ConfiguredAvatars {
     let config = config.clone();
     Arc::new(move |performer: Option<&str>| {
         match performer {
             Some(name) => config.avatar_for(name),
-            None => config.avatar.as_deref(),
+            None => config.default_avatar(),
         }
         .map(std::path::Path::to_path_buf)
     })
@@ -128,7 +128,7 @@ pub async fn run(
     let skeletons = Skeletons::load(&config)?;
     let lab_plans = skeletons.lab_plans(&config.lab_inputs)?;
     let avatars = AvatarPlan::load(&config)?;
-    let avatar_rest = avatars.default_rest.clone();
+    let avatar_rest = avatars.default_rest().clone();
 
     // The solver thread starts first: inputs need its handle to wake it.
     let stopping = Arc::new(AtomicBool::new(false));
@@ -144,9 +144,7 @@ pub async fn run(
     let received_from = wiring
         .nats_inputs(&config.nats_inputs, &config.bridge_name)
         .await?;
-    wiring
-        .vmc_outputs(&config.vmc_outputs, &avatar_rest)
-        .await?;
+    wiring.vmc_outputs(&config.vmc_outputs, &avatars).await?;
     let bridge = &config.bridge_name;
     wiring
         .nats_outputs(

@@ -1,18 +1,18 @@
 //! What the bridge loads and binds before any task runs: the skeletons senders
 //! may stream (built-in ones, then the configuration's), the lab OSC inputs'
-//! skeleton choices, the performers' avatars (each file named once, else the
-//! built-in humanoid), VMC senders' rest poses, and UDP sockets. Every failure is
+//! skeleton choices, the performers' and VMC receivers' avatars (each file
+//! loaded once, else the built-in humanoid), VMC senders' rest poses, and UDP sockets. Every failure is
 //! a `BridgeError` naming what failed.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use tokio::net::UdpSocket;
 
 use super::BridgeError;
-use super::config::{BridgeConfig, LabInputConfig};
+use super::config::{BridgeConfig, LabInputConfig, same_avatar_file};
 use crate::formats::inspect;
 use crate::formats::vrma::VrmaRest;
 use crate::formats::{self, LoadOptions, skeleton_json};
@@ -177,48 +177,81 @@ pub(super) fn load_avatar(path: &Path) -> Result<(Avatar, VrmaRest), BridgeError
     Ok((avatar, VrmaRest::from_mapped(&mapped)))
 }
 
-/// Every performer's avatar, built once: the default (the configuration's
-/// `avatar`, else the built-in humanoid) and each other file a performer names.
+/// Every performer's and VMC receiver's avatar, built once: the default
+/// (`BridgeConfig::default_avatar`, else the built-in humanoid) and each other
+/// file a performer or an output names.
 pub(super) struct AvatarPlan {
     pub avatars: Avatars,
-    /// The default avatar's T-pose: what the outputs' rest offsets, the recorder's
-    /// takes and the viewer's rig are built on.
-    pub default_rest: VrmaRest,
+    /// The T-pose of each avatar, by index (0: the default's: what the
+    /// recorder's takes and the viewer's rig are built on).
+    pub rests: Vec<VrmaRest>,
     /// Performers with an avatar of their own: name → index into `avatars`.
     pub by_performer: HashMap<String, usize>,
+    /// The avatar each VMC output's receiver shows, by output: its own, else
+    /// that of the performer it names, else the default.
+    pub by_output: Vec<usize>,
+}
+
+/// Avatar files as they are loaded, each once (see `same_avatar_file`).
+struct AvatarFiles<'a> {
+    /// The file of each avatar; `None`: the built-in humanoid (only ever 0).
+    files: Vec<Option<&'a Path>>,
+    loaded: Vec<(Avatar, VrmaRest)>,
+}
+
+impl<'a> AvatarFiles<'a> {
+    /// The index of the avatar at `path` (`None`: the default), loading it the
+    /// first time it is named.
+    fn index(&mut self, path: Option<&'a Path>) -> Result<usize, BridgeError> {
+        let Some(path) = path else {
+            return Ok(0);
+        };
+        let named = |f: &Option<&Path>| f.is_some_and(|f| same_avatar_file(f, path));
+        if let Some(i) = self.files.iter().position(named) {
+            return Ok(i);
+        }
+        self.loaded.push(load_avatar(path)?);
+        self.files.push(Some(path));
+        Ok(self.files.len() - 1)
+    }
 }
 
 impl AvatarPlan {
     /// Loads every avatar file `config` names (each once, in the order of the
-    /// file: the default first, then the performers' by name).
+    /// file: the default first, then the performers' by name, then the outputs').
     pub fn load(config: &BridgeConfig) -> Result<Self, BridgeError> {
-        let (default, default_rest) = match &config.avatar {
-            Some(path) => load_avatar(path)?,
-            None => built_in_avatar(),
+        let default = config.default_avatar();
+        let mut files = AvatarFiles {
+            files: vec![default],
+            loaded: vec![match default {
+                Some(path) => load_avatar(path)?,
+                None => built_in_avatar(),
+            }],
         };
-        // The files of avatars 1, 2, ... (0 is the default).
-        let mut files: Vec<&PathBuf> = Vec::new();
-        let mut others = Vec::new();
         let mut by_performer = HashMap::new();
-        for (name, own) in &config.performers {
-            let Some(path) = &own.avatar else {
-                continue;
-            };
-            let index = if config.avatar.as_ref() == Some(path) {
-                0
-            } else if let Some(i) = files.iter().position(|f| *f == path) {
-                i + 1
-            } else {
-                others.push(load_avatar(path)?.0);
-                files.push(path);
-                files.len()
-            };
-            by_performer.insert(name.clone(), index);
+        for name in config.named_performers() {
+            if let Some(path) = config.avatar_for(name) {
+                by_performer.insert(name.to_owned(), files.index(Some(path))?);
+            }
         }
+        let by_output = config
+            .vmc_outputs
+            .iter()
+            .map(|out| {
+                let shown = out.avatar.as_deref().or_else(|| {
+                    out.named_performer()
+                        .and_then(|name| config.avatar_for(name))
+                });
+                files.index(shown)
+            })
+            .collect::<Result<_, _>>()?;
+        let (mut avatars, rests): (Vec<_>, Vec<_>) = files.loaded.into_iter().unzip();
+        let default = avatars.remove(0);
         Ok(Self {
-            avatars: Avatars::new(default, others),
-            default_rest,
+            avatars: Avatars::new(default, avatars),
+            rests,
             by_performer,
+            by_output,
         })
     }
 
@@ -226,6 +259,21 @@ impl AvatarPlan {
     #[must_use]
     pub fn index(&self, performer: &str) -> usize {
         self.by_performer.get(performer).copied().unwrap_or(0)
+    }
+
+    /// The default avatar's T-pose.
+    #[must_use]
+    pub fn default_rest(&self) -> &VrmaRest {
+        &self.rests[0]
+    }
+
+    /// The T-pose of the avatar VMC output `output` (its index in the
+    /// configuration) shows.
+    #[must_use]
+    pub fn output_rest(&self, output: usize) -> &VrmaRest {
+        self.by_output
+            .get(output)
+            .map_or_else(|| self.default_rest(), |&i| &self.rests[i])
     }
 }
 

@@ -17,8 +17,8 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinSet;
 
 use super::config::{
-    BridgeConfig, PipelineConfig, RecorderConfig, VmcInputConfig, VmcOutputConfig,
-    VrchatInputConfig, WebSocketConfig,
+    BridgeConfig, PerformerOverrides, PipelineConfig, RecorderConfig, VmcInputConfig,
+    VmcOutputConfig, VrchatInputConfig, WebSocketConfig,
 };
 use super::start::{AvatarPlan, LabPlan, Skeletons, bind, performer_name, sender_rest};
 use super::{BridgeError, ReplaySource};
@@ -249,9 +249,9 @@ impl<'a> Wiring<'a> {
     pub async fn vmc_outputs(
         &mut self,
         outputs: &[VmcOutputConfig],
-        avatar_rest: &VrmaRest,
+        avatars: &AvatarPlan,
     ) -> Result<(), BridgeError> {
-        for out in outputs {
+        for (i, out) in outputs.iter().enumerate() {
             let name = format!("vmc-out:{}", out.to);
             let socket = vmc::socket_to(out.to)
                 .await
@@ -273,7 +273,8 @@ impl<'a> Wiring<'a> {
             };
             let task = VmcOutput {
                 socket,
-                encoder: VmcEncoder::new(out.names.into(), avatar_rest),
+                // Bone offsets of the avatar the receiver shows.
+                encoder: VmcEncoder::new(out.names.into(), avatars.output_rest(i)),
                 ring,
                 min_interval: (out.rate_hz > 0.0)
                     .then(|| Duration::from_secs_f32(1.0 / out.rate_hz)),
@@ -404,17 +405,21 @@ impl<'a> Wiring<'a> {
         let p = self.pipeline;
         let (control, control_rx) = std::sync::mpsc::channel::<SolverControl>();
         let defaults = &config.performer_defaults;
+        let has_default_avatar = config.default_avatar().is_some();
+        // A performer named only by a VMC output's avatar changes no setting.
+        let no_overrides = PerformerOverrides::default();
         let solver = Solver::new(
             SolverConfig {
                 performer_timeout: Duration::from_secs_f32(p.performer_timeout_s),
                 max_performers: p.max_performers,
-                humanoid: defaults.humanoid.settings(config.avatar.is_some()),
-                skeleton: defaults.skeleton.settings(config.avatar.is_some()),
-                trackers: defaults.trackers.settings(config.avatar.is_some()),
+                humanoid: defaults.humanoid.settings(has_default_avatar),
+                skeleton: defaults.skeleton.settings(has_default_avatar),
+                trackers: defaults.trackers.settings(has_default_avatar),
                 performers: config
-                    .performers
-                    .iter()
-                    .map(|(name, own)| {
+                    .named_performers()
+                    .into_iter()
+                    .map(|name| {
+                        let own = config.performers.get(name).unwrap_or(&no_overrides);
                         let has_avatar = config.avatar_for(name).is_some();
                         let settings = SettingsByKind {
                             humanoid: own.apply(&defaults.humanoid).settings(has_avatar),
@@ -422,7 +427,7 @@ impl<'a> Wiring<'a> {
                             trackers: own.apply(&defaults.trackers).settings(has_avatar),
                             avatar: avatars.index(name),
                         };
-                        (name.clone(), settings)
+                        (name.to_owned(), settings)
                     })
                     .collect::<HashMap<_, _>>(),
             },

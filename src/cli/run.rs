@@ -2,10 +2,10 @@
 //! recordings replayed as performers. Stops at Ctrl-C or SIGTERM (finishing every
 //! open recording), after `--duration`, or when the replays end (without `--loop`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mocap_bridge::bridge::config::BridgeConfig;
+use mocap_bridge::bridge::config::{BridgeConfig, ConfigError};
 use mocap_bridge::bridge::{self, ReplaySource, RunOptions};
 use mocap_bridge::formats::LoadOptions;
 use mocap_bridge::humanoid::CustomNames;
@@ -52,8 +52,9 @@ pub struct RunArgs {
     /// .json): FILE for every performer, NAME=FILE for one (repeatable; the text
     /// before the first `=` is a name when it has no `/`, `\` or `.`: write
     /// ./a=b.vrm for a file with `=` in its name). Overrides the config's
-    /// `avatar` and `performers.<name>.avatar`; turns mocap-mode IK on unless the
-    /// config says `enabled: false`.
+    /// `avatar` and `performers.<name>.avatar`, not a VMC output's `avatar` (a
+    /// receiver's: FILE must be the same as one showing every performer); turns
+    /// mocap-mode IK on unless the config says `enabled: false`.
     #[arg(long, value_name = "[NAME=]FILE")]
     pub avatar: Vec<String>,
 }
@@ -71,21 +72,32 @@ fn avatar_arg(text: &str) -> (Option<&str>, PathBuf) {
 }
 
 /// The `--avatar` arguments over the config's avatars: `--avatar FILE` first (it
-/// replaces the config's avatars, a performer's own too), then each
-/// `--avatar NAME=FILE`, whatever their order.
-fn set_avatars(config: &mut BridgeConfig, args: &[String]) {
+/// replaces the config's `avatar` and the performers' own, not what a VMC
+/// output's receiver shows: checked against those as `avatar` is, the error
+/// naming `file`, the configuration file), then each `--avatar NAME=FILE`,
+/// whatever their order.
+fn set_avatars(
+    config: &mut BridgeConfig,
+    args: &[String],
+    file: Option<&Path>,
+) -> Result<(), ConfigError> {
     let avatars: Vec<_> = args.iter().map(|a| avatar_arg(a)).collect();
-    if let Some((_, file)) = avatars.iter().rfind(|(name, _)| name.is_none()) {
+    if let Some((_, every)) = avatars.iter().rfind(|(name, _)| name.is_none()) {
         for own in config.performers.values_mut() {
             own.avatar = None;
         }
-        config.avatar = Some(file.clone());
+        config.avatar = Some(every.clone());
+        // Without a file no output names an avatar.
+        if let Some(file) = file {
+            config.check_avatars(file, "run --avatar")?;
+        }
     }
     for (name, file) in avatars {
         if let Some(name) = name {
             config.performers.entry(name.to_owned()).or_default().avatar = Some(file);
         }
     }
+    Ok(())
 }
 
 /// A performer name from a file name: its stem, cut to 32 bytes, made unique.
@@ -138,7 +150,7 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     if args.record {
         config.recorder.record_on_start = true;
     }
-    set_avatars(&mut config, &args.avatar);
+    set_avatars(&mut config, &args.avatar, args.config.as_deref())?;
     let mut replays = Vec::new();
     let mut names: Vec<String> = Vec::new();
     // Replays are read as they are: their own units, axes and maps.
@@ -254,13 +266,17 @@ mod tests {
 
     #[test]
     fn avatar_arguments_override_the_config() {
-        use std::path::Path;
         let text = r#"{"avatar": "all.vrm",
             "performers": {"alice": {"avatar": "alice.vrm"}, "bob": {"avatar": "bob.vrm"}}}"#;
         let config = || BridgeConfig::parse(Path::new("bridge.json"), text).unwrap();
         // One performer's: the others keep theirs.
         let mut one = config();
-        set_avatars(&mut one, &["carol=carol.vrm".into(), "bob=b2.vrm".into()]);
+        set_avatars(
+            &mut one,
+            &["carol=carol.vrm".into(), "bob=b2.vrm".into()],
+            None,
+        )
+        .unwrap();
         for (name, want) in [
             ("alice", "alice.vrm"),
             ("bob", "b2.vrm"),
@@ -271,13 +287,46 @@ mod tests {
         }
         // Every performer's, whatever the order: a NAME=FILE still wins for NAME.
         let mut every = config();
-        set_avatars(&mut every, &["bob=b2.vrm".into(), "new.vrm".into()]);
+        set_avatars(&mut every, &["bob=b2.vrm".into(), "new.vrm".into()], None).unwrap();
         for (name, want) in [("alice", "new.vrm"), ("bob", "b2.vrm"), ("dave", "new.vrm")] {
             assert_eq!(every.avatar_for(name), Some(Path::new(want)), "{name}");
         }
         // None: the config as it was.
         let mut none = config();
-        set_avatars(&mut none, &[]);
+        set_avatars(&mut none, &[], None).unwrap();
         assert_eq!(none, config());
+    }
+
+    #[test]
+    fn an_avatar_for_every_performer_must_be_the_one_a_receiver_of_all_shows() {
+        let text = r#"{"vmcOutputs": [{"performer": "alice", "avatar": "alice.vrm"},
+                                     {"performer": "*", "avatar": "all.vrm"}]}"#;
+        let file = Path::new("bridge.json");
+        let config = || BridgeConfig::parse(file, text).unwrap();
+        let mut other = config();
+        let error = set_avatars(&mut other, &["new.vrm".into()], Some(file)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "bridge.json: vmcOutputs[1].avatar: every performer already has avatar new.vrm from run --avatar"
+        );
+        // The same file is no conflict; the receiver naming alice still decides hers,
+        // and `NAME=FILE` beats it.
+        let mut same = config();
+        set_avatars(
+            &mut same,
+            &["./all.vrm".into(), "bob=b.vrm".into()],
+            Some(file),
+        )
+        .unwrap();
+        for (name, want) in [
+            ("alice", "alice.vrm"),
+            ("bob", "b.vrm"),
+            ("carol", "./all.vrm"),
+        ] {
+            assert_eq!(same.avatar_for(name), Some(Path::new(want)), "{name}");
+        }
+        let mut named = config();
+        set_avatars(&mut named, &["alice=mine.vrm".into()], Some(file)).unwrap();
+        assert_eq!(named.avatar_for("alice"), Some(Path::new("mine.vrm")));
     }
 }

@@ -4,7 +4,10 @@
 //! that same model (its own bind pose through `FromNormalized`) must keep the feet
 //! still while the *source's* feet stand (its contacts, found from the source
 //! motion alone by `eval::contacts::SourceContacts`) and the toes out of the
-//! floor. The same run with mocap IK turned off is printed beside it.
+//! floor. The same run with mocap IK turned off is printed beside it, and the
+//! same run with the avatar given only as the VMC output's (`vmcOutputs[0].avatar`,
+//! the receiver's avatar), which must solve as `--avatar` does and send that
+//! avatar's bone offsets.
 //!
 //! Avatars from `../shared/assets/vrm` whose legs differ from lab19's (hips
 //! 0.93 m): Example.vrm (VRM 1.0, hips 0.85 m) as every performer's avatar, and
@@ -200,16 +203,52 @@ fn measure(source: &Source, model: &Model, frames: &[VmcFrame]) -> Feet {
     feet
 }
 
+/// The largest difference, metres, between a bone's `/VMC/Ext/Bone/Pos` position
+/// (its rest offset from its spec parent, Unity axes) in `frame` and the same
+/// offset in `model`'s T-pose, over the bones the model has with their parents.
+fn rest_offset_error(model: &Model, frame: &VmcFrame) -> f32 {
+    let world = model.mapped.correction.t_pose_world(&model.mapped.skeleton);
+    let at = |b: HumanBone| {
+        let joint = model.mapped.map.joint(b)?;
+        Some(Vec3::from(world[joint].translation))
+    };
+    let mut worst = 0.0_f32;
+    let mut compared = 0;
+    for (name, position, _) in &frame.bones {
+        let Some(bone) = bone_from_unity(name).filter(|b| *b != HumanBone::Hips) else {
+            continue;
+        };
+        let (Some(own), Some(parent)) = (at(bone), bone.parent().and_then(at)) else {
+            continue;
+        };
+        let offset = own - parent;
+        // glTF axes to Unity's: the X flip.
+        let unity = Vec3::new(-offset.x, offset.y, offset.z);
+        worst = worst.max((*position - unity).length());
+        compared += 1;
+    }
+    assert!(compared >= 10, "only {compared} bones to compare");
+    worst
+}
+
 /// `run` with `args` (and mocap IK as `ik` says) while `simulate` streams the walk
-/// as `subject`; what came out over VMC.
-fn stream(dir: &Path, ik: Option<bool>, subject: &str, args: &[&str]) -> Vec<VmcFrame> {
+/// as `subject`, the VMC output's entry given `output`'s keys too; what came out
+/// over VMC.
+fn stream(
+    dir: &Path,
+    ik: Option<bool>,
+    subject: &str,
+    args: &[&str],
+    output: serde_json::Value,
+) -> Vec<VmcFrame> {
     let receiver = UdpSocket::bind("127.0.0.1:0").expect("bind");
     let lab_in = free_udp_port();
     let mut config = quiet_config();
     config["labInputs"] =
         serde_json::json!([{"listen": format!("127.0.0.1:{lab_in}"), "skeleton": "lab19"}]);
-    config["vmcOutputs"] =
-        serde_json::json!([{"to": receiver.local_addr().expect("addr").to_string()}]);
+    let mut entry = output;
+    entry["to"] = receiver.local_addr().expect("addr").to_string().into();
+    config["vmcOutputs"] = serde_json::json!([entry]);
     if let Some(enabled) = ik {
         config["performerDefaults"] =
             serde_json::json!({"skeleton": {"mocapIk": {"enabled": enabled}}});
@@ -267,38 +306,69 @@ fn simulate_into_run_avatar_keeps_the_feet_planted_on_that_avatar() {
         let path = assets.join(file);
         let model = model(&path);
         let avatar = path.display().to_string();
-        // `--avatar FILE` for every performer, `--avatar NAME=FILE` for one.
-        let arg = if every {
-            avatar.clone()
+        // `--avatar FILE` for every performer, `--avatar NAME=FILE` for one; as the
+        // receiver's, the output showing the first performer or naming it.
+        let (arg, shows) = if every {
+            (avatar.clone(), serde_json::Value::Null)
         } else {
-            format!("{subject}={avatar}")
+            (format!("{subject}={avatar}"), subject.into())
         };
+        let given = serde_json::json!({});
         let on = measure(
             &source,
             &model,
-            &stream(dir.path(), None, subject, &["--avatar", &arg]),
+            &stream(
+                dir.path(),
+                None,
+                subject,
+                &["--avatar", &arg],
+                given.clone(),
+            ),
         );
         let off = measure(
             &source,
             &model,
-            &stream(dir.path(), Some(false), subject, &["--avatar", &arg]),
+            &stream(dir.path(), Some(false), subject, &["--avatar", &arg], given),
         );
+        let received = stream(
+            dir.path(),
+            None,
+            subject,
+            &[],
+            serde_json::json!({"performer": shows, "avatar": avatar}),
+        );
+        let receiver = measure(&source, &model, &received);
+        let offsets_m = received
+            .iter()
+            .map(|frame| rest_offset_error(&model, frame))
+            .fold(0.0, f32::max);
         println!(
-            "{file} (hips {:.3} m), run --avatar {}:",
+            "{file} (hips {:.3} m), run --avatar {} / vmcOutputs[0].avatar with performer {shows}:",
             model.mapped.rest_hips_height(),
             if every { "FILE" } else { "NAME=FILE" }
         );
         println!("mocap IK frames contacts skate cm/f  max cm/f  lowest toe cm");
         println!("{}", row("on", &on));
         println!("{}", row("off", &off));
+        println!("{}", row("receiver", &receiver));
+        println!(
+            "receiver's bone offsets against {file}'s T-pose: largest difference {:.6} mm",
+            offsets_m * 1000.0
+        );
         // Enough to measure: a live output passes over a pose when a newer one
         // waits (a busy machine), never the run as a whole.
-        for f in [&on, &off] {
+        for f in [&on, &off, &receiver] {
             assert!(f.frames * 2 >= n, "{file}: {} of {n} frames", f.frames);
             assert!(f.contact_frames * 2 >= source_contacts, "{file}: {f:?}");
         }
-        assert!(on.skate_cm <= 0.5, "{file}: skate {on:?}");
-        assert!(on.lowest_toe_cm >= -1.0, "{file}: toe {on:?}");
+        for f in [&on, &receiver] {
+            assert!(f.skate_cm <= 0.5, "{file}: skate {f:?}");
+            assert!(f.lowest_toe_cm >= -1.0, "{file}: toe {f:?}");
+            // The IK ran: the feet slide less than without it.
+            assert!(f.max_skate_cm < off.max_skate_cm, "{file}: {f:?} {off:?}");
+        }
+        // The receiver is sent the bone offsets of the avatar it shows.
+        assert!(offsets_m < 1e-4, "{file}: offsets {offsets_m} m");
     }
 }
 
