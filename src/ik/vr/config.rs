@@ -66,10 +66,14 @@ pub struct VrIkConfig {
     /// Without a hips tracker, the body turns to where the head faces with this
     /// time constant, seconds (default 0.3).
     pub body_turn_seconds: f32,
-    /// Without a hips tracker, the neck joint follows its target with this time
-    /// constant, ahead of its own motion, and the neck turns to keep the head on
-    /// target (default 0.05).
+    /// Without a hips tracker, the neck joint (from which the whole body hangs)
+    /// follows its target with this time constant, ahead of its own motion, and the
+    /// neck turns to keep the head on target (default 0.1: the body does not shake
+    /// with every jolt of the head).
     pub torso_seconds: f32,
+    /// The same with a hips tracker and no chest tracker, where only the spine
+    /// bends toward the neck joint (default 0.05).
+    pub tracked_torso_seconds: f32,
 }
 
 impl Default for VrIkConfig {
@@ -93,7 +97,8 @@ impl Default for VrIkConfig {
             walk_ratio: 0.23,
             neck_seconds: 0.1,
             body_turn_seconds: 0.3,
-            torso_seconds: 0.05,
+            torso_seconds: 0.1,
+            tracked_torso_seconds: 0.05,
         }
     }
 }

@@ -15,8 +15,9 @@
 //!    the twist between the head's and the hips' yaw; the neck takes half of the
 //!    head's turn relative to the upper chest, so the neck joint is
 //!    `P(head) − M(neck)·(T(head) − T(neck))`. Unless a chest tracker sets the
-//!    spine, the neck joint follows where it must be over `torso_seconds` (a neck's
-//!    length from the head, `Follower` in `follower.rs`) and the neck turns to put
+//!    spine, the neck joint follows where it must be over `torso_seconds`
+//!    (`tracked_torso_seconds` with a hips tracker; a neck's length from the head,
+//!    `Follower` in `follower.rs`) and the neck turns to put
 //!    the head on its target. Without a hips tracker the hips go where this spine
 //!    puts the neck joint; with one, the spine bends toward it (two arc
 //!    corrections, scaled by `Spine::gain`). Whatever the spine's fixed length leaves
@@ -52,6 +53,7 @@ mod torso;
 mod turns;
 
 pub use config::VrIkConfig;
+
 pub use devices::VrInput;
 
 use glam::Vec3;
