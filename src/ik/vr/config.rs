@@ -28,7 +28,7 @@ pub struct VrIkConfig {
     /// (default 0.3).
     pub step_lead: f32,
     /// Seconds a step takes when not walking (default 0.25); while walking a step
-    /// takes half a stride of the gait.
+    /// takes a step's time at `walk_ratio`.
     pub step_seconds: f32,
     /// How high a stepping foot lifts, fraction of the height (default 0.03).
     pub step_height: f32,
@@ -41,23 +41,39 @@ pub struct VrIkConfig {
     /// millimetres short of the tracker only while the leg is that straight).
     pub tracked_leg_softness: f32,
     /// Above this speed of the hips, user heights per second, the untracked feet
-    /// walk: they step in turn as the head sways from side to side (default 0.2).
+    /// walk: they step in turn as the arms swing, or the head sways from side to
+    /// side (default 0.2).
     pub gait_speed: f32,
     /// Time constant of the path the head sways about, seconds (default 0.5).
     pub sway_seconds: f32,
     /// Sideways offset of the head from that path, fraction of the user's height,
     /// that says the body is over one foot (default 0.0035).
     pub sway_threshold: f32,
+    /// Walking, the rate at which the left hand gains on the right along where the
+    /// hips face, user heights per second, above which the arms' swing says which
+    /// foot steps (it swings against the legs); below it for half a stride, the
+    /// head's sway says (default 0.05).
+    pub arm_swing_threshold: f32,
+    /// Walk ratio: step length, user heights, over cadence, steps per second
+    /// (default 0.23, an adult's 0.0065 m per step/min at 1.7 m). Walking at speed
+    /// `v` a step is `√(walk_ratio · height · v)` long and takes
+    /// `√(walk_ratio · height / v)` seconds, as people step longer and faster the
+    /// faster they walk.
+    pub walk_ratio: f32,
     /// The neck and spine follow the head's turn with this time constant, seconds
     /// (default 0.1; the head itself turns exactly).
     pub neck_seconds: f32,
     /// Without a hips tracker, the body turns to where the head faces with this
     /// time constant, seconds (default 0.3).
     pub body_turn_seconds: f32,
-    /// Without a hips tracker, the neck joint follows its target with this time
-    /// constant, ahead of its own motion, and the neck turns to keep the head on
-    /// target (default 0.05).
+    /// Without a hips tracker, the neck joint (from which the whole body hangs)
+    /// follows its target with this time constant, ahead of its own motion, and the
+    /// neck turns to keep the head on target (default 0.1: the body does not shake
+    /// with every jolt of the head).
     pub torso_seconds: f32,
+    /// The same with a hips tracker and no chest tracker, where only the spine
+    /// bends toward the neck joint (default 0.05).
+    pub tracked_torso_seconds: f32,
 }
 
 impl Default for VrIkConfig {
@@ -77,9 +93,12 @@ impl Default for VrIkConfig {
             gait_speed: 0.2,
             sway_seconds: 0.5,
             sway_threshold: 0.0035,
+            arm_swing_threshold: 0.05,
+            walk_ratio: 0.23,
             neck_seconds: 0.1,
             body_turn_seconds: 0.3,
-            torso_seconds: 0.05,
+            torso_seconds: 0.1,
+            tracked_torso_seconds: 0.05,
         }
     }
 }

@@ -1,14 +1,14 @@
-//! The walking gait read from the head's sway (`Gait`): which foot the body is
-//! over, when it changes, and how long half a stride takes.
+//! The walking gait read from the arms' swing and the head's sway (`Gait`): which
+//! foot the body is over, and when it changes.
 
 use glam::Vec3;
 
 use super::VrIkConfig;
 
-/// The walking gait as the head shows it. The body sways over the foot it stands
-/// on, so the head's sideways offset from the path it walks says which foot that
-/// is; each change of side is a step of the other foot, and the time between
-/// changes (half a stride) is how long a step takes.
+/// The arms' swing is smoothed over this, seconds (a frame's jerk out, no lag a
+/// stride would notice).
+const ARM_SWING_SECONDS: f32 = 0.05;
+
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub(super) struct Gait {
     /// The head's horizontal position smoothed over a quarter of `sway_seconds`
@@ -25,26 +25,52 @@ pub(super) struct Gait {
     /// Seconds since the side last changed, and the smoothed time between changes.
     since: f32,
     pub(super) half_stride: f32,
+    /// How far the left hand is ahead of the right along where the hips face,
+    /// avatar metres, last frame; and its rate, smoothed over `ARM_SWING_SECONDS`,
+    /// metres per second.
+    arms: f32,
+    arms_rate: f32,
+    /// Seconds since the arms last swung faster than `arm_swing_threshold`.
+    arms_still: f32,
 }
 
 /// Bounds of `Gait::half_stride`, and where it starts, seconds.
 const HALF_STRIDE: (f32, f32, f32) = (0.25, 1.0, 0.5);
 
 impl Gait {
-    pub(super) fn new(head: Vec3) -> Self {
+    /// A gait starting afresh: the head's horizontal position, and how far the left
+    /// hand is ahead of the right (`arms`, avatar metres).
+    pub(super) fn new(head: Vec3, arms: f32) -> Self {
         Self {
             fast: head,
             slow: head,
+            arms,
+            // Arms not seen swinging: the sway says from the start.
+            arms_still: HALF_STRIDE.1,
             half_stride: HALF_STRIDE.2,
             ..Self::default()
         }
     }
 
-    /// Follows the head's horizontal position for one frame; the side the body has
-    /// just swayed over (1 left, −1 right), if it changed. Sideways is across the
-    /// path's velocity; the two smoothings lag behind the head along the path by
+    /// Follows the arms (`arms`: how far the left hand is ahead of the right along
+    /// where the hips face, avatar metres) and the head's horizontal position for
+    /// one frame; the side the body has just come over (1 left, −1 right), if it
+    /// changed: the arms' while they swing faster than `arm_swing_threshold` of
+    /// `height` per second, the side kept while they turn back, and the head's sway
+    /// once they have not swung so for half a stride. Sideways is across the path's
+    /// velocity; the two smoothings lag behind the head along the path by
     /// velocity · time constant, and that difference is taken out.
-    pub(super) fn read(&mut self, c: &VrIkConfig, head: Vec3, height: f32, dt: f32) -> Option<f32> {
+    pub(super) fn read(
+        &mut self,
+        c: &VrIkConfig,
+        head: Vec3,
+        arms: f32,
+        height: f32,
+        dt: f32,
+    ) -> Option<f32> {
+        let rate = (arms - self.arms) / dt;
+        self.arms = arms;
+        self.arms_rate += (rate - self.arms_rate) * (dt / ARM_SWING_SECONDS).min(1.0);
         let tau = c.sway_seconds.max(1e-3);
         let fast_tau = tau / 4.0;
         let k = (dt / tau).min(1.0);
@@ -57,7 +83,19 @@ impl Gait {
         self.bias += (offset - self.bias) * k;
         let sway = offset - self.bias;
         let threshold = c.sway_threshold * height;
-        let side = if sway > threshold {
+        let swing = c.arm_swing_threshold * height;
+        self.arms_still = if self.arms_rate.abs() > swing {
+            0.0
+        } else {
+            self.arms_still + dt
+        };
+        let side = if self.arms_rate > swing {
+            1.0
+        } else if self.arms_rate < -swing {
+            -1.0
+        } else if self.arms_still < self.half_stride {
+            self.side
+        } else if sway > threshold {
             1.0
         } else if sway < -threshold {
             -1.0
@@ -77,7 +115,7 @@ impl Gait {
         Some(side)
     }
 
-    /// Whether the sway says nothing to step by: not seen yet, or overdue.
+    /// Whether the gait says nothing to step by: not seen yet, or overdue.
     pub(super) fn is_stalled(&self) -> bool {
         self.side == 0.0 || self.since > self.half_stride
     }
@@ -105,12 +143,12 @@ mod tests {
                 sway,
             )
         };
-        let mut gait = Gait::new(path(0.0).0);
+        let mut gait = Gait::new(path(0.0).0, 0.0);
         let (mut agree, mut frames, mut changes) = (0, 0, 0);
         for i in 1..=1200 {
             let t = i as f32 * dt;
             let (head, sway) = path(t);
-            if gait.read(&config, head, height, dt).is_some() && t > 2.0 {
+            if gait.read(&config, head, 0.0, height, dt).is_some() && t > 2.0 {
                 changes += 1;
             }
             if t > 2.0 {
@@ -126,6 +164,38 @@ mod tests {
             (gait.half_stride - period / 2.0).abs() < 0.05,
             "{}",
             gait.half_stride
+        );
+    }
+
+    #[test]
+    fn swinging_arms_say_which_foot_steps_even_against_the_sway() {
+        // Walking 1.2 m/s straight ahead with a 1.1 s stride, the left hand gaining
+        // ±15 cm on the right, and the head swaying the wrong way round: the side
+        // read is the arms' (left hand coming forward: the right foot steps, the body
+        // is over the left) once started, but for the smoothing's lag and the
+        // threshold after each of the arms' turns (about 6% of a half stride each).
+        let config = VrIkConfig::default();
+        let (dt, period, height) = (1.0 / 90.0, 1.1, 1.6);
+        let phase = |t: f32| std::f32::consts::TAU * t / period;
+        let head = |t: f32| Vec3::new(-0.03 * phase(t).cos(), 0.0, 1.2 * t);
+        let arms = |t: f32| 0.15 * phase(t).sin();
+        let mut gait = Gait::new(head(0.0), arms(0.0));
+        let (mut agree, mut frames, mut changes) = (0, 0, 0);
+        for i in 1..=900 {
+            let t = i as f32 * dt;
+            let changed = gait.read(&config, head(t), arms(t), height, dt).is_some();
+            if t > 1.0 {
+                changes += usize::from(changed);
+                frames += 1;
+                agree += usize::from(gait.side == phase(t).cos().signum());
+            }
+        }
+        assert!(agree as f32 > 0.85 * frames as f32, "{agree} of {frames}");
+        // Two changes a stride over the 9 s after the first, give or take one.
+        let expected = (9.0 / period * 2.0) as i32;
+        assert!(
+            (changes as i32 - expected).abs() <= 1,
+            "{changes} changes, {expected} expected"
         );
     }
 }

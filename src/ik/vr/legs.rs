@@ -4,7 +4,8 @@
 //! lands on the foot's footprint (where it stands under the hips) `step_lead`
 //! seconds of the hips' motion ahead, lifted by `step_height`. While the hips move
 //! faster than `gait_speed` the feet walk (`Gait`): each change of the side the
-//! head sways to makes the other foot step, over the time between changes.
+//! body is over (the arms' swing says, else the head's sway) makes the other foot
+//! step, over a step's time at `walk_ratio` for the hips' speed.
 //! Standing, or when the sway says nothing, a foot steps once its landing is more
 //! than `step_distance` of the user's height away, over `step_seconds`, one foot at
 //! a time.
@@ -126,10 +127,11 @@ impl PlaceLegs<'_> {
     pub(super) fn run(mut self) -> Result<(), IkError> {
         let hips = self.follow_hips();
         let head = horizontal(self.inputs.devices.head.position);
-        let swayed = self
-            .state
-            .gait
-            .read(self.inputs.config, head, self.height, self.inputs.dt);
+        let arms = self.arms_ahead(hips.forward);
+        let swayed =
+            self.state
+                .gait
+                .read(self.inputs.config, head, arms, self.height, self.inputs.dt);
         let landing = self.landing(&hips);
         if !self.started {
             for (f, at) in self.state.feet.iter_mut().zip(landing) {
@@ -160,18 +162,19 @@ impl PlaceLegs<'_> {
     /// that speed. The first frame starts the gait afresh.
     fn follow_hips(&mut self) -> HipsMotion {
         let (c, height, dt) = (self.inputs.config, self.height, self.inputs.dt);
-        let state = &mut *self.state;
         let at = self.frame.position(HumanBone::Hips);
+        let forward = self.inputs.turns.hips_yaw * Vec3::Z;
+        let arms = self.arms_ahead(forward);
+        let state = &mut *self.state;
         if self.started {
             let v = horizontal(at - state.hips) / dt;
             let k = (dt / 0.1).min(1.0);
             state.hips_velocity = state.hips_velocity.lerp(v, k);
         } else {
             state.hips_velocity = Vec3::ZERO;
-            state.gait = Gait::new(horizontal(self.inputs.devices.head.position));
+            state.gait = Gait::new(horizontal(self.inputs.devices.head.position), arms);
         }
         state.hips = at;
-        let forward = self.inputs.turns.hips_yaw * Vec3::Z;
         let ahead = state.hips_velocity.dot(forward).max(0.0);
         let upright = at.y > UPRIGHT * self.inputs.body.rest_hips_height();
         let walking = upright && ahead > c.gait_speed * height;
@@ -189,6 +192,13 @@ impl PlaceLegs<'_> {
         }
     }
 
+    /// How far the left hand (wrist) is ahead of the right along `forward`, avatar
+    /// metres: what the arms' swing is read from.
+    fn arms_ahead(&self, forward: Vec3) -> f32 {
+        let [left, right] = self.inputs.devices.hands;
+        (left.position - right.position).dot(forward)
+    }
+
     /// Where each untracked foot goes next: its footprint (where it stands under the
     /// hips, `horizontal(P(hips) + Y(hips)·(T(foot) − T(hips)))` at the foot's rest
     /// height) plus, while walking, `step_lead` of the hips' forward motion.
@@ -204,9 +214,10 @@ impl PlaceLegs<'_> {
         })
     }
 
-    /// Which untracked foot starts a step. Walking, when the body sways over one
+    /// Which untracked foot starts a step. Walking, when the body comes over one
     /// foot, that foot stands (landing now if it is still stepping) and the other
-    /// steps for half a stride. With no gait to go by, the foot farther than
+    /// steps, over a step's time at `walk_ratio`: `√(walk_ratio · height / v)` at
+    /// the hips' forward speed `v`. With no gait to go by, the foot farther than
     /// `step_distance` of the height from where it should land steps, over
     /// `step_seconds`, one at a time.
     fn start_steps(
@@ -228,7 +239,9 @@ impl PlaceLegs<'_> {
                     f.seconds = f.seconds.min(LAND_WITHIN / (1.0 - p).max(1e-3));
                 }
                 if untracked[1 - stance] {
-                    state.feet[1 - stance].step(state.gait.half_stride);
+                    let speed = hips.ahead.max(c.gait_speed * height).max(1e-3);
+                    let seconds = (c.walk_ratio.max(0.0) * height / speed).sqrt();
+                    state.feet[1 - stance].step(seconds);
                 }
             }
             _ if (!hips.walking || state.gait.is_stalled())

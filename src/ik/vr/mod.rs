@@ -15,8 +15,9 @@
 //!    the twist between the head's and the hips' yaw; the neck takes half of the
 //!    head's turn relative to the upper chest, so the neck joint is
 //!    `P(head) − M(neck)·(T(head) − T(neck))`. Unless a chest tracker sets the
-//!    spine, the neck joint follows where it must be over `torso_seconds` (a neck's
-//!    length from the head, `Follower` in `follower.rs`) and the neck turns to put
+//!    spine, the neck joint follows where it must be over `torso_seconds`
+//!    (`tracked_torso_seconds` with a hips tracker; a neck's length from the head,
+//!    `Follower` in `follower.rs`) and the neck turns to put
 //!    the head on its target. Without a hips tracker the hips go where this spine
 //!    puts the neck joint; with one, the spine bends toward it (two arc
 //!    corrections, scaled by `Spine::gain`). Whatever the spine's fixed length leaves
@@ -33,9 +34,10 @@
 //!    and the foot's facing), softened by `leg_softness`. A step lands on the foot's
 //!    footprint (where it stands under the hips) `step_lead` seconds of the hips'
 //!    motion ahead, lifted by `step_height`. While the hips move faster than
-//!    `gait_speed` the feet walk (`Gait` in `gait.rs`): the head sways over the foot
-//!    the body stands on, each change of side makes the other foot step, and a step
-//!    takes the time between changes. Standing, or when the sway says nothing, a
+//!    `gait_speed` the feet walk (`Gait` in `gait.rs`): the arms swing against the
+//!    legs (else the head sways over the foot the body stands on), each change of
+//!    side makes the other foot step, and a step takes a step's time at
+//!    `walk_ratio` for the hips' speed. Standing, or when the gait says nothing, a
 //!    foot steps once its landing is more than `step_distance` of the user's height
 //!    away, over `step_seconds`, one foot at a time.
 //!
@@ -51,6 +53,7 @@ mod torso;
 mod turns;
 
 pub use config::VrIkConfig;
+
 pub use devices::VrInput;
 
 use glam::Vec3;

@@ -112,12 +112,17 @@ impl PlaceTorso<'_> {
         let neck_target = self.neck_and_head(&spine);
         // Unless a chest tracker sets the spine, the neck joint is aimed (see
         // `aim_neck_joint`) and the neck then turns to put the head on its target.
-        let aim_neck = (self.inputs.devices.hips.is_none() || self.inputs.devices.chest.is_none())
+        let (c, devices) = (self.inputs.config, self.inputs.devices);
+        let seconds = match devices.hips {
+            Some(_) => c.tracked_torso_seconds,
+            None => c.torso_seconds,
+        };
+        let aim_neck = (devices.hips.is_none() || devices.chest.is_none())
             && self.inputs.body.has(HumanBone::Neck)
-            && self.inputs.config.torso_seconds > 0.0
+            && seconds > 0.0
             && self.inputs.turns.smooth;
         let neck_target = if aim_neck {
-            self.aim_neck_joint(neck_target)
+            self.aim_neck_joint(neck_target, seconds)
         } else {
             self.neck_goal.reset(neck_target)
         };
@@ -179,14 +184,14 @@ impl PlaceTorso<'_> {
         neck_target
     }
 
-    /// The neck joint follows `target` smoothed over `torso_seconds`, ahead of its
-    /// own motion (`Follower`), and is kept a neck's length from the head:
+    /// The neck joint follows `target` smoothed over `seconds` (`torso_seconds`:
+    /// the whole body hangs from it; `tracked_torso_seconds` with a hips tracker:
+    /// only the spine bends toward it), ahead of its own motion (`Follower`), and is
+    /// kept a neck's length from the head:
     /// `P(head) − normalize(P(head) − goal)·|T(head) − T(neck)|`.
-    fn aim_neck_joint(&mut self, target: Vec3) -> Vec3 {
+    fn aim_neck_joint(&mut self, target: Vec3, seconds: f32) -> Vec3 {
         let (body, head) = (self.inputs.body, self.inputs.devices.head);
-        let goal = self
-            .neck_goal
-            .follow(target, self.inputs.config.torso_seconds, self.inputs.dt);
+        let goal = self.neck_goal.follow(target, seconds, self.inputs.dt);
         let neck_length = body.rest_position(HumanBone::Head) - body.rest_position(HumanBone::Neck);
         head.position - (head.position - goal).normalize_or_zero() * neck_length.length()
     }
