@@ -7,11 +7,21 @@
 //! on it as on a local performer. Custom expression names are announced to the
 //! solver before the first frame using them, as a replay does.
 //!
+//! A bundle (`<prefix>.<bridge>.poses`, every pose of one wake-up of the sender)
+//! is split and each of its poses taken the same way. A subscription may match a
+//! performer's subject and its bridge's bundle both (`mocap.>`), and the sender
+//! publishes a wake-up's poses on their subjects before their bundle, so each
+//! frame is taken once: a performer taken from its own subject is not taken from
+//! a bundle pose whose sequence number is not after the last one taken (its copy);
+//! one taken from a bundle (its own message lost) is from then on taken from the
+//! bundles alone.
+//!
 //! What it ignores (counted as `ignored`): subjects of other kinds (`source`,
-//! `status`) and what this bridge published itself (its own name as the
-//! subject's bridge). Payloads that do not decode are counted as `bad`. A gap in a
-//! performer's sequence numbers is counted as frames `lost` in the connection's
-//! status (a new run of the sender, whose numbers start again, is not a gap).
+//! `status`), what this bridge published itself (its own name as the subject's
+//! bridge) and a frame taken already. Payloads that do not decode are counted as
+//! `bad` (a bundle's poses one by one). A gap in a performer's sequence numbers is
+//! counted as frames `lost` in the connection's status (a new run of the sender,
+//! whose numbers start again, is not a gap).
 //! Every performer received is added to `received`, so an output to the same
 //! server does not publish it back.
 
@@ -49,6 +59,8 @@ struct Remote {
     /// Custom expression slots already announced to the solver.
     announced: usize,
     last_seq: u64,
+    /// The last frame taken came in a bundle (not on the performer's subject).
+    from_bundle: bool,
 }
 
 /// Subscribes `client` to `subjects`; once connected, waits (up to `wait`) until
@@ -91,13 +103,43 @@ impl NatsInput {
         remotes: &mut foldhash::HashMap<PerformerName, Remote>,
     ) {
         let stats = &self.port.stats;
-        match Subject::parse(subject) {
-            Some(s) if s.kind == Kind::Pose && s.bridge != self.bridge => {}
-            _ => {
+        if let Some(bridge) = nats::parse_bundle_subject(subject) {
+            if bridge == self.bridge {
                 stats.ignored.fetch_add(1, Relaxed);
                 return;
             }
+            match nats::split_bundle(payload) {
+                Ok(poses) => {
+                    for pose in poses {
+                        self.take_pose(subject, pose, true, remotes);
+                    }
+                }
+                Err(e) => {
+                    stats.bad.fetch_add(1, Relaxed);
+                    tracing::debug!(%e, subject, "NATS input: dropped a bundle");
+                }
+            }
+            return;
         }
+        match Subject::parse(subject) {
+            Some(s) if s.kind == Kind::Pose && s.bridge != self.bridge => {
+                self.take_pose(subject, payload, false, remotes);
+            }
+            _ => {
+                stats.ignored.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    /// One pose payload, from its performer's subject or from a bundle (`bundled`).
+    fn take_pose(
+        &mut self,
+        subject: &str,
+        payload: &[u8],
+        bundled: bool,
+        remotes: &mut foldhash::HashMap<PerformerName, Remote>,
+    ) {
+        let stats = &self.port.stats;
         let mut performer = None;
         let decoded = nats::decode_pose(payload, |name| {
             performer = Some(name);
@@ -114,6 +156,16 @@ impl NatsInput {
         let Some(remote) = performer.and_then(|p| remotes.get_mut(&p)) else {
             return;
         };
+        let copy = match (remote.from_bundle, bundled) {
+            (true, false) => true,
+            (false, true) => remote.last_seq != 0 && header.seq <= remote.last_seq,
+            _ => false,
+        };
+        if copy {
+            stats.ignored.fetch_add(1, Relaxed);
+            return;
+        }
+        remote.from_bundle = bundled;
         if remote.last_seq == 0 {
             self.received.insert(header.performer);
         } else if header.seq > remote.last_seq + 1 {
