@@ -16,7 +16,9 @@
 //! frame's identity (the time field at its documented offset), as a client that
 //! hands poses on would, and is stopped by closing its connection (a NATS drain)
 //! or a last datagram, with no timer per message. Loss is frames pushed ×
-//! receivers − frames received.
+//! receivers − frames received. Per tick (the frames pushed together), the first
+//! receipt by any receiver is the way through; the last one is that plus the
+//! fan-out's drain to every receiver.
 //! CPU is the CPU time the output threads, the receivers and (for NATS) the
 //! server spent, per delivered frame.
 //!
@@ -52,6 +54,11 @@ struct Run {
     pushed: u64,
     received: u64,
     latency: Histogram<u64>,
+    /// Per tick (the 16 frames pushed together), the latency of its first and
+    /// of its last receipt by any receiver, µs: the path through, and the
+    /// fan-out's drain.
+    first: Histogram<u64>,
+    last: Histogram<u64>,
     /// CPU seconds: output threads, receivers, server.
     cpu: [f64; 3],
 }
@@ -170,22 +177,35 @@ fn frame_of(time: f64) -> (usize, usize) {
 type Receipts = Vec<Vec<(usize, usize, Instant)>>;
 
 fn summarize(pushed: &[Vec<Instant>], receipts: Receipts, cpu: [f64; 3]) -> Run {
-    let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("bounds");
+    let histogram = || Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("bounds");
+    let mut latency = histogram();
+    let mut ticks = vec![(u64::MAX, 0u64); pushed.first().map_or(0, Vec::len)];
     let mut received = 0;
     for receiver in receipts {
         for (p, k, at) in receiver {
             if let Some(sent) = pushed.get(p).and_then(|v| v.get(k)) {
-                let us = at.saturating_duration_since(*sent).as_micros() as u64;
-                latency.saturating_record(us.max(1));
+                let us = (at.saturating_duration_since(*sent).as_micros() as u64).max(1);
+                latency.saturating_record(us);
                 received += 1;
+                if let Some((first, last)) = ticks.get_mut(k) {
+                    *first = (*first).min(us);
+                    *last = (*last).max(us);
+                }
             }
         }
+    }
+    let (mut first, mut last) = (histogram(), histogram());
+    for &(f, l) in ticks.iter().filter(|(_, l)| *l > 0) {
+        first.saturating_record(f);
+        last.saturating_record(l);
     }
     let per_receiver: u64 = pushed.iter().map(|v| v.len() as u64).sum();
     Run {
         pushed: per_receiver,
         received,
         latency,
+        first,
+        last,
         cpu,
     }
 }
@@ -424,11 +444,13 @@ fn line(how: &str, receivers: usize, r: &Run) -> String {
     let lost = expected.saturating_sub(r.received);
     let per_frame_us = |s: f64| s * 1e6 / r.received.max(1) as f64;
     format!(
-        "| {how} | {receivers} | {} | {:.2} | {:.2} | {:.2} | {lost} ({:.3} %) | {:.1} | {:.1} | {:.1} |",
+        "| {how} | {receivers} | {} | {:.2} | {:.2} | {:.2} | {:.2} / {:.2} | {lost} ({:.3} %) | {:.1} | {:.1} | {:.1} |",
         r.received,
         r.latency.value_at_quantile(0.5) as f64 / 1000.0,
         r.latency.value_at_quantile(0.99) as f64 / 1000.0,
         r.latency.max() as f64 / 1000.0,
+        r.first.value_at_quantile(0.5) as f64 / 1000.0,
+        r.last.value_at_quantile(0.5) as f64 / 1000.0,
         lost as f64 * 100.0 / expected.max(1) as f64,
         per_frame_us(r.cpu[0]),
         per_frame_us(r.cpu[1]),
@@ -458,12 +480,13 @@ fn main() {
     let url = format!("nats://127.0.0.1:{port}");
     println!(
         "{PERFORMERS} performers × {RATE_HZ} Hz for {seconds} s per case; latency push → receipt (ms); \
-         CPU µs per delivered frame: outputs, receivers, nats-server"
+         a tick's first / last receipt: p50 over ticks of the earliest and of the latest receipt of \
+         the frames pushed together; CPU µs per delivered frame: outputs, receivers, nats-server"
     );
     println!(
-        "| fan-out | receivers | frames received | p50 | p99 | max | lost | CPU outputs | CPU receivers | CPU server |"
+        "| fan-out | receivers | frames received | p50 | p99 | max | tick's first / last receipt | lost | CPU outputs | CPU receivers | CPU server |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for receivers in [1, 10, 100] {
         for fanout in [Fanout::Performers, Fanout::Bundle] {
             let nats = through_nats(&url, server.id(), receivers, fanout, seconds);
