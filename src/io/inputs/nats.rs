@@ -63,6 +63,18 @@ struct Remote {
     from_bundle: bool,
 }
 
+impl Remote {
+    /// Whether frame `seq`, from a bundle (`bundled`) or from the performer's
+    /// subject, is the copy of one taken already (see the module header).
+    fn is_copy(&self, seq: u64, bundled: bool) -> bool {
+        match (self.from_bundle, bundled) {
+            (true, false) => true,
+            (false, true) => self.last_seq != 0 && seq <= self.last_seq,
+            _ => false,
+        }
+    }
+}
+
 /// Subscribes `client` to `subjects`; once connected, waits (up to `wait`) until
 /// the server has the subscription, so nothing published after start-up is
 /// missed.
@@ -156,12 +168,7 @@ impl NatsInput {
         let Some(remote) = performer.and_then(|p| remotes.get_mut(&p)) else {
             return;
         };
-        let copy = match (remote.from_bundle, bundled) {
-            (true, false) => true,
-            (false, true) => remote.last_seq != 0 && header.seq <= remote.last_seq,
-            _ => false,
-        };
-        if copy {
+        if remote.is_copy(header.seq, bundled) {
             stats.ignored.fetch_add(1, Relaxed);
             return;
         }
@@ -195,5 +202,47 @@ impl NatsInput {
                 pose,
             },
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Remote;
+
+    /// Takes `frames` (seq, from a bundle) in order; the seqs taken.
+    fn taken(frames: &[(u64, bool)]) -> Vec<u64> {
+        let mut remote = Remote::default();
+        let mut taken = Vec::new();
+        for &(seq, bundled) in frames {
+            if !remote.is_copy(seq, bundled) {
+                remote.from_bundle = bundled;
+                remote.last_seq = seq;
+                taken.push(seq);
+            }
+        }
+        taken
+    }
+
+    #[test]
+    fn each_frame_is_taken_once_from_subjects_and_bundles() {
+        // Two frames of one performer in one wake-up: both subjects, then the bundle.
+        let both = [
+            (1, false),
+            (2, false),
+            (1, true),
+            (2, true),
+            (3, false),
+            (3, true),
+        ];
+        assert_eq!(taken(&both), [1, 2, 3]);
+        // Frame 2's own message lost: from the bundle, and the bundles from then on.
+        let lost = [(1, false), (1, true), (2, true), (3, false), (3, true)];
+        assert_eq!(taken(&lost), [1, 2, 3]);
+        // Bundles alone, with a new run of the sender (numbers start again).
+        let bundles = [(7, true), (8, true), (1, true), (2, true)];
+        assert_eq!(taken(&bundles), [7, 8, 1, 2]);
+        // Subjects alone, with a new run.
+        let subjects = [(7, false), (8, false), (1, false)];
+        assert_eq!(taken(&subjects), [7, 8, 1]);
     }
 }
