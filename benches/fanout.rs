@@ -138,7 +138,7 @@ fn feed(mut ports: Vec<OutputPort>, seconds: f64) -> Vec<Vec<Instant>> {
         .map(|p| PerformerName::new(&format!("performer-{p}")).expect("name"))
         .collect();
     let pose = mocap_bridge::takes::demo::pose_at(0.3, 0.95);
-    let ticks = (seconds * RATE_HZ) as usize;
+    let ticks = ticks(seconds);
     let mut pushed: Vec<Vec<Instant>> =
         (0..PERFORMERS).map(|_| Vec::with_capacity(ticks)).collect();
     let start = Instant::now();
@@ -166,6 +166,11 @@ fn feed(mut ports: Vec<OutputPort>, seconds: f64) -> Vec<Vec<Instant>> {
         }
     }
     pushed
+}
+
+/// The ticks fed in `seconds`.
+fn ticks(seconds: f64) -> usize {
+    (seconds * RATE_HZ) as usize
 }
 
 /// The frame a time stands for: (performer, number).
@@ -275,7 +280,9 @@ fn through_nats(
         });
         clients.push(client);
         tasks.push(receivers.spawn(async move {
-            let mut got = Vec::new();
+            // Room for every frame: no reallocation (copying every receipt so far,
+            // in every receiver at the same tick) while frames arrive.
+            let mut got = Vec::with_capacity(ticks(seconds) * PERFORMERS);
             // Ends when the connection is drained.
             while let Some(message) = sub.next().await {
                 let at = Instant::now();
@@ -376,7 +383,7 @@ fn through_vmc(receivers_n: usize, seconds: f64) -> Run {
             let tag = b"/VMC/Ext/T\0\0,f\0\0";
             let apply = b"/VMC/Ext/Blend/Apply";
             let mut buf = vec![0u8; 65_536];
-            let mut got = Vec::new();
+            let mut got = Vec::with_capacity(ticks(seconds) * PERFORMERS);
             // A frame spans several datagrams: it has arrived with its last
             // (`/VMC/Ext/Blend/Apply`); its time is in its first.
             let mut current = None;
