@@ -1,15 +1,24 @@
 //! Fanning 16 performers out to many receivers: through a NATS server (the
 //! bridge's NATS output publishes each pose once, `nats-server` copies it to every
 //! subscriber) against VMC over UDP (one VMC output per receiver, as a studio
-//! would configure it), measured in the same run with the same frames.
+//! would configure it), measured in the same run with the same frames. NATS
+//! subscribers come in two kinds: of every performer's own subject
+//! (`bench.fanout.*.pose`, a message per pose) and of the bridge's bundle
+//! (`bench.fanout.poses`, a message per wake-up with every pose of it).
 //!
 //! A feeder thread plays the solver: 16 performers × 120 Hz, each frame pushed
 //! onto the outputs' rings as the solver does (to every VMC output; to the one
 //! NATS output), stamped when pushed. The outputs are the bridge's own tasks
 //! (`io::outputs::nats`, `io::outputs::vmc`) on a runtime of their own; the
-//! receivers (async-nats subscribers, or UDP sockets) run on another. Each frame's
-//! time carries its performer and number, so a receiver knows when it was pushed:
-//! latency is push → receipt. Loss is frames pushed × receivers − frames received.
+//! receivers (async-nats subscribers, one connection each, or UDP sockets) run on
+//! another. Each frame's time carries its performer and number, so a receiver
+//! knows when it was pushed: latency is push → receipt. A receiver reads only the
+//! frame's identity (the time field at its documented offset), as a client that
+//! hands poses on would, and is stopped by closing its connection (a NATS drain)
+//! or a last datagram, with no timer per message. Loss is frames pushed ×
+//! receivers − frames received. Per tick (the frames pushed together), the first
+//! receipt by any receiver is the way through; the last one is that plus the
+//! fan-out's drain to every receiver.
 //! CPU is the CPU time the output threads, the receivers and (for NATS) the
 //! server spent, per delivered frame.
 //!
@@ -20,20 +29,19 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use hdrhistogram::Histogram;
 use mocap_bridge::formats::vrma::VrmaRest;
-use mocap_bridge::humanoid::CustomNames;
 use mocap_bridge::io::nats::{NatsServer, connect};
 use mocap_bridge::io::outputs::nats::NatsOutput;
 use mocap_bridge::io::outputs::vmc::{self, Shows, VmcOutput};
 use mocap_bridge::pipeline::status::{ConnectionStats, Latency};
 use mocap_bridge::pipeline::{Delivery, OutputMsg, OutputPort, PoseFrame, output_ring};
 use mocap_bridge::protocol::frame::PerformerName;
-use mocap_bridge::protocol::nats::decode_pose;
+use mocap_bridge::protocol::nats::split_bundle;
 use mocap_bridge::protocol::vmc::{Datagrams, ExpressionNames, VmcEncoder};
 
 const PERFORMERS: usize = 16;
@@ -46,6 +54,11 @@ struct Run {
     pushed: u64,
     received: u64,
     latency: Histogram<u64>,
+    /// Per tick (the 16 frames pushed together), the latency of its first and
+    /// of its last receipt by any receiver, µs: the path through, and the
+    /// fan-out's drain.
+    first: Histogram<u64>,
+    last: Histogram<u64>,
     /// CPU seconds: output threads, receivers, server.
     cpu: [f64; 3],
 }
@@ -125,7 +138,7 @@ fn feed(mut ports: Vec<OutputPort>, seconds: f64) -> Vec<Vec<Instant>> {
         .map(|p| PerformerName::new(&format!("performer-{p}")).expect("name"))
         .collect();
     let pose = mocap_bridge::takes::demo::pose_at(0.3, 0.95);
-    let ticks = (seconds * RATE_HZ) as usize;
+    let ticks = ticks(seconds);
     let mut pushed: Vec<Vec<Instant>> =
         (0..PERFORMERS).map(|_| Vec::with_capacity(ticks)).collect();
     let start = Instant::now();
@@ -155,6 +168,11 @@ fn feed(mut ports: Vec<OutputPort>, seconds: f64) -> Vec<Vec<Instant>> {
     pushed
 }
 
+/// The ticks fed in `seconds`.
+fn ticks(seconds: f64) -> usize {
+    (seconds * RATE_HZ) as usize
+}
+
 /// The frame a time stands for: (performer, number).
 fn frame_of(time: f64) -> (usize, usize) {
     ((time / ID) as usize, (time % ID) as usize)
@@ -164,22 +182,35 @@ fn frame_of(time: f64) -> (usize, usize) {
 type Receipts = Vec<Vec<(usize, usize, Instant)>>;
 
 fn summarize(pushed: &[Vec<Instant>], receipts: Receipts, cpu: [f64; 3]) -> Run {
-    let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("bounds");
+    let histogram = || Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("bounds");
+    let mut latency = histogram();
+    let mut ticks = vec![(u64::MAX, 0u64); pushed.first().map_or(0, Vec::len)];
     let mut received = 0;
     for receiver in receipts {
         for (p, k, at) in receiver {
             if let Some(sent) = pushed.get(p).and_then(|v| v.get(k)) {
-                let us = at.saturating_duration_since(*sent).as_micros() as u64;
-                latency.saturating_record(us.max(1));
+                let us = (at.saturating_duration_since(*sent).as_micros() as u64).max(1);
+                latency.saturating_record(us);
                 received += 1;
+                if let Some((first, last)) = ticks.get_mut(k) {
+                    *first = (*first).min(us);
+                    *last = (*last).max(us);
+                }
             }
         }
+    }
+    let (mut first, mut last) = (histogram(), histogram());
+    for &(f, l) in ticks.iter().filter(|(_, l)| *l > 0) {
+        first.saturating_record(f);
+        last.saturating_record(l);
     }
     let per_receiver: u64 = pushed.iter().map(|v| v.len() as u64).sum();
     Run {
         pushed: per_receiver,
         received,
         latency,
+        first,
+        last,
         cpu,
     }
 }
@@ -193,35 +224,88 @@ fn runtime(name: &str, threads: usize) -> tokio::runtime::Runtime {
         .expect("runtime")
 }
 
-/// Through `nats-server`: one NATS output, `subscribers` subscribers.
-fn through_nats(server: &str, server_pid: u32, subscribers: usize, seconds: f64) -> Run {
+/// What NATS subscribers subscribe to.
+#[derive(Clone, Copy)]
+enum Fanout {
+    /// Every performer's subject: a message per pose.
+    Performers,
+    /// The bridge's bundle: a message per wake-up of the output.
+    Bundle,
+}
+
+impl Fanout {
+    fn subjects(self) -> &'static str {
+        match self {
+            Fanout::Performers => "bench.fanout.*.pose",
+            Fanout::Bundle => "bench.fanout.poses",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Fanout::Performers => "NATS, a subject per performer",
+            Fanout::Bundle => "NATS, bundle subject",
+        }
+    }
+}
+
+/// The time field of a pose payload (docs/nats.md: the name's length at byte 6,
+/// the time 15 + length bytes in), without reading the rest of the pose.
+fn pose_time(pose: &[u8]) -> Option<f64> {
+    let at = 15 + usize::from(*pose.get(6)?);
+    Some(f64::from_le_bytes(pose.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// Through `nats-server`: one NATS output, `subscribers` subscribers of `fanout`.
+fn through_nats(
+    server: &str,
+    server_pid: u32,
+    subscribers: usize,
+    fanout: Fanout,
+    seconds: f64,
+) -> Run {
     let outputs = runtime("fanout-out", 1);
     let receivers = runtime("fanout-recv", 1);
-    let stop = Arc::new(AtomicBool::new(false));
+    let mut clients = Vec::new();
     let mut tasks = Vec::new();
     for _ in 0..subscribers {
-        let url = server.to_owned();
-        let stop = stop.clone();
-        let (ready_tx, ready) = std::sync::mpsc::channel();
-        tasks.push(receivers.spawn(async move {
-            let client = async_nats::connect(url).await.expect("subscriber");
-            let mut sub = client.subscribe("bench.>").await.expect("subscribe");
+        let (client, mut sub) = receivers.block_on(async {
+            let client = async_nats::connect(server).await.expect("subscriber");
+            let sub = client
+                .subscribe(fanout.subjects())
+                .await
+                .expect("subscribe");
             client.flush().await.expect("flush");
-            let _ = ready_tx.send(());
-            let mut got = Vec::new();
-            let mut names = CustomNames::default();
-            while !stop.load(Relaxed) {
-                let next = tokio::time::timeout(Duration::from_millis(50), sub.next()).await;
-                let Ok(Some(message)) = next else { continue };
+            (client, sub)
+        });
+        clients.push(client);
+        tasks.push(receivers.spawn(async move {
+            // Room for every frame: no reallocation (copying every receipt so far,
+            // in every receiver at the same tick) while frames arrive.
+            let mut got = Vec::with_capacity(ticks(seconds) * PERFORMERS);
+            // Ends when the connection is drained.
+            while let Some(message) = sub.next().await {
                 let at = Instant::now();
-                if let Ok((header, _)) = decode_pose(&message.payload, |_| &mut names) {
-                    let (p, k) = frame_of(header.time);
-                    got.push((p, k, at));
+                match fanout {
+                    Fanout::Performers => {
+                        if let Some(time) = pose_time(&message.payload) {
+                            let (p, k) = frame_of(time);
+                            got.push((p, k, at));
+                        }
+                    }
+                    Fanout::Bundle => {
+                        let Ok(poses) = split_bundle(&message.payload) else {
+                            continue;
+                        };
+                        for time in poses.filter_map(pose_time) {
+                            let (p, k) = frame_of(time);
+                            got.push((p, k, at));
+                        }
+                    }
                 }
             }
             got
         }));
-        ready.recv().expect("subscribed");
     }
     let (port, ring) = output_ring("nats-out", 4096, Delivery::Newest);
     let stats = ring.stats.clone();
@@ -266,7 +350,9 @@ fn through_nats(server: &str, server_pid: u32, subscribers: usize, seconds: f64)
         threads_cpu("fanout-recv"),
         process_cpu(server_pid),
     ];
-    stop.store(true, Relaxed);
+    for client in &clients {
+        receivers.block_on(client.drain()).expect("drain");
+    }
     let receipts = tasks
         .into_iter()
         .map(|t| receivers.block_on(t).expect("receiver"))
@@ -283,27 +369,26 @@ fn through_nats(server: &str, server_pid: u32, subscribers: usize, seconds: f64)
 fn through_vmc(receivers_n: usize, seconds: f64) -> Run {
     let outputs = runtime("fanout-out", 1);
     let receivers = runtime("fanout-recv", 1);
-    let stop = Arc::new(AtomicBool::new(false));
     let mut ports = Vec::new();
     let mut tasks = Vec::new();
     let mut senders = Vec::new();
+    let mut addrs = Vec::new();
     for _ in 0..receivers_n {
         let socket = receivers
             .block_on(tokio::net::UdpSocket::bind("127.0.0.1:0"))
             .expect("receiver");
         let addr: SocketAddr = socket.local_addr().expect("addr");
-        let stop = stop.clone();
+        addrs.push(addr);
         tasks.push(receivers.spawn(async move {
             let tag = b"/VMC/Ext/T\0\0,f\0\0";
             let apply = b"/VMC/Ext/Blend/Apply";
             let mut buf = vec![0u8; 65_536];
-            let mut got = Vec::new();
+            let mut got = Vec::with_capacity(ticks(seconds) * PERFORMERS);
             // A frame spans several datagrams: it has arrived with its last
             // (`/VMC/Ext/Blend/Apply`); its time is in its first.
             let mut current = None;
-            while !stop.load(Relaxed) {
-                let next = tokio::time::timeout(Duration::from_millis(50), socket.recv(&mut buf));
-                let Ok(Ok(n)) = next.await else { continue };
+            // Ends with an empty datagram, which no VMC output sends.
+            while let Ok(n @ 1..) = socket.recv(&mut buf).await {
                 let at = Instant::now();
                 let bytes = &buf[..n];
                 if let Some(i) = bytes.windows(tag.len()).position(|w| w == tag)
@@ -345,7 +430,10 @@ fn through_vmc(receivers_n: usize, seconds: f64) -> Run {
     }
     std::thread::sleep(Duration::from_millis(300));
     let cpu_after = [threads_cpu("fanout-out"), threads_cpu("fanout-recv")];
-    stop.store(true, Relaxed);
+    let stopper = std::net::UdpSocket::bind("127.0.0.1:0").expect("stopper");
+    for addr in addrs {
+        stopper.send_to(&[], addr).expect("stop");
+    }
     let receipts = tasks
         .into_iter()
         .map(|t| receivers.block_on(t).expect("receiver"))
@@ -363,11 +451,13 @@ fn line(how: &str, receivers: usize, r: &Run) -> String {
     let lost = expected.saturating_sub(r.received);
     let per_frame_us = |s: f64| s * 1e6 / r.received.max(1) as f64;
     format!(
-        "| {how} | {receivers} | {} | {:.2} | {:.2} | {:.2} | {lost} ({:.3} %) | {:.1} | {:.1} | {:.1} |",
+        "| {how} | {receivers} | {} | {:.2} | {:.2} | {:.2} | {:.2} / {:.2} | {lost} ({:.3} %) | {:.1} | {:.1} | {:.1} |",
         r.received,
         r.latency.value_at_quantile(0.5) as f64 / 1000.0,
         r.latency.value_at_quantile(0.99) as f64 / 1000.0,
         r.latency.max() as f64 / 1000.0,
+        r.first.value_at_quantile(0.5) as f64 / 1000.0,
+        r.last.value_at_quantile(0.5) as f64 / 1000.0,
         lost as f64 * 100.0 / expected.max(1) as f64,
         per_frame_us(r.cpu[0]),
         per_frame_us(r.cpu[1]),
@@ -397,17 +487,20 @@ fn main() {
     let url = format!("nats://127.0.0.1:{port}");
     println!(
         "{PERFORMERS} performers × {RATE_HZ} Hz for {seconds} s per case; latency push → receipt (ms); \
-         CPU µs per delivered frame: outputs, receivers, nats-server"
+         a tick's first / last receipt: p50 over ticks of the earliest and of the latest receipt of \
+         the frames pushed together; CPU µs per delivered frame: outputs, receivers, nats-server"
     );
     println!(
-        "| fan-out | receivers | frames received | p50 | p99 | max | lost | CPU outputs | CPU receivers | CPU server |"
+        "| fan-out | receivers | frames received | p50 | p99 | max | tick's first / last receipt | lost | CPU outputs | CPU receivers | CPU server |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for receivers in [1, 10, 100] {
-        let nats = through_nats(&url, server.id(), receivers, seconds);
-        println!("{}", line("NATS", receivers, &nats));
+        for fanout in [Fanout::Performers, Fanout::Bundle] {
+            let nats = through_nats(&url, server.id(), receivers, fanout, seconds);
+            println!("{}", line(fanout.label(), receivers, &nats));
+        }
         let vmc = through_vmc(receivers, seconds);
-        println!("{}", line("VMC/UDP", receivers, &vmc));
+        println!("{}", line("VMC over UDP", receivers, &vmc));
     }
     let _ = server.kill();
     let _ = server.wait();

@@ -34,7 +34,8 @@ cp "$out/vmc/send-0.bin" "$out/osc/vmc.bin"
 cp "$out/lab_osc/simulate-0.bin" "$out/osc/lab.bin"
 
 # NATS payloads written from docs/nats.md's tables: a pose with bones, a preset, a
-# custom expression and lookAt; a bare one; a skeleton source and a devices one.
+# custom expression and lookAt; a bare one; a bundle of two; a skeleton source and
+# a devices one.
 python3 - "$out/nats" <<'PY'
 import math, struct, sys
 out = sys.argv[1]
@@ -59,6 +60,12 @@ def pose(performer, seq, time, bones, presets, customs, look):
 turn = (0.0, math.sin(0.2), 0.0, math.cos(0.2))
 open(f"{out}/pose.bin", "wb").write(pose("alice", 42, 1.25, [(0, turn), (18, (0, 0, 0.5, math.sqrt(0.75)))], [(0, 0.75)], [("tongueOut", 0.5)], (0.2, -0.1)))
 open(f"{out}/pose-bare.bin", "wb").write(pose("b", 1, 0.0, [], [], [], None))
+def bundle(*poses):
+    b = b"MBPB" + bytes([1]) + struct.pack("<H", len(poses))
+    for p in poses:
+        b += struct.pack("<I", len(p)) + p
+    return b
+open(f"{out}/bundle.bin", "wb").write(bundle(pose("alice", 42, 1.25, [(0, turn)], [], [], None), pose("b", 7, 0.5, [], [(0, 0.75)], [], (0.2, -0.1))))
 def source(performer, skeleton, points):
     present = sum(1 << i for i, _ in points)
     b = b"MBSR" + bytes([1]) + name(performer) + struct.pack("<Q", 7) + name(skeleton)

@@ -154,10 +154,16 @@ pub fn websocket(data: &[u8]) {
     }
 }
 
-/// A NATS message payload, read as a pose (as the NATS input does) and as a source.
+/// A NATS message payload, read as a pose (as the NATS input does), as a bundle
+/// (each of its poses read as a pose) and as a source.
 pub fn nats(data: &[u8]) {
     let mut names = mocap_bridge::humanoid::CustomNames::default();
     let _ = nats::decode_pose(data, |_| &mut names);
+    if let Ok(poses) = nats::split_bundle(data) {
+        for pose in poses {
+            let _ = nats::decode_pose(pose, |_| &mut names);
+        }
+    }
     let _ = nats::decode_source(data);
 }
 

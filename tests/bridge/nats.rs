@@ -1,7 +1,8 @@
 //! Bridges fanning performers out through real `nats-server`s: a take replayed on
-//! one bridge arrives unchanged on others, directly and through a relay to a
-//! second server, with no loop; a server killed mid-stream and restarted loses
-//! only the frames of the outage. The tests start their own servers on free
+//! one bridge arrives unchanged on others, directly (from the performer's
+//! subjects, from the bridge's bundles, and from both at once without a frame
+//! taken twice) and through a relay to a second server, with no loop; a server
+//! killed mid-stream and restarted loses only the frames of the outage. The tests start their own servers on free
 //! loopback ports; without `nats-server` installed they say so and pass, except
 //! in CI (`CI` set), where a missing server fails them.
 
@@ -12,7 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use mocap_bridge::protocol::nats::{Kind, Subject, decode_pose};
+use mocap_bridge::protocol::nats::{
+    Kind, Subject, decode_pose, parse_bundle_subject, split_bundle,
+};
 use serde_json::{Value, json};
 
 use crate::harness::{Bridge, free_tcp_port, quiet_config, repo};
@@ -156,6 +159,22 @@ impl Watcher {
     }
 }
 
+/// The sequence numbers of the poses in the bundles a watcher saw from `bridge`.
+fn bundle_seqs(watcher: &Watcher, bridge: &str) -> Vec<u64> {
+    let messages = watcher.messages.lock().unwrap();
+    let mut seqs = Vec::new();
+    for (_, payload) in messages
+        .iter()
+        .filter(|(subject, _)| parse_bundle_subject(subject) == Some(bridge))
+    {
+        for pose in split_bundle(payload).expect("a bundle") {
+            let mut names = mocap_bridge::humanoid::CustomNames::default();
+            seqs.push(decode_pose(pose, |_| &mut names).expect("a pose").0.seq);
+        }
+    }
+    seqs
+}
+
 /// The sequence numbers of the poses a watcher saw from `bridge`.
 fn pose_seqs(watcher: &Watcher, bridge: &str) -> Vec<u64> {
     watcher
@@ -230,13 +249,14 @@ fn a_take_fans_out_through_nats_and_a_relay_unchanged() {
         Watcher::subscribe(&u1, "mocap.>"),
         Watcher::subscribe(&u2, "mocap.>"),
     );
-    let dirs: BTreeMap<&str, tempfile::TempDir> = ["a", "b", "c", "d"]
+    let dirs: BTreeMap<&str, tempfile::TempDir> = ["a", "b", "c", "d", "e"]
         .into_iter()
         .map(|n| (n, tempfile::tempdir().expect("tempdir")))
         .collect();
     // D reads the second server; C relays the first to the second and also
     // publishes to the first (where A's performer must not come back); B reads
-    // the first.
+    // the first (`mocap.>`: every performer's subjects and every bundle); E reads
+    // only the bundles on the first.
     let d = Bridge::start(
         dirs["d"].path(),
         &nats_config("d", &[&u2], &[], true),
@@ -252,6 +272,9 @@ fn a_take_fans_out_through_nats_and_a_relay_unchanged() {
         &nats_config("b", &[&u1], &[], true),
         &["--quiet"],
     );
+    let mut config_e = nats_config("e", &[], &[], true);
+    config_e["natsInputs"] = json!([{ "server": u1, "subjects": "mocap.*.poses" }]);
+    let e = Bridge::start(dirs["e"].path(), &config_e, &["--quiet"]);
     let sample = repo().join("recordings/walk-and-wave.vrma");
     let a = Bridge::start(
         dirs["a"].path(),
@@ -267,7 +290,7 @@ fn a_take_fans_out_through_nats_and_a_relay_unchanged() {
     assert_eq!(code, 0, "{stderr}");
     std::thread::sleep(Duration::from_millis(500));
     let mut lines = BTreeMap::new();
-    for (name, bridge) in [("b", b), ("c", c), ("d", d)] {
+    for (name, bridge) in [("b", b), ("c", c), ("d", d), ("e", e)] {
         let (code, out, stderr) = bridge.stop();
         assert_eq!(code, 0, "{name}: {stderr}");
         lines.insert(name, last_status(&out));
@@ -276,12 +299,24 @@ fn a_take_fans_out_through_nats_and_a_relay_unchanged() {
     let take = |name: &str| only_file(&dirs[name].path().join("recordings"), ".vrma");
     let (frames, worst_b, hips_b, dt_b) = compare_takes(&take("a"), &take("b"));
     let (_, worst_d, hips_d, dt_d) = compare_takes(&take("a"), &take("d"));
-    // The independent subscribers saw every sequence number once, in order.
+    let (_, worst_e, hips_e, dt_e) = compare_takes(&take("a"), &take("e"));
+    // The independent subscribers saw every sequence number once, in order, on
+    // the performer's subject and in the bundles alike.
     let expected: Vec<u64> = (1..=frames as u64).collect();
     assert_eq!(
         pose_seqs(&watch1, "a"),
         expected,
         "A's poses on the first server"
+    );
+    assert_eq!(
+        bundle_seqs(&watch1, "a"),
+        expected,
+        "A's bundles on the first server"
+    );
+    assert_eq!(
+        bundle_seqs(&watch2, "c"),
+        expected,
+        "C's bundles on the second server"
     );
     assert_eq!(
         pose_seqs(&watch2, "c"),
@@ -290,6 +325,11 @@ fn a_take_fans_out_through_nats_and_a_relay_unchanged() {
     );
     // Loop-free: C published nothing of A's performer back to the first server.
     assert_eq!(watch1.bridges(), ["a"], "bridges heard on the first server");
+    assert_eq!(
+        bundle_seqs(&watch1, "c"),
+        [0u64; 0],
+        "C's bundles on the first"
+    );
     let status: Vec<Value> = watch1
         .by_bridge("a", Kind::Status)
         .iter()
@@ -305,13 +345,20 @@ fn a_take_fans_out_through_nats_and_a_relay_unchanged() {
     }
     let a_line = last_status(&a_lines);
     println!(
-        "{frames} frames A → B (one server) worst {worst_b:.7}°, hips {:.4} mm, times ±{dt_b} s; \
-         A → C → D (relay to a second server) worst {worst_d:.7}°, hips {:.4} mm, times ±{dt_d} s\nA: {a_line}\nC: {}",
+        "{frames} frames A → B (one server, every subject) worst {worst_b:.7}°, hips {:.4} mm, times ±{dt_b} s; \
+         A → E (bundles only) worst {worst_e:.7}°, hips {:.4} mm, times ±{dt_e} s; \
+         A → C → D (relay to a second server) worst {worst_d:.7}°, hips {:.4} mm, times ±{dt_d} s\nA: {a_line}\nB: {}\nC: {}",
         hips_b * 1e3,
+        hips_e * 1e3,
         hips_d * 1e3,
+        lines["b"],
         lines["c"]
     );
-    for (worst, hips, dt) in [(worst_b, hips_b, dt_b), (worst_d, hips_d, dt_d)] {
+    for (worst, hips, dt) in [
+        (worst_b, hips_b, dt_b),
+        (worst_e, hips_e, dt_e),
+        (worst_d, hips_d, dt_d),
+    ] {
         assert!(
             worst <= 1e-4 && hips <= 1e-6 && dt <= 1e-6,
             "{worst}° {hips} m {dt} s"

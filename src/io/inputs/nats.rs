@@ -7,11 +7,21 @@
 //! on it as on a local performer. Custom expression names are announced to the
 //! solver before the first frame using them, as a replay does.
 //!
+//! A bundle (`<prefix>.<bridge>.poses`, every pose of one wake-up of the sender)
+//! is split and each of its poses taken the same way. A subscription may match a
+//! performer's subject and its bridge's bundle both (`mocap.>`), and the sender
+//! publishes a wake-up's poses on their subjects before their bundle, so each
+//! frame is taken once: a performer taken from its own subject is not taken from
+//! a bundle pose whose sequence number is not after the last one taken (its copy);
+//! one taken from a bundle (its own message lost) is from then on taken from the
+//! bundles alone.
+//!
 //! What it ignores (counted as `ignored`): subjects of other kinds (`source`,
-//! `status`) and what this bridge published itself (its own name as the
-//! subject's bridge). Payloads that do not decode are counted as `bad`. A gap in a
-//! performer's sequence numbers is counted as frames `lost` in the connection's
-//! status (a new run of the sender, whose numbers start again, is not a gap).
+//! `status`), what this bridge published itself (its own name as the subject's
+//! bridge) and a frame taken already. Payloads that do not decode are counted as
+//! `bad` (a bundle's poses one by one). A gap in a performer's sequence numbers is
+//! counted as frames `lost` in the connection's status (a new run of the sender,
+//! whose numbers start again, is not a gap).
 //! Every performer received is added to `received`, so an output to the same
 //! server does not publish it back.
 
@@ -49,6 +59,20 @@ struct Remote {
     /// Custom expression slots already announced to the solver.
     announced: usize,
     last_seq: u64,
+    /// The last frame taken came in a bundle (not on the performer's subject).
+    from_bundle: bool,
+}
+
+impl Remote {
+    /// Whether frame `seq`, from a bundle (`bundled`) or from the performer's
+    /// subject, is the copy of one taken already (see the module header).
+    fn is_copy(&self, seq: u64, bundled: bool) -> bool {
+        match (self.from_bundle, bundled) {
+            (true, false) => true,
+            (false, true) => self.last_seq != 0 && seq <= self.last_seq,
+            _ => false,
+        }
+    }
 }
 
 /// Subscribes `client` to `subjects`; once connected, waits (up to `wait`) until
@@ -91,13 +115,43 @@ impl NatsInput {
         remotes: &mut foldhash::HashMap<PerformerName, Remote>,
     ) {
         let stats = &self.port.stats;
-        match Subject::parse(subject) {
-            Some(s) if s.kind == Kind::Pose && s.bridge != self.bridge => {}
-            _ => {
+        if let Some(bridge) = nats::parse_bundle_subject(subject) {
+            if bridge == self.bridge {
                 stats.ignored.fetch_add(1, Relaxed);
                 return;
             }
+            match nats::split_bundle(payload) {
+                Ok(poses) => {
+                    for pose in poses {
+                        self.take_pose(subject, pose, true, remotes);
+                    }
+                }
+                Err(e) => {
+                    stats.bad.fetch_add(1, Relaxed);
+                    tracing::debug!(%e, subject, "NATS input: dropped a bundle");
+                }
+            }
+            return;
         }
+        match Subject::parse(subject) {
+            Some(s) if s.kind == Kind::Pose && s.bridge != self.bridge => {
+                self.take_pose(subject, payload, false, remotes);
+            }
+            _ => {
+                stats.ignored.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    /// One pose payload, from its performer's subject or from a bundle (`bundled`).
+    fn take_pose(
+        &mut self,
+        subject: &str,
+        payload: &[u8],
+        bundled: bool,
+        remotes: &mut foldhash::HashMap<PerformerName, Remote>,
+    ) {
+        let stats = &self.port.stats;
         let mut performer = None;
         let decoded = nats::decode_pose(payload, |name| {
             performer = Some(name);
@@ -114,6 +168,11 @@ impl NatsInput {
         let Some(remote) = performer.and_then(|p| remotes.get_mut(&p)) else {
             return;
         };
+        if remote.is_copy(header.seq, bundled) {
+            stats.ignored.fetch_add(1, Relaxed);
+            return;
+        }
+        remote.from_bundle = bundled;
         if remote.last_seq == 0 {
             self.received.insert(header.performer);
         } else if header.seq > remote.last_seq + 1 {
@@ -143,5 +202,47 @@ impl NatsInput {
                 pose,
             },
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Remote;
+
+    /// Takes `frames` (seq, from a bundle) in order; the seqs taken.
+    fn taken(frames: &[(u64, bool)]) -> Vec<u64> {
+        let mut remote = Remote::default();
+        let mut taken = Vec::new();
+        for &(seq, bundled) in frames {
+            if !remote.is_copy(seq, bundled) {
+                remote.from_bundle = bundled;
+                remote.last_seq = seq;
+                taken.push(seq);
+            }
+        }
+        taken
+    }
+
+    #[test]
+    fn each_frame_is_taken_once_from_subjects_and_bundles() {
+        // Two frames of one performer in one wake-up: both subjects, then the bundle.
+        let both = [
+            (1, false),
+            (2, false),
+            (1, true),
+            (2, true),
+            (3, false),
+            (3, true),
+        ];
+        assert_eq!(taken(&both), [1, 2, 3]);
+        // Frame 2's own message lost: from the bundle, and the bundles from then on.
+        let lost = [(1, false), (1, true), (2, true), (3, false), (3, true)];
+        assert_eq!(taken(&lost), [1, 2, 3]);
+        // Bundles alone, with a new run of the sender (numbers start again).
+        let bundles = [(7, true), (8, true), (1, true), (2, true)];
+        assert_eq!(taken(&bundles), [7, 8, 1, 2]);
+        // Subjects alone, with a new run.
+        let subjects = [(7, false), (8, false), (1, false)];
+        assert_eq!(taken(&subjects), [7, 8, 1]);
     }
 }

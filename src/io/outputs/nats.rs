@@ -3,7 +3,12 @@
 //! One task per configured server. Each pose goes out on
 //! `<prefix>.<bridge>.<performer>.pose` (`protocol::nats`: the binary pose with its
 //! sequence number, time and rest hips height), the points it was solved from on
-//! `.source`, and a performer's appearing and going on `.status` (JSON).
+//! `.source`, and a performer's appearing and going on `.status` (JSON). Every
+//! pose taken at one wake-up also goes out in one message on
+//! `<prefix>.<bridge>.poses` (`protocol::nats::BundleWriter`), after the
+//! wake-up's per-performer messages, in as few messages as the server's largest
+//! payload allows: a receiver that wants every performer reads one message per
+//! wake-up instead of one per performer.
 //!
 //! It never holds anyone up: the solver hands it frames through its own ring (a
 //! full ring drops, counted), and it hands them to the client's queue, which
@@ -19,6 +24,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
 
 use async_nats::connection::State;
 use async_nats::{Client, Subject};
@@ -30,7 +36,7 @@ use crate::pipeline::performer::StreamSkeleton;
 use crate::pipeline::status::{ConnectionStats, Latency};
 use crate::pipeline::{OutputMsg, OutputRing, SourceKind, SourcePoints};
 use crate::protocol::frame::PerformerName;
-use crate::protocol::nats::{self, Kind};
+use crate::protocol::nats::{self, BundleWriter, Kind};
 use crate::protocol::ws::PoseHeader;
 
 /// How long the last frames may take to reach the server when the bridge stops.
@@ -67,14 +73,24 @@ impl NatsOutput {
         let mut batch: Vec<OutputMsg> = Vec::new();
         let mut tracks: foldhash::HashMap<PerformerName, Track> = Default::default();
         let mut buffer = Vec::new();
+        let mut bundle = BundleWriter::default();
+        let bundle_subject = Subject::from(nats::bundle_subject(&self.prefix, &self.bridge));
         loop {
             self.ring.ready().await;
             self.ring.drain(|msg| batch.push(*msg));
             let up = self.client.connection_state() == State::Connected;
             for msg in &batch {
-                self.publish(msg, up, &mut tracks, &mut buffer).await;
+                if self.publish(msg, up, &mut tracks, &mut buffer).await {
+                    self.add_to_bundle(&buffer, &mut bundle, &bundle_subject)
+                        .await;
+                }
             }
             batch.clear();
+            if !bundle.is_empty() {
+                self.send(bundle_subject.clone(), bundle.as_bytes(), None)
+                    .await;
+                bundle.clear();
+            }
             if self.ring.is_closed() {
                 // What is queued in the client goes out before the task ends; a
                 // flush waits for the server, so not while it is away, nor long.
@@ -88,14 +104,15 @@ impl NatsOutput {
     }
 
     /// Publishes one message (`up`: the server is there; else a pose is dropped,
-    /// counted, and anything else passed over).
+    /// counted, and anything else passed over). True when it was a pose handed to
+    /// the client, whose payload is left in `buffer` for the bundle.
     async fn publish(
         &mut self,
         msg: &OutputMsg,
         up: bool,
         tracks: &mut foldhash::HashMap<PerformerName, Track>,
         buffer: &mut Vec<u8>,
-    ) {
+    ) -> bool {
         let stats = self.ring.stats.clone();
         let performer = match msg {
             OutputMsg::Pose(p) => p.performer,
@@ -107,18 +124,18 @@ impl NatsOutput {
         let track = tracks
             .entry(performer)
             .or_insert_with(|| self.track(performer));
-        let (subject, payload) = match msg {
+        let (subject, received) = match msg {
             OutputMsg::ExpressionName { slot, name, .. } => {
                 track.names.name_slot(usize::from(*slot), name.as_str());
-                return;
+                return false;
             }
             OutputMsg::Pose(frame) => {
                 if !track.publish {
-                    return;
+                    return false;
                 }
                 if !up {
                     stats.drops.fetch_add(1, Relaxed);
-                    return;
+                    return false;
                 }
                 let header = PoseHeader {
                     performer,
@@ -130,14 +147,14 @@ impl NatsOutput {
             }
             OutputMsg::Source(points) => {
                 if !track.publish || !up {
-                    return;
+                    return false;
                 }
                 self.encode_source(points, buffer);
                 (track.source.clone(), None)
             }
             OutputMsg::Appeared { source, .. } => {
                 if !track.publish || !up {
-                    return;
+                    return false;
                 }
                 let kind = match source {
                     SourceKind::Humanoid => "humanoid",
@@ -150,31 +167,51 @@ impl NatsOutput {
             OutputMsg::Gone { .. } => {
                 let gone = tracks.remove(&performer);
                 let Some(track) = gone.filter(|t| t.publish && up) else {
-                    return;
+                    return false;
                 };
                 *buffer = nats::encode_status(performer.as_str(), None);
                 (track.status, None)
             }
         };
-        let (subject, received) = (subject, payload);
-        let bytes = buffer.len() as u64;
+        self.send(subject, buffer, received).await && received.is_some()
+    }
+
+    /// Hands one payload to the client, counted (`received`: the pose's arrival,
+    /// for the frame count and the latency); false when the client refused it.
+    async fn send(&mut self, subject: Subject, payload: &[u8], received: Option<Instant>) -> bool {
+        let stats = &self.ring.stats;
         match self
             .client
-            .publish(subject, Bytes::copy_from_slice(buffer))
+            .publish(subject, Bytes::copy_from_slice(payload))
             .await
         {
             Ok(()) => {
                 stats.packets.fetch_add(1, Relaxed);
-                stats.bytes.fetch_add(bytes, Relaxed);
+                stats.bytes.fetch_add(payload.len() as u64, Relaxed);
                 if let Some(received) = received {
                     stats.frames.fetch_add(1, Relaxed);
                     self.latency.record(received);
                 }
+                true
             }
             Err(e) => {
                 stats.errors.fetch_add(1, Relaxed);
                 tracing::debug!(%e, "NATS output: publish failed");
+                false
             }
+        }
+    }
+
+    /// Adds a pose payload to the wake-up's bundle; a bundle it would make larger
+    /// than the server takes goes out first.
+    async fn add_to_bundle(&mut self, pose: &[u8], bundle: &mut BundleWriter, subject: &Subject) {
+        let max = self.client.max_payload();
+        if !bundle.fits(pose, max) && !bundle.is_empty() {
+            self.send(subject.clone(), bundle.as_bytes(), None).await;
+            bundle.clear();
+        }
+        if bundle.fits(pose, max) {
+            bundle.push(pose);
         }
     }
 

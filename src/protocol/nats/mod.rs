@@ -6,7 +6,9 @@
 //! Subjects are `<prefix>.<bridge>.<performer>.<kind>`, `kind` one of `pose`,
 //! `source` and `status`. The prefix may have dots of its own; the bridge and the
 //! performer are one token each (`subject_token`), so the last three tokens of a
-//! subject always read back (`Subject::parse`), whatever the prefix.
+//! subject always read back (`Subject::parse`), whatever the prefix. Beside them,
+//! `<prefix>.<bridge>.poses` carries every pose of one wake-up of the bridge's
+//! output in one message (`bundle`; `bundle_subject`, `parse_bundle_subject`).
 //!
 //! The pose payload is the WebSocket's binary pose (magic `MBPO`, version 1,
 //! little-endian: the performer's name, the frame's sequence number and time, the
@@ -15,9 +17,11 @@
 //! network is untrusted: `decode_pose` never panics, bounds every length and
 //! number and refuses trailing bytes, with a small `Copy` error per kind.
 
+mod bundle;
 mod pose;
 mod source;
 
+pub use bundle::{BUNDLE_MAGIC, BUNDLE_VERSION, BundlePoses, BundleWriter, split_bundle};
 pub use pose::{DecodeError, decode_pose, encode_pose};
 pub use source::{SOURCE_MAGIC, SOURCE_VERSION, Source, decode_source, encode_source};
 
@@ -89,6 +93,29 @@ pub fn subject(prefix: &str, bridge: &str, performer: &str, kind: Kind) -> Strin
         subject_token(performer),
         kind.as_str()
     )
+}
+
+/// The last token of a bundle's subject.
+const BUNDLE_TOKEN: &str = "poses";
+
+/// `<prefix>.<bridge>.poses`: every pose of one wake-up of the bridge's output.
+#[must_use]
+pub fn bundle_subject(prefix: &str, bridge: &str) -> String {
+    format!("{prefix}.{bridge}.{BUNDLE_TOKEN}")
+}
+
+/// The publishing bridge of `<anything>.<bridge>.poses`; `None` for any other
+/// subject (no per-performer subject ends in `poses`).
+#[must_use]
+pub fn parse_bundle_subject(subject: &str) -> Option<&str> {
+    let mut tokens = subject.rsplitn(3, '.');
+    if tokens.next()? != BUNDLE_TOKEN {
+        return None;
+    }
+    let bridge = tokens.next()?;
+    // A prefix is required, as for the per-performer subjects.
+    let prefix = tokens.next()?;
+    (!bridge.is_empty() && !prefix.is_empty()).then_some(bridge)
 }
 
 /// A name as one subject token: ASCII letters, digits, `-` and `_` kept, every
@@ -189,6 +216,28 @@ mod tests {
             "mocap.b..pose",
         ] {
             assert_eq!(Subject::parse(s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn bundle_subjects_read_back_and_are_no_performer_s() {
+        for (prefix, bridge) in [("mocap", "stage"), ("studio.a.mocap", "room-2")] {
+            let s = bundle_subject(prefix, bridge);
+            assert_eq!(s, format!("{prefix}.{bridge}.poses"));
+            assert_eq!(parse_bundle_subject(&s), Some(bridge));
+            assert_eq!(Subject::parse(&s), None, "{s}");
+        }
+        // A performer named `poses` is a performer's subject, not a bundle.
+        let performer = subject("mocap", "stage", "poses", Kind::Pose);
+        assert_eq!(parse_bundle_subject(&performer), None);
+        for s in [
+            "poses",
+            "b.poses",
+            ".b.poses",
+            "mocap..poses",
+            "mocap.b.pose",
+        ] {
+            assert_eq!(parse_bundle_subject(s), None, "{s}");
         }
     }
 
