@@ -9,9 +9,11 @@
 //! A feeder thread plays the solver: 16 performers × 120 Hz, each frame pushed
 //! onto the outputs' rings as the solver does (to every VMC output; to the one
 //! NATS output), stamped when pushed. The outputs are the bridge's own tasks
-//! (`io::outputs::nats`, `io::outputs::vmc`) on a runtime of their own; the
-//! receivers (async-nats subscribers, one connection each, or UDP sockets) run on
-//! another. Each frame's time carries its performer and number, so a receiver
+//! (`io::outputs::nats`, `io::outputs::vmc`) on a runtime of their own (one
+//! worker, as the bridge's outputs get); the receivers (async-nats subscribers,
+//! one connection each, or UDP sockets) run on another with a worker per core, as
+//! receivers on machines of their own would not queue behind each other on one
+//! thread. Each frame's time carries its performer and number, so a receiver
 //! knows when it was pushed: latency is push → receipt. A receiver reads only the
 //! frame's identity (the time field at its documented offset), as a client that
 //! hands poses on would, and is stopped by closing its connection (a NATS drain)
@@ -215,6 +217,11 @@ fn summarize(pushed: &[Vec<Instant>], receipts: Receipts, cpu: [f64; 3]) -> Run 
     }
 }
 
+/// The machine's cores (the receivers' worker count).
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)
+}
+
 fn runtime(name: &str, threads: usize) -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
@@ -265,7 +272,7 @@ fn through_nats(
     seconds: f64,
 ) -> Run {
     let outputs = runtime("fanout-out", 1);
-    let receivers = runtime("fanout-recv", 1);
+    let receivers = runtime("fanout-recv", cores());
     let mut clients = Vec::new();
     let mut tasks = Vec::new();
     for _ in 0..subscribers {
@@ -368,7 +375,7 @@ fn through_nats(
 /// VMC over UDP: one VMC output per receiver.
 fn through_vmc(receivers_n: usize, seconds: f64) -> Run {
     let outputs = runtime("fanout-out", 1);
-    let receivers = runtime("fanout-recv", 1);
+    let receivers = runtime("fanout-recv", cores());
     let mut ports = Vec::new();
     let mut tasks = Vec::new();
     let mut senders = Vec::new();
