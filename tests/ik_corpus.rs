@@ -118,7 +118,7 @@ fn vr_mode_meets_its_goals_on_every_locomotion_clip() {
     println!("{}", vr_table(&rows, &skipped));
     // Every goal is printed; the ones the solver meets on every clip are asserted.
     // Still missed (issue 15 stays open, docs/performance.md says why): the mean
-    // 3-point MPJPE (8.26 cm), the video-estimated clip's 3-point worst, and jitter
+    // 3-point MPJPE (8.11 cm), the video-estimated clip's 3-point worst, and jitter
     // on the 30 Hz clip, the perturbed runs of the video-estimated clip and the
     // Meredith walk, and the Meredith walk's 6-point.
     let failures = vr_failures(&rows);

@@ -40,9 +40,9 @@ pub struct VrIkConfig {
     /// noisy tracker does not shake a nearly straight knee; the foot stops a few
     /// millimetres short of the tracker only while the leg is that straight).
     pub tracked_leg_softness: f32,
-    /// Above this speed of the hips, user heights per second, the untracked feet
-    /// walk: they step in turn as the arms swing, or the head sways from side to
-    /// side (default 0.2).
+    /// Above this speed of the hips, user heights per second, or above half of it
+    /// while the arms swing, the untracked feet walk: they step in turn as the arms
+    /// swing, or the head sways from side to side (default 0.2).
     pub gait_speed: f32,
     /// Time constant of the path the head sways about, seconds (default 0.5).
     pub sway_seconds: f32,

@@ -55,8 +55,9 @@ impl Gait {
     /// Follows the arms (`arms`: how far the left hand is ahead of the right along
     /// where the hips face, avatar metres) and the head's horizontal position for
     /// one frame; the side the body has just come over (1 left, −1 right), if it
-    /// changed: the arms' while they swing faster than `arm_swing_threshold` of
-    /// `height` per second, the side kept while they turn back, and the head's sway
+    /// changed (the first side read is none: the body was over it already): the
+    /// arms' while they swing faster than `arm_swing_threshold` of `height` per
+    /// second, the side kept while they turn back, and the head's sway
     /// once they have not swung so for half a stride. Sideways is across the path's
     /// velocity; the two smoothings lag behind the head along the path by
     /// velocity · time constant, and that difference is taken out.
@@ -111,8 +112,17 @@ impl Gait {
             self.half_stride += (self.since.clamp(low, high) - self.half_stride) * 0.5;
         }
         self.since = 0.0;
+        // The first side read is where the body already was, not a change of
+        // support: no foot steps for it.
+        let first = self.side == 0.0;
         self.side = side;
-        Some(side)
+        (!first).then_some(side)
+    }
+
+    /// Whether the arms have swung faster than `arm_swing_threshold` within the
+    /// last half stride.
+    pub(super) fn arms_swing(&self) -> bool {
+        self.arms_still < self.half_stride
     }
 
     /// Whether the gait says nothing to step by: not seen yet, or overdue.
@@ -165,6 +175,27 @@ mod tests {
             "{}",
             gait.half_stride
         );
+    }
+
+    #[test]
+    fn the_first_side_read_starts_no_step() {
+        // Arms swinging from the first frame: the side is read at once, but only
+        // its next change is a step.
+        let config = VrIkConfig::default();
+        let (dt, height) = (1.0 / 90.0, 1.6);
+        let arms = |t: f32| 0.15 * (std::f32::consts::TAU * t / 1.1).sin();
+        let mut gait = Gait::new(Vec3::ZERO, arms(0.0));
+        let mut changes = Vec::new();
+        for i in 1..=60 {
+            let t = i as f32 * dt;
+            if let Some(side) = gait.read(&config, Vec3::ZERO, arms(t), height, dt) {
+                changes.push((t, side));
+            }
+        }
+        assert_ne!(gait.side, 0.0);
+        // The arms turn back at a quarter stride (0.275 s): the one change.
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert!(changes[0].0 > 0.25 && changes[0].1 < 0.0, "{changes:?}");
     }
 
     #[test]

@@ -79,6 +79,8 @@ pub(super) struct Feet {
     /// Last frame's hips and their smoothed horizontal velocity.
     hips: Vec3,
     hips_velocity: Vec3,
+    /// Whether `hips_velocity` has been measured yet (from the second frame).
+    measured: bool,
     gait: Gait,
 }
 
@@ -97,7 +99,8 @@ struct HipsMotion {
     forward: Vec3,
     /// The hips' smoothed speed forward, avatar metres per second (0 going back).
     ahead: f32,
-    /// Upright and faster forward than `gait_speed`: the feet walk.
+    /// Upright and faster forward than `gait_speed` (or than half of it while the
+    /// arms swing): the feet walk.
     walking: bool,
     /// 0 → 1 from half `gait_speed` to `gait_speed` (0 when not upright): how much
     /// the steps lead and the legs soften.
@@ -125,13 +128,15 @@ pub(super) struct PlaceLegs<'a> {
 
 impl PlaceLegs<'_> {
     pub(super) fn run(mut self) -> Result<(), IkError> {
-        let hips = self.follow_hips();
+        let mut hips = self.follow_hips();
         let head = horizontal(self.inputs.devices.head.position);
         let arms = self.arms_ahead(hips.forward);
         let swayed =
             self.state
                 .gait
                 .read(self.inputs.config, head, arms, self.height, self.inputs.dt);
+        // Swinging arms say a walk has begun from half `gait_speed`.
+        hips.walking |= hips.walk > 0.0 && self.state.gait.arms_swing();
         let landing = self.landing(&hips);
         if !self.started {
             for (f, at) in self.state.feet.iter_mut().zip(landing) {
@@ -156,10 +161,10 @@ impl PlaceLegs<'_> {
         Ok(())
     }
 
-    /// The hips' position and smoothed forward speed (velocity smoothed over 0.1 s),
-    /// and whether that is walking: upright (the hips above `UPRIGHT` of their rest
-    /// height) and forward faster than `gait_speed`; `walk` eases it in from half
-    /// that speed. The first frame starts the gait afresh.
+    /// The hips' position and smoothed forward speed (velocity smoothed over 0.1 s
+    /// from the first one measured), and whether that is walking: upright (the
+    /// hips above `UPRIGHT` of their rest height) and forward faster than
+    /// `gait_speed`; `walk` eases it in from half that speed. The first frame starts the gait afresh.
     fn follow_hips(&mut self) -> HipsMotion {
         let (c, height, dt) = (self.inputs.config, self.height, self.inputs.dt);
         let at = self.frame.position(HumanBone::Hips);
@@ -168,10 +173,17 @@ impl PlaceLegs<'_> {
         let state = &mut *self.state;
         if self.started {
             let v = horizontal(at - state.hips) / dt;
-            let k = (dt / 0.1).min(1.0);
+            // The smoothing starts from the first velocity measured, not from rest.
+            let k = if state.measured {
+                (dt / 0.1).min(1.0)
+            } else {
+                1.0
+            };
+            state.measured = true;
             state.hips_velocity = state.hips_velocity.lerp(v, k);
         } else {
             state.hips_velocity = Vec3::ZERO;
+            state.measured = false;
             state.gait = Gait::new(horizontal(self.inputs.devices.head.position), arms);
         }
         state.hips = at;

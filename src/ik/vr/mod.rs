@@ -34,7 +34,8 @@
 //!    and the foot's facing), softened by `leg_softness`. A step lands on the foot's
 //!    footprint (where it stands under the hips) `step_lead` seconds of the hips'
 //!    motion ahead, lifted by `step_height`. While the hips move faster than
-//!    `gait_speed` the feet walk (`Gait` in `gait.rs`): the arms swing against the
+//!    `gait_speed` (half of it while the arms swing) the feet walk (`Gait` in
+//!    `gait.rs`): the arms swing against the
 //!    legs (else the head sways over the foot the body stands on), each change of
 //!    side makes the other foot step, and a step takes a step's time at
 //!    `walk_ratio` for the hips' speed. Standing, or when the gait says nothing, a
