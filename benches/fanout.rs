@@ -36,8 +36,9 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use hdrhistogram::Histogram;
+use mocap_bridge::bridge::config::NatsOutputConfig;
 use mocap_bridge::formats::vrma::VrmaRest;
-use mocap_bridge::io::nats::{NatsServer, connect};
+use mocap_bridge::io::nats::connect;
 use mocap_bridge::io::outputs::nats::NatsOutput;
 use mocap_bridge::io::outputs::vmc::{self, Shows, VmcOutput};
 use mocap_bridge::pipeline::status::{ConnectionStats, Latency};
@@ -317,17 +318,11 @@ fn through_nats(
     let (port, ring) = output_ring("nats-out", 4096, Delivery::Newest);
     let stats = ring.stats.clone();
     let connection = Arc::new(ConnectionStats::new(server));
-    let settings = NatsServer {
-        url: server.to_owned(),
-        token: None,
-        user: None,
-        password: None,
-        credentials: None,
-        tls: false,
-        root_certificates: None,
-        reconnect_max: Duration::from_secs(1),
-        connect_wait: Duration::from_secs(5),
-    };
+    let settings = NatsOutputConfig {
+        server: server.to_owned(),
+        ..NatsOutputConfig::default()
+    }
+    .server();
     let client = outputs
         .block_on(connect(&settings, "bench", connection.clone()))
         .expect("connect");

@@ -5,30 +5,14 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn bridge(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+use common::{bridge, bridge_ok};
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
     path
-}
-
-/// Runs the binary, asserts it succeeded, and returns its stdout.
-fn bridge_ok(args: &[&str]) -> String {
-    let out = bridge(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Asserts a one-line error on stderr, exit code 2, containing every `needle`.

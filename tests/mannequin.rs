@@ -9,8 +9,8 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 use glam::Vec3;
@@ -213,32 +213,11 @@ fn three_vrm_finds_the_expressions_the_eyes_and_the_meta() {
 fn avatar_writes_the_mannequin_and_inspect_finds_no_problem() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mannequin.vrm");
-    let bin = env!("CARGO_BIN_EXE_mocap-bridge");
-    let out = Command::new(bin)
-        .args(["avatar", "-o"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let said = String::from_utf8_lossy(&out.stdout);
+    let said = common::bridge_ok(&[OsStr::new("avatar"), OsStr::new("-o"), path.as_os_str()]);
     assert!(said.contains("55 humanoid bones, 13 expressions"), "{said}");
     assert_eq!(std::fs::read(&path).unwrap(), mannequin_vrm());
 
-    let out = Command::new(bin)
-        .arg("inspect")
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = String::from_utf8_lossy(&out.stdout);
+    let report = common::bridge_ok(&[OsStr::new("inspect"), path.as_os_str()]);
     assert!(
         report.contains("bone map: VRMC_vrm humanoid (55 bones)"),
         "{report}"
@@ -247,11 +226,8 @@ fn avatar_writes_the_mannequin_and_inspect_finds_no_problem() {
     assert!(report.contains("problems: none"), "{report}");
 
     // A folder that is not there: one line naming the file, exit 2.
-    let out = Command::new(bin)
-        .args(["avatar", "-o"])
-        .arg(dir.path().join("missing").join("m.vrm"))
-        .output()
-        .unwrap();
+    let missing = dir.path().join("missing").join("m.vrm");
+    let out = common::bridge(&[OsStr::new("avatar"), OsStr::new("-o"), missing.as_os_str()]);
     assert_eq!(out.status.code(), Some(2));
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(

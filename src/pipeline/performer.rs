@@ -597,6 +597,17 @@ mod tests {
         Avatar::new(&humanoid()).into()
     }
 
+    /// Default IK settings, no filters and no stored calibration.
+    fn unfiltered() -> PerformerSettings {
+        PerformerSettings {
+            filter: None,
+            device_filter: None,
+            mocap_ik: MocapIkConfig::default(),
+            vr_ik: VrIkConfig::default(),
+            calibration: None,
+        }
+    }
+
     /// The built-in humanoid (default) and, as avatar 1, the humanoid with legs
     /// 1.3 times as long.
     fn two_avatars() -> (Avatars, MappedSkeleton) {
@@ -613,13 +624,7 @@ mod tests {
             mapped("lab19", crate::skeleton::builtin::LAB19_JSON),
         );
         let motion = crate::takes::demo::lab19_performance(&lab19.mapped, 1);
-        let settings = PerformerSettings {
-            filter: None,
-            device_filter: None,
-            mocap_ik: MocapIkConfig::default(),
-            vr_ik: VrIkConfig::default(),
-            calibration: None,
-        };
+        let settings = unfiltered();
         let now = Instant::now();
         let performer = |name: &str, avatar: usize| {
             let name = PerformerName::new(name).unwrap();
@@ -705,13 +710,7 @@ mod tests {
     #[test]
     fn a_tracker_performer_with_its_own_avatar_stands_on_that_body() {
         let (avatars, long) = two_avatars();
-        let settings = PerformerSettings {
-            filter: None,
-            device_filter: None,
-            mocap_ik: MocapIkConfig::default(),
-            vr_ik: VrIkConfig::default(),
-            calibration: None,
-        };
+        let settings = unfiltered();
         let now = Instant::now();
         let name = PerformerName::new("vr").unwrap();
         let mut own = Performer::new(name, SourceKind::Trackers, None, settings, &avatars, 1, now);
@@ -747,11 +746,8 @@ mod tests {
     fn shake(device_filter: Option<DeviceFilterConfig>) -> [f32; 3] {
         let avatar = avatar();
         let settings = PerformerSettings {
-            filter: None,
             device_filter,
-            mocap_ik: MocapIkConfig::default(),
-            vr_ik: VrIkConfig::default(),
-            calibration: None,
+            ..unfiltered()
         };
         let name = PerformerName::new("vr").unwrap();
         let now = Instant::now();

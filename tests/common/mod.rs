@@ -1,16 +1,37 @@
 //! Helpers shared by the integration tests: random humanoid rigs, forward
-//! kinematics, angle comparisons, the path to the shared real assets, and the
-//! bridge's `pose` messages read back (`pose_json`).
+//! kinematics, angle comparisons, the path to the shared real assets, the
+//! bridge's `pose` messages read back (`pose_json`), and running the binary.
 #![allow(dead_code)] // each test binary uses its own subset
 
 pub mod node;
 pub mod pose_json;
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
+use std::process::{Command, Output};
 
 use glam::{Affine3A, Quat, Vec3};
 use mocap_bridge::humanoid::HumanBone;
 use mocap_bridge::skeleton::{Joint, NamedBoneMap, Skeleton, Transform};
+
+/// Runs the `mocap-bridge` binary with `args`.
+pub fn bridge(args: &[impl AsRef<OsStr>]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+/// Runs the binary, asserts it succeeded, and returns its stdout.
+pub fn bridge_ok(args: &[impl AsRef<OsStr>]) -> String {
+    let out = bridge(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
 
 /// The real-file corpus, or `None` (after saying so) when a user's clone lacks it.
 pub fn assets() -> Option<PathBuf> {
