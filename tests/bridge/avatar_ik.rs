@@ -257,16 +257,17 @@ fn stream(
     let receiving = std::thread::spawn(move || receive_vmc(&receiver, Duration::from_secs(2)));
     // In real time: a live output keeps the newest pose, and the walk's frames
     // are all wanted.
-    let sent = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
-        .args(["simulate", "--to", &format!("127.0.0.1:{lab_in}")])
-        .args(["--subject", subject, "--loops", &LOOPS.to_string()])
-        .output()
-        .expect("simulate runs");
-    assert!(
-        sent.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sent.stderr)
-    );
+    let to = format!("127.0.0.1:{lab_in}");
+    let loops = LOOPS.to_string();
+    crate::common::bridge_ok(&[
+        "simulate",
+        "--to",
+        &to,
+        "--subject",
+        subject,
+        "--loops",
+        &loops,
+    ]);
     let frames = receiving.join().expect("receiver");
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
