@@ -257,7 +257,7 @@ pub fn vr_table(rows: &[VrRow], skipped: &[Skipped]) -> String {
         .unwrap_or(4);
     let _ = writeln!(
         out,
-        "{:<width$} {:>6} {:>6} | {:>7} {:>7} {:>7} {:>7} | {:>6} {:>6} | {:>27} {:>6} | {:>5}",
+        "{:<width$} {:>6} {:>6} | {:>7} {:>7} {:>7} {:>7} | {:>6} {:>6} | {:>27} {:>6} | {:>27} {:>6} | {:>5}",
         "clip",
         "frames",
         "speed",
@@ -269,12 +269,22 @@ pub fn vr_table(rows: &[VrRow], skipped: &[Skipped]) -> String {
         "head",
         "jitter 3-pt/6-pt/3-P/6-P",
         "truth",
+        "per frame 3/6/3-P/6-P",
+        "truth",
         "flips"
     );
     let _ = writeln!(
         out,
-        "{:<width$} {:>6} {:>6} | {:>31} | {:>6} {:>6} | {:>34} | {:>5}",
-        "", "", "hh/s", "MPJPE cm (P: perturbed, filtered)", "mm", "mm", "10^2 m/s^3", "tr."
+        "{:<width$} {:>6} {:>6} | {:>31} | {:>6} {:>6} | {:>34} | {:>34} | {:>5}",
+        "",
+        "",
+        "hh/s",
+        "MPJPE cm (P: perturbed, filtered)",
+        "mm",
+        "mm",
+        "10^2 m/s^3, 1/30 s steps",
+        "10^2 m/s^3, the clip's frames",
+        "tr."
     );
     for row in rows {
         let r = &row.runs;
@@ -286,7 +296,7 @@ pub fn vr_table(rows: &[VrRow], skipped: &[Skipped]) -> String {
         let flips: usize = r.iter().map(|x| x.flips).sum();
         let _ = writeln!(
             out,
-            "{:<width$} {:>6} {:>6.2} | {:>7.2} {:>7.2} {:>7.2} {:>7.2} | {:>6.3} {:>6.3} | {:>6.2} {:>6.2} {:>6.2} {:>6.2} {:>6.2} | {:>2} ({})",
+            "{:<width$} {:>6} {:>6.2} | {:>7.2} {:>7.2} {:>7.2} {:>7.2} | {:>6.3} {:>6.3} | {:>6.2} {:>6.2} {:>6.2} {:>6.2} {:>6.2} | {:>6.2} {:>6.2} {:>6.2} {:>6.2} {:>6.2} | {:>2} ({})",
             row.label,
             r[0].frames,
             row.speed,
@@ -301,6 +311,11 @@ pub fn vr_table(rows: &[VrRow], skipped: &[Skipped]) -> String {
             r[2].jitter,
             r[3].jitter,
             r[0].ground_truth_jitter,
+            r[0].frame_jitter,
+            r[1].frame_jitter,
+            r[2].frame_jitter,
+            r[3].frame_jitter,
+            r[0].ground_truth_frame_jitter,
             flips,
             r[0].ground_truth_flips,
         );

@@ -324,10 +324,15 @@ pub struct VrReport {
     pub mpjre_deg: f32,
     /// Mean per-joint velocity error, cm/s.
     pub mpjve_cm_s: f32,
-    /// Mean jerk magnitude of the solved joints, 10² m/s³ (AGRoL's unit).
+    /// Mean jerk magnitude of the solved joints, 10² m/s³ (AGRoL's unit), over
+    /// steps of `JITTER_STEP` (`jerk_stride`): the same time scale at every frame rate.
     pub jitter: f32,
     /// The same for the ground truth.
     pub ground_truth_jitter: f32,
+    /// Mean jerk magnitude over single frames at the clip's own rate, 10² m/s³, of
+    /// the solve and of the ground truth: grows with the rate cubed for noise.
+    pub frame_jitter: f32,
+    pub ground_truth_frame_jitter: f32,
     /// Mean wrist position error, cm.
     pub hand_error_cm: f32,
     /// Largest wrist error on frames where the wrist target is within reach of the
@@ -360,6 +365,8 @@ impl Default for VrReport {
             mpjve_cm_s: 0.0,
             jitter: 0.0,
             ground_truth_jitter: 0.0,
+            frame_jitter: 0.0,
+            ground_truth_frame_jitter: 0.0,
             hand_error_cm: 0.0,
             max_reachable_hand_error_mm: 0.0,
             unreachable_hand_frames: 0,
@@ -381,9 +388,85 @@ pub struct JointReport {
     pub scored: bool,
     /// Mean position error, cm.
     pub mpjpe_cm: f32,
-    /// Mean jerk magnitude of the solved joint and of the ground truth's, 10² m/s³.
+    /// Mean jerk magnitude of the solved joint and of the ground truth's over steps
+    /// of `JITTER_STEP`, and over single frames, 10² m/s³.
     pub jitter: f32,
     pub ground_truth_jitter: f32,
+    pub frame_jitter: f32,
+    pub ground_truth_frame_jitter: f32,
+}
+
+/// The time step jitter is measured over, seconds: a clip's jerk is the third
+/// difference of its joint positions `stride` frames apart (`jerk_stride`), so a
+/// 120 Hz capture and a 30 Hz one are measured on the same time scale. Measured
+/// frame to frame, white noise of `σ` per frame gives a jerk of about `4.5 σ / dt³`:
+/// 64 times more at 120 Hz than at 30 Hz for the same noise, so a capture's own
+/// noise would decide the number. 1/30 s is the finest step every clip of the
+/// corpus has (AGRoL measures at 60 Hz, finer than a 30 Hz capture has).
+pub const JITTER_STEP: f32 = 1.0 / 30.0;
+
+/// How many frames of a clip with frame `times` make a step of about `step`
+/// seconds: the nearest whole number to `step` over the mean frame interval, at
+/// least one (a clip slower than `step` is measured frame to frame).
+#[must_use]
+pub fn jerk_stride(times: &[f32], step: f32) -> usize {
+    let (Some(first), Some(last)) = (times.first(), times.last()) else {
+        return 1;
+    };
+    let frames = times.len().saturating_sub(1).max(1) as f32;
+    let interval = ((last - first) / frames).max(1e-4);
+    ((step / interval).round() as usize).max(1)
+}
+
+/// Sums of jerk magnitudes of a solve and of its ground truth, per joint, over a
+/// stride of frames.
+struct Jerk {
+    /// Per joint: solve, truth, m/s³ summed.
+    joints: Vec<(f64, f64)>,
+    /// Jerks summed per joint.
+    count: usize,
+}
+
+impl Jerk {
+    /// Third differences `p(i) − 3 p(i−s) + 3 p(i−2s) − p(i−3s)` over `h³`, with `h`
+    /// a third of the time from frame `i − 3s` to `i`, at every frame `i ≥ 3s`, of
+    /// `m` joints laid out frame after frame in `solved` and `truth`.
+    fn over(solved: &[Vec3], truth: &[Vec3], times: &[f32], m: usize, stride: usize) -> Self {
+        let mut joints = vec![(0.0f64, 0.0f64); m];
+        let mut count = 0;
+        let s = stride.max(1);
+        for i in 3 * s..times.len() {
+            let h = ((times[i] - times[i - 3 * s]) / 3.0).max(1e-4);
+            let h3 = h * h * h;
+            for (j, sums) in joints.iter_mut().enumerate() {
+                let third = |track: &[Vec3]| {
+                    let at = |k: usize| track[k * m + j];
+                    at(i) - 3.0 * at(i - s) + 3.0 * at(i - 2 * s) - at(i - 3 * s)
+                };
+                sums.0 += f64::from(third(solved).length() / h3);
+                sums.1 += f64::from(third(truth).length() / h3);
+            }
+            count += 1;
+        }
+        Self { joints, count }
+    }
+
+    /// One joint's mean jerk of solve and truth, 10² m/s³.
+    fn joint(&self, j: usize) -> [f32; 2] {
+        let (solved, truth) = self.joints[j];
+        let n = self.count.max(1) as f64 * 100.0;
+        [(solved / n) as f32, (truth / n) as f32]
+    }
+
+    /// The mean over every joint, 10² m/s³.
+    fn mean(&self) -> [f32; 2] {
+        let n = (self.count * self.joints.len()).max(1) as f64 * 100.0;
+        let (solved, truth) = self
+            .joints
+            .iter()
+            .fold((0.0, 0.0), |(a, b), (s, t)| (a + s, b + t));
+        [(solved / n) as f32, (truth / n) as f32]
+    }
 }
 
 /// A fixed-seed xorshift generator for the noise.
@@ -607,8 +690,6 @@ pub fn evaluate_vr(
     report.hand_error_cm = (hand_error / (2 * n).max(1) as f64 * 100.0) as f32;
     let dt_at = |i: usize| (times[i] - times[i - 1]).max(1e-4);
     let (mut velocity_error, mut velocity_count) = (0.0f64, 0usize);
-    let (mut jerk, mut truth_jerk, mut jerk_count) = (0.0f64, 0.0f64, 0usize);
-    let mut joint_jerk = vec![(0.0f64, 0.0f64); m];
     for i in 1..n {
         let dt = dt_at(i);
         for j in 0..m {
@@ -616,34 +697,23 @@ pub fn evaluate_vr(
             let v = (at(&result, i) - at(&result, i - 1)) - (at(&truth, i) - at(&truth, i - 1));
             velocity_error += f64::from(v.length() / dt);
             velocity_count += 1;
-            if i >= 3 {
-                let third = |track: &Vec<Vec3>| {
-                    at(track, i) - 3.0 * at(track, i - 1) + 3.0 * at(track, i - 2)
-                        - at(track, i - 3)
-                };
-                let dt3 = dt * dt * dt;
-                let (solved, real) = (
-                    f64::from(third(&result).length() / dt3),
-                    f64::from(third(&truth).length() / dt3),
-                );
-                jerk += solved;
-                truth_jerk += real;
-                joint_jerk[j].0 += solved;
-                joint_jerk[j].1 += real;
-                jerk_count += 1;
-            }
         }
     }
     report.mpjve_cm_s = (velocity_error / velocity_count.max(1) as f64 * 100.0) as f32;
-    report.jitter = (jerk / jerk_count.max(1) as f64 / 100.0) as f32;
-    report.ground_truth_jitter = (truth_jerk / jerk_count.max(1) as f64 / 100.0) as f32;
-    let per_joint_jerks = (jerk_count / m.max(1)).max(1) as f64;
+    let fixed = Jerk::over(&result, &truth, times, m, jerk_stride(times, JITTER_STEP));
+    let per_frame = Jerk::over(&result, &truth, times, m, 1);
+    [report.jitter, report.ground_truth_jitter] = fixed.mean();
+    [report.frame_jitter, report.ground_truth_frame_jitter] = per_frame.mean();
     for (j, bone) in bones.iter().enumerate() {
+        let [jitter, ground_truth_jitter] = fixed.joint(j);
+        let [frame_jitter, ground_truth_frame_jitter] = per_frame.joint(j);
         report.joints[bone.index()] = JointReport {
             scored: true,
             mpjpe_cm: (joint_error[j] / n.max(1) as f64 * 100.0) as f32,
-            jitter: (joint_jerk[j].0 / per_joint_jerks / 100.0) as f32,
-            ground_truth_jitter: (joint_jerk[j].1 / per_joint_jerks / 100.0) as f32,
+            jitter,
+            ground_truth_jitter,
+            frame_jitter,
+            ground_truth_frame_jitter,
         };
     }
     // Contact: the ground truth's ankle slower than 0.3 hips heights per second and

@@ -96,7 +96,11 @@ impl PlaceArm<'_> {
         let amount = share.max(shoulder_to_reach(
             arm_root - joint,
             wrist.position - joint,
-            (l1 + l2) * 0.999,
+            eased_reach(
+                arm_root.distance(wrist.position),
+                c.shoulder_reach * (l1 + l2),
+                (l1 + l2) * 0.999,
+            ),
             c.shoulder_share,
         ));
         if let (Some(a), Some(b)) = (
@@ -142,6 +146,24 @@ impl PlaceArm<'_> {
             root.lerp(wrist.position, 0.5) + bend
         })
     }
+}
+
+/// How far from the wrist target the arm's root should be for a target `distance`
+/// away: the distance itself up to `start`, then eased toward `most` and never past
+/// it: `start + w · tanh((distance − start) / w)`, `w = most − start`. The shoulder
+/// turns the root in by the difference, so it takes over from the arm gradually as
+/// the hand goes out of reach: the distance left to the arm, and so the elbow, keeps
+/// its speed and acceleration (`tanh` bends away from the line with no second
+/// derivative at the start) where a root turned only once the target is beyond
+/// `most` would stop the elbow dead as the arm straightens and jerk it back into
+/// motion as the hand comes in.
+fn eased_reach(distance: f32, start: f32, most: f32) -> f32 {
+    let start = start.min(most);
+    let width = most - start;
+    if distance <= start || width <= 1e-6 {
+        return distance.min(most);
+    }
+    start + width * ((distance - start) / width).tanh()
 }
 
 /// The fraction (at most `most`) of the turn from `root` toward `target` (both
