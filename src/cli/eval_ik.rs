@@ -377,12 +377,13 @@ fn eval_vr(
         perturbation.seed,
     );
     println!(
-        "{:<20} {:>7} {:>7} {:>8} {:>17} {:>8} {:>10} {:>9} {:>15} {:>11}",
+        "{:<20} {:>7} {:>7} {:>8} {:>17} {:>17} {:>8} {:>10} {:>9} {:>15} {:>11}",
         "input",
         "MPJPE",
         "MPJRE",
         "MPJVE",
         "jitter (truth)",
+        "per frame (tr.)",
         "hand",
         "hand max",
         "head max",
@@ -390,8 +391,8 @@ fn eval_vr(
         "flips (tr.)"
     );
     println!(
-        "{:<20} {:>7} {:>7} {:>8} {:>17} {:>8} {:>10} {:>9} {:>15} {:>11}",
-        "", "cm", "deg", "cm/s", "10^2 m/s^3", "cm", "mm", "mm", "cm/frame", ""
+        "{:<20} {:>7} {:>7} {:>8} {:>17} {:>17} {:>8} {:>10} {:>9} {:>15} {:>11}",
+        "", "cm", "deg", "cm/s", "10^2 m/s^3", "10^2 m/s^3", "cm", "mm", "mm", "cm/frame", ""
     );
     let runs = [
         ("3-point", VrDevices::ThreePoint, None, None),
@@ -426,13 +427,15 @@ fn eval_vr(
         let r: VrReport = evaluate_vr(source, motion, target, devices, perturb, &config, filter)?;
         reports.push(r);
         println!(
-            "{:<20} {:>7.2} {:>7.2} {:>8.2} {:>8.2} ({:>6.2}) {:>8.2} {:>10.3} {:>9.3} {:>6.2} ({:>5.2}) {:>5} ({:>3})",
+            "{:<20} {:>7.2} {:>7.2} {:>8.2} {:>8.2} ({:>6.2}) {:>8.2} ({:>6.2}) {:>8.2} {:>10.3} {:>9.3} {:>6.2} ({:>5.2}) {:>5} ({:>3})",
             name,
             r.mpjpe_cm,
             r.mpjre_deg,
             r.mpjve_cm_s,
             r.jitter,
             r.ground_truth_jitter,
+            r.frame_jitter,
+            r.ground_truth_frame_jitter,
             r.hand_error_cm,
             r.max_reachable_hand_error_mm,
             r.max_head_error_mm,
@@ -444,7 +447,8 @@ fn eval_vr(
     }
     println!(
         "hand max, head max: worst miss of the targets the devices (filtered) give, hands \
-         over hand-frames within reach of the solved shoulder; jitter: mean jerk"
+         over hand-frames within reach of the solved shoulder; jitter: mean jerk over 1/30 s \
+         steps, per frame: over the clip's own frames"
     );
     print_joints(&runs.map(|(name, _, _, _)| name), &reports);
     Ok(())

@@ -744,3 +744,34 @@ pub fn evaluate_vr(
 fn horizontal_length(v: Vec3) -> f32 {
     Vec3::new(v.x, 0.0, v.z).length()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{JITTER_STEP, Jerk, jerk_stride};
+    use glam::Vec3;
+
+    #[test]
+    fn jerk_is_measured_over_the_same_time_at_every_frame_rate() {
+        let times = |hz: f32, n: usize| (0..n).map(|i| i as f32 / hz).collect::<Vec<_>>();
+        assert_eq!(jerk_stride(&times(120.0, 100), JITTER_STEP), 4);
+        assert_eq!(jerk_stride(&times(60.0, 100), JITTER_STEP), 2);
+        assert_eq!(jerk_stride(&times(30.0, 100), JITTER_STEP), 1);
+        assert_eq!(jerk_stride(&times(25.0, 100), JITTER_STEP), 1);
+        assert_eq!(jerk_stride(&[], JITTER_STEP), 1);
+        // x = t³ has a jerk of 6 m/s³ whatever the stride; the truth standing still
+        // has none.
+        for hz in [120.0, 30.0] {
+            let t = times(hz, 40);
+            let solved: Vec<Vec3> = t.iter().map(|t| Vec3::X * t * t * t).collect();
+            let truth = vec![Vec3::ZERO; t.len()];
+            for stride in [1, 4] {
+                let [jerk, still] = Jerk::over(&solved, &truth, &t, 1, stride).mean();
+                assert!(
+                    (jerk * 100.0 - 6.0).abs() < 0.05,
+                    "{hz} Hz, {stride}: {jerk}"
+                );
+                assert_eq!(still, 0.0);
+            }
+        }
+    }
+}

@@ -78,8 +78,9 @@ impl PlaceArm<'_> {
     /// A raised hand (level or above the shoulder) turns the shoulder by its share
     /// of how far beyond `shoulder_reach` of the arm's length `l₁ + l₂` it is; a
     /// hanging one does not (the clavicle stays put when the arm hangs), unless it
-    /// is out of reach (`shoulder_to_reach`). The turn is that fraction of the arc
-    /// from the arm's root to the wrist about the shoulder joint.
+    /// nears the arm's full reach: then the shoulder turns the root in to the
+    /// `eased_reach` of the wrist (`shoulder_to_reach`). The turn is that fraction
+    /// of the arc from the arm's root to the wrist about the shoulder joint.
     fn turn_shoulder(&mut self) {
         let (c, body, shoulder, wrist) = (self.config, self.body, self.shoulder, self.wrist);
         let frame = &mut *self.frame;
@@ -210,4 +211,28 @@ fn share_forearm_twist(
     pose.set_rotation(hand, (part.conjugate() * local).normalize());
     let i = lower.index();
     frame.model_rotations[i] = (frame.model_rotations[i] * part).normalize();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::eased_reach;
+
+    #[test]
+    fn the_eased_reach_leaves_near_targets_and_never_passes_the_most() {
+        let (start, most) = (0.45, 0.53);
+        assert_eq!(eased_reach(0.3, start, most), 0.3);
+        assert_eq!(eased_reach(start, start, most), start);
+        let mut last = start;
+        for k in 1..200 {
+            let d = start + k as f32 * 0.002;
+            let eased = eased_reach(d, start, most);
+            assert!(eased > last && eased < most && eased <= d, "{d}: {eased}");
+            last = eased;
+        }
+        // Slope 1 and no curvature where the easing starts: the speed and the
+        // acceleration of the distance go on through it.
+        let h = 1e-3;
+        let slope = (eased_reach(start + h, start, most) - start) / h;
+        assert!((slope - 1.0).abs() < 1e-3, "{slope}");
+    }
 }

@@ -17,7 +17,8 @@ pub struct VrIkConfig {
     /// How far the shoulders turn toward a far hand, 0..=1 (default 0.3).
     pub shoulder_share: f32,
     /// A hand farther than this fraction of the arm's reach turns the shoulder
-    /// (default 0.9).
+    /// (default 0.9): a raised one by `shoulder_share`, any one eased in as it
+    /// nears the arm's full reach.
     pub shoulder_reach: f32,
     /// A planted foot steps when its footprint is this far away, fraction of the
     /// user's height (default 0.12).
