@@ -581,6 +581,58 @@ fn vr_mode_keeps_feet_planted_until_the_body_moves_away_then_steps() {
 }
 
 #[test]
+fn vr_mode_crouches_with_the_hips_back_when_the_head_drops() {
+    // Facing +X, the head drops 20 cm below its standing height and stays: the hips
+    // settle `crouchBack` of the drop behind the head (the way the body faces),
+    // and straight under it with `crouchBack` 0. Standing, they are under it.
+    let m = builtin_humanoid();
+    let body = BodyProportions::new(&m);
+    let cal = Calibration::of_body(&body, mocap_bridge::ik::calibration::HEAD_TO_EYE);
+    let head0 = body.rest_position(HumanBone::Head);
+    let yaw = std::f32::consts::FRAC_PI_2;
+    let arms = [Vec3::new(0.1, -0.6, 0.2), Vec3::new(0.1, -0.6, -0.2)];
+    let behind = |crouch_back: f32, drop: f32| {
+        let config = VrIkConfig {
+            crouch_back,
+            ..VrIkConfig::default()
+        };
+        let mut state = VrIkState::default();
+        let mut pose = HumanoidPose::default();
+        let head = head0 - Vec3::Y * drop;
+        let input = devices(&cal, head, yaw, arms.map(|a| head + a));
+        for _ in 0..90 {
+            VrIk {
+                config: &config,
+                body: &body,
+                calibration: &cal,
+                input: &input,
+                dt: 1.0 / 90.0,
+                state: &mut state,
+                pose: &mut pose,
+            }
+            .run()
+            .expect("vr ik runs");
+        }
+        let mut frame = BodyFrame::default();
+        frame.update(&body, &pose);
+        assert!(frame.position(HumanBone::Head).distance(head) < 1e-3);
+        let d = frame.position(HumanBone::Head) - frame.position(HumanBone::Hips);
+        // Along where the body faces (+X), and across it.
+        (d.x, d.z)
+    };
+    let config = VrIkConfig::default();
+    let (back, across) = behind(config.crouch_back, 0.2);
+    assert!(
+        (back - config.crouch_back * 0.2).abs() < 0.02 && across.abs() < 0.01,
+        "{back} {across}"
+    );
+    let (back, _) = behind(0.0, 0.2);
+    assert!(back.abs() < 0.02, "{back}");
+    let (back, _) = behind(config.crouch_back, 0.0);
+    assert!(back.abs() < 0.02, "{back}");
+}
+
+#[test]
 fn vr_mode_rejects_a_bad_interval_and_a_non_finite_device() {
     let m = builtin_humanoid();
     let body = BodyProportions::new(&m);

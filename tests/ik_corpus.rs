@@ -117,15 +117,19 @@ fn vr_mode_meets_its_goals_on_every_locomotion_clip() {
         .collect();
     println!("{}", vr_table(&rows, &skipped));
     // Every goal is printed; the ones the solver meets on every clip are asserted.
-    // Still missed (issue 15 stays open, docs/performance.md says why): the mean
-    // 3-point MPJPE (8.11 cm), the video-estimated clip's 3-point worst, and jitter
+    // Still missed (issue 15 stays open, docs/performance.md says why): the
+    // video-estimated clip's 3-point worst, and jitter
     // on the 30 Hz clip, the perturbed runs of the video-estimated clip and the
     // Meredith walk, and the Meredith walk's 6-point.
     let failures = vr_failures(&rows);
     println!("VR goals missed:\n{}", failures.join("\n"));
     let broken: Vec<&String> = failures
         .iter()
-        .filter(|f| f.contains("off target") || f.contains("6-point perturbed MPJPE"))
+        .filter(|f| {
+            f.contains("off target")
+                || f.contains("6-point perturbed MPJPE")
+                || f.starts_with("mean 3-point")
+        })
         .collect();
     assert!(broken.is_empty(), "{broken:?}");
 }

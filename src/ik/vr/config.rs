@@ -74,6 +74,12 @@ pub struct VrIkConfig {
     /// The same with a hips tracker and no chest tracker, where only the spine
     /// bends toward the neck joint (default 0.05).
     pub tracked_torso_seconds: f32,
+    /// Without a hips tracker, a head below its standing height is a crouch: the
+    /// spine leans forward so that the hips go back behind the head by this times
+    /// the head's drop (default 0.7: a balanced squat puts the hips two thirds of
+    /// the head's drop behind it and more in a shallow crouch; 0: the hips drop
+    /// straight down).
+    pub crouch_back: f32,
 }
 
 impl Default for VrIkConfig {
@@ -99,6 +105,7 @@ impl Default for VrIkConfig {
             body_turn_seconds: 0.3,
             torso_seconds: 0.1,
             tracked_torso_seconds: 0.05,
+            crouch_back: 0.7,
         }
     }
 }
