@@ -80,6 +80,10 @@ pub struct VrIkConfig {
     /// the head's drop behind it and more in a shallow crouch; 0: the hips drop
     /// straight down).
     pub crouch_back: f32,
+    /// The head's drop below its standing height is smoothed over this for
+    /// `crouch_back`, seconds (default 0.5, about a step's time: the head's bob
+    /// with each step does not rock the hips).
+    pub crouch_seconds: f32,
 }
 
 impl Default for VrIkConfig {
@@ -106,6 +110,7 @@ impl Default for VrIkConfig {
             torso_seconds: 0.1,
             tracked_torso_seconds: 0.05,
             crouch_back: 0.7,
+            crouch_seconds: 0.5,
         }
     }
 }

@@ -14,9 +14,9 @@
 //!    carries `spine_share` of the head's tilt, or the chest tracker's rotation, and
 //!    the twist between the head's and the hips' yaw, and without a hips tracker
 //!    leans forward in a crouch (the head below its standing height: the hips go
-//!    back by `crouch_back` of the head's drop); the neck takes half of the
-//!    head's turn relative to the upper chest, so the neck joint is
-//!    `P(head) − M(neck)·(T(head) − T(neck))`. Unless a chest tracker sets the
+//!    back by `crouch_back` of the head's drop, smoothed over `crouch_seconds`);
+//!    the neck takes half of the head's turn relative to the upper chest, so the
+//!    neck joint is `P(head) − M(neck)·(T(head) − T(neck))`. Unless a chest tracker sets the
 //!    spine, the neck joint follows where it must be over `torso_seconds`
 //!    (`tracked_torso_seconds` with a hips tracker; a neck's length from the head,
 //!    `Follower` in `follower.rs`) and the neck turns to put

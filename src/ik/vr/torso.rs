@@ -32,7 +32,7 @@ pub(super) struct PlaceTorso<'a> {
     /// Where the neck joint was aimed last frame; moved on, or reset.
     pub(super) neck_goal: &'a mut Follower,
     /// The head's drop below its standing height, avatar metres, smoothed over
-    /// `torso_seconds`; moved on, or reset.
+    /// `crouch_seconds`; moved on, or reset.
     pub(super) crouch: &'a mut f32,
     /// In: anything. Out: `TORSO` and `LIMBS` of `pose`.
     pub(super) frame: &'a mut BodyFrame,
@@ -177,15 +177,15 @@ impl PlaceTorso<'_> {
     /// back, so the spine leans forward about the hips' right axis, its turn
     /// `gain · asin(crouch_back · d / |T(neck) − T(hips)|)` (at most `MAX_LEAN`; the
     /// head joint without a neck), `d` the head's drop below its rest height smoothed
-    /// over `torso_seconds` (as the body follows the neck joint: a jolt of the head
-    /// does not rock the hips), `gain` the spine's (`Spine::gain`: its shares turn
+    /// over `crouch_seconds` (the head's bob with each step does not rock the hips),
+    /// `gain` the spine's (`Spine::gain`: its shares turn
     /// the neck joint less than a turn of the whole spine would).
     fn crouch_lean(&mut self, spine: &Spine) -> Quat {
         let (body, c) = (self.inputs.body, self.inputs.config);
         let drop = body.rest_height(HumanBone::Head) - self.inputs.devices.head.position.y;
         *self.crouch = if self.inputs.turns.smooth {
             *self.crouch
-                + (drop - *self.crouch) * (self.inputs.dt / c.torso_seconds.max(1e-3)).min(1.0)
+                + (drop - *self.crouch) * (self.inputs.dt / c.crouch_seconds.max(1e-3)).min(1.0)
         } else {
             drop
         };
