@@ -24,8 +24,8 @@ pub struct VrIkConfig {
     pub step_distance: f32,
     /// Share of the hand's roll the lower arm takes (default 0.8).
     pub forearm_twist: f32,
-    /// A step lands this many seconds of the hips' motion ahead of the footprint
-    /// (default 0.3).
+    /// A step lands this many seconds of the hips' motion ahead of the footprint,
+    /// along the head's direction of travel (default 0.3).
     pub step_lead: f32,
     /// Seconds a step takes when not walking (default 0.25); while walking a step
     /// takes a step's time at `walk_ratio`.

@@ -35,7 +35,7 @@
 //!    planted feet (knee pole from the knee tracker, else forward between the hips'
 //!    and the foot's facing), softened by `leg_softness`. A step lands on the foot's
 //!    footprint (where it stands under the hips) `step_lead` seconds of the hips'
-//!    motion ahead, lifted by `step_height`. While the hips move faster than
+//!    motion ahead along the head's direction of travel, lifted by `step_height`. While the hips move faster than
 //!    `gait_speed` (half of it while the arms swing) the feet walk (`Gait` in
 //!    `gait.rs`): the arms swing against the
 //!    legs (else the head sways over the foot the body stands on), each change of
