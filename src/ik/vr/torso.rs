@@ -19,8 +19,8 @@ use crate::ik::body::{BodyFrame, BodyProportions, LIMBS, TORSO};
 /// The spine bones, hips to upper chest.
 const SPINE: [HumanBone; 3] = [HumanBone::Spine, HumanBone::Chest, HumanBone::UpperChest];
 
-/// The most a crouch leans the spine forward, radians (60°).
-const MAX_LEAN: f32 = std::f32::consts::FRAC_PI_3;
+/// The most a crouch leans the spine forward, radians (45°, a deep squat's).
+const MAX_LEAN: f32 = std::f32::consts::FRAC_PI_4;
 
 /// Places the torso for one frame (see the module header).
 ///
