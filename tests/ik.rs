@@ -636,6 +636,57 @@ fn vr_mode_crouches_with_the_hips_back_when_the_head_drops() {
 }
 
 #[test]
+fn vr_mode_on_a_curve_lands_the_steps_on_the_path() {
+    // Walking 1.3 m/s around a circle of 2 m radius, facing along the path, the arms
+    // swinging against the legs (1 s stride): each step lands within 13 cm of where
+    // its foot walks beside the path (10.5 cm here), although the body's facing lags
+    // the turn (led along that facing instead of the head's travel, 14-16 cm).
+    let m = builtin_humanoid();
+    let body = BodyProportions::new(&m);
+    let cal = Calibration::of_body(&body, mocap_bridge::ik::calibration::HEAD_TO_EYE);
+    let head0 = body.rest_position(HumanBone::Head);
+    let (radius, speed, stride, dt) = (2.0f32, 1.3f32, 1.0f32, 1.0 / 90.0);
+    // Half the feet's rest distance apart: where each foot walks beside the path.
+    let width = body
+        .rest_position(HumanBone::LeftFoot)
+        .distance(body.rest_position(HumanBone::RightFoot))
+        / 2.0;
+    let mut state = VrIkState::default();
+    let mut worst = 0.0f32;
+    let mut landed = 0;
+    for i in 0..(6.0 / dt) as usize {
+        let t = i as f32 * dt;
+        let angle = speed * t / radius;
+        // Counter-clockwise from above, starting at +X facing +Z.
+        let head = Vec3::new(radius * angle.cos(), head0.y, radius * angle.sin());
+        let yaw = -angle;
+        let turn = Quat::from_rotation_y(yaw);
+        let swing = 0.15 * (std::f32::consts::TAU * t / stride).sin();
+        let hands = [
+            head + turn * Vec3::new(0.2, -0.6, swing),
+            head + turn * Vec3::new(-0.2, -0.6, -swing),
+        ];
+        let was = [state.is_planted(0), state.is_planted(1)];
+        let (_, frame) = vr_solve(&body, &cal, &devices(&cal, head, yaw, hands), &mut state);
+        for (side, foot) in [HumanBone::LeftFoot, HumanBone::RightFoot]
+            .into_iter()
+            .enumerate()
+        {
+            if t > 2.0 && !was[side] && state.is_planted(side) {
+                let at = frame.position(foot);
+                // The left foot (+X at the start) is on the outside of the turn.
+                let lane = radius + if side == 0 { width } else { -width };
+                let off = (Vec3::new(at.x, 0.0, at.z).length() - lane).abs();
+                worst = worst.max(off);
+                landed += 1;
+            }
+        }
+    }
+    assert!(landed >= 6, "{landed} steps landed");
+    assert!(worst < 0.13, "a step landed {worst} m off its lane");
+}
+
+#[test]
 fn vr_mode_rejects_a_bad_interval_and_a_non_finite_device() {
     let m = builtin_humanoid();
     let body = BodyProportions::new(&m);
