@@ -643,6 +643,10 @@ fn main() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let url = format!("nats://127.0.0.1:{port}");
+    // What else the machine runs decides the tails: say so with the numbers.
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
+    println!("load average at the start: {}", load.join(" "));
     println!(
         "{PERFORMERS} performers × {RATE_HZ} Hz for {seconds} s per case, nats-server with GOGC={gogc}; \
          handed on: push → handed to the socket (VMC) or the client (NATS); probe: push → receipt by the \
