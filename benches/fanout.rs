@@ -61,7 +61,8 @@ const PERFORMERS: usize = 16;
 const RATE_HZ: f64 = 120.0;
 /// A frame's time is `performer × ID + frame number`: exact in an f32.
 const ID: f64 = 100_000.0;
-/// The server's garbage-collection target (docs/nats.md, "Many subscribers").
+/// The server's garbage-collection target (docs/nats.md, "A server for many
+/// subscribers").
 const SERVER_GOGC: &str = "800";
 
 /// What one case measured.
@@ -288,6 +289,26 @@ impl Fanout {
         }
     }
 
+    /// Notes the frames a message of this kind carries as received `at`.
+    fn receipts(self, payload: &[u8], at: Instant, got: &mut Vec<(usize, usize, Instant)>) {
+        match self {
+            Fanout::Performers => {
+                if let Some(time) = pose_time(payload) {
+                    let (p, k) = frame_of(time);
+                    got.push((p, k, at));
+                }
+            }
+            Fanout::Bundle => {
+                if let Ok(poses) = split_bundle(payload) {
+                    for time in poses.filter_map(pose_time) {
+                        let (p, k) = frame_of(time);
+                        got.push((p, k, at));
+                    }
+                }
+            }
+        }
+    }
+
     fn label(self) -> &'static str {
         match self {
             Fanout::Performers => "NATS, a subject per performer",
@@ -316,7 +337,7 @@ struct Probe {
 }
 
 impl Probe {
-    fn start(port: u16, fanout: Fanout) -> Probe {
+    fn start(port: u16, fanout: Fanout, seconds: f64) -> Probe {
         let socket = TcpStream::connect(("127.0.0.1", port)).expect("probe");
         socket.set_nodelay(true).expect("nodelay");
         let mut reader = BufReader::with_capacity(1 << 16, socket.try_clone().expect("clone"));
@@ -339,7 +360,8 @@ impl Probe {
         let thread = std::thread::Builder::new()
             .name("fanout-probe".into())
             .spawn(move || {
-                let mut got = Vec::new();
+                // Sized up front, as the receivers' lists are.
+                let mut got = Vec::with_capacity(ticks(seconds) * PERFORMERS);
                 let mut payload = Vec::new();
                 loop {
                     line.clear();
@@ -365,22 +387,7 @@ impl Probe {
                         return got;
                     }
                     let pose = &payload[..size];
-                    match fanout {
-                        Fanout::Performers => {
-                            if let Some(time) = pose_time(pose) {
-                                let (p, k) = frame_of(time);
-                                got.push((p, k, at));
-                            }
-                        }
-                        Fanout::Bundle => {
-                            if let Ok(poses) = split_bundle(pose) {
-                                for time in poses.filter_map(pose_time) {
-                                    let (p, k) = frame_of(time);
-                                    got.push((p, k, at));
-                                }
-                            }
-                        }
-                    }
+                    fanout.receipts(pose, at, &mut got);
                 }
             })
             .expect("probe thread");
@@ -425,28 +432,12 @@ fn through_nats(
             // Ends when the connection is drained.
             while let Some(message) = sub.next().await {
                 let at = Instant::now();
-                match fanout {
-                    Fanout::Performers => {
-                        if let Some(time) = pose_time(&message.payload) {
-                            let (p, k) = frame_of(time);
-                            got.push((p, k, at));
-                        }
-                    }
-                    Fanout::Bundle => {
-                        let Ok(poses) = split_bundle(&message.payload) else {
-                            continue;
-                        };
-                        for time in poses.filter_map(pose_time) {
-                            let (p, k) = frame_of(time);
-                            got.push((p, k, at));
-                        }
-                    }
-                }
+                fanout.receipts(&message.payload, at, &mut got);
             }
             got
         }));
     }
-    let probe = Probe::start(port, fanout);
+    let probe = Probe::start(port, fanout, seconds);
     let (port, ring) = output_ring("nats-out", 4096, Delivery::Newest);
     let stats = ring.stats.clone();
     let (latency, handed) = Latency::new();
