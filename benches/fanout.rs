@@ -24,10 +24,20 @@
 //! CPU is the CPU time the output threads, the receivers and (for NATS) the
 //! server spent, per delivered frame.
 //!
-//! Run: `cargo bench --bench fanout` (needs `nats-server`; `-- quick` for 1 s
-//! per case instead of 3).
+//! The way is split where it can be seen: "handed on" is push → handed to the
+//! socket (VMC) or to the NATS client (the outputs' own latency, as the status
+//! reports it); the probe, one more NATS subscriber with a thread of its own and
+//! no client library (`Probe`), receives when the server's write to it arrives,
+//! without the receivers' shared workers in between; it counts in no other
+//! column. The server runs with `GOGC=800` (docs/nats.md), or the `GOGC` the
+//! bench is given.
+//!
+//! Run: `cargo bench --bench fanout` (needs `nats-server`). Arguments after
+//! `--`: `quick` for 1 s per case instead of 3; receiver counts (`100`) and
+//! kinds (`performers`, `bundle`, `vmc`) to run only those.
 
-use std::net::SocketAddr;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -41,7 +51,7 @@ use mocap_bridge::formats::vrma::VrmaRest;
 use mocap_bridge::io::nats::connect;
 use mocap_bridge::io::outputs::nats::NatsOutput;
 use mocap_bridge::io::outputs::vmc::{self, Shows, VmcOutput};
-use mocap_bridge::pipeline::status::{ConnectionStats, Latency};
+use mocap_bridge::pipeline::status::{ConnectionStats, Latency, SharedHistogram};
 use mocap_bridge::pipeline::{Delivery, OutputMsg, OutputPort, PoseFrame, output_ring};
 use mocap_bridge::protocol::frame::PerformerName;
 use mocap_bridge::protocol::nats::split_bundle;
@@ -51,6 +61,9 @@ const PERFORMERS: usize = 16;
 const RATE_HZ: f64 = 120.0;
 /// A frame's time is `performer × ID + frame number`: exact in an f32.
 const ID: f64 = 100_000.0;
+/// The server's garbage-collection target (docs/nats.md, "A server for many
+/// subscribers").
+const SERVER_GOGC: &str = "800";
 
 /// What one case measured.
 struct Run {
@@ -64,6 +77,11 @@ struct Run {
     last: Histogram<u64>,
     /// CPU seconds: output threads, receivers, server.
     cpu: [f64; 3],
+    /// Push → handed to the socket (VMC) or to the client (NATS), µs, as the
+    /// outputs measure it for the status.
+    handed: Histogram<u64>,
+    /// NATS only: the receipts of the probe (`Probe`), µs.
+    probe: Option<Histogram<u64>>,
 }
 
 /// Per-thread CPU of this process by thread-name prefix, seconds (Linux).
@@ -184,8 +202,28 @@ fn frame_of(time: f64) -> (usize, usize) {
 /// Receipt times, by receiver: (performer, number, when).
 type Receipts = Vec<Vec<(usize, usize, Instant)>>;
 
-fn summarize(pushed: &[Vec<Instant>], receipts: Receipts, cpu: [f64; 3]) -> Run {
-    let histogram = || Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("bounds");
+fn histogram() -> Histogram<u64> {
+    Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("bounds")
+}
+
+/// Latencies push → receipt, µs.
+fn latencies(pushed: &[Vec<Instant>], receipts: &[(usize, usize, Instant)]) -> Histogram<u64> {
+    let mut latency = histogram();
+    for &(p, k, at) in receipts {
+        if let Some(sent) = pushed.get(p).and_then(|v| v.get(k)) {
+            let us = (at.saturating_duration_since(*sent).as_micros() as u64).max(1);
+            latency.saturating_record(us);
+        }
+    }
+    latency
+}
+
+fn summarize(
+    pushed: &[Vec<Instant>],
+    receipts: Receipts,
+    cpu: [f64; 3],
+    handed: &SharedHistogram,
+) -> Run {
     let mut latency = histogram();
     let mut ticks = vec![(u64::MAX, 0u64); pushed.first().map_or(0, Vec::len)];
     let mut received = 0;
@@ -215,6 +253,8 @@ fn summarize(pushed: &[Vec<Instant>], receipts: Receipts, cpu: [f64; 3]) -> Run 
         first,
         last,
         cpu,
+        handed: handed.lock().expect("histogram").clone(),
+        probe: None,
     }
 }
 
@@ -249,6 +289,26 @@ impl Fanout {
         }
     }
 
+    /// Notes the frames a message of this kind carries as received `at`.
+    fn receipts(self, payload: &[u8], at: Instant, got: &mut Vec<(usize, usize, Instant)>) {
+        match self {
+            Fanout::Performers => {
+                if let Some(time) = pose_time(payload) {
+                    let (p, k) = frame_of(time);
+                    got.push((p, k, at));
+                }
+            }
+            Fanout::Bundle => {
+                if let Ok(poses) = split_bundle(payload) {
+                    for time in poses.filter_map(pose_time) {
+                        let (p, k) = frame_of(time);
+                        got.push((p, k, at));
+                    }
+                }
+            }
+        }
+    }
+
     fn label(self) -> &'static str {
         match self {
             Fanout::Performers => "NATS, a subject per performer",
@@ -264,9 +324,87 @@ fn pose_time(pose: &[u8]) -> Option<f64> {
     Some(f64::from_le_bytes(pose.get(at..at + 8)?.try_into().ok()?))
 }
 
+/// One more subscriber, with no client library: a thread of its own blocked on
+/// its socket, reading the NATS text protocol (`MSG` lines and their payloads,
+/// `PING` answered) by hand, as no client crate reads without tasks of its own
+/// between the socket and the application. Its receipt is when the server's
+/// write to it arrived; where it falls in the fan-out changes from tick to tick
+/// (the server flushes its subscribers in no fixed order), so over the ticks its
+/// latencies spread as the server's writes do, without the receivers' workers.
+struct Probe {
+    socket: TcpStream,
+    thread: std::thread::JoinHandle<Vec<(usize, usize, Instant)>>,
+}
+
+impl Probe {
+    fn start(port: u16, fanout: Fanout, seconds: f64) -> Probe {
+        let socket = TcpStream::connect(("127.0.0.1", port)).expect("probe");
+        socket.set_nodelay(true).expect("nodelay");
+        let mut reader = BufReader::with_capacity(1 << 16, socket.try_clone().expect("clone"));
+        let mut writer = socket.try_clone().expect("clone");
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("INFO");
+        write!(
+            writer,
+            "CONNECT {{\"verbose\":false,\"pedantic\":false}}\r\nSUB {} 1\r\nPING\r\n",
+            fanout.subjects()
+        )
+        .expect("subscribe");
+        // Subscribed once the server answers the PING.
+        while line != "PONG\r\n" {
+            line.clear();
+            if reader.read_line(&mut line).expect("PONG") == 0 {
+                panic!("probe: the server closed the connection");
+            }
+        }
+        let thread = std::thread::Builder::new()
+            .name("fanout-probe".into())
+            .spawn(move || {
+                // Sized up front, as the receivers' lists are.
+                let mut got = Vec::with_capacity(ticks(seconds) * PERFORMERS);
+                let mut payload = Vec::new();
+                loop {
+                    line.clear();
+                    // Ends when the bench shuts the socket down.
+                    if !matches!(reader.read_line(&mut line), Ok(1..)) {
+                        return got;
+                    }
+                    let at = Instant::now();
+                    if line == "PING\r\n" {
+                        writer.write_all(b"PONG\r\n").expect("PONG");
+                        continue;
+                    }
+                    // MSG <subject> <sid> <bytes>
+                    let Some(size) = line
+                        .strip_prefix("MSG ")
+                        .and_then(|rest| rest.split_whitespace().nth(2))
+                        .and_then(|n| n.parse::<usize>().ok())
+                    else {
+                        continue;
+                    };
+                    payload.resize(size + 2, 0);
+                    if reader.read_exact(&mut payload).is_err() {
+                        return got;
+                    }
+                    let pose = &payload[..size];
+                    fanout.receipts(pose, at, &mut got);
+                }
+            })
+            .expect("probe thread");
+        Probe { socket, thread }
+    }
+
+    /// Stops the thread: its receipts.
+    fn stop(self) -> Vec<(usize, usize, Instant)> {
+        let _ = self.socket.shutdown(Shutdown::Both);
+        self.thread.join().expect("probe")
+    }
+}
+
 /// Through `nats-server`: one NATS output, `subscribers` subscribers of `fanout`.
 fn through_nats(
     server: &str,
+    port: u16,
     server_pid: u32,
     subscribers: usize,
     fanout: Fanout,
@@ -294,29 +432,15 @@ fn through_nats(
             // Ends when the connection is drained.
             while let Some(message) = sub.next().await {
                 let at = Instant::now();
-                match fanout {
-                    Fanout::Performers => {
-                        if let Some(time) = pose_time(&message.payload) {
-                            let (p, k) = frame_of(time);
-                            got.push((p, k, at));
-                        }
-                    }
-                    Fanout::Bundle => {
-                        let Ok(poses) = split_bundle(&message.payload) else {
-                            continue;
-                        };
-                        for time in poses.filter_map(pose_time) {
-                            let (p, k) = frame_of(time);
-                            got.push((p, k, at));
-                        }
-                    }
-                }
+                fanout.receipts(&message.payload, at, &mut got);
             }
             got
         }));
     }
+    let probe = Probe::start(port, fanout, seconds);
     let (port, ring) = output_ring("nats-out", 4096, Delivery::Newest);
     let stats = ring.stats.clone();
+    let (latency, handed) = Latency::new();
     let connection = Arc::new(ConnectionStats::new(server));
     let settings = NatsOutputConfig {
         server: server.to_owned(),
@@ -334,7 +458,7 @@ fn through_nats(
             ring,
             received: Vec::new(),
             skeletons: Arc::from(Vec::new()),
-            latency: Latency::new().0,
+            latency,
             connection,
         }
         .run(),
@@ -359,12 +483,15 @@ fn through_nats(
         .into_iter()
         .map(|t| receivers.block_on(t).expect("receiver"))
         .collect();
+    let probe = probe.stop();
     let drops = stats.drops.load(Relaxed);
     if drops > 0 {
         println!("  (the NATS output dropped {drops} frames)");
     }
     let cpu = [0, 1, 2].map(|i| cpu_after[i] - cpu_before[i]);
-    summarize(&pushed, receipts, cpu)
+    let mut run = summarize(&pushed, receipts, cpu, &handed);
+    run.probe = Some(latencies(&pushed, &probe));
+    run
 }
 
 /// VMC over UDP: one VMC output per receiver.
@@ -375,6 +502,7 @@ fn through_vmc(receivers_n: usize, seconds: f64) -> Run {
     let mut tasks = Vec::new();
     let mut senders = Vec::new();
     let mut addrs = Vec::new();
+    let mut handed_each = Vec::new();
     for _ in 0..receivers_n {
         let socket = receivers
             .block_on(tokio::net::UdpSocket::bind("127.0.0.1:0"))
@@ -409,6 +537,8 @@ fn through_vmc(receivers_n: usize, seconds: f64) -> Run {
         }));
         let (port, ring) = output_ring("vmc-out", 4096, Delivery::Newest);
         let socket = outputs.block_on(vmc::socket_to(addr)).expect("sender");
+        let (latency, handed) = Latency::new();
+        handed_each.push(handed);
         senders.push(
             outputs.spawn(
                 VmcOutput {
@@ -417,7 +547,7 @@ fn through_vmc(receivers_n: usize, seconds: f64) -> Run {
                     ring,
                     min_interval: None,
                     shows: Shows::All,
-                    latency: Latency::new().0,
+                    latency,
                     datagrams: Datagrams::new(),
                 }
                 .run(),
@@ -445,16 +575,29 @@ fn through_vmc(receivers_n: usize, seconds: f64) -> Run {
         cpu_after[1] - cpu_before[1],
         0.0,
     ];
-    summarize(&pushed, receipts, cpu)
+    let handed: SharedHistogram = Arc::new(std::sync::Mutex::new(histogram()));
+    for each in handed_each {
+        let _ = handed
+            .lock()
+            .expect("histogram")
+            .add(&*each.lock().expect("histogram"));
+    }
+    summarize(&pushed, receipts, cpu, &handed)
 }
 
 fn line(how: &str, receivers: usize, r: &Run) -> String {
     let expected = r.pushed * receivers as u64;
     let lost = expected.saturating_sub(r.received);
     let per_frame_us = |s: f64| s * 1e6 / r.received.max(1) as f64;
+    let ms = |h: &Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+    let probe = r.probe.as_ref().map_or("–".to_owned(), |h| {
+        format!("{:.2} / {:.2}", ms(h, 0.5), ms(h, 0.99))
+    });
     format!(
-        "| {how} | {receivers} | {} | {:.2} | {:.2} | {:.2} | {:.2} / {:.2} | {lost} ({:.3} %) | {:.1} | {:.1} | {:.1} |",
+        "| {how} | {receivers} | {} | {:.2} / {:.2} | {probe} | {:.2} | {:.2} | {:.2} | {:.2} / {:.2} | {lost} ({:.3} %) | {:.1} | {:.1} | {:.1} |",
         r.received,
+        ms(&r.handed, 0.5),
+        ms(&r.handed, 0.99),
         r.latency.value_at_quantile(0.5) as f64 / 1000.0,
         r.latency.value_at_quantile(0.99) as f64 / 1000.0,
         r.latency.max() as f64 / 1000.0,
@@ -475,8 +618,12 @@ fn main() {
         return;
     };
     let port = free_port();
+    // The server as docs/nats.md sets one up for many subscribers: its garbage
+    // collector at GOGC=800 unless GOGC says otherwise.
+    let gogc = std::env::var("GOGC").unwrap_or_else(|_| SERVER_GOGC.to_owned());
     let mut server: Child = Command::new(binary)
         .args(["-a", "127.0.0.1", "-p", &port.to_string()])
+        .env("GOGC", &gogc)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -487,22 +634,49 @@ fn main() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let url = format!("nats://127.0.0.1:{port}");
+    // What else the machine runs decides the tails: say so with the numbers.
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
+    println!("load average at the start: {}", load.join(" "));
     println!(
-        "{PERFORMERS} performers × {RATE_HZ} Hz for {seconds} s per case; latency push → receipt (ms); \
+        "{PERFORMERS} performers × {RATE_HZ} Hz for {seconds} s per case, nats-server with GOGC={gogc}; \
+         handed on: push → handed to the socket (VMC) or the client (NATS); probe: push → receipt by the \
+         probe, a bare subscriber thread; latency push → receipt (ms); \
          a tick's first / last receipt: p50 over ticks of the earliest and of the latest receipt of \
          the frames pushed together; CPU µs per delivered frame: outputs, receivers, nats-server"
     );
     println!(
-        "| fan-out | receivers | frames received | p50 | p99 | max | tick's first / last receipt | lost | CPU outputs | CPU receivers | CPU server |"
+        "| fan-out | receivers | frames received | handed on p50 / p99 | probe p50 / p99 | p50 | p99 | max | tick's first / last receipt | lost | CPU outputs | CPU receivers | CPU server |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    for receivers in [1, 10, 100] {
-        for fanout in [Fanout::Performers, Fanout::Bundle] {
-            let nats = through_nats(&url, server.id(), receivers, fanout, seconds);
-            println!("{}", line(fanout.label(), receivers, &nats));
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let counts: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let counts = if counts.is_empty() {
+        vec![1, 10, 100]
+    } else {
+        counts
+    };
+    let kinds: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| ["performers", "bundle", "vmc"].contains(&a.as_str()))
+        .collect();
+    let runs = |kind: &str| kinds.is_empty() || kinds.iter().any(|k| k == kind);
+    for receivers in counts {
+        for (kind, fanout) in [
+            ("performers", Fanout::Performers),
+            ("bundle", Fanout::Bundle),
+        ] {
+            if runs(kind) {
+                let nats = through_nats(&url, port, server.id(), receivers, fanout, seconds);
+                println!("{}", line(fanout.label(), receivers, &nats));
+            }
         }
-        let vmc = through_vmc(receivers, seconds);
-        println!("{}", line("VMC over UDP", receivers, &vmc));
+        if runs("vmc") {
+            let vmc = through_vmc(receivers, seconds);
+            println!("{}", line("VMC over UDP", receivers, &vmc));
+        }
     }
     let _ = server.kill();
     let _ = server.wait();

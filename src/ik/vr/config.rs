@@ -25,8 +25,8 @@ pub struct VrIkConfig {
     pub step_distance: f32,
     /// Share of the hand's roll the lower arm takes (default 0.8).
     pub forearm_twist: f32,
-    /// A step lands this many seconds of the hips' motion ahead of the footprint
-    /// (default 0.3).
+    /// A step lands this many seconds of the hips' motion ahead of the footprint,
+    /// along the head's direction of travel (default 0.3).
     pub step_lead: f32,
     /// Seconds a step takes when not walking (default 0.25); while walking a step
     /// takes a step's time at `walk_ratio`.
@@ -75,6 +75,16 @@ pub struct VrIkConfig {
     /// The same with a hips tracker and no chest tracker, where only the spine
     /// bends toward the neck joint (default 0.05).
     pub tracked_torso_seconds: f32,
+    /// Without a hips tracker, a head below its standing height is a crouch: the
+    /// spine leans forward so that the hips go back behind the head by this times
+    /// the head's drop (default 0.7: a balanced squat puts the hips two thirds of
+    /// the head's drop behind it and more in a shallow crouch; 0: the hips drop
+    /// straight down).
+    pub crouch_back: f32,
+    /// The head's drop below its standing height is smoothed over this for
+    /// `crouch_back`, seconds (default 0.5, about a step's time: the head's bob
+    /// with each step does not rock the hips).
+    pub crouch_seconds: f32,
 }
 
 impl Default for VrIkConfig {
@@ -100,6 +110,8 @@ impl Default for VrIkConfig {
             body_turn_seconds: 0.3,
             torso_seconds: 0.1,
             tracked_torso_seconds: 0.05,
+            crouch_back: 0.7,
+            crouch_seconds: 0.5,
         }
     }
 }

@@ -2,7 +2,9 @@
 //! to its planted foot (knee pole from the knee tracker, else forward between the
 //! hips' and the foot's facing), softened by `leg_softness` while walking. A step
 //! lands on the foot's footprint (where it stands under the hips) `step_lead`
-//! seconds of the hips' motion ahead, lifted by `step_height`. While the hips move
+//! seconds of the hips' forward motion ahead, along where the body goes (the head's
+//! direction of travel: on a curve the hips' facing lags it), lifted by
+//! `step_height`. While the hips move
 //! faster than `gait_speed` the feet walk (`Gait`): each change of the side the
 //! body is over (the arms' swing says, else the head's sway) makes the other foot
 //! step, over a step's time at `walk_ratio` for the hips' speed.
@@ -97,6 +99,9 @@ struct HipsMotion {
     at: Vec3,
     /// Where the hips face, horizontal unit vector.
     forward: Vec3,
+    /// Where the body goes: the head's direction of travel where it is within 60°
+    /// of `forward`, easing to `forward` at 90°; horizontal unit vector.
+    heading: Vec3,
     /// The hips' smoothed speed forward, avatar metres per second (0 going back).
     ahead: f32,
     /// Upright and faster forward than `gait_speed` (or than half of it while the
@@ -195,9 +200,12 @@ impl PlaceLegs<'_> {
         } else {
             0.0
         };
+        let travel = self.inputs.turns.travel;
+        let trust = (2.0 * travel.dot(forward)).clamp(0.0, 1.0);
         HipsMotion {
             at,
             forward,
+            heading: forward.lerp(travel, trust).normalize_or(forward),
             ahead,
             walking,
             walk,
@@ -213,10 +221,11 @@ impl PlaceLegs<'_> {
 
     /// Where each untracked foot goes next: its footprint (where it stands under the
     /// hips, `horizontal(P(hips) + Y(hips)·(T(foot) − T(hips)))` at the foot's rest
-    /// height) plus, while walking, `step_lead` of the hips' forward motion.
+    /// height) plus, while walking, `step_lead` of the hips' forward motion along
+    /// `HipsMotion::heading`.
     fn landing(&self, hips: &HipsMotion) -> [Vec3; 2] {
         let body = self.inputs.body;
-        let lead = hips.forward * (hips.ahead * self.inputs.config.step_lead * hips.walk);
+        let lead = hips.heading * (hips.ahead * self.inputs.config.step_lead * hips.walk);
         LEGS.map(|limb| {
             let foot = limb.bones()[2];
             let rest = body.rest_position(foot) - body.rest_position(HumanBone::Hips);

@@ -12,9 +12,11 @@
 //!    smoothed over `body_turn_seconds`.
 //! 2. `PlaceTorso` (`torso.rs`): the spine (spine, chest, upperChest, equal shares)
 //!    carries `spine_share` of the head's tilt, or the chest tracker's rotation, and
-//!    the twist between the head's and the hips' yaw; the neck takes half of the
-//!    head's turn relative to the upper chest, so the neck joint is
-//!    `P(head) − M(neck)·(T(head) − T(neck))`. Unless a chest tracker sets the
+//!    the twist between the head's and the hips' yaw, and without a hips tracker
+//!    leans forward in a crouch (the head below its standing height: the hips go
+//!    back by `crouch_back` of the head's drop, smoothed over `crouch_seconds`);
+//!    the neck takes half of the head's turn relative to the upper chest, so the
+//!    neck joint is `P(head) − M(neck)·(T(head) − T(neck))`. Unless a chest tracker sets the
 //!    spine, the neck joint follows where it must be over `torso_seconds`
 //!    (`tracked_torso_seconds` with a hips tracker; a neck's length from the head,
 //!    `Follower` in `follower.rs`) and the neck turns to put
@@ -33,7 +35,7 @@
 //!    planted feet (knee pole from the knee tracker, else forward between the hips'
 //!    and the foot's facing), softened by `leg_softness`. A step lands on the foot's
 //!    footprint (where it stands under the hips) `step_lead` seconds of the hips'
-//!    motion ahead, lifted by `step_height`. While the hips move faster than
+//!    motion ahead along the head's direction of travel, lifted by `step_height`. While the hips move faster than
 //!    `gait_speed` (half of it while the arms swing) the feet walk (`Gait` in
 //!    `gait.rs`): the arms swing against the
 //!    legs (else the head sways over the foot the body stands on), each change of
@@ -81,6 +83,8 @@ pub struct VrIkState {
     head: HeadSmoothing,
     /// Where the neck joint was aimed without a hips tracker.
     neck_goal: Follower,
+    /// The head's drop below its standing height, smoothed (the crouch).
+    crouch: f32,
     /// The untracked feet, the hips' motion and the gait.
     legs: Feet,
     /// Forward kinematics of the result: `TORSO` and `LIMBS` (the eyes, jaw, toes and
@@ -237,6 +241,7 @@ impl VrIk<'_> {
         PlaceTorso {
             inputs,
             neck_goal: &mut state.neck_goal,
+            crouch: &mut state.crouch,
             frame: &mut state.frame,
             pose,
         }

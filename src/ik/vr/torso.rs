@@ -1,9 +1,10 @@
 //! Stage 2 of a frame: the torso. The spine turns on top of the hips (the chest
 //! tracker's rotation, or a share of the head's tilt plus the twist between the
-//! head's and the hips' yaw), the neck takes half of the head's turn, and the hips
-//! go where this spine puts the head on the headset; with a hips tracker the spine
-//! bends toward the neck joint instead. Whatever the spine's fixed length leaves is
-//! taken up by moving the hips, so the head is always where the headset says.
+//! head's and the hips' yaw, leaning forward in a crouch), the neck takes half of
+//! the head's turn, and the hips go where this spine puts the head on the headset;
+//! with a hips tracker the spine bends toward the neck joint instead. Whatever the
+//! spine's fixed length leaves is taken up by moving the hips, so the head is
+//! always where the headset says.
 //!
 //! In: the calibrated devices and this frame's turns. Out: the torso's rotations and
 //! the hips position in the pose; `TORSO` and `LIMBS` of the frame up to date.
@@ -18,6 +19,9 @@ use crate::ik::body::{BodyFrame, BodyProportions, LIMBS, TORSO};
 /// The spine bones, hips to upper chest.
 const SPINE: [HumanBone; 3] = [HumanBone::Spine, HumanBone::Chest, HumanBone::UpperChest];
 
+/// The most a crouch leans the spine forward, radians (45°, a deep squat's).
+const MAX_LEAN: f32 = std::f32::consts::FRAC_PI_4;
+
 /// Places the torso for one frame (see the module header).
 ///
 /// Runs on the solver thread every frame: no allocation, no I/O, no panic. Its
@@ -27,6 +31,9 @@ pub(super) struct PlaceTorso<'a> {
     pub(super) inputs: FrameInputs<'a>,
     /// Where the neck joint was aimed last frame; moved on, or reset.
     pub(super) neck_goal: &'a mut Follower,
+    /// The head's drop below its standing height, avatar metres, smoothed over
+    /// `crouch_seconds`; moved on, or reset.
+    pub(super) crouch: &'a mut f32,
     /// In: anything. Out: `TORSO` and `LIMBS` of `pose`.
     pub(super) frame: &'a mut BodyFrame,
     /// In: the hips' rotation set, everything else at rest. Out: spine, neck and
@@ -151,13 +158,52 @@ impl PlaceTorso<'_> {
                 } else {
                     self.inputs.config.spine_share
                 };
-                Quat::IDENTITY.slerp(tilt, share) * turns.head_yaw * turns.hips_yaw.conjugate()
+                let lean = match self.inputs.devices.hips {
+                    Some(_) => Quat::IDENTITY,
+                    None => self.crouch_lean(spine),
+                };
+                lean * Quat::IDENTITY.slerp(tilt, share)
+                    * turns.head_yaw
+                    * turns.hips_yaw.conjugate()
             }
         }
         .normalize();
         spine.set(self.pose, turn);
         self.frame.update_bones(self.inputs.body, self.pose, &TORSO);
         turn
+    }
+
+    /// A head below its standing height is a crouch: the knees bend and the hips go
+    /// back, so the spine leans forward about the hips' right axis, its turn
+    /// `gain · asin(crouch_back · d / |T(neck) − T(hips)|)` (at most `MAX_LEAN`; the
+    /// head joint without a neck), `d` the head's drop below its rest height smoothed
+    /// over `crouch_seconds` (the head's bob with each step does not rock the hips),
+    /// `gain` the spine's (`Spine::gain`: its shares turn
+    /// the neck joint less than a turn of the whole spine would).
+    fn crouch_lean(&mut self, spine: &Spine) -> Quat {
+        let (body, c) = (self.inputs.body, self.inputs.config);
+        let drop = body.rest_height(HumanBone::Head) - self.inputs.devices.head.position.y;
+        *self.crouch = if self.inputs.turns.smooth {
+            *self.crouch
+                + (drop - *self.crouch) * (self.inputs.dt / c.crouch_seconds.max(1e-3)).min(1.0)
+        } else {
+            drop
+        };
+        let neck = if body.has(HumanBone::Neck) {
+            HumanBone::Neck
+        } else {
+            HumanBone::Head
+        };
+        let length = body
+            .rest_position(neck)
+            .distance(body.rest_position(HumanBone::Hips));
+        // Not `<= 0.0`: a NaN setting leans nothing.
+        if !(*self.crouch > 0.0 && length > 0.0 && c.crouch_back > 0.0) {
+            return Quat::IDENTITY;
+        }
+        let arc = (c.crouch_back * *self.crouch / length).min(1.0).asin();
+        let angle = (arc * spine.gain(body, neck)).min(MAX_LEAN);
+        Quat::from_axis_angle(self.inputs.turns.hips_yaw * Vec3::X, angle)
     }
 
     /// Sets neck and head on the turned spine (`set_neck_and_head`) and returns where

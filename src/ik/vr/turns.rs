@@ -55,6 +55,9 @@ pub(super) struct Turns {
     /// The yaw of `hips`, radians and as a turn about +Y.
     pub(super) hips_yaw_angle: f32,
     pub(super) hips_yaw: Quat,
+    /// The head's direction of travel, a horizontal unit vector (zero when not
+    /// moving or not known).
+    pub(super) travel: Vec3,
 }
 
 impl HeadSmoothing {
@@ -113,6 +116,7 @@ impl HeadSmoothing {
             hips,
             hips_yaw_angle,
             hips_yaw: Quat::from_rotation_y(hips_yaw_angle),
+            travel: self.travel.normalize_or_zero(),
         }
     }
 }
