@@ -126,8 +126,7 @@ impl PlaceTorso<'_> {
         };
         let aim_neck = (devices.hips.is_none() || devices.chest.is_none())
             && self.inputs.body.has(HumanBone::Neck)
-            && seconds > 0.0
-            && self.inputs.turns.smooth;
+            && seconds > 0.0;
         let neck_target = if aim_neck {
             self.aim_neck_joint(neck_target, seconds)
         } else {
@@ -232,12 +231,18 @@ impl PlaceTorso<'_> {
 
     /// The neck joint follows `target` smoothed over `seconds` (`torso_seconds`:
     /// the whole body hangs from it; `tracked_torso_seconds` with a hips tracker:
-    /// only the spine bends toward it), ahead of its own motion (`Follower`), and is
-    /// kept a neck's length from the head:
+    /// only the spine bends toward it), ahead of its own motion (`Follower`; on
+    /// `target` itself on the first frame and after a jump, so every frame is solved
+    /// the same way and the first ones join the rest without a jerk), and is kept a
+    /// neck's length from the head:
     /// `P(head) − normalize(P(head) − goal)·|T(head) − T(neck)|`.
     fn aim_neck_joint(&mut self, target: Vec3, seconds: f32) -> Vec3 {
         let (body, head) = (self.inputs.body, self.inputs.devices.head);
-        let goal = self.neck_goal.follow(target, seconds, self.inputs.dt);
+        let goal = if self.inputs.turns.smooth {
+            self.neck_goal.follow(target, seconds, self.inputs.dt)
+        } else {
+            self.neck_goal.reset(target)
+        };
         let neck_length = body.rest_position(HumanBone::Head) - body.rest_position(HumanBone::Neck);
         head.position - (head.position - goal).normalize_or_zero() * neck_length.length()
     }
