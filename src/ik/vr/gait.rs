@@ -4,6 +4,7 @@
 use glam::Vec3;
 
 use super::VrIkConfig;
+use super::follower::settle;
 
 /// The arms' swing is smoothed over this, seconds (a frame's jerk out, no lag a
 /// stride would notice).
@@ -71,10 +72,10 @@ impl Gait {
     ) -> Option<f32> {
         let rate = (arms - self.arms) / dt;
         self.arms = arms;
-        self.arms_rate += (rate - self.arms_rate) * (dt / ARM_SWING_SECONDS).min(1.0);
+        self.arms_rate += (rate - self.arms_rate) * settle(dt, ARM_SWING_SECONDS);
         let tau = c.sway_seconds.max(1e-3);
         let fast_tau = tau / 4.0;
-        let k = (dt / tau).min(1.0);
+        let k = settle(dt, tau);
         self.fast = self.fast.lerp(head, (dt / fast_tau).min(1.0));
         let slow = self.slow.lerp(head, k);
         self.velocity = self.velocity.lerp((slow - self.slow) / dt, k);

@@ -4,16 +4,17 @@
 //! lands on the foot's footprint (where it stands under the hips) `step_lead`
 //! seconds of the hips' forward motion ahead, along where the body goes (the head's
 //! direction of travel: on a curve the hips' facing lags it), lifted by
-//! `step_height`. While the hips move
-//! faster than `gait_speed` the feet walk (`Gait`): each change of the side the
-//! body is over (the arms' swing says, else the head's sway) makes the other foot
-//! step, over a step's time at `walk_ratio` for the hips' speed.
+//! `step_height`. While the hips move faster than `gait_speed` the feet walk
+//! (`Gait`): each change of the side the body is over (the arms' swing says, else
+//! the head's sway) makes the other foot step, over a step's time at `walk_ratio`
+//! for the hips' speed.
 //! Standing, or when the sway says nothing, a foot steps once its landing is more
 //! than `step_distance` of the user's height away, over `step_seconds`, one foot at
 //! a time.
 
 use glam::{Quat, Vec3};
 
+use super::follower::settle;
 use super::gait::Gait;
 use super::turns::{wrap, yaw_of};
 use super::{FrameInputs, VrIkConfig};
@@ -179,11 +180,7 @@ impl PlaceLegs<'_> {
         if self.started {
             let v = horizontal(at - state.hips) / dt;
             // The smoothing starts from the first velocity measured, not from rest.
-            let k = if state.measured {
-                (dt / 0.1).min(1.0)
-            } else {
-                1.0
-            };
+            let k = if state.measured { settle(dt, 0.1) } else { 1.0 };
             state.measured = true;
             state.hips_velocity = state.hips_velocity.lerp(v, k);
         } else {

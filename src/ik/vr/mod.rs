@@ -16,16 +16,17 @@
 //!    leans forward in a crouch (the head below its standing height: the hips go
 //!    back by `crouch_back` of the head's drop, smoothed over `crouch_seconds`);
 //!    the neck takes half of the head's turn relative to the upper chest, so the
-//!    neck joint is `P(head) − M(neck)·(T(head) − T(neck))`. Unless a chest tracker sets the
-//!    spine, the neck joint follows where it must be over `torso_seconds`
-//!    (`tracked_torso_seconds` with a hips tracker; a neck's length from the head,
-//!    `Follower` in `follower.rs`) and the neck turns to put
-//!    the head on its target. Without a hips tracker the hips go where this spine
+//!    neck joint is `P(head) − M(neck)·(T(head) − T(neck))`. Unless a chest
+//!    tracker sets the spine, the neck joint follows where it must be over
+//!    `torso_seconds` (`tracked_torso_seconds` with a hips tracker; a neck's length
+//!    from the head, `Follower` in `follower.rs`) and the neck turns to put the head
+//!    on its target. Without a hips tracker the hips go where this spine
 //!    puts the neck joint; with one, the spine bends toward it (two arc
 //!    corrections, scaled by `Spine::gain`). Whatever the spine's fixed length leaves
 //!    is taken up by moving the hips, so the head is always where the headset says.
 //! 3. `PlaceArm` (`arms.rs`), per arm: the shoulder turns up to `shoulder_share` of
-//!    the way toward a hand beyond `shoulder_reach` of the arm's length.
+//!    the way toward a raised hand beyond `shoulder_reach` of the arm's length, and
+//!    eases the arm's root in as any hand nears the arm's full reach.
 //! 4. The arm by `LimbIk` to the wrist, hand rotation from the controller, elbow
 //!    pole from the elbow tracker, else across the arm from a hinge out to the side
 //!    (back for a hanging arm, down and out for one held forward), turned a little
@@ -35,11 +36,11 @@
 //!    planted feet (knee pole from the knee tracker, else forward between the hips'
 //!    and the foot's facing), softened by `leg_softness`. A step lands on the foot's
 //!    footprint (where it stands under the hips) `step_lead` seconds of the hips'
-//!    motion ahead along the head's direction of travel, lifted by `step_height`. While the hips move faster than
-//!    `gait_speed` (half of it while the arms swing) the feet walk (`Gait` in
-//!    `gait.rs`): the arms swing against the
-//!    legs (else the head sways over the foot the body stands on), each change of
-//!    side makes the other foot step, and a step takes a step's time at
+//!    motion ahead along the head's direction of travel, lifted by `step_height`.
+//!    While the hips move faster than `gait_speed` (half of it while the arms
+//!    swing) the feet walk (`Gait` in `gait.rs`): the arms swing against the legs
+//!    (else the head sways over the foot the body stands on), each change of side
+//!    makes the other foot step, and a step takes a step's time at
 //!    `walk_ratio` for the hips' speed. Standing, or when the gait says nothing, a
 //!    foot steps once its landing is more than `step_distance` of the user's height
 //!    away, over `step_seconds`, one foot at a time.

@@ -12,7 +12,7 @@
 use glam::{Quat, Vec3};
 
 use super::FrameInputs;
-use super::follower::Follower;
+use super::follower::{Follower, settle};
 use crate::humanoid::{HumanBone, HumanoidPose};
 use crate::ik::body::{BodyFrame, BodyProportions, LIMBS, TORSO};
 
@@ -183,8 +183,7 @@ impl PlaceTorso<'_> {
         let (body, c) = (self.inputs.body, self.inputs.config);
         let drop = body.rest_height(HumanBone::Head) - self.inputs.devices.head.position.y;
         *self.crouch = if self.inputs.turns.smooth {
-            *self.crouch
-                + (drop - *self.crouch) * (self.inputs.dt / c.crouch_seconds.max(1e-3)).min(1.0)
+            *self.crouch + (drop - *self.crouch) * settle(self.inputs.dt, c.crouch_seconds)
         } else {
             drop
         };

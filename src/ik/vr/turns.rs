@@ -14,6 +14,7 @@ use glam::{Quat, Vec3};
 
 use super::VrIkConfig;
 use super::devices::AvatarDevices;
+use super::follower::settle;
 
 /// A head that moves farther than this in one frame, fraction of the user's height,
 /// jumped: the torso's smoothing starts afresh.
@@ -77,7 +78,6 @@ impl HeadSmoothing {
         dt: f32,
     ) -> Turns {
         let head = devices.head;
-        let settle = |seconds: f32| (dt / seconds.max(1e-3)).min(1.0);
         let smooth = started
             && head.position.distance(self.position) < JUMP * user_height * devices.scale
             && self.turn.angle_between(head.rotation) < std::f32::consts::FRAC_PI_2;
@@ -85,7 +85,7 @@ impl HeadSmoothing {
         if smooth {
             self.turn = self
                 .turn
-                .slerp(head.rotation, settle(config.neck_seconds))
+                .slerp(head.rotation, settle(dt, config.neck_seconds))
                 .normalize();
         } else {
             self.turn = head.rotation;
@@ -95,12 +95,12 @@ impl HeadSmoothing {
         let at = Vec3::new(head.position.x, 0.0, head.position.z);
         if smooth {
             let half = config.body_turn_seconds / 2.0;
-            let path = self.path.lerp(at, settle(half));
+            let path = self.path.lerp(at, settle(dt, half));
             let velocity = (path - self.path) / dt.max(1e-4);
-            self.travel = self.travel.lerp(velocity, settle(half));
+            self.travel = self.travel.lerp(velocity, settle(dt, half));
             self.path = path;
             let toward = facing + self.travel_share(config, user_height * devices.scale, facing);
-            self.body_yaw += wrap(toward - self.body_yaw) * settle(config.body_turn_seconds);
+            self.body_yaw += wrap(toward - self.body_yaw) * settle(dt, config.body_turn_seconds);
         } else {
             self.path = at;
             self.travel = Vec3::ZERO;
