@@ -29,8 +29,9 @@
 //! reports it); the probe, one more NATS subscriber with a thread of its own and
 //! no client library (`Probe`), receives when the server's write to it arrives,
 //! without the receivers' shared workers in between; it counts in no other
-//! column. The server runs with `GOGC=800` (docs/nats.md), or the `GOGC` the
-//! bench is given.
+//! column. The server runs with its garbage collector off until its memory
+//! nears a limit, `GOGC=off GOMEMLIMIT=256MiB` (docs/nats.md), or with the
+//! `GOGC` and `GOMEMLIMIT` the bench is given.
 //!
 //! Run: `cargo bench --bench fanout` (needs `nats-server`). Arguments after
 //! `--`: `quick` for 1 s per case instead of 3; receiver counts (`100`) and
@@ -61,9 +62,10 @@ const PERFORMERS: usize = 16;
 const RATE_HZ: f64 = 120.0;
 /// A frame's time is `performer × ID + frame number`: exact in an f32.
 const ID: f64 = 100_000.0;
-/// The server's garbage-collection target (docs/nats.md, "A server for many
-/// subscribers").
-const SERVER_GOGC: &str = "800";
+/// The server's garbage collector: off until the memory nears the limit
+/// (docs/nats.md, "A server for many subscribers").
+const SERVER_GOGC: &str = "off";
+const SERVER_GOMEMLIMIT: &str = "256MiB";
 
 /// What one case measured.
 struct Run {
@@ -619,11 +621,14 @@ fn main() {
     };
     let port = free_port();
     // The server as docs/nats.md sets one up for many subscribers: its garbage
-    // collector at GOGC=800 unless GOGC says otherwise.
+    // collector off until its memory nears 256 MiB, unless GOGC or GOMEMLIMIT
+    // say otherwise.
     let gogc = std::env::var("GOGC").unwrap_or_else(|_| SERVER_GOGC.to_owned());
+    let memlimit = std::env::var("GOMEMLIMIT").unwrap_or_else(|_| SERVER_GOMEMLIMIT.to_owned());
     let mut server: Child = Command::new(binary)
         .args(["-a", "127.0.0.1", "-p", &port.to_string()])
         .env("GOGC", &gogc)
+        .env("GOMEMLIMIT", &memlimit)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -639,7 +644,7 @@ fn main() {
     let load: Vec<&str> = load.split_whitespace().take(3).collect();
     println!("load average at the start: {}", load.join(" "));
     println!(
-        "{PERFORMERS} performers × {RATE_HZ} Hz for {seconds} s per case, nats-server with GOGC={gogc}; \
+        "{PERFORMERS} performers × {RATE_HZ} Hz for {seconds} s per case, nats-server with GOGC={gogc} GOMEMLIMIT={memlimit}; \
          handed on: push → handed to the socket (VMC) or the client (NATS); probe: push → receipt by the \
          probe, a bare subscriber thread; latency push → receipt (ms); \
          a tick's first / last receipt: p50 over ticks of the earliest and of the latest receipt of \
