@@ -686,6 +686,99 @@ fn vr_mode_on_a_curve_lands_the_steps_on_the_path() {
     assert!(worst < 0.13, "a step landed {worst} m off its lane");
 }
 
+/// The head's path for `vr_mode_steps_no_more_jerkily_than_a_minimum_jerk_walker`:
+/// along +Z at `speed` m/s until `t0` s, slowing to a stop over `slow` s, turning
+/// around in place, and walking back, speeding up over `slow` s; the head's
+/// distance along +Z and its yaw at time `t`.
+fn there_and_back(t: f32, speed: f32, t0: f32, slow: f32) -> (f32, f32) {
+    use std::f32::consts::PI;
+    let t1 = t0 + slow;
+    let out = speed * t0 + speed * slow / 2.0;
+    let (turn_start, turn_end) = (t1 + 0.3, t1 + 0.9);
+    let back = turn_end + 0.2;
+    if t < t0 {
+        (speed * t, 0.0)
+    } else if t < t1 {
+        let u = t - t0;
+        (speed * t0 + speed * u - speed * u * u / (2.0 * slow), 0.0)
+    } else if t < turn_start {
+        (out, 0.0)
+    } else if t < turn_end {
+        let u = (t - turn_start) / (turn_end - turn_start);
+        (out, PI * u * u * (3.0 - 2.0 * u))
+    } else if t < back {
+        (out, PI)
+    } else {
+        let u = t - back;
+        let d = if u < slow {
+            speed * u * u / (2.0 * slow)
+        } else {
+            speed * slow / 2.0 + speed * (u - slow)
+        };
+        (out - d, PI)
+    }
+}
+
+#[test]
+fn vr_mode_steps_no_more_jerkily_than_a_minimum_jerk_walker() {
+    // Three-point VR (head and hands only) at 90 Hz, walkers of several speeds and
+    // strides (the arms swing ±15 cm against the legs): a walk, slowing to a stop,
+    // turning around and walking back. A walker at its cadence moves each foot a
+    // stride (speed · stride) in at most a half stride, one foot in the air at a
+    // time: a minimum-jerk step of that length over that time gives a foot a mean
+    // jerk of 23.1 · d / T³ over its swing (23.1 = ∫|s‴| of the quintic
+    // s = 10u³ − 15u⁴ + 6u⁵), half of that over the walk. The feet, measured as
+    // `eval-ik` does (third differences over 1/30 s), stay within it: a step
+    // hurried to land, a short step chasing a far landing, or a knee whose softness
+    // swings with the hips' speed jerks them beyond it (1.5-1.8 times it here).
+    let m = builtin_humanoid();
+    let body = BodyProportions::new(&m);
+    let cal = Calibration::of_body(&body, mocap_bridge::ik::calibration::HEAD_TO_EYE);
+    let head0 = body.rest_position(HumanBone::Head);
+    let dt = 1.0f32 / 90.0;
+    // Speed m/s, stride s.
+    for (speed, stride) in [(0.8f32, 0.8f32), (0.9, 0.75), (1.0, 0.7), (1.2, 1.0)] {
+        let mut state = VrIkState::default();
+        let mut feet = Vec::new();
+        for i in 0..(7.0 / dt) as usize {
+            let t = i as f32 * dt;
+            let (z, yaw) = there_and_back(t, speed, 2.5, 0.6);
+            let head = head0 + Vec3::Z * z;
+            let turn = Quat::from_rotation_y(yaw);
+            let swing = 0.15 * (std::f32::consts::TAU * t / stride).sin();
+            let hands = [
+                head + turn * Vec3::new(0.2, -0.6, swing),
+                head + turn * Vec3::new(-0.2, -0.6, -swing),
+            ];
+            let (_, frame) = vr_solve(&body, &cal, &devices(&cal, head, yaw, hands), &mut state);
+            feet.push([HumanBone::LeftFoot, HumanBone::RightFoot].map(|b| frame.position(b)));
+        }
+        // 1/30 s at 90 Hz.
+        let s = 3;
+        let h = s as f32 * dt;
+        let mut sum = [0.0f32; 2];
+        let mut count = 0;
+        for i in 3 * s..feet.len() {
+            for (side, total) in sum.iter_mut().enumerate() {
+                let at = |k: usize| feet[k][side];
+                let third = at(i) - 3.0 * at(i - s) + 3.0 * at(i - 2 * s) - at(i - 3 * s);
+                *total += third.length() / (h * h * h);
+            }
+            count += 1;
+        }
+        let (d, t) = (speed * stride, stride / 2.0);
+        let walker = 23.1 * d / (t * t * t) / 2.0;
+        for (side, total) in sum.iter().enumerate() {
+            let mean = total / count as f32;
+            assert!(
+                mean <= walker,
+                "{speed} m/s, {stride} s stride, foot {side}: mean jerk {mean:.0} m/s³ over \
+                 a minimum-jerk walker's {walker:.0}"
+            );
+        }
+    }
+}
+
 #[test]
 fn vr_mode_rejects_a_bad_interval_and_a_non_finite_device() {
     let m = builtin_humanoid();

@@ -116,11 +116,12 @@ fn vr_mode_meets_its_goals_on_every_locomotion_clip() {
         })
         .collect();
     println!("{}", vr_table(&rows, &skipped));
-    // Every goal is printed; the ones the solver meets on every clip are asserted.
-    // Still missed (issue 15 stays open, docs/performance.md says why): the
-    // video-estimated clip's 3-point worst, jitter over 1/30 s steps in every
-    // perturbed run (the filtered 1 cm of device noise), and in the 30 Hz clip's
-    // and the Meredith walk's ideal runs (the start, stepping feet, knees).
+    // Every goal is printed; the ones the solver meets on every clip are asserted,
+    // among them the 3-point (ideal) jitter: the stepped feet no jerkier than the
+    // capture's. Still missed (issue 15 stays open, docs/performance.md says why):
+    // the video-estimated clip's 3-point worst, jitter over 1/30 s steps in every
+    // perturbed run (the filtered 1 cm of device noise), and the Meredith walk's
+    // 6-point jitter (its knees).
     let failures = vr_failures(&rows);
     println!("VR goals missed:\n{}", failures.join("\n"));
     let broken: Vec<&String> = failures
@@ -129,6 +130,7 @@ fn vr_mode_meets_its_goals_on_every_locomotion_clip() {
             f.contains("off target")
                 || f.contains("6-point perturbed MPJPE")
                 || f.starts_with("mean 3-point")
+                || f.contains(" 3-point: jitter")
         })
         .collect();
     assert!(broken.is_empty(), "{broken:?}");

@@ -28,14 +28,15 @@ pub struct VrIkConfig {
     /// A step lands this many seconds of the hips' motion ahead of the footprint,
     /// along the head's direction of travel (default 0.3).
     pub step_lead: f32,
-    /// Seconds a step takes when not walking (default 0.25); while walking a step
-    /// takes a step's time at `walk_ratio`.
+    /// Seconds a step of `step_distance` takes when not walking (default 0.25); a
+    /// longer one takes longer, by the square root of its length (the same peak
+    /// acceleration); while walking a step takes a step's time at `walk_ratio`.
     pub step_seconds: f32,
     /// How high a stepping foot lifts, fraction of the height (default 0.03).
     pub step_height: f32,
-    /// `TwoBoneIk::softness` of a leg without a foot tracker while walking forward
-    /// (default 0.1: no snap of the knee as the leg straightens; standing, the feet
-    /// are hit exactly).
+    /// `TwoBoneIk::softness` of a leg without a foot tracker (default 0.1: no snap of
+    /// the knee as the leg straightens; the same at every speed, so the knees do not
+    /// move as a walker slows down or speeds up).
     pub leg_softness: f32,
     /// `TwoBoneIk::softness` of a leg following a foot tracker (default 0.02: a
     /// noisy tracker does not shake a nearly straight knee; the foot stops a few

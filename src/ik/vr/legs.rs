@@ -1,16 +1,24 @@
 //! Stage 5 of a frame: the legs. Each leg goes by `LimbIk` to its foot tracker, else
 //! to its planted foot (knee pole from the knee tracker, else forward between the
-//! hips' and the foot's facing), softened by `leg_softness` while walking. A step
+//! hips' and the foot's facing), softened by `leg_softness`. A step
 //! lands on the foot's footprint (where it stands under the hips) `step_lead`
 //! seconds of the hips' forward motion ahead, along where the body goes (the head's
 //! direction of travel: on a curve the hips' facing lags it), lifted by
 //! `step_height`. While the hips move faster than `gait_speed` the feet walk
 //! (`Gait`): each change of the side the body is over (the arms' swing says, else
 //! the head's sway) makes the other foot step, over a step's time at `walk_ratio`
-//! for the hips' speed.
+//! for the hips' speed; a foot still in the air then lands on its own time.
 //! Standing, or when the sway says nothing, a foot steps once its landing is more
-//! than `step_distance` of the user's height away, over `step_seconds`, one foot at
-//! a time.
+//! than `step_distance` of the user's height away, over `step_seconds` for a step
+//! that long and longer for a longer one, one foot at a time.
+//!
+//! What keeps a stepping foot as smooth as a walker's: a minimum-jerk step of
+//! length `d` over `T` seconds has a jerk of `d/T³` times a fixed profile, so a step
+//! is never hurried (a foot still in the air when the body comes over it keeps its
+//! time), a longer step takes longer (`T ∝ √d`, the same peak acceleration), and
+//! the knee's softness does not change with the hips' speed (a softness that eases
+//! in and out as a walker slows, turns and speeds up moves every knee and foot with
+//! it).
 
 use glam::{Quat, Vec3};
 
@@ -29,9 +37,6 @@ const LEGS: [Limb; 2] = [Limb::LeftLeg, Limb::RightLeg];
 /// Below this fraction of their rest height the hips are not walking (crouching,
 /// crawling, sitting).
 const UPRIGHT: f32 = 0.7;
-
-/// A foot still stepping when the body sways over it lands within this, seconds.
-const LAND_WITHIN: f32 = 0.1;
 
 /// One untracked foot.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -109,7 +114,7 @@ struct HipsMotion {
     /// arms swing): the feet walk.
     walking: bool,
     /// 0 → 1 from half `gait_speed` to `gait_speed` (0 when not upright): how much
-    /// the steps lead and the legs soften.
+    /// the steps lead.
     walk: f32,
 }
 
@@ -158,7 +163,7 @@ impl PlaceLegs<'_> {
         for (side, limb) in LEGS.into_iter().enumerate() {
             let (target, rotation) = self.foot_target(side, landing[side]);
             let softness = if untracked[side] {
-                self.inputs.config.leg_softness * hips.walk
+                self.inputs.config.leg_softness
             } else {
                 self.inputs.config.tracked_leg_softness
             };
@@ -233,11 +238,14 @@ impl PlaceLegs<'_> {
     }
 
     /// Which untracked foot starts a step. Walking, when the body comes over one
-    /// foot, that foot stands (landing now if it is still stepping) and the other
-    /// steps, over a step's time at `walk_ratio`: `√(walk_ratio · height / v)` at
-    /// the hips' forward speed `v`. With no gait to go by, the foot farther than
-    /// `step_distance` of the height from where it should land steps, over
-    /// `step_seconds`, one at a time.
+    /// foot, the other steps, over a step's time at `walk_ratio`:
+    /// `√(walk_ratio · height / v)` at the hips' forward speed `v`; the foot the body
+    /// comes over, if still in the air, lands on its own time (hurried, it would land
+    /// with a jerk of the remaining way over the remaining time cubed). With no gait
+    /// to go by, the foot farther than `step_distance` of the height from where it
+    /// should land steps, one at a time, over `step_seconds · √(d / step_distance)`
+    /// for its distance `d` (of the height): a longer step takes longer, with the
+    /// same peak acceleration as a step of `step_distance` over `step_seconds`.
     fn start_steps(
         &mut self,
         swayed: Option<f32>,
@@ -249,13 +257,8 @@ impl PlaceLegs<'_> {
         let state = &mut *self.state;
         match swayed {
             Some(over) if hips.walking => {
-                // Over the left (1): the left foot stands and the right one steps,
-                // and the other way round.
+                // Over the left (1): the right foot steps, and the other way round.
                 let stance = usize::from(over < 0.0);
-                let f = &mut state.feet[stance];
-                if let Some(p) = f.progress {
-                    f.seconds = f.seconds.min(LAND_WITHIN / (1.0 - p).max(1e-3));
-                }
                 if untracked[1 - stance] {
                     let speed = hips.ahead.max(c.gait_speed * height).max(1e-3);
                     let seconds = (c.walk_ratio.max(0.0) * height / speed).sqrt();
@@ -265,14 +268,23 @@ impl PlaceLegs<'_> {
             _ if (!hips.walking || state.gait.is_stalled())
                 && state.feet.iter().all(|f| f.progress.is_none()) =>
             {
+                let reach = c.step_distance * height;
                 let off =
                     [0, 1].map(|side| horizontal(state.feet[side].at - landing[side]).length());
                 if let Some(side) = [0, 1]
                     .into_iter()
-                    .filter(|&side| untracked[side] && off[side] > c.step_distance * height)
+                    .filter(|&side| untracked[side] && off[side] > reach)
                     .max_by(|&a, &b| off[a].total_cmp(&off[b]))
                 {
-                    state.feet[side].step(c.step_seconds);
+                    // Peak acceleration of a minimum-jerk step: 5.77·d/T², kept at a
+                    // `step_distance` step's by T ∝ √d (with no distance set, a step
+                    // takes `step_seconds`).
+                    let seconds = if reach > 0.0 {
+                        c.step_seconds * (off[side] / reach).sqrt()
+                    } else {
+                        c.step_seconds
+                    };
+                    state.feet[side].step(seconds);
                 }
             }
             _ => {}

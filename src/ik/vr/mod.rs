@@ -41,9 +41,11 @@
 //!    swing) the feet walk (`Gait` in `gait.rs`): the arms swing against the legs
 //!    (else the head sways over the foot the body stands on), each change of side
 //!    makes the other foot step, and a step takes a step's time at
-//!    `walk_ratio` for the hips' speed. Standing, or when the gait says nothing, a
-//!    foot steps once its landing is more than `step_distance` of the user's height
-//!    away, over `step_seconds`, one foot at a time.
+//!    `walk_ratio` for the hips' speed (a foot still in the air lands on its own
+//!    time, never hurried). Standing, or when the gait says nothing, a foot steps
+//!    once its landing is more than `step_distance` of the user's height away, over
+//!    `step_seconds` for a step that long and by the square root of its length
+//!    longer for a longer one, one foot at a time.
 //!
 //! The settings are `VrIkConfig` (`config.rs`).
 
