@@ -119,9 +119,9 @@ fn vr_mode_meets_its_goals_on_every_locomotion_clip() {
     // Every goal is printed; the ones the solver meets on every clip are asserted,
     // among them the 3-point (ideal) jitter: the stepped feet no jerkier than the
     // capture's. Still missed (issue 15 stays open, docs/performance.md says why):
-    // cmu_49_04's 3-point worst (its frame time is 4.8 times the capture's), jitter
-    // over 1/30 s steps in every perturbed run (the filtered 1 cm of device noise),
-    // and the Meredith walk's 6-point jitter (its knees).
+    // cmu_49_04's 3-point worst (a leap: head and hands do not say where the feet
+    // are tucked), jitter over 1/30 s steps in every perturbed run (the filtered
+    // 1 cm of device noise), and the Meredith walk's 6-point jitter (its knees).
     let failures = vr_failures(&rows);
     println!("VR goals missed:\n{}", failures.join("\n"));
     let broken: Vec<&String> = failures
