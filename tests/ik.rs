@@ -1006,3 +1006,64 @@ fn vr_mode_follows_every_tracker_it_gets() {
         assert!((b - a.lerp(c, 0.5)).z > 0.0, "knee {side} not forward");
     }
 }
+
+#[test]
+fn vr_mode_keeps_the_standing_foot_planted_through_noisy_controllers() {
+    // Three-point VR at 90 Hz, walking 1 m/s with a 1.1 s stride, the arms swinging
+    // ±5 cm against the legs, and 1 cm of noise on every device position, filtered
+    // as the bridge filters devices (eight seeds). Near the arms' turns the noise
+    // reads as the side the body is over flipping and back within a few frames;
+    // that must not lift the foot the body stands on (both feet in the air for a
+    // step's time, the standing one sliding along under the walker). A walker has
+    // one foot in the air at a time, and the steps overlap only where one lands and
+    // the next lifts, both slowly: on no frame do both feet move faster than 1.35
+    // m/s (1.5 cm a frame; 2-3 cm with every flip read, on 6 of the 8 seeds).
+    let m = builtin_humanoid();
+    let body = BodyProportions::new(&m);
+    let cal = Calibration::of_body(&body, mocap_bridge::ik::calibration::HEAD_TO_EYE);
+    let head0 = body.rest_position(HumanBone::Head);
+    let dt = 1.0f32 / 90.0;
+    let (speed, stride, swing, noise) = (1.0f32, 1.1f32, 0.05f32, 0.01f32);
+    for seed in 1..=8u64 {
+        let mut rng = Rng::new(seed);
+        // Roughly normal: the sum of four uniforms, scaled to `noise` RMS.
+        let mut jitter = || {
+            let mut g = || (0..4).map(|_| rng.range(-1.0, 1.0)).sum::<f32>() * 0.75f32.sqrt();
+            Vec3::new(g(), g(), g()) * noise
+        };
+        let mut filter = mocap_bridge::filter::DeviceFilter::<3>::new(DeviceFilterConfig {
+            noise_m: noise,
+            ..DeviceFilterConfig::default()
+        });
+        let mut state = VrIkState::default();
+        let mut last: Option<[Vec3; 2]> = None;
+        for i in 0..(6.0 / dt) as usize {
+            let t = i as f32 * dt;
+            let head = head0 + Vec3::Z * speed * t;
+            let ahead = swing * (std::f32::consts::TAU * t / stride).sin();
+            let hands = [
+                head + Vec3::new(0.2, -0.6, ahead),
+                head + Vec3::new(-0.2, -0.6, -ahead),
+            ];
+            let mut input = devices(&cal, head, 0.0, hands);
+            filter.step(dt);
+            let [left, right] = &mut input.hands;
+            for (k, d) in [&mut input.head, left, right].into_iter().enumerate() {
+                d.position = filter.filter(k, d.position + jitter());
+            }
+            let (_, frame) = vr_solve(&body, &cal, &input, &mut state);
+            let feet = [HumanBone::LeftFoot, HumanBone::RightFoot].map(|b| frame.position(b));
+            if let Some(was) = last {
+                let moved = [0, 1].map(|s| {
+                    let d = feet[s] - was[s];
+                    Vec3::new(d.x, 0.0, d.z).length()
+                });
+                assert!(
+                    moved[0].min(moved[1]) <= 0.015,
+                    "seed {seed}, {t:.2} s: both feet moving, {moved:?} m this frame"
+                );
+            }
+            last = Some(feet);
+        }
+    }
+}

@@ -33,9 +33,13 @@ pub(super) struct Gait {
     arms_rate: f32,
     /// Seconds since the arms last swung faster than `arm_swing_threshold`.
     arms_still: f32,
+    /// Whether the side has changed since the gait started (the side read first is
+    /// no change).
+    changed: bool,
 }
 
-/// Bounds of `Gait::half_stride`, and where it starts, seconds.
+/// Bounds of `Gait::half_stride` (the shortest is also the least time between two
+/// changes of side), and where it starts, seconds.
 const HALF_STRIDE: (f32, f32, f32) = (0.25, 1.0, 0.5);
 
 impl Gait {
@@ -56,7 +60,8 @@ impl Gait {
     /// Follows the arms (`arms`: how far the left hand is ahead of the right along
     /// where the hips face, avatar metres) and the head's horizontal position for
     /// one frame; the side the body has just come over (1 left, −1 right), if it
-    /// changed (the first side read is none: the body was over it already): the
+    /// changed (the first side read is none: the body was over it already; nor is
+    /// a change sooner than the shortest half stride after the last one): the
     /// arms' while they swing faster than `arm_swing_threshold` of `height` per
     /// second, the side kept while they turn back, and the head's sway
     /// once they have not swung so for half a stride. Sideways is across the path's
@@ -108,6 +113,13 @@ impl Gait {
         if side == self.side {
             return None;
         }
+        // No foot lands and the other lifts sooner than the shortest half stride:
+        // a change that soon after the last one is noise on the arms or the head
+        // flipping the side and back, and is not read (it would lift the foot the
+        // body stands on, both feet in the air for a step's time).
+        if self.changed && self.since < HALF_STRIDE.0 {
+            return None;
+        }
         if self.side != 0.0 {
             let (low, high, _) = HALF_STRIDE;
             self.half_stride += (self.since.clamp(low, high) - self.half_stride) * 0.5;
@@ -116,6 +128,7 @@ impl Gait {
         // The first side read is where the body already was, not a change of
         // support: no foot steps for it.
         let first = self.side == 0.0;
+        self.changed |= !first;
         self.side = side;
         (!first).then_some(side)
     }

@@ -6,8 +6,9 @@
 //! direction of travel: on a curve the hips' facing lags it), lifted by
 //! `step_height`. While the hips move faster than `gait_speed` the feet walk
 //! (`Gait`): each change of the side the body is over (the arms' swing says, else
-//! the head's sway) makes the other foot step, over a step's time at `walk_ratio`
-//! for the hips' speed; a foot still in the air then lands on its own time.
+//! the head's sway; none within the shortest half stride of the last one) makes the
+//! other foot step, over a step's time at `walk_ratio` for the hips' speed; a foot
+//! still in the air then lands on its own time.
 //! Standing, or when the sway says nothing, a foot steps once its landing is more
 //! than `step_distance` of the user's height away, over `step_seconds` for a step
 //! that long and longer for a longer one, one foot at a time.

@@ -40,7 +40,8 @@
 //!    While the hips move faster than `gait_speed` (half of it while the arms
 //!    swing) the feet walk (`Gait` in `gait.rs`): the arms swing against the legs
 //!    (else the head sways over the foot the body stands on), each change of side
-//!    makes the other foot step, and a step takes a step's time at
+//!    makes the other foot step (one sooner than the shortest half stride after
+//!    the last is noise flipping the side and back, and is not read), and a step takes a step's time at
 //!    `walk_ratio` for the hips' speed (a foot still in the air lands on its own
 //!    time, never hurried). Standing, or when the gait says nothing, a foot steps
 //!    once its landing is more than `step_distance` of the user's height away, over
