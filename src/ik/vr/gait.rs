@@ -31,7 +31,13 @@ pub(super) struct Gait {
     /// metres per second.
     arms: f32,
     arms_rate: f32,
-    /// Seconds since the arms last swung faster than `arm_swing_threshold`.
+    /// The rate last frame, unsmoothed, and the mean square of its change from
+    /// frame to frame over `HALF_STRIDE.1` (a swing's rate barely changes in a
+    /// frame: this is mostly the devices' noise), (metres per second)².
+    arms_raw_rate: f32,
+    arms_noise: f32,
+    /// Seconds since the arms last swung (faster than `arm_swing_threshold` and
+    /// their noise).
     arms_still: f32,
     /// Whether the side has changed since the gait started (the side read first is
     /// no change).
@@ -63,7 +69,8 @@ impl Gait {
     /// changed (the first side read is none: the body was over it already; nor is
     /// a change sooner than the shortest half stride after the last one): the
     /// arms' while they swing faster than `arm_swing_threshold` of `height` per
-    /// second, the side kept while they turn back, and the head's sway
+    /// second and than three times the noise measured on that rate, the side kept
+    /// while they turn back, and the head's sway
     /// once they have not swung so for half a stride. Sideways is across the path's
     /// velocity; the two smoothings lag behind the head along the path by
     /// velocity · time constant, and that difference is taken out.
@@ -77,7 +84,11 @@ impl Gait {
     ) -> Option<f32> {
         let rate = (arms - self.arms) / dt;
         self.arms = arms;
-        self.arms_rate += (rate - self.arms_rate) * settle(dt, ARM_SWING_SECONDS);
+        let change = rate - self.arms_raw_rate;
+        self.arms_raw_rate = rate;
+        self.arms_noise += (change * change - self.arms_noise) * settle(dt, HALF_STRIDE.1);
+        let smooth = settle(dt, ARM_SWING_SECONDS);
+        self.arms_rate += (rate - self.arms_rate) * smooth;
         let tau = c.sway_seconds.max(1e-3);
         let fast_tau = tau / 4.0;
         let k = settle(dt, tau);
@@ -90,7 +101,14 @@ impl Gait {
         self.bias += (offset - self.bias) * k;
         let sway = offset - self.bias;
         let threshold = c.sway_threshold * height;
-        let swing = c.arm_swing_threshold * height;
+        // The noise left on the smoothed rate: a white rate of variance s² changes
+        // by 2s² a frame in mean square, and smoothing it by `smooth` leaves
+        // s²·smooth/(2 − smooth). The arms swing only when their rate is past the
+        // threshold and past three standard deviations of that noise (a noisy rate
+        // crossing zero at the arms' turns, or barely swinging arms, would
+        // otherwise flip the side and back, and keep the sway from saying).
+        let noise = (self.arms_noise / 2.0 * smooth / (2.0 - smooth)).sqrt();
+        let swing = (c.arm_swing_threshold * height).max(3.0 * noise);
         self.arms_still = if self.arms_rate.abs() > swing {
             0.0
         } else {
@@ -133,8 +151,8 @@ impl Gait {
         (!first).then_some(side)
     }
 
-    /// Whether the arms have swung faster than `arm_swing_threshold` within the
-    /// last half stride.
+    /// Whether the arms have swung (faster than `arm_swing_threshold` and their
+    /// noise) within the last half stride.
     pub(super) fn arms_swing(&self) -> bool {
         self.arms_still < self.half_stride
     }
@@ -238,6 +256,40 @@ mod tests {
         assert!(agree as f32 > 0.85 * frames as f32, "{agree} of {frames}");
         // Two changes a stride over the 9 s after the first, give or take one.
         let expected = (9.0 / period * 2.0) as i32;
+        assert!(
+            (changes as i32 - expected).abs() <= 1,
+            "{changes} changes, {expected} expected"
+        );
+    }
+
+    #[test]
+    fn noise_on_still_arms_leaves_the_side_to_the_sway() {
+        // Walking 1.2 m/s straight ahead, swaying ±3 cm every 1.2 s, with the arms
+        // held still but for 1 cm of white noise on each hand every frame: the
+        // noise's rate is no swing (it would flip the side at random and keep the
+        // sway from saying), so the side read is the sway's.
+        let config = VrIkConfig::default();
+        let (dt, period, height) = (1.0 / 90.0, 1.2, 1.6);
+        let mut left = crate::filter::device::uniform_noise(0x9e37_79b9, 0.01);
+        let mut right = crate::filter::device::uniform_noise(0x7f4a_7c15, 0.01);
+        let sway = |t: f32| 0.03 * (std::f32::consts::TAU * t / period).sin();
+        let head = |t: f32| Vec3::new(sway(t), 0.0, 1.2 * t);
+        let mut gait = Gait::new(head(0.0), left() - right());
+        let (mut agree, mut frames, mut changes) = (0, 0, 0);
+        for i in 1..=900 {
+            let t = i as f32 * dt;
+            let changed = gait
+                .read(&config, head(t), left() - right(), height, dt)
+                .is_some();
+            if t > 2.0 {
+                changes += usize::from(changed);
+                frames += 1;
+                agree += usize::from(gait.side == sway(t).signum());
+            }
+        }
+        assert!(agree as f32 > 0.8 * frames as f32, "{agree} of {frames}");
+        // Two changes a period over the 8 s after settling, give or take one.
+        let expected = (8.0 / period * 2.0) as i32;
         assert!(
             (changes as i32 - expected).abs() <= 1,
             "{changes} changes, {expected} expected"
