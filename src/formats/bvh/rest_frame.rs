@@ -21,11 +21,9 @@ use super::motion::RawMotion;
 use crate::formats::{Basis, Units, UpAxis};
 use crate::skeleton::{Joint, Recognition, Skeleton, Transform, recognize};
 
-/// Most frames looked at, spread evenly over the clip (frame 0 first).
+/// Most frames looked at, spread evenly over the clip (frame 0 first), each one
+/// tried by the recognizer until one stands.
 const FRAMES_SAMPLED: usize = 256;
-
-/// Most frames tried as the rest (each try runs the recognizer).
-const FRAMES_TRIED: usize = 16;
 
 /// Every joint's local rotation and translation, in file space.
 pub(super) struct FilePose {
@@ -107,12 +105,20 @@ impl FilePose {
         (world.into_iter().map(|(_, p)| p).collect(), ends)
     }
 
-    /// Size of the pose's bounding box (joints and end sites), in file units.
+    /// Size of the body's bounding box (joints and end sites), in file units.
+    /// The body is the first joint where the root's chain branches and every joint
+    /// below it: a reference root above the pelvis (a ground node the body walks
+    /// away from by its own position channels) is no part of the figure's size.
+    /// A chain that never branches is measured whole.
     pub(super) fn extent(&self, defs: &[JointDef]) -> Vec3 {
         let (joints, ends) = self.points(defs);
+        let body = body_joints(defs);
         let points: Vec<Vec3> = joints
             .into_iter()
-            .chain(ends.into_iter().map(|(_, e)| e))
+            .enumerate()
+            .filter(|&(j, _)| body[j])
+            .map(|(_, p)| p)
+            .chain(ends.into_iter().filter(|&(j, _)| body[j]).map(|(_, e)| e))
             .collect();
         let min = points.iter().copied().fold(Vec3::INFINITY, Vec3::min);
         let max = points.iter().copied().fold(Vec3::NEG_INFINITY, Vec3::max);
@@ -186,6 +192,29 @@ impl FilePose {
     }
 }
 
+/// Per joint: whether it is part of the body (see `FilePose::extent`): the first
+/// joint with other than one child below the only root, and its descendants;
+/// every joint when that joint is a leaf or the file has several roots.
+fn body_joints(defs: &[JointDef]) -> Vec<bool> {
+    let children = |j: usize| defs.iter().filter(move |d| d.parent == Some(j)).count();
+    let roots = defs.iter().filter(|d| d.parent.is_none()).count();
+    let mut top = 0;
+    while top < defs.len() && children(top) == 1 {
+        top = (top + 1..defs.len())
+            .find(|&c| defs[c].parent == Some(top))
+            .unwrap_or(defs.len());
+    }
+    if roots != 1 || top >= defs.len() || children(top) == 0 {
+        return vec![true; defs.len()];
+    }
+    let mut body = vec![false; defs.len()];
+    body[top] = true;
+    for i in top + 1..defs.len() {
+        body[i] = defs[i].parent.is_some_and(|p| body[p]);
+    }
+    body
+}
+
 /// The up axis `given`, else the one the pose is taller along (Y or Z).
 pub(super) fn up_of(extent: Vec3, given: Option<UpAxis>) -> UpAxis {
     match given {
@@ -207,8 +236,9 @@ pub(super) struct RestFrame {
 /// or no frame tried does. Frames are sampled evenly (`FRAMES_SAMPLED`); the up
 /// axis is the one most sampled frames are taller along (unless given); frames
 /// are tried in order of how far both legs reach down (`FilePose::legs_reach`:
-/// straight legs reach farthest, whatever the arms do), at most `FRAMES_TRIED`,
-/// and the first whose figure stands as a body is the rest.
+/// straight legs reach farthest, whatever the arms do), and the first whose figure
+/// stands as a body is the rest: a walk's straightest frames may swing the arms in
+/// to the body, so every sampled frame is a candidate.
 pub(super) fn choose_rest_frame(
     defs: &[JointDef],
     raw: &RawMotion,
@@ -240,16 +270,13 @@ pub(super) fn choose_rest_frame(
         .map(|(frame, pose)| (pose.legs_reach(defs, up), frame, pose))
         .collect();
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    ranked
-        .into_iter()
-        .take(FRAMES_TRIED)
-        .find_map(|(_, frame, pose)| {
-            stands(defs, &pose, Some(up)).ok().map(|()| RestFrame {
-                frame,
-                pose,
-                zero_pose: zero_pose.clone(),
-            })
+    ranked.into_iter().find_map(|(_, frame, pose)| {
+        stands(defs, &pose, Some(up)).ok().map(|()| RestFrame {
+            frame,
+            pose,
+            zero_pose: zero_pose.clone(),
         })
+    })
 }
 
 /// Whether the figure of `pose` stands as a body (a recognized humanoid), else
@@ -461,6 +488,89 @@ mod tests {
         for (bone, joint) in &want.bones {
             assert_eq!(map.bones.get(bone), Some(joint), "{bone}");
         }
+    }
+
+    /// `figure(0.0)` with the right arm across the chest, reaching out to the
+    /// left beside the left arm (bones as long as `figure`'s).
+    fn arms_to_one_side() -> Vec<(String, Option<usize>, Vec3)> {
+        figure(0.0)
+            .into_iter()
+            .map(|(name, parent, p)| {
+                let across = match name.as_str() {
+                    "RightArm" => Some(11.0),
+                    "RightForeArm" => Some(39.0),
+                    "RightHand" => Some(64.0),
+                    _ => None,
+                };
+                let p = across.map_or(p, |x| Vec3::new(x, 142.0, 4.0));
+                (name, parent, p)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_rest_is_looked_for_past_the_straightest_frames() {
+        // The first frame lifts a knee; twenty more stand straight with both
+        // arms out to the left, no arms to either side. The first is the only one that stands as a body.
+        assert!(
+            !matches!(
+                recognize(&guessed(&rokoko_style(&[arms_to_one_side()])).skeleton),
+                Recognition::Humanoid(_)
+            ),
+            "both arms on one side stand as a body"
+        );
+        let mut frames = vec![figure(10.0)];
+        frames.extend(vec![arms_to_one_side(); 20]);
+        let rig = guessed(&rokoko_style(&frames));
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.starts_with("rest pose: frame 1 of the motion")),
+            "{:?}",
+            rig.notes
+        );
+        assert!(matches!(recognize(&rig.skeleton), Recognition::Humanoid(_)));
+    }
+
+    #[test]
+    fn a_body_walked_far_from_its_reference_root_keeps_its_up_axis_and_units() {
+        // A ground node at the origin above the pelvis (as Bandai Namco's
+        // `joint_Root`), the figure standing 4 m away along Z: taller along Z
+        // than along Y when the ground node counts, 1.6 m tall when it does not.
+        let away = Vec3::new(0.0, 0.0, -400.0);
+        let mut fig = vec![("joint_Root".to_owned(), None, Vec3::ZERO)];
+        fig.extend(
+            figure(0.0)
+                .into_iter()
+                .map(|(n, p, x)| (n, Some(p.map_or(0, |p| p + 1)), x + away)),
+        );
+        let offset = |j: usize| fig[j].1.map_or(fig[j].2, |q| fig[j].2 - fig[q].2);
+        let mut text = hierarchy(
+            &fig,
+            &depth_first(&fig),
+            offset,
+            "Zrotation Xrotation Yrotation",
+        );
+        let zeros = vec!["0"; 3 + 3 * fig.len()].join(" ");
+        let _ = write!(text, "MOTION\nFrames: 1\nFrame Time: 0.01\n{zeros}\n");
+        let rig = guessed(&text);
+        assert!(
+            !rig.notes.iter().any(|n| n.starts_with("up axis")),
+            "{:?}",
+            rig.notes
+        );
+        assert!(
+            rig.notes.iter().any(|n| n.contains("centimetres")),
+            "{:?}",
+            rig.notes
+        );
+        let world = rig.skeleton.rest_world();
+        let at = |name: &str| {
+            let j = rig.skeleton.joints().iter().position(|j| j.name == name);
+            world[j.expect(name)].translation
+        };
+        assert!((at("Head").y - at("Hips").y - 0.63).abs() < 1e-4);
+        assert!(matches!(recognize(&rig.skeleton), Recognition::Humanoid(_)));
     }
 
     #[test]
