@@ -46,10 +46,8 @@ pub(super) fn build(
     };
     if let Some(f) = &rest_frame {
         notes.push(format!(
-            "rest pose: frame {} of the motion; the zero pose (OFFSETs with no rotation) is no \
-             standing body: {}",
-            f.frame + 1,
-            f.zero_pose
+            "rest pose: {}; the zero pose (OFFSETs with no rotation) is no standing body: {}",
+            f.source, f.zero_pose
         ));
     }
     let up = up_of(extent, options.up);

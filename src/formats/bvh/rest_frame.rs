@@ -87,6 +87,42 @@ impl FilePose {
         pose
     }
 
+    /// Every joint's mean rotation (each on the first pose's hemisphere, summed
+    /// and normalized) and mean translation over `poses`; `None` when there are
+    /// none. A run or a sprint never stands with both legs down in any one frame,
+    /// but its strides and arm swings average out to a body standing.
+    fn mean<'a>(poses: impl Iterator<Item = &'a FilePose> + Clone) -> Option<FilePose> {
+        let first = poses.clone().next()?;
+        let count = poses.clone().count() as f32;
+        let mut mean = FilePose {
+            rotations: vec![Quat::from_xyzw(0.0, 0.0, 0.0, 0.0); first.rotations.len()],
+            translations: vec![Vec3::ZERO; first.translations.len()],
+        };
+        for pose in poses {
+            for (j, sum) in mean.rotations.iter_mut().enumerate() {
+                let q = pose.rotations[j];
+                let q = if q.dot(first.rotations[j]) < 0.0 {
+                    -q
+                } else {
+                    q
+                };
+                *sum += q;
+            }
+            for (sum, t) in mean.translations.iter_mut().zip(&pose.translations) {
+                *sum += *t / count;
+            }
+        }
+        for (q, fallback) in mean.rotations.iter_mut().zip(&first.rotations) {
+            let length = q.length();
+            *q = if length > 1e-6 {
+                *q / length
+            } else {
+                *fallback
+            };
+        }
+        Some(mean)
+    }
+
     /// Every joint's position, and every end site's with its joint, in file
     /// space; the roots stay at their `OFFSET` (where the figure stands does not
     /// change its shape).
@@ -224,9 +260,30 @@ pub(super) fn up_of(extent: Vec3, given: Option<UpAxis>) -> UpAxis {
     }
 }
 
+/// Where a rest taken from the motion comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RestSource {
+    /// One frame (0-based).
+    Frame(usize),
+    /// Every joint's mean over the sampled frames, this many.
+    Mean(usize),
+}
+
+impl std::fmt::Display for RestSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Frame(frame) => write!(f, "frame {} of the motion", frame + 1),
+            Self::Mean(count) => write!(
+                f,
+                "the mean pose of {count} frames of the motion (no single frame stands)"
+            ),
+        }
+    }
+}
+
 /// A rest taken from the motion, with why.
 pub(super) struct RestFrame {
-    pub(super) frame: usize,
+    pub(super) source: RestSource,
     pub(super) pose: FilePose,
     /// Why the zero pose was not kept (the recognizer's reason).
     pub(super) zero_pose: String,
@@ -238,7 +295,8 @@ pub(super) struct RestFrame {
 /// are tried in order of how far both legs reach down (`FilePose::legs_reach`:
 /// straight legs reach farthest, whatever the arms do), and the first whose figure
 /// stands as a body is the rest: a walk's straightest frames may swing the arms in
-/// to the body, so every sampled frame is a candidate.
+/// to the body, so every sampled frame is a candidate. When none stands, the mean
+/// pose of the sampled frames is the rest if it stands (`FilePose::mean`).
 pub(super) fn choose_rest_frame(
     defs: &[JointDef],
     raw: &RawMotion,
@@ -270,12 +328,23 @@ pub(super) fn choose_rest_frame(
         .map(|(frame, pose)| (pose.legs_reach(defs, up), frame, pose))
         .collect();
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    ranked.into_iter().find_map(|(_, frame, pose)| {
-        stands(defs, &pose, Some(up)).ok().map(|()| RestFrame {
-            frame,
-            pose,
-            zero_pose: zero_pose.clone(),
-        })
+    let count = ranked.len();
+    let mean = FilePose::mean(ranked.iter().map(|(_, _, pose)| pose));
+    let standing = ranked.into_iter().find_map(|(_, frame, pose)| {
+        stands(defs, &pose, Some(up))
+            .ok()
+            .map(|()| (RestSource::Frame(frame), pose))
+    });
+    let (source, pose) = standing.or_else(|| {
+        let mean = mean?;
+        stands(defs, &mean, Some(up))
+            .ok()
+            .map(|()| (RestSource::Mean(count), mean))
+    })?;
+    Some(RestFrame {
+        source,
+        pose,
+        zero_pose,
     })
 }
 
@@ -530,6 +599,67 @@ mod tests {
             rig.notes
         );
         assert!(matches!(recognize(&rig.skeleton), Recognition::Humanoid(_)));
+    }
+
+    /// `figure(lift)` mirrored: the right knee raised instead of the left.
+    fn right_knee_up(lift: f32) -> Vec<(String, Option<usize>, Vec3)> {
+        let left = figure(lift);
+        let mirrored = |name: &str| {
+            let other = if let Some(rest) = name.strip_prefix("Left") {
+                format!("Right{rest}")
+            } else if let Some(rest) = name.strip_prefix("Right") {
+                format!("Left{rest}")
+            } else {
+                name.to_owned()
+            };
+            left.iter().find(|j| j.0 == other).map(|j| j.2)
+        };
+        left.iter()
+            .map(|(name, parent, _)| {
+                let p = mirrored(name).unwrap_or(Vec3::ZERO);
+                (name.clone(), *parent, Vec3::new(-p.x, p.y, p.z))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_run_that_never_stands_in_a_frame_rests_on_its_mean_pose() {
+        // Every frame has a knee up to the hips' height: no frame stands with
+        // both legs down, but the strides average out to a body standing.
+        let strides = |frames: usize| -> Vec<_> {
+            (0..frames)
+                .map(|f| {
+                    if f % 2 == 0 {
+                        figure(40.0)
+                    } else {
+                        right_knee_up(40.0)
+                    }
+                })
+                .collect()
+        };
+        let one_side = guessed(&rokoko_style(&[figure(40.0), figure(40.0)]));
+        assert!(
+            !one_side.notes.iter().any(|n| n.starts_with("rest pose")),
+            "{:?}",
+            one_side.notes
+        );
+        let rig = guessed(&rokoko_style(&strides(6)));
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.starts_with("rest pose: the mean pose of 6 frames of the motion")),
+            "{:?}",
+            rig.notes
+        );
+        match recognize(&rig.skeleton) {
+            Recognition::Humanoid(r) => {
+                assert_eq!(
+                    r.map.bones.get(&"leftLowerLeg".parse().unwrap()),
+                    Some(&"LeftLeg".to_owned())
+                );
+            }
+            Recognition::NotHumanoid(n) => panic!("{}", n.reason),
+        }
     }
 
     #[test]
