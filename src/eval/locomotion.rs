@@ -2,10 +2,11 @@
 //! in the source's own hips heights per second, so units and body size do not matter.
 //! The speed is the mean horizontal distance the hips cover in `WINDOW_SECONDS` (the
 //! whole clip when shorter), which the sway of a step or a dance in place barely
-//! moves, divided by that time; a clip at `LOCOMOTION_SPEED` or faster is
-//! locomotion when the body is upright all along (`UPRIGHT_SHARE` of its frames with
-//! the head above the hips by half their T-pose distance or more): a cartwheel or a
-//! roll travels too, but no one walks it. A walk in place (a game's walk cycle with
+//! moves, divided by that time; a clip at `LOCOMOTION_SPEED` or faster, and no
+//! shorter than a step (`LOCOMOTION_SECONDS`), is locomotion when the body is
+//! upright all along (`UPRIGHT_SHARE` of its frames with the head above the hips
+//! by half their T-pose distance or more): a cartwheel or a roll travels too, but
+//! no one walks it. A walk in place (a game's walk cycle with
 //! its root motion taken out) is not locomotion: nothing travels.
 
 use crate::formats::Motion;
@@ -19,6 +20,11 @@ const WINDOW_SECONDS: f32 = 1.0;
 /// Slowest locomotion, hips heights per second: a slow walk (0.5 m/s on hips 0.9 m
 /// high) is 0.55, standing, turning on the spot or dancing in place stays under 0.1.
 pub const LOCOMOTION_SPEED: f32 = 0.25;
+
+/// The shortest locomotion clip, seconds: a clip shorter than a step (a brisk
+/// step takes half a second, a run's about a third) shows no walk to measure,
+/// however far its hips move between two frames.
+pub const LOCOMOTION_SECONDS: f32 = 0.5;
 
 /// The share of frames a locomotion clip is upright on.
 pub const UPRIGHT_SHARE: f32 = 0.95;
@@ -94,16 +100,22 @@ impl Travel {
         })
     }
 
-    /// Whether the hips travel at `LOCOMOTION_SPEED` or faster, upright.
+    /// Whether the hips travel at `LOCOMOTION_SPEED` or faster, upright, for
+    /// `LOCOMOTION_SECONDS` or longer.
     #[must_use]
     pub fn is_locomotion(&self) -> bool {
-        self.speed >= LOCOMOTION_SPEED && self.upright >= UPRIGHT_SHARE
+        self.why_not_locomotion().is_none()
     }
 
     /// Why the clip is not locomotion, or `None` when it is.
     #[must_use]
     pub fn why_not_locomotion(&self) -> Option<String> {
-        if self.speed < LOCOMOTION_SPEED {
+        if self.seconds < LOCOMOTION_SECONDS {
+            Some(format!(
+                "not locomotion: {:.2} s long (< {LOCOMOTION_SECONDS} s, shorter than a step)",
+                self.seconds
+            ))
+        } else if self.speed < LOCOMOTION_SPEED {
             Some(format!(
                 "not locomotion: hips travel {:.2} hips heights/s (< {LOCOMOTION_SPEED}) over {:.2} s",
                 self.speed, self.seconds
@@ -167,6 +179,17 @@ mod tests {
         .expect("retargets");
         assert!((walk.speed - 1.0).abs() < 1e-3, "{walk:?}");
         assert!(walk.is_locomotion() && walk.why_not_locomotion().is_none());
+        // The same walk over two frames (1/30 s) is no walk.
+        let two_frames = Travel {
+            seconds: 1.0 / 30.0,
+            ..walk
+        };
+        assert!(!two_frames.is_locomotion());
+        assert!(
+            two_frames
+                .why_not_locomotion()
+                .is_some_and(|w| w.contains("shorter than a step"))
+        );
         let still = Travel::of(&mapped, &clip(&mapped, Vec3::ZERO, Quat::IDENTITY)).expect("ok");
         assert!(!still.is_locomotion(), "{still:?}");
         assert!(
