@@ -2,8 +2,8 @@
 //! joint's `OFFSET` along its own local +X and leave the body's shape to the
 //! rotations, so the figure built from the offsets alone (all rotations 0, the BVH
 //! rest pose) is a tangle, not a standing body. The rest is then taken from the
-//! motion (`choose_rest_frame`): the frame whose figure stands straightest among
-//! frames sampled along the clip, that stands as a body.
+//! motion (`choose_rest_frame`): among frames sampled along the clip that stand
+//! as a body, the one the recognizer is surest of, the straightest among equals.
 //!
 //! "Stands as a body" is geometry, not names: the figure, turned to +Y up, is
 //! recognized as a humanoid (`skeleton::recognize`: legs going down from a pelvis
@@ -292,10 +292,12 @@ pub(super) struct RestFrame {
 /// Heuristic (see the module header): `None` when the zero pose stands as a body
 /// or no frame tried does. Frames are sampled evenly (`FRAMES_SAMPLED`); the up
 /// axis is the one most sampled frames are taller along (unless given); frames
-/// are tried in order of how far both legs reach down (`FilePose::legs_reach`:
-/// straight legs reach farthest, whatever the arms do), and the first whose figure
-/// stands as a body is the rest: a walk's straightest frames may swing the arms in
-/// to the body, so every sampled frame is a candidate. When none stands, the mean
+/// are ranked by how far both legs reach down (`FilePose::legs_reach`: straight
+/// legs reach farthest, whatever the arms do), and the rest is the frame standing
+/// as a body that the recognizer is surest of, the straightest among equals: a
+/// walk's straightest frames may swing the arms in to the body or turn the body
+/// so that geometry reads a side against its name, so every sampled frame is a
+/// candidate. When none stands, the mean
 /// pose of the sampled frames is the rest if it stands (`FilePose::mean`).
 pub(super) fn choose_rest_frame(
     defs: &[JointDef],
@@ -304,7 +306,7 @@ pub(super) fn choose_rest_frame(
     up: Option<UpAxis>,
 ) -> Option<RestFrame> {
     let zero_pose = match stands(defs, &FilePose::zero(defs), up) {
-        Ok(()) => return None,
+        Ok(_) => return None,
         Err(reason) => reason,
     };
     let step = raw.frames.div_ceil(FRAMES_SAMPLED).max(1);
@@ -330,16 +332,22 @@ pub(super) fn choose_rest_frame(
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let count = ranked.len();
     let mean = FilePose::mean(ranked.iter().map(|(_, _, pose)| pose));
-    let standing = ranked.into_iter().find_map(|(_, frame, pose)| {
-        stands(defs, &pose, Some(up))
-            .ok()
-            .map(|()| (RestSource::Frame(frame), pose))
-    });
+    // The surest standing frame; among equally sure ones, the straightest legs
+    // (the first in `ranked`).
+    let mut standing: Option<(f32, usize, FilePose)> = None;
+    for (_, frame, pose) in ranked {
+        if let Ok(sure) = stands(defs, &pose, Some(up))
+            && standing.as_ref().is_none_or(|(best, _, _)| sure > *best)
+        {
+            standing = Some((sure, frame, pose));
+        }
+    }
+    let standing = standing.map(|(_, frame, pose)| (RestSource::Frame(frame), pose));
     let (source, pose) = standing.or_else(|| {
         let mean = mean?;
         stands(defs, &mean, Some(up))
             .ok()
-            .map(|()| (RestSource::Mean(count), mean))
+            .map(|_| (RestSource::Mean(count), mean))
     })?;
     Some(RestFrame {
         source,
@@ -348,13 +356,17 @@ pub(super) fn choose_rest_frame(
     })
 }
 
-/// Whether the figure of `pose` stands as a body (a recognized humanoid), else
-/// the recognizer's reason.
-fn stands(defs: &[JointDef], pose: &FilePose, up: Option<UpAxis>) -> Result<(), String> {
+/// Whether the figure of `pose` stands as a body (a recognized humanoid): how
+/// sure the recognizer is of it (its bones' mean confidence: geometry that reads
+/// clearly and agrees with the names scores higher), else the recognizer's reason.
+fn stands(defs: &[JointDef], pose: &FilePose, up: Option<UpAxis>) -> Result<f32, String> {
     let basis = Basis::new(Units::Metres, up_of(pose.extent(defs), up));
     let skeleton = Skeleton::new(pose.joints(defs, &basis)).map_err(|e| e.to_string())?;
     match recognize(&skeleton) {
-        Recognition::Humanoid(_) => Ok(()),
+        Recognition::Humanoid(r) => {
+            let sum: f32 = r.evidence.values().map(|e| e.confidence).sum();
+            Ok(sum / r.evidence.len().max(1) as f32)
+        }
         Recognition::NotHumanoid(n) => Err(n.reason),
     }
 }
@@ -599,6 +611,38 @@ mod tests {
             rig.notes
         );
         assert!(matches!(recognize(&rig.skeleton), Recognition::Humanoid(_)));
+    }
+
+    #[test]
+    fn the_rest_is_the_standing_frame_the_recognizer_is_surest_of() {
+        // The first frame lifts a knee; the second stands straighter, but with
+        // each arm reaching out on the side its name does not say (a walk's swing
+        // seen from a turned body reads so): the first is the rest.
+        let crossed: Vec<_> = figure(0.0)
+            .into_iter()
+            .map(|(name, parent, p)| {
+                let arm = ["Arm", "ForeArm", "Hand"]
+                    .iter()
+                    .any(|a| name.ends_with(a) && !name.ends_with("UpArm"));
+                let p = if arm { Vec3::new(-p.x, p.y, p.z) } else { p };
+                (name, parent, p)
+            })
+            .collect();
+        let rig = guessed(&rokoko_style(&[figure(10.0), crossed]));
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.starts_with("rest pose: frame 1 of the motion")),
+            "{:?}",
+            rig.notes
+        );
+        match recognize(&rig.skeleton) {
+            Recognition::Humanoid(r) => assert_eq!(
+                r.map.bones.get(&"leftUpperArm".parse().unwrap()),
+                Some(&"LeftArm".to_owned())
+            ),
+            Recognition::NotHumanoid(n) => panic!("{}", n.reason),
+        }
     }
 
     /// `figure(lift)` mirrored: the right knee raised instead of the left.
