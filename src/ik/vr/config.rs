@@ -14,6 +14,10 @@ pub struct VrIkConfig {
     pub softness: f32,
     /// Share of the head's tilt the spine carries without a hips tracker (default 0.1).
     pub spine_share: f32,
+    /// Share of the head's yaw relative to the hips that the spine carries without
+    /// a chest tracker; the neck and the head take the rest (default 0.5: the neck
+    /// turns the head further than the trunk turns the shoulders).
+    pub spine_twist: f32,
     /// How far the shoulders turn toward a far hand, 0..=1 (default 0.3).
     pub shoulder_share: f32,
     /// A hand farther than this fraction of the arm's reach turns the shoulder
@@ -93,6 +97,7 @@ impl Default for VrIkConfig {
         Self {
             softness: 0.005,
             spine_share: 0.1,
+            spine_twist: 0.5,
             shoulder_share: 0.3,
             shoulder_reach: 0.9,
             step_distance: 0.12,

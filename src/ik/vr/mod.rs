@@ -12,8 +12,9 @@
 //!    smoothed over `body_turn_seconds`.
 //! 2. `PlaceTorso` (`torso.rs`): the spine (spine, chest, upperChest, equal shares)
 //!    carries `spine_share` of the head's tilt, or the chest tracker's rotation, and
-//!    the twist between the head's and the hips' yaw, and without a hips tracker
-//!    leans forward in a crouch (the head below its standing height: the hips go
+//!    `spine_twist` of the twist between the head's and the hips' yaw (the neck and
+//!    head turn the rest), and without a hips tracker leans forward in a crouch
+//!    (the head below its standing height: the hips go
 //!    back by `crouch_back` of the head's drop, smoothed over `crouch_seconds`);
 //!    the neck takes half of the head's turn relative to the upper chest, so the
 //!    neck joint is `P(head) − M(neck)·(T(head) − T(neck))`. Unless a chest
@@ -171,7 +172,12 @@ impl VrIk<'_> {
                 return Err(IkError::BadSoftness(softness));
             }
         }
-        for w in [c.spine_share, c.shoulder_share, c.forearm_twist] {
+        for w in [
+            c.spine_share,
+            c.spine_twist,
+            c.shoulder_share,
+            c.forearm_twist,
+        ] {
             if !(0.0..=1.0).contains(&w) {
                 return Err(IkError::BadWeight(w));
             }

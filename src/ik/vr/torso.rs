@@ -1,7 +1,8 @@
 //! Stage 2 of a frame: the torso. The spine turns on top of the hips (the chest
-//! tracker's rotation, or a share of the head's tilt plus the twist between the
-//! head's and the hips' yaw, leaning forward in a crouch), the neck takes half of
-//! the head's turn, and the hips go where this spine puts the head on the headset;
+//! tracker's rotation, or a share of the head's tilt plus a share of the twist
+//! between the head's and the hips' yaw, leaning forward in a crouch), the neck
+//! takes half of the head's turn, and the hips go where this spine puts the head on
+//! the headset;
 //! with a hips tracker the spine bends toward the neck joint instead. Whatever the
 //! spine's fixed length leaves is taken up by moving the hips, so the head is
 //! always where the headset says.
@@ -143,9 +144,11 @@ impl PlaceTorso<'_> {
     }
 
     /// The spine's turn on top of the hips, set on the pose: the chest tracker's
-    /// `C·H⁻¹`, else `slerp(1, tilt, share)·Y(head)·Y(hips)⁻¹` with `tilt =
-    /// head·Y(head)⁻¹`, the share `spine_share` without a hips tracker and 0 with
-    /// one. Returns the turn.
+    /// `C·H⁻¹`, else `slerp(1, tilt, share)·slerp(1, Y(head)·Y(hips)⁻¹,
+    /// spine_twist)` with `tilt = head·Y(head)⁻¹`, the share `spine_share` without a
+    /// hips tracker and 0 with one: the spine carries `spine_twist` of the head's
+    /// yaw relative to the hips, and the neck and head (`set_neck_and_head`) turn
+    /// the rest of the way. Returns the turn.
     fn turn_spine(&mut self, spine: &Spine) -> Quat {
         let turns = self.inputs.turns;
         let tilt = turns.head * turns.head_yaw.conjugate();
@@ -161,9 +164,9 @@ impl PlaceTorso<'_> {
                     Some(_) => Quat::IDENTITY,
                     None => self.crouch_lean(spine),
                 };
+                let twist = turns.head_yaw * turns.hips_yaw.conjugate();
                 lean * Quat::IDENTITY.slerp(tilt, share)
-                    * turns.head_yaw
-                    * turns.hips_yaw.conjugate()
+                    * Quat::IDENTITY.slerp(twist, self.inputs.config.spine_twist)
             }
         }
         .normalize();
