@@ -193,15 +193,19 @@ fn vrchat_bare_messages_are_solved_once_per_sender_tick() {
         .expect("vmc-out");
     let solves = s["solver"]["frames"].as_u64().expect("solver frames");
     let vmc_frames = output["frames"].as_u64().expect("vmc frames");
+    // A frame the output passed over for a newer one (a busy machine held its task
+    // back) is counted, not sent.
+    let passed_over = output["drops"].as_u64().expect("vmc drops");
     println!(
-        "{ticks} ticks, {messages} datagrams: input {input}, solver {}, vmc-out {} frames",
-        s["solver"], vmc_frames
+        "{ticks} ticks, {messages} datagrams: input {input}, solver {}, vmc-out {vmc_frames} \
+         frames, {passed_over} passed over",
+        s["solver"]
     );
     let within = |n: u64| n.abs_diff(ticks) * 50 <= ticks;
     assert!(within(solves), "{solves} solves for {ticks} ticks");
     assert!(
-        within(vmc_frames),
-        "{vmc_frames} VMC frames for {ticks} ticks"
+        within(vmc_frames + passed_over),
+        "{vmc_frames} VMC frames and {passed_over} passed over for {ticks} ticks"
     );
     assert_eq!(input["bad"], 0, "{input}");
     assert_eq!(s["solver"]["errors"], 0, "{s}");
