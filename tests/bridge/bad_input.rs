@@ -3,7 +3,7 @@
 //! on the same port. Counts are read from the WebSocket `status` reply.
 
 use std::net::UdpSocket;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mocap_bridge::formats::vrma::VrmaRest;
 use mocap_bridge::humanoid::CustomNames;
@@ -86,12 +86,14 @@ fn input<'a>(status: &'a Value, prefix: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no input {prefix} in {status}"))
 }
 
-/// Polls the status until `done` holds (the bridge works asynchronously).
+/// Polls the status until `done` holds (the bridge works asynchronously), for up
+/// to a minute (a busy machine can hold the bridge back for long).
 fn settle(
     client: &mut tungstenite::WebSocket<std::net::TcpStream>,
     done: impl Fn(&Value) -> bool,
 ) -> Value {
-    for _ in 0..100 {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
         let s = status(client);
         if done(&s) {
             return s;
