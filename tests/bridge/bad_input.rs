@@ -261,7 +261,13 @@ fn bad_vmc_and_lab_datagrams_are_counted_and_good_performers_keep_flowing() {
     assert_eq!(lab_in["bad"].as_u64(), Some(1), "the garbage lab datagram");
     // The recorder keeps names inside recordings/: a path is refused over OSC too.
     let start = bundle(&[osc("/bridge/record/start", "s", &[&padded("../escape")])]);
+    let packets = vmc["packets"].as_u64().unwrap_or(0);
     good.send_to(&start, ("127.0.0.1", vmc_port)).expect("send");
+    // Read by the port (however late a busy machine gets to it), then a moment
+    // for the recorder to answer the command it passed on.
+    settle(&mut client, |s| {
+        input(s, "vmc-in")["packets"].as_u64() > Some(packets)
+    });
     std::thread::sleep(Duration::from_millis(200));
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
