@@ -229,9 +229,15 @@ pub fn quiet_config() -> serde_json::Value {
 }
 
 /// `python3` with python-osc (and prometheus_client) importable: installed into
-/// target/pydeps from tests/clients/requirements.txt on first use. Returns the
+/// target/pydeps from tests/clients/requirements.txt on first use (once: two
+/// tests installing into the same folder at once could break it). Returns the
 /// PYTHONPATH to use.
 pub fn python_osc() -> String {
+    static READY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    READY.get_or_init(install_python_clients).clone()
+}
+
+fn install_python_clients() -> String {
     let deps = repo().join("target/pydeps");
     let importable = |path: &Path| {
         Command::new("python3")
