@@ -13,7 +13,7 @@ run(async () => {
   await page.check("#skeleton");
   await page.waitForFunction(
     (name) => window.viewer && window.viewer.stats.rendered > 10 && window.viewer.joint(name, "leftHand"),
-    performer, { timeout: 30000 });
+    performer, { timeout: 60000 });
   const canvasPixels = () => page.evaluate(() => {
     const c = document.getElementById("view");
     return Array.from(c.getContext("2d").getImageData(0, 0, c.width, c.height).data);
@@ -57,13 +57,13 @@ run(async () => {
   await page.screenshot({ path: `${out}/viewer-hover.png` });
 
   await page.click("#recordAll");
-  await page.waitForFunction(() => /record all: .*\.vrma/.test(document.getElementById("note").textContent), null, { timeout: 10000 });
+  await page.waitForFunction(() => /record all: .*\.vrma/.test(document.getElementById("note").textContent), null, { timeout: 60000 });
   const started = await page.textContent("#note");
   await page.waitForTimeout(1000);
   await page.click("#stopAll");
-  await page.waitForFunction(() => /stop all: .*frames/.test(document.getElementById("note").textContent), null, { timeout: 10000 });
+  await page.waitForFunction(() => /stop all: .*frames/.test(document.getElementById("note").textContent), null, { timeout: 60000 });
   const stopped = await page.textContent("#note");
-  await page.waitForFunction(() => document.querySelectorAll("#recordings a").length > 0, null, { timeout: 10000 });
+  await page.waitForFunction(() => document.querySelectorAll("#recordings a").length > 0, null, { timeout: 60000 });
   const listed = await page.$$eval("#recordings a", (links) => links.map((a) => ({ file: a.textContent, href: a.getAttribute("href") })));
   // The download link serves the file.
   const download = await page.evaluate(async (href) => {

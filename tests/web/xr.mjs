@@ -111,9 +111,9 @@ run(async () => {
   const browser = await launch();
   const xrUrl = new URL("xr", url).toString();
   const { page: xr, errors: xrErrors } = await openPage(browser, xrUrl, { init: mockXr });
-  await xr.waitForFunction(() => document.getElementById("xrState").textContent === "ready", null, { timeout: 10000 });
+  await xr.waitForFunction(() => document.getElementById("xrState").textContent === "ready", null, { timeout: 60000 });
   await xr.click("#enter");
-  await xr.waitForFunction(() => window.xrSender.sent > 20, null, { timeout: 10000 });
+  await xr.waitForFunction(() => window.xrSender.sent > 20, null, { timeout: 60000 });
   const { page: viewer, errors: viewerErrors } = await openPage(browser, url);
   const hand = () => viewer.evaluate(() => ({
     left: window.viewer.joint("xr", "leftHand"),
@@ -140,7 +140,7 @@ run(async () => {
   await viewer.waitForFunction(() => {
     const p = window.viewer.performers.get("xr");
     return p && p.source && p.source.points.length >= 3;
-  }, null, { timeout: 10000 });
+  }, null, { timeout: 60000 });
   await viewer.waitForTimeout(300);
   const devices = await viewer.evaluate(() => window.viewer.performers.get("xr").source);
   await viewer.screenshot({ path: `${out}/xr-viewer-sources.png` });
