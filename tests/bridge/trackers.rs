@@ -48,7 +48,7 @@ fn vrchat_trackers_and_vmc_devices_become_vr_performers() {
     let bridge = Bridge::start(dir.path(), &config, &[]);
     let stream = std::net::TcpStream::connect(("127.0.0.1", ws_port)).expect("connect");
     stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
+        .set_read_timeout(Some(Duration::from_secs(60)))
         .expect("timeout");
     let (mut client, _) =
         tungstenite::client::client(format!("ws://127.0.0.1:{ws_port}/"), stream).expect("ws");
@@ -95,7 +95,7 @@ fn vrchat_trackers_and_vmc_devices_become_vr_performers() {
     // Both performers' poses reach the WebSocket client.
     let mut seen = std::collections::HashMap::new();
     let mut custom = CustomNames::default();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while seen.len() < 2 && std::time::Instant::now() < deadline {
         if let Ok(Message::Text(text)) = client.read()
             && let Ok((header, pose)) = decode_pose_json(&text, &mut custom)
