@@ -76,15 +76,15 @@ fn simulate(args: &[&str]) -> Run {
         .expect("the binary runs");
     let mut datagrams = Vec::new();
     let mut buf = vec![0u8; 65_536];
+    let mut ended = false;
     loop {
         match socket.recv(&mut buf) {
             Ok(n) => datagrams.push(buf[..n].to_vec()),
-            // Quiet: done once the sender has ended and the socket is drained.
-            Err(_) => {
-                if child.try_wait().unwrap().is_some() {
-                    break;
-                }
-            }
+            // Quiet once the sender had ended (all it sent was queued here by
+            // then): the socket is drained. (Quiet before it was seen ended, it
+            // may have sent its last datagrams in between.)
+            Err(_) if ended => break,
+            Err(_) => ended = child.try_wait().unwrap().is_some(),
         }
     }
     let out = child.wait_with_output().unwrap();

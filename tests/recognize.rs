@@ -1303,7 +1303,11 @@ fn rig_spec(seed: u64) -> RigSpec {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        rng_seed: common::proptest_seed(),
+        ..ProptestConfig::default()
+    })]
 
     /// Random proportions, rest poses (T, A, arms down), facing, optional bones,
     /// armature nodes and in-between joints: the generator's own map comes back.

@@ -95,7 +95,11 @@ fn starts_limb(bone: HumanBone, parent: HumanBone) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        rng_seed: common::proptest_seed(),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn retargeted_bones_point_the_same_way(a in rig_spec(), b in rig_spec(), pose_seed in any::<u64>()) {

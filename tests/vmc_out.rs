@@ -166,20 +166,31 @@ fn a_real_capture_survives_the_trip() {
 }
 
 /// Runs `mocap-bridge send ARGS --to <a socket of ours>` and returns every datagram
-/// received.
+/// received: read until the sender has exited and the socket is drained, however
+/// long it takes to start or pauses on a busy machine.
 fn send_and_receive(args: &[&str]) -> Vec<Vec<u8>> {
     let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     socket
-        .set_read_timeout(Some(std::time::Duration::from_millis(500)))
+        .set_read_timeout(Some(std::time::Duration::from_millis(100)))
         .unwrap();
+    // Room for a take, so that a receiver held back loses nothing (the kernel caps
+    // it at net.core.rmem_max).
+    let _ = socket2::SockRef::from(&socket).set_recv_buffer_size(1 << 22);
     let to = socket.local_addr().unwrap().to_string();
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"));
     command.arg("send").args(args).args(["--to", &to]);
     let child = std::thread::spawn(move || command.output().unwrap());
     let mut datagrams = Vec::new();
     let mut buf = [0u8; 2048];
-    while let Ok(n) = socket.recv(&mut buf) {
-        datagrams.push(buf[..n].to_vec());
+    let mut exited = false;
+    loop {
+        match socket.recv(&mut buf) {
+            Ok(n) => datagrams.push(buf[..n].to_vec()),
+            // Quiet once the sender had exited (all it sent was queued here by
+            // then): the socket is drained.
+            Err(_) if exited => break,
+            Err(_) => exited = child.is_finished(),
+        }
     }
     let out = child.join().unwrap();
     assert!(
@@ -251,8 +262,9 @@ fn send_plays_the_built_in_performance_in_real_time() {
     assert_eq!(frames, 240);
 }
 
-/// Starts `mocap-bridge record -o out --duration 2` on a free loopback port and
-/// waits until it listens; returns the process, its address and its stdout.
+/// Starts `mocap-bridge record -o out` on a free loopback port and waits until it
+/// listens; returns the process, its address and its stdout.
+#[cfg(unix)]
 fn start_recorder(
     out: &std::path::Path,
 ) -> (
@@ -268,15 +280,7 @@ fn start_recorder(
         .port();
     let listen = format!("127.0.0.1:{port}");
     let mut recorder = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
-        .args([
-            "record",
-            "-o",
-            out.to_str().unwrap(),
-            "--listen",
-            &listen,
-            "--duration",
-            "2",
-        ])
+        .args(["record", "-o", out.to_str().unwrap(), "--listen", &listen])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -287,6 +291,22 @@ fn start_recorder(
     (recorder, listen, stdout)
 }
 
+/// Stops the recorder as Ctrl-C does, once the sender has exited: it still reads
+/// what its socket holds, so every datagram sent is in the take however long the
+/// sender took (a `--duration` would have cut a sender slow to start on a busy
+/// machine). Returns whether it exited 0.
+#[cfg(unix)]
+fn stop_recorder(recorder: &mut std::process::Child) -> bool {
+    let pid = recorder.id().to_string();
+    let signalled = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    recorder.wait().unwrap().success()
+}
+
+#[cfg(unix)]
 #[test]
 fn send_then_record_gives_back_the_recording() {
     let Some(assets) = common::assets() else {
@@ -317,7 +337,7 @@ fn send_then_record_gives_back_the_recording() {
         "{}",
         String::from_utf8_lossy(&sent.stderr)
     );
-    assert!(recorder.wait().unwrap().success());
+    assert!(stop_recorder(&mut recorder));
 
     let original = mocap_bridge::formats::vrma::load(&source, None).unwrap();
     let recorded = mocap_bridge::formats::vrma::load(&out, None).unwrap();
@@ -349,6 +369,7 @@ fn send_then_record_gives_back_the_recording() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn record_counts_and_drops_bad_datagrams_and_keeps_the_rest() {
     use std::io::Read;
@@ -390,7 +411,7 @@ fn record_counts_and_drops_bad_datagrams_and_keeps_the_rest() {
         .output()
         .unwrap();
     assert!(sent.status.success());
-    assert!(recorder.wait().unwrap().success());
+    assert!(stop_recorder(&mut recorder));
     let mut summary = String::new();
     stdout.read_to_string(&mut summary).unwrap();
     assert!(summary.contains("wrote"), "{summary}");

@@ -1,7 +1,8 @@
 //! Stopping the bridge, in order, so that nothing in flight is lost:
 //!
-//! 1. input tasks stop receiving (their rings keep what they hold), the web
-//!    server and its clients end, replays are cancelled;
+//! 1. input tasks take what their sockets already hold and stop receiving (their
+//!    rings keep what they hold), the web server and its clients end, replays are
+//!    cancelled;
 //! 2. the solver drains every input ring, announces every performer gone, hands
 //!    the recorder everything it still waits for, and ends;
 //! 3. each output drains its ring and ends; the recorder finishes every open take.

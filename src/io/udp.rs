@@ -36,6 +36,10 @@ pub const BATCH: usize = 32;
 /// Batches taken per wake-up before other tasks get a turn.
 const BATCHES_PER_TURN: usize = 8;
 
+/// Batches at most taken at shutdown: 8192 datagrams, more than a burst of frames
+/// left in a socket, and a bound on the stop however a flood goes on.
+const SHUTDOWN_BATCHES: usize = 256;
+
 /// Room for one received datagram: the largest UDP payload over IPv6, so none is
 /// ever cut short.
 const SLOT: usize = 65_536;
@@ -146,6 +150,8 @@ impl ReceivedBatch {
 /// `on_batch` every batch with the time it was taken from the socket. All queued
 /// datagrams are taken per wake-up, a batch at a time, so the caller can do its
 /// per-batch work (waking the solver) once per batch rather than per datagram.
+/// At shutdown, what the socket already holds is still taken (up to
+/// `SHUTDOWN_BATCHES`): a take stopped by Ctrl-C keeps every frame that had arrived.
 pub async fn receive_until_shutdown(
     socket: &UdpSocket,
     shutdown: &mut watch::Receiver<bool>,
@@ -155,26 +161,39 @@ pub async fn receive_until_shutdown(
     loop {
         tokio::select! {
             biased;
-            _ = shutdown.changed() => return Ok(()),
+            _ = shutdown.changed() => {
+                take_queued(socket, &mut batch, SHUTDOWN_BATCHES, &mut on_batch);
+                return Ok(());
+            }
             ready = socket.readable() => ready?,
         }
-        for _ in 0..BATCHES_PER_TURN {
-            match socket.try_io(Interest::READABLE, || receive_batch(socket, &mut batch)) {
-                Ok(()) => on_batch(&batch, Instant::now()),
-                // Drained: `try_io` has cleared the readiness; wait for more.
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                // An ICMP error from an earlier send, or the like: nothing to do
-                // with the next datagram.
-                Err(e) => tracing::debug!(%e, "receive failed"),
-            }
-            if batch.count < BATCH {
-                break;
-            }
-        }
+        take_queued(socket, &mut batch, BATCHES_PER_TURN, &mut on_batch);
         // Let the other tasks run between turns: a port flooded with datagrams that
         // are costly to read must not hold a worker thread (and the inputs,
         // outputs and timers it would run) for longer than one turn.
         tokio::task::yield_now().await;
+    }
+}
+
+/// Hands `on_batch` the datagrams queued on `socket`, up to `batches` batches.
+fn take_queued(
+    socket: &UdpSocket,
+    batch: &mut ReceivedBatch,
+    batches: usize,
+    on_batch: &mut impl FnMut(&ReceivedBatch, Instant),
+) {
+    for _ in 0..batches {
+        match socket.try_io(Interest::READABLE, || receive_batch(socket, batch)) {
+            Ok(()) => on_batch(batch, Instant::now()),
+            // Drained: `try_io` has cleared the readiness; wait for more.
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            // An ICMP error from an earlier send, or the like: nothing to do
+            // with the next datagram.
+            Err(e) => tracing::debug!(%e, "receive failed"),
+        }
+        if batch.count < BATCH {
+            break;
+        }
     }
 }
 
@@ -626,6 +645,32 @@ mod tests {
             outcomes.contains(&Err(io::ErrorKind::ConnectionRefused)),
             "{outcomes:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn what_arrived_before_shutdown_is_still_handed_on() {
+        let (receiver, sender) = pair().await;
+        // Room for them all, whatever the system's default.
+        socket2::SockRef::from(&receiver)
+            .set_recv_buffer_size(1 << 20)
+            .unwrap();
+        // More than a turn's worth: a take stopped by Ctrl-C keeps every frame that
+        // had arrived.
+        let sent: Vec<Vec<u8>> = (0..BATCH * BATCHES_PER_TURN + 5)
+            .map(|i| (i as u32).to_be_bytes().to_vec())
+            .collect();
+        for d in &sent {
+            sender.send(d).await.unwrap();
+        }
+        let (stop_tx, mut stop) = watch::channel(false);
+        stop_tx.send(true).unwrap();
+        let mut got = Vec::new();
+        receive_until_shutdown(&receiver, &mut stop, |batch, _| {
+            got.extend(batch.iter().map(|(bytes, _)| bytes.to_vec()));
+        })
+        .await
+        .unwrap();
+        assert_eq!(got, sent);
     }
 
     #[tokio::test]

@@ -495,6 +495,24 @@ mod tests {
     }
 
     impl Running {
+        /// Takes what the solver has sent into `got` until `done` holds of it;
+        /// panics after a minute (a busy machine can hold the solver's thread back
+        /// for long, never that long).
+        fn wait_for(&mut self, got: &mut Vec<OutputMsg>, done: impl Fn(&[OutputMsg]) -> bool) {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !done(got) {
+                assert!(
+                    Instant::now() < deadline,
+                    "never came: {} messages",
+                    got.len()
+                );
+                match self.out.try_pop() {
+                    Some(m) => got.push(m),
+                    None => std::thread::sleep(Duration::from_millis(1)),
+                }
+            }
+        }
+
         fn finish(mut self) -> Vec<OutputMsg> {
             self.stop.store(true, Relaxed);
             self.thread.thread().unpark();
@@ -520,11 +538,12 @@ mod tests {
 
     #[test]
     fn skeleton_frames_are_retargeted_and_performers_come_and_go() {
-        let mut run = start(Duration::from_millis(60));
+        let mut run = start(Duration::from_millis(300));
         let lab19 = mapped("lab19", crate::skeleton::builtin::LAB19_JSON);
         let motion = demo::lab19_performance(&lab19, 1);
         let rig = SourceRig::new(&lab19);
         let mut expected = crate::humanoid::HumanoidPose::default();
+        let mut frames = Vec::new();
         for i in 0..3 {
             let f = motion.frame(i);
             let mut frame = JointFrame::new(name("lab"));
@@ -533,10 +552,7 @@ mod tests {
                 frame.set(j, *q);
             }
             frame.root_position = Some(f.translations[0]);
-            assert!(
-                run.port
-                    .push(input(SourceFrame::Joints { skeleton: 0, frame }))
-            );
+            frames.push(frame);
             ToNormalized {
                 source: &rig,
                 local_rotations: f.rotations,
@@ -546,9 +562,19 @@ mod tests {
             .run()
             .unwrap();
         }
-        // Silence past the timeout: the performer is gone.
-        std::thread::sleep(Duration::from_millis(200));
-        let got = run.finish();
+        // One after the other, well within the timeout.
+        for frame in frames {
+            assert!(
+                run.port
+                    .push(input(SourceFrame::Joints { skeleton: 0, frame }))
+            );
+        }
+        // Silence past the timeout: the performer is gone while the solver runs.
+        let mut got = Vec::new();
+        run.wait_for(&mut got, |got| {
+            got.iter().any(|m| matches!(m, OutputMsg::Gone { .. }))
+        });
+        got.extend(run.finish());
         assert!(matches!(
             got[0],
             OutputMsg::Appeared {
@@ -593,7 +619,11 @@ mod tests {
             DevicePose::new(Vec3::new(-0.7, 1.4, 0.0), Quat::IDENTITY),
         );
         run.port.push(input(SourceFrame::Trackers(frame)));
-        std::thread::sleep(Duration::from_millis(50));
+        // Solved before the request (the solver reads requests first).
+        let mut got = Vec::new();
+        run.wait_for(&mut got, |got| {
+            got.iter().any(|m| matches!(m, OutputMsg::Pose(_)))
+        });
         let (reply, answer) = tokio::sync::oneshot::channel();
         run.control
             .send(SolverControl::Calibrate {
@@ -617,7 +647,7 @@ mod tests {
             .unwrap();
         run.thread.thread().unpark();
         assert!(answer.blocking_recv().unwrap().is_err());
-        let got = run.finish();
+        got.extend(run.finish());
         let poses = got
             .iter()
             .filter(|m| matches!(m, OutputMsg::Pose(_)))

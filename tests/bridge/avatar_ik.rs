@@ -29,7 +29,7 @@ use mocap_bridge::retarget::{FromNormalized, MappedSkeleton, SourceRig, TargetRi
 use mocap_bridge::takes::demo;
 
 use crate::harness::{Bridge, free_udp_port, quiet_config};
-use crate::vmc::{VmcFrame, receive_vmc};
+use crate::vmc::{VmcFrame, receive_vmc_while};
 
 /// Loops of the built-in performance `simulate` plays (4 s each).
 const LOOPS: u32 = 2;
@@ -254,21 +254,21 @@ fn stream(
             serde_json::json!({"skeleton": {"mocapIk": {"enabled": enabled}}});
     }
     let bridge = Bridge::start(dir, &config, args);
-    let receiving = std::thread::spawn(move || receive_vmc(&receiver, Duration::from_secs(2)));
     // In real time: a live output keeps the newest pose, and the walk's frames
     // are all wanted.
     let to = format!("127.0.0.1:{lab_in}");
     let loops = LOOPS.to_string();
-    crate::common::bridge_ok(&[
-        "simulate",
-        "--to",
-        &to,
-        "--subject",
-        subject,
-        "--loops",
-        &loops,
-    ]);
-    let frames = receiving.join().expect("receiver");
+    let (frames, ()) = receive_vmc_while(receiver, Duration::from_secs(2), || {
+        crate::common::bridge_ok(&[
+            "simulate",
+            "--to",
+            &to,
+            "--subject",
+            subject,
+            "--loops",
+            &loops,
+        ]);
+    });
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
     frames

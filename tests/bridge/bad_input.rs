@@ -3,7 +3,7 @@
 //! on the same port. Counts are read from the WebSocket `status` reply.
 
 use std::net::UdpSocket;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mocap_bridge::formats::vrma::VrmaRest;
 use mocap_bridge::humanoid::CustomNames;
@@ -86,12 +86,14 @@ fn input<'a>(status: &'a Value, prefix: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no input {prefix} in {status}"))
 }
 
-/// Polls the status until `done` holds (the bridge works asynchronously).
+/// Polls the status until `done` holds (the bridge works asynchronously), for up
+/// to a minute (a busy machine can hold the bridge back for long).
 fn settle(
     client: &mut tungstenite::WebSocket<std::net::TcpStream>,
     done: impl Fn(&Value) -> bool,
 ) -> Value {
-    for _ in 0..100 {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
         let s = status(client);
         if done(&s) {
             return s;
@@ -259,7 +261,13 @@ fn bad_vmc_and_lab_datagrams_are_counted_and_good_performers_keep_flowing() {
     assert_eq!(lab_in["bad"].as_u64(), Some(1), "the garbage lab datagram");
     // The recorder keeps names inside recordings/: a path is refused over OSC too.
     let start = bundle(&[osc("/bridge/record/start", "s", &[&padded("../escape")])]);
+    let packets = vmc["packets"].as_u64().unwrap_or(0);
     good.send_to(&start, ("127.0.0.1", vmc_port)).expect("send");
+    // Read by the port (however late a busy machine gets to it), then a moment
+    // for the recorder to answer the command it passed on.
+    settle(&mut client, |s| {
+        input(s, "vmc-in")["packets"].as_u64() > Some(packets)
+    });
     std::thread::sleep(Duration::from_millis(200));
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");

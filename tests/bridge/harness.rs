@@ -2,13 +2,82 @@
 //! free loopback ports, stdout/stderr captured, readiness awaited, SIGTERM to stop
 //! (as a user's Ctrl-C), and the independent clients (python-osc) installed on
 //! first use.
+//!
+//! Tests run two at a time (one per core on CI's 2-core machine). The few that
+//! measure against the wall clock or flood the machine (`alone`) have it to
+//! themselves: no other test's bridge runs beside them, so nothing but the bridge
+//! under test decides what they measure. Every other test shares the machine while
+//! its bridges run.
 
+use std::cell::{Cell, RefCell};
 use std::io::{BufRead, BufReader, Read};
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, mpsc};
 use std::time::Duration;
+
+/// Held shared while a test's bridges run, alone by a test that times them.
+static MACHINE: RwLock<()> = RwLock::new(());
+
+thread_local! {
+    /// Set while this thread's test holds the machine alone.
+    static ALONE: Cell<bool> = const { Cell::new(false) };
+    /// This thread's share of the machine and how many of its bridges hold it.
+    static SHARE: RefCell<Option<(RwLockReadGuard<'static, ()>, usize)>> =
+        const { RefCell::new(None) };
+}
+
+/// The machine to one test, until dropped: taken once the bridges of the tests
+/// running now have stopped; others wait to start theirs until it is dropped.
+pub struct Alone {
+    _machine: RwLockWriteGuard<'static, ()>,
+}
+
+impl Drop for Alone {
+    fn drop(&mut self) {
+        ALONE.with(|a| a.set(false));
+    }
+}
+
+/// Takes the machine for the calling test alone (see the module's header).
+pub fn alone() -> Alone {
+    let guard = MACHINE.write().unwrap_or_else(PoisonError::into_inner);
+    ALONE.with(|a| a.set(true));
+    Alone { _machine: guard }
+}
+
+/// A bridge starting: shares the machine, unless its test holds it alone.
+/// Returns whether it took a share.
+fn share() -> bool {
+    if ALONE.with(Cell::get) {
+        return false;
+    }
+    SHARE.with(|share| {
+        let mut share = share.borrow_mut();
+        match share.as_mut() {
+            Some((_, bridges)) => *bridges += 1,
+            None => {
+                let guard = MACHINE.read().unwrap_or_else(PoisonError::into_inner);
+                *share = Some((guard, 1));
+            }
+        }
+    });
+    true
+}
+
+/// A bridge that took a share has stopped: the last one gives the share back.
+fn unshare() {
+    SHARE.with(|share| {
+        let mut share = share.borrow_mut();
+        if let Some((_, bridges)) = share.as_mut() {
+            *bridges -= 1;
+            if *bridges == 0 {
+                *share = None;
+            }
+        }
+    });
+}
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -32,12 +101,15 @@ pub struct Bridge {
     stdout: mpsc::Receiver<String>,
     pub lines: Vec<String>,
     stderr: Option<std::thread::JoinHandle<String>>,
+    /// Whether it holds a share of the machine (given back when dropped).
+    shared: bool,
 }
 
 impl Bridge {
     /// Starts `mocap-bridge run --config CONFIG ARGS...` in `dir` and waits for
     /// its `ready:` line.
     pub fn start(dir: &Path, config: &serde_json::Value, args: &[&str]) -> Bridge {
+        let shared = share();
         let path = dir.join("bridge.json");
         std::fs::write(&path, serde_json::to_string_pretty(config).expect("json")).expect("write");
         let mut child = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
@@ -71,6 +143,7 @@ impl Bridge {
             stdout: rx,
             lines: Vec::new(),
             stderr,
+            shared,
         };
         bridge.wait_for_line("ready:", Duration::from_secs(60));
         bridge
@@ -137,6 +210,9 @@ impl Drop for Bridge {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
+        if self.shared {
+            unshare();
+        }
     }
 }
 
@@ -153,9 +229,15 @@ pub fn quiet_config() -> serde_json::Value {
 }
 
 /// `python3` with python-osc (and prometheus_client) importable: installed into
-/// target/pydeps from tests/clients/requirements.txt on first use. Returns the
+/// target/pydeps from tests/clients/requirements.txt on first use (once: two
+/// tests installing into the same folder at once could break it). Returns the
 /// PYTHONPATH to use.
 pub fn python_osc() -> String {
+    static READY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    READY.get_or_init(install_python_clients).clone()
+}
+
+fn install_python_clients() -> String {
     let deps = repo().join("target/pydeps");
     let importable = |path: &Path| {
         Command::new("python3")

@@ -113,15 +113,45 @@ fn metrics_match_the_websocket_status() {
         }
         status
     };
+    // And drained: the solver has solved every frame the inputs took, and each
+    // output has sent or passed over every pose (a bridge held back for 300 ms
+    // by a busy machine would otherwise look settled with frames still on their way).
+    let drained = |status: &Value| {
+        let solved = &status["solver"]["frames"];
+        let taken: u64 = status["inputs"]
+            .as_array()
+            .expect("inputs")
+            .iter()
+            .filter_map(|i| i["frames"].as_u64())
+            .sum();
+        solved.as_u64() == Some(taken)
+            && status["outputs"]
+                .as_array()
+                .expect("outputs")
+                .iter()
+                .filter(|o| {
+                    o["name"]
+                        .as_str()
+                        .is_some_and(|n| n.starts_with("vmc-out:") || n.starts_with("nats-out:"))
+                })
+                .all(|o| {
+                    o["frames"]
+                        .as_u64()
+                        .zip(o["drops"].as_u64())
+                        .map(|(f, d)| f + d)
+                        == solved.as_u64()
+                })
+    };
     let mut status = settled(request(&mut client, json!({"type": "status"}))["status"].clone());
-    for tries in 0.. {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
         std::thread::sleep(Duration::from_millis(300));
         let again = settled(request(&mut client, json!({"type": "status"}))["status"].clone());
-        if again == status {
+        if again == status && drained(&again) {
             break;
         }
         assert!(
-            tries < 50,
+            std::time::Instant::now() < deadline,
             "the status never settled: {status}\nthen {again}"
         );
         status = again;

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 use crate::harness::{Bridge, free_tcp_port, quiet_config, repo};
 use crate::recording::{difference, frames_of, only_file};
+use crate::websocket::{Client, connect, request};
 
 /// The `nats-server` binary: `$NATS_SERVER`, else on the `PATH` or in Debian's
 /// `/usr/sbin`. `None` (skip) when absent, unless in CI.
@@ -74,7 +75,7 @@ impl NatsServer {
             .spawn()
             .expect("start nats-server");
         self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + Duration::from_secs(60);
         while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
             assert!(Instant::now() < deadline, "nats-server did not come up");
             std::thread::sleep(Duration::from_millis(20));
@@ -198,6 +199,62 @@ fn nats_config(name: &str, inputs: &[&str], outputs: &[&str], record: bool) -> V
     config
 }
 
+/// `config` with a WebSocket server on a free port, to watch the bridge through;
+/// the port.
+fn watched(mut config: Value) -> (Value, u16) {
+    let port = free_tcp_port();
+    config["websocket"] = json!({ "listen": format!("127.0.0.1:{port}") });
+    (config, port)
+}
+
+/// Asks the bridge on `client` for its status until `done` holds; panics after a
+/// minute (a busy machine can hold a bridge back for long, never that long).
+fn wait_for_status(client: &mut Client, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let status = request(client, json!({"type": "status"}))["status"].clone();
+        if done(&status) {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "{what}, never: {status}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Frames the bridge on `client` has taken from its performers, all together.
+fn performer_frames(client: &mut Client) -> u64 {
+    let list = request(client, json!({"type": "listPerformers"}));
+    list["performers"]
+        .as_array()
+        .map_or(0, |p| p.iter().filter_map(|p| p["frames"].as_u64()).sum())
+}
+
+/// Waits (up to a minute) until the bridge on `client` has taken `frames` frames
+/// from its performers.
+fn wait_for_frames(client: &mut Client, what: &str, frames: u64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let got = performer_frames(client);
+        if got >= frames {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: {got} of {frames} frames"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits (up to a minute) until `count` holds `frames` items.
+fn wait_for_messages(what: &str, frames: usize, count: impl Fn() -> usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while count() < frames {
+        assert!(Instant::now() < deadline, "{what}: {} of {frames}", count());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// The status line a bridge printed last.
 fn last_status(lines: &[String]) -> String {
     lines
@@ -257,23 +314,16 @@ fn a_take_fans_out_through_nats_and_a_relay_unchanged() {
     // publishes to the first (where A's performer must not come back); B reads
     // the first (`mocap.>`: every performer's subjects and every bundle); E reads
     // only the bundles on the first.
-    let d = Bridge::start(
-        dirs["d"].path(),
-        &nats_config("d", &[&u2], &[], true),
-        &["--quiet"],
-    );
-    let c = Bridge::start(
-        dirs["c"].path(),
-        &nats_config("c", &[&u1], &[&u2, &u1], false),
-        &["--quiet"],
-    );
-    let b = Bridge::start(
-        dirs["b"].path(),
-        &nats_config("b", &[&u1], &[], true),
-        &["--quiet"],
-    );
+    // Each watched through its WebSocket: how many frames it has taken.
+    let (config_d, port_d) = watched(nats_config("d", &[&u2], &[], true));
+    let d = Bridge::start(dirs["d"].path(), &config_d, &["--quiet"]);
+    let (config_c, port_c) = watched(nats_config("c", &[&u1], &[&u2, &u1], false));
+    let c = Bridge::start(dirs["c"].path(), &config_c, &["--quiet"]);
+    let (config_b, port_b) = watched(nats_config("b", &[&u1], &[], true));
+    let b = Bridge::start(dirs["b"].path(), &config_b, &["--quiet"]);
     let mut config_e = nats_config("e", &[], &[], true);
     config_e["natsInputs"] = json!([{ "server": u1, "subjects": "mocap.*.poses" }]);
+    let (config_e, port_e) = watched(config_e);
     let e = Bridge::start(dirs["e"].path(), &config_e, &["--quiet"]);
     let sample = repo().join("recordings/walk-and-wave.vrma");
     let a = Bridge::start(
@@ -288,7 +338,26 @@ fn a_take_fans_out_through_nats_and_a_relay_unchanged() {
     );
     let (code, a_lines, stderr) = a.finish();
     assert_eq!(code, 0, "{stderr}");
-    std::thread::sleep(Duration::from_millis(500));
+    // Every frame A solved has reached the other bridges and the subscribers
+    // before they stop (the relay's hop takes its time on a busy machine).
+    let solved = count_in(&last_status(&a_lines), "solver", "frames");
+    for (name, port) in [("b", port_b), ("c", port_c), ("d", port_d), ("e", port_e)] {
+        let mut client = connect(port, "?poses=none").expect("WebSocket");
+        wait_for_frames(&mut client, name, solved);
+    }
+    let solved = solved as usize;
+    wait_for_messages("A's poses on the first server", solved, || {
+        pose_seqs(&watch1, "a").len()
+    });
+    wait_for_messages("A's bundles on the first server", solved, || {
+        bundle_seqs(&watch1, "a").len()
+    });
+    wait_for_messages("C's bundles on the second server", solved, || {
+        bundle_seqs(&watch2, "c").len()
+    });
+    wait_for_messages("C's relay on the second server", solved, || {
+        pose_seqs(&watch2, "c").len()
+    });
     let mut lines = BTreeMap::new();
     for (name, bridge) in [("b", b), ("c", c), ("d", d), ("e", e)] {
         let (code, out, stderr) = bridge.stop();
@@ -381,11 +450,14 @@ fn a_server_killed_for_two_seconds_loses_only_the_frames_of_the_outage() {
     let mut config_b = nats_config("b", &[&url], &[], true);
     // One take across the outage: the performer outlives it.
     config_b["pipeline"] = json!({ "performerTimeoutS": 30.0 });
+    // Both watched through their WebSockets: their connections and B's frames.
+    let (config_b, port_b) = watched(config_b);
     let b = Bridge::start(dir_b.path(), &config_b, &["--quiet"]);
     let sample = repo().join("recordings/walk-and-wave.vrma");
+    let (config_a, port_a) = watched(nats_config("a", &[], &[&url], false));
     let a = Bridge::start(
         dir_a.path(),
-        &nats_config("a", &[], &[&url], false),
+        &config_a,
         &[
             "--replay",
             sample.to_str().expect("utf-8"),
@@ -393,13 +465,31 @@ fn a_server_killed_for_two_seconds_loses_only_the_frames_of_the_outage() {
             "--quiet",
         ],
     );
-    std::thread::sleep(Duration::from_secs(2));
+    let (mut watch_a, mut watch_b) = (
+        connect(port_a, "?poses=none").expect("A's WebSocket"),
+        connect(port_b, "?poses=none").expect("B's WebSocket"),
+    );
+    // A second of motion through the server, then the outage.
+    wait_for_frames(&mut watch_b, "B before the outage", 60);
     server.kill();
     let outage = Instant::now();
     std::thread::sleep(Duration::from_secs(2));
     server.restart();
     let outage = outage.elapsed();
-    std::thread::sleep(Duration::from_secs(3));
+    // Both connect again by themselves (however long a busy machine takes), and
+    // another second of motion comes through.
+    let reconnected = |status: &Value| {
+        status["connections"].as_array().is_some_and(|c| {
+            !c.is_empty()
+                && c.iter()
+                    .all(|c| c["connected"] == json!(true) && c["connects"] == json!(2))
+        })
+    };
+    wait_for_status(&mut watch_a, "A connected again", reconnected);
+    wait_for_status(&mut watch_b, "B connected again", reconnected);
+    let frames = performer_frames(&mut watch_b);
+    wait_for_frames(&mut watch_b, "B after the outage", frames + 60);
+    drop((watch_a, watch_b));
     let (code_a, lines_a, stderr_a) = a.stop();
     std::thread::sleep(Duration::from_millis(300));
     let (code_b, lines_b, stderr_b) = b.stop();

@@ -19,7 +19,7 @@ use crate::websocket::request;
 fn raw_get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
+        .set_read_timeout(Some(Duration::from_secs(60)))
         .expect("timeout");
     let mut text = format!("GET {path} HTTP/1.1\r\n");
     for (name, value) in headers {
@@ -121,7 +121,7 @@ fn pages_elsewhere_on_the_web_cannot_drive_a_default_bridge() {
     // A whole session from the bridge's own origin works as before.
     let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
+        .set_read_timeout(Some(Duration::from_secs(60)))
         .expect("timeout");
     let mut handshake = format!("ws://{own}/")
         .into_client_request()

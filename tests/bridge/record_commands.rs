@@ -3,7 +3,8 @@
 //! on a VMC port listening on every address, a local one can.
 
 use std::net::{IpAddr, UdpSocket};
-use std::time::Duration;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 use rosc::{OscMessage, OscPacket, OscType};
 use serde_json::json;
@@ -25,6 +26,15 @@ fn network_address() -> Option<IpAddr> {
     socket.connect("198.51.100.1:9").ok()?;
     let ip = socket.local_addr().ok()?.ip();
     (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+}
+
+/// Waits until `path` exists; panics after a minute.
+fn wait_for_file(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !path.exists() {
+        assert!(Instant::now() < deadline, "no {}", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]
@@ -57,11 +67,13 @@ fn record_commands_from_the_network_are_refused_from_this_machine_obeyed() {
             ("127.0.0.1", port),
         )
         .expect("send");
-    std::thread::sleep(Duration::from_millis(500));
+    // The take is under way (its journal is there), then stopped and written:
+    // each waited for, up to a minute, however slowly a busy machine gets there.
+    wait_for_file(&recordings.join("from-here.vrma.journal"));
     local
         .send_to(&command("/bridge/record/stop", &[]), ("127.0.0.1", port))
         .expect("send");
-    std::thread::sleep(Duration::from_millis(500));
+    wait_for_file(&recordings.join("from-here.vrma"));
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
     assert!(recordings.join("from-here.vrma").exists(), "{stderr}");

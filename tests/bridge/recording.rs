@@ -13,7 +13,7 @@ use mocap_bridge::takes::replay::Replay;
 use serde_json::json;
 
 use crate::common::angle_deg;
-use crate::harness::{Bridge, quiet_config, repo};
+use crate::harness::{Bridge, alone, quiet_config, repo};
 use crate::vmc::sample_frames;
 
 /// Every frame of a .vrma.
@@ -115,6 +115,9 @@ fn a_replay_recorded_through_the_bridge_is_the_same_motion() {
 
 #[test]
 fn after_kill_9_recover_gets_every_frame_up_to_the_last_flush() {
+    // A flush is due every 100 ms of the wall clock: no other test's bridge runs
+    // meanwhile.
+    let _alone = alone();
     let dir = tempfile::tempdir().expect("tempdir");
     let sample = repo().join("recordings/walk-and-wave.vrma");
     let sample = sample.to_str().expect("utf-8 path");
@@ -171,6 +174,9 @@ fn after_kill_9_recover_gets_every_frame_up_to_the_last_flush() {
 
 #[test]
 fn ten_kill_9s_each_lose_at_most_the_flush_interval() {
+    // What a kill loses is measured on the wall clock against a flush every 100 ms:
+    // no other test's bridge runs meanwhile.
+    let _alone = alone();
     let sample = repo().join("recordings/walk-and-wave.vrma");
     let sample = sample.to_str().expect("utf-8 path");
     let mut config = quiet_config();

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::harness::{Bridge, free_udp_port, quiet_config, repo};
-use crate::vmc::receive_vmc;
+use crate::vmc::{receive_vmc, receive_vmc_while};
 
 /// A VMC datagram as a sender sends it each frame: a bundle with the root, one
 /// bone and the end-of-frame marker.
@@ -78,22 +78,21 @@ fn senders_that_time_out_leave_the_table_and_a_new_one_is_heard() {
     std::thread::sleep(Duration::from_millis(2_500));
     while !receive_vmc(&receiver, Duration::from_millis(200)).is_empty() {}
 
-    // A user's sender now: its frames come through (read while they come: the
-    // socket buffer holds less than the take).
-    let receiving = std::thread::spawn(move || receive_vmc(&receiver, Duration::from_secs(2)));
+    // A user's sender now: its frames come through.
     let sample = repo().join("recordings/walk-and-wave.vrma");
-    let sent = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
-        .arg("send")
-        .arg(&sample)
-        .args(["--to", &format!("127.0.0.1:{vmc_in}")])
-        .output()
-        .expect("send");
+    let (heard, sent) = receive_vmc_while(receiver, Duration::from_secs(2), || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+            .arg("send")
+            .arg(&sample)
+            .args(["--to", &format!("127.0.0.1:{vmc_in}")])
+            .output()
+            .expect("send")
+    });
     assert!(
         sent.status.success(),
         "{}",
         String::from_utf8_lossy(&sent.stderr)
     );
-    let heard = receiving.join().expect("receiver");
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
     println!(

@@ -48,7 +48,7 @@ fn vrchat_trackers_and_vmc_devices_become_vr_performers() {
     let bridge = Bridge::start(dir.path(), &config, &[]);
     let stream = std::net::TcpStream::connect(("127.0.0.1", ws_port)).expect("connect");
     stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
+        .set_read_timeout(Some(Duration::from_secs(60)))
         .expect("timeout");
     let (mut client, _) =
         tungstenite::client::client(format!("ws://127.0.0.1:{ws_port}/"), stream).expect("ws");
@@ -95,7 +95,7 @@ fn vrchat_trackers_and_vmc_devices_become_vr_performers() {
     // Both performers' poses reach the WebSocket client.
     let mut seen = std::collections::HashMap::new();
     let mut custom = CustomNames::default();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while seen.len() < 2 && std::time::Instant::now() < deadline {
         if let Ok(Message::Text(text)) = client.read()
             && let Ok((header, pose)) = decode_pose_json(&text, &mut custom)
@@ -193,15 +193,19 @@ fn vrchat_bare_messages_are_solved_once_per_sender_tick() {
         .expect("vmc-out");
     let solves = s["solver"]["frames"].as_u64().expect("solver frames");
     let vmc_frames = output["frames"].as_u64().expect("vmc frames");
+    // A frame the output passed over for a newer one (a busy machine held its task
+    // back) is counted, not sent.
+    let passed_over = output["drops"].as_u64().expect("vmc drops");
     println!(
-        "{ticks} ticks, {messages} datagrams: input {input}, solver {}, vmc-out {} frames",
-        s["solver"], vmc_frames
+        "{ticks} ticks, {messages} datagrams: input {input}, solver {}, vmc-out {vmc_frames} \
+         frames, {passed_over} passed over",
+        s["solver"]
     );
     let within = |n: u64| n.abs_diff(ticks) * 50 <= ticks;
     assert!(within(solves), "{solves} solves for {ticks} ticks");
     assert!(
-        within(vmc_frames),
-        "{vmc_frames} VMC frames for {ticks} ticks"
+        within(vmc_frames + passed_over),
+        "{vmc_frames} VMC frames and {passed_over} passed over for {ticks} ticks"
     );
     assert_eq!(input["bad"], 0, "{input}");
     assert_eq!(s["solver"]["errors"], 0, "{s}");

@@ -2,7 +2,9 @@
 //! are the recording's, within 0.01°.
 
 use std::net::UdpSocket;
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::{Duration, Instant};
 
 use glam::{Quat, Vec3};
 use mocap_bridge::formats::vrma;
@@ -14,6 +16,7 @@ use mocap_bridge::takes::replay::Replay;
 
 use crate::common::angle_deg;
 use crate::harness::{Bridge, free_udp_port, python_osc, quiet_config, repo};
+use crate::nats::count_in;
 
 /// The sample recording as (time, pose) frames.
 pub fn sample_frames() -> Vec<(f32, HumanoidPose)> {
@@ -36,39 +39,86 @@ pub struct VmcFrame {
     pub blends: Vec<(String, f32)>,
 }
 
+/// Adds what the `vmc` crate parses in one datagram to `frames` (a frame starts
+/// at its `T`).
+fn parse_vmc(datagram: &[u8], frames: &mut Vec<VmcFrame>) {
+    let (_, packet) = rosc::decoder::decode_udp(datagram).expect("an OSC packet");
+    for message in vmc::parse(packet).expect("VMC messages") {
+        match message {
+            vmc::Message::Time(t) => frames.push(VmcFrame {
+                time: Some(t.0),
+                ..VmcFrame::default()
+            }),
+            vmc::Message::BoneTransform(b) => {
+                if let Some(f) = frames.last_mut() {
+                    f.bones.push((
+                        b.bone,
+                        Vec3::new(b.position.x, b.position.y, b.position.z),
+                        Quat::from_xyzw(b.rotation.x, b.rotation.y, b.rotation.z, b.rotation.w),
+                    ));
+                }
+            }
+            vmc::Message::BlendShape(b) => {
+                if let Some(f) = frames.last_mut() {
+                    f.blends.push((b.key, b.value));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Receives VMC datagrams on `socket` until `quiet` passes with nothing new, and
-/// groups what the `vmc` crate parses into frames (a frame starts at its `T`).
+/// groups what the `vmc` crate parses into frames.
 pub fn receive_vmc(socket: &UdpSocket, quiet: Duration) -> Vec<VmcFrame> {
     socket.set_read_timeout(Some(quiet)).expect("timeout");
     let mut frames: Vec<VmcFrame> = Vec::new();
     let mut buf = vec![0u8; 65_536];
     while let Ok(n) = socket.recv(&mut buf) {
-        let (_, packet) = rosc::decoder::decode_udp(&buf[..n]).expect("an OSC packet");
-        for message in vmc::parse(packet).expect("VMC messages") {
-            match message {
-                vmc::Message::Time(t) => frames.push(VmcFrame {
-                    time: Some(t.0),
-                    ..VmcFrame::default()
-                }),
-                vmc::Message::BoneTransform(b) => {
-                    if let Some(f) = frames.last_mut() {
-                        f.bones.push((
-                            b.bone,
-                            Vec3::new(b.position.x, b.position.y, b.position.z),
-                            Quat::from_xyzw(b.rotation.x, b.rotation.y, b.rotation.z, b.rotation.w),
-                        ));
-                    }
-                }
-                vmc::Message::BlendShape(b) => {
-                    if let Some(f) = frames.last_mut() {
-                        f.blends.push((b.key, b.value));
-                    }
-                }
-                _ => {}
-            }
-        }
+        parse_vmc(&buf[..n], &mut frames);
     }
     frames
+}
+
+/// Runs `send` (a sender streaming into the bridge) while receiving VMC on
+/// `socket`, however long the sender takes to start, until `quiet` passes with
+/// nothing new after `send` has returned; the frames (as `receive_vmc` groups
+/// them) and what `send` returned. Read while the sender sends: a socket buffer
+/// holds far less than a take.
+pub fn receive_vmc_while<T>(
+    socket: UdpSocket,
+    quiet: Duration,
+    send: impl FnOnce() -> T,
+) -> (Vec<VmcFrame>, T) {
+    let sent = Arc::new(AtomicBool::new(false));
+    let receiving = {
+        let sent = sent.clone();
+        std::thread::spawn(move || {
+            socket
+                .set_read_timeout(Some(Duration::from_millis(50)))
+                .expect("timeout");
+            let mut frames: Vec<VmcFrame> = Vec::new();
+            let mut buf = vec![0u8; 65_536];
+            let mut quiet_since: Option<Instant> = None;
+            loop {
+                match socket.recv(&mut buf) {
+                    Ok(n) => {
+                        parse_vmc(&buf[..n], &mut frames);
+                        quiet_since = None;
+                    }
+                    Err(_) if sent.load(Relaxed) => {
+                        if quiet_since.get_or_insert_with(Instant::now).elapsed() >= quiet {
+                            return frames;
+                        }
+                    }
+                    Err(_) => {}
+                }
+            }
+        })
+    };
+    let result = send();
+    sent.store(true, Relaxed);
+    (receiving.join().expect("the receiver"), result)
 }
 
 /// Worst bone angle (degrees) and hips distance (metres) between a received frame
@@ -132,24 +182,28 @@ fn vmc_from_python_osc_comes_out_as_the_recording_read_by_the_vmc_crate() {
         serde_json::json!([{"listen": format!("127.0.0.1:{vmc_in}"), "performer": "python"}]);
     config["vmcOutputs"] = serde_json::json!([{"to": receiver.local_addr().expect("addr").to_string(), "names": "vrm1"}]);
     let bridge = Bridge::start(dir.path(), &config, &[]);
-    // Read while python sends: a socket buffer holds far less than the take.
-    let receiving = std::thread::spawn(move || receive_vmc(&receiver, Duration::from_secs(2)));
-
-    let sent = std::process::Command::new("python3")
-        .arg(repo().join("tests/clients/vmc_send.py"))
-        .arg(&frames_path)
-        .args(["127.0.0.1", &vmc_in.to_string(), "0.004"])
-        .env("PYTHONPATH", &pythonpath)
-        .output()
-        .expect("python3");
+    let (received, sent) = receive_vmc_while(receiver, Duration::from_secs(2), || {
+        std::process::Command::new("python3")
+            .arg(repo().join("tests/clients/vmc_send.py"))
+            .arg(&frames_path)
+            .args(["127.0.0.1", &vmc_in.to_string(), "0.004"])
+            .env("PYTHONPATH", &pythonpath)
+            .output()
+            .expect("python3")
+    });
     assert!(
         sent.status.success(),
         "{}",
         String::from_utf8_lossy(&sent.stderr)
     );
-    let received = receiving.join().expect("receiver");
-    let (code, _, stderr) = bridge.stop();
+    let (code, lines, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
+    let status = lines
+        .iter()
+        .rev()
+        .find(|l| l.contains("solver:"))
+        .expect("the final status line");
+    let passed_over = count_in(status, "vmc-out", "drops");
 
     let (mut worst, mut hips, mut matched) = (0.0f32, 0.0f32, 0);
     for frame in &received {
@@ -177,16 +231,19 @@ fn vmc_from_python_osc_comes_out_as_the_recording_read_by_the_vmc_crate() {
         matched += 1;
     }
     println!(
-        "python-osc → bridge → vmc crate: {matched}/{} frames, worst bone {worst:.6}°, hips {:.6} mm",
+        "python-osc → bridge → vmc crate: {matched}/{} frames ({passed_over} passed over for a \
+         newer one), worst bone {worst:.6}°, hips {:.6} mm",
         frames.len(),
         hips * 1e3
     );
     assert!(worst <= 0.01, "{worst}°");
     assert!(hips <= 1e-4, "{hips} m");
-    // Paced at 4 ms, nothing should be lost on loopback; allow a few for a busy machine.
+    // Paced at 4 ms, nothing should be lost on loopback; allow a few for a busy
+    // machine. A frame the output passed over for a newer one (a busy machine held
+    // its task back) is no loss: it is counted.
     assert!(
-        matched >= frames.len() * 9 / 10,
-        "{matched} of {}",
+        matched + passed_over as usize >= frames.len() * 9 / 10,
+        "{matched} and {passed_over} passed over, of {}",
         frames.len()
     );
 }

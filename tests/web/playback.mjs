@@ -12,7 +12,7 @@ run(async () => {
   const browser = await launch();
   const { page, errors } = await openPage(browser, url);
   const item = page.locator("#recordings li", { hasText: take });
-  await item.getByRole("button", { name: "Play" }).click({ timeout: 30000 });
+  await item.getByRole("button", { name: "Play" }).click({ timeout: 60000 });
   await page.waitForFunction(() => window.viewer.player().isOpen, null, { timeout: 60000 });
   const time = () => page.evaluate(() => window.viewer.player().action.time);
   // Playing at twice the speed: the take's time runs.

@@ -13,7 +13,7 @@ run(async () => {
   await page.check("#skeleton");
   await page.waitForFunction(
     (name) => window.viewer && window.viewer.stats.rendered > 10 && window.viewer.joint(name, "leftHand"),
-    performer, { timeout: 30000 });
+    performer, { timeout: 60000 });
   const canvasPixels = () => page.evaluate(() => {
     const c = document.getElementById("view");
     return Array.from(c.getContext("2d").getImageData(0, 0, c.width, c.height).data);
@@ -37,22 +37,33 @@ run(async () => {
   for (let i = 0; i < Math.min(pixels1.length, pixels2.length); i += 4) {
     if (pixels1[i] !== pixels2[i] || pixels1[i + 1] !== pixels2[i + 1] || pixels1[i + 2] !== pixels2[i + 2]) changed++;
   }
-  // Hover a joint: its name shows.
-  const at = await page.evaluate((name) => window.viewer.screen(name, "head"), performer);
+  // Hover a joint: its name shows. The figure walks on while the pointer moves,
+  // so the pointer goes where the head was last drawn until a frame finds a joint
+  // under it (up to a minute), and the name read is that frame's.
   const box = await page.locator("#view").boundingBox();
-  await page.mouse.move(box.x + at[0], box.y + at[1]);
-  await page.waitForFunction(() => window.viewer.hovered !== null, null, { timeout: 5000 });
-  const hovered = await page.evaluate(() => window.viewer.hovered);
+  let hovered = null;
+  const deadline = Date.now() + 60000;
+  while (hovered === null) {
+    if (Date.now() > deadline) throw new Error("hovering the head never named a joint");
+    const at = await page.evaluate((name) => window.viewer.screen(name, "head"), performer);
+    await page.mouse.move(box.x + at[0], box.y + at[1]);
+    try {
+      const named = await page.waitForFunction(() => window.viewer.hovered, null, { timeout: 1000 });
+      hovered = await named.jsonValue();
+    } catch (e) {
+      if (e.name !== "TimeoutError") throw e;
+    }
+  }
   await page.screenshot({ path: `${out}/viewer-hover.png` });
 
   await page.click("#recordAll");
-  await page.waitForFunction(() => /record all: .*\.vrma/.test(document.getElementById("note").textContent), null, { timeout: 10000 });
+  await page.waitForFunction(() => /record all: .*\.vrma/.test(document.getElementById("note").textContent), null, { timeout: 60000 });
   const started = await page.textContent("#note");
   await page.waitForTimeout(1000);
   await page.click("#stopAll");
-  await page.waitForFunction(() => /stop all: .*frames/.test(document.getElementById("note").textContent), null, { timeout: 10000 });
+  await page.waitForFunction(() => /stop all: .*frames/.test(document.getElementById("note").textContent), null, { timeout: 60000 });
   const stopped = await page.textContent("#note");
-  await page.waitForFunction(() => document.querySelectorAll("#recordings a").length > 0, null, { timeout: 10000 });
+  await page.waitForFunction(() => document.querySelectorAll("#recordings a").length > 0, null, { timeout: 60000 });
   const listed = await page.$$eval("#recordings a", (links) => links.map((a) => ({ file: a.textContent, href: a.getAttribute("href") })));
   // The download link serves the file.
   const download = await page.evaluate(async (href) => {

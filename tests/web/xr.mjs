@@ -86,39 +86,61 @@ function mockXr() {
   };
 }
 
+const apart = (a, b) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
+
+/// Reads `read()` every 200 ms until `point` of it has moved more than `away`
+/// metres from `from` (when given) and then holds still (under 0.1 mm between two
+/// reads): the mocked devices' change has come through the bridge and the viewer
+/// at whatever pace a busy machine allows, not after a fixed wait. Gives up after
+/// a minute.
+async function settled(page, read, point, { from = null, away = 0 } = {}) {
+  const deadline = Date.now() + 60000;
+  let last = null;
+  for (;;) {
+    const now = await read();
+    const p = point(now);
+    const moved = p !== null && (from === null || apart(p, from) > away);
+    if (moved && last !== null && apart(p, last) < 1e-4) return now;
+    if (Date.now() > deadline) throw new Error(`never settled: ${JSON.stringify(now)}`);
+    last = moved ? p : null;
+    await page.waitForTimeout(200);
+  }
+}
+
 run(async () => {
   const browser = await launch();
   const xrUrl = new URL("xr", url).toString();
   const { page: xr, errors: xrErrors } = await openPage(browser, xrUrl, { init: mockXr });
-  await xr.waitForFunction(() => document.getElementById("xrState").textContent === "ready", null, { timeout: 10000 });
+  await xr.waitForFunction(() => document.getElementById("xrState").textContent === "ready", null, { timeout: 60000 });
   await xr.click("#enter");
-  await xr.waitForFunction(() => window.xrSender.sent > 20, null, { timeout: 10000 });
+  await xr.waitForFunction(() => window.xrSender.sent > 20, null, { timeout: 60000 });
   const { page: viewer, errors: viewerErrors } = await openPage(browser, url);
   const hand = () => viewer.evaluate(() => ({
     left: window.viewer.joint("xr", "leftHand"),
     right: window.viewer.joint("xr", "rightHand"),
     head: window.viewer.joint("xr", "head"),
   }));
-  await viewer.waitForFunction(() => window.viewer.joint("xr", "leftHand") !== null, null, { timeout: 15000 });
-  await viewer.waitForTimeout(800);
-  const down = await hand();
+  await viewer.waitForFunction(() => window.viewer.joint("xr", "leftHand") !== null, null, { timeout: 60000 });
+  const down = await settled(viewer, hand, (h) => h.left);
   await viewer.screenshot({ path: `${out}/xr-viewer-down.png` });
   await xr.evaluate(() => (window.__xrPhase = 1));
-  await viewer.waitForTimeout(1200);
-  const up = await hand();
+  // The hand leaves where it was (by more than a centimetre) and stops.
+  const up = await settled(viewer, hand, (h) => h.left, { from: down.left, away: 0.01 });
   await viewer.screenshot({ path: `${out}/xr-viewer-up.png` });
   // A tracked hand bends the avatar's fingers.
-  await xr.evaluate(() => (window.__xrPhase = 2));
-  await viewer.waitForTimeout(1000);
-  const fingers = await viewer.evaluate(() => Object.fromEntries(
+  const finger = () => viewer.evaluate(() => Object.fromEntries(
     ["leftIndexProximal", "leftIndexIntermediate", "leftIndexDistal", "leftMiddleIntermediate", "leftMiddleDistal"]
       .map((b) => [b, window.viewer.joint("xr", b)])));
+  const straight = await finger();
+  await xr.evaluate(() => (window.__xrPhase = 2));
+  // The index fingertip's joint leaves where it was (by more than a millimetre) and stops.
+  const fingers = await settled(viewer, finger, (f) => f.leftIndexDistal, { from: straight.leftIndexDistal, away: 0.001 });
   // Asked for, the viewer shows where the devices are.
   await viewer.check("#sources");
   await viewer.waitForFunction(() => {
     const p = window.viewer.performers.get("xr");
     return p && p.source && p.source.points.length >= 3;
-  }, null, { timeout: 10000 });
+  }, null, { timeout: 60000 });
   await viewer.waitForTimeout(300);
   const devices = await viewer.evaluate(() => window.viewer.performers.get("xr").source);
   await viewer.screenshot({ path: `${out}/xr-viewer-sources.png` });
