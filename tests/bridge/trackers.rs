@@ -207,6 +207,11 @@ fn vrchat_bare_messages_are_solved_once_per_sender_tick() {
         within(vmc_frames + passed_over),
         "{vmc_frames} VMC frames and {passed_over} passed over for {ticks} ticks"
     );
+    // Passing over is for a held-back moment, never the rule.
+    assert!(
+        vmc_frames * 2 >= ticks,
+        "{vmc_frames} VMC frames sent for {ticks} ticks"
+    );
     assert_eq!(input["bad"], 0, "{input}");
     assert_eq!(s["solver"]["errors"], 0, "{s}");
     let (code, _, stderr) = bridge.stop();
