@@ -706,6 +706,21 @@ mod tests {
         }
     }
 
+    /// A BVH of `fig` with its offsets where the joints are and one frame of no
+    /// rotation: its zero pose is the figure.
+    fn standing_zero_pose(fig: &[(String, Option<usize>, Vec3)]) -> String {
+        let offset = |j: usize| fig[j].1.map_or(fig[j].2, |q| fig[j].2 - fig[q].2);
+        let mut text = hierarchy(
+            fig,
+            &depth_first(fig),
+            offset,
+            "Zrotation Xrotation Yrotation",
+        );
+        let zeros = vec!["0"; 3 + 3 * fig.len()].join(" ");
+        let _ = write!(text, "MOTION\nFrames: 1\nFrame Time: 0.01\n{zeros}\n");
+        text
+    }
+
     #[test]
     fn a_body_walked_far_from_its_reference_root_keeps_its_up_axis_and_units() {
         // A ground node at the origin above the pelvis (as Bandai Namco's
@@ -718,16 +733,7 @@ mod tests {
                 .into_iter()
                 .map(|(n, p, x)| (n, Some(p.map_or(0, |p| p + 1)), x + away)),
         );
-        let offset = |j: usize| fig[j].1.map_or(fig[j].2, |q| fig[j].2 - fig[q].2);
-        let mut text = hierarchy(
-            &fig,
-            &depth_first(&fig),
-            offset,
-            "Zrotation Xrotation Yrotation",
-        );
-        let zeros = vec!["0"; 3 + 3 * fig.len()].join(" ");
-        let _ = write!(text, "MOTION\nFrames: 1\nFrame Time: 0.01\n{zeros}\n");
-        let rig = guessed(&text);
+        let rig = guessed(&standing_zero_pose(&fig));
         assert!(
             !rig.notes.iter().any(|n| n.starts_with("up axis")),
             "{:?}",
@@ -751,16 +757,7 @@ mod tests {
     fn a_standing_zero_pose_is_kept_and_a_rig_that_never_stands_too() {
         // The same figure with its offsets where the joints are and no rotation.
         let fig = figure(0.0);
-        let offset = |j: usize| fig[j].1.map_or(fig[j].2, |q| fig[j].2 - fig[q].2);
-        let mut text = hierarchy(
-            &fig,
-            &depth_first(&fig),
-            offset,
-            "Zrotation Xrotation Yrotation",
-        );
-        let zeros = vec!["0"; 3 + 3 * fig.len()].join(" ");
-        let _ = write!(text, "MOTION\nFrames: 1\nFrame Time: 0.01\n{zeros}\n");
-        let rig = guessed(&text);
+        let rig = guessed(&standing_zero_pose(&fig));
         assert!(
             !rig.notes.iter().any(|n| n.starts_with("rest pose")),
             "{:?}",
