@@ -68,7 +68,7 @@ use crate::humanoid::HumanBone;
 use super::{NamedBoneMap, Skeleton};
 use assemble::assemble;
 use body::Body;
-use pelvis::find_pelvis;
+use pelvis::{find_pelvis, legs_beside_the_body};
 use rest_joints::RestJoints;
 
 /// How sure the recognizer is of one bone, and why.
@@ -158,11 +158,23 @@ pub fn recognize(skeleton: &Skeleton) -> Recognition {
     match best {
         Some(body) => body.into_recognition(&rig),
         None => Recognition::NotHumanoid(NotHumanoid {
-            reason: format!(
-                "no joint branches into two legs (chains of two or more joints going down to \
-                 the same level, side by side) and a body going up ({} joints)",
-                rig.len()
-            ),
+            reason: match legs_beside_the_body(&rig) {
+                Some((root, [a, b], body)) => format!(
+                    "the legs `{}` and `{}` hang from `{}` at their feet, beside the body \
+                     `{}`, not below a hips, so no VRM map has the required upper legs ({} \
+                     joints)",
+                    rig.name(a),
+                    rig.name(b),
+                    rig.name(root),
+                    rig.name(body),
+                    rig.len()
+                ),
+                None => format!(
+                    "no joint branches into two legs (chains of two or more joints going down \
+                     to the same level, side by side) and a body going up ({} joints)",
+                    rig.len()
+                ),
+            },
             partial: NamedBoneMap::default(),
         }),
     }
@@ -407,6 +419,62 @@ mod tests {
             assert_eq!(joint_of(&r, B::Head), "n_head", "{nub}");
             assert_eq!(joint_of(&r, B::LeftToes), "L_toe", "{nub}");
         }
+    }
+
+    #[test]
+    fn legs_hanging_from_a_root_beside_the_hips_are_named_and_refused() {
+        // Quaternius' modular women: `Root` at the floor holds the hips (and the
+        // body above them) and, beside them, both legs.
+        let mut table: Vec<(String, Option<String>, [f32; 3])> = [
+            ("Root", None, [0.0, 0.0, 0.0]),
+            ("Hips", Some("Root"), [0.0, 1.0, 0.0]),
+            ("Abdomen", Some("Hips"), [0.0, 1.15, 0.0]),
+            ("Chest", Some("Abdomen"), [0.0, 1.35, 0.0]),
+            ("Neck", Some("Chest"), [0.0, 1.5, 0.0]),
+            ("Head", Some("Neck"), [0.0, 1.6, 0.0]),
+        ]
+        .into_iter()
+        .map(|(n, p, x)| (n.to_owned(), p.map(str::to_owned), x))
+        .collect();
+        for (side, x) in [("L", 1.0f32), ("R", -1.0)] {
+            let limbs = [
+                ("Shoulder", "Chest", [0.05, 1.42, 0.0]),
+                ("UpperArm", "Shoulder", [0.15, 1.42, 0.0]),
+                ("LowerArm", "UpperArm", [0.42, 1.42, 0.0]),
+                ("Hand", "LowerArm", [0.66, 1.42, 0.0]),
+                ("UpperLeg", "Root", [0.1, 0.97, 0.0]),
+                ("LowerLeg", "UpperLeg", [0.1, 0.52, 0.0]),
+                ("Foot", "LowerLeg", [0.1, 0.08, 0.0]),
+            ];
+            for (name, parent, [px, py, pz]) in limbs {
+                let parent = if parent == "Root" {
+                    parent.to_owned()
+                } else {
+                    format!("{parent}.{side}")
+                };
+                let parent = if name == "Shoulder" {
+                    "Chest".to_owned()
+                } else {
+                    parent
+                };
+                table.push((format!("{name}.{side}"), Some(parent), [x * px, py, pz]));
+            }
+        }
+        let table: Vec<(&str, Option<&str>, [f32; 3])> = table
+            .iter()
+            .map(|(n, p, x)| (n.as_str(), p.as_deref(), *x))
+            .collect();
+        let Recognition::NotHumanoid(n) = recognize(&skeleton(&table)) else {
+            panic!("legs beside the hips recognized")
+        };
+        assert!(
+            n.reason.starts_with(
+                "the legs `UpperLeg.L` and `UpperLeg.R` hang from `Root` at their feet, beside \
+                 the body `Hips`"
+            ),
+            "{}",
+            n.reason
+        );
     }
 
     #[test]

@@ -161,3 +161,41 @@ pub(super) fn pelvis_above(rig: &RestJoints, pelvis: &Pelvis) -> Option<usize> {
     let near = apart > rig.eps && apart <= 0.3 * pelvis.span;
     (named && alone && near).then_some(parent)
 }
+
+/// Heuristic, for the reason a rig is no humanoid: legs that hang beside the body
+/// instead of below it. Some game rigs (Quaternius' modular women and platformer
+/// characters) hang both legs and the hips from one root at the floor: two child
+/// chains of two or more joints that start up at the body's height and go down to
+/// the same level, beside the child the body rises from. VRM's upper legs hang
+/// below its hips, and a hips at the floor is no pelvis, so no map fits. Returns
+/// the root, the legs' top joints and the body's first joint.
+pub(super) fn legs_beside_the_body(rig: &RestJoints) -> Option<(usize, [usize; 2], usize)> {
+    (0..rig.len()).find_map(|joint| {
+        let y = rig.pos[joint].y;
+        let kids = &rig.kids[joint];
+        let body = kids.iter().copied().max_by(|&a, &b| {
+            rig.high[a]
+                .partial_cmp(&rig.high[b])
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })?;
+        let legs: Vec<usize> = kids
+            .iter()
+            .copied()
+            .filter(|&c| {
+                let top = rig.pos[c].y;
+                let drop = top - rig.low[c];
+                c != body
+                    && rig.low_depth[c] >= 2
+                    && drop > rig.eps
+                    && rig.high[c] - top <= 0.5 * drop
+                    && top - y > 0.5 * drop
+                    && rig.low[c] - y < 0.25 * drop
+            })
+            .collect();
+        let [a, b] = legs[..] else { return None };
+        let drop = rig.pos[a].y - rig.low[a];
+        let level = (rig.low[a] - rig.low[b]).abs() <= 0.12 * drop;
+        let beside = rig.high[body] > rig.pos[a].y.max(rig.pos[b].y) + 0.15 * drop;
+        (level && beside).then_some((joint, [a, b], body))
+    })
+}
