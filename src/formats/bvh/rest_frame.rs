@@ -379,6 +379,7 @@ mod tests {
 
     use super::super::test_support::{guessed, motion};
     use super::*;
+    use crate::formats::Rig;
     use crate::skeleton::NamedBoneMap;
 
     /// A standing figure, centimetres, +Y up, facing +Z: (name, parent, position).
@@ -526,13 +527,7 @@ mod tests {
         // Frame 1 lifts the left knee; frame 2 stands straight.
         let text = rokoko_style(&[figure(35.0), figure(0.0)]);
         let rig = guessed(&text);
-        assert!(
-            rig.notes
-                .iter()
-                .any(|n| n.starts_with("rest pose: frame 2 of the motion")),
-            "{:?}",
-            rig.notes
-        );
+        assert_note(&rig, "rest pose: frame 2 of the motion");
         assert!(
             rig.notes.iter().any(|n| n.contains("centimetres")),
             "{:?}",
@@ -603,13 +598,7 @@ mod tests {
         let mut frames = vec![figure(10.0)];
         frames.extend(vec![arms_to_one_side(); 20]);
         let rig = guessed(&rokoko_style(&frames));
-        assert!(
-            rig.notes
-                .iter()
-                .any(|n| n.starts_with("rest pose: frame 1 of the motion")),
-            "{:?}",
-            rig.notes
-        );
+        assert_note(&rig, "rest pose: frame 1 of the motion");
         assert!(matches!(recognize(&rig.skeleton), Recognition::Humanoid(_)));
     }
 
@@ -629,17 +618,25 @@ mod tests {
             })
             .collect();
         let rig = guessed(&rokoko_style(&[figure(10.0), crossed]));
+        assert_note(&rig, "rest pose: frame 1 of the motion");
+        assert_maps(&rig, "leftUpperArm", "LeftArm");
+    }
+
+    /// Asserts that one of `rig`'s notes starts with `start`.
+    fn assert_note(rig: &Rig, start: &str) {
         assert!(
-            rig.notes
-                .iter()
-                .any(|n| n.starts_with("rest pose: frame 1 of the motion")),
+            rig.notes.iter().any(|n| n.starts_with(start)),
             "{:?}",
             rig.notes
         );
+    }
+
+    /// Asserts that the recognizer maps `bone` of `rig` to `joint`.
+    fn assert_maps(rig: &Rig, bone: &str, joint: &str) {
         match recognize(&rig.skeleton) {
             Recognition::Humanoid(r) => assert_eq!(
-                r.map.bones.get(&"leftUpperArm".parse().unwrap()),
-                Some(&"LeftArm".to_owned())
+                r.map.bones.get(&bone.parse().expect("a bone")),
+                Some(&joint.to_owned())
             ),
             Recognition::NotHumanoid(n) => panic!("{}", n.reason),
         }
@@ -688,22 +685,8 @@ mod tests {
             one_side.notes
         );
         let rig = guessed(&rokoko_style(&strides(6)));
-        assert!(
-            rig.notes
-                .iter()
-                .any(|n| n.starts_with("rest pose: the mean pose of 6 frames of the motion")),
-            "{:?}",
-            rig.notes
-        );
-        match recognize(&rig.skeleton) {
-            Recognition::Humanoid(r) => {
-                assert_eq!(
-                    r.map.bones.get(&"leftLowerLeg".parse().unwrap()),
-                    Some(&"LeftLeg".to_owned())
-                );
-            }
-            Recognition::NotHumanoid(n) => panic!("{}", n.reason),
-        }
+        assert_note(&rig, "rest pose: the mean pose of 6 frames of the motion");
+        assert_maps(&rig, "leftLowerLeg", "LeftLeg");
     }
 
     /// A BVH of `fig` with its offsets where the joints are and one frame of no
