@@ -38,7 +38,9 @@ pub enum VrmaError {
     Doc(#[from] DocError),
     #[error("{path}: not a VRM animation: the file has no `{EXTENSION}` extension")]
     NotVrma { path: PathBuf },
-    #[error("{path}: {EXTENSION}.specVersion is `{found}`; only 1.0 is supported")]
+    #[error(
+        "{path}: {EXTENSION}.specVersion is `{found}`; only 1.0 (or its pre-release `1.0-draft`) is supported"
+    )]
     SpecVersion { path: PathBuf, found: String },
     /// Anything else wrong; `place` is a JSON path or an animation part.
     #[error("{path}: {place}: {message}")]
@@ -255,9 +257,9 @@ mod tests {
             (
                 "spec version",
                 with_json(&good, |v| {
-                    v["extensions"][EXTENSION]["specVersion"] = "1.0-draft".into()
+                    v["extensions"][EXTENSION]["specVersion"] = "2.0".into()
                 }),
-                "specVersion is `1.0-draft`",
+                "specVersion is `2.0`; only 1.0",
             ),
             (
                 "no extension",
@@ -284,7 +286,7 @@ mod tests {
     }
 
     #[test]
-    fn univrm_files_without_spec_version_or_key_time_bounds_read_with_a_note() {
+    fn univrm_files_without_spec_version_or_key_time_bounds_or_a_draft_version_read_with_a_note() {
         let (writer, frames, _) = performance();
         let good = writer.to_bytes();
         let bent = with_json(&good, |v| {
@@ -304,6 +306,14 @@ mod tests {
                 "VRMC_vrm_animation has no specVersion (older UniVRM writes none): read as 1.0",
                 "1 key-time accessor without min/max (glTF requires them; UniVRM leaves them out): read anyway"
             ]
+        );
+        let draft = with_json(&good, |v| {
+            v["extensions"][EXTENSION]["specVersion"] = "1.0-draft".into();
+        });
+        let draft = parse(&draft, Path::new("draft.vrma"), None).unwrap();
+        assert_eq!(
+            draft.notes(),
+            ["VRMC_vrm_animation specVersion is the pre-release `1.0-draft`: read as 1.0"]
         );
         let exact = parse(&good, Path::new("take.vrma"), None).unwrap();
         assert!(exact.notes().is_empty(), "{:?}", exact.notes());

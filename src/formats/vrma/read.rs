@@ -238,6 +238,11 @@ impl Declared {
             })?;
         match ext.get("specVersion") {
             Some(Value::String(v)) if v == "1.0" => {}
+            // The pre-release name of the same format, which three-vrm-animation
+            // also reads as 1.0.
+            Some(Value::String(v)) if v == "1.0-draft" => notes.push(format!(
+                "{EXTENSION} specVersion is the pre-release `1.0-draft`: read as 1.0"
+            )),
             None => notes.push(format!(
                 "{EXTENSION} has no specVersion (older UniVRM writes none): read as 1.0"
             )),
