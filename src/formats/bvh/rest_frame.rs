@@ -330,25 +330,27 @@ pub(super) fn choose_rest_frame(
         .map(|(frame, pose)| (pose.legs_reach(defs, up), frame, pose))
         .collect();
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let count = ranked.len();
-    let mean = FilePose::mean(ranked.iter().map(|(_, _, pose)| pose));
     // The surest standing frame; among equally sure ones, the straightest legs
     // (the first in `ranked`).
-    let mut standing: Option<(f32, usize, FilePose)> = None;
-    for (_, frame, pose) in ranked {
-        if let Ok(sure) = stands(defs, &pose, Some(up))
-            && standing.as_ref().is_none_or(|(best, _, _)| sure > *best)
+    let mut standing: Option<(f32, usize)> = None;
+    for (i, (_, _, pose)) in ranked.iter().enumerate() {
+        if let Ok(sure) = stands(defs, pose, Some(up))
+            && standing.is_none_or(|(best, _)| sure > best)
         {
-            standing = Some((sure, frame, pose));
+            standing = Some((sure, i));
         }
     }
-    let standing = standing.map(|(_, frame, pose)| (RestSource::Frame(frame), pose));
-    let (source, pose) = standing.or_else(|| {
-        let mean = mean?;
-        stands(defs, &mean, Some(up))
-            .ok()
-            .map(|_| (RestSource::Mean(count), mean))
-    })?;
+    let (source, pose) = match standing {
+        Some((_, i)) => {
+            let (_, frame, pose) = ranked.swap_remove(i);
+            (RestSource::Frame(frame), pose)
+        }
+        None => {
+            let mean = FilePose::mean(ranked.iter().map(|(_, _, pose)| pose))?;
+            stands(defs, &mean, Some(up)).ok()?;
+            (RestSource::Mean(ranked.len()), mean)
+        }
+    };
     Some(RestFrame {
         source,
         pose,
@@ -587,7 +589,8 @@ mod tests {
     #[test]
     fn the_rest_is_looked_for_past_the_straightest_frames() {
         // The first frame lifts a knee; twenty more stand straight with both
-        // arms out to the left, no arms to either side. The first is the only one that stands as a body.
+        // arms out to the left, no arms to either side. The first is the only one
+        // that stands as a body.
         assert!(
             !matches!(
                 recognize(&guessed(&rokoko_style(&[arms_to_one_side()])).skeleton),

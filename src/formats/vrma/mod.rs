@@ -39,7 +39,8 @@ pub enum VrmaError {
     #[error("{path}: not a VRM animation: the file has no `{EXTENSION}` extension")]
     NotVrma { path: PathBuf },
     #[error(
-        "{path}: {EXTENSION}.specVersion is `{found}`; only 1.0 (or its pre-release `1.0-draft`) is supported"
+        "{path}: {EXTENSION}.specVersion is `{found}`; only 1.0 (or its pre-release \
+         `1.0-draft`) is supported"
     )]
     SpecVersion { path: PathBuf, found: String },
     /// Anything else wrong; `place` is a JSON path or an animation part.

@@ -14,8 +14,8 @@
 //!    carries `spine_share` of the head's tilt, or the chest tracker's rotation, and
 //!    `spine_twist` of the twist between the head's and the hips' yaw (the neck and
 //!    head turn the rest), and without a hips tracker leans forward in a crouch
-//!    (the head below its standing height: the hips go
-//!    back by `crouch_back` of the head's drop, smoothed over `crouch_seconds`);
+//!    (the head below its standing height: the hips go back by `crouch_back` of the
+//!    head's drop, smoothed over `crouch_seconds`);
 //!    the neck takes half of the head's turn relative to the upper chest, so the
 //!    neck joint is `P(head) − M(neck)·(T(head) − T(neck))`. Unless a chest
 //!    tracker sets the spine, the neck joint follows where it must be over
@@ -42,9 +42,9 @@
 //!    swing) the feet walk (`Gait` in `gait.rs`): the arms swing against the legs
 //!    (else the head sways over the foot the body stands on), each change of side
 //!    makes the other foot step (one sooner than the shortest half stride after
-//!    the last is noise flipping the side and back, and is not read), and a step takes a step's time at
-//!    `walk_ratio` for the hips' speed (a foot still in the air lands on its own
-//!    time, never hurried). Standing, or when the gait says nothing, a foot steps
+//!    the last is noise flipping the side and back, and is not read), and a step
+//!    takes a step's time at `walk_ratio` for the hips' speed (a foot still in the
+//!    air lands on its own time, never hurried). Standing, or when the gait says nothing, a foot steps
 //!    once its landing is more than `step_distance` of the user's height away, over
 //!    `step_seconds` for a step that long and by the square root of its length
 //!    longer for a longer one, one foot at a time.
