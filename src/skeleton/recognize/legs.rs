@@ -31,9 +31,14 @@ pub(super) fn rough_knee(rig: &RestJoints, line: &[usize], pelvis: &Pelvis) -> O
     })
 }
 
+/// Share of the hips' height out of the midline that is out to the side for a
+/// thigh, whatever the knees do: hip joints sit about a tenth of the hips' height
+/// out, hip helpers at the centre within a few hundredths.
+const THIGH_OUT: f32 = 0.05;
+
 /// Heuristic: the thigh is the first joint of the leg's line out to the side (at
-/// least 35% of the knee's distance from the midline: hip helpers start at the
-/// centre) whose bone points down, and is no less than a quarter of the next or
+/// least 35% of the knee's distance from the midline, or `THIGH_OUT` of the hips'
+/// height: hip helpers start at the centre) whose bone points down, and is no less than a quarter of the next or
 /// goes on along it (a buttock helper just above the thigh is short and bent off
 /// the thigh's line); the knee is the joint nearest half the thigh's
 /// height above the floor; the ankle the first joint below half the knee's height;
@@ -70,8 +75,13 @@ pub(super) fn solve_leg(
         }
         _ => true,
     };
+    // Out to the side: 35% of the knee's distance from the midline, or
+    // `THIGH_OUT` of the hips' height when legs splayed in the rest put the knees
+    // far out (an ASF skeleton's femurs point 20 degrees out from hip joints close
+    // to the midline).
+    let out = (0.35 * knee_out).min(THIGH_OUT * pelvis.span);
     let thigh_like = |k: usize| {
-        midline.lateral_of(rig.pos[reps[k]]).abs() >= 0.35 * knee_out
+        midline.lateral_of(rig.pos[reps[k]]).abs() >= out
             && rig.bone_dir(&reps, k).is_some_and(|d| d.y < -0.5)
             && long(k)
     };
@@ -182,6 +192,8 @@ fn detached_foot(rig: &RestJoints, line: &[usize], pelvis: &Pelvis) -> Option<us
 /// (Rigify's `heel.02.L`) or a foot-roll helper reaches down, not far ahead, even
 /// when it is the lowest. End nubs, helpers and controls are never the toes, and a
 /// fan of three or more toe chains (MakeHuman's metatarsals) has no one toes bone.
+/// A sole joint under the ankle with one joint ahead of it is passed over for that
+/// joint (`past_sole`).
 fn toes(rig: &RestJoints, ankle: usize) -> Option<usize> {
     let ahead = |root: usize| {
         rig.subtree(root)
@@ -207,4 +219,32 @@ fn toes(rig: &RestJoints, ankle: usize) -> Option<usize> {
         })
         .filter(|&t| !rig.names[t].helper && rig.names[t].role != Some(Role::HeadTop))
         .max_by(|&a, &b| ahead(a).total_cmp(&ahead(b)))
+        .map(|t| past_sole(rig, ankle, t))
+}
+
+/// Share of its one child's distance ahead of the ankle under which a joint stands
+/// under the ankle rather than ahead of it.
+const SOLE_SHARE: f32 = 0.25;
+
+/// Heuristic: a joint standing under the ankle (less than `SOLE_SHARE` of its child's
+/// distance ahead of it, along the ground) whose one plain child is ahead is a sole
+/// joint, and the toes begin at that child. Vicon and MotionBuilder exports put
+/// `LeftForeFoot` a few centimetres straight below the ankle, never rotated, and
+/// `LeftToeBase` under it at the ball of the foot carries the toes' flex. A sole
+/// joint with nothing under it but an end site is the only joint that can carry the
+/// forefoot and stays the toes.
+fn past_sole(rig: &RestJoints, ankle: usize, joint: usize) -> usize {
+    let ahead = |j: usize| horizontal(rig.pos[j] - rig.pos[ankle]).length();
+    let mut joint = joint;
+    while let [next] = rig.plain_kids(joint).as_slice() {
+        let next = *next;
+        if rig.names[next].role == Some(Role::HeadTop)
+            || ahead(joint) >= SOLE_SHARE * ahead(next)
+            || ahead(next) <= rig.eps
+        {
+            break;
+        }
+        joint = next;
+    }
+    joint
 }

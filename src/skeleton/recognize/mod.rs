@@ -372,6 +372,61 @@ mod tests {
     }
 
     #[test]
+    fn a_sole_joint_under_the_ankle_is_passed_for_the_toes_ahead_of_it() {
+        // Vicon / MotionBuilder: `LeftForeFoot` 4 cm straight below the ankle,
+        // `LeftToeBase` under it at the ball of the foot.
+        for facing_minus_z in [false, true] {
+            let s = edited(small_table(facing_minus_z, "a_", "b_"), |t| {
+                let z = if facing_minus_z { -1.0 } else { 1.0 };
+                for (side, x) in [("a_", 0.1f32), ("b_", -0.1)] {
+                    let x = x * z;
+                    let foot = t
+                        .iter()
+                        .position(|r| r.0 == format!("{side}foot"))
+                        .unwrap_or(0);
+                    t.insert(
+                        foot + 1,
+                        row(
+                            &format!("{side}forefoot"),
+                            &format!("{side}foot"),
+                            [x, 0.04, 0.0],
+                        ),
+                    );
+                    reparent(t, &format!("{side}toe"), &format!("{side}forefoot"));
+                }
+            });
+            let r = recognize(&s).into_humanoid().unwrap();
+            assert_eq!(joint_of(&r, B::LeftToes), "a_toe");
+            assert_eq!(joint_of(&r, B::RightToes), "b_toe");
+            assert_eq!(joint_of(&r, B::LeftFoot), "a_foot");
+        }
+    }
+
+    #[test]
+    fn legs_splayed_from_hip_joints_near_the_midline_keep_their_thighs() {
+        // CMU skeletons from ASF files: hip joints 7 cm out, the femurs 20 degrees
+        // out from there, so the knees are 23 cm out and the feet 39 cm.
+        for facing_minus_z in [false, true] {
+            let s = edited(small_table(facing_minus_z, "a_", "b_"), |t| {
+                let turn = if facing_minus_z { -1.0 } else { 1.0 };
+                for (side, x) in [("a_", 1.0f32), ("b_", -1.0)] {
+                    let x = x * turn;
+                    shift(t, &format!("{side}thigh"), [-0.03 * x, 0.0, 0.0]);
+                    shift(t, &format!("{side}shin"), [0.16 * x, 0.0, 0.0]);
+                    shift(t, &format!("{side}foot"), [0.16 * x, 0.0, 0.0]);
+                }
+            });
+            let r = recognize(&s).into_humanoid().unwrap();
+            assert_eq!(joint_of(&r, B::LeftUpperLeg), "a_thigh");
+            assert_eq!(joint_of(&r, B::RightUpperLeg), "b_thigh");
+            assert_eq!(joint_of(&r, B::LeftLowerLeg), "a_shin");
+            assert_eq!(joint_of(&r, B::LeftFoot), "a_foot");
+            assert_eq!(joint_of(&r, B::LeftUpperArm), "a_arm");
+            assert_eq!(joint_of(&r, B::RightHand), "b_hand");
+        }
+    }
+
+    #[test]
     fn a_short_helper_bent_off_the_thigh_is_not_the_thigh() {
         // MocapNET: `lbuttock` 3 cm above and behind `lhip`, which is the thigh.
         let s = edited(small_table(false, "l", "r"), |t| {
