@@ -10,6 +10,7 @@ use glam::{Quat, Vec3};
 
 use super::BvhError;
 use super::hierarchy::{Axis, Channel, JointDef};
+use super::hip_turn::HipTurn;
 use super::lexer::quote;
 use super::motion::RawMotion;
 use super::rest_frame::{FilePose, choose_rest_frame, up_of};
@@ -75,9 +76,17 @@ pub(super) fn build(
         })?;
 
     notes.extend(empty_notes);
+    // A rest taken from a frame keeps that frame's rotations as they are.
+    let hip_turn = rest_frame
+        .is_none()
+        .then(|| HipTurn::find(&defs, basis.rotation.conjugate() * Vec3::Y))
+        .flatten();
     let motion = raw.map(|raw| {
         notes.extend(raw.notes.iter().cloned());
-        let motion = to_motion(&defs, &raw, &basis, &keep_offset);
+        let (motion, turned) = to_motion(&defs, &raw, &basis, &keep_offset, hip_turn.as_ref());
+        if turned > 0 {
+            notes.push(hip_turn_note(&defs, hip_turn.as_ref(), turned));
+        }
         notes.extend(zero_positions_note(&defs, &keep_offset));
         notes.extend(short_first_frame_note(&skeleton, &motion, up));
         motion
@@ -215,17 +224,40 @@ fn describe_guess(units: Units, height: f32) -> String {
     }
 }
 
-/// Local rotation and translation of every joint in every frame, in internal space.
-fn to_motion(defs: &[JointDef], raw: &RawMotion, basis: &Basis, keep_offset: &[bool]) -> Motion {
+/// Local rotation and translation of every joint in every frame, in internal space,
+/// the turn of zero-length hip joints moved into the root (`hip_turn`); and in how
+/// many frames it was.
+fn to_motion(
+    defs: &[JointDef],
+    raw: &RawMotion,
+    basis: &Basis,
+    keep_offset: &[bool],
+    hip_turn: Option<&HipTurn>,
+) -> (Motion, usize) {
     let samples = raw.frames.saturating_mul(defs.len());
     let mut rotations = Vec::with_capacity(samples);
     let mut translations = Vec::with_capacity(samples);
+    let mut turned = 0;
     for frame in 0..raw.frames {
-        let pose = FilePose::frame(defs, raw, keep_offset, frame);
+        let mut pose = FilePose::frame(defs, raw, keep_offset, frame);
+        if hip_turn.is_some_and(|h| h.apply(&mut pose.rotations)) {
+            turned += 1;
+        }
         rotations.extend(pose.rotations.iter().map(|&q| basis.rotation(q)));
         translations.extend(pose.translations.iter().map(|&t| basis.position(t)));
     }
-    Motion::uniform(raw.frame_time, defs.len(), rotations, translations)
+    (
+        Motion::uniform(raw.frame_time, defs.len(), rotations, translations),
+        turned,
+    )
+}
+
+/// Says that the root's turn was taken from its hip joints, and in how many frames.
+fn hip_turn_note(defs: &[JointDef], hip_turn: Option<&HipTurn>, frames: usize) -> String {
+    let names = hip_turn.map_or_else(String::new, |h| h.describe(defs));
+    format!(
+        "{names}: the pelvis' turn, shared out between them in {frames} frames, is moved into the root (every joint stays where the file puts it)"
+    )
 }
 
 #[cfg(test)]

@@ -24,7 +24,9 @@
 //! position channels keep `OFFSET` every frame. Exception: a joint whose position
 //! channels hold 0 in every frame while its `OFFSET` does not (MakeHuman writes such
 //! files, tools that add channels to `OFFSET` read them) keeps its `OFFSET`, since
-//! replacing would put it on its parent; this is said in `Rig::notes`.
+//! replacing would put it on its parent; this is said in `Rig::notes`. And a root whose
+//! zero-length hip joints (CMU's `LHipJoint`, `RHipJoint`) turn in a frame gets the turn
+//! they share, its children the inverse (`hip_turn.rs`): every joint stays in place.
 //!
 //! Units and up axis come from `LoadOptions` or are guessed from the rest pose: up is
 //! Y or Z, whichever the figure is taller along, and the units follow from that
@@ -39,6 +41,7 @@
 
 mod convert;
 mod hierarchy;
+mod hip_turn;
 mod lexer;
 mod motion;
 mod rest_frame;
