@@ -84,8 +84,8 @@ pub(super) fn build(
     let motion = raw.map(|raw| {
         notes.extend(raw.notes.iter().cloned());
         let (motion, turned) = to_motion(&defs, &raw, &basis, &keep_offset, hip_turn.as_ref());
-        if turned > 0 {
-            notes.push(hip_turn_note(&defs, hip_turn.as_ref(), turned));
+        if let Some(h) = hip_turn.as_ref().filter(|_| turned > 0) {
+            notes.push(hip_turn_note(&defs, h, turned));
         }
         notes.extend(zero_positions_note(&defs, &keep_offset));
         notes.extend(short_first_frame_note(&skeleton, &motion, up));
@@ -253,10 +253,10 @@ fn to_motion(
 }
 
 /// Says that the root's turn was taken from its hip joints, and in how many frames.
-fn hip_turn_note(defs: &[JointDef], hip_turn: Option<&HipTurn>, frames: usize) -> String {
-    let names = hip_turn.map_or_else(String::new, |h| h.describe(defs));
+fn hip_turn_note(defs: &[JointDef], hip_turn: &HipTurn, frames: usize) -> String {
     format!(
-        "{names}: the pelvis' turn, shared out between them in {frames} frames, is moved into the root (every joint stays where the file puts it)"
+        "{}: the pelvis' turn, shared out between them in {frames} frames, is moved into the root (every joint stays where the file puts it)",
+        hip_turn.describe(defs)
     )
 }
 
