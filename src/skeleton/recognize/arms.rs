@@ -99,10 +99,51 @@ pub(super) fn find_arm_branch(
         }
     }
     best.map(|(_, branch)| branch).ok_or_else(|| {
-        format!(
-            "no arms: no joint above the hips `{}` has two chains reaching out to either side",
-            rig.name(pelvis.hips)
-        )
+        let sides = |c: usize| {
+            [(lat_hi[c], -lat_lo[c]), (-lat_lo[c], lat_hi[c])]
+                .map(|(far, back)| rig.depth[c] >= 2 && far >= 1.4 * half && back <= 0.5 * half)
+        };
+        handless_arms(rig, &body, sides).unwrap_or_else(|| {
+            format!(
+                "no arms: no joint above the hips `{}` has two chains reaching out to either side",
+                rig.name(pelvis.hips)
+            )
+        })
+    })
+}
+
+/// Heuristic, for the reason a rig is no humanoid: arms that end at the forearm.
+/// Some game rigs (robots, toys) have a joint above the hips with two chains reaching
+/// out to either side (`sides(c)`: whether child `c` reaches out to each side) where
+/// one or both are only two joints deep: an upper arm and a forearm, no hand, and VRM
+/// requires both hands. Names the arms that end so.
+fn handless_arms(
+    rig: &RestJoints,
+    body: &[usize],
+    sides: impl Fn(usize) -> [bool; 2],
+) -> Option<String> {
+    body.iter().find_map(|&b| {
+        let out: Vec<(usize, [bool; 2])> = rig.kids[b].iter().map(|&c| (c, sides(c))).collect();
+        let on = |s: usize| out.iter().find(|(_, o)| o[s]).map(|&(c, _)| c);
+        let (Some(a), Some(c)) = (on(0), on(1)) else {
+            return None;
+        };
+        let short: Vec<String> = [a, c]
+            .into_iter()
+            .filter(|&arm| a != c && rig.depth[arm] == 2)
+            .map(|arm| {
+                let end = rig.kids[arm].first().map_or(arm, |&k| k);
+                format!("`{}` ends at `{}`", rig.name(arm), rig.name(end))
+            })
+            .collect();
+        (!short.is_empty()).then(|| {
+            format!(
+                "no hands: the arms reaching out from `{}` end at the forearm ({}: an upper \
+                 arm and a forearm, no hand joint), so no VRM map has the required hands",
+                rig.name(b),
+                short.join(", ")
+            )
+        })
     })
 }
 

@@ -361,6 +361,63 @@ mod tests {
     }
 
     #[test]
+    fn a_short_legged_figure_with_feet_under_the_root_is_refused_for_its_feet() {
+        // A stylized Quaternius figure: legs end at the knee, the feet hang from the
+        // root, and the body above the hips is long (hips 0.55 m, knees 0.31 m, head
+        // 1.43 m): the hips stand little above the knees, but well above the feet.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            shift(t, "n_hips", [0.0, -0.45, 0.0]);
+            shift(t, "n_spine", [0.0, 0.35, 0.0]);
+            // Each foot hangs from a control at the floor, behind the ankle.
+            for (side, x) in [("L_", 0.1f32), ("R_", -0.1)] {
+                shift(t, &format!("{side}shin"), [0.0, 0.26, 0.0]);
+                let control = format!("{side}FootControl");
+                t.push(row(&control, "Armature", [x, 0.0, -0.09]));
+                reparent(t, &format!("{side}foot"), &control);
+                t.push(row(&format!("{side}pole"), "Armature", [x, 0.31, 0.4]));
+            }
+        });
+        let Recognition::NotHumanoid(n) = recognize(&s) else {
+            panic!("recognized")
+        };
+        assert!(n.reason.contains("no foot joint"), "{}", n.reason);
+        assert!(
+            n.reason
+                .contains("the foot `L_foot` hangs from `L_FootControl`")
+                || n.reason
+                    .contains("the foot `R_foot` hangs from `R_FootControl`"),
+            "{}",
+            n.reason
+        );
+    }
+
+    #[test]
+    fn arms_ending_at_the_forearm_are_refused_for_their_hands() {
+        // A robot whose arms are an upper arm and a forearm (no hand joint), on one
+        // side or both.
+        for sides in [vec!["L_"], vec!["L_", "R_"]] {
+            let s = edited(small_table(false, "L_", "R_"), |t| {
+                t.retain(|r| !sides.iter().any(|side| r.0 == format!("{side}hand")));
+            });
+            let Recognition::NotHumanoid(n) = recognize(&s) else {
+                panic!("recognized")
+            };
+            assert!(n.reason.contains("no hands"), "{}", n.reason);
+            assert!(
+                n.reason.contains("`L_arm` ends at `L_forearm`"),
+                "{}",
+                n.reason
+            );
+            assert_eq!(
+                n.reason.contains("`R_arm` ends at `R_forearm`"),
+                sides.len() == 2,
+                "{}",
+                n.reason
+            );
+        }
+    }
+
+    #[test]
     fn the_toes_reach_ahead_and_a_lower_heel_is_not_them() {
         let s = edited(small_table(true, "a_", "b_"), |t| {
             t.push(row("a_heel.02", "a_foot", [-0.1, -0.01, 0.05]));
