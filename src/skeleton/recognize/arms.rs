@@ -8,7 +8,7 @@ use crate::humanoid::HumanBone as B;
 use super::facing::Midline;
 use super::names::{Role, name_cost};
 use super::pelvis::Pelvis;
-use super::rest_joints::{RestJoints, off_line};
+use super::rest_joints::{RestJoints, horizontal, off_line};
 
 /// Where the arms and the head leave the body.
 pub(super) struct ArmBranch {
@@ -25,6 +25,8 @@ pub(super) struct ArmBranch {
 /// they do not qualify). Among several, deforming
 /// names win, then the farthest reach (hands are the body's farthest-out joints in
 /// any rest pose). The head is the branch's tallest child starting near the midline.
+/// The spine rises to the branch: a branch further ahead of the hips than above them
+/// is a four-legged animal's chest, its front legs splayed wider than the hind ones.
 pub(super) fn find_arm_branch(
     rig: &RestJoints,
     pelvis: &Pelvis,
@@ -95,6 +97,22 @@ pub(super) fn find_arm_branch(
                     arms: [a, bb],
                     head,
                 },
+            ));
+        }
+    }
+    if let Some((_, found)) = &best {
+        let hips = rig.pos[pelvis.hips];
+        let at = rig.pos[found.branch];
+        let (rise, ahead) = (at.y - hips.y, horizontal(at - hips).length());
+        if rise < ahead {
+            return Err(format!(
+                "the body runs forward from the hips `{}`, not up: `{}`, where the front \
+                 limbs leave it, is {:.0}% of the hips' height ahead of them and {:.0}% above \
+                 (a four-legged animal's spine)",
+                rig.name(pelvis.hips),
+                rig.name(found.branch),
+                100.0 * ahead / pelvis.span,
+                100.0 * rise / pelvis.span
             ));
         }
     }

@@ -607,6 +607,50 @@ mod tests {
     }
 
     #[test]
+    fn a_quadruped_with_front_legs_splayed_wide_is_refused() {
+        // A farm dog: the front legs splay out past the hind ones, so they reach out
+        // to either side as arms would; the chest is ahead of the hips, not above.
+        let mut dog: Vec<(String, Option<String>, [f32; 3])> = vec![
+            ("Armature".into(), None, [0.0, 0.0, 0.0]),
+            ("Hips".into(), Some("Armature".into()), [0.0, 1.37, -1.51]),
+            ("tail".into(), Some("Hips".into()), [0.0, 1.74, -1.88]),
+            ("chest".into(), Some("Hips".into()), [0.0, 1.59, 0.95]),
+            ("head".into(), Some("chest".into()), [0.0, 2.3, 1.75]),
+            ("headend".into(), Some("head".into()), [0.0, 2.1, 2.06]),
+        ];
+        for (side, x) in [("", 1.0f32), ("R_", -1.0)] {
+            let legs = [
+                ("backleg", "Hips", [0.26, 1.1, -1.2]),
+                ("backleg0", "backleg", [0.41, 0.97, -1.71]),
+                ("backleg1", "backleg0", [0.42, 0.55, -2.15]),
+                ("backleg2", "backleg1", [0.42, 0.23, -2.29]),
+                ("frontleg", "chest", [0.27, 1.43, 0.95]),
+                ("frontleg0", "frontleg", [0.51, 0.94, 0.9]),
+                ("frontleg1", "frontleg0", [0.5, 0.46, 1.08]),
+                ("frontleg2", "frontleg1", [0.65, 0.19, 1.27]),
+            ];
+            for (name, parent, [px, py, pz]) in legs {
+                let parent = if parent.contains("leg") {
+                    format!("{side}{parent}")
+                } else {
+                    parent.to_owned()
+                };
+                dog.push((format!("{side}{name}"), Some(parent), [x * px, py, pz]));
+            }
+        }
+        let Recognition::NotHumanoid(n) = recognize(&edited(dog, |_| {})) else {
+            panic!("a dog recognized")
+        };
+        // Its hips fail for the spine running forward; its chest, with the front
+        // legs below, finds no arms.
+        assert!(
+            n.reason.contains("runs forward") || n.reason.contains("no arms"),
+            "{}",
+            n.reason
+        );
+    }
+
+    #[test]
     fn twist_segments_are_never_the_upper_arm_and_metacarpals_never_fingers() {
         // Rigify DEF: each arm bone split in two (`DEF-upper_arm.L.001` goes on
         // along the upper arm); UE5: `index_metacarpal_l` before `index_01_l`.
