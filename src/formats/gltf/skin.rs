@@ -6,7 +6,8 @@
 //! while the mesh was bound in T-pose): then every skin joint takes its rest from the
 //! bind pose. Bind worlds are `inverse(IBM)`, carried into the scene by the transform
 //! that puts the skin's root joint where its node is (exporters write IBMs relative to
-//! the mesh's own frame, often Z-up centimetres). Several skins over one armature
+//! the mesh's own frame, often Z-up centimetres), unless that root joint is itself
+//! posed and the IBMs are already in the scene's frame (`stands_in_the_scene_frame`). Several skins over one armature
 //! (a mesh per body part) are carried into one frame through the joints they share,
 //! so the armature gets one rest whichever skin binds which joint.
 
@@ -173,7 +174,15 @@ impl Document<'_> {
             else {
                 continue;
             };
-            let align = anchor_world * anchor_ibm;
+            let mut align = anchor_world * anchor_ibm;
+            if placed.is_empty()
+                && stands_in_the_scene_frame(skeleton, node_world, anchor, anchor_ibm, align, &raw)
+            {
+                align = DAffine3::IDENTITY;
+                notes.push(format!(
+                    "skin {s}'s root joint is posed too: its bind pose is kept in the scene's frame"
+                ));
+            }
             for (node, _, bind) in raw {
                 placed.entry(node).or_insert(align * bind);
             }
@@ -263,6 +272,54 @@ impl SkeletonNodes<'_> {
                 .fold(above, |world, &j| world * to_affine(&self.node_rest[j])),
         )
     }
+}
+
+/// Heuristic: the inverse bind matrices are already in the scene's frame, and the
+/// skin's root joint (`anchor`) is itself posed (a file saved mid-animation with the
+/// hips moved), so carrying the bind pose onto the root's node (`carried`) would tip
+/// the whole body over. Taken so when the root joint's parent frame is the scene's
+/// (identity), its inverse bind matrix has no scale (a mesh frame in other units is
+/// carried), and the bind pose stands taller along +Y (glTF's up) as it is than
+/// carried: its joints' vertical extent a larger share of their whole extent, by 0.05.
+fn stands_in_the_scene_frame(
+    skeleton: &SkeletonNodes,
+    node_world: &[DAffine3],
+    anchor: usize,
+    anchor_ibm: DAffine3,
+    carried: DAffine3,
+    raw: &[(usize, DAffine3, DAffine3)],
+) -> bool {
+    let parent_world = skeleton
+        .position
+        .get(anchor)
+        .copied()
+        .flatten()
+        .and_then(|k| skeleton.parents[k])
+        .map_or(DAffine3::IDENTITY, |p| node_world[p]);
+    let identity = |m: DAffine3| m.abs_diff_eq(DAffine3::IDENTITY, 1e-6);
+    let unscaled = [
+        anchor_ibm.matrix3.x_axis,
+        anchor_ibm.matrix3.y_axis,
+        anchor_ibm.matrix3.z_axis,
+    ]
+    .iter()
+    .all(|axis| (axis.length() - 1.0).abs() < 1e-3);
+    if !identity(parent_world) || !unscaled || identity(carried) {
+        return false;
+    }
+    let upright = |align: DAffine3| {
+        let mut low = DVec3::splat(f64::INFINITY);
+        let mut high = DVec3::splat(f64::NEG_INFINITY);
+        for (_, _, bind) in raw {
+            let p = (align * *bind).translation;
+            low = low.min(p);
+            high = high.max(p);
+        }
+        let extent = high - low;
+        let size = extent.length();
+        if size > 0.0 { extent.y / size } else { 0.0 }
+    };
+    upright(DAffine3::IDENTITY) > upright(carried) + 0.05
 }
 
 /// The inverse of an affine matrix, or `None` when it is singular.
@@ -459,6 +516,28 @@ mod tests {
         let inverse_binds = bind.map(|world| (mesh_frame.inverse() * world).inverse());
         let rig = parse_doc(&skinned(arm_posed_down(), &[0, 1, 2], &inverse_binds)).unwrap();
         assert_eq!(rig.notes.len(), 1);
+        for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
+            let got = Mat4::from(world(&rig, joint));
+            assert!(got.abs_diff_eq(expected, 1e-4), "{joint}: {got}");
+        }
+    }
+
+    #[test]
+    fn a_posed_root_joint_keeps_a_scene_frame_bind_pose_upright() {
+        // Saved mid-run: the hips tipped 60 degrees forward and moved; the inverse
+        // bind matrices are the T-pose in the scene's frame.
+        let mut nodes = arm_posed_down();
+        nodes[0]["rotation"] = json!([0.5, 0.0, 0.0, 0.866_025_4]);
+        nodes[0]["translation"] = json!([0.0, 0.9, 0.2]);
+        let bind = t_pose_bind_worlds();
+        let rig = parse_doc(&skinned(nodes, &[0, 1, 2], &bind.map(|m| m.inverse()))).unwrap();
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.contains("root joint is posed too")),
+            "{:?}",
+            rig.notes
+        );
         for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
             let got = Mat4::from(world(&rig, joint));
             assert!(got.abs_diff_eq(expected, 1e-4), "{joint}: {got}");

@@ -8,7 +8,7 @@ use crate::humanoid::HumanBone as B;
 use super::facing::Midline;
 use super::names::{Role, name_cost};
 use super::pelvis::Pelvis;
-use super::rest_joints::{RestJoints, off_line};
+use super::rest_joints::{RestJoints, horizontal, off_line};
 
 /// Where the arms and the head leave the body.
 pub(super) struct ArmBranch {
@@ -25,6 +25,8 @@ pub(super) struct ArmBranch {
 /// they do not qualify). Among several, deforming
 /// names win, then the farthest reach (hands are the body's farthest-out joints in
 /// any rest pose). The head is the branch's tallest child starting near the midline.
+/// The spine rises to the branch: a branch further ahead of the hips than above them
+/// is a four-legged animal's chest, its front legs splayed wider than the hind ones.
 pub(super) fn find_arm_branch(
     rig: &RestJoints,
     pelvis: &Pelvis,
@@ -98,11 +100,68 @@ pub(super) fn find_arm_branch(
             ));
         }
     }
+    if let Some((_, found)) = &best {
+        let hips = rig.pos[pelvis.hips];
+        let at = rig.pos[found.branch];
+        let (rise, ahead) = (at.y - hips.y, horizontal(at - hips).length());
+        if rise < ahead {
+            return Err(format!(
+                "the body runs forward from the hips `{}`, not up: `{}`, where the front \
+                 limbs leave it, is {:.0}% of the hips' height ahead of them and {:.0}% above \
+                 (a four-legged animal's spine)",
+                rig.name(pelvis.hips),
+                rig.name(found.branch),
+                100.0 * ahead / pelvis.span,
+                100.0 * rise / pelvis.span
+            ));
+        }
+    }
     best.map(|(_, branch)| branch).ok_or_else(|| {
-        format!(
-            "no arms: no joint above the hips `{}` has two chains reaching out to either side",
-            rig.name(pelvis.hips)
-        )
+        let sides = |c: usize| {
+            [(lat_hi[c], -lat_lo[c]), (-lat_lo[c], lat_hi[c])]
+                .map(|(far, back)| rig.depth[c] >= 2 && far >= 1.4 * half && back <= 0.5 * half)
+        };
+        handless_arms(rig, &body, sides).unwrap_or_else(|| {
+            format!(
+                "no arms: no joint above the hips `{}` has two chains reaching out to either side",
+                rig.name(pelvis.hips)
+            )
+        })
+    })
+}
+
+/// Heuristic, for the reason a rig is no humanoid: arms that end at the forearm.
+/// Some game rigs (robots, toys) have a joint above the hips with two chains reaching
+/// out to either side (`sides(c)`: whether child `c` reaches out to each side) where
+/// one or both are only two joints deep: an upper arm and a forearm, no hand, and VRM
+/// requires both hands. Names the arms that end so.
+fn handless_arms(
+    rig: &RestJoints,
+    body: &[usize],
+    sides: impl Fn(usize) -> [bool; 2],
+) -> Option<String> {
+    body.iter().find_map(|&b| {
+        let out: Vec<(usize, [bool; 2])> = rig.kids[b].iter().map(|&c| (c, sides(c))).collect();
+        let on = |s: usize| out.iter().find(|(_, o)| o[s]).map(|&(c, _)| c);
+        let (Some(a), Some(c)) = (on(0), on(1)) else {
+            return None;
+        };
+        let short: Vec<String> = [a, c]
+            .into_iter()
+            .filter(|&arm| a != c && rig.depth[arm] == 2)
+            .map(|arm| {
+                let end = rig.kids[arm].first().map_or(arm, |&k| k);
+                format!("`{}` ends at `{}`", rig.name(arm), rig.name(end))
+            })
+            .collect();
+        (!short.is_empty()).then(|| {
+            format!(
+                "no hands: the arms reaching out from `{}` end at the forearm ({}: an upper \
+                 arm and a forearm, no hand joint), so no VRM map has the required hands",
+                rig.name(b),
+                short.join(", ")
+            )
+        })
     })
 }
 

@@ -214,7 +214,10 @@ fn phalanges(rig: &RestJoints, path: &[usize]) -> Vec<usize> {
         let metacarpal = rig.names[joints[0]].role == Some(Role::Metacarpal)
             || first_bone >= 1.9 * second_bone
             || rig.end[last].is_some();
-        if !metacarpal && rig.kids[last].is_empty() {
+        // The tip: a leaf, or a joint with only end nubs below (Blender's `_end`
+        // under a Mixamo `Index4`).
+        let tip = rig.kids[last].iter().all(|&k| rig.names[k].helper);
+        if !metacarpal && tip {
             joints.pop();
         }
     }
@@ -252,6 +255,25 @@ mod tests {
                 .collect();
             assert_eq!(got, want, "bones {bones:?}");
         }
+    }
+
+    #[test]
+    fn a_fourth_finger_joint_with_an_end_nub_below_is_still_the_tip() {
+        // A Mixamo hand through Blender: `Index4` (the tip) gets an `Index4_end`.
+        let s = skeleton(&[
+            ("hand", None, [0.0, 0.0, 0.0]),
+            ("f1", Some("hand"), [0.01, 0.0, 0.0]),
+            ("f2", Some("f1"), [0.055, 0.0, 0.0]),
+            ("f3", Some("f2"), [0.08, 0.0, 0.0]),
+            ("f4", Some("f3"), [0.1, 0.0, 0.0]),
+            ("f4_end", Some("f4"), [0.12, 0.0, 0.0]),
+        ]);
+        let rig = RestJoints::new(&s);
+        let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4, 5])
+            .into_iter()
+            .map(|j| rig.name(j))
+            .collect();
+        assert_eq!(got, ["f1", "f2", "f3"]);
     }
 
     #[test]

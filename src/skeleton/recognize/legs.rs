@@ -51,7 +51,7 @@ pub(super) fn solve_leg(
     pelvis: &Pelvis,
 ) -> Leg {
     let reps = rig.collapse(&line);
-    let detached = detached_foot(rig, &line, pelvis);
+    let detached = detached_foot(rig, &line, pelvis.hips, pelvis.span);
     let mut leg = Leg {
         line,
         ..Leg::default()
@@ -159,32 +159,51 @@ pub(super) fn solve_leg(
 }
 
 /// Heuristic: game rigs (Quaternius) end the leg at the knee and hang the foot from
-/// the root, where IK moves it. Such a foot is a joint hanging from a joint above
-/// the pelvis (the root or an armature node), under the end of the leg's line: within a third of the hips' height of it
-/// horizontally, and no higher than the line's lowest point plus a tenth of the
-/// hips' height (an IK pole target sits in front of the knee, not under it). The
-/// lowest such joint.
-fn detached_foot(rig: &RestJoints, line: &[usize], pelvis: &Pelvis) -> Option<usize> {
+/// the root, where IK moves it. Such a foot is a joint outside the body hanging from
+/// a joint above the hips (the root or an armature node), directly or through a foot
+/// control, under the end of the leg's line: within a third of `span` (the hips'
+/// height over the leg's end) of it horizontally, and no higher than the line's
+/// lowest point plus a tenth of `span` (an IK pole target sits in front of the knee,
+/// not under it). The first plain joint down such a chain (not its toes), the lowest
+/// first; controls and helpers last.
+pub(super) fn detached_foot(
+    rig: &RestJoints,
+    line: &[usize],
+    hips: usize,
+    span: f32,
+) -> Option<usize> {
     let &last = line.last()?;
     if !rig.kids[last].is_empty() {
         return None;
     }
     let below = rig.end[last].unwrap_or(rig.pos[last]);
-    let body = rig.subtree(pelvis.hips);
+    let body = rig.subtree(hips);
+    let hangs_from_the_root = |j: usize| {
+        std::iter::successors(rig.skeleton.parent(j), |&p| rig.skeleton.parent(p))
+            .any(|p| rig.skeleton.is_ancestor(p, hips))
+    };
     (0..rig.len())
         .filter(|&j| {
-            !body.contains(&j)
-                && !rig.skeleton.is_ancestor(j, pelvis.hips)
-                && rig
-                    .skeleton
-                    .parent(j)
-                    .is_some_and(|p| rig.skeleton.is_ancestor(p, pelvis.hips))
+            !body.contains(&j) && !rig.skeleton.is_ancestor(j, hips) && hangs_from_the_root(j)
         })
         .filter(|&j| {
-            horizontal(rig.pos[j] - below).length() <= pelvis.span / 3.0
-                && rig.pos[j].y <= rig.low[last] + 0.1 * pelvis.span
+            horizontal(rig.pos[j] - below).length() <= span / 3.0
+                && rig.pos[j].y <= rig.low[last] + 0.1 * span
         })
-        .min_by(|&a, &b| rig.pos[a].y.total_cmp(&rig.pos[b].y))
+        .min_by(|&a, &b| {
+            // Plain joints above it outside the body: the foot's toes have one.
+            let plain = |j: usize| !rig.avoid(j) && !rig.names[j].helper;
+            let under_plain = |j: usize| {
+                std::iter::successors(rig.skeleton.parent(j), |&p| rig.skeleton.parent(p))
+                    .take_while(|&p| !rig.skeleton.is_ancestor(p, hips))
+                    .filter(|&p| plain(p))
+                    .count()
+            };
+            let key = |j: usize| (!plain(j), under_plain(j), rig.pos[j].y);
+            key(a)
+                .partial_cmp(&key(b))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
 }
 
 /// Heuristic: the toes are the ankle's child (through joints in the same place)

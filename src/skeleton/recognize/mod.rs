@@ -361,6 +361,63 @@ mod tests {
     }
 
     #[test]
+    fn a_short_legged_figure_with_feet_under_the_root_is_refused_for_its_feet() {
+        // A stylized Quaternius figure: legs end at the knee, the feet hang from the
+        // root, and the body above the hips is long (hips 0.55 m, knees 0.31 m, head
+        // 1.43 m): the hips stand little above the knees, but well above the feet.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            shift(t, "n_hips", [0.0, -0.45, 0.0]);
+            shift(t, "n_spine", [0.0, 0.35, 0.0]);
+            // Each foot hangs from a control at the floor, behind the ankle.
+            for (side, x) in [("L_", 0.1f32), ("R_", -0.1)] {
+                shift(t, &format!("{side}shin"), [0.0, 0.26, 0.0]);
+                let control = format!("{side}FootControl");
+                t.push(row(&control, "Armature", [x, 0.0, -0.09]));
+                reparent(t, &format!("{side}foot"), &control);
+                t.push(row(&format!("{side}pole"), "Armature", [x, 0.31, 0.4]));
+            }
+        });
+        let Recognition::NotHumanoid(n) = recognize(&s) else {
+            panic!("recognized")
+        };
+        assert!(n.reason.contains("no foot joint"), "{}", n.reason);
+        assert!(
+            n.reason
+                .contains("the foot `L_foot` hangs from `L_FootControl`")
+                || n.reason
+                    .contains("the foot `R_foot` hangs from `R_FootControl`"),
+            "{}",
+            n.reason
+        );
+    }
+
+    #[test]
+    fn arms_ending_at_the_forearm_are_refused_for_their_hands() {
+        // A robot whose arms are an upper arm and a forearm (no hand joint), on one
+        // side or both.
+        for sides in [vec!["L_"], vec!["L_", "R_"]] {
+            let s = edited(small_table(false, "L_", "R_"), |t| {
+                t.retain(|r| !sides.iter().any(|side| r.0 == format!("{side}hand")));
+            });
+            let Recognition::NotHumanoid(n) = recognize(&s) else {
+                panic!("recognized")
+            };
+            assert!(n.reason.contains("no hands"), "{}", n.reason);
+            assert!(
+                n.reason.contains("`L_arm` ends at `L_forearm`"),
+                "{}",
+                n.reason
+            );
+            assert_eq!(
+                n.reason.contains("`R_arm` ends at `R_forearm`"),
+                sides.len() == 2,
+                "{}",
+                n.reason
+            );
+        }
+    }
+
+    #[test]
     fn the_toes_reach_ahead_and_a_lower_heel_is_not_them() {
         let s = edited(small_table(true, "a_", "b_"), |t| {
             t.push(row("a_heel.02", "a_foot", [-0.1, -0.01, 0.05]));
@@ -602,6 +659,50 @@ mod tests {
             panic!("a fox recognized")
         };
         assert!(n.reason.contains("no arms"), "{}", n.reason);
+    }
+
+    #[test]
+    fn a_quadruped_with_front_legs_splayed_wide_is_refused() {
+        // A farm dog: the front legs splay out past the hind ones, so they reach out
+        // to either side as arms would; the chest is ahead of the hips, not above.
+        let mut dog: Vec<(String, Option<String>, [f32; 3])> = vec![
+            ("Armature".into(), None, [0.0, 0.0, 0.0]),
+            ("Hips".into(), Some("Armature".into()), [0.0, 1.37, -1.51]),
+            ("tail".into(), Some("Hips".into()), [0.0, 1.74, -1.88]),
+            ("chest".into(), Some("Hips".into()), [0.0, 1.59, 0.95]),
+            ("head".into(), Some("chest".into()), [0.0, 2.3, 1.75]),
+            ("headend".into(), Some("head".into()), [0.0, 2.1, 2.06]),
+        ];
+        for (side, x) in [("", 1.0f32), ("R_", -1.0)] {
+            let legs = [
+                ("backleg", "Hips", [0.26, 1.1, -1.2]),
+                ("backleg0", "backleg", [0.41, 0.97, -1.71]),
+                ("backleg1", "backleg0", [0.42, 0.55, -2.15]),
+                ("backleg2", "backleg1", [0.42, 0.23, -2.29]),
+                ("frontleg", "chest", [0.27, 1.43, 0.95]),
+                ("frontleg0", "frontleg", [0.51, 0.94, 0.9]),
+                ("frontleg1", "frontleg0", [0.5, 0.46, 1.08]),
+                ("frontleg2", "frontleg1", [0.65, 0.19, 1.27]),
+            ];
+            for (name, parent, [px, py, pz]) in legs {
+                let parent = if parent.contains("leg") {
+                    format!("{side}{parent}")
+                } else {
+                    parent.to_owned()
+                };
+                dog.push((format!("{side}{name}"), Some(parent), [x * px, py, pz]));
+            }
+        }
+        let Recognition::NotHumanoid(n) = recognize(&edited(dog, |_| {})) else {
+            panic!("a dog recognized")
+        };
+        // Its hips fail for the spine running forward; its chest, with the front
+        // legs below, finds no arms.
+        assert!(
+            n.reason.contains("runs forward") || n.reason.contains("no arms"),
+            "{}",
+            n.reason
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use glam::Vec3;
 
+use super::legs::detached_foot;
 use super::names::Role;
 use super::rest_joints::{RestJoints, horizontal};
 
@@ -26,7 +27,9 @@ pub(super) struct Pelvis {
 /// (within 12% of their drop) side by side, symmetric about the joint; the deepest such pair wins, then
 /// deforming names over IK/FK duplicates. Their end is the floor; no global lowest
 /// point is trusted, so hands hanging below the feet do not matter. Both legs may
-/// hang from one joint close below (a game rig's `Hips` under `Root`). The body is
+/// hang from one joint close below (a game rig's `Hips` under `Root`). The hips stand
+/// a quarter of the figure's height or more above the floor, measured from the feet
+/// hung from the root under legs that end at the knee (`detached_foot`). The body is
 /// the child reaching highest, at least 15% of the hips' height above them (the
 /// arms, found next, are the real test).
 pub(super) fn find_pelvis(rig: &RestJoints, joint: usize) -> Option<Pelvis> {
@@ -66,9 +69,20 @@ pub(super) fn find_pelvis(rig: &RestJoints, joint: usize) -> Option<Pelvis> {
                 near.then_some((legs, floor, Some(c)))
             })?,
     };
+    // Legs ending at the knee with the feet hung from the root (driven by IK): the
+    // hips' height against the body's is measured from the feet, not the knees, so
+    // that a short-legged figure's hips stand as high as they are.
     let span = y - floor;
+    let feet: Option<Vec<usize>> = legs
+        .iter()
+        .map(|&leg| detached_foot(rig, &follow_down(rig, leg, span), joint, span))
+        .collect();
+    let ground = feet
+        .into_iter()
+        .flatten()
+        .fold(floor, |low, f| low.min(rig.pos[f].y));
     if span <= rig.eps
-        || span < 0.25 * (rig.high[joint] - floor)
+        || y - ground < 0.25 * (rig.high[joint] - ground)
         || rig.high[spine_root] < y + 0.15 * span
     {
         return None;
