@@ -134,6 +134,9 @@ fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, 
     for (c, channel) in anim.channels.iter().enumerate() {
         let place = format!("animations[{index}].channels[{c}]");
         let node = channel.target.node.value();
+        if node >= doc.root.nodes.len() {
+            return Err(invalid(path, &place, format!("node {node} does not exist")));
+        }
         let path_kind = match channel.target.path {
             json::validation::Checked::Valid(p) => p,
             json::validation::Checked::Invalid => continue,
