@@ -18,6 +18,10 @@ use crate::humanoid::{CustomNames, HumanBone, HumanoidPose, LookAt, Preset};
 
 use super::{EXTENSION, VrmaError, VrmaRest};
 
+/// Key times of different tracks closer than this (seconds) are one frame in
+/// `VrmaAnimation::frame_times`.
+const MERGE_SECONDS: f32 = 1e-6;
+
 /// One animation of a `.vrma`, in normalized space.
 #[derive(Debug, Clone)]
 pub struct VrmaAnimation {
@@ -629,6 +633,30 @@ impl VrmaAnimation {
             .chain(self.hips.as_ref().map(|k| k.times()))
             .max_by_key(|times| times.len())
             .unwrap_or(&[])
+    }
+
+    /// Every track's key times merged, in order: the frames that play the clip back
+    /// key for key. A file whose tracks are keyed at their own times (keyframe
+    /// reduction keeps each track's keys apart) loses no key of any track, as it
+    /// would by taking one track's times.
+    #[must_use]
+    pub fn frame_times(&self) -> Vec<f32> {
+        let rotations = self.rotations.iter().map(|(_, k)| k.times());
+        let presets = self.presets.iter().map(|(_, k)| k.times());
+        let customs = self.customs.iter().map(|(_, k)| k.times());
+        let mut times: Vec<f32> = rotations
+            .chain(self.hips.as_ref().map(|k| k.times()))
+            .chain(presets)
+            .chain(customs)
+            .chain(self.look_at.as_ref().map(|k| k.times()))
+            .flatten()
+            .copied()
+            .collect();
+        times.sort_by(f32::total_cmp);
+        // Tracks sharing one time accessor give the same times exactly; times of
+        // separate accessors within a microsecond are one frame.
+        times.dedup_by(|later, kept| *later - *kept <= MERGE_SECONDS);
+        times
     }
 
     /// Fills `pose` at `t` seconds (clamped to the clip): the rotation of every
