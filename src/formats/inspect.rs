@@ -16,7 +16,7 @@ use crate::formats::Rig;
 use crate::formats::vrma::VrmaAnimation;
 use crate::humanoid::HumanBone;
 use crate::humanoid::bone::ALL;
-use crate::retarget::MappedSkeleton;
+use crate::retarget::{Floor, MappedSkeleton};
 use crate::skeleton::recognize::{BoneEvidence, Recognition, recognize};
 use crate::skeleton::{BoneMap, MapError, NamedBoneMap, RestCorrection, RestPose, TPoseSource};
 
@@ -136,6 +136,8 @@ pub struct Report {
     map_lines: Vec<String>,
     pub correction: Option<RestCorrection>,
     pub rest_hips_height: Option<f32>,
+    /// What the hips height is measured from.
+    pub rest_floor: Option<Floor>,
     pub problems: Vec<String>,
     notes: Vec<String>,
     /// A `.vrma`'s animations, one line each and indented lines under it
@@ -209,6 +211,7 @@ impl Report {
             }
         }
         let rest_hips_height = mapped.as_ref().map(MappedSkeleton::rest_hips_height);
+        let rest_floor = mapped.as_ref().map(MappedSkeleton::rest_floor);
         let correction = mapped.map(|m| m.correction);
         let mut notes = rig.notes.clone();
         if let Some(c) = &correction {
@@ -242,6 +245,7 @@ impl Report {
             map_lines,
             correction,
             rest_hips_height,
+            rest_floor,
             problems,
             notes,
             clips: Vec::new(),
@@ -394,8 +398,13 @@ impl fmt::Display for Report {
             } else {
                 writeln!(f, "facing: +Z")?;
             }
-            if let Some(h) = self.rest_hips_height {
-                writeln!(f, "hips height: {h:.3} m above the lowest joint")?;
+            match (self.rest_hips_height, self.rest_floor) {
+                (Some(h), Some(Floor::Origin)) => writeln!(
+                    f,
+                    "hips height: {h:.3} m above the origin (y = 0, where a VRM model stands)"
+                )?,
+                (Some(h), _) => writeln!(f, "hips height: {h:.3} m above the lowest joint")?,
+                (None, _) => {}
             }
             match c.source {
                 TPoseSource::Measured => writeln!(f, "correction to the T-pose:")?,
