@@ -87,12 +87,16 @@ impl MappedSkeleton {
             })
             .fold(f32::INFINITY, f32::min);
         let (floor, kind) = match self.map.t_pose() {
-            TPoseSource::Declared { .. } if lowest >= 0.0 => (0.0, Floor::Origin),
+            TPoseSource::Declared { .. } if lowest >= -BELOW_ORIGIN_M => (0.0, Floor::Origin),
             _ => (lowest, Floor::LowestPoint),
         };
         (world[hips].translation.y, floor, kind)
     }
 }
+
+/// How far below a VRM model's origin a joint must reach to be its floor, metres:
+/// exporters leave soles a rounding error below y = 0.
+const BELOW_ORIGIN_M: f32 = 1e-3;
 
 /// Where a rig's rest hips height is measured from (`MappedSkeleton::rest_floor`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -523,10 +527,14 @@ mod tests {
         let (h, floor) = height(0.86, declared);
         assert!((h - 0.86).abs() < 1e-5, "{h}");
         assert_eq!(floor, Floor::Origin);
-        // A VRM whose ankles reach below its origin stands on them.
+        // A VRM whose ankles reach below its origin stands on them; a rounding error
+        // below it is still the origin.
         let (h, floor) = height(0.70, declared);
         assert!((h - 0.80).abs() < 1e-5, "{h}");
         assert_eq!(floor, Floor::LowestPoint);
+        let (h, floor) = height(0.7999, declared);
+        assert!((h - 0.7999).abs() < 1e-5, "{h}");
+        assert_eq!(floor, Floor::Origin);
     }
 
     #[test]
