@@ -16,6 +16,7 @@ use glam::{Quat, Vec3};
 
 use crate::formats::Motion;
 use crate::formats::ext_humanoid::ExtHumanoidClip;
+use crate::formats::sampler::Interpolation;
 use crate::formats::vrma::VrmaAnimation;
 use crate::humanoid::HumanoidPose;
 use crate::retarget::{MappedSkeleton, SourceRig, ToNormalized};
@@ -117,6 +118,14 @@ impl Replay {
             times,
             next: 0,
         }
+    }
+
+    /// Whether each frame's pose holds until the next: a `.vrma` whose every track
+    /// is keyed STEP, played at its own key times or on a grid. A writer of its
+    /// frames writes them STEP too, or the poses would move between frames.
+    #[must_use]
+    pub fn holds_between_frames(&self) -> bool {
+        matches!(&self.source, FrameSource::Vrma(a) if a.interpolations() == [Interpolation::Step])
     }
 
     /// How many frames the replay has.
