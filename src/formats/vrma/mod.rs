@@ -275,6 +275,14 @@ mod tests {
                 "lookAt: node 999 does not exist",
             ),
             (
+                "one node for two bones",
+                with_json(&good, |v| {
+                    let bones = &mut v["extensions"][EXTENSION]["humanoid"]["humanBones"];
+                    bones["rightUpperArm"] = bones["leftUpperArm"].clone();
+                }),
+                "is `leftUpperArm` too",
+            ),
+            (
                 "channel on a node out of range",
                 with_json(&good, |v| {
                     v["animations"][0]["channels"][1]["target"]["node"] = 999.into()

@@ -289,7 +289,17 @@ impl Declared {
             let bone: HumanBone = name
                 .parse()
                 .map_err(|_| invalid(path, &place, "not a VRM 1.0 humanoid bone name"))?;
-            bones[bone.index()] = Some(node_at(&value, &place)?);
+            let node = node_at(&value, &place)?;
+            // One node, one bone: its channels could not say which bone they move.
+            if let Some(other) = bones.iter().position(|n| *n == Some(node)) {
+                let other = crate::humanoid::bone::ALL[other].name();
+                return Err(invalid(
+                    path,
+                    &place,
+                    format!("node {node} is `{other}` too"),
+                ));
+            }
+            bones[bone.index()] = Some(node);
         }
         let expressions = ext.get("expressions");
         let mut presets = Vec::new();
