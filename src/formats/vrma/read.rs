@@ -22,6 +22,34 @@ use super::{EXTENSION, VrmaError, VrmaRest};
 /// `VrmaAnimation::frame_times`.
 const MERGE_SECONDS: f32 = 1e-6;
 
+/// Two increasing lists of times as one, a time of `b` within `MERGE_SECONDS` of
+/// one already taken counting once.
+fn merge_times(a: &[f32], b: &[f32]) -> Vec<f32> {
+    let mut out: Vec<f32> = Vec::with_capacity(a.len().max(b.len()));
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let t = match (a.get(i), b.get(j)) {
+            (Some(&x), Some(&y)) if x <= y => {
+                i += 1;
+                x
+            }
+            (_, Some(&y)) => {
+                j += 1;
+                y
+            }
+            (Some(&x), None) => {
+                i += 1;
+                x
+            }
+            (None, None) => break,
+        };
+        if out.last().is_none_or(|last| t - last > MERGE_SECONDS) {
+            out.push(t);
+        }
+    }
+    out
+}
+
 /// One animation of a `.vrma`, in normalized space.
 #[derive(Debug, Clone)]
 pub struct VrmaAnimation {
@@ -654,19 +682,20 @@ impl VrmaAnimation {
         let rotations = self.rotations.iter().map(|(_, k)| k.times());
         let presets = self.presets.iter().map(|(_, k)| k.times());
         let customs = self.customs.iter().map(|(_, k)| k.times());
-        let mut times: Vec<f32> = rotations
+        let tracks = rotations
             .chain(self.hips.as_ref().map(|k| k.times()))
             .chain(presets)
             .chain(customs)
-            .chain(self.look_at.as_ref().map(|k| k.times()))
-            .flatten()
-            .copied()
-            .collect();
-        times.sort_by(f32::total_cmp);
-        // Tracks sharing one time accessor give the same times exactly; times of
-        // separate accessors within a microsecond are one frame.
-        times.dedup_by(|later, kept| *later - *kept <= MERGE_SECONDS);
-        times
+            .chain(self.look_at.as_ref().map(|k| k.times()));
+        // Tracks sharing one time accessor (most files) add nothing: a long take's
+        // times are held once, never once per track.
+        let mut merged: Vec<f32> = Vec::new();
+        for times in tracks {
+            if times != merged.as_slice() {
+                merged = merge_times(&merged, times);
+            }
+        }
+        merged
     }
 
     /// Fills `pose` at `t` seconds (clamped to the clip): the rotation of every
