@@ -16,7 +16,7 @@ use crate::formats::Rig;
 use crate::formats::vrma::VrmaAnimation;
 use crate::humanoid::HumanBone;
 use crate::humanoid::bone::ALL;
-use crate::retarget::MappedSkeleton;
+use crate::retarget::{Floor, MappedSkeleton};
 use crate::skeleton::recognize::{BoneEvidence, Recognition, recognize};
 use crate::skeleton::{BoneMap, MapError, NamedBoneMap, RestCorrection, RestPose, TPoseSource};
 
@@ -88,7 +88,8 @@ pub enum MapRigError {
         "{label}: no bone map: the file declares none, no catalog map fits, and it is {why}; pass a map"
     )]
     NoMap { label: String, why: String },
-    /// The chosen map does not fit the rig (`map_source` names the map).
+    /// The chosen map does not fit the rig (`map_source` names the map: the map
+    /// file given, or the rig's file and the map it declares or was given).
     #[error("{map_source}: {error}")]
     DoesNotFit { map_source: String, error: MapError },
 }
@@ -100,13 +101,20 @@ pub fn map_rig(
     rig: &Rig,
     explicit: Option<ChosenMap>,
 ) -> Result<MappedSkeleton, MapRigError> {
+    // A map file given is the place to name; the rig's own (or the catalog's or the
+    // recognizer's) map is named after the rig's file.
+    let given = explicit.is_some();
     let chosen = choose_map(rig, explicit).ok_or_else(|| MapRigError::NoMap {
         label: label.to_owned(),
         why: why_no_map(rig),
     })?;
     MappedSkeleton::new(rig.skeleton.clone(), &chosen.map).map_err(|error| {
         MapRigError::DoesNotFit {
-            map_source: chosen.source,
+            map_source: if given {
+                chosen.source
+            } else {
+                format!("{label}: {}", chosen.source)
+            },
             error,
         }
     })
@@ -136,6 +144,8 @@ pub struct Report {
     map_lines: Vec<String>,
     pub correction: Option<RestCorrection>,
     pub rest_hips_height: Option<f32>,
+    /// What the hips height is measured from.
+    pub rest_floor: Option<Floor>,
     pub problems: Vec<String>,
     notes: Vec<String>,
     /// A `.vrma`'s animations, one line each and indented lines under it
@@ -209,6 +219,7 @@ impl Report {
             }
         }
         let rest_hips_height = mapped.as_ref().map(MappedSkeleton::rest_hips_height);
+        let rest_floor = mapped.as_ref().map(MappedSkeleton::rest_floor);
         let correction = mapped.map(|m| m.correction);
         let mut notes = rig.notes.clone();
         if let Some(c) = &correction {
@@ -242,6 +253,7 @@ impl Report {
             map_lines,
             correction,
             rest_hips_height,
+            rest_floor,
             problems,
             notes,
             clips: Vec::new(),
@@ -394,8 +406,13 @@ impl fmt::Display for Report {
             } else {
                 writeln!(f, "facing: +Z")?;
             }
-            if let Some(h) = self.rest_hips_height {
-                writeln!(f, "hips height: {h:.3} m above the lowest joint")?;
+            match (self.rest_hips_height, self.rest_floor) {
+                (Some(h), Some(Floor::Origin)) => writeln!(
+                    f,
+                    "hips height: {h:.3} m above the origin (y = 0, where a VRM model stands)"
+                )?,
+                (Some(h), _) => writeln!(f, "hips height: {h:.3} m above the lowest joint")?,
+                (None, _) => {}
             }
             match c.source {
                 TPoseSource::Measured => writeln!(f, "correction to the T-pose:")?,
@@ -436,5 +453,53 @@ impl fmt::Display for Report {
             }
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::{LoadOptions, skeleton_json};
+
+    /// A rig whose own boneMap lacks the feet.
+    fn rig_without_mapped_feet() -> Rig {
+        let text = r#"{"name": "no feet", "units": "m", "up": "y", "joints": [
+            {"name": "hips", "parent": null, "offset": [0, 0.9, 0]},
+            {"name": "spine", "parent": "hips", "offset": [0, 0.2, 0]},
+            {"name": "head", "parent": "spine", "offset": [0, 0.5, 0]},
+            {"name": "lArm", "parent": "spine", "offset": [0.2, 0.3, 0]},
+            {"name": "lFore", "parent": "lArm", "offset": [0.25, 0, 0]},
+            {"name": "lHand", "parent": "lFore", "offset": [0.25, 0, 0]},
+            {"name": "rArm", "parent": "spine", "offset": [-0.2, 0.3, 0]},
+            {"name": "rFore", "parent": "rArm", "offset": [-0.25, 0, 0]},
+            {"name": "rHand", "parent": "rFore", "offset": [-0.25, 0, 0]},
+            {"name": "lThigh", "parent": "hips", "offset": [0.1, 0, 0]},
+            {"name": "lShin", "parent": "lThigh", "offset": [0, -0.4, 0]},
+            {"name": "rThigh", "parent": "hips", "offset": [-0.1, 0, 0]},
+            {"name": "rShin", "parent": "rThigh", "offset": [0, -0.4, 0]}
+        ], "boneMap": {"hips": "hips", "spine": "spine", "head": "head",
+            "leftUpperArm": "lArm", "leftLowerArm": "lFore", "leftHand": "lHand",
+            "rightUpperArm": "rArm", "rightLowerArm": "rFore", "rightHand": "rHand",
+            "leftUpperLeg": "lThigh", "leftLowerLeg": "lShin",
+            "rightUpperLeg": "rThigh", "rightLowerLeg": "rShin"}}"#;
+        skeleton_json::parse(text, Path::new("rig.json"), &LoadOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn a_rigs_own_map_that_does_not_fit_is_named_after_the_rigs_file_and_a_given_map_after_its_own()
+    {
+        let rig = rig_without_mapped_feet();
+        let own = map_rig("avatar.vrm", &rig, None).unwrap_err().to_string();
+        assert!(own.starts_with("avatar.vrm: "), "{own}");
+        assert!(
+            own.contains("required bone `leftFoot` is not mapped"),
+            "{own}"
+        );
+        assert!(!own.contains('\n'), "{own}");
+        let mut map = rig.bone_map.clone().unwrap();
+        map.bones.remove(&HumanBone::Head);
+        let given = Some(ChosenMap::new("my_map.json".to_owned(), map));
+        let given = map_rig("avatar.vrm", &rig, given).unwrap_err().to_string();
+        assert!(given.starts_with("my_map.json: "), "{given}");
     }
 }

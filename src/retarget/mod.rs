@@ -33,7 +33,7 @@ pub mod check;
 use glam::{Affine3A, Quat, Vec3};
 
 use crate::humanoid::{HumanBone, HumanoidPose};
-use crate::skeleton::{BoneMap, MapError, NamedBoneMap, RestCorrection, Skeleton};
+use crate::skeleton::{BoneMap, MapError, NamedBoneMap, RestCorrection, Skeleton, TPoseSource};
 
 /// A skeleton with its resolved bone map and rest correction. Built once.
 #[derive(Debug, Clone)]
@@ -55,11 +55,25 @@ impl MappedSkeleton {
         })
     }
 
-    /// Hips height in the T-pose above the rig's lowest point (joint or bone end),
-    /// metres. Measured from the feet, not the origin, because mocap skeletons often
-    /// rest with the hips at the origin.
+    /// Hips height in the T-pose above the rig's floor (`rest_floor`), metres.
     #[must_use]
     pub fn rest_hips_height(&self) -> f32 {
+        let (hips, floor, _) = self.rest_hips_and_floor();
+        hips - floor
+    }
+
+    /// What the hips height is measured from. A VRM model (its rest declared the
+    /// T-pose) stands on its origin, y = 0, as VRM players scale hips motion by the
+    /// hips' height above it; a joint below the origin lowers the floor to it. Other
+    /// rigs stand on their lowest point (joint or bone end), not the origin, because
+    /// mocap skeletons often rest with the hips at the origin.
+    #[must_use]
+    pub fn rest_floor(&self) -> Floor {
+        self.rest_hips_and_floor().2
+    }
+
+    /// The hips' height and the floor's in the T-pose, model space, and the floor's kind.
+    fn rest_hips_and_floor(&self) -> (f32, f32, Floor) {
         let world = self.correction.t_pose_world(&self.skeleton);
         let hips = self.map.joint(HumanBone::Hips).unwrap_or_default();
         let lowest = self
@@ -72,8 +86,25 @@ impl MappedSkeleton {
                 std::iter::once(w.translation.y).chain(end)
             })
             .fold(f32::INFINITY, f32::min);
-        world[hips].translation.y - lowest
+        let (floor, kind) = match self.map.t_pose() {
+            TPoseSource::Declared { .. } if lowest >= -BELOW_ORIGIN_M => (0.0, Floor::Origin),
+            _ => (lowest, Floor::LowestPoint),
+        };
+        (world[hips].translation.y, floor, kind)
     }
+}
+
+/// How far below a VRM model's origin a joint must reach to be its floor, metres:
+/// exporters leave soles a rounding error below y = 0.
+const BELOW_ORIGIN_M: f32 = 1e-3;
+
+/// Where a rig's rest hips height is measured from (`MappedSkeleton::rest_floor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Floor {
+    /// The rig's lowest point, joint or bone end.
+    LowestPoint,
+    /// The model's origin, y = 0, on which a VRM model stands.
+    Origin,
 }
 
 /// Why a per-frame job cannot run.
@@ -440,6 +471,70 @@ mod tests {
         )
         .unwrap();
         MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap()).unwrap()
+    }
+
+    /// A rig without toes whose ankles are 6 cm above its origin, hips at `hips_y`.
+    fn ankles_above_the_origin(hips_y: f32) -> crate::formats::Rig {
+        let text = format!(
+            r#"{{"name": "no toes", "units": "m", "up": "y", "joints": [
+                {{"name": "hips", "parent": null, "offset": [0, {hips_y}, 0]}},
+                {{"name": "spine", "parent": "hips", "offset": [0, 0.1, 0]}},
+                {{"name": "chest", "parent": "spine", "offset": [0, 0.1, 0]}},
+                {{"name": "neck", "parent": "chest", "offset": [0, 0.2, 0]}},
+                {{"name": "head", "parent": "neck", "offset": [0, 0.1, 0]}},
+                {{"name": "lArm", "parent": "chest", "offset": [0.15, 0.18, 0]}},
+                {{"name": "lFore", "parent": "lArm", "offset": [0.25, 0, 0]}},
+                {{"name": "lHand", "parent": "lFore", "offset": [0.25, 0, 0]}},
+                {{"name": "rArm", "parent": "chest", "offset": [-0.15, 0.18, 0]}},
+                {{"name": "rFore", "parent": "rArm", "offset": [-0.25, 0, 0]}},
+                {{"name": "rHand", "parent": "rFore", "offset": [-0.25, 0, 0]}},
+                {{"name": "lThigh", "parent": "hips", "offset": [0.1, 0, 0]}},
+                {{"name": "lShin", "parent": "lThigh", "offset": [0, -0.4, 0]}},
+                {{"name": "lAnkle", "parent": "lShin", "offset": [0, -0.4, 0]}},
+                {{"name": "rThigh", "parent": "hips", "offset": [-0.1, 0, 0]}},
+                {{"name": "rShin", "parent": "rThigh", "offset": [0, -0.4, 0]}},
+                {{"name": "rAnkle", "parent": "rShin", "offset": [0, -0.4, 0]}}
+            ], "boneMap": {{"hips": "hips", "spine": "spine", "chest": "chest", "neck": "neck",
+                "head": "head", "leftUpperArm": "lArm", "leftLowerArm": "lFore",
+                "leftHand": "lHand", "rightUpperArm": "rArm", "rightLowerArm": "rFore",
+                "rightHand": "rHand", "leftUpperLeg": "lThigh", "leftLowerLeg": "lShin",
+                "leftFoot": "lAnkle", "rightUpperLeg": "rThigh", "rightLowerLeg": "rShin",
+                "rightFoot": "rAnkle"}}}}"#
+        );
+        skeleton_json::parse(
+            &text,
+            std::path::Path::new("no_toes.json"),
+            &LoadOptions::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_vrm_model_stands_on_its_origin_and_other_rigs_on_their_lowest_point() {
+        let declared = TPoseSource::Declared { half_turn: false };
+        let height = |hips_y: f32, t_pose: TPoseSource| {
+            let rig = ankles_above_the_origin(hips_y);
+            let mut named = rig.bone_map.unwrap();
+            named.t_pose = t_pose;
+            let mapped = MappedSkeleton::new(rig.skeleton, &named).unwrap();
+            (mapped.rest_hips_height(), mapped.rest_floor())
+        };
+        // A skeleton file: its ankles are its floor.
+        let (h, floor) = height(0.86, TPoseSource::Measured);
+        assert!((h - 0.80).abs() < 1e-5, "{h}");
+        assert_eq!(floor, Floor::LowestPoint);
+        // The same bones as a VRM: it stands on y = 0, as three-vrm scales it.
+        let (h, floor) = height(0.86, declared);
+        assert!((h - 0.86).abs() < 1e-5, "{h}");
+        assert_eq!(floor, Floor::Origin);
+        // A VRM whose ankles reach below its origin stands on them; a rounding error
+        // below it is still the origin.
+        let (h, floor) = height(0.70, declared);
+        assert!((h - 0.80).abs() < 1e-5, "{h}");
+        assert_eq!(floor, Floor::LowestPoint);
+        let (h, floor) = height(0.7999, declared);
+        assert!((h - 0.7999).abs() < 1e-5, "{h}");
+        assert_eq!(floor, Floor::Origin);
     }
 
     #[test]

@@ -100,6 +100,11 @@ pub fn replay_into(
     progress: &mut dyn FnMut(usize),
 ) -> Result<Writer, PushError> {
     let mut writer = Writer::new(format, bake.map_or(rest, |b| b.rest.clone()), name);
+    if let Writer::Vrma(w) = &mut writer
+        && replay.holds_between_frames()
+    {
+        w.hold_between_frames();
+    }
     let mut pose = HumanoidPose::default();
     replay.rewind();
     while let Some(t) = replay.next_frame(&mut pose) {
@@ -113,4 +118,64 @@ pub fn replay_into(
         progress(writer.frame_count());
     }
     Ok(writer)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use glam::Quat;
+
+    use super::*;
+    use crate::formats::glb::{GlbFile, with_json};
+    use crate::formats::vrma;
+    use crate::humanoid::HumanBone;
+
+    /// The hips turned by each of `angles` (radians about +Y), a frame every 0.5 s,
+    /// copied through `replay_into`; `step` keys the source STEP first.
+    fn copied(angles: &[f32], step: bool) -> vrma::VrmaAnimation {
+        let names = CustomNames::default();
+        let mut source = VrmaWriter::new(VrmaRest::standard(0.9), "turns");
+        for (i, angle) in angles.iter().enumerate() {
+            let mut pose = HumanoidPose::default();
+            pose.set_rotation(HumanBone::Hips, Quat::from_rotation_y(*angle));
+            source.push(i as f32 * 0.5, &pose, &names).unwrap();
+        }
+        let mut bytes = source.to_bytes();
+        if step {
+            bytes = with_json(&bytes, |v| {
+                for sampler in v["animations"][0]["samplers"].as_array_mut().unwrap() {
+                    sampler["interpolation"] = "STEP".into();
+                }
+            });
+        }
+        let read = vrma::parse(&bytes, Path::new("turns.vrma"), None).unwrap();
+        let rest = read.rest().clone();
+        let mut replay = Replay::from_vrma(read, None);
+        let format = OutputFormat::Vrma;
+        let Writer::Vrma(copy) =
+            replay_into(&mut replay, format, rest, "copy", &names, None, &mut |_| {}).unwrap()
+        else {
+            panic!("a .vrma writer")
+        };
+        vrma::parse(&copy.to_bytes(), Path::new("copy.vrma"), None).unwrap()
+    }
+
+    fn hips_turn_at(clip: &vrma::VrmaAnimation, t: f32) -> f32 {
+        let mut pose = HumanoidPose::default();
+        clip.sample(t, &mut pose);
+        let (axis, angle) = pose.rotation(HumanBone::Hips).unwrap().to_axis_angle();
+        angle * axis.y.signum()
+    }
+
+    #[test]
+    fn a_clip_keyed_step_copies_to_one_that_holds_each_pose_and_a_linear_one_stays_linear() {
+        let angles = [0.2, 1.0, 0.5];
+        let step = copied(&angles, true);
+        // 0.4 s is between the first two frames: the first pose still holds.
+        assert!((hips_turn_at(&step, 0.4) - 0.2).abs() < 1e-5);
+        assert!((hips_turn_at(&step, 0.9) - 1.0).abs() < 1e-5);
+        let linear = copied(&angles, false);
+        assert!((hips_turn_at(&linear, 0.25) - 0.6).abs() < 1e-5);
+    }
 }

@@ -16,6 +16,7 @@ use glam::{Quat, Vec3};
 
 use crate::formats::Motion;
 use crate::formats::ext_humanoid::ExtHumanoidClip;
+use crate::formats::sampler::Interpolation;
 use crate::formats::vrma::VrmaAnimation;
 use crate::humanoid::HumanoidPose;
 use crate::retarget::{MappedSkeleton, SourceRig, ToNormalized};
@@ -83,7 +84,7 @@ impl Replay {
     /// Plays a `.vrma` clip at its key times, or at `fps`.
     #[must_use]
     pub fn from_vrma(animation: VrmaAnimation, fps: Option<f32>) -> Self {
-        let times = frame_times(animation.key_times(), animation.duration, fps);
+        let times = frame_times(&animation.frame_times(), animation.duration, fps);
         Self {
             source: FrameSource::Vrma(Box::new(animation)),
             times,
@@ -119,6 +120,14 @@ impl Replay {
         }
     }
 
+    /// Whether each frame's pose holds until the next: a `.vrma` whose every track
+    /// is keyed STEP, played at its own key times or on a grid. A writer of its
+    /// frames writes them STEP too, or the poses would move between frames.
+    #[must_use]
+    pub fn holds_between_frames(&self) -> bool {
+        matches!(&self.source, FrameSource::Vrma(a) if a.interpolations() == [Interpolation::Step])
+    }
+
     /// How many frames the replay has.
     #[must_use]
     pub fn len(&self) -> usize {
@@ -141,7 +150,7 @@ impl Replay {
     /// now on, from the first frame.
     pub fn set_fps(&mut self, fps: Option<f32>) {
         self.times = match &self.source {
-            FrameSource::Vrma(a) => frame_times(a.key_times(), a.duration, fps),
+            FrameSource::Vrma(a) => frame_times(&a.frame_times(), a.duration, fps),
             FrameSource::Ext(c) => frame_times(c.key_times(), c.duration, fps),
             FrameSource::Rig { motion, .. } => frame_times(motion.times(), motion.duration(), fps),
         };
@@ -231,6 +240,70 @@ mod tests {
         let end = 479.0 / 60.0;
         assert_eq!(frame_times(&[0.0, end], end, Some(60.0)).len(), 480);
         assert_eq!(frame_times(&[0.0], 0.0, Some(60.0)), vec![0.0]);
+    }
+
+    #[test]
+    fn a_vrma_whose_tracks_have_their_own_key_times_plays_every_key_of_each() {
+        use crate::formats::glb::{ElementType, FloatAccessor, write_floats};
+        use crate::humanoid::HumanBone;
+        use serde_json::json;
+        // The hips turn keyed at 0, 0.25 and 1 s, their position at 0, 0.5 and 1 s,
+        // as a keyframe-reduced file keys them.
+        let turn = Quat::from_rotation_y(1.0);
+        let rotation_times = [0.0, 0.25, 1.0];
+        let rotations = [Quat::IDENTITY, turn, Quat::IDENTITY].map(|q| q.to_array());
+        let position_times = [0.0, 0.5, 1.0];
+        let positions = [[0.0, 1.0, 0.0], [0.3, 1.0, 0.0], [0.0, 1.0, 0.0]];
+        let mut bytes = Vec::new();
+        write_floats(
+            &mut bytes,
+            [
+                ("scene", json!(0)),
+                ("scenes", json!([{"nodes": [0]}])),
+                (
+                    "nodes",
+                    json!([{"name": "hips", "translation": [0.0, 1.0, 0.0]}]),
+                ),
+                (
+                    "animations",
+                    json!([{
+                        "channels": [
+                            {"sampler": 0, "target": {"node": 0, "path": "rotation"}},
+                            {"sampler": 1, "target": {"node": 0, "path": "translation"}}
+                        ],
+                        "samplers": [{"input": 0, "output": 1}, {"input": 2, "output": 3}]
+                    }]),
+                ),
+                ("extensionsUsed", json!(["VRMC_vrm_animation"])),
+                (
+                    "extensions",
+                    json!({"VRMC_vrm_animation": {
+                        "specVersion": "1.0",
+                        "humanoid": {"humanBones": {"hips": {"node": 0}}}
+                    }}),
+                ),
+            ],
+            &[
+                FloatAccessor::key_times(&rotation_times),
+                FloatAccessor::new(rotations.as_flattened(), ElementType::Vec4),
+                FloatAccessor::key_times(&position_times),
+                FloatAccessor::new(positions.as_flattened(), ElementType::Vec3),
+            ],
+        )
+        .unwrap();
+        let animation =
+            crate::formats::vrma::parse(&bytes, std::path::Path::new("own.vrma"), None).unwrap();
+        let mut replay = Replay::from_vrma(animation, None);
+        assert_eq!(replay.times(), [0.0, 0.25, 0.5, 1.0]);
+        let mut pose = HumanoidPose::default();
+        let mut frames = Vec::new();
+        while let Some(t) = replay.next_frame(&mut pose) {
+            frames.push((t, pose.rotation(HumanBone::Hips), pose.hips_position));
+        }
+        let (_, turned, _) = frames[1];
+        assert!(turned.unwrap().angle_between(turn) < 1e-6);
+        let (_, _, moved) = frames[2];
+        assert!(moved.distance(Vec3::new(0.3, 1.0, 0.0)) < 1e-6);
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //!
 //! Avatars from `../shared/assets/vrm` whose legs differ from lab19's (hips
 //! 0.93 m): Example.vrm (VRM 1.0, hips 0.85 m) as every performer's avatar, and
-//! Godette (VRM 0.x, facing -Z, hips 0.625 m) as one performer's.
+//! Godette (VRM 0.x, facing -Z, hips 0.646 m) as one performer's.
 
 use std::net::UdpSocket;
 use std::path::Path;

@@ -56,10 +56,13 @@ pub(super) fn read_humanoid(
     }
     let reader = HumanoidReader { path, node_count };
     let (bones, t_pose) = match key {
-        "VRMC_vrm" => (
-            reader.vrm1(key, value)?,
-            TPoseSource::Declared { half_turn: false },
-        ),
+        "VRMC_vrm" => {
+            reader.vrm1_spec_version(value, notes)?;
+            (
+                reader.vrm1(key, value)?,
+                TPoseSource::Declared { half_turn: false },
+            )
+        }
         "VRMC_vrm_animation" => (reader.vrm1(key, value)?, TPoseSource::Measured),
         "VRM" => {
             notes.push("VRM 0.x model: faces -Z; the rest correction turns it to +Z".to_owned());
@@ -111,6 +114,28 @@ impl HumanoidReader<'_> {
     fn bone(&self, name: &str, place: &str) -> Result<HumanBone, GltfError> {
         name.parse()
             .map_err(|e: crate::humanoid::bone::UnknownBone| self.invalid(place, e.to_string()))
+    }
+
+    /// `VRMC_vrm.specVersion`: 1.0; its pre-release `1.0-beta` (VRoid Studio and
+    /// UniVRM betas wrote it; three-vrm reads it as 1.0) and a missing one are read
+    /// as 1.0 with a note; any other version is refused, as three-vrm refuses it.
+    fn vrm1_spec_version(&self, vrm: &Value, notes: &mut Vec<String>) -> Result<(), GltfError> {
+        match vrm.get("specVersion") {
+            Some(Value::String(v)) if v == "1.0" => {}
+            Some(Value::String(v)) if v == "1.0-beta" => notes
+                .push("VRMC_vrm specVersion is the pre-release `1.0-beta`: read as 1.0".to_owned()),
+            None => notes.push("VRMC_vrm has no specVersion: read as 1.0".to_owned()),
+            Some(other) => {
+                return Err(self.invalid(
+                    "extensions.VRMC_vrm.specVersion",
+                    format!(
+                        "`{}`; only 1.0 (or its pre-release `1.0-beta`) is supported",
+                        other.to_string().trim_matches('"')
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// VRM 1.0 (`VRMC_vrm`, and `VRMC_vrm_animation` alike):
@@ -289,6 +314,36 @@ mod tests {
     }
 
     #[test]
+    fn vrmc_vrm_spec_version_beta_or_missing_reads_with_a_note_and_another_is_refused() {
+        let vrm1 = |version: Value| {
+            let mut ext = json!({"humanoid": {"humanBones": {"hips": {"node": 0}}}});
+            if !version.is_null() {
+                ext["specVersion"] = version;
+            }
+            with_extensions(hips_spine_head(), json!({ "VRMC_vrm": ext }))
+        };
+        let notes = |version: Value| parse_doc(&vrm1(version)).unwrap().notes;
+        assert!(notes(json!("1.0")).is_empty());
+        assert_eq!(
+            notes(json!("1.0-beta")),
+            ["VRMC_vrm specVersion is the pre-release `1.0-beta`: read as 1.0"]
+        );
+        assert_eq!(
+            notes(Value::Null),
+            ["VRMC_vrm has no specVersion: read as 1.0"]
+        );
+        for version in [json!("2.0"), json!(1.0)] {
+            assert_eq!(
+                error_of(&vrm1(version.clone())),
+                format!(
+                    "{PATH}: extensions.VRMC_vrm.specVersion: `{}`; only 1.0 (or its pre-release `1.0-beta`) is supported",
+                    version.to_string().trim_matches('"')
+                )
+            );
+        }
+    }
+
+    #[test]
     fn ext_skeleton_humanoid_is_read_in_all_three_forms() {
         let bones = json!({"hips": 0, "spine": 1, "head": 2});
         let forms = [
@@ -368,7 +423,7 @@ mod tests {
         let extensions = json!({
             "EXT_skeleton_humanoid": {"humanoidBones": {"hips": 1}},
             "VRM": {"humanoid": {"humanBones": [{"bone": "hips", "node": 2}]}},
-            "VRMC_vrm": {"humanoid": {"humanBones": {"hips": {"node": 0}}}}
+            "VRMC_vrm": {"specVersion": "1.0", "humanoid": {"humanBones": {"hips": {"node": 0}}}}
         });
         let rig = parse_doc(&with_extensions(hips_spine_head(), extensions)).unwrap();
         assert_eq!(rig.map_source.as_deref(), Some("VRMC_vrm humanoid"));

@@ -274,6 +274,21 @@ mod tests {
                 }),
                 "lookAt: node 999 does not exist",
             ),
+            (
+                "one node for two bones",
+                with_json(&good, |v| {
+                    let bones = &mut v["extensions"][EXTENSION]["humanoid"]["humanBones"];
+                    bones["rightUpperArm"] = bones["leftUpperArm"].clone();
+                }),
+                "is `leftUpperArm` too",
+            ),
+            (
+                "channel on a node out of range",
+                with_json(&good, |v| {
+                    v["animations"][0]["channels"][1]["target"]["node"] = 999.into()
+                }),
+                "animations[0].channels[1]: node 999 does not exist",
+            ),
         ];
         for (what, bytes, expected) in cases {
             let err = match parse(&bytes, Path::new("bad.vrma"), None) {

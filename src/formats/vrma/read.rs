@@ -18,6 +18,38 @@ use crate::humanoid::{CustomNames, HumanBone, HumanoidPose, LookAt, Preset};
 
 use super::{EXTENSION, VrmaError, VrmaRest};
 
+/// Key times of different tracks closer than this (seconds) are one frame in
+/// `VrmaAnimation::frame_times`.
+const MERGE_SECONDS: f32 = 1e-6;
+
+/// Two increasing lists of times as one, a time of `b` within `MERGE_SECONDS` of
+/// one already taken counting once.
+fn merge_times(a: &[f32], b: &[f32]) -> Vec<f32> {
+    let mut out: Vec<f32> = Vec::with_capacity(a.len().max(b.len()));
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let t = match (a.get(i), b.get(j)) {
+            (Some(&x), Some(&y)) if x <= y => {
+                i += 1;
+                x
+            }
+            (_, Some(&y)) => {
+                j += 1;
+                y
+            }
+            (Some(&x), None) => {
+                i += 1;
+                x
+            }
+            (None, None) => break,
+        };
+        if out.last().is_none_or(|last| t - last > MERGE_SECONDS) {
+            out.push(t);
+        }
+    }
+    out
+}
+
 /// One animation of a `.vrma`, in normalized space.
 #[derive(Debug, Clone)]
 pub struct VrmaAnimation {
@@ -134,6 +166,9 @@ fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, 
     for (c, channel) in anim.channels.iter().enumerate() {
         let place = format!("animations[{index}].channels[{c}]");
         let node = channel.target.node.value();
+        if node >= doc.root.nodes.len() {
+            return Err(invalid(path, &place, format!("node {node} does not exist")));
+        }
         let path_kind = match channel.target.path {
             json::validation::Checked::Valid(p) => p,
             json::validation::Checked::Invalid => continue,
@@ -282,7 +317,17 @@ impl Declared {
             let bone: HumanBone = name
                 .parse()
                 .map_err(|_| invalid(path, &place, "not a VRM 1.0 humanoid bone name"))?;
-            bones[bone.index()] = Some(node_at(&value, &place)?);
+            let node = node_at(&value, &place)?;
+            // One node, one bone: its channels could not say which bone they move.
+            if let Some(other) = bones.iter().position(|n| *n == Some(node)) {
+                let other = crate::humanoid::bone::ALL[other].name();
+                return Err(invalid(
+                    path,
+                    &place,
+                    format!("node {node} is `{other}` too"),
+                ));
+            }
+            bones[bone.index()] = Some(node);
         }
         let expressions = ext.get("expressions");
         let mut presets = Vec::new();
@@ -626,6 +671,31 @@ impl VrmaAnimation {
             .chain(self.hips.as_ref().map(|k| k.times()))
             .max_by_key(|times| times.len())
             .unwrap_or(&[])
+    }
+
+    /// Every track's key times merged, in order: the frames that play the clip back
+    /// key for key. A file whose tracks are keyed at their own times (keyframe
+    /// reduction keeps each track's keys apart) loses no key of any track, as it
+    /// would by taking one track's times.
+    #[must_use]
+    pub fn frame_times(&self) -> Vec<f32> {
+        let rotations = self.rotations.iter().map(|(_, k)| k.times());
+        let presets = self.presets.iter().map(|(_, k)| k.times());
+        let customs = self.customs.iter().map(|(_, k)| k.times());
+        let tracks = rotations
+            .chain(self.hips.as_ref().map(|k| k.times()))
+            .chain(presets)
+            .chain(customs)
+            .chain(self.look_at.as_ref().map(|k| k.times()));
+        // Tracks sharing one time accessor (most files) add nothing: a long take's
+        // times are held once, never once per track.
+        let mut merged: Vec<f32> = Vec::new();
+        for times in tracks {
+            if times != merged.as_slice() {
+                merged = merge_times(&merged, times);
+            }
+        }
+        merged
     }
 
     /// Fills `pose` at `t` seconds (clamped to the clip): the rotation of every

@@ -8,6 +8,7 @@
 //! first and the root of the scene; then one node per expression and the lookAt
 //! node. One animation: hips translation, then one rotation channel per bone, then
 //! expression weights (translation.x), then lookAt rotation; every sampler LINEAR
+//! (or STEP, for a clip whose poses hold between frames: `hold_between_frames`)
 //! over one shared time accessor that carries min/max.
 
 use std::io::{self, Write};
@@ -44,6 +45,9 @@ pub struct VrmaWriter {
     customs: Vec<(String, Track)>,
     /// x, y, z, w per frame, once a frame has carried a lookAt.
     look_at: Option<Track>,
+    /// Each frame's pose holds until the next (STEP samplers), instead of moving
+    /// towards it (LINEAR).
+    hold: bool,
 }
 
 impl VrmaWriter {
@@ -61,6 +65,7 @@ impl VrmaWriter {
             presets: vec![None; PRESET_COUNT],
             customs: Vec::new(),
             look_at: None,
+            hold: false,
         }
     }
 
@@ -183,6 +188,12 @@ impl VrmaWriter {
         Ok(())
     }
 
+    /// Writes every sampler STEP: each frame's pose holds until the next frame, as
+    /// in a clip keyed STEP (LINEAR would move between them).
+    pub fn hold_between_frames(&mut self) {
+        self.hold = true;
+    }
+
     /// Writes the file to `path`.
     pub fn save(&self, path: &Path) -> Result<(), VrmaError> {
         self.write_file(path).map_err(|source| VrmaError::Write {
@@ -287,8 +298,9 @@ impl VrmaWriter {
                 json!({"sampler": channels.len(), "target": {"node": node, "path": "rotation"}}),
             );
         }
+        let interpolation = if self.hold { "STEP" } else { "LINEAR" };
         let samplers: Vec<Value> = (1..accessor_count)
-            .map(|output| json!({"input": 0, "output": output, "interpolation": "LINEAR"}))
+            .map(|output| json!({"input": 0, "output": output, "interpolation": interpolation}))
             .collect();
 
         [
