@@ -188,7 +188,7 @@ fn the_viewer_shows_a_replay_moving_and_records_from_its_buttons() {
     assert_eq!(r["download"]["type"], "model/gltf-binary");
     let take = vrma::load(&path, None).expect("the take reads");
     assert_eq!(
-        take.key_times().len(),
+        take.frame_times().len(),
         frames,
         "frames in {}",
         path.display()
@@ -687,7 +687,7 @@ fn a_take_played_in_the_viewer_turns_the_avatar_as_three_vrm_animation_does_in_n
     std::fs::copy(repo().join("recordings/walk-and-wave.vrma"), &take).expect("copy the take");
     let duration = vrma::load(&take, None)
         .expect("the take reads")
-        .key_times()
+        .frame_times()
         .last()
         .copied()
         .expect("frames");

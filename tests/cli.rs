@@ -302,7 +302,7 @@ fn inspect_reads_vrma_files_and_lists_only_problems_to_act_on() {
     for expected in [
         "bone map: VRMC_vrm_animation humanoid (51 bones)",
         "rest pose: T-pose",
-        "animations (1):\n  0 (no name): 3.000 s, 7 keys (the densest track), LINEAR\n",
+        "animations (1):\n  0 (no name): 3.000 s, 7 key times over its tracks, LINEAR\n",
         "    bones (1): rightUpperArm\n",
         "    expressions: happy\n    lookAt: keyed\n",
         "expressions declared (1): happy\n",

@@ -149,7 +149,7 @@ fn a_crashed_take_recovers_frame_for_frame() {
     let read = vrma::load(&written, None).unwrap();
     assert_eq!(read.name.as_deref(), Some("take 1"));
     let times: Vec<f32> = frames.iter().map(|f| f.0).collect();
-    assert_eq!(read.key_times(), times.as_slice(), "times exact");
+    assert_eq!(read.frame_times(), times.as_slice(), "times exact");
     let smirk = read
         .custom_names()
         .slot("smirk")
@@ -205,7 +205,7 @@ fn recover_never_overwrites_without_force() {
         "{}",
         String::from_utf8_lossy(&forced.stderr)
     );
-    assert_eq!(vrma::load(&out, None).unwrap().key_times().len(), 12);
+    assert_eq!(vrma::load(&out, None).unwrap().frame_times().len(), 12);
     let onto_itself = bridge(&["recover", arg(&journal), "-o", arg(&journal), "--force"]);
     assert_one_line_error(&onto_itself, &["the journal itself"]);
     assert!(!dir.path().join("out.vrma.partial").exists());
@@ -236,8 +236,8 @@ fn a_torn_tail_is_dropped_and_reported() {
         .expect("a byte count");
     assert!(dropped > 0 && dropped < 2000, "{stdout}");
     let read = vrma::load(&dir.path().join("torn.vrma"), None).unwrap();
-    assert_eq!(read.key_times().len(), 29);
-    assert_eq!(read.key_times().last(), Some(&frames[28].0));
+    assert_eq!(read.frame_times().len(), 29);
+    assert_eq!(read.frame_times().last(), Some(&frames[28].0));
 }
 
 #[test]
@@ -273,7 +273,7 @@ fn a_journal_with_a_damaged_header_or_record_keeps_every_frame_whose_record_hold
         "{stdout}"
     );
     let read = vrma::load(&dir.path().join("header hit.vrma"), None).unwrap();
-    assert_eq!(read.key_times(), times.as_slice());
+    assert_eq!(read.frame_times(), times.as_slice());
     for (t, want, _) in &frames {
         let mut got = HumanoidPose::default();
         read.sample(*t, &mut got);
@@ -305,7 +305,7 @@ fn a_journal_with_a_damaged_header_or_record_keeps_every_frame_whose_record_hold
         "{stdout}"
     );
     let read = vrma::load(&dir.path().join("record hit.vrma"), None).unwrap();
-    let kept: Vec<f32> = read.key_times().to_vec();
+    let kept: Vec<f32> = read.frame_times();
     assert_eq!(kept.len(), 89);
     assert!(
         kept.iter().all(|t| times.contains(t)),

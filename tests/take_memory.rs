@@ -85,9 +85,9 @@ fn ten_minutes_at_120_hz_take_the_memory_of_one() {
     let finished = recording.finish().expect("the take is written");
     assert_eq!(finished.frames, 10 * 60 * RATE);
     let read = vrma::load(&finished.path, None).expect("the take reads back");
-    assert_eq!(read.key_times().len(), 10 * 60 * RATE);
+    assert_eq!(read.frame_times().len(), 10 * 60 * RATE);
     assert_eq!(
-        read.key_times().last().copied(),
+        read.frame_times().last().copied(),
         Some((10 * 60 * RATE - 1) as f32 / RATE as f32)
     );
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())

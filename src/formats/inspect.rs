@@ -282,9 +282,9 @@ impl Report {
                 .map(ToString::to_string)
                 .collect();
             self.clips.push(format!(
-                "{i} {name}: {:.3} s, {} keys (the densest track), {}",
+                "{i} {name}: {:.3} s, {} key times over its tracks, {}",
                 animation.duration,
-                animation.key_times().len(),
+                animation.frame_times().len(),
                 match interpolations.as_slice() {
                     [] => "no tracks".to_owned(),
                     _ => interpolations.join(" and "),

@@ -334,6 +334,54 @@ pub struct TooManyFrames {
     pub max: usize,
 }
 
+/// Key times of different tracks closer than this (seconds) are one frame in
+/// `merged_key_times`.
+const MERGE_SECONDS: f32 = 1e-6;
+
+/// Every track's key times merged, in order, a time within `MERGE_SECONDS` of one
+/// already taken counting once: the frames that play tracks back key for key. A
+/// file whose tracks are keyed at their own times (keyframe reduction keeps each
+/// track's keys apart) loses no key of any track, as it would by taking one
+/// track's times. Tracks sharing the times already merged (most files: one time
+/// accessor for every track) add nothing, so a long take's times are held once.
+pub fn merged_key_times<'a>(tracks: impl IntoIterator<Item = &'a [f32]>) -> Vec<f32> {
+    let mut merged: Vec<f32> = Vec::new();
+    for times in tracks {
+        if times != merged.as_slice() {
+            merged = merge_two(&merged, times);
+        }
+    }
+    merged
+}
+
+/// Two increasing lists of times as one, a time of `b` within `MERGE_SECONDS` of
+/// one already taken counting once.
+fn merge_two(a: &[f32], b: &[f32]) -> Vec<f32> {
+    let mut out: Vec<f32> = Vec::with_capacity(a.len().max(b.len()));
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let t = match (a.get(i), b.get(j)) {
+            (Some(&x), Some(&y)) if x <= y => {
+                i += 1;
+                x
+            }
+            (_, Some(&y)) => {
+                j += 1;
+                y
+            }
+            (Some(&x), None) => {
+                i += 1;
+                x
+            }
+            (None, None) => break,
+        };
+        if out.last().is_none_or(|last| t - last > MERGE_SECONDS) {
+            out.push(t);
+        }
+    }
+    out
+}
+
 /// Frame times for sampling channels together, each given by its key times (as
 /// `Keyframes::times`: finite, non-decreasing).
 ///
@@ -445,6 +493,15 @@ mod tests {
     use std::f32::consts::{FRAC_PI_2, PI};
 
     use Interpolation::{CubicSpline, Linear, Step};
+
+    #[test]
+    fn merged_key_times_keep_every_tracks_keys_once() {
+        let a = [0.0, 0.25, 1.0];
+        let b = [0.0, 0.5, 1.0 + 1e-7];
+        assert_eq!(merged_key_times([&a[..], &b[..]]), [0.0, 0.25, 0.5, 1.0]);
+        assert_eq!(merged_key_times([&a[..], &a[..]]), a);
+        assert!(merged_key_times([]).is_empty());
+    }
 
     fn scalar(times: &[f32], values: &[f32], interpolation: Interpolation) -> Keyframes<f32> {
         Keyframes::new(times.to_vec(), values.to_vec(), interpolation).unwrap()

@@ -74,7 +74,7 @@ pub fn load_take(
             let summary = format!(
                 "VRM animation, {} bones, {} keys, {:.2} s",
                 a.bones().count(),
-                a.key_times().len(),
+                a.frame_times().len(),
                 a.duration
             );
             let (rest, names) = (a.rest().clone(), a.custom_names().clone());
@@ -88,7 +88,7 @@ pub fn load_take(
             let summary = format!(
                 "EXT_skeleton_humanoid clip, {} bones, {} keys, {:.2} s",
                 c.bones().count(),
-                c.key_times().len(),
+                c.frame_times().len(),
                 c.duration
             );
             let rest = c.rest.clone().unwrap_or_else(|| VrmaRest::standard(0.95));

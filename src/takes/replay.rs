@@ -95,7 +95,7 @@ impl Replay {
     /// Plays an EXT_skeleton_humanoid clip at its key times, or at `fps`.
     #[must_use]
     pub fn from_ext(clip: ExtHumanoidClip, fps: Option<f32>) -> Self {
-        let times = frame_times(clip.key_times(), clip.duration, fps);
+        let times = frame_times(&clip.frame_times(), clip.duration, fps);
         Self {
             source: FrameSource::Ext(Box::new(clip)),
             times,
@@ -151,7 +151,7 @@ impl Replay {
     pub fn set_fps(&mut self, fps: Option<f32>) {
         self.times = match &self.source {
             FrameSource::Vrma(a) => frame_times(&a.frame_times(), a.duration, fps),
-            FrameSource::Ext(c) => frame_times(c.key_times(), c.duration, fps),
+            FrameSource::Ext(c) => frame_times(&c.frame_times(), c.duration, fps),
             FrameSource::Rig { motion, .. } => frame_times(motion.times(), motion.duration(), fps),
         };
         self.next = 0;
@@ -304,6 +304,46 @@ mod tests {
         assert!(turned.unwrap().angle_between(turn) < 1e-6);
         let (_, _, moved) = frames[2];
         assert!(moved.distance(Vec3::new(0.3, 1.0, 0.0)) < 1e-6);
+    }
+
+    #[test]
+    fn an_ext_clip_whose_tracks_have_their_own_key_times_plays_every_key_of_each() {
+        use crate::formats::sampler::Keyframes;
+        use crate::humanoid::HumanBone;
+        // The spine keyed at 0, 0.25 and 1 s, the hips' offset at 0, 0.5 and 1 s.
+        let bend = Quat::from_rotation_x(0.5);
+        let spine = Keyframes::new(
+            vec![0.0, 0.25, 1.0],
+            vec![Quat::IDENTITY, bend, Quat::IDENTITY],
+            Interpolation::Linear,
+        )
+        .unwrap();
+        let offset = Vec3::new(0.3, 0.0, 0.0);
+        let hips = Keyframes::new(
+            vec![0.0, 0.5, 1.0],
+            vec![Vec3::ZERO, offset, Vec3::ZERO],
+            Interpolation::Linear,
+        )
+        .unwrap();
+        let clip = ExtHumanoidClip {
+            name: None,
+            duration: 1.0,
+            tracks: vec![(HumanBone::Spine, spine)],
+            hips_translation: Some(hips),
+            hips_bind_world: glam::Affine3A::from_translation(Vec3::new(0.0, 0.9, 0.0)),
+            rest: None,
+        };
+        let mut replay = Replay::from_ext(clip, None);
+        assert_eq!(replay.times(), [0.0, 0.25, 0.5, 1.0]);
+        let mut pose = HumanoidPose::default();
+        let mut frames = Vec::new();
+        while let Some(t) = replay.next_frame(&mut pose) {
+            frames.push((t, pose.rotation(HumanBone::Spine), pose.hips_position));
+        }
+        let (_, bent, _) = frames[1];
+        assert!(bent.unwrap().angle_between(bend) < 1e-6);
+        let (_, _, moved) = frames[2];
+        assert!(moved.distance(Vec3::new(0.3, 0.9, 0.0)) < 1e-6);
     }
 
     #[test]

@@ -248,7 +248,7 @@ fn skeleton_frames_become_poses_for_other_clients_and_a_recording() {
     assert_eq!(code, 0, "{stderr}");
     // The recording is the stream: every frame, from t = 0.
     let recorded = vrma::load(&file, None).expect("the take loads");
-    let times = recorded.key_times().to_vec();
+    let times = recorded.frame_times();
     assert_eq!(times.len(), 120);
     let mut replay = mocap_bridge::takes::replay::Replay::from_vrma(recorded, None);
     let mut pose = HumanoidPose::default();

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::{EXTENSION, ExtHumanoidError, STANDARD_HIPS_HEIGHT, from_channel_rotation, invalid};
 use crate::formats::gltf::{self, DocError, GltfDoc};
-use crate::formats::sampler::{Interpolation, KeyValue, Keyframes};
+use crate::formats::sampler::{Interpolation, KeyValue, Keyframes, merged_key_times};
 use crate::formats::vrma::VrmaRest;
 use crate::formats::{Rig, glb};
 use crate::humanoid::bone::{ALL, BONE_COUNT};
@@ -404,14 +404,12 @@ impl ExtHumanoidClip {
         self.tracks.iter().map(|(b, _)| *b)
     }
 
-    /// The key times of the densest track (the frames of a recording).
+    /// Every track's key times merged, in order: the frames that play the clip back
+    /// key for key (`sampler::merged_key_times`).
     #[must_use]
-    pub fn key_times(&self) -> &[f32] {
+    pub fn frame_times(&self) -> Vec<f32> {
         let rotations = self.tracks.iter().map(|(_, k)| k.times());
-        rotations
-            .chain(self.hips_translation.as_ref().map(|k| k.times()))
-            .max_by_key(|times| times.len())
-            .unwrap_or(&[])
+        merged_key_times(rotations.chain(self.hips_translation.as_ref().map(|k| k.times())))
     }
 
     /// The hips position at `t` seconds, model space: `bindWorld(hips) · translation`.

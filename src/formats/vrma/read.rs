@@ -12,43 +12,11 @@ use gltf::json;
 use serde_json::Value;
 
 use crate::formats::gltf::GltfDoc;
-use crate::formats::sampler::{Interpolation, KeyValue, Keyframes};
+use crate::formats::sampler::{Interpolation, KeyValue, Keyframes, merged_key_times};
 use crate::humanoid::bone::BONE_COUNT;
 use crate::humanoid::{CustomNames, HumanBone, HumanoidPose, LookAt, Preset};
 
 use super::{EXTENSION, VrmaError, VrmaRest};
-
-/// Key times of different tracks closer than this (seconds) are one frame in
-/// `VrmaAnimation::frame_times`.
-const MERGE_SECONDS: f32 = 1e-6;
-
-/// Two increasing lists of times as one, a time of `b` within `MERGE_SECONDS` of
-/// one already taken counting once.
-fn merge_times(a: &[f32], b: &[f32]) -> Vec<f32> {
-    let mut out: Vec<f32> = Vec::with_capacity(a.len().max(b.len()));
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        let t = match (a.get(i), b.get(j)) {
-            (Some(&x), Some(&y)) if x <= y => {
-                i += 1;
-                x
-            }
-            (_, Some(&y)) => {
-                j += 1;
-                y
-            }
-            (Some(&x), None) => {
-                i += 1;
-                x
-            }
-            (None, None) => break,
-        };
-        if out.last().is_none_or(|last| t - last > MERGE_SECONDS) {
-            out.push(t);
-        }
-    }
-    out
-}
 
 /// One animation of a `.vrma`, in normalized space.
 #[derive(Debug, Clone)]
@@ -663,16 +631,6 @@ impl VrmaAnimation {
         &self.rest
     }
 
-    /// The key times of the densest track (the frames of a recording).
-    #[must_use]
-    pub fn key_times(&self) -> &[f32] {
-        let rotations = self.rotations.iter().map(|(_, k)| k.times());
-        rotations
-            .chain(self.hips.as_ref().map(|k| k.times()))
-            .max_by_key(|times| times.len())
-            .unwrap_or(&[])
-    }
-
     /// Every track's key times merged, in order: the frames that play the clip back
     /// key for key. A file whose tracks are keyed at their own times (keyframe
     /// reduction keeps each track's keys apart) loses no key of any track, as it
@@ -687,15 +645,7 @@ impl VrmaAnimation {
             .chain(presets)
             .chain(customs)
             .chain(self.look_at.as_ref().map(|k| k.times()));
-        // Tracks sharing one time accessor (most files) add nothing: a long take's
-        // times are held once, never once per track.
-        let mut merged: Vec<f32> = Vec::new();
-        for times in tracks {
-            if times != merged.as_slice() {
-                merged = merge_times(&merged, times);
-            }
-        }
-        merged
+        merged_key_times(tracks)
     }
 
     /// Fills `pose` at `t` seconds (clamped to the clip): the rotation of every

@@ -306,7 +306,7 @@ mod tests {
         assert_eq!(done.span, Some((0.0, 4.0 / 60.0)));
         assert_eq!(done.leftover_journal, None);
         let read = crate::formats::vrma::load(&done.path, None).unwrap();
-        assert_eq!(read.key_times().len(), 5);
+        assert_eq!(read.frame_times().len(), 5);
         assert_eq!(read.name.as_deref(), Some("take"));
 
         let mut files: Vec<String> = fs::read_dir(dir.path())
