@@ -7,9 +7,10 @@
 //! bind pose. Bind worlds are `inverse(IBM)`, carried into the scene by the transform
 //! that puts the skin's root joint where its node is (exporters write IBMs relative to
 //! the mesh's own frame, often Z-up centimetres), unless that root joint is itself
-//! posed and the IBMs are already in the scene's frame (`stands_in_the_scene_frame`). Several skins over one armature
-//! (a mesh per body part) are carried into one frame through the joints they share,
-//! so the armature gets one rest whichever skin binds which joint.
+//! posed and the IBMs are already in the scene's frame (`stands_in_the_scene_frame`).
+//! Several skins over one armature (a mesh per body part) are carried into one frame
+//! through the joints they share, so the armature gets one rest whichever skin binds
+//! which joint.
 
 use std::collections::{HashMap, HashSet};
 

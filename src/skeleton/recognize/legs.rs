@@ -39,11 +39,11 @@ const THIGH_OUT: f32 = 0.05;
 /// Heuristic: the thigh is the first joint of the leg's line out to the side (at
 /// least 35% of the knee's distance from the midline, or `THIGH_OUT` of the hips'
 /// height: hip helpers start at the centre) whose bone points down, and is no less
-/// than a quarter of the next or goes on along it (a buttock helper just above the thigh is short and bent off
-/// the thigh's line); the knee is the joint nearest half the thigh's
-/// height above the floor; the ankle the first joint below half the knee's height;
-/// the toes the ankle's child reaching farthest ahead (`toes`). Names steer between candidates
-/// that the geometry allows.
+/// than a quarter of the next or goes on along it (a buttock helper just above the
+/// thigh is short and bent off the thigh's line); the knee is the joint nearest half
+/// the thigh's height above the floor; the ankle the first joint below half the
+/// knee's height; the toes the ankle's child reaching farthest ahead (`toes`). Names
+/// steer between candidates that the geometry allows.
 pub(super) fn solve_leg(
     rig: &RestJoints,
     line: Vec<usize>,
