@@ -285,7 +285,16 @@ impl<T: KeyValue> Keyframes<T> {
         let interval = self.times[after] - start;
         let s = (t - start) / interval;
         match self.interpolation {
-            Interpolation::Step => self.key_value(key),
+            Interpolation::Step => {
+                // A time a rounding error short of the next key (a grid time computed
+                // as i / fps against a key stored as f32) is that key: STEP jumps there.
+                let end = self.times[after];
+                if end - t <= ROUNDING_STEPS * f32::EPSILON * end.abs().max(1.0) {
+                    self.key_value(after)
+                } else {
+                    self.key_value(key)
+                }
+            }
             Interpolation::Linear => T::interpolate(self.key_value(key), self.key_value(after), s),
             Interpolation::CubicSpline => {
                 // glTF Appendix C, with tangents scaled by the key interval td:
@@ -310,6 +319,10 @@ impl<T: KeyValue> Keyframes<T> {
         }
     }
 }
+
+/// How many `f32` steps (relative, at least those of 1 s) short of a key a STEP
+/// channel's time is still that key's: rounding, not a time between keys.
+const ROUNDING_STEPS: f32 = 4.0;
 
 /// Frame rates a resampled clip snaps to, frames per second.
 pub const STANDARD_RATES: [f32; 8] = [24.0, 25.0, 30.0, 50.0, 60.0, 90.0, 120.0, 240.0];
@@ -608,6 +621,20 @@ mod tests {
     }
 
     // --- sampling ---------------------------------------------------------------
+
+    #[test]
+    fn a_step_time_a_rounding_error_short_of_a_key_is_that_key() {
+        let key = 10.0_f32 / 30.0;
+        let keys = scalar(&[0.0, key, 1.0], &[1.0, 2.0, 3.0], Step);
+        let just_short = f32::from_bits(key.to_bits() - 1);
+        assert_eq!(keys.sample(just_short), 2.0);
+        assert_eq!(keys.sample(key - 1e-4), 1.0);
+        // At a long take's end the rounding is coarser, and still no time between keys.
+        let late = 600.0_f32 + 10.0 / 30.0;
+        let keys = scalar(&[600.0, late, 601.0], &[1.0, 2.0, 3.0], Step);
+        assert_eq!(keys.sample(f32::from_bits(late.to_bits() - 2)), 2.0);
+        assert_eq!(keys.sample(late - 1.0 / 240.0), 1.0);
+    }
 
     #[test]
     fn step_linear_and_clamping_table() {
