@@ -242,6 +242,19 @@ mod tests {
         assert_eq!(frame_times(&[0.0], 0.0, Some(60.0)), vec![0.0]);
     }
 
+    /// Every frame of `replay`: its time, `bone`'s rotation and the hips position.
+    fn play(
+        replay: &mut Replay,
+        bone: crate::humanoid::HumanBone,
+    ) -> Vec<(f32, Option<Quat>, Vec3)> {
+        let mut pose = HumanoidPose::default();
+        let mut frames = Vec::new();
+        while let Some(t) = replay.next_frame(&mut pose) {
+            frames.push((t, pose.rotation(bone), pose.hips_position));
+        }
+        frames
+    }
+
     #[test]
     fn a_vrma_whose_tracks_have_their_own_key_times_plays_every_key_of_each() {
         use crate::formats::glb::{ElementType, FloatAccessor, write_floats};
@@ -295,11 +308,7 @@ mod tests {
             crate::formats::vrma::parse(&bytes, std::path::Path::new("own.vrma"), None).unwrap();
         let mut replay = Replay::from_vrma(animation, None);
         assert_eq!(replay.times(), [0.0, 0.25, 0.5, 1.0]);
-        let mut pose = HumanoidPose::default();
-        let mut frames = Vec::new();
-        while let Some(t) = replay.next_frame(&mut pose) {
-            frames.push((t, pose.rotation(HumanBone::Hips), pose.hips_position));
-        }
+        let frames = play(&mut replay, HumanBone::Hips);
         let (_, turned, _) = frames[1];
         assert!(turned.unwrap().angle_between(turn) < 1e-6);
         let (_, _, moved) = frames[2];
@@ -335,11 +344,7 @@ mod tests {
         };
         let mut replay = Replay::from_ext(clip, None);
         assert_eq!(replay.times(), [0.0, 0.25, 0.5, 1.0]);
-        let mut pose = HumanoidPose::default();
-        let mut frames = Vec::new();
-        while let Some(t) = replay.next_frame(&mut pose) {
-            frames.push((t, pose.rotation(HumanBone::Spine), pose.hips_position));
-        }
+        let frames = play(&mut replay, HumanBone::Spine);
         let (_, bent, _) = frames[1];
         assert!(bent.unwrap().angle_between(bend) < 1e-6);
         let (_, _, moved) = frames[2];
