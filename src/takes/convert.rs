@@ -70,6 +70,14 @@ impl Writer {
         }
     }
 
+    /// Writes every sampler STEP, so each frame's pose holds until the next.
+    pub fn hold_between_frames(&mut self) {
+        match self {
+            Self::Vrma(w) => w.hold_between_frames(),
+            Self::ExtHumanoid(w) => w.hold_between_frames(),
+        }
+    }
+
     /// How many frames have been appended.
     #[must_use]
     pub fn frame_count(&self) -> usize {
@@ -100,10 +108,8 @@ pub fn replay_into(
     progress: &mut dyn FnMut(usize),
 ) -> Result<Writer, PushError> {
     let mut writer = Writer::new(format, bake.map_or(rest, |b| b.rest.clone()), name);
-    if let Writer::Vrma(w) = &mut writer
-        && replay.holds_between_frames()
-    {
-        w.hold_between_frames();
+    if replay.holds_between_frames() {
+        writer.hold_between_frames();
     }
     let mut pose = HumanoidPose::default();
     replay.rewind();
@@ -177,5 +183,35 @@ mod tests {
         assert!((hips_turn_at(&step, 0.9) - 1.0).abs() < 1e-5);
         let linear = copied(&angles, false);
         assert!((hips_turn_at(&linear, 0.25) - 0.6).abs() < 1e-5);
+    }
+
+    #[test]
+    fn an_ext_clip_keyed_step_copies_to_one_that_holds_each_pose() {
+        use crate::formats::ext_humanoid::{self, ExtHumanoidClip};
+        use crate::formats::sampler::{Interpolation, Keyframes};
+        let turns = [0.2, 1.0, 0.5].map(Quat::from_rotation_y).to_vec();
+        let hips = Keyframes::new(vec![0.0, 0.5, 1.0], turns, Interpolation::Step).unwrap();
+        let clip = ExtHumanoidClip {
+            name: None,
+            duration: 1.0,
+            tracks: vec![(HumanBone::Hips, hips)],
+            hips_translation: None,
+            hips_bind_world: glam::Affine3A::from_translation(glam::Vec3::new(0.0, 0.9, 0.0)),
+            rest: None,
+        };
+        let mut replay = Replay::from_ext(clip, None);
+        let (format, names) = (OutputFormat::ExtHumanoid, CustomNames::default());
+        let rest = VrmaRest::standard(0.9);
+        let Writer::ExtHumanoid(copy) =
+            replay_into(&mut replay, format, rest, "copy", &names, None, &mut |_| {}).unwrap()
+        else {
+            panic!("an EXT_skeleton_humanoid writer")
+        };
+        let read = ext_humanoid::parse(&copy.to_bytes(), Path::new("copy.glb"), None).unwrap();
+        assert!(read.holds_between_keys());
+        let mut pose = HumanoidPose::default();
+        read.sample(0.4, &mut pose);
+        let turned = pose.rotation(HumanBone::Hips).unwrap();
+        assert!(turned.angle_between(Quat::from_rotation_y(0.2)) < 1e-5);
     }
 }

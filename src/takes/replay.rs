@@ -120,12 +120,17 @@ impl Replay {
         }
     }
 
-    /// Whether each frame's pose holds until the next: a `.vrma` whose every track
-    /// is keyed STEP, played at its own key times or on a grid. A writer of its
+    /// Whether each frame's pose holds until the next: a `.vrma` or
+    /// EXT_skeleton_humanoid clip whose every track is keyed STEP, played at its own
+    /// key times or on a grid. A writer of its
     /// frames writes them STEP too, or the poses would move between frames.
     #[must_use]
     pub fn holds_between_frames(&self) -> bool {
-        matches!(&self.source, FrameSource::Vrma(a) if a.interpolations() == [Interpolation::Step])
+        match &self.source {
+            FrameSource::Vrma(a) => a.interpolations() == [Interpolation::Step],
+            FrameSource::Ext(c) => c.holds_between_keys(),
+            FrameSource::Rig { .. } => false,
+        }
     }
 
     /// How many frames the replay has.

@@ -255,7 +255,8 @@ fn to_motion(
 /// Says that the root's turn was taken from its hip joints, and in how many frames.
 fn hip_turn_note(defs: &[JointDef], hip_turn: &HipTurn, frames: usize) -> String {
     format!(
-        "{}: the pelvis' turn, shared out between them in {frames} frames, is moved into the root (every joint stays where the file puts it)",
+        "{}: the pelvis' turn, shared out between them in {frames} frames, is moved into the \
+         root (every joint stays where the file puts it)",
         hip_turn.describe(defs)
     )
 }

@@ -404,6 +404,15 @@ impl ExtHumanoidClip {
         self.tracks.iter().map(|(b, _)| *b)
     }
 
+    /// Whether every track is keyed STEP: each key's pose holds until the next.
+    #[must_use]
+    pub fn holds_between_keys(&self) -> bool {
+        let rotations = self.tracks.iter().map(|(_, k)| k.interpolation());
+        let hips = self.hips_translation.as_ref().map(Keyframes::interpolation);
+        let mut kinds = rotations.chain(hips).peekable();
+        kinds.peek().is_some() && kinds.all(|i| i == Interpolation::Step)
+    }
+
     /// Every track's key times merged, in order: the frames that play the clip back
     /// key for key (`sampler::merged_key_times`).
     #[must_use]

@@ -27,6 +27,8 @@ pub struct ExtHumanoidWriter {
     /// Channel values of the hips translation, x, y, z per frame: the hips' offset
     /// from its reference position, model axes.
     hips: Track,
+    /// Whether every sampler is STEP (`hold_between_frames`), else LINEAR.
+    hold: bool,
 }
 
 impl ExtHumanoidWriter {
@@ -40,7 +42,14 @@ impl ExtHumanoidWriter {
             times: Track::new(1),
             rotations: vec![None; BONE_COUNT],
             hips: Track::new(3),
+            hold: false,
         }
+    }
+
+    /// Writes every sampler STEP: each frame's pose holds until the next frame, as
+    /// in a clip keyed STEP (LINEAR would move between them).
+    pub fn hold_between_frames(&mut self) {
+        self.hold = true;
     }
 
     /// How many frames have been appended.
@@ -123,10 +132,11 @@ impl ExtHumanoidWriter {
         // Channels: hips translation (accessor 2), then bone rotations (3, 4, ...).
         let target = |bone: HumanBone, path: &str| json!({"path": path, "extensions": {EXTENSION: {"humanoidBoneName": bone.name()}}});
         let mut channels = vec![json!({"sampler": 0, "target": target(B::Hips, "translation")})];
-        let mut samplers = vec![json!({"input": 0, "output": 2, "interpolation": "LINEAR"})];
+        let interpolation = if self.hold { "STEP" } else { "LINEAR" };
+        let mut samplers = vec![json!({"input": 0, "output": 2, "interpolation": interpolation})];
         for (k, (bone, _)) in bones.iter().enumerate() {
             channels.push(json!({"sampler": k + 1, "target": target(*bone, "rotation")}));
-            samplers.push(json!({"input": 0, "output": k + 3, "interpolation": "LINEAR"}));
+            samplers.push(json!({"input": 0, "output": k + 3, "interpolation": interpolation}));
         }
 
         let skeleton = json!({"rootNode": 0, "humanoidBones": human_bones});

@@ -199,10 +199,10 @@ pub(super) fn detached_foot(
                     .filter(|&p| plain(p))
                     .count()
             };
-            let key = |j: usize| (!plain(j), under_plain(j), rig.pos[j].y);
+            let key = |j: usize| (!plain(j), under_plain(j));
             key(a)
-                .partial_cmp(&key(b))
-                .unwrap_or(std::cmp::Ordering::Equal)
+                .cmp(&key(b))
+                .then(rig.pos[a].y.total_cmp(&rig.pos[b].y))
         })
 }
 
