@@ -896,6 +896,52 @@ fn run_record_keeps_the_take_on_sigint_and_sigterm() {
     }
 }
 
+/// `run --record | head`: once the console's reader goes away the bridge keeps
+/// running without panicking, stops at its end as it would have, and writes the take.
+#[test]
+fn run_keeps_running_and_keeps_the_take_when_its_console_goes_away() {
+    use std::io::BufRead;
+
+    let dir = tempfile::tempdir().unwrap();
+    let recordings = dir.path().join("recordings");
+    let config = serde_json::json!({
+        "vmcInputs": [],
+        "labInputs": [],
+        "vrchatInputs": [],
+        "websocket": null,
+        "vmcOutputs": [],
+        "recorder": { "dir": recordings },
+        "status": { "logIntervalS": 0.0, "monitorIntervalS": 0.05 }
+    });
+    let config_path = dir.path().join("bridge.json");
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/walk-and-wave.vrma");
+    let mut bridge = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .args(["run", "--config", config_path.to_str().unwrap(), "--record"])
+        .args(["--duration", "1.5", "--replay"])
+        .arg(&source)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(bridge.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.starts_with("ready:") {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "no ready line");
+    }
+    // The reader goes away while the monitor still prints a line per interval.
+    drop(stdout);
+    let out = bridge.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let take = recordings.join("walk-and-wave.vrma");
+    let animation = mocap_bridge::formats::vrma::load(&take, None)
+        .unwrap_or_else(|e| panic!("{}: {e}", take.display()));
+    assert!(animation.frame_times().len() > 30, "{}", take.display());
+}
+
 /// `run --replay <sample> --record --fast` writes a take that three-vrm-animation
 /// reads with the source's rest hips position and hips track (within 0.1 mm): the
 /// take's rest stands at the source's hips height, not the built-in avatar's.

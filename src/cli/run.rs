@@ -2,6 +2,7 @@
 //! recordings replayed as performers. Stops at Ctrl-C or SIGTERM (finishing every
 //! open recording), after `--duration`, or when the replays end (without `--loop`).
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -184,7 +185,6 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         monitor: !args.quiet,
         config_file: args.config.clone(),
         on_ready: Some(Box::new(|line: &str| {
-            use std::io::Write as _;
             let mut out = std::io::stdout().lock();
             // A closed stdout does not stop the bridge.
             let _ = writeln!(out, "{line}");
@@ -216,9 +216,12 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         };
         bridge::run(config, options, shutdown).await
     })?;
-    println!("{}", summary.line);
+    // The takes are written; a console gone by now (a closed pipe) misses the summary.
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", summary.line);
     for take in &summary.takes {
-        println!(
+        let _ = writeln!(
+            out,
             "wrote {}: {} frames, {:.2} s ({})",
             take.file, take.frames, take.seconds, take.performer
         );

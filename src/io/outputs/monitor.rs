@@ -100,11 +100,11 @@ impl Monitor {
                                 latest.insert(p.performer.to_string(), newest);
                             }
                             OutputMsg::Appeared { performer, source } => {
-                                println!("performer {performer} appeared ({source:?})");
+                                say(&[format!("performer {performer} appeared ({source:?})")]);
                             }
                             OutputMsg::Gone { performer } => {
                                 latest.remove(performer.as_str());
-                                println!("performer {performer} gone");
+                                say(&[format!("performer {performer} gone")]);
                             }
                             // Never asked for here.
                             OutputMsg::ExpressionName { .. } | OutputMsg::Source(_) => {}
@@ -147,12 +147,16 @@ fn lines_due(latest: &mut BTreeMap<String, Latest>) -> Vec<String> {
 
 fn print_lines(latest: &mut BTreeMap<String, Latest>) {
     let lines = lines_due(latest);
-    if lines.is_empty() {
-        return;
+    if !lines.is_empty() {
+        say(&lines);
     }
+}
+
+/// Prints lines on the console, which may be gone (a closed pipe, `| head`): the
+/// bridge keeps running and its takes are kept, so a failed write is not an error.
+fn say(lines: &[String]) {
     let mut out = std::io::stdout().lock();
     for line in lines {
-        // The console may be gone (a closed pipe); the bridge keeps running.
         let _ = writeln!(out, "{line}");
     }
     let _ = out.flush();
