@@ -377,6 +377,38 @@ fn retarget_a_real_capture_onto_a_real_model() {
     assert_one_line_error(&out, &["Example.vrm", "no motion"]);
 }
 
+/// A VRM resting in an A-pose is driven from that rest, as VRM players take it:
+/// `retarget` says so and checks its limbs against it, from a BVH and from a `.vrma`.
+#[test]
+fn retarget_onto_a_vrm_resting_in_an_a_pose_checks_it_against_its_rest() {
+    let Some(dir) = common::assets() else { return };
+    let target = dir.join("vrm/rest_a_pose_t_position_rest_vrm0.vrm");
+    for source in [
+        dir.join("bvh/cmu_12_01_walk.bvh"),
+        dir.join("vrma/idle_loop.vrma"),
+    ] {
+        let out = bridge_ok(&[
+            "retarget".as_ref(),
+            source.as_os_str(),
+            "--target".as_ref(),
+            target.as_os_str(),
+            "--every".as_ref(),
+            "0".as_ref(),
+        ]);
+        assert!(
+            out.contains("its limbs are up to 44.9° from a T-pose's"),
+            "{out}"
+        );
+        let worst: f32 = out
+            .split("worst limb direction error ")
+            .nth(1)
+            .and_then(|rest| rest.split('°').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no error printed: {out}"));
+        assert!(worst < 0.01, "{}: {worst}°", source.display());
+    }
+}
+
 #[test]
 fn convert_writes_vrma_from_bvh_and_from_vrma() {
     let Some(assets) = common::assets() else {

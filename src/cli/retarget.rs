@@ -14,6 +14,11 @@ use super::{CliResult, RigArgs, load_options};
 use mocap_bridge::formats::inspect::{explicit_map, map_rig};
 use mocap_bridge::takes::load::LoadedTake;
 
+/// Above this (degrees), `retarget` says that the target's limbs keep their rest's
+/// offset from a T-pose: far above rounding, below any pose a user would call
+/// other than a T-pose.
+const REST_OFFSET_NOTE_DEG: f32 = 0.5;
+
 /// Options of `retarget`.
 #[derive(clap::Args)]
 pub struct RetargetArgs {
@@ -108,11 +113,26 @@ pub fn run(args: RetargetArgs) -> CliResult<()> {
             "error °"
         )?;
     }
+    let source_rig = match &take {
+        LoadedTake::Rig { mapped, .. } => Some(&**mapped),
+        LoadedTake::Normalized { .. } => None,
+    };
+    let limb_check = check::LimbCheck::new(source_rig, &dst);
+    let has_source = source_rig.is_some();
+    let offset = limb_check.target_rest_offset_deg();
+    if offset > REST_OFFSET_NOTE_DEG {
+        writeln!(
+            stdout,
+            "note: the target's rest is its T-pose as it is (a VRM's is), and its limbs are up \
+             to {offset:.1}° from a T-pose's: the target's limbs keep that offset from the \
+             source's, and are checked against their own rest"
+        )?;
+    }
     let target_rig = TargetRig::new(&dst);
     let hips_joint = target_rig.hips_joint();
     let mut out = vec![Quat::IDENTITY; dst.skeleton.len()];
     let mut translations = dst.skeleton.rest_translations();
-    let (mut worst, mut busy, mut frames) = (None::<f32>, std::time::Duration::ZERO, 0usize);
+    let (mut worst, mut busy, mut frames) = (0.0f32, std::time::Duration::ZERO, 0usize);
     let pacer = opts.realtime.then(Pacer::start);
     let (mut replay, take) = match take {
         LoadedTake::Rig { mapped, motion } => {
@@ -144,31 +164,25 @@ pub fn run(args: RetargetArgs) -> CliResult<()> {
         translations[hips_joint] = hips;
         let world = dst.skeleton.world_transforms(&out, &translations);
         let got = check::limb_vectors(&dst, &world);
-        // The check: the source's own limbs at this frame, when it has a skeleton.
-        let error = match &take {
-            Some((mapped, motion)) => {
-                let frame = motion.frame(frames.min(motion.frame_count() - 1));
-                let source_world = mapped
-                    .skeleton
-                    .world_transforms(frame.rotations, frame.translations);
-                Some(check::worst_angle_deg(
-                    &check::limb_vectors(mapped, &source_world),
-                    &got,
-                ))
-            }
-            None => None,
-        };
-        if let Some(e) = error {
-            worst = Some(worst.unwrap_or(0.0).max(e));
-        }
+        // The check: the target's limbs and, when it has a skeleton, the source's own
+        // at this frame, against where the frame's normalized rotations put them.
+        let source_limbs = take.as_ref().map(|(mapped, motion)| {
+            let frame = motion.frame(frames.min(motion.frame_count() - 1));
+            let source_world = mapped
+                .skeleton
+                .world_transforms(frame.rotations, frame.translations);
+            check::limb_vectors(mapped, &source_world)
+        });
+        let error =
+            limb_check.worst_error_deg(&pose.model_rotations(), &got, source_limbs.as_ref());
+        worst = worst.max(error);
         if opts.every > 0 && frames % opts.every == 0 {
             let p = dst.correction.facing * Vec3::from(world[hips_joint].translation);
             let up = |v: Vec3| v.normalize().y.clamp(-1.0, 1.0).asin().to_degrees();
             let bend = |a: Vec3, b: Vec3| a.angle_between(b).to_degrees();
-            let error = error.map_or_else(|| "-".to_owned(), |e| format!("{e:.5}"));
             writeln!(
                 stdout,
-                "{frames:>6} {t:>7.3}  ({:+.3}, {:+.3}, {:+.3})  {:>6.1} {:>6.1}  {:>9.1}  {:>6.1} {:>6.1}  {error:>9}",
+                "{frames:>6} {t:>7.3}  ({:+.3}, {:+.3}, {:+.3})  {:>6.1} {:>6.1}  {:>9.1}  {:>6.1} {:>6.1}  {error:>9.5}",
                 p.x,
                 p.y,
                 p.z,
@@ -181,9 +195,10 @@ pub fn run(args: RetargetArgs) -> CliResult<()> {
         }
         frames += 1;
     }
-    let check = match worst {
-        Some(w) => format!("worst limb direction error {w:.5}°"),
-        None => "no source skeleton to check against".to_owned(),
+    let check = if has_source {
+        format!("worst limb direction error {worst:.5}°")
+    } else {
+        format!("worst limb direction error {worst:.5}° (on the target; no source skeleton)")
     };
     writeln!(
         stdout,
