@@ -853,7 +853,7 @@ fn record_keeps_the_take_on_sigint_and_sigterm() {
 #[cfg(unix)]
 #[test]
 fn run_record_keeps_the_take_on_sigint_and_sigterm() {
-    use std::io::{BufRead, Read};
+    use std::io::Read;
 
     for signal in ["INT", "TERM"] {
         let dir = tempfile::tempdir().unwrap();
@@ -876,11 +876,7 @@ fn run_record_keeps_the_take_on_sigint_and_sigterm() {
             .spawn()
             .unwrap();
         let mut stdout = std::io::BufReader::new(bridge.stdout.take().unwrap());
-        let mut line = String::new();
-        while !line.starts_with("ready:") {
-            line.clear();
-            assert!(stdout.read_line(&mut line).unwrap() > 0, "no ready line");
-        }
+        wait_for_ready(&mut stdout);
         stream_vmc_then_signal(&listen, bridge.id(), signal);
         let status = bridge.wait().unwrap();
         let mut rest = String::new();
@@ -896,14 +892,20 @@ fn run_record_keeps_the_take_on_sigint_and_sigterm() {
     }
 }
 
-/// `run --record | head`: once the console's reader goes away the bridge keeps
-/// running without panicking, stops at its end as it would have, and writes the take.
-#[test]
-fn run_keeps_running_and_keeps_the_take_when_its_console_goes_away() {
-    use std::io::BufRead;
+/// Reads a running bridge's stdout up to its "ready:" line.
+fn wait_for_ready(stdout: &mut impl std::io::BufRead) {
+    let mut line = String::new();
+    while !line.starts_with("ready:") {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "no ready line");
+    }
+}
 
-    let dir = tempfile::tempdir().unwrap();
-    let recordings = dir.path().join("recordings");
+/// A bridge file in `dir` with no network inputs or outputs, recording into
+/// `dir/recordings`, the console printing every `monitor_s` seconds (0: never); and
+/// that folder.
+fn replay_only_config(dir: &Path, monitor_s: f32) -> (PathBuf, PathBuf) {
+    let recordings = dir.join("recordings");
     let config = serde_json::json!({
         "vmcInputs": [],
         "labInputs": [],
@@ -911,10 +913,19 @@ fn run_keeps_running_and_keeps_the_take_when_its_console_goes_away() {
         "websocket": null,
         "vmcOutputs": [],
         "recorder": { "dir": recordings },
-        "status": { "logIntervalS": 0.0, "monitorIntervalS": 0.05 }
+        "status": { "logIntervalS": 0.0, "monitorIntervalS": monitor_s }
     });
-    let config_path = dir.path().join("bridge.json");
+    let config_path = dir.join("bridge.json");
     std::fs::write(&config_path, config.to_string()).unwrap();
+    (config_path, recordings)
+}
+
+/// `run --record | head`: once the console's reader goes away the bridge keeps
+/// running without panicking, stops at its end as it would have, and writes the take.
+#[test]
+fn run_keeps_running_and_keeps_the_take_when_its_console_goes_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config_path, recordings) = replay_only_config(dir.path(), 0.05);
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/walk-and-wave.vrma");
     let mut bridge = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
         .args(["run", "--config", config_path.to_str().unwrap(), "--record"])
@@ -925,11 +936,7 @@ fn run_keeps_running_and_keeps_the_take_when_its_console_goes_away() {
         .spawn()
         .unwrap();
     let mut stdout = std::io::BufReader::new(bridge.stdout.take().unwrap());
-    let mut line = String::new();
-    while !line.starts_with("ready:") {
-        line.clear();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "no ready line");
-    }
+    wait_for_ready(&mut stdout);
     // The reader goes away while the monitor still prints a line per interval.
     drop(stdout);
     let out = bridge.wait_with_output().unwrap();
@@ -948,18 +955,7 @@ fn run_keeps_running_and_keeps_the_take_when_its_console_goes_away() {
 #[test]
 fn a_take_recorded_by_run_keeps_the_source_hips() {
     let dir = tempfile::tempdir().unwrap();
-    let recordings = dir.path().join("recordings");
-    let config = serde_json::json!({
-        "vmcInputs": [],
-        "labInputs": [],
-        "vrchatInputs": [],
-        "websocket": null,
-        "vmcOutputs": [],
-        "recorder": { "dir": recordings },
-        "status": { "logIntervalS": 0.0, "monitorIntervalS": 0.0 }
-    });
-    let config_path = dir.path().join("bridge.json");
-    std::fs::write(&config_path, config.to_string()).unwrap();
+    let (config_path, recordings) = replay_only_config(dir.path(), 0.0);
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/walk-and-wave.vrma");
     let run = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
         .args([
