@@ -396,7 +396,7 @@ fn retarget_onto_a_vrm_resting_in_an_a_pose_checks_it_against_its_rest() {
             "0".as_ref(),
         ]);
         assert!(
-            out.contains("its limbs are up to 44.9° from a T-pose's"),
+            out.contains("limbs are up to 44.9° from a T-pose's"),
             "{out}"
         );
         let worst: f32 = out

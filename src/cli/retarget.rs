@@ -123,9 +123,9 @@ pub fn run(args: RetargetArgs) -> CliResult<()> {
     if offset > REST_OFFSET_NOTE_DEG {
         writeln!(
             stdout,
-            "note: the target's rest is its T-pose as it is (a VRM's is), and its limbs are up \
-             to {offset:.1}° from a T-pose's: the target's limbs keep that offset from the \
-             source's, and are checked against their own rest"
+            "note: the target is driven from a rest whose limbs are up to {offset:.1}° from a \
+             T-pose's (a VRM from its own rest, as VRM players drive it): its limbs keep that \
+             offset from the source's, and are checked against that rest"
         )?;
     }
     let target_rig = TargetRig::new(&dst);
