@@ -18,8 +18,9 @@ use crate::formats::{Basis, Clip, LoadOptions, Motion, Rig, Units, UpAxis};
 use crate::skeleton::Skeleton;
 
 /// The rig in internal space: takes the rest from the motion when the zero pose is
-/// no pose (`rest_frame`), guesses the up axis and units from the rest if not
-/// given, converts the rest pose and every frame, checks the skeleton.
+/// no pose (`rest_frame`, with the up axis it stands along), guesses the up axis
+/// (of a zero-pose rest) and units from the rest if not given, converts the rest
+/// pose and every frame, checks the skeleton.
 pub(super) fn build(
     path: &Path,
     defs: Vec<JointDef>,
