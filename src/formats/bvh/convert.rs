@@ -18,8 +18,9 @@ use crate::formats::{Basis, Clip, LoadOptions, Motion, Rig, Units, UpAxis};
 use crate::skeleton::Skeleton;
 
 /// The rig in internal space: takes the rest from the motion when the zero pose is
-/// no pose (`rest_frame`), guesses the up axis and units from the rest if not
-/// given, converts the rest pose and every frame, checks the skeleton.
+/// no pose (`rest_frame`, with the up axis it stands along), guesses the up axis
+/// (of a zero-pose rest) and units from the rest if not given, converts the rest
+/// pose and every frame, checks the skeleton.
 pub(super) fn build(
     path: &Path,
     defs: Vec<JointDef>,
@@ -51,12 +52,19 @@ pub(super) fn build(
             f.source, f.zero_pose
         ));
     }
-    let up = up_of(extent, options.up);
+    let up = rest_frame
+        .as_ref()
+        .map_or_else(|| up_of(extent, options.up), |f| f.up);
     if options.up.is_none() && up == UpAxis::Z {
-        notes.push(format!(
-            "up axis: +Z (guessed: the rest pose is {:.2} units tall along Z, {:.2} along Y)",
-            extent.z, extent.y
-        ));
+        notes.push(match rest_frame {
+            Some(_) => {
+                "up axis: +Z (guessed: the rest taken from the motion stands along Z)".into()
+            }
+            None => format!(
+                "up axis: +Z (guessed: the rest pose is {:.2} units tall along Z, {:.2} along Y)",
+                extent.z, extent.y
+            ),
+        });
     }
     let height = along_up(extent, up);
     let units = match options.units {

@@ -138,7 +138,7 @@ impl<'a> Parser<'a> {
             if is(token, "JOINT") {
                 self.open_joint(Some(current), token.line)?;
             } else if is(token, "End") {
-                self.end_site(current, token.line)?;
+                self.end_site(current)?;
             } else if token.text == "}" {
                 self.open.pop();
             } else {
@@ -201,13 +201,11 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    /// `End Site { OFFSET x y z }`, after `End`.
-    fn end_site(&mut self, joint: usize, line: usize) -> Result<(), BvhError> {
-        let site = self.lexer.name();
-        if !site.eq_ignore_ascii_case("Site") {
-            let found = format!("End {site}");
-            return Err(self.syntax(line, "`End Site`", found.trim_end()));
-        }
+    /// `End Site { OFFSET x y z }`, after `End`. Some exporters write the site's
+    /// name instead of `Site` (`End LeftToeBase_End`): whatever follows `End` on
+    /// its line names the site, and the block that follows decides what it is.
+    fn end_site(&mut self, joint: usize) -> Result<(), BvhError> {
+        self.lexer.name();
         self.expect("{", "`{`")?;
         self.expect("OFFSET", "`OFFSET`")?;
         let end = self.vec3()?;
@@ -275,8 +273,24 @@ mod tests {
             msg.starts_with("bad.bvh:16: expected `ROOT` or `MOTION`"),
             "{msg}"
         );
-        let msg = error(&good_with(10, "    End Sight"));
-        assert!(msg.starts_with("bad.bvh:10: expected `End Site`"), "{msg}");
+        let msg = error(&good_with(11, ""));
+        assert!(
+            msg.starts_with("bad.bvh:12: expected `{`, found `OFFSET`"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn an_end_site_may_be_named() {
+        // `End LeftToeBase_End`, as some exporters write an end site.
+        for named in ["    End Spine_End", "    End\tSpine End", "    End"] {
+            let rig = rig(&good_with(10, named));
+            assert_eq!(
+                rig.skeleton.joints()[1].end,
+                Some(Vec3::new(0.0, 10.0, 0.0)),
+                "{named}"
+            );
+        }
     }
 
     #[test]

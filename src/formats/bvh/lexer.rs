@@ -17,6 +17,20 @@ pub(super) struct Token<'a> {
     pub(super) line: usize,
 }
 
+/// The lines of `text`, ended by `\n`, `\r\n` or a lone `\r` (classic Mac OS line
+/// ends, as Poser and Second Life tools of that platform write them); no last empty
+/// line after a final line end, as `str::lines`.
+fn lines(text: &str) -> Vec<&str> {
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    let text = text.strip_suffix('\r').unwrap_or(text);
+    if text.is_empty() {
+        return Vec::new();
+    }
+    text.split('\n')
+        .flat_map(|line| line.strip_suffix('\r').unwrap_or(line).split('\r'))
+        .collect()
+}
+
 /// Splits the text into words, keeping line numbers, and hands out the rest of a
 /// line when the grammar needs it (joint names, channel lists, motion).
 pub(super) struct Lexer<'a> {
@@ -30,7 +44,7 @@ pub(super) struct Lexer<'a> {
 impl<'a> Lexer<'a> {
     pub(super) fn new(text: &'a str) -> Self {
         Self {
-            lines: text.lines().collect(),
+            lines: lines(text),
             line: 0,
             col: 0,
         }

@@ -190,6 +190,26 @@ mod tests {
     use glam::Vec3;
 
     #[test]
+    fn classic_mac_line_ends_read_as_any_other() {
+        // Poser and Second Life tools on classic Mac OS end lines with a lone CR.
+        let lf = rig(GOOD);
+        for ends in ["\r", "\r\n"] {
+            let text = GOOD.replace('\n', ends);
+            let other = rig(&text);
+            let names = |r: &Rig| -> Vec<String> {
+                r.skeleton.joints().iter().map(|j| j.name.clone()).collect()
+            };
+            assert_eq!(names(&other), names(&lf));
+            assert_eq!(motion(&other).frame_count(), 2);
+            let bad = good_with(20, "1 90 0 0").replace('\n', ends);
+            assert_eq!(
+                error(&bad),
+                "bad.bvh:20: frame 2 has 4 values, the hierarchy has 9 channels"
+            );
+        }
+    }
+
+    #[test]
     fn load_names_a_missing_file() {
         let err = load(Path::new("no/such/file.bvh"), &AS_IS).unwrap_err();
         assert_eq!(err.to_string(), "cannot read no/such/file.bvh");

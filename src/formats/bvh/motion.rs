@@ -62,21 +62,34 @@ impl<'a> Parser<'a> {
             }
         };
 
-        // Every value after the header, checked, with how many each line holds.
+        // Every value after the header, checked, with how many each line holds. Text
+        // once the declared frames are all read (a note pasted after the motion)
+        // ends the motion.
         let lexer = std::mem::replace(&mut self.lexer, Lexer::new(""));
+        let needed = declared.saturating_mul(channels);
         let mut values = Vec::new();
         let mut lines = Vec::new();
+        let mut text_after = None;
         for (line, text) in lexer.into_remaining_lines() {
             let before = values.len();
             for (i, word) in text.split_whitespace().enumerate() {
-                values.push(number(self.path, word, line, i + 1)?);
+                match number(self.path, word, line, i + 1) {
+                    Ok(value) => values.push(value),
+                    Err(_) if channels > 0 && values.len() >= needed => {
+                        text_after = Some(line);
+                        break;
+                    }
+                    Err(err) => return Err(err),
+                }
             }
             if values.len() > before {
                 lines.push((line, values.len() - before));
             }
+            if text_after.is_some() {
+                break;
+            }
         }
 
-        let needed = declared.saturating_mul(channels);
         let mut notes = Vec::new();
         match frame_by_lines(&lines, channels, declared) {
             Layout::Lines { frames, .. } if frames < declared => {
@@ -110,6 +123,9 @@ impl<'a> Parser<'a> {
                 });
             }
         }
+        notes.extend(text_after.map(|line| {
+            format!("ignored the text after the last of the {declared} frames (from line {line})")
+        }));
         values.truncate(needed);
         Ok(RawMotion {
             frame_time,
@@ -315,6 +331,22 @@ mod tests {
             rig.notes,
             ["ignored 9 values after the last of the 2 frames (from line 21)"]
         );
+    }
+
+    #[test]
+    fn text_after_the_last_frame_is_ignored_with_a_note() {
+        // A readme pasted after the motion (as a Second Life pose kit's files have).
+        let rig = rig(&format!(
+            "{GOOD}eterm##$:BKUW300PS345672:\n--- readme.txt ---\n"
+        ));
+        assert_eq!(motion(&rig).frame_count(), 2);
+        assert_eq!(
+            rig.notes,
+            ["ignored the text after the last of the 2 frames (from line 21)"]
+        );
+        // Text before the last frame is complete is still an error.
+        let msg = error(&format!("{}\nabc 0 0 0\n", good_until(19)));
+        assert_eq!(msg, "bad.bvh:20: value 1 (`abc`) is not a number");
     }
 
     #[test]

@@ -285,20 +285,26 @@ impl std::fmt::Display for RestSource {
 pub(super) struct RestFrame {
     pub(super) source: RestSource,
     pub(super) pose: FilePose,
+    /// The up axis the rest stands along (the one given, else the one found).
+    pub(super) up: UpAxis,
     /// Why the zero pose was not kept (the recognizer's reason).
     pub(super) zero_pose: String,
 }
 
 /// Heuristic (see the module header): `None` when the zero pose stands as a body
-/// or no frame tried does. Frames are sampled evenly (`FRAMES_SAMPLED`); the up
-/// axis is the one most sampled frames are taller along (unless given); frames
-/// are ranked by how far both legs reach down (`FilePose::legs_reach`: straight
-/// legs reach farthest, whatever the arms do), and the rest is the frame standing
-/// as a body that the recognizer is surest of, the straightest among equals: a
-/// walk's straightest frames may swing the arms in to the body or turn the body
-/// so that geometry reads a side against its name, so every sampled frame is a
-/// candidate. When none stands, the mean
-/// pose of the sampled frames is the rest if it stands (`FilePose::mean`).
+/// or no frame tried does. Frames are sampled evenly (`FRAMES_SAMPLED`) and read
+/// with the up axis given, else with each of Y and Z; along each axis they are
+/// ranked by how far both legs reach down (`FilePose::legs_reach`: straight legs
+/// reach farthest, whatever the arms do), and the rest is the frame standing as a
+/// body that the recognizer is surest of, the straightest among equals: a walk's
+/// straightest frames may swing the arms in to the body or turn the body so that
+/// geometry reads a side against its name, so every sampled frame is a candidate.
+/// Both axes are tried because a take's shape does not tell its up axis: a crawl
+/// or a run of long strides is longer than it is tall, and a crawl read along the
+/// wrong axis even stands, on its side, less surely than a frame standing up. On
+/// equal confidence the axis most sampled frames are taller along wins. When no
+/// frame stands, the mean pose of the sampled frames is the rest if it stands
+/// (`FilePose::mean`), along that axis first.
 pub(super) fn choose_rest_frame(
     defs: &[JointDef],
     raw: &RawMotion,
@@ -310,52 +316,77 @@ pub(super) fn choose_rest_frame(
         Err(reason) => reason,
     };
     let step = raw.frames.div_ceil(FRAMES_SAMPLED).max(1);
-    let sampled: Vec<(usize, FilePose)> = (0..raw.frames)
+    let mut sampled: Vec<(usize, FilePose)> = (0..raw.frames)
         .step_by(step)
         .map(|frame| (frame, FilePose::frame(defs, raw, keep_offset, frame)))
         .collect();
-    let up = up.unwrap_or_else(|| {
-        let z_up = sampled
-            .iter()
-            .filter(|(_, pose)| up_of(pose.extent(defs), None) == UpAxis::Z)
-            .count();
-        if 2 * z_up > sampled.len() {
-            UpAxis::Z
-        } else {
-            UpAxis::Y
+    let axes = match up {
+        Some(up) => vec![up],
+        None => {
+            let z_up = sampled
+                .iter()
+                .filter(|(_, pose)| up_of(pose.extent(defs), None) == UpAxis::Z)
+                .count();
+            if 2 * z_up > sampled.len() {
+                vec![UpAxis::Z, UpAxis::Y]
+            } else {
+                vec![UpAxis::Y, UpAxis::Z]
+            }
         }
-    });
-    let mut ranked: Vec<(f32, usize, FilePose)> = sampled
+    };
+    // The surest standing frame along any axis; the first axis on a tie.
+    let mut best: Option<(f32, usize, UpAxis)> = None;
+    for &axis in &axes {
+        if let Some((sure, i)) = surest_standing(defs, &sampled, axis)
+            && best.is_none_or(|(s, ..)| sure > s)
+        {
+            best = Some((sure, i, axis));
+        }
+    }
+    if let Some((_, i, up)) = best {
+        let (frame, pose) = sampled.swap_remove(i);
+        return Some(RestFrame {
+            source: RestSource::Frame(frame),
+            pose,
+            up,
+            zero_pose,
+        });
+    }
+    let mean = FilePose::mean(sampled.iter().map(|(_, pose)| pose))?;
+    let up = axes
         .into_iter()
-        .map(|(frame, pose)| (pose.legs_reach(defs, up), frame, pose))
+        .find(|&axis| stands(defs, &mean, Some(axis)).is_ok())?;
+    Some(RestFrame {
+        source: RestSource::Mean(sampled.len()),
+        pose: mean,
+        up,
+        zero_pose,
+    })
+}
+
+/// Which of `sampled` stands as a body along `up` most surely (how sure, and its
+/// index), the one whose legs reach down farthest among equally sure ones, then
+/// the earliest.
+fn surest_standing(
+    defs: &[JointDef],
+    sampled: &[(usize, FilePose)],
+    up: UpAxis,
+) -> Option<(f32, usize)> {
+    let mut ranked: Vec<(f32, usize)> = sampled
+        .iter()
+        .enumerate()
+        .map(|(i, (_, pose))| (pose.legs_reach(defs, up), i))
         .collect();
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    // The surest standing frame; among equally sure ones, the straightest legs
-    // (the first in `ranked`).
     let mut standing: Option<(f32, usize)> = None;
-    for (i, (_, _, pose)) in ranked.iter().enumerate() {
-        if let Ok(sure) = stands(defs, pose, Some(up))
+    for (_, i) in ranked {
+        if let Ok(sure) = stands(defs, &sampled[i].1, Some(up))
             && standing.is_none_or(|(best, _)| sure > best)
         {
             standing = Some((sure, i));
         }
     }
-    let (source, pose) = match standing {
-        Some((_, i)) => {
-            let (_, frame, pose) = ranked.swap_remove(i);
-            (RestSource::Frame(frame), pose)
-        }
-        None => {
-            let mean = FilePose::mean(ranked.iter().map(|(_, _, pose)| pose))?;
-            stands(defs, &mean, Some(up)).ok()?;
-            (RestSource::Mean(ranked.len()), mean)
-        }
-    };
-    Some(RestFrame {
-        source,
-        pose,
-        zero_pose,
-    })
+    standing
 }
 
 /// Whether the figure of `pose` stands as a body (a recognized humanoid): how
@@ -690,6 +721,66 @@ mod tests {
         let rig = guessed(&rokoko_style(&strides(6)));
         assert_note(&rig, "rest pose: the mean pose of 6 frames of the motion");
         assert_maps(&rig, "leftLowerLeg", "LeftLeg");
+    }
+
+    /// `figure(0.0)` on all fours, crawling towards +Z: hips 60 cm up, the body
+    /// level ahead of them, hands and knees on the ground, shins trailing behind.
+    /// Longer along Z than tall along Y; it stands as a body along neither axis.
+    fn crawling() -> Vec<(String, Option<usize>, Vec3)> {
+        let v = Vec3::new;
+        figure(0.0)
+            .into_iter()
+            .map(|(name, parent, p)| {
+                let x = p.x.signum();
+                let at = match name.trim_start_matches("Left").trim_start_matches("Right") {
+                    "Hips" => v(0.0, 60.0, 0.0),
+                    "Spine" => v(0.0, 62.0, 15.0),
+                    "Chest" => v(0.0, 64.0, 35.0),
+                    "Neck" => v(0.0, 66.0, 53.0),
+                    "Head" => v(0.0, 68.0, 63.0),
+                    "Shoulder" => v(x * 3.0, 64.0, 35.0),
+                    "Arm" => v(x * 17.0, 64.0, 38.0),
+                    "ForeArm" => v(x * 17.0, 36.0, 40.0),
+                    "Hand" => v(x * 17.0, 5.0, 42.0),
+                    "UpLeg" => v(x * 9.0, 57.0, 0.0),
+                    "Leg" => v(x * 9.0, 6.0, -2.0),
+                    "Foot" => v(x * 9.0, 8.0, -45.0),
+                    _ => v(x * 9.0, 2.0, -55.0),
+                };
+                (name, parent, at)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_clip_mostly_longer_than_tall_rests_on_a_frame_standing_up_y() {
+        // A take that stands, then crawls: most frames are longer along Z than
+        // tall along Y, so most frames say Z is up; only Y makes a frame stand.
+        let mut frames = vec![figure(0.0)];
+        frames.extend(vec![crawling(); 3]);
+        let rig = guessed(&rokoko_style(&frames));
+        assert_note(&rig, "rest pose: frame 1 of the motion");
+        assert!(
+            !rig.notes.iter().any(|n| n.starts_with("up axis")),
+            "{:?}",
+            rig.notes
+        );
+        assert_maps(&rig, "leftUpperLeg", "LeftUpLeg");
+        assert_maps(&rig, "head", "Head");
+        // The same take with +Z up (turned 90° about X): most frames say Y.
+        let z_up: Vec<Vec<_>> = frames
+            .iter()
+            .map(|f| {
+                f.iter()
+                    .map(|(n, p, at)| (n.clone(), *p, Vec3::new(at.x, -at.z, at.y)))
+                    .collect()
+            })
+            .collect();
+        let rig = guessed(&rokoko_style(&z_up));
+        assert_note(&rig, "rest pose: frame 1 of the motion");
+        assert_note(&rig, "up axis: +Z");
+        assert_maps(&rig, "leftUpperLeg", "LeftUpLeg");
+        assert_maps(&rig, "head", "Head");
     }
 
     /// A BVH of `fig` with its offsets where the joints are and one frame of no

@@ -12,12 +12,13 @@ use super::rest_joints::RestJoints;
 /// branch (coincident joints merged). One joint is the spine; two are spine and
 /// chest (upper chest if so named); three or more are spine (first), chest (the middle one, or the one named
 /// chest) and upper chest (the branch). When the arms hang from a joint named neck
-/// (3ds Max Biped), that joint is the neck and the chain ends below it.
+/// (3ds Max Biped), that joint is the neck and the chain ends below it. Detours out
+/// and back are no part of the spine (`without_detours`).
 pub(super) fn split_spine(
     rig: &RestJoints,
     chain: &[usize],
 ) -> Vec<(HumanBone, usize, f32, String)> {
-    let reps = rig.collapse(chain);
+    let reps = rig.collapse(&without_detours(rig, chain));
     let k = reps.len();
     let at = |bone, i: usize, conf, why: &str| (bone, reps[i], conf, why.to_owned());
     match k {
@@ -56,6 +57,28 @@ pub(super) fn split_spine(
             ]
         }
     }
+}
+
+/// Heuristic: `chain` without its detours out and back. A joint back where an
+/// earlier joint of the chain is, or where the chain's parent is, with joints
+/// between, closes a detour: Second Life's Bento skeleton puts `mSpine1` 8 cm up
+/// from the pelvis and `mSpine2` back down on it, then the torso where `mSpine1`
+/// was, and `mSpine3`/`mSpine4` so again below the chest. The joints of the detour
+/// and the one closing it are dropped; the body goes on from the earlier joint.
+fn without_detours(rig: &RestJoints, chain: &[usize]) -> Vec<usize> {
+    let start = chain.first().and_then(|&j| rig.skeleton.joints()[j].parent);
+    let mut line: Vec<usize> = Vec::with_capacity(chain.len());
+    for &j in chain {
+        let back = line.iter().rposition(|&k| rig.coincident(k, j));
+        match back {
+            Some(k) if k + 1 < line.len() => line.truncate(k + 1),
+            None if !line.is_empty() && start.is_some_and(|s| rig.coincident(s, j)) => {
+                line.clear();
+            }
+            _ => line.push(j),
+        }
+    }
+    line
 }
 
 /// The neck and head found above the arm branch.
@@ -106,4 +129,66 @@ pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> N
     let head = reps.get(head_at).copied().unwrap_or(head_root);
     let neck = (head_at > 0).then(|| reps[0]);
     Neck { neck, head, nub }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::recognize;
+    use super::super::test_support::skeleton;
+    use crate::humanoid::HumanBone as B;
+
+    #[test]
+    fn spine_joints_that_go_out_and_come_back_are_no_part_of_the_spine() {
+        // Second Life's Bento skeleton (metres, +Y up, facing +Z): `mSpine1` up
+        // from the pelvis and `mSpine2` back on it, the torso where `mSpine1` is;
+        // `mSpine3` up from the torso and `mSpine4` back, the chest where
+        // `mSpine3` is.
+        let body = [
+            ("hip", "", [0.0, 1.0, 0.0]),
+            ("mSpine1", "hip", [0.0, 1.084, 0.0]),
+            ("mSpine2", "mSpine1", [0.0, 1.0, 0.0]),
+            ("abdomen", "mSpine2", [0.0, 1.084, 0.0]),
+            ("mSpine3", "abdomen", [0.0, 1.289, -0.015]),
+            ("mSpine4", "mSpine3", [0.0, 1.084, 0.0]),
+            ("chest", "mSpine4", [0.0, 1.289, -0.015]),
+            ("neck", "chest", [0.0, 1.54, -0.025]),
+            ("head", "neck", [0.0, 1.616, -0.025]),
+            ("headTop", "head", [0.0, 1.8, -0.025]),
+        ];
+        let mut rows: Vec<(String, String, [f32; 3])> = body
+            .iter()
+            .map(|(n, p, at)| (n.to_string(), p.to_string(), *at))
+            .collect();
+        for (side, x) in [("l", 1.0f32), ("r", -1.0)] {
+            let limb = [
+                ("Collar", "chest", [0.07, 1.45, -0.02]),
+                ("Shldr", "Collar", [0.15, 1.45, -0.02]),
+                ("ForeArm", "Shldr", [0.43, 1.45, -0.02]),
+                ("Hand", "ForeArm", [0.67, 1.45, -0.02]),
+                ("Thigh", "hip", [0.13, 0.96, 0.03]),
+                ("Shin", "Thigh", [0.08, 0.47, 0.03]),
+                ("Foot", "Shin", [0.08, 0.0, 0.0]),
+                ("Toe", "Foot", [0.08, 0.0, 0.11]),
+            ];
+            for (name, parent, [px, py, pz]) in limb {
+                let parent = if matches!(parent, "chest" | "hip") {
+                    parent.to_owned()
+                } else {
+                    format!("{side}{parent}")
+                };
+                rows.push((format!("{side}{name}"), parent, [x * px, py, pz]));
+            }
+        }
+        let table: Vec<(&str, Option<&str>, [f32; 3])> = rows
+            .iter()
+            .map(|(n, p, at)| (n.as_str(), (!p.is_empty()).then_some(p.as_str()), *at))
+            .collect();
+        let r = recognize(&skeleton(&table)).into_humanoid().unwrap();
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::Spine), Some("abdomen"));
+        assert_eq!(at(B::Chest), Some("chest"));
+        assert_eq!(at(B::UpperChest), None);
+        assert_eq!(at(B::Neck), Some("neck"));
+        assert_eq!(at(B::LeftUpperArm), Some("lShldr"));
+    }
 }
