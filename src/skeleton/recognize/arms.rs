@@ -171,9 +171,10 @@ fn handless_arms(
 /// joint itself. Some game rigs (toys, robots, IK/FK control rigs) have one root joint
 /// at the pelvis carrying the legs, the head and both arms, with no joint between the
 /// hips and the arms; VRM requires a spine there. Two children of the hips other than
-/// the body and the legs, two or more joints deep, reaching out to either side (at
-/// least 1.4 hip half-widths `half` from the midline, crossing it by less than half
-/// of one), are named.
+/// the body and the legs, two or more joints deep, starting a quarter of the hips'
+/// height or more above them and reaching out to either side (at least 1.4 hip
+/// half-widths `half` from the midline, crossing it by less than half of one), are
+/// named.
 fn arms_on_the_hips(
     rig: &RestJoints,
     pelvis: &Pelvis,
@@ -189,7 +190,8 @@ fn arms_on_the_hips(
     ];
     let mut sides: [Option<(f32, usize)>; 2] = [None, None];
     for &c in &rig.kids[hips] {
-        if skip.contains(&Some(c)) || rig.depth[c] < 2 {
+        let above = rig.pos[c].y - rig.pos[hips].y;
+        if skip.contains(&Some(c)) || rig.depth[c] < 2 || above < 0.25 * pelvis.span {
             continue;
         }
         let (mut hi, mut lo) = (f32::NEG_INFINITY, f32::INFINITY);

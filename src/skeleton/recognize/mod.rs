@@ -790,6 +790,18 @@ mod tests {
             "{}",
             n.reason
         );
+        // Chains beside the legs at the hips' own height (a hand's fingers read as
+        // legs, a skirt's bones) are no arms.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            reparent(t, "L_arm", "n_hips");
+            reparent(t, "R_arm", "n_hips");
+            shift(t, "L_arm", [0.0, -0.4, 0.0]);
+            shift(t, "R_arm", [0.0, -0.4, 0.0]);
+        });
+        let Recognition::NotHumanoid(n) = recognize(&s) else {
+            panic!("recognized")
+        };
+        assert!(!n.reason.contains("no spine"), "{}", n.reason);
     }
 
     #[test]
