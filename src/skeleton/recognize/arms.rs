@@ -121,7 +121,9 @@ pub(super) fn find_arm_branch(
             [(lat_hi[c], -lat_lo[c]), (-lat_lo[c], lat_hi[c])]
                 .map(|(far, back)| rig.depth[c] >= 2 && far >= 1.4 * half && back <= 0.5 * half)
         };
-        handless_arms(rig, &body, sides).unwrap_or_else(|| {
+        handless_arms(rig, &body, sides)
+            .or_else(|| arms_on_the_hips(rig, pelvis, midline, half))
+            .unwrap_or_else(|| {
             format!(
                 "no arms: no joint above the hips `{}` has two chains reaching out to either side",
                 rig.name(pelvis.hips)
@@ -165,6 +167,59 @@ fn handless_arms(
     })
 }
 
+/// Heuristic, for the reason a rig is no humanoid: arms that hang from the hips
+/// joint itself. Some game rigs (toys, robots, IK/FK control rigs) have one root joint
+/// at the pelvis carrying the legs, the head and both arms, with no joint between the
+/// hips and the arms; VRM requires a spine there. Two children of the hips other than
+/// the body and the legs, two or more joints deep, starting a quarter of the hips'
+/// height or more above them and reaching out to either side (at least 1.4 hip
+/// half-widths `half` from the midline, crossing it by less than half of one), are
+/// named.
+fn arms_on_the_hips(
+    rig: &RestJoints,
+    pelvis: &Pelvis,
+    midline: &Midline,
+    half: f32,
+) -> Option<String> {
+    let hips = pelvis.hips;
+    let skip = [
+        Some(pelvis.spine_root),
+        pelvis.leg_branch,
+        Some(pelvis.legs[0]),
+        Some(pelvis.legs[1]),
+    ];
+    let mut sides: [Option<(f32, usize)>; 2] = [None, None];
+    for &c in &rig.kids[hips] {
+        let above = rig.pos[c].y - rig.pos[hips].y;
+        if skip.contains(&Some(c)) || rig.depth[c] < 2 || above < 0.25 * pelvis.span {
+            continue;
+        }
+        let (mut hi, mut lo) = (f32::NEG_INFINITY, f32::INFINITY);
+        for j in rig.subtree(c) {
+            for p in std::iter::once(rig.pos[j]).chain(rig.end[j]) {
+                let l = midline.lateral_of(p);
+                (hi, lo) = (hi.max(l), lo.min(l));
+            }
+        }
+        for (s, (far, back)) in [(hi, -lo), (-lo, hi)].into_iter().enumerate() {
+            if far >= 1.4 * half && back <= 0.5 * half && sides[s].is_none_or(|(f, _)| far > f) {
+                sides[s] = Some((far, c));
+            }
+        }
+    }
+    let [Some((_, a)), Some((_, b))] = sides else {
+        return None;
+    };
+    Some(format!(
+        "no spine: the arms `{}` and `{}` hang from the hips `{}` itself, beside the body `{}`, \
+         with no joint between the hips and the arms, so no VRM map has the required spine",
+        rig.name(a),
+        rig.name(b),
+        rig.name(hips),
+        rig.name(pelvis.spine_root)
+    ))
+}
+
 /// One arm's joints.
 pub(super) struct Arm {
     pub(super) shoulder: Option<usize>,
@@ -181,7 +236,8 @@ pub(super) struct Arm {
 /// reaching farthest from the arm branch. It stops at a leaf or at the hand's fork:
 /// two or more children, none reaching farther from their parent than 0.6 of the
 /// parent's distance from the branch (fingers; a twist bone's fork does not qualify
-/// since the forearm beside it is long).
+/// since the forearm beside it is long), or three or more chains of two or more
+/// joints reaching no farther than that distance (`is_finger_fork`).
 fn follow_out(rig: &RestJoints, root: usize, branch: usize) -> (Vec<usize>, bool) {
     let origin = rig.pos[branch];
     let mut line = vec![root];
@@ -196,7 +252,8 @@ fn follow_out(rig: &RestJoints, root: usize, branch: usize) -> (Vec<usize>, bool
                 .iter()
                 .map(|&c| rig.reach(c, rig.pos[j]))
                 .fold(0.0, f32::max);
-            if fork_reach <= 0.6 * rig.pos[j].distance(origin) {
+            let out = rig.pos[j].distance(origin);
+            if fork_reach <= 0.6 * out || is_finger_fork(rig, &kids, fork_reach, out) {
                 return (line, true);
             }
         }
@@ -213,6 +270,17 @@ fn follow_out(rig: &RestJoints, root: usize, branch: usize) -> (Vec<usize>, bool
             None => return (line, false),
         }
     }
+}
+
+/// Heuristic: a stylized hand (a cartoon's, a chibi's) reaches farther past the wrist
+/// than 0.6 of the wrist's distance from the arm branch, farther than the forearm is
+/// long. It is still a fork of three or more chains of two or more joints (fingers,
+/// or palm bones with fingers under them) reaching no farther than the wrist is out
+/// from the branch. An elbow forks into the forearm and twist or helper leaves, not
+/// into three chains.
+fn is_finger_fork(rig: &RestJoints, kids: &[usize], fork_reach: f32, out: f32) -> bool {
+    let chains = kids.iter().filter(|&&c| rig.depth[c] >= 2).count();
+    chains >= 3 && fork_reach <= out
 }
 
 /// Heuristic: upper arm, elbow and hand are the joints `u < e < h` of the arm's line

@@ -771,6 +771,94 @@ mod tests {
     }
 
     #[test]
+    fn arms_hanging_from_the_hips_joint_itself_are_refused_for_the_spine() {
+        // A toy or control rig: one root at the pelvis carries the legs, the body and
+        // both arms, no spine joint between the hips and the arms.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            reparent(t, "L_arm", "n_hips");
+            reparent(t, "R_arm", "n_hips");
+        });
+        let Recognition::NotHumanoid(n) = recognize(&s) else {
+            panic!("recognized")
+        };
+        assert!(n.reason.contains("no spine"), "{}", n.reason);
+        assert!(
+            n.reason
+                .contains("`L_arm` and `R_arm` hang from the hips `n_hips`")
+                || n.reason
+                    .contains("`R_arm` and `L_arm` hang from the hips `n_hips`"),
+            "{}",
+            n.reason
+        );
+        // Chains beside the legs at the hips' own height (a hand's fingers read as
+        // legs, a skirt's bones) are no arms.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            reparent(t, "L_arm", "n_hips");
+            reparent(t, "R_arm", "n_hips");
+            shift(t, "L_arm", [0.0, -0.4, 0.0]);
+            shift(t, "R_arm", [0.0, -0.4, 0.0]);
+        });
+        let Recognition::NotHumanoid(n) = recognize(&s) else {
+            panic!("recognized")
+        };
+        assert!(!n.reason.contains("no spine"), "{}", n.reason);
+    }
+
+    #[test]
+    fn a_stylized_hand_longer_than_the_forearm_is_still_the_hand() {
+        // A cartoon Rigify character: twist halves on both arm bones, palm bones under
+        // the hand and fingers reaching 0.5 past the wrist (the forearm is 0.25 long,
+        // the wrist 0.72 out from the chest).
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            for (side, x) in [("L_", 1.0f32), ("R_", -1.0)] {
+                let hand = format!("{side}hand");
+                let mut rows = vec![
+                    row(
+                        &format!("{side}arm.001"),
+                        &format!("{side}arm"),
+                        [x * 0.32, 1.4, 0.0],
+                    ),
+                    row(
+                        &format!("{side}forearm.001"),
+                        &format!("{side}forearm"),
+                        [x * 0.585, 1.4, 0.0],
+                    ),
+                ];
+                for (f, z) in [
+                    ("index", 0.06f32),
+                    ("middle", 0.02),
+                    ("ring", -0.02),
+                    ("pinky", -0.06),
+                ] {
+                    let palm = format!("{side}palm_{f}");
+                    rows.push(row(&palm, &hand, [x * 0.77, 1.4, z]));
+                    let mut parent = palm;
+                    for (k, dx) in [0.95f32, 1.08, 1.21].into_iter().enumerate() {
+                        let name = format!("{side}{f}_0{}", k + 1);
+                        rows.push(row(&name, &parent, [x * dx, 1.4, z]));
+                        parent = name;
+                    }
+                }
+                t.extend(rows);
+                reparent(t, &format!("{side}forearm"), &format!("{side}arm.001"));
+                reparent(t, &hand, &format!("{side}forearm.001"));
+            }
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        for (bone, joint) in [
+            (B::LeftUpperArm, "L_arm"),
+            (B::LeftLowerArm, "L_forearm"),
+            (B::LeftHand, "L_hand"),
+            (B::RightLowerArm, "R_forearm"),
+            (B::RightHand, "R_hand"),
+            (B::LeftIndexProximal, "L_index_01"),
+            (B::RightLittleDistal, "R_pinky_03"),
+        ] {
+            assert_eq!(joint_of(&r, bone), joint, "{bone}");
+        }
+    }
+
+    #[test]
     fn names_in_another_language_are_read_by_geometry() {
         // MMD's Japanese names: nothing in them is read, the geometry decides.
         let japanese = |name: &str| -> String {
