@@ -352,7 +352,8 @@ pub(super) fn choose_rest_frame(
             zero_pose,
         });
     }
-    let mean = FilePose::mean(sampled.iter().map(|(_, pose)| pose))?;
+    let first = ranked_by_reach(defs, &sampled, axes[0]);
+    let mean = FilePose::mean(first.iter().map(|&i| &sampled[i].1))?;
     let up = axes
         .into_iter()
         .find(|&axis| stands(defs, &mean, Some(axis)).is_ok())?;
@@ -364,6 +365,18 @@ pub(super) fn choose_rest_frame(
     })
 }
 
+/// Indices of `sampled`, the legs reaching down farthest along `up` first, then
+/// the earliest.
+fn ranked_by_reach(defs: &[JointDef], sampled: &[(usize, FilePose)], up: UpAxis) -> Vec<usize> {
+    let mut ranked: Vec<(f32, usize)> = sampled
+        .iter()
+        .enumerate()
+        .map(|(i, (_, pose))| (pose.legs_reach(defs, up), i))
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    ranked.into_iter().map(|(_, i)| i).collect()
+}
+
 /// Which of `sampled` stands as a body along `up` most surely (how sure, and its
 /// index), the one whose legs reach down farthest among equally sure ones, then
 /// the earliest.
@@ -372,14 +385,8 @@ fn surest_standing(
     sampled: &[(usize, FilePose)],
     up: UpAxis,
 ) -> Option<(f32, usize)> {
-    let mut ranked: Vec<(f32, usize)> = sampled
-        .iter()
-        .enumerate()
-        .map(|(i, (_, pose))| (pose.legs_reach(defs, up), i))
-        .collect();
-    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut standing: Option<(f32, usize)> = None;
-    for (_, i) in ranked {
+    for i in ranked_by_reach(defs, sampled, up) {
         if let Ok(sure) = stands(defs, &sampled[i].1, Some(up))
             && standing.is_none_or(|(best, _)| sure > best)
         {
