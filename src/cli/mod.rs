@@ -41,7 +41,7 @@ pub struct RigArgs {
     /// the recognized one.
     #[arg(long, value_name = "MAP")]
     pub map: Option<PathBuf>,
-    /// Units of BVH/JSON files: m, cm, mm, in, or metres per unit (default: from
+    /// Units of BVH/JSON files: m, dm, cm, mm, in, or metres per unit (default: from
     /// the file, else guessed from the figure's height).
     #[arg(long, value_parser = parse_units)]
     pub units: Option<Units>,
@@ -114,7 +114,7 @@ impl Command {
 }
 
 pub fn parse_units(s: &str) -> Result<Units, String> {
-    Units::parse(s).ok_or_else(|| format!("`{s}` is not m, cm, mm, in or a positive number"))
+    Units::parse(s).ok_or_else(|| format!("`{s}` is not m, dm, cm, mm, in or a positive number"))
 }
 
 pub fn parse_names(s: &str) -> Result<ExpressionNames, String> {

@@ -4,7 +4,7 @@
 //! ```json
 //! {
 //!   "name": "lab19",
-//!   "units": "cm",                 // m | cm | mm | in | metres per unit (number)
+//!   "units": "cm",                 // m | dm | cm | mm | in | metres per unit (number)
 //!   "up": "y",                     // y | z
 //!   "joints": [
 //!     { "name": "Hips", "parent": null, "offset": [0, 95, 0] },
@@ -205,6 +205,7 @@ impl std::fmt::Display for StreamFormat {
         }
         match self.units {
             Units::Metres => f.write_str(", m")?,
+            Units::Decimetres => f.write_str(", dm")?,
             Units::Centimetres => f.write_str(", cm")?,
             Units::Millimetres => f.write_str(", mm")?,
             Units::Inches => f.write_str(", in")?,
@@ -294,7 +295,7 @@ pub fn parse_with_stream(
         (None, Some(s)) => Units::parse(s).ok_or_else(|| {
             field_err(
                 "units".into(),
-                format!("`{s}` is not m, cm, mm, in or a number"),
+                format!("`{s}` is not m, dm, cm, mm, in or a number"),
             )
         })?,
     };
@@ -427,8 +428,12 @@ fn stream_format(
     };
     let units = match fs.units.as_deref() {
         None => units,
-        Some(s) => Units::parse(s)
-            .ok_or_else(|| ("units", format!("`{s}` is not m, cm, mm, in or a number")))?,
+        Some(s) => Units::parse(s).ok_or_else(|| {
+            (
+                "units",
+                format!("`{s}` is not m, dm, cm, mm, in or a number"),
+            )
+        })?,
     };
     let up = match fs.up.as_deref() {
         None => up,

@@ -13,6 +13,7 @@ use crate::skeleton::Joint;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Units {
     Metres,
+    Decimetres,
     Centimetres,
     Millimetres,
     Inches,
@@ -26,6 +27,7 @@ impl Units {
     pub fn metres_per_unit(self) -> f32 {
         match self {
             Units::Metres => 1.0,
+            Units::Decimetres => 0.1,
             Units::Centimetres => 0.01,
             Units::Millimetres => 0.001,
             Units::Inches => 0.0254,
@@ -33,10 +35,11 @@ impl Units {
         }
     }
 
-    /// Parses `m`, `cm`, `mm`, `in` or a number of metres per unit.
+    /// Parses `m`, `dm`, `cm`, `mm`, `in` or a number of metres per unit.
     pub fn parse(s: &str) -> Option<Units> {
         match s {
             "m" | "metres" | "meters" => Some(Units::Metres),
+            "dm" | "decimetres" | "decimeters" => Some(Units::Decimetres),
             "cm" | "centimetres" | "centimeters" => Some(Units::Centimetres),
             "mm" | "millimetres" | "millimeters" => Some(Units::Millimetres),
             "in" | "inches" => Some(Units::Inches),
@@ -49,16 +52,21 @@ impl Units {
     }
 
     /// Guesses the unit from a standing figure's height in file units: a person is
-    /// 1-2.5 m tall, so 100-250 is centimetres, 1000-2500 millimetres. Anything else
+    /// 0.9-2.6 m tall, so 90-260 is centimetres, 900-2600 millimetres. Failing those,
+    /// the rarer units count only for an adult's 1.4-2.1 m: 55-83 is inches (Poser and
+    /// Second Life files) and 14-21 decimetres (MakeHuman's exports). Anything else
     /// (CMU's 1/0.45-inch unit, toys, giants) is scaled to 1.7 m, and said so.
     #[must_use]
     pub fn guess_from_height(height: f32) -> (Units, Option<String>) {
-        let known = [Units::Metres, Units::Centimetres, Units::Millimetres];
-        for units in known {
-            let metres = height * units.metres_per_unit();
-            if (0.9..=2.6).contains(&metres) {
-                return (units, None);
-            }
+        let common = [Units::Metres, Units::Centimetres, Units::Millimetres];
+        let rarer = [Units::Inches, Units::Decimetres];
+        let tall = |units: Units, range: std::ops::RangeInclusive<f32>| {
+            range.contains(&(height * units.metres_per_unit()))
+        };
+        let guess = (common.into_iter().find(|&u| tall(u, 0.9..=2.6)))
+            .or_else(|| rarer.into_iter().find(|&u| tall(u, 1.4..=2.1)));
+        if let Some(units) = guess {
+            return (units, None);
         }
         if !(height.is_finite() && height > 0.0) {
             return (
@@ -151,6 +159,10 @@ mod tests {
         assert_eq!(Units::guess_from_height(175.0).0, Units::Centimetres);
         assert_eq!(Units::guess_from_height(1.75).0, Units::Metres);
         assert_eq!(Units::guess_from_height(1750.0).0, Units::Millimetres);
+        // An adult in inches or decimetres; a child's height in those is no guess.
+        assert_eq!(Units::guess_from_height(72.0).0, Units::Inches);
+        assert_eq!(Units::guess_from_height(16.4).0, Units::Decimetres);
+        assert!(matches!(Units::guess_from_height(40.0).0, Units::Scale(_)));
         let (units, note) = Units::guess_from_height(30.0);
         assert!((units.metres_per_unit() * 30.0 - 1.7).abs() < 1e-5);
         assert!(note.is_some());

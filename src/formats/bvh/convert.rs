@@ -225,6 +225,7 @@ fn vertical_extent(skeleton: &Skeleton, rotations: &[Quat], translations: &[Vec3
 fn describe_guess(units: Units, height: f32) -> String {
     match units {
         Units::Metres => format!("metres (guessed from a {height:.2} m figure)"),
+        Units::Decimetres => format!("decimetres (guessed from a {height:.1} dm figure)"),
         Units::Centimetres => format!("centimetres (guessed from a {height:.0} cm figure)"),
         Units::Millimetres => format!("millimetres (guessed from a {height:.0} mm figure)"),
         Units::Inches => format!("inches (guessed from a {height:.1} in figure)"),
@@ -488,14 +489,14 @@ mod tests {
 
     #[test]
     fn unrecognised_units_are_scaled_to_a_person_and_said_so() {
-        let rig = guessed(&figure(20.0, UpAxis::Y));
+        let rig = guessed(&figure(30.0, UpAxis::Y));
         let head = rig.skeleton.joints()[1].rest.translation;
         assert!(head.abs_diff_eq(Vec3::new(0.0, 1.7, 0.0), 1e-5), "{head}");
         assert_eq!(rig.notes.len(), 2, "{:?}", rig.notes);
         assert!(rig.notes[0].starts_with("units not recognised"));
         assert_eq!(
             rig.notes[1],
-            "units: 0.0850 m per unit (guessed from a 20.00-unit figure)"
+            "units: 0.0567 m per unit (guessed from a 30.00-unit figure)"
         );
     }
 

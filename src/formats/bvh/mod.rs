@@ -390,7 +390,7 @@ mod tests {
         assert_eq!(motion(&rig).frame_count(), 100);
         let last = rig.notes.last().map(String::as_str).unwrap_or("");
         assert!(
-            last.starts_with("the first frame is 0.26 m tall"),
+            last.starts_with("the first frame is 0.24 m tall"),
             "{:?}",
             rig.notes
         );
@@ -432,7 +432,13 @@ mod tests {
         assert!(rig.notes[0].starts_with("up axis: +Z"), "{:?}", rig.notes);
         let rest = rest_points(&rig);
         assert!(point(&rest, "head").y > point(&rest, "root").y + 0.3);
-        assert!((1.69..1.71).contains(&height(&rest)));
+        // MakeHuman's unit, the decimetre: a 1.66 m figure.
+        assert!(
+            rig.notes.iter().any(|n| n.starts_with("units: decimetres")),
+            "{:?}",
+            rig.notes
+        );
+        assert!((1.65..1.67).contains(&height(&rest)), "{}", height(&rest));
         // 143 of its 144 six-channel joints hold 0 in their position channels.
         assert!(
             rig.notes
