@@ -8,7 +8,12 @@
 //! (`Gait`): each change of the side the body is over (the arms' swing says, else
 //! the head's sway; none within the shortest half stride of the last one) makes the
 //! other foot step, over a step's time at `walk_ratio` for the hips' speed; a foot
-//! still in the air then lands on its own time.
+//! still in the air then lands on its own time. When the head's vertical bob says
+//! the body runs (`Bob`: a runner falls freely between steps, a walker vaults over
+//! a stiff leg), the feet move as a runner's: a step lands no farther ahead than
+//! the leg sweeps forward, a planted foot leaves the floor once the hips have
+//! carried it as far behind (both feet are in the air until the other lands) and
+//! lands at the change of side after next, and a swinging foot folds up higher.
 //! Standing, or when the sway says nothing, a foot steps once its landing is more
 //! than `step_distance` of the user's height away, over `step_seconds` for a step
 //! that long and longer for a longer one, one foot at a time.
@@ -23,10 +28,10 @@
 
 use glam::{Quat, Vec3};
 
+use super::FrameInputs;
 use super::follower::settle;
-use super::gait::Gait;
+use super::gait::{Bob, Gait};
 use super::turns::{wrap, yaw_of};
-use super::{FrameInputs, VrIkConfig};
 use crate::humanoid::{HumanBone, HumanoidPose};
 use crate::ik::IkError;
 use crate::ik::body::{BodyFrame, Limb};
@@ -38,6 +43,29 @@ const LEGS: [Limb; 2] = [Limb::LeftLeg, Limb::RightLeg];
 /// Below this fraction of their rest height the hips are not walking (crouching,
 /// crawling, sitting).
 const UPRIGHT: f32 = 0.7;
+
+/// Gravity, metres per second squared (avatar metres: times the devices' scale).
+const GRAVITY: f32 = 9.81;
+
+/// The root mean square of the head's smoothed vertical acceleration (`Bob`),
+/// fractions of gravity, over which the gait turns from a walk into a run. A
+/// runner's head falls freely between steps (−g) and is caught at two to three
+/// `g`: an rms of 0.7 g and more, about half of it through `Bob`'s smoothing; a
+/// walker's, vaulting over a stiff leg, peaks under half of `g` even at a brisk
+/// walk (the pendulum's `v²/l`), under a quarter in rms through the smoothing.
+/// Below the first, a walker's steps are untouched.
+const RUN_BOB: (f32, f32) = (0.25, 0.4);
+
+/// Running, how far a foot lands ahead of its footprint and leaves the floor
+/// behind it, fractions of the leg's length: the stance leg sweeps about 17°
+/// forward and 24° back of the vertical (sin 17° ≈ 0.3, sin 24° ≈ 0.4; the heel
+/// rises before the toe leaves), so a runner's stance is short and both feet are
+/// in the air between steps.
+const RUN_REACH: (f32, f32) = (0.3, 0.4);
+
+/// Running, how high the swinging ankle lifts, fraction of the leg's length: the
+/// knee folds to swing the leg through quickly, bringing the heel up behind.
+const RUN_LIFT: f32 = 0.4;
 
 /// One untracked foot.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -51,28 +79,34 @@ struct PlantedFoot {
     progress: Option<f32>,
     /// How long the step under way takes, seconds.
     seconds: f32,
+    /// How high the step under way lifts the foot, avatar metres.
+    lift: f32,
+    /// Whether the step under way is a runner's: the foot left the floor behind
+    /// the hips before the gait asked it to step, and lands on its own time.
+    running: bool,
 }
 
 impl PlantedFoot {
-    /// Starts a step from where the foot is, taking `seconds`.
-    fn step(&mut self, seconds: f32) {
+    /// Starts a step from where the foot is, taking `seconds`, lifting the foot
+    /// `lift` (avatar metres) halfway.
+    fn step(&mut self, seconds: f32, lift: f32) {
         self.from = self.at;
         self.from_yaw = self.yaw;
         self.progress = Some(0.0);
         self.seconds = seconds;
+        self.lift = lift;
+        self.running = false;
     }
 
     /// Moves a step under way on by `dt` toward `landing`, turning to `yaw`:
-    /// smootherstep along, `64·p³(1 − p)³` of `step_height` up (no jump in speed or
-    /// acceleration where the step starts and ends); `height` is the user's, in
-    /// avatar metres.
-    fn advance(&mut self, landing: Vec3, yaw: f32, config: &VrIkConfig, height: f32, dt: f32) {
+    /// smootherstep along, `64·p³(1 − p)³` of the step's lift up (no jump in speed
+    /// or acceleration where the step starts and ends).
+    fn advance(&mut self, landing: Vec3, yaw: f32, dt: f32) {
         if let Some(p) = self.progress {
             let p = (p + dt / self.seconds.max(1e-3)).min(1.0);
             let ease = p * p * p * (p * (6.0 * p - 15.0) + 10.0);
             let q = p * (1.0 - p);
-            self.at = self.from.lerp(landing, ease)
-                + Vec3::Y * (64.0 * q * q * q) * config.step_height * height;
+            self.at = self.from.lerp(landing, ease) + Vec3::Y * (64.0 * q * q * q) * self.lift;
             self.yaw = self.from_yaw + wrap(yaw - self.from_yaw) * ease;
             self.progress = (p < 1.0).then_some(p);
         }
@@ -91,6 +125,8 @@ pub(super) struct Feet {
     /// Whether `hips_velocity` has been measured yet (from the second frame).
     measured: bool,
     gait: Gait,
+    /// The head's vertical bob: walking or running.
+    bob: Bob,
 }
 
 impl Feet {
@@ -117,6 +153,9 @@ struct HipsMotion {
     /// 0 → 1 from half `gait_speed` to `gait_speed` (0 when not upright): how much
     /// the steps lead.
     walk: f32,
+    /// 0 → 1 as the head's vertical bob goes from `RUN_BOB.0` to `RUN_BOB.1` of
+    /// gravity (0 when not walking): how much the feet move as a runner's.
+    run: f32,
 }
 
 /// Places both legs for one frame (see the module header).
@@ -176,7 +215,9 @@ impl PlaceLegs<'_> {
     /// The hips' position and smoothed forward speed (velocity smoothed over 0.1 s
     /// from the first one measured), and whether that is walking: upright (the
     /// hips above `UPRIGHT` of their rest height) and forward faster than
-    /// `gait_speed`; `walk` eases it in from half that speed. The first frame starts the gait afresh.
+    /// `gait_speed`; `walk` eases it in from half that speed; and how much of a run
+    /// the head's bob says (`run`). The first frame starts the gait and the bob
+    /// afresh.
     fn follow_hips(&mut self) -> HipsMotion {
         let (c, height, dt) = (self.inputs.config, self.height, self.inputs.dt);
         let at = self.frame.position(HumanBone::Hips);
@@ -193,6 +234,7 @@ impl PlaceLegs<'_> {
             state.hips_velocity = Vec3::ZERO;
             state.measured = false;
             state.gait = Gait::new(horizontal(self.inputs.devices.head.position), arms);
+            state.bob = Bob::default();
         }
         state.hips = at;
         let ahead = state.hips_velocity.dot(forward).max(0.0);
@@ -205,6 +247,14 @@ impl PlaceLegs<'_> {
         };
         let travel = self.inputs.turns.travel;
         let trust = (2.0 * travel.dot(forward)).clamp(0.0, 1.0);
+        let devices = self.inputs.devices;
+        let bob = state.bob.follow(devices.head.position.y, dt) / (GRAVITY * devices.scale);
+        let (low, high) = RUN_BOB;
+        let run = if walking {
+            ((bob - low) / (high - low)).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
         HipsMotion {
             at,
             forward,
@@ -212,6 +262,7 @@ impl PlaceLegs<'_> {
             ahead,
             walking,
             walk,
+            run,
         }
     }
 
@@ -228,7 +279,7 @@ impl PlaceLegs<'_> {
     /// `HipsMotion::heading`.
     fn landing(&self, hips: &HipsMotion) -> [Vec3; 2] {
         let body = self.inputs.body;
-        let lead = hips.heading * (hips.ahead * self.inputs.config.step_lead * hips.walk);
+        let lead = hips.heading * self.lead(hips);
         LEGS.map(|limb| {
             let foot = limb.bones()[2];
             let rest = body.rest_position(foot) - body.rest_position(HumanBone::Hips);
@@ -236,6 +287,21 @@ impl PlaceLegs<'_> {
                 + Vec3::Y * body.rest_height(foot)
                 + lead
         })
+    }
+
+    /// The avatar's leg length (hip joint to ankle), avatar metres.
+    fn leg_length(&self) -> f32 {
+        let (upper, lower) = self.inputs.body.limb_lengths(Limb::LeftLeg);
+        upper + lower
+    }
+
+    /// How far ahead of its footprint a step lands, avatar metres: `step_lead`
+    /// seconds of the hips' forward motion, no farther than `RUN_REACH.0` of the
+    /// leg's length as the gait becomes a run (`HipsMotion::run`).
+    fn lead(&self, hips: &HipsMotion) -> f32 {
+        let lead = hips.ahead * self.inputs.config.step_lead * hips.walk;
+        let reach = RUN_REACH.0 * self.leg_length();
+        lead + (lead.min(reach) - lead) * hips.run
     }
 
     /// Which untracked foot starts a step. Walking, when the body comes over one
@@ -255,15 +321,21 @@ impl PlaceLegs<'_> {
         landing: &[Vec3; 2],
     ) {
         let (c, height) = (self.inputs.config, self.height);
+        let leg = self.leg_length();
+        let lead = self.lead(hips);
+        let walk_lift = c.step_height * height;
+        let lift = walk_lift + (RUN_LIFT * leg - walk_lift).max(0.0) * hips.run;
         let state = &mut *self.state;
         match swayed {
             Some(over) if hips.walking => {
                 // Over the left (1): the right foot steps, and the other way round.
                 let stance = usize::from(over < 0.0);
-                if untracked[1 - stance] {
+                let foot = &mut state.feet[1 - stance];
+                // A runner's foot already in the air lands on its own time.
+                if untracked[1 - stance] && !(foot.running && foot.progress.is_some()) {
                     let speed = hips.ahead.max(c.gait_speed * height).max(1e-3);
                     let seconds = (c.walk_ratio.max(0.0) * height / speed).sqrt();
-                    state.feet[1 - stance].step(seconds);
+                    foot.step(seconds, lift);
                 }
             }
             _ if (!hips.walking || state.gait.is_stalled())
@@ -285,10 +357,45 @@ impl PlaceLegs<'_> {
                     } else {
                         c.step_seconds
                     };
-                    state.feet[side].step(seconds);
+                    state.feet[side].step(seconds, walk_lift);
                 }
             }
             _ => {}
+        }
+        // Running, a planted foot leaves the floor once the hips have carried it
+        // `RUN_REACH.1` of the leg's length behind its footprint, before the gait
+        // asks it to step (the stance is shorter than a step's time: both feet
+        // are in the air until the other lands), and lands at the change of side
+        // after next: two half strides after the last change.
+        // Only the foot the body is over lifts so (the other is the one in the
+        // air); with no gait to go by, either foot while the other stands, over a
+        // step's time at `walk_ratio`.
+        if hips.run > 0.0 {
+            let trail = RUN_REACH.1 * leg / hips.run;
+            let half_stride = state.gait.half_stride;
+            let (seconds, over) = match state.gait.side() {
+                side if side != 0.0 && !state.gait.is_stalled() => (
+                    (2.0 * half_stride - state.gait.since()).max(0.5 * half_stride),
+                    Some(usize::from(side < 0.0)),
+                ),
+                _ => {
+                    let speed = hips.ahead.max(c.gait_speed * height).max(1e-3);
+                    ((c.walk_ratio.max(0.0) * height / speed).sqrt(), None)
+                }
+            };
+            for side in 0..2 {
+                let other_planted = state.feet[1 - side].progress.is_none();
+                let f = &mut state.feet[side];
+                let footprint = landing[side] - hips.heading * lead;
+                if untracked[side]
+                    && f.progress.is_none()
+                    && over.map_or(other_planted, |o| o == side)
+                    && (footprint - f.at).dot(hips.heading) > trail
+                {
+                    f.step(seconds, lift);
+                    f.running = true;
+                }
+            }
         }
     }
 
@@ -307,13 +414,7 @@ impl PlaceLegs<'_> {
             }
             None => {
                 let yaw = self.inputs.turns.hips_yaw_angle;
-                f.advance(
-                    landing,
-                    yaw,
-                    self.inputs.config,
-                    self.height,
-                    self.inputs.dt,
-                );
+                f.advance(landing, yaw, self.inputs.dt);
                 (f.at, Quat::from_rotation_y(f.yaw))
             }
         }

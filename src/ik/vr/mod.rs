@@ -44,7 +44,12 @@
 //!    makes the other foot step (one sooner than the shortest half stride after
 //!    the last is noise flipping the side and back, and is not read), and a step
 //!    takes a step's time at `walk_ratio` for the hips' speed (a foot still in the
-//!    air lands on its own time, never hurried). Standing, or when the gait says nothing, a foot steps
+//!    air lands on its own time, never hurried). When the head's vertical
+//!    acceleration (`Bob` in `gait.rs`, its rms over a second) says the body runs,
+//!    a step lands within the leg's forward sweep, a planted foot lifts once the
+//!    hips have carried it as far behind (a flight: both feet in the air) and
+//!    lands at the change of side after next, lifted higher. Standing, or when
+//!    the gait says nothing, a foot steps
 //!    once its landing is more than `step_distance` of the user's height away, over
 //!    `step_seconds` for a step that long and by the square root of its length
 //!    longer for a longer one, one foot at a time.
@@ -283,5 +288,102 @@ impl VrIk<'_> {
         .run()?;
         state.started = true;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::humanoid::DevicePose;
+    use crate::ik::calibration::HEAD_TO_EYE;
+    use crate::retarget::MappedSkeleton;
+    use gait::tests::runner_head;
+    use glam::Quat;
+
+    fn humanoid() -> BodyProportions {
+        let rig = crate::formats::skeleton_json::embedded_rig(
+            "humanoid.json",
+            crate::skeleton::builtin::HUMANOID_JSON,
+        );
+        let map = rig
+            .bone_map
+            .clone()
+            .expect("the built-in humanoid has a map");
+        BodyProportions::new(&MappedSkeleton::new(rig.skeleton, &map).expect("it maps"))
+    }
+
+    #[test]
+    fn a_runner_lands_under_the_body_and_flies_between_steps() {
+        // Running 3.5 m/s along +Z at 2.8 steps a second, the head bobbing 15 cm
+        // (in the air half of each step) and the arms swinging 20 cm against the
+        // legs: once under way, a planted foot is within reach ahead of the hips
+        // and, under or ahead of them, on the floor (a step landing `step_lead`
+        // of the hips' motion ahead, 1 m, would leave it hanging from a straight
+        // leg), and for part of each step both feet are in the air.
+        let body = humanoid();
+        let cal = Calibration::of_body(&body, HEAD_TO_EYE);
+        let config = VrIkConfig::default();
+        let (dt, speed, step) = (1.0 / 90.0, 3.5, 0.36);
+        let head0 = body.rest_position(HumanBone::Head) - Vec3::Y * 0.05;
+        let (upper, lower) = body.limb_lengths(Limb::LeftLeg);
+        let leg = upper + lower;
+        let floor = [HumanBone::LeftFoot, HumanBone::RightFoot].map(|b| body.rest_height(b));
+        let mut state = VrIkState::default();
+        let mut pose = HumanoidPose::default();
+        let (mut planted, mut off, mut flying, mut frames) = (0, 0, 0, 0);
+        for i in 0..360 {
+            let t = i as f32 * dt;
+            let head = head0 + Vec3::new(0.0, runner_head(t, step, 0.55, 2.0), speed * t);
+            let swing = 0.2 * (std::f32::consts::PI * t / step).sin();
+            let hand =
+                |x: f32, z: f32| DevicePose::new(head + Vec3::new(x, -0.55, z), Quat::IDENTITY);
+            let input = VrInput {
+                head: DevicePose::new(head + HEAD_TO_EYE, Quat::IDENTITY),
+                hands: [hand(0.2, 0.1 + swing), hand(-0.2, 0.1 - swing)],
+                ..VrInput::default()
+            };
+            VrIk {
+                config: &config,
+                body: &body,
+                calibration: &cal,
+                input: &input,
+                dt,
+                state: &mut state,
+                pose: &mut pose,
+            }
+            .run()
+            .expect("vr ik runs");
+            if t < 1.5 {
+                continue;
+            }
+            frames += 1;
+            let hips = state.frame.position(HumanBone::Hips);
+            let mut in_air = 0;
+            for (side, bone) in [HumanBone::LeftFoot, HumanBone::RightFoot]
+                .into_iter()
+                .enumerate()
+            {
+                let ankle = state.frame.position(bone);
+                if state.is_planted(side) {
+                    planted += 1;
+                    let ahead = ankle.z - hips.z;
+                    // Behind the hips the heel may rise before the foot leaves.
+                    if ahead > 0.35 * leg || (ahead > 0.0 && ankle.y > floor[side] + 0.02) {
+                        off += 1;
+                    }
+                } else {
+                    in_air += 1;
+                }
+            }
+            flying += usize::from(in_air == 2);
+        }
+        assert!(
+            off * 10 < planted,
+            "{off} of {planted} planted feet off the floor or ahead"
+        );
+        assert!(
+            flying * 10 > frames,
+            "both feet in the air on {flying} of {frames} frames"
+        );
     }
 }
