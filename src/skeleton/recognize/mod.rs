@@ -886,6 +886,29 @@ mod tests {
     }
 
     #[test]
+    fn corrective_chains_at_the_elbow_are_no_hand() {
+        // UE5-style correctives: two short chains of two joints beside the forearm's
+        // continuation at the elbow, a hand with one finger.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            for (side, x) in [("L_", 1.0f32), ("R_", -1.0)] {
+                let elbow = format!("{side}forearm");
+                for (name, z) in [("in", 0.02f32), ("out", -0.02)] {
+                    let a = format!("{side}forearm_{name}");
+                    t.push(row(&a, &elbow, [x * 0.47, 1.4, z]));
+                    t.push(row(&format!("{a}_end"), &a, [x * 0.48, 1.4, z]));
+                }
+                let f1 = format!("{side}finger_01");
+                t.push(row(&f1, &format!("{side}hand"), [x * 0.78, 1.4, 0.0]));
+                t.push(row(&format!("{side}finger_02"), &f1, [x * 0.83, 1.4, 0.0]));
+            }
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        assert_eq!(joint_of(&r, B::LeftLowerArm), "L_forearm");
+        assert_eq!(joint_of(&r, B::LeftHand), "L_hand");
+        assert_eq!(joint_of(&r, B::RightHand), "R_hand");
+    }
+
+    #[test]
     fn names_in_another_language_are_read_by_geometry() {
         // MMD's Japanese names: nothing in them is read, the geometry decides.
         let japanese = |name: &str| -> String {
