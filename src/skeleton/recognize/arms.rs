@@ -276,11 +276,20 @@ fn follow_out(rig: &RestJoints, root: usize, branch: usize) -> (Vec<usize>, bool
 /// than 0.6 of the wrist's distance from the arm branch, farther than the forearm is
 /// long. It is still a fork of three or more chains of two or more joints (fingers,
 /// or palm bones with fingers under them) reaching no farther than the wrist is out
-/// from the branch. An elbow forks into the forearm and twist or helper leaves, not
-/// into three chains.
+/// from the branch, the third longest at least half as far as the longest (fingers
+/// are alike). An elbow forks into the forearm and short twist or corrective chains.
 fn is_finger_fork(rig: &RestJoints, kids: &[usize], fork_reach: f32, out: f32) -> bool {
-    let chains = kids.iter().filter(|&&c| rig.depth[c] >= 2).count();
-    chains >= 3 && fork_reach <= out
+    let from = kids.first().and_then(|&c| rig.skeleton.parent(c));
+    let Some(from) = from.map(|p| rig.pos[p]) else {
+        return false;
+    };
+    let mut reaches: Vec<f32> = kids
+        .iter()
+        .filter(|&&c| rig.depth[c] >= 2)
+        .map(|&c| rig.reach(c, from))
+        .collect();
+    reaches.sort_by(|a, b| b.total_cmp(a));
+    reaches.len() >= 3 && fork_reach <= out && reaches[2] >= 0.5 * reaches[0]
 }
 
 /// Heuristic: upper arm, elbow and hand are the joints `u < e < h` of the arm's line

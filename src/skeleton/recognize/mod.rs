@@ -771,6 +771,33 @@ mod tests {
     }
 
     #[test]
+    fn a_dress_hanging_from_a_root_at_the_floor_is_not_named_as_legs() {
+        // A figure in a long dress (a Sketchfab gnome): one root at the floor carries
+        // the neck, the arms, the dress's bones going down and two single-joint feet.
+        let s = skeleton(&[
+            ("Root", None, [0.0, 0.06, 0.0]),
+            ("Neck", Some("Root"), [0.0, 0.5, 0.06]),
+            ("Head", Some("Neck"), [0.0, 0.56, 0.17]),
+            ("Shoulder.L", Some("Root"), [0.01, 0.5, 0.06]),
+            ("Arm.L", Some("Shoulder.L"), [0.2, 0.41, 0.03]),
+            ("Hand.L", Some("Arm.L"), [0.38, 0.29, 0.16]),
+            ("Shoulder.R", Some("Root"), [-0.01, 0.5, 0.06]),
+            ("Arm.R", Some("Shoulder.R"), [-0.2, 0.41, 0.03]),
+            ("Hand.R", Some("Arm.R"), [-0.38, 0.29, 0.16]),
+            ("dress01.L", Some("Root"), [0.22, 0.34, -0.03]),
+            ("dress02.L", Some("dress01.L"), [0.3, 0.1, -0.09]),
+            ("dress01.R", Some("Root"), [-0.22, 0.34, -0.03]),
+            ("dress02.R", Some("dress01.R"), [-0.3, 0.1, -0.09]),
+            ("Foot.L", Some("Root"), [0.15, 0.08, 0.05]),
+            ("Foot.R", Some("Root"), [-0.15, 0.08, 0.05]),
+        ]);
+        let Recognition::NotHumanoid(n) = recognize(&s) else {
+            panic!("recognized")
+        };
+        assert!(!n.reason.contains("dress"), "{}", n.reason);
+    }
+
+    #[test]
     fn arms_hanging_from_the_hips_joint_itself_are_refused_for_the_spine() {
         // A toy or control rig: one root at the pelvis carries the legs, the body and
         // both arms, no spine joint between the hips and the arms.
@@ -856,6 +883,29 @@ mod tests {
         ] {
             assert_eq!(joint_of(&r, bone), joint, "{bone}");
         }
+    }
+
+    #[test]
+    fn corrective_chains_at_the_elbow_are_no_hand() {
+        // UE5-style correctives: two short chains of two joints beside the forearm's
+        // continuation at the elbow, a hand with one finger.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            for (side, x) in [("L_", 1.0f32), ("R_", -1.0)] {
+                let elbow = format!("{side}forearm");
+                for (name, z) in [("in", 0.02f32), ("out", -0.02)] {
+                    let a = format!("{side}forearm_{name}");
+                    t.push(row(&a, &elbow, [x * 0.47, 1.4, z]));
+                    t.push(row(&format!("{a}_end"), &a, [x * 0.48, 1.4, z]));
+                }
+                let f1 = format!("{side}finger_01");
+                t.push(row(&f1, &format!("{side}hand"), [x * 0.78, 1.4, 0.0]));
+                t.push(row(&format!("{side}finger_02"), &f1, [x * 0.83, 1.4, 0.0]));
+            }
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        assert_eq!(joint_of(&r, B::LeftLowerArm), "L_forearm");
+        assert_eq!(joint_of(&r, B::LeftHand), "L_hand");
+        assert_eq!(joint_of(&r, B::RightHand), "R_hand");
     }
 
     #[test]

@@ -151,6 +151,7 @@ const HELPER_WORDS: &[&str] = &[
 const ATTACHMENT_PARTS: &[&str] = &[
     "weapon", "sword", "gun", "shield", "holster", "prop", "slot", "socket", "attach", "camera",
     "hair", "skirt", "tail", "cape", "cloth", "breast", "bust", "ribbon", "spring", "physics",
+    "dress", "robe",
 ];
 
 /// What one joint's name says.

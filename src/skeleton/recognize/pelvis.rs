@@ -181,8 +181,9 @@ pub(super) fn pelvis_above(rig: &RestJoints, pelvis: &Pelvis) -> Option<usize> {
 /// characters) hang both legs and the hips from one root at the floor: two child
 /// chains of two or more joints that start up at the body's height and go down to
 /// the same level, beside the child the body rises from. VRM's upper legs hang
-/// below its hips, and a hips at the floor is no pelvis, so no map fits. Returns
-/// the root, the legs' top joints and the body's first joint.
+/// below its hips, and a hips at the floor is no pelvis, so no map fits. Chains the
+/// names call attachments (a dress's or a skirt's bones) are no legs. Returns the
+/// root, the legs' top joints and the body's first joint.
 pub(super) fn legs_beside_the_body(rig: &RestJoints) -> Option<(usize, [usize; 2], usize)> {
     (0..rig.len()).find_map(|joint| {
         let y = rig.pos[joint].y;
@@ -199,6 +200,7 @@ pub(super) fn legs_beside_the_body(rig: &RestJoints) -> Option<(usize, [usize; 2
                 let top = rig.pos[c].y;
                 let drop = top - rig.low[c];
                 c != body
+                    && !rig.avoid(c)
                     && rig.low_depth[c] >= 2
                     && drop > rig.eps
                     && rig.high[c] - top <= 0.5 * drop
