@@ -705,41 +705,71 @@ mod tests {
         );
     }
 
+    /// A row of a joint table: name, parent, position.
+    type Row = (String, Option<String>, [f32; 3]);
+
+    /// Four palm bones under a hand, each with three finger joints, all in the arms'
+    /// line: `name` (`{f}` the finger), the palms `x` out and `spread` apart, the
+    /// finger joints at `fingers` out.
+    struct Palms {
+        name: &'static str,
+        x: f32,
+        spread: f32,
+        fingers: [f32; 3],
+    }
+
+    /// Rigify's twist halves on one side's arm of `small_table` (`arm.001` goes on
+    /// along the upper arm and takes the forearm, `forearm.001` takes the hand), and
+    /// the rows of the hand's `palms` to add; `x` is the side's sign.
+    fn twisted_arm_with_palms(t: &mut [Row], side: &str, x: f32, palms: &Palms) -> Vec<Row> {
+        let hand = format!("{side}hand");
+        let mut rows = vec![
+            row(
+                &format!("{side}arm.001"),
+                &format!("{side}arm"),
+                [x * 0.32, 1.4, 0.0],
+            ),
+            row(
+                &format!("{side}forearm.001"),
+                &format!("{side}forearm"),
+                [x * 0.585, 1.4, 0.0],
+            ),
+        ];
+        for (f, z) in [
+            ("index", 1.5f32),
+            ("middle", 0.5),
+            ("ring", -0.5),
+            ("pinky", -1.5),
+        ] {
+            let z = z * 2.0 * palms.spread;
+            let palm = format!("{side}{}", palms.name.replace("{f}", f));
+            rows.push(row(&palm, &hand, [x * palms.x, 1.4, z]));
+            let mut parent = palm;
+            for (k, dx) in palms.fingers.into_iter().enumerate() {
+                let name = format!("{side}{f}_0{}", k + 1);
+                rows.push(row(&name, &parent, [x * dx, 1.4, z]));
+                parent = name;
+            }
+        }
+        reparent(t, &format!("{side}forearm"), &format!("{side}arm.001"));
+        reparent(t, &hand, &format!("{side}forearm.001"));
+        rows
+    }
+
     #[test]
     fn twist_segments_are_never_the_upper_arm_and_metacarpals_never_fingers() {
         // Rigify DEF: each arm bone split in two (`DEF-upper_arm.L.001` goes on
         // along the upper arm); UE5: `index_metacarpal_l` before `index_01_l`.
+        let palms = Palms {
+            name: "{f}_metacarpal",
+            x: 0.72,
+            spread: 0.01,
+            fingers: [0.8, 0.845, 0.875],
+        };
         let s = edited(small_table(false, "L_", "R_"), |t| {
             for (side, x) in [("L_", 1.0f32), ("R_", -1.0)] {
-                let hand = format!("{side}hand");
-                let mut rows = vec![
-                    row(
-                        &format!("{side}arm.001"),
-                        &format!("{side}arm"),
-                        [x * 0.32, 1.4, 0.0],
-                    ),
-                    row(
-                        &format!("{side}forearm.001"),
-                        &format!("{side}forearm"),
-                        [x * 0.585, 1.4, 0.0],
-                    ),
-                ];
-                for (f, z) in [
-                    ("index", 0.03f32),
-                    ("middle", 0.01),
-                    ("ring", -0.01),
-                    ("pinky", -0.03),
-                ] {
-                    let m = format!("{side}{f}_metacarpal");
-                    rows.push(row(&m, &hand, [x * 0.72, 1.4, z]));
-                    let mut parent = m;
-                    for (k, dx) in [0.8f32, 0.845, 0.875].into_iter().enumerate() {
-                        let name = format!("{side}{f}_0{}", k + 1);
-                        rows.push(row(&name, &parent, [x * dx, 1.4, z]));
-                        parent = name;
-                    }
-                }
-                let mut parent = hand.clone();
+                let mut rows = twisted_arm_with_palms(t, side, x, &palms);
+                let mut parent = format!("{side}hand");
                 for (k, (dx, dz)) in [(0.73f32, 0.03f32), (0.76, 0.05), (0.79, 0.06)]
                     .into_iter()
                     .enumerate()
@@ -749,10 +779,6 @@ mod tests {
                     parent = name;
                 }
                 t.extend(rows);
-                // The twist halves take the next bone: forearm under `arm.001`,
-                // hand under `forearm.001`.
-                reparent(t, &format!("{side}forearm"), &format!("{side}arm.001"));
-                reparent(t, &hand, &format!("{side}forearm.001"));
             }
         });
         let r = recognize(&s).into_humanoid().unwrap();
@@ -836,39 +862,16 @@ mod tests {
         // A cartoon Rigify character: twist halves on both arm bones, palm bones under
         // the hand and fingers reaching 0.5 past the wrist (the forearm is 0.25 long,
         // the wrist 0.72 out from the chest).
+        let palms = Palms {
+            name: "palm_{f}",
+            x: 0.77,
+            spread: 0.02,
+            fingers: [0.95, 1.08, 1.21],
+        };
         let s = edited(small_table(false, "L_", "R_"), |t| {
             for (side, x) in [("L_", 1.0f32), ("R_", -1.0)] {
-                let hand = format!("{side}hand");
-                let mut rows = vec![
-                    row(
-                        &format!("{side}arm.001"),
-                        &format!("{side}arm"),
-                        [x * 0.32, 1.4, 0.0],
-                    ),
-                    row(
-                        &format!("{side}forearm.001"),
-                        &format!("{side}forearm"),
-                        [x * 0.585, 1.4, 0.0],
-                    ),
-                ];
-                for (f, z) in [
-                    ("index", 0.06f32),
-                    ("middle", 0.02),
-                    ("ring", -0.02),
-                    ("pinky", -0.06),
-                ] {
-                    let palm = format!("{side}palm_{f}");
-                    rows.push(row(&palm, &hand, [x * 0.77, 1.4, z]));
-                    let mut parent = palm;
-                    for (k, dx) in [0.95f32, 1.08, 1.21].into_iter().enumerate() {
-                        let name = format!("{side}{f}_0{}", k + 1);
-                        rows.push(row(&name, &parent, [x * dx, 1.4, z]));
-                        parent = name;
-                    }
-                }
+                let rows = twisted_arm_with_palms(t, side, x, &palms);
                 t.extend(rows);
-                reparent(t, &format!("{side}forearm"), &format!("{side}arm.001"));
-                reparent(t, &hand, &format!("{side}forearm.001"));
             }
         });
         let r = recognize(&s).into_humanoid().unwrap();
