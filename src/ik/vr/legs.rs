@@ -325,6 +325,9 @@ impl PlaceLegs<'_> {
         let lead = self.lead(hips);
         let walk_lift = c.step_height * height;
         let lift = walk_lift + (RUN_LIFT * leg - walk_lift).max(0.0) * hips.run;
+        // A step's time at `walk_ratio` for the hips' forward speed.
+        let speed = hips.ahead.max(c.gait_speed * height).max(1e-3);
+        let step_time = (c.walk_ratio.max(0.0) * height / speed).sqrt();
         let state = &mut *self.state;
         match swayed {
             Some(over) if hips.walking => {
@@ -333,9 +336,7 @@ impl PlaceLegs<'_> {
                 let foot = &mut state.feet[1 - stance];
                 // A runner's foot already in the air lands on its own time.
                 if untracked[1 - stance] && !(foot.running && foot.progress.is_some()) {
-                    let speed = hips.ahead.max(c.gait_speed * height).max(1e-3);
-                    let seconds = (c.walk_ratio.max(0.0) * height / speed).sqrt();
-                    foot.step(seconds, lift);
+                    foot.step(step_time, lift);
                 }
             }
             _ if (!hips.walking || state.gait.is_stalled())
@@ -378,10 +379,7 @@ impl PlaceLegs<'_> {
                     (2.0 * half_stride - state.gait.since()).max(0.5 * half_stride),
                     Some(usize::from(side < 0.0)),
                 ),
-                _ => {
-                    let speed = hips.ahead.max(c.gait_speed * height).max(1e-3);
-                    ((c.walk_ratio.max(0.0) * height / speed).sqrt(), None)
-                }
+                _ => (step_time, None),
             };
             for side in 0..2 {
                 let other_planted = state.feet[1 - side].progress.is_none();
