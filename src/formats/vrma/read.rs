@@ -305,6 +305,12 @@ impl Declared {
             let preset: Preset = name
                 .parse()
                 .map_err(|_| invalid(path, &place, "not a VRM 1.0 preset expression"))?;
+            if preset.is_look_at() {
+                // The spec keeps these four for lookAt; files keyed them anyway.
+                notes.push(format!(
+                    "{place}: {EXTENSION} keeps `{name}` for lookAt, not for expressions: read as an expression weight, left out of a written .vrma"
+                ));
+            }
             presets.push((preset, node_at(&value, &place)?));
         }
         let mut customs = Vec::new();
