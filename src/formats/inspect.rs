@@ -492,7 +492,7 @@ mod tests {
         let own = map_rig("avatar.vrm", &rig, None).unwrap_err().to_string();
         assert!(own.starts_with("avatar.vrm: "), "{own}");
         assert!(
-            own.contains("required bone `leftFoot` is not mapped"),
+            own.contains("required bones `leftFoot`, `rightFoot` are not mapped"),
             "{own}"
         );
         assert!(!own.contains('\n'), "{own}");

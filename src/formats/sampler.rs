@@ -1,7 +1,8 @@
 //! Keyframe sampling with the glTF 2.0 animation sampler semantics (spec §3.11 and
 //! Appendix C): STEP, LINEAR (slerp for rotations) and CUBICSPLINE, clamped before
 //! the first key and after the last. Also picks the frame times a clip of several
-//! channels is sampled at (`frame_times`).
+//! channels is sampled at (`frame_times`), and the times a CUBICSPLINE channel
+//! needs so that frames played back LINEAR follow its curve (`playback_times`).
 //!
 //! Pure: no I/O, no file formats. Loaders read keys from their files, build one
 //! `Keyframes` per channel (validated once, may allocate) and sample it per frame
@@ -84,6 +85,14 @@ pub trait KeyValue: Copy + sealed::Sealed {
     /// rotations; `fallback` when that is degenerate.
     #[doc(hidden)]
     fn combine(points: [Self; 4], weights: [f32; 4], fallback: Self) -> Self;
+    /// How far apart two values are, in the value's own measure: radians between
+    /// rotations, metres between points, the difference between weights.
+    #[doc(hidden)]
+    fn distance(a: Self, b: Self) -> f32;
+    /// How far LINEAR playback between frames may stray from a CUBICSPLINE channel
+    /// (`Keyframes::playback_times`), in the measure of `distance`.
+    #[doc(hidden)]
+    const PLAYBACK_TOLERANCE: f32;
 }
 
 mod sealed {
@@ -109,6 +118,13 @@ impl KeyValue for f32 {
     fn combine(p: [Self; 4], w: [f32; 4], _: Self) -> Self {
         w[0] * p[0] + w[1] * p[1] + w[2] * p[2] + w[3] * p[3]
     }
+
+    fn distance(a: Self, b: Self) -> f32 {
+        (a - b).abs()
+    }
+
+    /// A thousandth of a morph or expression weight.
+    const PLAYBACK_TOLERANCE: f32 = 1e-3;
 }
 
 impl KeyValue for Vec3 {
@@ -127,6 +143,13 @@ impl KeyValue for Vec3 {
     fn combine(p: [Self; 4], w: [f32; 4], _: Self) -> Self {
         w[0] * p[0] + w[1] * p[1] + w[2] * p[2] + w[3] * p[3]
     }
+
+    fn distance(a: Self, b: Self) -> f32 {
+        a.distance(b)
+    }
+
+    /// A tenth of a millimetre.
+    const PLAYBACK_TOLERANCE: f32 = 1e-4;
 }
 
 /// A key rotation whose squared length is this close to 1 is kept as it is.
@@ -162,6 +185,16 @@ impl KeyValue for Quat {
             + w[3] * Vec4::from(p[3]);
         sum.try_normalize().map_or(fallback, Quat::from_vec4)
     }
+
+    /// The angle of `a⁻¹ · b` from its vector part (precise near zero, where
+    /// `acos` of the dot product is not).
+    fn distance(a: Self, b: Self) -> f32 {
+        let d = a.conjugate() * b;
+        2.0 * Vec3::new(d.x, d.y, d.z).length().atan2(d.w.abs())
+    }
+
+    /// 0.006 degrees.
+    const PLAYBACK_TOLERANCE: f32 = 1e-4;
 }
 
 /// Keyframes of one channel. Built once (validated), sampled per frame without
@@ -319,6 +352,50 @@ impl<T: KeyValue> Keyframes<T> {
         }
     }
 }
+
+impl<T: KeyValue> Keyframes<T> {
+    /// The times to sample this channel at so that playing the samples back LINEAR
+    /// (as a written `.vrma` or a clip's frames play) gives the channel: its key
+    /// times, and for CUBICSPLINE also times between keys. Each key interval is
+    /// halved until LINEAR between the split points stays within
+    /// `T::PLAYBACK_TOLERANCE` of the spline at a quarter, half and three quarters of
+    /// the way, at most `MAX_PLAYBACK_SPLITS` times (64 parts).
+    #[must_use]
+    pub fn playback_times(&self) -> std::borrow::Cow<'_, [f32]> {
+        if self.interpolation != Interpolation::CubicSpline {
+            return std::borrow::Cow::Borrowed(&self.times);
+        }
+        let mut times = Vec::with_capacity(self.times.len());
+        for pair in self.times.windows(2) {
+            times.push(pair[0]);
+            if pair[1] > pair[0] {
+                self.split_until_linear(pair[0], pair[1], 0, &mut times);
+            }
+        }
+        times.extend(self.times.last());
+        std::borrow::Cow::Owned(times)
+    }
+
+    /// Pushes the times strictly between `start` and `end` that LINEAR playback of
+    /// this spline needs (see `playback_times`), in order.
+    fn split_until_linear(&self, start: f32, end: f32, depth: u32, out: &mut Vec<f32>) {
+        let (a, b) = (self.sample(start), self.sample(end));
+        let strays = [0.25, 0.5, 0.75].iter().any(|&s| {
+            let spline = self.sample(start + (end - start) * s);
+            T::distance(spline, T::interpolate(a, b, s)) > T::PLAYBACK_TOLERANCE
+        });
+        let middle = start + (end - start) * 0.5;
+        if !strays || depth >= MAX_PLAYBACK_SPLITS || !(start < middle && middle < end) {
+            return;
+        }
+        self.split_until_linear(start, middle, depth + 1, out);
+        out.push(middle);
+        self.split_until_linear(middle, end, depth + 1, out);
+    }
+}
+
+/// How many times `Keyframes::playback_times` halves a key interval at most.
+const MAX_PLAYBACK_SPLITS: u32 = 6;
 
 /// How many `f32` steps (relative, at least those of 1 s) short of a key a STEP
 /// channel's time is still that key's: rounding, not a time between keys.
@@ -514,6 +591,62 @@ mod tests {
         assert_eq!(merged_key_times([&a[..], &b[..]]), [0.0, 0.25, 0.5, 1.0]);
         assert_eq!(merged_key_times([&a[..], &a[..]]), a);
         assert!(merged_key_times([]).is_empty());
+    }
+
+    /// The largest distance, over 400 times per key interval, between `keys` and
+    /// LINEAR playback of `keys` sampled at `times`.
+    fn linear_playback_error<T: KeyValue>(keys: &Keyframes<T>, times: &[f32]) -> f32 {
+        let mut worst = 0.0f32;
+        for pair in times.windows(2) {
+            let (a, b) = (keys.sample(pair[0]), keys.sample(pair[1]));
+            for i in 1..400 {
+                let s = i as f32 / 400.0;
+                let t = pair[0] + (pair[1] - pair[0]) * s;
+                worst = worst.max(T::distance(keys.sample(t), T::interpolate(a, b, s)));
+            }
+        }
+        worst
+    }
+
+    #[test]
+    fn playback_times_let_linear_frames_follow_a_cubic_spline() {
+        // Zero tangents: each interval eases in and out, which LINEAR between the
+        // keys alone misses by degrees (keys up to 0.4 rad apart: 64 parts an
+        // interval bring LINEAR within the tolerance).
+        let times = vec![0.0, 0.5, 1.5];
+        let rotations = [
+            Quat::IDENTITY,
+            Quat::from_rotation_y(0.4),
+            Quat::from_rotation_x(0.2) * Quat::from_rotation_y(0.6),
+        ];
+        let zero = Quat::from_xyzw(0.0, 0.0, 0.0, 0.0);
+        let values = rotations.iter().flat_map(|&q| [zero, q, zero]).collect();
+        let spline = Keyframes::new(times.clone(), values, CubicSpline).unwrap();
+        assert!(linear_playback_error(&spline, &times).to_degrees() > 1.0);
+        let playback = spline.playback_times();
+        for key in &times {
+            assert!(playback.contains(key), "{key}");
+        }
+        assert!(playback.windows(2).all(|w| w[0] < w[1]));
+        let error = linear_playback_error(&spline, &playback);
+        assert!(error.to_degrees() < 0.01, "{} deg", error.to_degrees());
+
+        let points = [
+            Vec3::ZERO,
+            Vec3::new(0.3, 1.0, -0.2),
+            Vec3::new(0.0, 0.5, 0.4),
+        ];
+        let values = points
+            .iter()
+            .flat_map(|&p| [Vec3::ZERO, p, Vec3::ZERO])
+            .collect();
+        let spline = Keyframes::new(times.clone(), values, CubicSpline).unwrap();
+        assert!(linear_playback_error(&spline, &spline.playback_times()) < 2e-4);
+
+        let linear = scalar(&times, &[0.0, 1.0, 0.0], Linear);
+        assert_eq!(*linear.playback_times(), times[..]);
+        let step = scalar(&times, &[0.0, 1.0, 0.0], Step);
+        assert_eq!(*step.playback_times(), times[..]);
     }
 
     fn scalar(times: &[f32], values: &[f32], interpolation: Interpolation) -> Keyframes<f32> {

@@ -37,8 +37,9 @@ pub enum MapError {
         first: HumanBone,
         second: HumanBone,
     },
-    #[error("bone map: required bone `{0}` is not mapped")]
-    MissingRequired(HumanBone),
+    /// Every required bone the map leaves out, in spec order.
+    #[error("bone map: {}", missing_required(.0))]
+    MissingRequired(Vec<HumanBone>),
     #[error(
         "bone map: `{bone}` (joint `{joint}`) is not below `{parent}` (joint `{parent_joint}`) in the skeleton"
     )]
@@ -56,6 +57,17 @@ pub enum MapError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// "required bone `head` is not mapped", or for several "required bones `head`,
+/// `leftUpperArm` ... are not mapped": all of them, so one message says what the map
+/// lacks.
+fn missing_required(bones: &[HumanBone]) -> String {
+    let listed: Vec<String> = bones.iter().map(|b| format!("`{b}`")).collect();
+    match listed.as_slice() {
+        [one] => format!("required bone {one} is not mapped"),
+        _ => format!("required bones {} are not mapped", listed.join(", ")),
+    }
 }
 
 impl NamedBoneMap {
@@ -143,10 +155,12 @@ impl BoneMap {
             joints,
             t_pose: named.t_pose,
         };
-        for bone in REQUIRED {
-            if map.joint(bone).is_none() {
-                return Err(MapError::MissingRequired(bone));
-            }
+        let missing: Vec<HumanBone> = REQUIRED
+            .into_iter()
+            .filter(|&bone| map.joint(bone).is_none())
+            .collect();
+        if !missing.is_empty() {
+            return Err(MapError::MissingRequired(missing));
         }
         for bone in ALL {
             let Some(joint) = map.joint(bone) else {
@@ -219,5 +233,75 @@ impl BoneMap {
                 .collect(),
             t_pose: self.t_pose,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::skeleton::{Joint, Transform};
+
+    /// A chain of joints named `names`, each 10 cm above its parent.
+    fn chain(names: &[&str]) -> Skeleton {
+        let joints = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| Joint {
+                name: (*name).to_owned(),
+                parent: i.checked_sub(1),
+                rest: Transform {
+                    translation: glam::Vec3::new(0.0, 0.1, 0.0),
+                    ..Transform::IDENTITY
+                },
+                end: None,
+            })
+            .collect();
+        Skeleton::new(joints).unwrap()
+    }
+
+    fn named(pairs: &[(HumanBone, &str)]) -> NamedBoneMap {
+        NamedBoneMap {
+            bones: pairs.iter().map(|&(b, j)| (b, j.to_owned())).collect(),
+            t_pose: TPoseSource::Measured,
+        }
+    }
+
+    #[test]
+    fn resolve_names_every_missing_required_bone() {
+        // Hips and spine only, as a partial VRM declares them: the message lists the
+        // other 13 required bones, not just the first.
+        let skeleton = chain(&["hips", "spine"]);
+        let map = named(&[(HumanBone::Hips, "hips"), (HumanBone::Spine, "spine")]);
+        let err = BoneMap::resolve(&map, &skeleton).unwrap_err();
+        let MapError::MissingRequired(missing) = &err else {
+            panic!("{err}");
+        };
+        assert_eq!(missing.len(), REQUIRED.len() - 2);
+        let message = err.to_string();
+        assert!(
+            message.starts_with("bone map: required bones `head`, `leftUpperLeg`, "),
+            "{message}"
+        );
+        assert!(
+            message.ends_with("`rightLowerArm`, `rightHand` are not mapped"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn resolve_names_a_single_missing_required_bone_alone() {
+        let all: Vec<(HumanBone, String)> = REQUIRED
+            .into_iter()
+            .filter(|&b| b != HumanBone::Head)
+            .map(|b| (b, b.name().to_owned()))
+            .collect();
+        let names: Vec<&str> = all.iter().map(|(_, n)| n.as_str()).collect();
+        let skeleton = chain(&names);
+        let pairs: Vec<(HumanBone, &str)> = all.iter().map(|(b, n)| (*b, n.as_str())).collect();
+        let err = BoneMap::resolve(&named(&pairs), &skeleton).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "bone map: required bone `head` is not mapped"
+        );
     }
 }

@@ -414,11 +414,18 @@ impl ExtHumanoidClip {
     }
 
     /// Every track's key times merged, in order: the frames that play the clip back
-    /// key for key (`sampler::merged_key_times`).
+    /// key for key (`sampler::merged_key_times`), with the times between keys a
+    /// CUBICSPLINE track needs to be followed by frames played back LINEAR
+    /// (`Keyframes::playback_times`).
     #[must_use]
     pub fn frame_times(&self) -> Vec<f32> {
-        let rotations = self.tracks.iter().map(|(_, k)| k.times());
-        merged_key_times(rotations.chain(self.hips_translation.as_ref().map(|k| k.times())))
+        let rotations = self.tracks.iter().map(|(_, k)| k.playback_times());
+        let hips = self
+            .hips_translation
+            .as_ref()
+            .map(Keyframes::playback_times);
+        let tracks: Vec<_> = rotations.chain(hips).collect();
+        merged_key_times(tracks.iter().map(|t| &**t))
     }
 
     /// The hips position at `t` seconds, model space: `bindWorld(hips) · translation`.

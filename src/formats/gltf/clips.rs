@@ -40,11 +40,43 @@ enum Track {
 }
 
 impl Track {
-    fn times(&self) -> &[f32] {
+    /// The times frames must be sampled at to play this track back LINEAR
+    /// (`Keyframes::playback_times`: its keys, and for CUBICSPLINE the times
+    /// between them its curve needs).
+    fn times(&self) -> std::borrow::Cow<'_, [f32]> {
         match self {
-            Self::Rotation { keys, .. } => keys.times(),
-            Self::Translation { keys, .. } => keys.times(),
+            Self::Rotation { keys, .. } => keys.playback_times(),
+            Self::Translation { keys, .. } => keys.playback_times(),
         }
+    }
+
+    fn is_cubic(&self) -> bool {
+        let interpolation = match self {
+            Self::Rotation { keys, .. } => keys.interpolation(),
+            Self::Translation { keys, .. } => keys.interpolation(),
+        };
+        interpolation == Interpolation::CubicSpline
+    }
+}
+
+/// Every channel's times merged (`sampler::merged_key_times`), as long as there are
+/// no more than `max_frames`.
+fn merged_frames(
+    channel_times: &[&[f32]],
+    max_frames: usize,
+) -> Result<sampler::FrameTimes, sampler::TooManyFrames> {
+    let times = sampler::merged_key_times(channel_times.iter().copied());
+    match (times.first(), times.last()) {
+        (Some(&start), Some(&end)) if times.len() > max_frames => Err(sampler::TooManyFrames {
+            frames: times.len() as f64,
+            start,
+            end,
+            max: max_frames,
+        }),
+        _ => Ok(sampler::FrameTimes {
+            times,
+            resampled_fps: None,
+        }),
     }
 }
 
@@ -110,9 +142,15 @@ impl Document<'_> {
                 skipped.push(format!("`{name}`"));
                 continue;
             }
-            let channel_times: Vec<&[f32]> = tracks.iter().map(Track::times).collect();
-            let frames = sampler::frame_times(&channel_times, max_frames)
-                .map_err(|e| self.invalid(format!("animations[{a}]"), e.to_string()))?;
+            let channel_times: Vec<_> = tracks.iter().map(Track::times).collect();
+            let channel_times: Vec<&[f32]> = channel_times.iter().map(|t| &**t).collect();
+            let frames = match tracks.iter().any(Track::is_cubic) {
+                // A curve's frames are its keys and the times between them it
+                // needs, every track's merged: a uniform grid would cut the curves.
+                true => merged_frames(&channel_times, max_frames),
+                false => sampler::frame_times(&channel_times, max_frames),
+            }
+            .map_err(|e| self.invalid(format!("animations[{a}]"), e.to_string()))?;
             if let Some(fps) = frames.resampled_fps {
                 resampled.push(format!("`{name}` at {fps} fps"));
             }
@@ -500,6 +538,44 @@ mod tests {
             rig.clips.iter().map(|c| &c.name).collect::<Vec<_>>()
         );
         &rig.clips[0].motion
+    }
+
+    #[test]
+    fn a_cubic_spline_clip_gets_the_frames_its_curve_needs() {
+        // Spine keyed CUBICSPLINE with zero tangents (easing in and out of every
+        // key), hips LINEAR: the frames, played back as a clip plays them, follow
+        // the curve, not the straight line between keys.
+        let zero = Quat::from_xyzw(0.0, 0.0, 0.0, 0.0);
+        let keys = [
+            Quat::IDENTITY,
+            Quat::from_rotation_y(0.4),
+            Quat::from_rotation_x(0.3) * Quat::from_rotation_y(0.5),
+        ];
+        let values: Vec<Quat> = keys.iter().flat_map(|&q| [zero, q, zero]).collect();
+        let mut data = Data::default();
+        let (t0, t1) = (data.times(&KEY_TIMES), data.times(&KEY_TIMES));
+        let (r, t) = (data.rotations(&values), data.translations(&hips_keys()));
+        let doc = animated(
+            data,
+            json!([{
+                "name": "Ease",
+                "samplers": [sampler(t0, r, "CUBICSPLINE"), sampler(t1, t, "LINEAR")],
+                "channels": [channel(0, 1, "rotation"), channel(1, 0, "translation")]
+            }]),
+        );
+        let rig = parse_doc(&doc).unwrap();
+        assert!(rig.notes.is_empty(), "{:?}", rig.notes);
+        let motion = only_clip(&rig);
+        assert!(motion.times().len() > KEY_TIMES.len());
+        let spline =
+            Keyframes::new(KEY_TIMES.to_vec(), values, Interpolation::CubicSpline).unwrap();
+        let (mut rotations, mut translations) = (vec![Quat::IDENTITY; 3], vec![Vec3::ZERO; 3]);
+        for i in 0..=500 {
+            let t = i as f32 / 500.0;
+            motion.sample_into(t, &mut rotations, &mut translations);
+            let off = <Quat as KeyValue>::distance(rotations[1], spline.sample(t)).to_degrees();
+            assert!(off < 0.01, "{off} deg at {t} s");
+        }
     }
 
     #[test]

@@ -55,6 +55,12 @@ pub(super) fn read_humanoid(
         ));
     }
     let reader = HumanoidReader { path, node_count };
+    if !value.is_object() {
+        return Err(reader.invalid(
+            &format!("extensions.{key}"),
+            format!("expected an object, found {}", json_kind(value)),
+        ));
+    }
     let (bones, t_pose) = match key {
         "VRMC_vrm" => {
             reader.vrm1_spec_version(value, notes)?;
@@ -81,6 +87,18 @@ pub(super) fn read_humanoid(
         bones,
         t_pose,
     }))
+}
+
+/// What a JSON value is, for an error: `an array`, `a string`, ...
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// Reads the three humanoid extensions' JSON, naming the JSON path in errors.
@@ -291,6 +309,30 @@ mod tests {
             error_of(&with_extensions(hips_spine_head(), vrm0)),
             format!("{PATH}: extensions.VRM.humanoid.humanBones[1].node: node 3 does not exist")
         );
+    }
+
+    #[test]
+    fn a_humanoid_extension_that_is_not_an_object_is_named_at_the_extension() {
+        let cases = [
+            (
+                json!({"VRMC_vrm": []}),
+                "extensions.VRMC_vrm: expected an object, found an array",
+            ),
+            (
+                json!({"VRM": "1.0"}),
+                "extensions.VRM: expected an object, found a string",
+            ),
+            (
+                json!({"EXT_skeleton_humanoid": null}),
+                "extensions.EXT_skeleton_humanoid: expected an object, found null",
+            ),
+        ];
+        for (extensions, expected) in cases {
+            assert_eq!(
+                error_of(&with_extensions(hips_spine_head(), extensions)),
+                format!("{PATH}: {expected}")
+            );
+        }
     }
 
     #[test]

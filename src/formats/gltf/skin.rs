@@ -157,6 +157,13 @@ impl Document<'_> {
                 continue;
             };
             let raw = self.skin_binds(s, skin, inverse_binds)?;
+            if binds_collapse(&raw, position, node_world) {
+                notes.push(format!(
+                    "skin {s}: its inverse bind matrices put its {} joints at one point (identity matrices): its joints rest as the nodes are posed",
+                    raw.len()
+                ));
+                continue;
+            }
             // Anchor: the first joint (skeleton order) an earlier skin placed, else
             // the first joint, placed by the rest so far.
             let in_order = |node: &usize| position[*node];
@@ -352,6 +359,36 @@ fn model_size(position: &[Option<usize>], node_world: &[DAffine3], skins: &[Skin
     }
 }
 
+/// Whether a skin's bind pose puts all its joints at one point (within
+/// `POSED_DISTANCE_FRACTION` of their spread in the nodes) while the nodes hold them
+/// apart: identity inverse bind matrices, as generators write when they bind the mesh
+/// in each joint's own frame. That is no skeleton's rest (every bone would be zero
+/// long), so the nodes keep theirs.
+fn binds_collapse(
+    raw: &[(usize, DAffine3, DAffine3)],
+    position: &[Option<usize>],
+    node_world: &[DAffine3],
+) -> bool {
+    let extent = |points: &mut dyn Iterator<Item = DVec3>| {
+        let (low, high) = points.fold(
+            (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+            |(low, high), p| (low.min(p), high.max(p)),
+        );
+        (high - low).length()
+    };
+    if raw.len() < 2 {
+        return false;
+    }
+    let bind = extent(&mut raw.iter().map(|(_, _, bind)| bind.translation));
+    let nodes = extent(
+        &mut raw
+            .iter()
+            .filter_map(|(node, ..)| position[*node])
+            .map(|k| node_world[k].translation),
+    );
+    nodes.is_finite() && nodes > 0.0 && bind <= POSED_DISTANCE_FRACTION * nodes
+}
+
 /// Whether a bind world differs from the node world by more than the tolerances.
 fn is_posed_away(node_world: DAffine3, bind_world: DAffine3, size: f64) -> bool {
     let moved =
@@ -491,6 +528,36 @@ mod tests {
         for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
             let got = Mat4::from(world(&rig, joint));
             assert!(got.abs_diff_eq(expected, 1e-5), "{joint}");
+        }
+    }
+
+    #[test]
+    fn identity_inverse_bind_matrices_leave_the_node_rest() {
+        // Every joint bound at the skin's origin: no bone would have a length. The
+        // nodes keep their rest, under every node frame.
+        let h = std::f64::consts::FRAC_1_SQRT_2;
+        for hips_rotation in [[0.0, 0.0, 0.0, 1.0], [0.0, h, 0.0, h]] {
+            let mut nodes = hips_spine_head();
+            nodes[0]["rotation"] = json!(hips_rotation);
+            let rig = parse_doc(&skinned(nodes.clone(), &[0, 1, 2], &[Mat4::IDENTITY; 3])).unwrap();
+            assert_eq!(
+                rig.notes,
+                [
+                    "skin 0: its inverse bind matrices put its 3 joints at one point (identity matrices): its joints rest as the nodes are posed"
+                ]
+            );
+            let plain = parse_doc(&json!({"asset": {"version": "2.0"}, "nodes": nodes,
+                "scenes": [{"nodes": [0]}]}))
+            .unwrap();
+            for joint in ["Hips", "Spine", "Head"] {
+                assert!(
+                    position(&rig, joint).abs_diff_eq(position(&plain, joint), 1e-6),
+                    "{joint}: {} vs {}",
+                    position(&rig, joint),
+                    position(&plain, joint)
+                );
+            }
+            assert!(position(&rig, "Head").y - position(&rig, "Hips").y > 0.1);
         }
     }
 

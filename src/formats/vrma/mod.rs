@@ -302,6 +302,40 @@ mod tests {
     }
 
     #[test]
+    fn a_look_at_preset_keyed_as_an_expression_reads_with_a_note_and_is_not_written() {
+        // The spec keeps lookUp/Down/Left/Right for lookAt; a file keying one as an
+        // expression (the `happy` track renamed) reads it, says so, and a copy leaves
+        // it out.
+        let (writer, frames, names) = performance();
+        let bent = with_json(&writer.to_bytes(), |v| {
+            let presets = v["extensions"][EXTENSION]["expressions"]["preset"]
+                .as_object_mut()
+                .unwrap();
+            let happy = presets.remove("happy").unwrap();
+            presets.insert("lookUp".into(), happy);
+        });
+        let read = parse(&bent, Path::new("look.vrma"), None).unwrap();
+        assert_eq!(
+            read.notes(),
+            [
+                "extensions.VRMC_vrm_animation.expressions.preset.lookUp: VRMC_vrm_animation keeps `lookUp` for lookAt, not for expressions: read as an expression weight, left out of a written .vrma"
+            ]
+        );
+        let (t, want) = &frames[5];
+        let mut got = HumanoidPose::default();
+        read.sample(*t, &mut got);
+        assert_eq!(
+            got.expressions.preset(Preset::LookUp),
+            want.expressions.preset(Preset::Happy)
+        );
+        let mut copy = VrmaWriter::new(VrmaRest::standard(0.9), "copy");
+        copy.push(*t, &got, &names).unwrap();
+        let copied = parse(&copy.to_bytes(), Path::new("copy.vrma"), None).unwrap();
+        assert!(!copied.declared_expressions().iter().any(|n| n == "lookUp"));
+        assert!(!copied.animated_expressions().any(|n| n == "lookUp"));
+    }
+
+    #[test]
     fn univrm_files_without_spec_version_or_key_time_bounds_or_a_draft_version_read_with_a_note() {
         let (writer, frames, _) = performance();
         let good = writer.to_bytes();

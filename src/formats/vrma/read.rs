@@ -305,6 +305,12 @@ impl Declared {
             let preset: Preset = name
                 .parse()
                 .map_err(|_| invalid(path, &place, "not a VRM 1.0 preset expression"))?;
+            if preset.is_look_at() {
+                // The spec keeps these four for lookAt; files keyed them anyway.
+                notes.push(format!(
+                    "{place}: {EXTENSION} keeps `{name}` for lookAt, not for expressions: read as an expression weight, left out of a written .vrma"
+                ));
+            }
             presets.push((preset, node_at(&value, &place)?));
         }
         let mut customs = Vec::new();
@@ -634,18 +640,21 @@ impl VrmaAnimation {
     /// Every track's key times merged, in order: the frames that play the clip back
     /// key for key. A file whose tracks are keyed at their own times (keyframe
     /// reduction keeps each track's keys apart) loses no key of any track, as it
-    /// would by taking one track's times.
+    /// would by taking one track's times. A CUBICSPLINE track adds the times between
+    /// its keys that frames played back LINEAR need to follow its curve
+    /// (`Keyframes::playback_times`).
     #[must_use]
     pub fn frame_times(&self) -> Vec<f32> {
-        let rotations = self.rotations.iter().map(|(_, k)| k.times());
-        let presets = self.presets.iter().map(|(_, k)| k.times());
-        let customs = self.customs.iter().map(|(_, k)| k.times());
-        let tracks = rotations
-            .chain(self.hips.as_ref().map(|k| k.times()))
+        let rotations = self.rotations.iter().map(|(_, k)| k.playback_times());
+        let presets = self.presets.iter().map(|(_, k)| k.playback_times());
+        let customs = self.customs.iter().map(|(_, k)| k.playback_times());
+        let tracks: Vec<_> = rotations
+            .chain(self.hips.as_ref().map(Keyframes::playback_times))
             .chain(presets)
             .chain(customs)
-            .chain(self.look_at.as_ref().map(|k| k.times()));
-        merged_key_times(tracks)
+            .chain(self.look_at.as_ref().map(Keyframes::playback_times))
+            .collect();
+        merged_key_times(tracks.iter().map(|t| &**t))
     }
 
     /// Fills `pose` at `t` seconds (clamped to the clip): the rotation of every
