@@ -7,8 +7,8 @@
 //! 45° between ±X and +Z. Only bones whose T-pose *direction* is fixed by that
 //! definition are corrected: arms, hands, fingers and legs get a swing onto their
 //! canonical direction (hands also a roll that puts the palm down, when the fingers
-//! tell where the palm is); feet and toes get a turn about +Y only (their pitch is
-//! the foot's shape, not a pose). Spine, neck, head and shoulders (clavicles) keep
+//! tell where the palm is); feet and toes get a turn about +Y only, and none when
+//! steeper than 75° from the ground (their pitch is the foot's shape, not a pose). Spine, neck, head and shoulders (clavicles) keep
 //! their rest: their T-pose direction is a matter of the body's shape.
 //!
 //! The facing turn `facing` is a world rotation about +Y applied in front of the
@@ -187,6 +187,11 @@ fn next_bones(bone: HumanBone) -> &'static [HumanBone] {
 /// Shorter than this (metres) is "the same place".
 const COINCIDENT: f32 = 1e-5;
 
+/// Horizontal share of a foot's or toes' rest direction (cos 75°) under which it is
+/// not turned about +Y: a bone steeper than 75° from the ground tells little of
+/// where the foot points (an end nub along +Y, as SMPL exporters write every leaf's).
+const LEAST_FLAT: f32 = 0.26;
+
 /// Where bone `bone` (at joint `joint`) ends in the rest pose, in model space.
 fn tip(
     skeleton: &Skeleton,
@@ -208,8 +213,8 @@ fn tip(
 }
 
 /// The end of a joint's bone from the skeleton alone: its end site, or the first
-/// place down its main child chain (the child with the most descendants) that is not
-/// the joint itself.
+/// place down its main child chain (the child with the most descendants, one away
+/// from the joint before one at its place) that is not the joint itself.
 fn skeleton_tip(
     skeleton: &Skeleton,
     world: &[Affine3A],
@@ -224,9 +229,13 @@ fn skeleton_tip(
                 return Some(p);
             }
         }
-        let child = skeleton
-            .children(j)
-            .max_by_key(|&c| (descendant_count(skeleton, c), std::cmp::Reverse(c)))?;
+        // Among children as deep, one leaving the joint before one at its place:
+        // SFU's hands hold a thumb at the wrist (its end ahead) and a wrist end
+        // along the hand.
+        let child = skeleton.children(j).max_by_key(|&c| {
+            let away = Vec3::from(world[c].translation).distance(origin) > COINCIDENT;
+            (descendant_count(skeleton, c), away, std::cmp::Reverse(c))
+        })?;
         let p = Vec3::from(world[child].translation);
         if p.distance(origin) > COINCIDENT {
             return Some(p);
@@ -340,7 +349,7 @@ impl RestCorrection {
                             Rule::Along(target) => shortest_arc(d, target),
                             Rule::YawToFront => {
                                 let flat = Vec3::new(d.x, 0.0, d.z);
-                                if flat.length() < 1e-3 {
+                                if flat.length() < LEAST_FLAT {
                                     Quat::IDENTITY
                                 } else {
                                     Quat::from_rotation_y(signed_angle(flat, Vec3::Z, Vec3::Y))
@@ -540,6 +549,115 @@ mod tests {
         };
         let map = BoneMap::resolve(&named, &skeleton).unwrap();
         (skeleton, map)
+    }
+
+    /// Children of one joint of each side: (name without the side, offset from
+    /// the joint, end site), for the side `1.0` (left) or `-1.0` (right).
+    type Kids = fn(f32) -> Vec<(&'static str, Vec3, Option<Vec3>)>;
+
+    /// A T-posed body facing +Z, mapped by its joint names (measured), each side's
+    /// hand and foot with the children `hand_kids` and `foot_kids` give.
+    fn t_posed_body(hand_kids: Kids, foot_kids: Kids) -> (Skeleton, BoneMap) {
+        let v = Vec3::new;
+        let mut joints: Vec<(String, Option<usize>, Vec3, Option<Vec3>)> = vec![
+            ("hips".into(), None, v(0.0, 1.0, 0.0), None),
+            ("spine".into(), Some(0), v(0.0, 0.1, 0.0), None),
+            ("head".into(), Some(1), v(0.0, 0.5, 0.0), None),
+        ];
+        for (side, name) in [(1.0f32, "left"), (-1.0, "right")] {
+            let mut add = |n: &str, parent: usize, at: Vec3, end: Option<Vec3>| {
+                joints.push((format!("{name}{n}"), Some(parent), at, end));
+                joints.len() - 1
+            };
+            let arm = add("UpperArm", 1, v(0.2 * side, 0.4, 0.0), None);
+            let lower = add("LowerArm", arm, v(0.3 * side, 0.0, 0.0), None);
+            let hand = add("Hand", lower, v(0.25 * side, 0.0, 0.0), None);
+            for (n, at, end) in hand_kids(side) {
+                add(n, hand, at, end);
+            }
+            let leg = add("UpperLeg", 0, v(0.1 * side, -0.05, 0.0), None);
+            let shin = add("LowerLeg", leg, v(0.0, -0.45, 0.0), None);
+            let foot = add("Foot", shin, v(0.0, -0.45, 0.0), None);
+            for (n, at, end) in foot_kids(side) {
+                add(n, foot, at, end);
+            }
+        }
+        let skeleton = Skeleton::new(
+            joints
+                .iter()
+                .map(|(name, parent, at, end)| Joint {
+                    name: name.clone(),
+                    parent: *parent,
+                    rest: Transform::from_translation(*at),
+                    end: *end,
+                })
+                .collect(),
+        )
+        .unwrap();
+        let named = NamedBoneMap {
+            bones: joints
+                .iter()
+                .filter_map(|(n, ..)| Some((n.parse().ok()?, n.clone())))
+                .collect(),
+            t_pose: TPoseSource::Measured,
+        };
+        let map = BoneMap::resolve(&named, &skeleton).unwrap();
+        (skeleton, map)
+    }
+
+    /// How far the correction turns `bones`, degrees, each.
+    fn turns(skeleton: &Skeleton, map: &BoneMap, bones: [HumanBone; 2]) -> [f32; 2] {
+        let c = RestCorrection::compute(skeleton, map);
+        bones.map(|b| {
+            c.local[map.joint(b).unwrap()]
+                .angle_between(Quat::IDENTITY)
+                .to_degrees()
+        })
+    }
+
+    #[test]
+    fn a_hand_with_a_thumb_at_the_wrist_points_along_its_wrist_end() {
+        // No finger mapped: a hand's end is its child along the hand, not the
+        // thumb that starts at the wrist and ends ahead of it (both as deep).
+        let (skeleton, map) = t_posed_body(
+            |side| {
+                vec![
+                    ("thumb", Vec3::ZERO, Some(Vec3::new(0.0, 0.0, 0.1))),
+                    ("handEnd", Vec3::new(0.1 * side, 0.0, 0.0), None),
+                ]
+            },
+            |_| vec![],
+        );
+        let turned = turns(&skeleton, &map, [B::LeftHand, B::RightHand]);
+        assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
+    }
+
+    #[test]
+    fn toes_whose_end_points_up_are_not_turned_about_the_vertical() {
+        // SMPL exporters end every leaf with a nub along +Y: the toes' end says
+        // nothing of where they point, and a slight lean of it is no heading.
+        let (skeleton, map) = t_posed_body(
+            |_| vec![],
+            |side| {
+                let end = Vec3::new(0.01 * side, 0.14, -0.02);
+                vec![("Toes", Vec3::new(0.0, -0.05, 0.1), Some(end))]
+            },
+        );
+        let turned = turns(&skeleton, &map, [B::LeftToes, B::RightToes]);
+        assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
+        // Toes pointing ahead and out are turned ahead.
+        let (skeleton, map) = t_posed_body(
+            |_| vec![],
+            |side| {
+                let end = Vec3::new(0.05 * side, 0.0, 0.05);
+                vec![("Toes", Vec3::new(0.0, -0.05, 0.1), Some(end))]
+            },
+        );
+        let turned = turns(&skeleton, &map, [B::LeftToes, B::RightToes]);
+        assert!(
+            turned.iter().all(|&t| (t - 45.0).abs() < 0.01),
+            "{turned:?}"
+        );
     }
 
     #[test]

@@ -13,7 +13,8 @@ use super::hierarchy::{Axis, Channel, JointDef};
 use super::hip_turn::HipTurn;
 use super::lexer::quote;
 use super::motion::RawMotion;
-use super::rest_frame::{FilePose, choose_rest_frame, up_of};
+use super::rest_frame::{FilePose, Upright, choose_rest_frame, up_of, zero_pose_upright};
+use super::teleport::hold_teleports;
 use crate::formats::{Basis, Clip, LoadOptions, Motion, Rig, Units, UpAxis};
 use crate::skeleton::Skeleton;
 
@@ -28,20 +29,27 @@ pub(super) fn build(
     options: &LoadOptions,
 ) -> Result<Rig, BvhError> {
     let mut notes = Vec::new();
-    let (raw, empty_notes) = match motion {
+    let (mut raw, empty_notes) = match motion {
         Some(raw) if raw.frames > 0 => (Some(raw), Vec::new()),
         Some(raw) => (None, raw.notes),
         None => (None, Vec::new()),
     };
     let zero = FilePose::zero(&defs);
     let zero_extent = zero.extent(&defs);
+    if let Some(raw) = raw.as_mut() {
+        notes.extend(hold_teleports(&defs, raw, zero_extent.max_element()));
+    }
     let keep_offset = raw.as_ref().map_or_else(Vec::new, |raw| {
         let up = up_of(zero_extent, options.up);
         zero_position_joints(&defs, raw, along_up(zero_extent, up))
     });
-    let rest_frame = raw
-        .as_ref()
-        .and_then(|raw| choose_rest_frame(&defs, raw, &keep_offset, options.up));
+    let zero_upright = zero_pose_upright(&defs, options.up);
+    let rest_frame = match &zero_upright {
+        Ok(_) => None,
+        Err(reason) => raw.as_ref().and_then(|raw| {
+            choose_rest_frame(&defs, raw, &keep_offset, options.up, reason.clone())
+        }),
+    };
     let (rest, extent) = match &rest_frame {
         Some(f) => (&f.pose, f.pose.extent(&defs)),
         None => (&zero, zero_extent),
@@ -52,10 +60,19 @@ pub(super) fn build(
             f.source, f.zero_pose
         ));
     }
-    let up = rest_frame
-        .as_ref()
-        .map_or_else(|| up_of(extent, options.up), |f| f.up);
-    if options.up.is_none() && up == UpAxis::Z {
+    let upright = match (&rest_frame, zero_upright) {
+        (Some(f), _) => f.upright,
+        (None, Ok(upright)) => upright,
+        (None, Err(_)) => Upright::along(up_of(extent, options.up)),
+    };
+    let up = upright.up;
+    if upright.head_down {
+        let axis = if up == UpAxis::Z { "Z" } else { "Y" };
+        notes.push(format!(
+            "up axis: -{axis} (guessed: the figure stands on its head along +{axis}, as camera \
+             coordinates have it; read the other way up)"
+        ));
+    } else if options.up.is_none() && up == UpAxis::Z {
         notes.push(match rest_frame {
             Some(_) => {
                 "up axis: +Z (guessed: the rest taken from the motion stands along Z)".into()
@@ -76,7 +93,7 @@ pub(super) fn build(
             units
         }
     };
-    let basis = Basis::new(units, up);
+    let basis = upright.basis(units);
     let skeleton =
         Skeleton::new(rest.joints(&defs, &basis)).map_err(|source| BvhError::Skeleton {
             path: path.to_owned(),

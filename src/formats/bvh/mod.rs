@@ -30,8 +30,13 @@
 //!
 //! Units and up axis come from `LoadOptions` or are guessed from the rest pose: up is
 //! Y or Z, whichever the figure is taller along, and the units follow from that
-//! height (`Units::guess_from_height`). Every guess is written into `Rig::notes`.
-//! `Basis` then converts the rest pose and every frame.
+//! height (`Units::guess_from_height`). A figure standing on its head along that axis
+//! (camera coordinates, image Y down) is read the other way up. Every guess is
+//! written into `Rig::notes`. `Basis` then converts the rest pose and every frame.
+//!
+//! Frames the root teleports to, farther from the take than a body moves between two
+//! frames (decoder garbage, lost tracking), hold the nearest frame of the take
+//! (`teleport.rs`), with a note naming them.
 //!
 //! It also notes a first frame less than half as tall as the rest pose (the motion
 //! may have another up axis than the rest pose).
@@ -45,6 +50,7 @@ mod hip_turn;
 mod lexer;
 mod motion;
 mod rest_frame;
+mod teleport;
 #[cfg(test)]
 mod test_support;
 

@@ -11,8 +11,15 @@
 //! Rigs whose zero pose already stands keep it; rigs that never stand (a 4-joint
 //! chain, a quadruped) keep it too.
 //!
+//! A zero pose that stands on its head along its tallest axis stands too, read the
+//! other way up (`zero_pose_upright`): poses estimated from video (MediaPipe, Azure
+//! Kinect, VideoPose3D exporters) are written in camera coordinates, image Y down,
+//! and every frame of theirs is upside down along +Y as well.
+//!
 //! Poses here are in file space (file units and axes); `convert` turns them into
 //! the internal space.
+
+use std::f32::consts::PI;
 
 use glam::{Quat, Vec3};
 
@@ -169,11 +176,8 @@ impl FilePose {
     /// joint where the first root's chain branches, down to the lowest point of its
     /// second-lowest branch (legs bent or lifted reach less; arms hanging lower
     /// than one leg do not help, as the lower leg counts only once).
-    pub(super) fn legs_reach(&self, defs: &[JointDef], up: UpAxis) -> f32 {
-        let height = |p: Vec3| match up {
-            UpAxis::Y => p.y,
-            UpAxis::Z => p.z,
-        };
+    pub(super) fn legs_reach(&self, defs: &[JointDef], upright: Upright) -> f32 {
+        let height = |p: Vec3| upright.height(p);
         let (points, ends) = self.points(defs);
         let mut low: Vec<f32> = points.iter().map(|&p| height(p)).collect();
         for (j, end) in ends {
@@ -260,6 +264,71 @@ pub(super) fn up_of(extent: Vec3, given: Option<UpAxis>) -> UpAxis {
     }
 }
 
+/// Which way a file's figure stands: the axis it stands along, and whether its head
+/// points to that axis' negative end (camera coordinates, image Y down).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Upright {
+    pub(super) up: UpAxis,
+    pub(super) head_down: bool,
+}
+
+impl Upright {
+    /// Standing head up along `up`.
+    pub(super) fn along(up: UpAxis) -> Self {
+        Self {
+            up,
+            head_down: false,
+        }
+    }
+
+    /// The rotation taking the figure's up to +Y: the axis' own, then half a turn
+    /// about X when the head points down (a turn, not a mirror: sides stay sides).
+    #[must_use]
+    pub(super) fn to_y_up(self) -> Quat {
+        let over = if self.head_down {
+            Quat::from_rotation_x(PI)
+        } else {
+            Quat::IDENTITY
+        };
+        over * self.up.to_y_up()
+    }
+
+    /// The conversion of a file in `units` standing this way.
+    #[must_use]
+    pub(super) fn basis(self, units: Units) -> Basis {
+        Basis {
+            rotation: self.to_y_up(),
+            scale: units.metres_per_unit(),
+        }
+    }
+
+    /// How high `p` (file space) is, along the figure's up.
+    fn height(self, p: Vec3) -> f32 {
+        let along = match self.up {
+            UpAxis::Y => p.y,
+            UpAxis::Z => p.z,
+        };
+        if self.head_down { -along } else { along }
+    }
+}
+
+/// Heuristic (see the module header): how the zero pose stands, along the axis
+/// given, else the one it is taller along: head up, else on its head (`Err` with
+/// the recognizer's reason for head up when it stands neither way).
+pub(super) fn zero_pose_upright(defs: &[JointDef], up: Option<UpAxis>) -> Result<Upright, String> {
+    let zero = FilePose::zero(defs);
+    let along = up_of(zero.extent(defs), up);
+    let reason = match stands(defs, &zero, Upright::along(along)) {
+        Ok(_) => return Ok(Upright::along(along)),
+        Err(reason) => reason,
+    };
+    let over = Upright {
+        up: along,
+        head_down: true,
+    };
+    stands(defs, &zero, over).map(|_| over).map_err(|_| reason)
+}
+
 /// Where a rest taken from the motion comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum RestSource {
@@ -285,14 +354,14 @@ impl std::fmt::Display for RestSource {
 pub(super) struct RestFrame {
     pub(super) source: RestSource,
     pub(super) pose: FilePose,
-    /// The up axis the rest stands along (the one given, else the one found).
-    pub(super) up: UpAxis,
+    /// How the rest stands (along the axis given, else the one found; head up).
+    pub(super) upright: Upright,
     /// Why the zero pose was not kept (the recognizer's reason).
     pub(super) zero_pose: String,
 }
 
-/// Heuristic (see the module header): `None` when the zero pose stands as a body
-/// or no frame tried does. Frames are sampled evenly (`FRAMES_SAMPLED`) and read
+/// Heuristic (see the module header), for a zero pose that stands as no body
+/// (`zero_pose`: the recognizer's reason): `None` when no frame tried stands. Frames are sampled evenly (`FRAMES_SAMPLED`) and read
 /// with the up axis given, else with each of Y and Z; along each axis they are
 /// ranked by how far both legs reach down (`FilePose::legs_reach`: straight legs
 /// reach farthest, whatever the arms do), and the rest is the frame standing as a
@@ -310,11 +379,8 @@ pub(super) fn choose_rest_frame(
     raw: &RawMotion,
     keep_offset: &[bool],
     up: Option<UpAxis>,
+    zero_pose: String,
 ) -> Option<RestFrame> {
-    let zero_pose = match stands(defs, &FilePose::zero(defs), up) {
-        Ok(_) => return None,
-        Err(reason) => reason,
-    };
     let step = raw.frames.div_ceil(FRAMES_SAMPLED).max(1);
     let mut sampled: Vec<(usize, FilePose)> = (0..raw.frames)
         .step_by(step)
@@ -348,7 +414,7 @@ pub(super) fn choose_rest_frame(
         return Some(RestFrame {
             source: RestSource::Frame(frame),
             pose,
-            up,
+            upright: Upright::along(up),
             zero_pose,
         });
     }
@@ -356,11 +422,11 @@ pub(super) fn choose_rest_frame(
     let mean = FilePose::mean(first.iter().map(|&i| &sampled[i].1))?;
     let up = axes
         .into_iter()
-        .find(|&axis| stands(defs, &mean, Some(axis)).is_ok())?;
+        .find(|&axis| stands(defs, &mean, Upright::along(axis)).is_ok())?;
     Some(RestFrame {
         source: RestSource::Mean(sampled.len()),
         pose: mean,
-        up,
+        upright: Upright::along(up),
         zero_pose,
     })
 }
@@ -371,7 +437,7 @@ fn ranked_by_reach(defs: &[JointDef], sampled: &[(usize, FilePose)], up: UpAxis)
     let mut ranked: Vec<(f32, usize)> = sampled
         .iter()
         .enumerate()
-        .map(|(i, (_, pose))| (pose.legs_reach(defs, up), i))
+        .map(|(i, (_, pose))| (pose.legs_reach(defs, Upright::along(up)), i))
         .collect();
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     ranked.into_iter().map(|(_, i)| i).collect()
@@ -387,7 +453,7 @@ fn surest_standing(
 ) -> Option<(f32, usize)> {
     let mut standing: Option<(f32, usize)> = None;
     for i in ranked_by_reach(defs, sampled, up) {
-        if let Ok(sure) = stands(defs, &sampled[i].1, Some(up))
+        if let Ok(sure) = stands(defs, &sampled[i].1, Upright::along(up))
             && standing.is_none_or(|(best, _)| sure > best)
         {
             standing = Some((sure, i));
@@ -396,11 +462,12 @@ fn surest_standing(
     standing
 }
 
-/// Whether the figure of `pose` stands as a body (a recognized humanoid): how
-/// sure the recognizer is of it (its bones' mean confidence: geometry that reads
-/// clearly and agrees with the names scores higher), else the recognizer's reason.
-fn stands(defs: &[JointDef], pose: &FilePose, up: Option<UpAxis>) -> Result<f32, String> {
-    let basis = Basis::new(Units::Metres, up_of(pose.extent(defs), up));
+/// Whether the figure of `pose`, turned `upright`, stands as a body (a recognized
+/// humanoid): how sure the recognizer is of it (its bones' mean confidence:
+/// geometry that reads clearly and agrees with the names scores higher), else the
+/// recognizer's reason.
+fn stands(defs: &[JointDef], pose: &FilePose, upright: Upright) -> Result<f32, String> {
+    let basis = upright.basis(Units::Metres);
     let skeleton = Skeleton::new(pose.joints(defs, &basis)).map_err(|e| e.to_string())?;
     match recognize(&skeleton) {
         Recognition::Humanoid(r) => {
@@ -856,5 +923,33 @@ mod tests {
             rig.notes
         );
         assert_eq!(rig.skeleton.joints()[1].rest.rotation, Quat::IDENTITY);
+    }
+
+    #[test]
+    fn a_zero_pose_standing_on_its_head_is_read_the_other_way_up() {
+        // Camera coordinates (image Y down): the figure half a turn about X, its
+        // head toward -Y and its face toward -Z. Then the same along Z.
+        let turned = |f: Vec<(String, Option<usize>, Vec3)>, to: fn(Vec3) -> Vec3| {
+            f.into_iter()
+                .map(|(n, p, at)| (n, p, to(at)))
+                .collect::<Vec<_>>()
+        };
+        for (to, note) in [
+            (
+                (|v: Vec3| Vec3::new(v.x, -v.y, -v.z)) as fn(Vec3) -> Vec3,
+                "up axis: -Y",
+            ),
+            (|v: Vec3| Vec3::new(v.x, v.z, -v.y), "up axis: -Z"),
+        ] {
+            let rig = guessed(&standing_zero_pose(&turned(figure(0.0), to)));
+            assert_note(&rig, note);
+            assert_note(&rig, "units: centimetres");
+            assert_maps(&rig, "leftUpperLeg", "LeftUpLeg");
+            assert_maps(&rig, "rightUpperArm", "RightArm");
+            assert_maps(&rig, "head", "Head");
+            let world = rig.skeleton.rest_world();
+            let y = |name: &str| world[rig.skeleton.find(name).expect(name)].translation.y;
+            assert!(y("Head") > y("Hips") && y("Hips") > y("LeftFoot"), "{note}");
+        }
     }
 }

@@ -1,8 +1,9 @@
 //! Stage 3: the legs. Along each leg's line down from the pelvis, the thigh is the
 //! first joint out to the side whose bone points down, the knee the joint halfway
-//! down, the ankle the first joint below half the knee's height and the toes the
-//! ankle's child reaching farthest along the ground (`solve_leg`, `toes`); a foot
-//! hanging from the root instead of the leg is told apart (`detached_foot`).
+//! down, the ankle the first joint below half the knee's height (or a joint beside it
+//! reaching farther along the ground, `foot_beside`) and the toes the ankle's child
+//! reaching farthest along the ground (`solve_leg`, `toes`); a foot hanging from the
+//! root instead of the leg is told apart (`detached_foot`).
 
 use super::facing::Midline;
 use super::names::Role;
@@ -42,8 +43,9 @@ const THIGH_OUT: f32 = 0.05;
 /// than a quarter of the next or goes on along it (a buttock helper just above the
 /// thigh is short and bent off the thigh's line); the knee is the joint nearest half
 /// the thigh's height above the floor; the ankle the first joint below half the
-/// knee's height; the toes the ankle's child reaching farthest ahead (`toes`). Names
-/// steer between candidates that the geometry allows.
+/// knee's height, or a joint beside it reaching farther ahead (`foot_beside`); the
+/// toes the ankle's child reaching farthest ahead (`toes`). Names steer between
+/// candidates that the geometry allows.
 pub(super) fn solve_leg(
     rig: &RestJoints,
     line: Vec<usize>,
@@ -153,9 +155,37 @@ pub(super) fn solve_leg(
         ));
         return leg;
     };
-    leg.foot = Some(reps[a]);
-    leg.toes = toes(rig, reps[a]);
+    let foot = foot_beside(rig, reps[a], |j| {
+        rig.pos[j].y < floor + 0.5 * knee_rel * length
+    });
+    leg.foot = Some(foot);
+    leg.toes = toes(rig, foot);
     leg
+}
+
+/// Heuristic: of the joints leaving the shin together, below half the knee's height
+/// (`low_enough`), the foot is the one whose subtree reaches farthest from the
+/// ankle along the ground; the line down the leg follows the lowest, and a heel
+/// control of a Blender rig reaches back and below the sole. The line's joint stays
+/// when its name says foot; helpers and controls are never taken.
+fn foot_beside(rig: &RestJoints, ankle: usize, low_enough: impl Fn(usize) -> bool) -> usize {
+    let named = |j: usize| rig.names[j].role == Some(Role::Foot) && !rig.names[j].helper;
+    let Some(shin) = rig.skeleton.parent(ankle).filter(|_| !named(ankle)) else {
+        return ankle;
+    };
+    let reach = |root: usize| {
+        rig.subtree(root)
+            .into_iter()
+            .flat_map(|j| std::iter::once(rig.pos[j]).chain(rig.end[j]))
+            .map(|p| horizontal(p - rig.pos[ankle]).length())
+            .fold(0.0f32, f32::max)
+    };
+    rig.plain_kids(shin)
+        .into_iter()
+        .filter(|&j| low_enough(j))
+        .map(|j| (named(j), reach(j), j == ankle, j))
+        .max_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)))
+        .map_or(ankle, |(.., j)| j)
 }
 
 /// Heuristic: game rigs (Quaternius) end the leg at the knee and hang the foot from

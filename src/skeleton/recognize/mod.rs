@@ -418,6 +418,33 @@ mod tests {
     }
 
     #[test]
+    fn a_heel_control_beside_the_foot_is_not_the_foot() {
+        // Blender control rigs: the shin holds the foot and, beside it at the
+        // ankle, a heel control reaching back and below the sole. The line down the
+        // leg follows the lowest; the foot is the one reaching ahead, so the toes,
+        // the front and the sides come from it.
+        for facing_minus_z in [false, true] {
+            let z = if facing_minus_z { -1.0 } else { 1.0 };
+            let s = edited(small_table(facing_minus_z, "a_", "b_"), |t| {
+                for (side, x) in [("a_", 0.1f32), ("b_", -0.1)] {
+                    let (shin, back) = (format!("{side}shin"), format!("{side}back"));
+                    t.push(row(&back, &shin, [x * z, 0.07, 0.0]));
+                    t.push(row(
+                        &format!("{side}back2"),
+                        &back,
+                        [x * z, -0.08, -0.09 * z],
+                    ));
+                }
+            });
+            let r = recognize(&s).into_humanoid().unwrap();
+            assert_eq!(joint_of(&r, B::LeftFoot), "a_foot", "{facing_minus_z}");
+            assert_eq!(joint_of(&r, B::RightFoot), "b_foot", "{facing_minus_z}");
+            assert_eq!(joint_of(&r, B::LeftToes), "a_toe", "{facing_minus_z}");
+            assert_eq!(joint_of(&r, B::LeftHand), "a_hand", "{facing_minus_z}");
+        }
+    }
+
+    #[test]
     fn the_toes_reach_ahead_and_a_lower_heel_is_not_them() {
         let s = edited(small_table(true, "a_", "b_"), |t| {
             t.push(row("a_heel.02", "a_foot", [-0.1, -0.01, 0.05]));
