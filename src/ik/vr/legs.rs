@@ -102,6 +102,10 @@ struct PlantedFoot {
     /// joint (`hang_feet`), in the frame of the hips' yaw, avatar metres: the leg's
     /// pose as the foot left the floor.
     hanging: Option<Vec3>,
+    /// Coming down from the air: the step under way starts from where the foot hung
+    /// (`hanging` as it was), carried on with the hips, so the foot keeps the
+    /// body's speed as it leaves that place.
+    from_air: Option<Vec3>,
 }
 
 impl PlantedFoot {
@@ -115,6 +119,7 @@ impl PlantedFoot {
         self.lift = lift;
         self.running = false;
         self.hanging = None;
+        self.from_air = None;
     }
 
     /// Moves a step under way on by `dt` toward `landing`, turning to `yaw`:
@@ -224,7 +229,7 @@ impl PlaceLegs<'_> {
         if self.follow_flight() {
             self.hang_feet(&hips, untracked);
         } else {
-            self.land_feet(&landing);
+            self.land_feet(&hips, &landing);
             self.start_steps(swayed, &hips, untracked, &landing);
         }
         for (side, limb) in LEGS.into_iter().enumerate() {
@@ -429,42 +434,53 @@ impl PlaceLegs<'_> {
     }
 
     /// In the air, no untracked foot is on the floor: each keeps where it was from
-    /// under its hip joint (`P(hips) + Y(hips)·(T(foot) − T(hips))`, the leg straight
-    /// down) as the body left the floor, turned and carried with the hips, never below
-    /// its standing height: the legs keep their pose from the take-off (a leap's
+    /// under its hip joint (`hang_point`) as the body left the floor, turned and
+    /// carried with the hips: the legs keep their pose from the take-off (a leap's
     /// trailing foot trails, a jump's feet stay under the body).
     fn hang_feet(&mut self, hips: &HipsMotion, untracked: [bool; 2]) {
-        let body = self.inputs.body;
         let yaw = self.inputs.turns.hips_yaw;
-        for (side, limb) in LEGS.into_iter().enumerate() {
-            if !untracked[side] {
-                continue;
-            }
-            let foot = limb.bones()[2];
-            let rest = body.rest_position(foot) - body.rest_position(HumanBone::Hips);
-            let under = hips.at + yaw * rest;
+        for side in (0..2).filter(|&side| untracked[side]) {
+            let under = self.hang_point(hips, side, Vec3::ZERO);
+            let f = self.state.feet[side];
+            let offset = f.hanging.unwrap_or(yaw.inverse() * (f.at - under));
+            let at = self.hang_point(hips, side, offset);
             let f = &mut self.state.feet[side];
-            let offset = *f.hanging.get_or_insert(yaw.inverse() * (f.at - under));
+            f.hanging = Some(offset);
             f.progress = None;
-            f.at = under + yaw * offset;
-            f.at.y = f.at.y.max(body.rest_height(foot));
+            f.at = at;
         }
+    }
+
+    /// Where a foot hangs in the air `offset` (in the frame of the hips' yaw, avatar
+    /// metres) from under its hip joint, `P(hips) + Y(hips)·(T(foot) − T(hips))` (the
+    /// leg straight down), never below its standing height.
+    fn hang_point(&self, hips: &HipsMotion, side: usize, offset: Vec3) -> Vec3 {
+        let body = self.inputs.body;
+        let foot = LEGS[side].bones()[2];
+        let rest = body.rest_position(foot) - body.rest_position(HumanBone::Hips);
+        let at = hips.at + self.inputs.turns.hips_yaw * (rest + offset);
+        Vec3::new(at.x, at.y.max(body.rest_height(foot)), at.z)
     }
 
     /// Back on the floor, a foot hanging in the air steps to where the gait lands it,
     /// in the time a body falls from its height (`√(2h/g)`), or a standing step's
-    /// time for the way (`start_steps`), whichever is longer.
-    fn land_feet(&mut self, landing: &[Vec3; 2]) {
+    /// time for the way (`start_steps`), whichever is longer; the step starts from
+    /// where the foot hung, carried on with the hips (`PlantedFoot::from_air`).
+    fn land_feet(&mut self, hips: &HipsMotion, landing: &[Vec3; 2]) {
         let (c, height) = (self.inputs.config, self.height);
         let gravity = GRAVITY * self.inputs.devices.scale;
         let reach = c.step_distance * height;
-        for (side, limb) in LEGS.into_iter().enumerate() {
-            let floor = self.inputs.body.rest_height(limb.bones()[2]);
+        for side in 0..2 {
+            let floor = self.inputs.body.rest_height(LEGS[side].bones()[2]);
             let f = &mut self.state.feet[side];
-            if f.hanging.is_some() {
+            if let Some(offset) = f.hanging {
                 let fall = (2.0 * (f.at.y - floor).max(0.0) / gravity).sqrt();
                 let step = standing_step_seconds(c, reach, f.at.distance(landing[side]));
                 f.step(fall.max(step), 0.0);
+                f.from_air = Some(offset);
+            }
+            if let (Some(offset), Some(_)) = (f.from_air, f.progress) {
+                self.state.feet[side].from = self.hang_point(hips, side, offset);
             }
         }
     }
