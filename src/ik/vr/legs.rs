@@ -157,9 +157,12 @@ pub(super) struct Feet {
 }
 
 impl Feet {
-    /// Whether the left (0) or right (1) untracked foot is planted (not stepping).
+    /// Whether the left (0) or right (1) untracked foot is planted (not stepping, not
+    /// in the air).
     pub(super) fn is_planted(&self, foot: usize) -> bool {
-        self.feet.get(foot).is_some_and(|f| f.progress.is_none())
+        self.feet
+            .get(foot)
+            .is_some_and(|f| f.progress.is_none() && f.hanging.is_none())
     }
 }
 

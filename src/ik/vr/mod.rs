@@ -110,7 +110,8 @@ impl VrIkState {
         self.started = false;
     }
 
-    /// Whether the left (0) or right (1) untracked foot is planted (not stepping).
+    /// Whether the left (0) or right (1) untracked foot is planted (not stepping, not
+    /// in the air).
     #[must_use]
     pub fn is_planted(&self, foot: usize) -> bool {
         self.legs.is_planted(foot)
@@ -432,12 +433,13 @@ mod tests {
                 [HumanBone::LeftFoot, HumanBone::RightFoot].map(|b| state.frame.position(b));
             if rise(s) > 0.2 {
                 high += 1;
-                for ankle in ankles {
+                for (side, ankle) in ankles.into_iter().enumerate() {
                     let behind = Vec3::new(hips.x - ankle.x, 0.0, hips.z - ankle.z).length();
                     assert!(
                         behind < 0.25,
                         "{t}: an ankle {behind} m from under the hips"
                     );
+                    assert!(!state.is_planted(side), "{t}: foot {side} planted");
                 }
             }
             if t < 1.0 {
