@@ -16,7 +16,11 @@
 //! lands at the change of side after next, and a swinging foot folds up higher.
 //! Standing, or when the sway says nothing, a foot steps once its landing is more
 //! than `step_distance` of the user's height away, over `step_seconds` for a step
-//! that long and longer for a longer one, one foot at a time.
+//! that long and longer for a longer one, one foot at a time. When the head is higher
+//! above its standing height than rising onto the toes allows (`TIPTOE`), the body is
+//! in the air: no untracked foot is planted, each keeps its take-off place under the
+//! hips and goes with them (`hang_feet`), and once the head is back down each steps
+//! to its landing (`land_feet`).
 //!
 //! What keeps a stepping foot as smooth as a walker's: a minimum-jerk step of
 //! length `d` over `T` seconds has a jerk of `d/T³` times a fixed profile, so a step
@@ -28,10 +32,10 @@
 
 use glam::{Quat, Vec3};
 
-use super::FrameInputs;
 use super::follower::settle;
 use super::gait::{Bob, Gait};
 use super::turns::{wrap, yaw_of};
+use super::{FrameInputs, VrIkConfig};
 use crate::humanoid::{HumanBone, HumanoidPose};
 use crate::ik::IkError;
 use crate::ik::body::{BodyFrame, Limb};
@@ -67,6 +71,16 @@ const RUN_REACH: (f32, f32) = (0.3, 0.4);
 /// knee folds to swing the leg through quickly, bringing the heel up behind.
 const RUN_LIFT: f32 = 0.4;
 
+/// How far above its standing height the head rises, fraction of that height, before
+/// the feet are off the floor, and below which they are back on it. Rising onto the
+/// toes lifts the heel, and the head with it, by up to about 5½% of a standing head's
+/// height (9 cm of 1.6 m); a head higher than that is carried by no foot on the floor
+/// (a jump, a leap, a hop, a runner at the top of a long stride; or a floor higher
+/// than the one calibrated on, where the feet also stand under the hips). The body
+/// leaves the floor a centimetre or so above that, so that a headset's noise about
+/// it does not lift and land the feet frame by frame.
+const TIPTOE: (f32, f32) = (0.065, 0.055);
+
 /// One untracked foot.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 struct PlantedFoot {
@@ -84,6 +98,14 @@ struct PlantedFoot {
     /// Whether the step under way is a runner's: the foot left the floor behind
     /// the hips before the gait asked it to step, and lands on its own time.
     running: bool,
+    /// In the air (the body off the floor): where the ankle is from under its hip
+    /// joint (`hang_feet`), in the frame of the hips' yaw, avatar metres: the leg's
+    /// pose as the foot left the floor.
+    hanging: Option<Vec3>,
+    /// Coming down from the air: the step under way starts from where the foot hung
+    /// (`hanging` as it was), carried on with the hips, so the foot keeps the
+    /// body's speed as it leaves that place.
+    from_air: Option<Vec3>,
 }
 
 impl PlantedFoot {
@@ -96,6 +118,8 @@ impl PlantedFoot {
         self.seconds = seconds;
         self.lift = lift;
         self.running = false;
+        self.hanging = None;
+        self.from_air = None;
     }
 
     /// Moves a step under way on by `dt` toward `landing`, turning to `yaw`:
@@ -127,12 +151,18 @@ pub(super) struct Feet {
     gait: Gait,
     /// The head's vertical bob: walking or running.
     bob: Bob,
+    /// Whether the body is in the air: the head above its standing height by more
+    /// than `TIPTOE` allows.
+    airborne: bool,
 }
 
 impl Feet {
-    /// Whether the left (0) or right (1) untracked foot is planted (not stepping).
+    /// Whether the left (0) or right (1) untracked foot is planted (not stepping, not
+    /// in the air).
     pub(super) fn is_planted(&self, foot: usize) -> bool {
-        self.feet.get(foot).is_some_and(|f| f.progress.is_none())
+        self.feet
+            .get(foot)
+            .is_some_and(|f| f.progress.is_none() && f.hanging.is_none())
     }
 }
 
@@ -199,7 +229,12 @@ impl PlaceLegs<'_> {
             }
         }
         let untracked = self.inputs.devices.feet.map(|f| f.is_none());
-        self.start_steps(swayed, &hips, untracked, &landing);
+        if self.follow_flight() {
+            self.hang_feet(&hips, untracked);
+        } else {
+            self.land_feet(&hips, &landing);
+            self.start_steps(swayed, &hips, untracked, &landing);
+        }
         for (side, limb) in LEGS.into_iter().enumerate() {
             let (target, rotation) = self.foot_target(side, landing[side]);
             let softness = if untracked[side] {
@@ -350,14 +385,7 @@ impl PlaceLegs<'_> {
                     .filter(|&side| untracked[side] && off[side] > reach)
                     .max_by(|&a, &b| off[a].total_cmp(&off[b]))
                 {
-                    // Peak acceleration of a minimum-jerk step: 5.77·d/T², kept at a
-                    // `step_distance` step's by T ∝ √d (with no distance set, a step
-                    // takes `step_seconds`).
-                    let seconds = if reach > 0.0 {
-                        c.step_seconds * (off[side] / reach).sqrt()
-                    } else {
-                        c.step_seconds
-                    };
+                    let seconds = standing_step_seconds(c, reach, off[side]);
                     state.feet[side].step(seconds, walk_lift);
                 }
             }
@@ -393,6 +421,69 @@ impl PlaceLegs<'_> {
                     f.step(seconds, lift);
                     f.running = true;
                 }
+            }
+        }
+    }
+
+    /// Whether the body is in the air: the head above its standing height by more
+    /// than `TIPTOE.0` of it, until it is back under `TIPTOE.1` of it.
+    fn follow_flight(&mut self) -> bool {
+        let standing = self.inputs.body.rest_height(HumanBone::Head);
+        let rise = self.inputs.devices.head.position.y / standing.max(1e-3) - 1.0;
+        let state = &mut *self.state;
+        let (take_off, land) = TIPTOE;
+        state.airborne = self.started && rise > if state.airborne { land } else { take_off };
+        state.airborne
+    }
+
+    /// In the air, no untracked foot is on the floor: each keeps where it was from
+    /// under its hip joint (`hang_point`) as the body left the floor, turned and
+    /// carried with the hips: the legs keep their pose from the take-off (a leap's
+    /// trailing foot trails, a jump's feet stay under the body).
+    fn hang_feet(&mut self, hips: &HipsMotion, untracked: [bool; 2]) {
+        let yaw = self.inputs.turns.hips_yaw;
+        for side in (0..2).filter(|&side| untracked[side]) {
+            let under = self.hang_point(hips, side, Vec3::ZERO);
+            let f = self.state.feet[side];
+            let offset = f.hanging.unwrap_or(yaw.inverse() * (f.at - under));
+            let at = self.hang_point(hips, side, offset);
+            let f = &mut self.state.feet[side];
+            f.hanging = Some(offset);
+            f.progress = None;
+            f.at = at;
+        }
+    }
+
+    /// Where a foot hangs in the air `offset` (in the frame of the hips' yaw, avatar
+    /// metres) from under its hip joint, `P(hips) + Y(hips)·(T(foot) − T(hips))` (the
+    /// leg straight down), never below its standing height.
+    fn hang_point(&self, hips: &HipsMotion, side: usize, offset: Vec3) -> Vec3 {
+        let body = self.inputs.body;
+        let foot = LEGS[side].bones()[2];
+        let rest = body.rest_position(foot) - body.rest_position(HumanBone::Hips);
+        let at = hips.at + self.inputs.turns.hips_yaw * (rest + offset);
+        Vec3::new(at.x, at.y.max(body.rest_height(foot)), at.z)
+    }
+
+    /// Back on the floor, a foot hanging in the air steps to where the gait lands it,
+    /// in the time a body falls from its height (`√(2h/g)`), or a standing step's
+    /// time for the way (`start_steps`), whichever is longer; the step starts from
+    /// where the foot hung, carried on with the hips (`PlantedFoot::from_air`).
+    fn land_feet(&mut self, hips: &HipsMotion, landing: &[Vec3; 2]) {
+        let (c, height) = (self.inputs.config, self.height);
+        let gravity = GRAVITY * self.inputs.devices.scale;
+        let reach = c.step_distance * height;
+        for side in 0..2 {
+            let floor = self.inputs.body.rest_height(LEGS[side].bones()[2]);
+            let f = &mut self.state.feet[side];
+            if let Some(offset) = f.hanging {
+                let fall = (2.0 * (f.at.y - floor).max(0.0) / gravity).sqrt();
+                let step = standing_step_seconds(c, reach, f.at.distance(landing[side]));
+                f.step(fall.max(step), 0.0);
+                f.from_air = Some(offset);
+            }
+            if let (Some(offset), Some(_)) = (f.from_air, f.progress) {
+                self.state.feet[side].from = self.hang_point(hips, side, offset);
             }
         }
     }
@@ -447,6 +538,19 @@ impl PlaceLegs<'_> {
             pose: self.pose,
         }
         .run()
+    }
+}
+
+/// How long a step of `way` (avatar metres) takes when not walking: `step_seconds` for
+/// one of `reach` (`step_distance` of the height), longer by `√(way / reach)` for a
+/// longer one. The peak acceleration of a minimum-jerk step, 5.77·d/T², is kept at a
+/// `step_distance` step's by T ∝ √d (with no distance set, a step takes
+/// `step_seconds`).
+fn standing_step_seconds(c: &VrIkConfig, reach: f32, way: f32) -> f32 {
+    if reach > 0.0 {
+        c.step_seconds * (way / reach).sqrt()
+    } else {
+        c.step_seconds
     }
 }
 

@@ -52,7 +52,9 @@
 //!    the gait says nothing, a foot steps
 //!    once its landing is more than `step_distance` of the user's height away, over
 //!    `step_seconds` for a step that long and by the square root of its length
-//!    longer for a longer one, one foot at a time.
+//!    longer for a longer one, one foot at a time. A head above its standing
+//!    height by more than tiptoes reach is a body in the air: the feet keep their
+//!    take-off places under the hips and go with them, and land when it comes down.
 //!
 //! The settings are `VrIkConfig` (`config.rs`).
 
@@ -108,7 +110,8 @@ impl VrIkState {
         self.started = false;
     }
 
-    /// Whether the left (0) or right (1) untracked foot is planted (not stepping).
+    /// Whether the left (0) or right (1) untracked foot is planted (not stepping, not
+    /// in the air).
     #[must_use]
     pub fn is_planted(&self, foot: usize) -> bool {
         self.legs.is_planted(foot)
@@ -385,5 +388,74 @@ mod tests {
             flying * 10 > frames,
             "both feet in the air on {flying} of {frames} frames"
         );
+    }
+
+    #[test]
+    fn feet_leave_the_floor_with_a_leaping_body_and_land_under_it() {
+        // Standing, then a standing long jump: 1.2 m forward along +Z in a flight
+        // of 0.5 s, the head 31 cm above its standing height at the top (falling
+        // freely), the hands held still at the sides. In the air the feet go with
+        // the body (no foot stays planted where the jump left from, the legs
+        // stretched back toward it); a second after landing both stand on the
+        // floor (as high as before the jump) under the hips.
+        let body = humanoid();
+        let cal = Calibration::of_body(&body, HEAD_TO_EYE);
+        let config = VrIkConfig::default();
+        let (dt, flight, distance) = (1.0 / 90.0, 0.5, 1.2);
+        let standing = body.rest_position(HumanBone::Head) - Vec3::Y * 0.01;
+        let rise = |s: f32| 9.81 * s * (flight - s) / 2.0;
+        let mut state = VrIkState::default();
+        let mut pose = HumanoidPose::default();
+        let (mut high, mut stand) = (0, [0.0; 2]);
+        for i in 0..270 {
+            let t = i as f32 * dt;
+            let s = (t - 1.0).clamp(0.0, flight);
+            let head = standing + Vec3::new(0.0, rise(s), distance * s / flight);
+            let hand = |x: f32| DevicePose::new(head + Vec3::new(x, -0.6, 0.0), Quat::IDENTITY);
+            let input = VrInput {
+                head: DevicePose::new(head + HEAD_TO_EYE, Quat::IDENTITY),
+                hands: [hand(0.25), hand(-0.25)],
+                ..VrInput::default()
+            };
+            VrIk {
+                config: &config,
+                body: &body,
+                calibration: &cal,
+                input: &input,
+                dt,
+                state: &mut state,
+                pose: &mut pose,
+            }
+            .run()
+            .expect("vr ik runs");
+            let hips = state.frame.position(HumanBone::Hips);
+            let ankles =
+                [HumanBone::LeftFoot, HumanBone::RightFoot].map(|b| state.frame.position(b));
+            if rise(s) > 0.2 {
+                high += 1;
+                for (side, ankle) in ankles.into_iter().enumerate() {
+                    let behind = Vec3::new(hips.x - ankle.x, 0.0, hips.z - ankle.z).length();
+                    assert!(
+                        behind < 0.25,
+                        "{t}: an ankle {behind} m from under the hips"
+                    );
+                    assert!(!state.is_planted(side), "{t}: foot {side} planted");
+                }
+            }
+            if t < 1.0 {
+                stand = ankles.map(|a| a.y);
+            }
+            if t > 1.0 + flight + 1.0 {
+                for (side, ankle) in ankles.into_iter().enumerate() {
+                    assert!(state.is_planted(side), "{t}: foot {side} in the air");
+                    assert!(
+                        (ankle.y - stand[side]).abs() < 0.01,
+                        "{t}: {ankle} {stand:?}"
+                    );
+                    assert!((ankle.z - hips.z).abs() < 0.25, "{t}: {ankle} from {hips}");
+                }
+            }
+        }
+        assert!(high > 20, "{high} frames high in the air");
     }
 }
