@@ -8,8 +8,9 @@
 //! definition are corrected: arms, hands, fingers and legs get a swing onto their
 //! canonical direction (hands also a roll that puts the palm down, when the fingers
 //! tell where the palm is); feet and toes get a turn about +Y only, and none when
-//! steeper than 75° from the ground (their pitch is the foot's shape, not a pose). Spine, neck, head and shoulders (clavicles) keep
-//! their rest: their T-pose direction is a matter of the body's shape.
+//! steeper than 75° from the ground (their pitch is the foot's shape, not a pose).
+//! Spine, neck, head and shoulders (clavicles) keep their rest: their T-pose
+//! direction is a matter of the body's shape.
 //!
 //! The facing turn `facing` is a world rotation about +Y applied in front of the
 //! whole rig, so a rig that faces -Z (VRM 0.x) or sideways is seen facing +Z.
