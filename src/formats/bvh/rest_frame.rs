@@ -3,7 +3,8 @@
 //! rotations, so the figure built from the offsets alone (all rotations 0, the BVH
 //! rest pose) is a tangle, not a standing body. The rest is then taken from the
 //! motion (`choose_rest_frame`): among frames sampled along the clip that stand
-//! as a body, the one the recognizer is surest of, the straightest among equals.
+//! as a body, the one the recognizer is surest of, the straightest among equals,
+//! unless their mean pose stands more surely still.
 //!
 //! "Stands as a body" is geometry, not names: the figure, turned to +Y up, is
 //! recognized as a humanoid (`skeleton::recognize`: legs going down from a pelvis
@@ -334,8 +335,11 @@ pub(super) fn zero_pose_upright(defs: &[JointDef], up: Option<UpAxis>) -> Result
 pub(super) enum RestSource {
     /// One frame (0-based).
     Frame(usize),
-    /// Every joint's mean over the sampled frames, this many.
+    /// Every joint's mean over the sampled frames, this many, when no frame stands.
     Mean(usize),
+    /// Every joint's mean over the sampled frames, this many, stood more surely than
+    /// any frame.
+    SurerMean(usize),
 }
 
 impl std::fmt::Display for RestSource {
@@ -345,6 +349,10 @@ impl std::fmt::Display for RestSource {
             Self::Mean(count) => write!(
                 f,
                 "the mean pose of {count} frames of the motion (no single frame stands)"
+            ),
+            Self::SurerMean(count) => write!(
+                f,
+                "the mean pose of {count} frames of the motion (surer than any single frame)"
             ),
         }
     }
@@ -371,9 +379,11 @@ pub(super) struct RestFrame {
 /// Both axes are tried because a take's shape does not tell its up axis: a crawl
 /// or a run of long strides is longer than it is tall, and a crawl read along the
 /// wrong axis even stands, on its side, less surely than a frame standing up. On
-/// equal confidence the axis most sampled frames are taller along wins. When no
-/// frame stands, the mean pose of the sampled frames is the rest if it stands
-/// (`FilePose::mean`), along that axis first.
+/// equal confidence the axis most sampled frames are taller along wins. The mean
+/// pose of the sampled frames (`FilePose::mean`) is the rest instead when it stands
+/// along the winning axis more surely than that frame (a run's frames all stand
+/// mid-stride, where a raised thigh can read as part of the pelvis), and when no
+/// frame stands, if it stands, along that axis first.
 pub(super) fn choose_rest_frame(
     defs: &[JointDef],
     raw: &RawMotion,
@@ -409,7 +419,21 @@ pub(super) fn choose_rest_frame(
             best = Some((sure, i, axis));
         }
     }
-    if let Some((_, i, up)) = best {
+    if let Some((sure, i, up)) = best {
+        // A mean pose the recognizer is surer of than of any frame is the rest: a
+        // run's single frames stand mid-stride, a thigh raised so far that the legs
+        // read a joint too low and the body turned.
+        let ranked = ranked_by_reach(defs, &sampled, up);
+        if let Some(mean) = FilePose::mean(ranked.iter().map(|&i| &sampled[i].1))
+            && stands(defs, &mean, Upright::along(up)).is_ok_and(|mean_sure| mean_sure > sure)
+        {
+            return Some(RestFrame {
+                source: RestSource::SurerMean(sampled.len()),
+                pose: mean,
+                upright: Upright::along(up),
+                zero_pose,
+            });
+        }
         let (frame, pose) = sampled.swap_remove(i);
         return Some(RestFrame {
             source: RestSource::Frame(frame),
@@ -728,6 +752,48 @@ mod tests {
         let rig = guessed(&rokoko_style(&[figure(10.0), crossed]));
         assert_note(&rig, "rest pose: frame 1 of the motion");
         assert_maps(&rig, "leftUpperArm", "LeftArm");
+    }
+
+    /// `fig` with each leg's knee, foot and toe `x` centimetres to its own side of
+    /// the midline (negative: across it, the legs crossed below the thighs).
+    fn legs_at(
+        fig: Vec<(String, Option<usize>, Vec3)>,
+        x: f32,
+    ) -> Vec<(String, Option<usize>, Vec3)> {
+        fig.into_iter()
+            .map(|(name, parent, p)| {
+                let side = p.x.signum();
+                let at = match name.trim_start_matches("Left").trim_start_matches("Right") {
+                    "Leg" | "Foot" | "ToeBase" => Vec3::new(side * x, p.y, p.z),
+                    _ => p,
+                };
+                (name, parent, at)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_run_whose_frames_stand_only_doubtfully_rests_on_its_surer_mean_pose() {
+        // A run's landing crosses the feet over the midline; its flight spreads the
+        // legs with a knee up. Only the landing stands, read with the legs mirrored
+        // against their names; the two average out to legs side by side.
+        let landing = legs_at(figure(0.0), -9.0);
+        let flight = legs_at(figure(40.0), 27.0);
+        let alone = guessed(&rokoko_style(&[landing.clone(), landing.clone()]));
+        assert_note(&alone, "rest pose: frame 1 of the motion");
+        assert_maps(&alone, "leftUpperLeg", "RightUpLeg");
+        let rig = guessed(&rokoko_style(&[
+            landing.clone(),
+            flight.clone(),
+            landing,
+            flight,
+        ]));
+        assert_note(
+            &rig,
+            "rest pose: the mean pose of 4 frames of the motion (surer than any single frame)",
+        );
+        assert_maps(&rig, "leftUpperLeg", "LeftUpLeg");
+        assert_maps(&rig, "leftFoot", "LeftFoot");
     }
 
     /// Asserts that one of `rig`'s notes starts with `start`.
