@@ -19,8 +19,9 @@
 //! that long and longer for a longer one, one foot at a time. When the head is higher
 //! above its standing height than rising onto the toes allows (`TIPTOE`), the body is
 //! in the air: no untracked foot is planted, each keeps its take-off place under the
-//! hips and goes with them (`hang_feet`), and once the head is back down each steps
-//! to its landing (`land_feet`).
+//! hips and goes with them (`hang_foot`; a foot mid-step gets there from its place and
+//! velocity, `take_off`), and once the head is back down each steps to its landing
+//! from its place and velocity, on its own time (`land_feet`).
 //!
 //! What keeps a stepping foot as smooth as a walker's: a minimum-jerk step of
 //! length `d` over `T` seconds has a jerk of `d/T³` times a fixed profile, so a step
@@ -99,13 +100,21 @@ struct PlantedFoot {
     /// the hips before the gait asked it to step, and lands on its own time.
     running: bool,
     /// In the air (the body off the floor): where the ankle is from under its hip
-    /// joint (`hang_feet`), in the frame of the hips' yaw, avatar metres: the leg's
+    /// joint (`hang_foot`), in the frame of the hips' yaw, avatar metres: the leg's
     /// pose as the foot left the floor.
     hanging: Option<Vec3>,
-    /// Coming down from the air: the step under way starts from where the foot hung
-    /// (`hanging` as it was), carried on with the hips, so the foot keeps the
-    /// body's speed as it leaves that place.
+    /// A step under way in the hips' frame (from the air, or going on into it): it
+    /// starts from this place from under the hip joint (as `hanging`), carried on
+    /// with the hips, so the foot keeps the body's speed as it leaves that place.
     from_air: Option<Vec3>,
+    /// In the air: the step under way ends at this place from under the hip joint
+    /// (as `hanging`), carried with the hips.
+    to_air: Option<Vec3>,
+    /// The velocity the step under way starts with, relative to its start
+    /// (`from`), avatar metres per second.
+    from_velocity: Vec3,
+    /// How fast the ankle moved over the last frame, avatar metres per second.
+    velocity: Vec3,
 }
 
 impl PlantedFoot {
@@ -120,17 +129,25 @@ impl PlantedFoot {
         self.running = false;
         self.hanging = None;
         self.from_air = None;
+        self.to_air = None;
+        self.from_velocity = Vec3::ZERO;
     }
 
     /// Moves a step under way on by `dt` toward `landing`, turning to `yaw`:
-    /// smootherstep along, `64·p³(1 − p)³` of the step's lift up (no jump in speed
-    /// or acceleration where the step starts and ends).
+    /// smootherstep along, `64·p³(1 − p)³` of the step's lift up, and the velocity
+    /// it starts with (`from_velocity`) dying out as `T·(p − 6p³ + 8p⁴ − 3p⁵)`: the
+    /// minimum-jerk path from that place and velocity to a standstill at `landing`
+    /// (no jump in speed or acceleration where the step starts and ends).
     fn advance(&mut self, landing: Vec3, yaw: f32, dt: f32) {
         if let Some(p) = self.progress {
-            let p = (p + dt / self.seconds.max(1e-3)).min(1.0);
+            let seconds = self.seconds.max(1e-3);
+            let p = (p + dt / seconds).min(1.0);
             let ease = p * p * p * (p * (6.0 * p - 15.0) + 10.0);
             let q = p * (1.0 - p);
-            self.at = self.from.lerp(landing, ease) + Vec3::Y * (64.0 * q * q * q) * self.lift;
+            let coast = p * (1.0 + p * p * (-6.0 + p * (8.0 - 3.0 * p)));
+            self.at = self.from.lerp(landing, ease)
+                + Vec3::Y * (64.0 * q * q * q) * self.lift
+                + self.from_velocity * (seconds * coast);
             self.yaw = self.from_yaw + wrap(yaw - self.from_yaw) * ease;
             self.progress = (p < 1.0).then_some(p);
         }
@@ -175,6 +192,8 @@ struct HipsMotion {
     /// Where the body goes: the head's direction of travel where it is within 60°
     /// of `forward`, easing to `forward` at 90°; horizontal unit vector.
     heading: Vec3,
+    /// How far the hips moved since the last frame, avatar metres.
+    moved: Vec3,
     /// The hips' smoothed speed forward, avatar metres per second (0 going back).
     ahead: f32,
     /// Upright and faster forward than `gait_speed` (or than half of it while the
@@ -229,14 +248,28 @@ impl PlaceLegs<'_> {
             }
         }
         let untracked = self.inputs.devices.feet.map(|f| f.is_none());
-        if self.follow_flight() {
-            self.hang_feet(&hips, untracked);
-        } else {
+        let was_airborne = self.state.airborne;
+        let airborne = self.follow_flight();
+        let before = self.state.feet.map(|f| f.at);
+        if airborne && !was_airborne {
+            self.take_off(&hips, untracked);
+        }
+        if !airborne {
             self.land_feet(&hips, &landing);
             self.start_steps(swayed, &hips, untracked, &landing);
         }
+        self.carry_feet(&hips);
         for (side, limb) in LEGS.into_iter().enumerate() {
-            let (target, rotation) = self.foot_target(side, landing[side]);
+            let to = match self.state.feet[side].to_air {
+                Some(offset) => self.hang_point(&hips, side, offset),
+                None => landing[side],
+            };
+            let (target, rotation) = self.foot_target(side, to);
+            if airborne && untracked[side] {
+                self.hang_foot(&hips, side);
+            }
+            let f = &mut self.state.feet[side];
+            f.velocity = (f.at - before[side]) / self.inputs.dt;
             let softness = if untracked[side] {
                 self.inputs.config.leg_softness
             } else {
@@ -259,6 +292,11 @@ impl PlaceLegs<'_> {
         let forward = self.inputs.turns.hips_yaw * Vec3::Z;
         let arms = self.arms_ahead(forward);
         let state = &mut *self.state;
+        let moved = if self.started {
+            at - state.hips
+        } else {
+            Vec3::ZERO
+        };
         if self.started {
             let v = horizontal(at - state.hips) / dt;
             // The smoothing starts from the first velocity measured, not from rest.
@@ -294,6 +332,7 @@ impl PlaceLegs<'_> {
             at,
             forward,
             heading: forward.lerp(travel, trust).normalize_or(forward),
+            moved,
             ahead,
             walking,
             walk,
@@ -369,8 +408,10 @@ impl PlaceLegs<'_> {
                 // Over the left (1): the right foot steps, and the other way round.
                 let stance = usize::from(over < 0.0);
                 let foot = &mut state.feet[1 - stance];
-                // A runner's foot already in the air lands on its own time.
-                if untracked[1 - stance] && !(foot.running && foot.progress.is_some()) {
+                // A runner's foot already in the air, or one coming down from a body
+                // in the air, lands on its own time.
+                let own_time = foot.running || foot.from_air.is_some();
+                if untracked[1 - stance] && !(own_time && foot.progress.is_some()) {
                     foot.step(step_time, lift);
                 }
             }
@@ -436,21 +477,59 @@ impl PlaceLegs<'_> {
         state.airborne
     }
 
-    /// In the air, no untracked foot is on the floor: each keeps where it was from
-    /// under its hip joint (`hang_point`) as the body left the floor, turned and
-    /// carried with the hips: the legs keep their pose from the take-off (a leap's
-    /// trailing foot trails, a jump's feet stay under the body).
-    fn hang_feet(&mut self, hips: &HipsMotion, untracked: [bool; 2]) {
+    /// As the body leaves the floor, a step under way goes on in the hips' frame: it
+    /// starts afresh from where the foot is, with its velocity relative to the hips,
+    /// over the rest of its time (`PlantedFoot::advance`), its start carried with
+    /// the hips (`PlantedFoot::from_air`), so that the foot neither jumps nor
+    /// changes speed.
+    fn take_off(&mut self, hips: &HipsMotion, untracked: [bool; 2]) {
         let yaw = self.inputs.turns.hips_yaw;
+        let hips_velocity = hips.moved / self.inputs.dt;
         for side in (0..2).filter(|&side| untracked[side]) {
-            let under = self.hang_point(hips, side, Vec3::ZERO);
-            let f = self.state.feet[side];
-            let offset = f.hanging.unwrap_or(yaw.inverse() * (f.at - under));
-            let at = self.hang_point(hips, side, offset);
+            // Where the foot was from under the hip joint as it moved last.
+            let under = self.hang_point(hips, side, Vec3::ZERO) - hips.moved;
             let f = &mut self.state.feet[side];
-            f.hanging = Some(offset);
-            f.progress = None;
-            f.at = at;
+            if let Some(p) = f.progress {
+                let (running, velocity) = (f.running, f.velocity);
+                let rest = (1.0 - p) * f.seconds;
+                let at = yaw.inverse() * (f.at - under);
+                f.step(rest.max(self.inputs.dt), 0.0);
+                f.running = running;
+                f.from_air = Some(at);
+                f.to_air = Some(at);
+                f.from_velocity = velocity - hips_velocity;
+            }
+        }
+    }
+
+    /// In the air, no untracked foot is on the floor. A foot not stepping (planted,
+    /// or its step done) hangs where it is from under its hip joint (`hang_point`),
+    /// turned and carried with the hips from the next frame on (`carry_feet`): the legs
+    /// keep their pose from the take-off (a leap's trailing foot trails, a jump's feet
+    /// stay under the body). A foot stepping goes on with its step, on its own time:
+    /// snapped to a hanging place it would jump by the rest of its way.
+    fn hang_foot(&mut self, hips: &HipsMotion, side: usize) {
+        let yaw = self.inputs.turns.hips_yaw;
+        let under = self.hang_point(hips, side, Vec3::ZERO);
+        let f = &mut self.state.feet[side];
+        if f.progress.is_none() && f.hanging.is_none() {
+            f.hanging = Some(yaw.inverse() * (f.at - under));
+            f.from_air = None;
+        }
+    }
+
+    /// Moves what goes with the hips: a hanging foot to its place under them, and
+    /// the start of a step that left from the air (`PlantedFoot::from_air`), so that
+    /// the foot leaves that place at the body's speed.
+    fn carry_feet(&mut self, hips: &HipsMotion) {
+        for side in 0..2 {
+            let f = self.state.feet[side];
+            if let Some(offset) = f.hanging {
+                self.state.feet[side].at = self.hang_point(hips, side, offset);
+            }
+            if let (Some(offset), Some(_)) = (f.from_air, f.progress) {
+                self.state.feet[side].from = self.hang_point(hips, side, offset);
+            }
         }
     }
 
@@ -465,25 +544,29 @@ impl PlaceLegs<'_> {
         Vec3::new(at.x, at.y.max(body.rest_height(foot)), at.z)
     }
 
-    /// Back on the floor, a foot hanging in the air steps to where the gait lands it,
-    /// in the time a body falls from its height (`√(2h/g)`), or a standing step's
-    /// time for the way (`start_steps`), whichever is longer; the step starts from
-    /// where the foot hung, carried on with the hips (`PlantedFoot::from_air`).
+    /// Back on the floor, a foot in the air (hanging, or mid-step from the take-off)
+    /// steps to where the gait lands it, in the time a body falls from its height
+    /// (`√(2h/g)`), or a standing step's time for the way (`start_steps`), whichever
+    /// is longer; the step starts from where the foot is, carried on with the hips
+    /// (`PlantedFoot::from_air`), with its velocity relative to them.
     fn land_feet(&mut self, hips: &HipsMotion, landing: &[Vec3; 2]) {
         let (c, height) = (self.inputs.config, self.height);
         let gravity = GRAVITY * self.inputs.devices.scale;
         let reach = c.step_distance * height;
+        let yaw = self.inputs.turns.hips_yaw;
+        let hips_velocity = hips.moved / self.inputs.dt;
         for side in 0..2 {
             let floor = self.inputs.body.rest_height(LEGS[side].bones()[2]);
+            // Where the foot was from under the hip joint as it moved last.
+            let under = self.hang_point(hips, side, Vec3::ZERO) - hips.moved;
             let f = &mut self.state.feet[side];
-            if let Some(offset) = f.hanging {
+            if f.hanging.is_some() || (f.to_air.is_some() && f.progress.is_some()) {
                 let fall = (2.0 * (f.at.y - floor).max(0.0) / gravity).sqrt();
                 let step = standing_step_seconds(c, reach, f.at.distance(landing[side]));
+                let (at, velocity) = (f.at, f.velocity);
                 f.step(fall.max(step), 0.0);
-                f.from_air = Some(offset);
-            }
-            if let (Some(offset), Some(_)) = (f.from_air, f.progress) {
-                self.state.feet[side].from = self.hang_point(hips, side, offset);
+                f.from_air = Some(yaw.inverse() * (at - under));
+                f.from_velocity = velocity - hips_velocity;
             }
         }
     }

@@ -391,6 +391,79 @@ mod tests {
     }
 
     #[test]
+    fn a_runner_whose_head_tops_tiptoe_height_moves_the_feet_smoothly_in_and_out_of_the_air() {
+        // The runner of `a_runner_lands_under_the_body_and_flies_between_steps`, its
+        // head 6% above its standing height on the mean: at the top of each flight
+        // (5 cm higher) the body is in the air, and back on the floor as the stance
+        // catches it, with a foot mid-step each time. A step of a stride (twice
+        // the body's travel in a step, 2 × 1.26 m) over a step's time (0.36 s) has
+        // a peak acceleration of 5.77·d/T², 112 m/s²: no ankle may change speed
+        // faster than that from frame to frame (a foot snapped onto the hips or
+        // restarted from rest changes speed by metres per second in one frame).
+        let body = humanoid();
+        let cal = Calibration::of_body(&body, HEAD_TO_EYE);
+        let config = VrIkConfig::default();
+        let (dt, speed, step) = (1.0 / 90.0, 3.5, 0.36);
+        let standing = body.rest_position(HumanBone::Head);
+        let head0 = standing * Vec3::new(1.0, 1.06, 1.0);
+        let peak = 5.77 * 2.0 * speed * step / (step * step);
+        let mut state = VrIkState::default();
+        let mut pose = HumanoidPose::default();
+        let mut ankles: Vec<[Vec3; 2]> = Vec::new();
+        let mut planted: Vec<[bool; 2]> = Vec::new();
+        let mut flights = 0;
+        let mut high = false;
+        for i in 0..360 {
+            let t = i as f32 * dt;
+            let head = head0 + Vec3::new(0.0, runner_head(t, step, 0.55, 2.0), speed * t);
+            let swing = 0.2 * (std::f32::consts::PI * t / step).sin();
+            let hand =
+                |x: f32, z: f32| DevicePose::new(head + Vec3::new(x, -0.55, z), Quat::IDENTITY);
+            let input = VrInput {
+                head: DevicePose::new(head + HEAD_TO_EYE, Quat::IDENTITY),
+                hands: [hand(0.2, 0.1 + swing), hand(-0.2, 0.1 - swing)],
+                ..VrInput::default()
+            };
+            VrIk {
+                config: &config,
+                body: &body,
+                calibration: &cal,
+                input: &input,
+                dt,
+                state: &mut state,
+                pose: &mut pose,
+            }
+            .run()
+            .expect("vr ik runs");
+            let above = head.y / standing.y - 1.0 > 0.07;
+            flights += usize::from(above && !high && t > 1.0);
+            high = above;
+            if t > 1.0 {
+                ankles.push(
+                    [HumanBone::LeftFoot, HumanBone::RightFoot].map(|b| state.frame.position(b)),
+                );
+                planted.push([0, 1].map(|side| state.is_planted(side)));
+            }
+        }
+        assert!(flights >= 5, "{flights} flights");
+        let mut worst = 0.0f32;
+        let mut moving = 0;
+        for (w, on) in ankles.windows(3).zip(planted.windows(3)) {
+            // A foot in a step or in the air on all three frames.
+            for side in (0..2).filter(|&side| on.iter().all(|p| !p[side])) {
+                moving += 1;
+                let a = (w[2][side] - 2.0 * w[1][side] + w[0][side]).length() / (dt * dt);
+                worst = worst.max(a);
+            }
+        }
+        assert!(moving > 200, "{moving} frames of a foot in the air");
+        assert!(
+            worst < peak,
+            "an ankle accelerates at {worst} m/s² (a step's peak: {peak})"
+        );
+    }
+
+    #[test]
     fn feet_leave_the_floor_with_a_leaping_body_and_land_under_it() {
         // Standing, then a standing long jump: 1.2 m forward along +Z in a flight
         // of 0.5 s, the head 31 cm above its standing height at the top (falling
