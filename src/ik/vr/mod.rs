@@ -315,6 +315,43 @@ mod tests {
         BodyProportions::new(&MappedSkeleton::new(rig.skeleton, &map).expect("it maps"))
     }
 
+    /// The runner of the running tests at `t`: its head from `head0`, along +Z at
+    /// `speed`, bobbing with each `step` (`runner_head`), and its devices, the
+    /// hands swinging 20 cm against the legs.
+    fn runner(head0: Vec3, t: f32, speed: f32, step: f32) -> (Vec3, VrInput) {
+        let head = head0 + Vec3::new(0.0, runner_head(t, step, 0.55, 2.0), speed * t);
+        let swing = 0.2 * (std::f32::consts::PI * t / step).sin();
+        let hand = |x: f32, z: f32| DevicePose::new(head + Vec3::new(x, -0.55, z), Quat::IDENTITY);
+        let input = VrInput {
+            head: DevicePose::new(head + HEAD_TO_EYE, Quat::IDENTITY),
+            hands: [hand(0.2, 0.1 + swing), hand(-0.2, 0.1 - swing)],
+            ..VrInput::default()
+        };
+        (head, input)
+    }
+
+    /// One frame of VR IK on `body` with the default settings.
+    fn solve(
+        body: &BodyProportions,
+        calibration: &Calibration,
+        input: &VrInput,
+        dt: f32,
+        state: &mut VrIkState,
+        pose: &mut HumanoidPose,
+    ) {
+        VrIk {
+            config: &VrIkConfig::default(),
+            body,
+            calibration,
+            input,
+            dt,
+            state,
+            pose,
+        }
+        .run()
+        .expect("vr ik runs");
+    }
+
     #[test]
     fn a_runner_lands_under_the_body_and_flies_between_steps() {
         // Running 3.5 m/s along +Z at 2.8 steps a second, the head bobbing 15 cm
@@ -325,7 +362,6 @@ mod tests {
         // leg), and for part of each step both feet are in the air.
         let body = humanoid();
         let cal = Calibration::of_body(&body, HEAD_TO_EYE);
-        let config = VrIkConfig::default();
         let (dt, speed, step) = (1.0 / 90.0, 3.5, 0.36);
         let head0 = body.rest_position(HumanBone::Head) - Vec3::Y * 0.05;
         let (upper, lower) = body.limb_lengths(Limb::LeftLeg);
@@ -336,26 +372,8 @@ mod tests {
         let (mut planted, mut off, mut flying, mut frames) = (0, 0, 0, 0);
         for i in 0..360 {
             let t = i as f32 * dt;
-            let head = head0 + Vec3::new(0.0, runner_head(t, step, 0.55, 2.0), speed * t);
-            let swing = 0.2 * (std::f32::consts::PI * t / step).sin();
-            let hand =
-                |x: f32, z: f32| DevicePose::new(head + Vec3::new(x, -0.55, z), Quat::IDENTITY);
-            let input = VrInput {
-                head: DevicePose::new(head + HEAD_TO_EYE, Quat::IDENTITY),
-                hands: [hand(0.2, 0.1 + swing), hand(-0.2, 0.1 - swing)],
-                ..VrInput::default()
-            };
-            VrIk {
-                config: &config,
-                body: &body,
-                calibration: &cal,
-                input: &input,
-                dt,
-                state: &mut state,
-                pose: &mut pose,
-            }
-            .run()
-            .expect("vr ik runs");
+            let (_, input) = runner(head0, t, speed, step);
+            solve(&body, &cal, &input, dt, &mut state, &mut pose);
             if t < 1.5 {
                 continue;
             }
@@ -402,7 +420,6 @@ mod tests {
         // restarted from rest changes speed by metres per second in one frame).
         let body = humanoid();
         let cal = Calibration::of_body(&body, HEAD_TO_EYE);
-        let config = VrIkConfig::default();
         let (dt, speed, step) = (1.0 / 90.0, 3.5, 0.36);
         let standing = body.rest_position(HumanBone::Head);
         let head0 = standing * Vec3::new(1.0, 1.06, 1.0);
@@ -415,26 +432,8 @@ mod tests {
         let mut high = false;
         for i in 0..360 {
             let t = i as f32 * dt;
-            let head = head0 + Vec3::new(0.0, runner_head(t, step, 0.55, 2.0), speed * t);
-            let swing = 0.2 * (std::f32::consts::PI * t / step).sin();
-            let hand =
-                |x: f32, z: f32| DevicePose::new(head + Vec3::new(x, -0.55, z), Quat::IDENTITY);
-            let input = VrInput {
-                head: DevicePose::new(head + HEAD_TO_EYE, Quat::IDENTITY),
-                hands: [hand(0.2, 0.1 + swing), hand(-0.2, 0.1 - swing)],
-                ..VrInput::default()
-            };
-            VrIk {
-                config: &config,
-                body: &body,
-                calibration: &cal,
-                input: &input,
-                dt,
-                state: &mut state,
-                pose: &mut pose,
-            }
-            .run()
-            .expect("vr ik runs");
+            let (head, input) = runner(head0, t, speed, step);
+            solve(&body, &cal, &input, dt, &mut state, &mut pose);
             let above = head.y / standing.y - 1.0 > 0.07;
             flights += usize::from(above && !high && t > 1.0);
             high = above;
@@ -473,7 +472,6 @@ mod tests {
         // floor (as high as before the jump) under the hips.
         let body = humanoid();
         let cal = Calibration::of_body(&body, HEAD_TO_EYE);
-        let config = VrIkConfig::default();
         let (dt, flight, distance) = (1.0 / 90.0, 0.5, 1.2);
         let standing = body.rest_position(HumanBone::Head) - Vec3::Y * 0.01;
         let rise = |s: f32| 9.81 * s * (flight - s) / 2.0;
@@ -490,17 +488,7 @@ mod tests {
                 hands: [hand(0.25), hand(-0.25)],
                 ..VrInput::default()
             };
-            VrIk {
-                config: &config,
-                body: &body,
-                calibration: &cal,
-                input: &input,
-                dt,
-                state: &mut state,
-                pose: &mut pose,
-            }
-            .run()
-            .expect("vr ik runs");
+            solve(&body, &cal, &input, dt, &mut state, &mut pose);
             let hips = state.frame.position(HumanBone::Hips);
             let ankles =
                 [HumanBone::LeftFoot, HumanBone::RightFoot].map(|b| state.frame.position(b));
