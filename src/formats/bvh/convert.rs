@@ -14,6 +14,7 @@ use super::hip_turn::HipTurn;
 use super::lexer::quote;
 use super::motion::RawMotion;
 use super::rest_frame::{FilePose, Upright, choose_rest_frame, up_of, zero_pose_upright};
+use super::root_pivot::move_root_to_children;
 use super::teleport::hold_teleports;
 use crate::formats::{Basis, Clip, LoadOptions, Motion, Rig, Units, UpAxis};
 use crate::skeleton::Skeleton;
@@ -28,7 +29,8 @@ pub(super) fn build(
     motion: Option<RawMotion>,
     options: &LoadOptions,
 ) -> Result<Rig, BvhError> {
-    let mut notes = Vec::new();
+    let mut defs = defs;
+    let mut notes: Vec<String> = move_root_to_children(&mut defs).into_iter().collect();
     let (mut raw, empty_notes) = match motion {
         Some(raw) if raw.frames > 0 => (Some(raw), Vec::new()),
         Some(raw) => (None, raw.notes),
@@ -158,10 +160,11 @@ fn zero_position_joints(defs: &[JointDef], raw: &RawMotion, height: f32) -> Vec<
                 })
         };
         let offset_moved = positions().any(|(_, axis)| {
+            let offset = def.file_offset();
             let component = match axis {
-                Axis::X => def.offset.x,
-                Axis::Y => def.offset.y,
-                Axis::Z => def.offset.z,
+                Axis::X => offset.x,
+                Axis::Y => offset.y,
+                Axis::Z => offset.z,
             };
             component.abs() > small
         });

@@ -51,6 +51,18 @@ pub(super) struct JointDef {
     pub(super) offset: Vec3,
     pub(super) end: Option<Vec3>,
     pub(super) channels: Vec<Channel>,
+    /// How far the joint was moved from its `OFFSET` onto the point its children
+    /// share (`root_pivot.rs`), in its own frame: zero for every joint but such a
+    /// root. A frame's translation gains it turned by the frame's rotation.
+    pub(super) pivot: Vec3,
+}
+
+impl JointDef {
+    /// The `OFFSET` the file gives, before any move onto the children
+    /// (`root_pivot.rs`): what position channels replace or keep.
+    pub(super) fn file_offset(&self) -> Vec3 {
+        self.offset - self.pivot
+    }
 }
 
 pub(super) struct Parser<'a> {
@@ -168,6 +180,7 @@ impl<'a> Parser<'a> {
             offset: Vec3::ZERO,
             end: None,
             channels: Vec::new(),
+            pivot: Vec3::ZERO,
         });
         self.open.push(index);
         self.expect("{", "`{`")?;

@@ -27,6 +27,9 @@
 //! replacing would put it on its parent; this is said in `Rig::notes`. And a root whose
 //! zero-length hip joints (CMU's `LHipJoint`, `RHipJoint`) turn in a frame gets the turn
 //! they share, its children the inverse (`hip_turn.rs`): every joint stays in place.
+//! A root away from the body, whose children all start at one point (Kinect's
+//! `SpineBase` at the floor under `HipLeft`, `HipRight`, `SpineMid`), is moved onto
+//! that point (`root_pivot.rs`), with a note: again every other joint stays in place.
 //!
 //! Units and up axis come from `LoadOptions` or are guessed from the rest pose: up is
 //! Y or Z, whichever the figure is taller along, and the units follow from that
@@ -50,6 +53,7 @@ mod hip_turn;
 mod lexer;
 mod motion;
 mod rest_frame;
+mod root_pivot;
 mod teleport;
 #[cfg(test)]
 mod test_support;

@@ -70,7 +70,7 @@ impl FilePose {
         };
         for (def, &keep) in defs.iter().zip(keep_offset) {
             let mut rotation = Quat::IDENTITY;
-            let mut translation = def.offset;
+            let mut translation = def.file_offset();
             for channel in &def.channels {
                 let value = values.next().unwrap_or(0.0);
                 match *channel {
@@ -89,8 +89,9 @@ impl FilePose {
                     }
                 }
             }
-            pose.rotations.push(rotation.normalize());
-            pose.translations.push(translation);
+            let rotation = rotation.normalize();
+            pose.rotations.push(rotation);
+            pose.translations.push(translation + rotation * def.pivot);
         }
         pose
     }

@@ -39,7 +39,7 @@ pub(super) fn hold_teleports(defs: &[JointDef], raw: &mut RawMotion, size: f32) 
         return None;
     }
     let at = |f: usize| {
-        let mut p = root.offset;
+        let mut p = root.file_offset();
         for &(i, axis) in &axes {
             p[axis] = raw.values[f * width + i];
         }
