@@ -176,6 +176,9 @@ impl Document<'_> {
             path: self.doc.path.to_owned(),
             source,
         })?;
+        if let Some(note) = uneven_scale_note(&skeleton) {
+            notes.push(note);
+        }
 
         let clips = match self.clips {
             true => self.read_clips(&position, &node_rest, &mut notes)?,
@@ -205,6 +208,27 @@ impl Document<'_> {
             notes,
         })
     }
+}
+
+/// A note naming the first joint with children whose rest scale differs between
+/// axes by more than 1%: under it the figure is sheared as it moves, which the
+/// rotations a humanoid is driven by cannot follow, so limbs under it point a few
+/// degrees off the file's own figure (an `Armature` object scaled unevenly in
+/// Blender).
+fn uneven_scale_note(skeleton: &Skeleton) -> Option<String> {
+    let joints = skeleton.joints();
+    let (i, joint) = joints.iter().enumerate().find(|&(i, j)| {
+        let s = j.rest.scale.abs();
+        s.max_element() > 1.01 * s.min_element() && skeleton.children(i).next().is_some()
+    })?;
+    let s = joint.rest.scale;
+    let below = (0..joints.len())
+        .filter(|&j| skeleton.is_ancestor(i, j))
+        .count();
+    Some(format!(
+        "joint `{}` scales unevenly ({:.3}, {:.3}, {:.3}): the {below} joints under it are driven by their rotations, and their limbs point up to a few degrees off the sheared figure's",
+        joint.name, s.x, s.y, s.z
+    ))
 }
 
 #[cfg(test)]
@@ -388,6 +412,27 @@ mod tests {
             }
         }
         assert!(count >= 10, "only {count} files loaded");
+    }
+
+    #[test]
+    fn an_unevenly_scaled_armature_is_noted() {
+        // Blender's armature object scaled (0.5, 0.6, 0.5): the figure under it shears
+        // as it moves, which rotations cannot follow. An even scale says nothing.
+        for (scale, noted) in [([0.5, 0.6, 0.5], true), ([0.01, 0.01, 0.01], false)] {
+            let mut nodes = hips_spine_head();
+            nodes[0]["scale"] = json!(scale);
+            let doc = json!({"asset": {"version": "2.0"}, "nodes": nodes,
+                "scenes": [{"nodes": [0]}]});
+            let rig = parse_doc(&doc).unwrap();
+            let sheared = "joint `Hips` scales unevenly (0.500, 0.600, 0.500): the 2 joints under it are driven by their rotations, and their limbs point up to a few degrees off the sheared figure's";
+            assert_eq!(
+                rig.notes.iter().any(|n| n == sheared),
+                noted,
+                "{:?}",
+                rig.notes
+            );
+            assert_eq!(rig.notes.len(), 1 + usize::from(noted), "{:?}", rig.notes);
+        }
     }
 
     #[test]

@@ -164,6 +164,14 @@ impl Document<'_> {
                 ));
                 continue;
             }
+            let raw = drop_unbound_identities(raw, skeleton);
+            if raw.dropped > 0 {
+                notes.push(format!(
+                    "skin {s}: {} joints below bound ones have identity inverse bind matrices (joints that bind no vertex): they rest where their nodes hang from their parents",
+                    raw.dropped
+                ));
+            }
+            let raw = raw.kept;
             // Anchor: the first joint (skeleton order) an earlier skin placed, else
             // the first joint, placed by the rest so far.
             let in_order = |node: &usize| position[*node];
@@ -389,6 +397,49 @@ fn binds_collapse(
     nodes.is_finite() && nodes > 0.0 && bind <= POSED_DISTANCE_FRACTION * nodes
 }
 
+/// A skin's joints after `drop_unbound_identities`: those kept, and how many went.
+struct KeptBinds {
+    kept: Vec<(usize, DAffine3, DAffine3)>,
+    dropped: usize,
+}
+
+/// Drops the joints whose inverse bind matrix is the identity below a joint of the
+/// same skin whose is not. Exporters write the identity for a joint that binds no
+/// vertex (Sketchfab's conversions of FBX files, for fingers and twist joints), which
+/// would put it at the mesh frame's origin however far its parent is; such a joint
+/// rests where its node hangs from its parent's bind pose. Identities from the root
+/// down (root joints at the mesh's origin) stay: nothing bound is above them.
+fn drop_unbound_identities(
+    raw: Vec<(usize, DAffine3, DAffine3)>,
+    skeleton: &SkeletonNodes,
+) -> KeptBinds {
+    let is_identity = |ibm: &DAffine3| ibm.abs_diff_eq(DAffine3::IDENTITY, 1e-6);
+    let bound: HashSet<usize> = raw
+        .iter()
+        .filter(|(_, ibm, _)| !is_identity(ibm))
+        .map(|&(node, ..)| node)
+        .collect();
+    let below_bound = |node: usize| {
+        let mut at = skeleton.position[node].and_then(|k| skeleton.parents[k]);
+        while let Some(p) = at {
+            if bound.contains(&skeleton.order[p]) {
+                return true;
+            }
+            at = skeleton.parents[p];
+        }
+        false
+    };
+    let before = raw.len();
+    let kept: Vec<_> = raw
+        .into_iter()
+        .filter(|(node, ibm, _)| !(is_identity(ibm) && below_bound(*node)))
+        .collect();
+    KeptBinds {
+        dropped: before - kept.len(),
+        kept,
+    }
+}
+
 /// Whether a bind world differs from the node world by more than the tolerances.
 fn is_posed_away(node_world: DAffine3, bind_world: DAffine3, size: f64) -> bool {
     let moved =
@@ -528,6 +579,29 @@ mod tests {
         for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
             let got = Mat4::from(world(&rig, joint));
             assert!(got.abs_diff_eq(expected, 1e-5), "{joint}");
+        }
+    }
+
+    #[test]
+    fn an_identity_inverse_bind_matrix_below_a_bound_joint_hangs_from_its_parent() {
+        // The arm is bound in a T-pose and posed down in the nodes; the forearm binds
+        // no vertex, and its inverse bind matrix is the identity (Sketchfab's FBX
+        // conversions write so for fingers and twist joints). Taken as a bind pose it
+        // would put the forearm at the mesh origin, 1.6 m from the arm; it hangs
+        // from the arm's bind pose where its node does, along the T-pose arm.
+        let bind = t_pose_bind_worlds();
+        let inverse = [bind[0].inverse(), bind[1].inverse(), Mat4::IDENTITY];
+        let rig = parse_doc(&skinned(arm_posed_down(), &[0, 1, 2], &inverse)).unwrap();
+        assert_eq!(
+            rig.notes,
+            [
+                "skin 0: 1 joints below bound ones have identity inverse bind matrices (joints that bind no vertex): they rest where their nodes hang from their parents",
+                "rest pose taken from skin 0's inverse bind matrices (the nodes are posed differently)"
+            ]
+        );
+        for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
+            let got = Mat4::from(world(&rig, joint));
+            assert!(got.abs_diff_eq(expected, 1e-5), "{joint}: {got}");
         }
     }
 
