@@ -158,6 +158,20 @@ impl Motion {
         }
     }
 
+    /// Moves `joint` by `by` (in its parent's space) in every frame.
+    pub fn translate_joint(&mut self, joint: usize, by: Vec3) {
+        if joint < self.joint_count {
+            for t in self
+                .translations
+                .iter_mut()
+                .skip(joint)
+                .step_by(self.joint_count)
+            {
+                *t += by;
+            }
+        }
+    }
+
     /// Every frame in order.
     pub fn frames(&self) -> impl Iterator<Item = FrameRef<'_>> {
         (0..self.frame_count()).map(|i| self.frame(i))

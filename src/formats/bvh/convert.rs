@@ -2,13 +2,15 @@
 //! the units from the rest pose when `LoadOptions` does not give them, converting
 //! the rest pose and every frame (rotation channels multiplied in the listed
 //! order, position channels replacing `OFFSET` components), and the notes a user
-//! should read (guesses, all-zero position channels, a first frame lying down).
+//! should read (guesses, all-zero position channels, a first frame lying down, a
+//! take lifted onto its floor).
 
 use std::path::Path;
 
 use glam::{Quat, Vec3};
 
 use super::BvhError;
+use super::floor::lift_onto_floor;
 use super::hierarchy::{Axis, Channel, JointDef};
 use super::hip_turn::HipTurn;
 use super::lexer::quote;
@@ -110,12 +112,13 @@ pub(super) fn build(
         .flatten();
     let motion = raw.map(|raw| {
         notes.extend(raw.notes.iter().cloned());
-        let (motion, turned) = to_motion(&defs, &raw, &basis, &keep_offset, hip_turn.as_ref());
+        let (mut motion, turned) = to_motion(&defs, &raw, &basis, &keep_offset, hip_turn.as_ref());
         if let Some(h) = hip_turn.as_ref().filter(|_| turned > 0) {
             notes.push(hip_turn_note(&defs, h, turned));
         }
         notes.extend(zero_positions_note(&defs, &keep_offset));
         notes.extend(short_first_frame_note(&skeleton, &motion, up));
+        notes.extend(lift_onto_floor(&skeleton, &mut motion));
         motion
     });
     let name = path

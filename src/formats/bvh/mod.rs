@@ -39,7 +39,9 @@
 //!
 //! Frames the root teleports to, farther from the take than a body moves between two
 //! frames (decoder garbage, lost tracking), hold the nearest frame of the take
-//! (`teleport.rs`), with a note naming them.
+//! (`teleport.rs`), with a note naming them. A take reaching farther below the file's
+//! origin than a tenth of the figure's height (a pelvis at the origin, as Kinect and
+//! video estimates write it) is lifted onto its floor (`floor.rs`), with a note.
 //!
 //! It also notes a first frame less than half as tall as the rest pose (the motion
 //! may have another up axis than the rest pose).
@@ -48,6 +50,7 @@
 //! recursion), and counts read from the file are capped before anything is
 
 mod convert;
+mod floor;
 mod hierarchy;
 mod hip_turn;
 mod lexer;
