@@ -63,6 +63,26 @@ impl JointDef {
     pub(super) fn file_offset(&self) -> Vec3 {
         self.offset - self.pivot
     }
+
+    /// Whether the joint has position channels.
+    pub(super) fn has_position(&self) -> bool {
+        self.channels
+            .iter()
+            .any(|c| matches!(c, Channel::Position(_)))
+    }
+}
+
+/// The file's only root and its children; `None` when it has several roots or none.
+pub(super) fn only_root_and_children(defs: &[JointDef]) -> Option<(usize, Vec<usize>)> {
+    let mut roots = defs.iter().enumerate().filter(|(_, d)| d.parent.is_none());
+    let (root, _) = roots.next()?;
+    if roots.next().is_some() {
+        return None;
+    }
+    let kids = (0..defs.len())
+        .filter(|&i| defs[i].parent == Some(root))
+        .collect();
+    Some((root, kids))
 }
 
 pub(super) struct Parser<'a> {

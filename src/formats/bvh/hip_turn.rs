@@ -18,7 +18,7 @@
 
 use glam::{Mat3, Quat, Vec3};
 
-use super::hierarchy::{Channel, JointDef};
+use super::hierarchy::{JointDef, only_root_and_children};
 
 /// Largest quaternion component difference from the identity that is no turn.
 const UNTURNED: f32 = 1e-6;
@@ -40,18 +40,8 @@ impl HipTurn {
     /// an `OFFSET` lies below the root (along `up`, the file's up axis) and the two
     /// lie apart. `None` for any other hierarchy.
     pub(super) fn find(defs: &[JointDef], up: Vec3) -> Option<HipTurn> {
-        let mut roots = defs.iter().enumerate().filter(|(_, d)| d.parent.is_none());
-        let (root, _) = roots.next()?;
-        if roots.next().is_some() {
-            return None;
-        }
-        let kids: Vec<usize> = (0..defs.len())
-            .filter(|&i| defs[i].parent == Some(root))
-            .collect();
-        let coincident = |d: &JointDef| {
-            d.offset.length_squared() == 0.0
-                && !d.channels.iter().any(|c| matches!(c, Channel::Position(_)))
-        };
+        let (root, kids) = only_root_and_children(defs)?;
+        let coincident = |d: &JointDef| d.offset.length_squared() == 0.0 && !d.has_position();
         if kids.len() < 2 || !kids.iter().all(|&k| coincident(&defs[k])) {
             return None;
         }

@@ -17,7 +17,7 @@
 
 use glam::Vec3;
 
-use super::hierarchy::{Channel, JointDef};
+use super::hierarchy::{JointDef, only_root_and_children};
 
 /// Children start at one point when each `OFFSET` lies within this fraction of the
 /// first child's `OFFSET` length from it (written with the same digits, in practice).
@@ -29,20 +29,10 @@ const SAME_POINT: f32 = 1e-4;
 /// becomes that offset (see `JointDef::pivot`). Returns a note naming the root and the
 /// distance, in file units; `None` (and nothing changed) for any other hierarchy.
 pub(super) fn move_root_to_children(defs: &mut [JointDef]) -> Option<String> {
-    let mut roots = defs.iter().enumerate().filter(|(_, d)| d.parent.is_none());
-    let (root, _) = roots.next()?;
-    if roots.next().is_some() {
-        return None;
-    }
-    let kids: Vec<usize> = (0..defs.len())
-        .filter(|&i| defs[i].parent == Some(root))
-        .collect();
+    let (root, kids) = only_root_and_children(defs)?;
     let shared = defs.get(*kids.first()?)?.offset;
     let length = shared.length();
-    let same = |d: &JointDef| {
-        d.offset.distance(shared) <= SAME_POINT * length
-            && !d.channels.iter().any(|c| matches!(c, Channel::Position(_)))
-    };
+    let same = |d: &JointDef| d.offset.distance(shared) <= SAME_POINT * length && !d.has_position();
     if kids.len() < 2
         || !length.is_finite()
         || length == 0.0
