@@ -88,7 +88,7 @@ pub enum InvalidSkeleton {
     DuplicateName(String),
     #[error("joint `{0}` has a rest transform that is not finite (NaN or infinity)")]
     NotFinite(String),
-    #[error("joint `{0}` has a zero or negative scale")]
+    #[error("joint `{0}` has a zero scale")]
     BadScale(String),
     #[error("the skeleton has {0} joints, more than the 4096 supported")]
     TooMany(usize),
@@ -105,7 +105,8 @@ pub struct Skeleton {
 
 impl Skeleton {
     /// Checks the joints and builds a skeleton. Rest rotations are renormalized
-    /// (files store them rounded); anything non-finite is rejected.
+    /// (files store them rounded); anything non-finite or a zero scale (a rest that
+    /// cannot be inverted) is rejected; a negative scale (a mirror) is kept.
     pub fn new(mut joints: Vec<Joint>) -> Result<Self, InvalidSkeleton> {
         if joints.is_empty() {
             return Err(InvalidSkeleton::Empty);
@@ -130,7 +131,7 @@ impl Skeleton {
             if !joint.rest.is_finite() || !end_finite || joint.rest.rotation.length() < 1e-6 {
                 return Err(InvalidSkeleton::NotFinite(joint.name.clone()));
             }
-            if joint.rest.scale.min_element() <= 0.0 {
+            if joint.rest.scale.cmpeq(Vec3::ZERO).any() {
                 return Err(InvalidSkeleton::BadScale(joint.name.clone()));
             }
             joint.rest.rotation = joint.rest.rotation.normalize();

@@ -13,7 +13,8 @@
 //! scene shows them. glTF is already metres, +Y up and right-handed: no
 //! unit or axis conversion happens here. A VRM model's map declares its rest the
 //! T-pose; a VRM 0.x model faces -Z, which is noted and left to the rest correction's
-//! facing turn.
+//! facing turn. A node scaled to zero (hidden) is read at scale 1 on its zero axes,
+//! with a note; a negative scale (a mirror) is kept.
 //!
 //! One file per part of the file read:
 //! - `doc`: the GLB container, the JSON, buffers and accessors, every length checked
@@ -148,10 +149,11 @@ impl Document<'_> {
             .map(|&node| hierarchy.parent[node].and_then(|p| position[p]))
             .collect();
 
-        let node_rest = order
+        let mut node_rest = order
             .iter()
             .map(|&node| self.node_transform(node))
             .collect::<Result<Vec<_>, _>>()?;
+        let hidden = unhide(&mut node_rest);
         let node_world = world_transforms(&node_rest, &parents);
         let nodes = SkeletonNodes {
             position: &position,
@@ -163,6 +165,13 @@ impl Document<'_> {
         let rest = rest_transforms(&order, &parents, &node_rest, &bind_worlds);
 
         let names = joint_names(&self.doc.root, &order);
+        for k in hidden {
+            notes.push(format!(
+                "joint `{}` is scaled to zero (hidden in the scene): it is read at scale 1 on \
+                 the zero axes, so the joints below it keep their places",
+                names[k]
+            ));
+        }
         let mut joints = Vec::with_capacity(order.len());
         for (k, &node) in order.iter().enumerate() {
             joints.push(Joint {
@@ -210,6 +219,21 @@ impl Document<'_> {
     }
 }
 
+/// Sets the zero components of each node scale to 1 and returns the nodes changed.
+/// glTF scales a node to zero to hide it (and the nodes below it); a skeleton needs
+/// an invertible rest, and a hidden bone is still a bone, so it is read unhidden.
+fn unhide(node_rest: &mut [crate::skeleton::Transform]) -> Vec<usize> {
+    let mut hidden = Vec::new();
+    for (k, rest) in node_rest.iter_mut().enumerate() {
+        let zero = rest.scale.cmpeq(glam::Vec3::ZERO);
+        if zero.any() {
+            rest.scale = glam::Vec3::select(zero, glam::Vec3::ONE, rest.scale);
+            hidden.push(k);
+        }
+    }
+    hidden
+}
+
 /// A note naming the first joint with children whose rest scale differs between
 /// axes by more than 1%: under it the figure is sheared as it moves, which the
 /// rotations a humanoid is driven by cannot follow, so limbs under it point a few
@@ -236,7 +260,7 @@ mod tests {
     use super::test_support::*;
     use super::*;
     use crate::skeleton::BoneMap;
-    use glam::Mat4;
+    use glam::{Mat4, Vec3};
     use serde_json::json;
 
     #[test]
@@ -345,12 +369,44 @@ mod tests {
             error_of(&doc),
             format!("{PATH}: the skeleton has no joints")
         );
+    }
+
+    #[test]
+    fn a_joint_scaled_to_zero_is_read_unhidden_and_noted() {
+        // Spine hidden (scale 0 on one axis, then on all): Head keeps its place.
+        for scale in [[1.0, 0.0, 1.0], [0.0, 0.0, 0.0]] {
+            let mut nodes = hips_spine_head();
+            nodes[1]["scale"] = json!(scale);
+            let rig = parse_doc(&skinned(nodes, &[2], &[Mat4::IDENTITY])).unwrap();
+            assert!((position(&rig, "Head") - Vec3::new(0.0, 1.6, 0.0)).length() < 1e-5);
+            assert!(
+                rig.notes
+                    .iter()
+                    .any(|n| n.starts_with("joint `Spine` is scaled to zero (hidden")),
+                "{:?}",
+                rig.notes
+            );
+        }
+        // A hidden mesh node outside the skeleton does not matter.
         let mut nodes = hips_spine_head();
-        nodes[1]["scale"] = json!([1.0, 0.0, 1.0]);
-        assert_eq!(
-            error_of(&skinned(nodes, &[2], &[Mat4::IDENTITY])),
-            format!("{PATH}: joint `Spine` has a zero or negative scale")
-        );
+        nodes[2]["children"] = json!([3]);
+        nodes
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"name": "Prop", "mesh": 0, "scale": [0.0, 0.0, 0.0]}));
+        let rig = parse_doc(&skinned(nodes, &[2], &[Mat4::IDENTITY])).unwrap();
+        assert_eq!(names(&rig), ["Hips", "Spine", "Head"]);
+        assert!(rig.notes.iter().all(|n| !n.contains("scaled to zero")));
+    }
+
+    #[test]
+    fn a_mirrored_node_loads_and_places_its_joints_mirrored() {
+        // Negative scales mirror (legal glTF): the joints below sit mirrored.
+        let mut nodes = hips_spine_head();
+        nodes[1]["scale"] = json!([-1.0, -1.0, -0.5]);
+        nodes[2]["translation"] = json!([0.3, 0.4, 0.0]);
+        let rig = parse_doc(&skinned(nodes, &[2], &[Mat4::IDENTITY])).unwrap();
+        assert!((position(&rig, "Head") - Vec3::new(-0.3, 0.8, 0.0)).length() < 1e-5);
     }
 
     // --- real files -------------------------------------------------------------

@@ -155,7 +155,7 @@ pub fn recognize(skeleton: &Skeleton) -> Recognition {
             best = Some(body);
         }
     }
-    match best {
+    let recognition = match best {
         Some(body) => body.into_recognition(&rig),
         None => Recognition::NotHumanoid(NotHumanoid {
             reason: match legs_beside_the_body(&rig) {
@@ -177,7 +177,44 @@ pub fn recognize(skeleton: &Skeleton) -> Recognition {
             },
             partial: NamedBoneMap::default(),
         }),
+    };
+    match (recognition, flat_root(&rig)) {
+        (Recognition::NotHumanoid(n), Some((root, leaves))) => {
+            Recognition::NotHumanoid(NotHumanoid {
+                reason: format!(
+                    "the joints have no hierarchy: {leaves} of the {} joints hang from `{}` \
+                     directly, spread over the figure, so no skeleton can be read",
+                    rig.len(),
+                    rig.name(root)
+                ),
+                partial: n.partial,
+            })
+        }
+        (recognition, _) => recognition,
     }
+}
+
+/// The joint that a flattened rig hangs its bones from, and how many: a joint with
+/// at least as many childless children as a humanoid has required bones, reaching
+/// over half the rig's height (an exporter that dropped the parent links; face
+/// bones under a head stay within the head). Only consulted once recognition failed.
+fn flat_root(rig: &RestJoints) -> Option<(usize, usize)> {
+    let top = rig.high.iter().copied().fold(f32::MIN, f32::max);
+    let bottom = rig.low.iter().copied().fold(f32::MAX, f32::min);
+    (0..rig.len())
+        .filter_map(|joint| {
+            let leaves: Vec<usize> = rig.kids[joint]
+                .iter()
+                .copied()
+                .filter(|&c| rig.kids[c].is_empty())
+                .collect();
+            let high = leaves.iter().map(|&c| rig.high[c]).fold(f32::MIN, f32::max);
+            let low = leaves.iter().map(|&c| rig.low[c]).fold(f32::MAX, f32::min);
+            let spread = leaves.len() >= crate::humanoid::bone::REQUIRED.len()
+                && high - low > 0.5 * (top - bottom);
+            spread.then_some((joint, leaves.len()))
+        })
+        .max_by_key(|&(_, count)| count)
 }
 
 #[cfg(test)]
@@ -614,6 +651,58 @@ mod tests {
             "{}",
             n.reason
         );
+    }
+
+    #[test]
+    fn a_rig_without_hierarchy_is_refused_as_such() {
+        // Every body joint a direct child of `Armature` (an exporter that dropped the
+        // parent links), beside a control chain of hips, spine and legs with no arms.
+        let flat = |control: bool| {
+            edited(small_table(false, "L_", "R_"), |t| {
+                for row in t.iter_mut().skip(2) {
+                    row.1 = Some("Armature".to_owned());
+                }
+                if control {
+                    let chain = [
+                        ("TGT_hips", "Armature", [0.0, 1.0, 0.0]),
+                        ("TGT_spine", "TGT_hips", [0.0, 1.3, 0.0]),
+                        ("TGT_L_thigh", "TGT_hips", [0.1, 0.95, 0.0]),
+                        ("TGT_L_shin", "TGT_L_thigh", [0.1, 0.5, 0.0]),
+                        ("TGT_R_thigh", "TGT_hips", [-0.1, 0.95, 0.0]),
+                        ("TGT_R_shin", "TGT_R_thigh", [-0.1, 0.5, 0.0]),
+                    ];
+                    for (name, parent, pos) in chain {
+                        t.push((name.to_owned(), Some(parent.to_owned()), pos));
+                    }
+                }
+            })
+        };
+        for (control, joints) in [(false, 22), (true, 28)] {
+            let Recognition::NotHumanoid(n) = recognize(&flat(control)) else {
+                panic!("a flat rig recognized")
+            };
+            let expected = format!(
+                "the joints have no hierarchy: 20 of the {joints} joints hang from `Armature` \
+                 directly"
+            );
+            assert!(n.reason.starts_with(&expected), "{}", n.reason);
+        }
+        // A face of many leaf bones under the head is no flat rig.
+        let faced = edited(small_table(false, "L_", "R_"), |t| {
+            t.retain(|r| !r.0.ends_with("arm") && !r.0.ends_with("hand"));
+            for k in 0..20 {
+                let x = k as f32 * 0.005 - 0.05;
+                t.push((
+                    format!("face{k}"),
+                    Some("n_head".to_owned()),
+                    [x, 1.6, 0.08],
+                ));
+            }
+        });
+        let Recognition::NotHumanoid(n) = recognize(&faced) else {
+            panic!("a rig without arms recognized")
+        };
+        assert!(n.reason.contains("no arms"), "{}", n.reason);
     }
 
     #[test]
