@@ -213,20 +213,30 @@ fn tip(
     skeleton_tip(skeleton, world, joint, origin)
 }
 
+/// An end site shorter than this share of the bone leading to its joint is a
+/// placeholder (a writer's `OFFSET 0 0 0.1` on every leaf), not the bone's direction.
+const PLACEHOLDER_END: f32 = 0.1;
+
 /// The end of a joint's bone from the skeleton alone: its end site, or the first
 /// place down its main child chain (the child with the most descendants, one away
-/// from the joint before one at its place) that is not the joint itself.
+/// from the joint before one at its place) that is not the joint itself. A
+/// placeholder end site tells nothing: the bone then keeps its rest turn against its
+/// parent.
 fn skeleton_tip(
     skeleton: &Skeleton,
     world: &[Affine3A],
     joint: usize,
     origin: Vec3,
 ) -> Option<Vec3> {
+    let into = skeleton
+        .parent(joint)
+        .map_or(0.0, |p| Vec3::from(world[p].translation).distance(origin));
+    let least_end = COINCIDENT.max(PLACEHOLDER_END * into);
     let mut j = joint;
     loop {
         if let Some(end) = skeleton.joints()[j].end {
             let p = world[j].transform_point3(end);
-            if p.distance(origin) > COINCIDENT {
+            if p.distance(origin) > least_end {
                 return Some(p);
             }
         }
@@ -631,6 +641,44 @@ mod tests {
         );
         let turned = turns(&skeleton, &map, [B::LeftHand, B::RightHand]);
         assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
+    }
+
+    #[test]
+    fn a_placeholder_end_site_is_no_direction_and_a_real_one_is() {
+        // Some writers put `OFFSET 0 0 0.1` (1 mm up in a Z-up file) on every leaf: a
+        // fingertip's end that short says nothing, so the finger is not turned 90°.
+        let (skeleton, map) = t_posed_body(
+            |side| {
+                let end = Vec3::new(0.0, 0.001, 0.0);
+                vec![(
+                    "MiddleProximal",
+                    Vec3::new(0.08 * side, 0.0, 0.0),
+                    Some(end),
+                )]
+            },
+            |_| vec![],
+        );
+        let fingers = [B::LeftMiddleProximal, B::RightMiddleProximal];
+        let turned = turns(&skeleton, &map, fingers);
+        assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
+        // An end a tenth of the bone long and more is the bone's direction.
+        let (skeleton, map) = t_posed_body(
+            |side| {
+                let end = Vec3::new(0.03 * side, 0.0, 0.003);
+                vec![(
+                    "MiddleProximal",
+                    Vec3::new(0.08 * side, 0.0, 0.0),
+                    Some(end),
+                )]
+            },
+            |_| vec![],
+        );
+        let turned = turns(&skeleton, &map, fingers);
+        let expected = 0.1f32.atan().to_degrees();
+        assert!(
+            turned.iter().all(|&t| (t - expected).abs() < 0.01),
+            "{turned:?}"
+        );
     }
 
     #[test]

@@ -292,13 +292,30 @@ fn is_finger_fork(rig: &RestJoints, kids: &[usize], fork_reach: f32, out: f32) -
     reaches.len() >= 3 && fork_reach <= out && reaches[2] >= 0.5 * reaches[0]
 }
 
+/// A leaf past the wrist shorter than this share of the forearm is the hand's far end.
+const HAND_END: f32 = 0.5;
+
+/// Heuristic: the hand is where the forearm ends. Along `line` (from the elbow out to
+/// a leaf with no fingers), a last joint closer to the one before it than half that
+/// joint's distance from the elbow is the hand's far end (SMPL's knuckles, a
+/// pose estimator's nub beside the wrist), so the joint before it is the hand, whatever
+/// the names say.
+fn is_hand_end(rig: &RestJoints, line: &[usize]) -> bool {
+    let [elbow, .., wrist, end] = *line else {
+        return false;
+    };
+    let (wrist, end) = (rig.pos[wrist], rig.pos[end]);
+    end.distance(wrist) < HAND_END * rig.pos[elbow].distance(wrist)
+}
+
 /// Heuristic: upper arm, elbow and hand are the joints `u < e < h` of the arm's line
 /// (coincident joints merged) minimizing a cost: the upper arm 1.15 forearms long
 /// (log ratio, 0.4 to 2.5 allowed), the upper arm starting out to the side (at least
 /// 1.15 hip half-widths from the midline: clavicles start near it), what hangs past
 /// the hand no longer than the forearm, joints in between on the straight line
 /// (twist bones), and names (-0.3 for one that says the bone, +0.3 for one that says
-/// another). The hand is the fork of the fingers when there is one. The shoulder is
+/// another). The hand is the fork of the fingers when there is one, and never a short
+/// leaf past the wrist (`is_hand_end`). The shoulder is
 /// the joint before the upper arm that names call a clavicle, else the one whose bone
 /// is longest weighted by how near the midline it starts (a clavicle, not a deltoid
 /// helper or an offset node at the centre).
@@ -321,6 +338,9 @@ pub(super) fn solve_arm(
             0.0
         };
         for e in 1..h {
+            if !hand_fork && h == n - 1 && e + 1 < h && is_hand_end(rig, &reps[e..]) {
+                continue;
+            }
             let fore = rig.pos[reps[e]].distance(rig.pos[reps[h]]);
             for u in 0..e {
                 let upper = rig.pos[reps[u]].distance(rig.pos[reps[e]]);

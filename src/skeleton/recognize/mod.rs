@@ -1028,6 +1028,54 @@ mod tests {
     }
 
     #[test]
+    fn a_short_leaf_past_the_wrist_is_the_hands_end_whatever_its_name() {
+        // A pose estimator's exporter names every arm joint one place down the arm
+        // (`ForeArm` at the wrist) and ends it with a 5 cm `Hand` nub beside the wrist;
+        // SMPL's knuckles are such a leaf 8 cm out along the hand.
+        let one_place_down = |name: &str| -> String {
+            let (side, part) = name.split_at(2);
+            let side = if side == "L_" { "Left" } else { "Right" };
+            match part {
+                "arm" => format!("{side}Shoulder"),
+                "forearm" => format!("{side}Arm"),
+                "hand" => format!("{side}ForeArm"),
+                "end" => format!("{side}Hand"),
+                _ => name.to_owned(),
+            }
+        };
+        for (facing_minus_z, end) in [(false, [0.71, 1.4, -0.05]), (true, [0.79, 1.4, 0.0])] {
+            let s = edited(small_table(facing_minus_z, "L_", "R_"), |t| {
+                for (side, x) in [("L_", 1.0f32), ("R_", -1.0)] {
+                    let [ex, ey, ez] = end;
+                    let at = if facing_minus_z {
+                        [-x * ex, ey, -ez]
+                    } else {
+                        [x * ex, ey, ez]
+                    };
+                    t.push(row(&format!("{side}end"), &format!("{side}hand"), at));
+                }
+                for r in t.iter_mut() {
+                    r.0 = one_place_down(&r.0);
+                    r.1 = r.1.as_deref().map(one_place_down);
+                }
+            });
+            let r = recognize(&s).into_humanoid().unwrap();
+            for (bone, joint) in [
+                (B::LeftUpperArm, "LeftShoulder"),
+                (B::LeftLowerArm, "LeftArm"),
+                (B::LeftHand, "LeftForeArm"),
+                (B::RightHand, "RightForeArm"),
+            ] {
+                assert_eq!(
+                    joint_of(&r, bone),
+                    joint,
+                    "{bone}, facing -Z: {facing_minus_z}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn names_in_another_language_are_read_by_geometry() {
         // MMD's Japanese names: nothing in them is read, the geometry decides.
         let japanese = |name: &str| -> String {
