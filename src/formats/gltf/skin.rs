@@ -229,13 +229,13 @@ impl Document<'_> {
     }
 }
 
+/// A joint's node, its inverse bind matrix and that matrix's inverse (its bind world).
+type JointBind = (usize, DAffine3, DAffine3);
+
 /// A skin's joints (each once) with their inverse bind matrices and the inverses of
 /// those, `inverse(IBM)`: bind worlds in the skin's own frame. The first matrix
 /// that cannot be inverted, as (index, node), when one cannot.
-fn skin_binds(
-    skin: &Skin,
-    inverse_binds: &[DMat4],
-) -> Result<Vec<(usize, DAffine3, DAffine3)>, (usize, usize)> {
+fn skin_binds(skin: &Skin, inverse_binds: &[DMat4]) -> Result<Vec<JointBind>, (usize, usize)> {
     let mut raw = Vec::with_capacity(skin.joints.len());
     let mut seen = HashSet::new();
     for (i, (&node, ibm)) in skin.joints.iter().zip(inverse_binds).enumerate() {
@@ -299,7 +299,7 @@ fn stands_in_the_scene_frame(
     anchor: usize,
     anchor_ibm: DAffine3,
     carried: DAffine3,
-    raw: &[(usize, DAffine3, DAffine3)],
+    raw: &[JointBind],
 ) -> bool {
     let parent_world = skeleton
         .position
@@ -368,11 +368,7 @@ fn model_size(position: &[Option<usize>], node_world: &[DAffine3], skins: &[Skin
 /// apart: identity inverse bind matrices, as generators write when they bind the mesh
 /// in each joint's own frame. That is no skeleton's rest (every bone would be zero
 /// long), so the nodes keep theirs.
-fn binds_collapse(
-    raw: &[(usize, DAffine3, DAffine3)],
-    position: &[Option<usize>],
-    node_world: &[DAffine3],
-) -> bool {
+fn binds_collapse(raw: &[JointBind], position: &[Option<usize>], node_world: &[DAffine3]) -> bool {
     let extent = |points: &mut dyn Iterator<Item = DVec3>| {
         let (low, high) = points.fold(
             (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
@@ -395,7 +391,7 @@ fn binds_collapse(
 
 /// A skin's joints after `drop_unbound_identities`: those kept, and how many went.
 struct KeptBinds {
-    kept: Vec<(usize, DAffine3, DAffine3)>,
+    kept: Vec<JointBind>,
     dropped: usize,
 }
 
@@ -405,10 +401,7 @@ struct KeptBinds {
 /// would put it at the mesh frame's origin however far its parent is; such a joint
 /// rests where its node hangs from its parent's bind pose. Identities from the root
 /// down (root joints at the mesh's origin) stay: nothing bound is above them.
-fn drop_unbound_identities(
-    raw: Vec<(usize, DAffine3, DAffine3)>,
-    skeleton: &SkeletonNodes,
-) -> KeptBinds {
+fn drop_unbound_identities(raw: Vec<JointBind>, skeleton: &SkeletonNodes) -> KeptBinds {
     let is_identity = |ibm: &DAffine3| ibm.abs_diff_eq(DAffine3::IDENTITY, 1e-6);
     let bound: HashSet<usize> = raw
         .iter()
