@@ -553,3 +553,126 @@ fn eval_ik_reports_vr_mode_and_mocap_mode() {
     ]);
     assert_one_line_error(&out, &["--rotation-noise -1", "not a noise level"]);
 }
+
+/// A humanoid of plain glTF nodes (Mixamo's names, no skin) under a node scaled by
+/// `mirror`, with a one-second clip that turns the hips and swings a leg and an arm,
+/// written as `NAME.gltf` and `NAME.bin` in `dir`.
+fn mirrored_humanoid(dir: &Path, name: &str, mirror: [f32; 3]) -> PathBuf {
+    use glam::{Quat, Vec3};
+    let mut joints: Vec<(&str, usize, Vec3)> = vec![("Hips", usize::MAX, Vec3::new(0.0, 1.0, 0.0))];
+    let add =
+        |name: &'static str, parent: &str, at: Vec3, joints: &mut Vec<(&str, usize, Vec3)>| {
+            let p = joints.iter().position(|j| j.0 == parent).unwrap();
+            joints.push((name, p, at));
+        };
+    for (child, parent, at) in [
+        ("Spine", "Hips", Vec3::new(0.0, 0.1, 0.0)),
+        ("Chest", "Spine", Vec3::new(0.0, 0.15, 0.0)),
+        ("Neck", "Chest", Vec3::new(0.0, 0.25, 0.0)),
+        ("Head", "Neck", Vec3::new(0.0, 0.1, 0.02)),
+        ("LeftShoulder", "Chest", Vec3::new(0.05, 0.2, 0.0)),
+        ("LeftArm", "LeftShoulder", Vec3::new(0.12, 0.0, 0.0)),
+        ("LeftForeArm", "LeftArm", Vec3::new(0.27, 0.0, 0.0)),
+        ("LeftHand", "LeftForeArm", Vec3::new(0.25, 0.0, 0.0)),
+        ("RightShoulder", "Chest", Vec3::new(-0.05, 0.2, 0.0)),
+        ("RightArm", "RightShoulder", Vec3::new(-0.12, 0.0, 0.0)),
+        ("RightForeArm", "RightArm", Vec3::new(-0.27, 0.0, 0.0)),
+        ("RightHand", "RightForeArm", Vec3::new(-0.25, 0.0, 0.0)),
+        ("LeftUpLeg", "Hips", Vec3::new(0.1, -0.05, 0.0)),
+        ("LeftLeg", "LeftUpLeg", Vec3::new(0.0, -0.45, 0.0)),
+        ("LeftFoot", "LeftLeg", Vec3::new(0.0, -0.42, 0.0)),
+        ("LeftToeBase", "LeftFoot", Vec3::new(0.0, -0.06, 0.13)),
+        ("RightUpLeg", "Hips", Vec3::new(-0.1, -0.05, 0.0)),
+        ("RightLeg", "RightUpLeg", Vec3::new(0.0, -0.45, 0.0)),
+        ("RightFoot", "RightLeg", Vec3::new(0.0, -0.42, 0.0)),
+        ("RightToeBase", "RightFoot", Vec3::new(0.0, -0.06, 0.13)),
+    ] {
+        add(child, parent, at, &mut joints);
+    }
+    // Node 0 is the mirror; joint k is node k + 1.
+    let mut nodes = vec![serde_json::json!({"name": "Mirror", "scale": mirror, "children": [1]})];
+    for (k, (joint, _, at)) in joints.iter().enumerate() {
+        let children: Vec<usize> = (0..joints.len())
+            .filter(|&c| joints[c].1 == k)
+            .map(|c| c + 1)
+            .collect();
+        let mut node = serde_json::json!({"name": joint, "translation": at.to_array()});
+        if !children.is_empty() {
+            node["children"] = serde_json::json!(children);
+        }
+        nodes.push(node);
+    }
+    let turns = [
+        ("Hips", Quat::from_rotation_y(0.5)),
+        (
+            "LeftArm",
+            Quat::from_rotation_z(-0.9) * Quat::from_rotation_y(0.6),
+        ),
+        ("LeftForeArm", Quat::from_rotation_y(1.1)),
+        (
+            "RightUpLeg",
+            Quat::from_rotation_x(-0.7) * Quat::from_rotation_z(0.2),
+        ),
+        ("RightLeg", Quat::from_rotation_x(0.9)),
+    ];
+    let mut bin: Vec<u8> = [0.0f32, 1.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut accessors = vec![serde_json::json!({"bufferView": 0, "componentType": 5126,
+        "count": 2, "type": "SCALAR", "min": [0.0], "max": [1.0]})];
+    let (mut samplers, mut channels) = (Vec::new(), Vec::new());
+    for (i, (joint, turn)) in turns.iter().enumerate() {
+        for q in [Quat::IDENTITY, *turn] {
+            bin.extend(q.to_array().iter().flat_map(|v| v.to_le_bytes()));
+        }
+        accessors.push(
+            serde_json::json!({"bufferView": 0, "byteOffset": 8 + 32 * i,
+            "componentType": 5126, "count": 2, "type": "VEC4"}),
+        );
+        samplers.push(serde_json::json!({"input": 0, "output": i + 1}));
+        let node = 1 + joints.iter().position(|j| j.0 == *joint).unwrap();
+        channels
+            .push(serde_json::json!({"sampler": i, "target": {"node": node, "path": "rotation"}}));
+    }
+    let doc = serde_json::json!({
+        "asset": {"version": "2.0"},
+        "scene": 0,
+        "scenes": [{"nodes": [0]}],
+        "nodes": nodes,
+        "animations": [{"name": "swing", "samplers": samplers, "channels": channels}],
+        "accessors": accessors,
+        "bufferViews": [{"buffer": 0, "byteLength": bin.len()}],
+        "buffers": [{"byteLength": bin.len(), "uri": format!("{name}.bin")}]
+    });
+    write(dir, &format!("{name}.bin"), &bin);
+    write(dir, &format!("{name}.gltf"), doc.to_string().as_bytes())
+}
+
+/// A humanoid mirrored by a negative node scale (legal glTF) is the figure the scene
+/// shows: its sides follow the geometry (a `Left` joint mirrored in X is the right
+/// one), and its motion retargets with every limb pointing where the scene's does.
+#[test]
+fn a_mirrored_humanoid_is_recognized_by_its_geometry_and_retargets_unmirrored() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, mirror, left_arm_is) in [
+        ("plain", [1.0, 1.0, 1.0], "[leftUpperArm]"),
+        ("mirrored_x", [-1.0, 1.0, 1.0], "[rightUpperArm]"),
+        ("mirrored_z", [1.0, 1.0, -1.0], "[rightUpperArm]"),
+        ("scaled_mirror", [-0.5, 0.5, 0.5], "[rightUpperArm]"),
+    ] {
+        let path = mirrored_humanoid(dir.path(), name, mirror);
+        let path = path.to_str().unwrap();
+        let report = bridge_ok(&["inspect", path]);
+        let arm = report
+            .lines()
+            .find(|l| l.trim_start().starts_with("LeftArm "))
+            .unwrap();
+        assert!(arm.ends_with(left_arm_is), "{name}: {arm}\n{report}");
+        let stdout = bridge_ok(&["retarget", path, "--every", "0"]);
+        let worst: f32 = stdout
+            .rsplit("worst limb direction error ")
+            .next()
+            .and_then(|s| s.split('°').next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: {stdout}"));
+        assert!(worst < 0.01, "{name}: {stdout}");
+    }
+}

@@ -172,6 +172,20 @@ impl Motion {
         }
     }
 
+    /// Rewrites every joint's rotation and translation in every frame by
+    /// `f(joint, rotation, translation)`.
+    pub fn map_joints(&mut self, f: impl Fn(usize, Quat, Vec3) -> (Quat, Vec3)) {
+        let joints = self.joint_count.max(1);
+        for (i, (r, t)) in self
+            .rotations
+            .iter_mut()
+            .zip(self.translations.iter_mut())
+            .enumerate()
+        {
+            (*r, *t) = f(i % joints, *r, *t);
+        }
+    }
+
     /// Every frame in order.
     pub fn frames(&self) -> impl Iterator<Item = FrameRef<'_>> {
         (0..self.frame_count()).map(|i| self.frame(i))

@@ -189,7 +189,8 @@ impl Document<'_> {
             }
             let matrix = DAffine3::from_mat4(DMat4::from_cols_array(&m.map(f64::from)));
             let (scale, rotation, translation) = decompose(matrix)
-                .ok_or_else(|| self.invalid(&place, "matrix does not decompose (a zero scale)"))?;
+                .or_else(|| decompose_hidden(matrix))
+                .ok_or_else(|| self.invalid(&place, "matrix does not decompose into TRS"))?;
             return Ok(Transform {
                 translation: translation.as_vec3(),
                 rotation: rotation.as_quat().normalize(),
@@ -261,6 +262,50 @@ pub(super) fn decompose(affine: DAffine3) -> Option<(DVec3, DQuat, DVec3)> {
     let (scale, rotation, translation) = affine.to_scale_rotation_translation();
     let finite = scale.is_finite() && rotation.is_finite() && rotation.length() > 1e-9;
     finite.then(|| (scale, rotation.normalize(), translation))
+}
+
+/// Scale, rotation, translation of a matrix whose scale is zero on one or more axes
+/// (a node hidden by its `matrix`, as a TRS node is by a zero `scale`): the zero
+/// columns take a scale of 0 and the others their lengths, and the rotation is the
+/// right-handed frame of the columns left (any frame that keeps the one column
+/// left, none when no column is left). `None` when the columns left are not
+/// orthogonal (a shear, which no TRS holds) or not finite.
+pub(super) fn decompose_hidden(affine: DAffine3) -> Option<(DVec3, DQuat, DVec3)> {
+    /// Columns shorter than this are zero: no rig is scaled this small.
+    const ZERO: f64 = 1e-9;
+    let m = affine.matrix3;
+    let columns = [m.x_axis, m.y_axis, m.z_axis];
+    if !columns.iter().all(|c| c.is_finite()) || !affine.translation.is_finite() {
+        return None;
+    }
+    let scale = DVec3::from_array(columns.map(|c| c.length()));
+    let kept: Vec<usize> = (0..3).filter(|&i| scale[i] > ZERO).collect();
+    let unit = |i: usize| columns[i] / scale[i];
+    let mut axes = [DVec3::X, DVec3::Y, DVec3::Z];
+    match kept[..] {
+        [] => {}
+        [i] => {
+            let turn = DQuat::from_rotation_arc(axes[i], unit(i));
+            axes = axes.map(|a| turn * a);
+        }
+        [i, j] => {
+            let (a, b) = (unit(i), unit(j));
+            if a.dot(b).abs() > 1e-4 {
+                return None;
+            }
+            let k = 3 - i - j;
+            axes[i] = a;
+            axes[j] = b;
+            // The third axis completes a right-handed frame: x × y = z and its turns.
+            axes[k] = axes[(k + 1) % 3].cross(axes[(k + 2) % 3]);
+        }
+        _ => return None,
+    }
+    let rotation = DQuat::from_mat3(&glam::DMat3::from_cols(axes[0], axes[1], axes[2]));
+    let scale = DVec3::select(scale.cmpgt(DVec3::splat(ZERO)), scale, DVec3::ZERO);
+    rotation
+        .is_finite()
+        .then(|| (scale, rotation.normalize(), affine.translation))
 }
 
 /// A transform as an f64 affine matrix.

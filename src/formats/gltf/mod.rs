@@ -13,8 +13,9 @@
 //! scene shows them. glTF is already metres, +Y up and right-handed: no
 //! unit or axis conversion happens here. A VRM model's map declares its rest the
 //! T-pose; a VRM 0.x model faces -Z, which is noted and left to the rest correction's
-//! facing turn. A node scaled to zero (hidden) is read at scale 1 on its zero axes,
-//! with a note; a negative scale (a mirror) is kept.
+//! facing turn. A node scaled to zero (hidden), by TRS or by its `matrix`, is read at
+//! scale 1 on its zero axes, with a note; joints under a negative scale (a mirror)
+//! are read as the figure the scene shows, their frames flipped in X (`mirror`).
 //!
 //! One file per part of the file read:
 //! - `doc`: the GLB container, the JSON, buffers and accessors, every length checked
@@ -26,7 +27,8 @@
 //! - `skin`: skins, their inverse bind matrices and the rest pose they give when the
 //!   nodes are posed away from it;
 //! - `clips`: animations, sampled into `Rig::clips`;
-//! - `humanoid_map`: the humanoid map of whichever extension the file has.
+//! - `humanoid_map`: the humanoid map of whichever extension the file has;
+//! - `mirror`: a mirrored armature's joints and clips rewritten without the mirror.
 //!
 //! Does not read meshes, materials, cameras or lights, so whatever they hold (Draco
 //! or meshopt compression, which `extensionsRequired` may name) does not stop the
@@ -40,6 +42,7 @@ mod doc;
 mod external;
 mod hierarchy;
 mod humanoid_map;
+mod mirror;
 mod skin;
 #[cfg(test)]
 mod test_support;
@@ -54,6 +57,7 @@ use super::Rig;
 use crate::skeleton::{InvalidSkeleton, Joint, NamedBoneMap, Skeleton};
 use hierarchy::{joint_names, world_transforms};
 use humanoid_map::read_humanoid;
+use mirror::{unmirror_clips, unmirror_plan, unmirror_rest};
 use skin::{SkeletonNodes, rest_transforms};
 
 /// Why a glTF file cannot be loaded as a rig.
@@ -162,7 +166,7 @@ impl Document<'_> {
             node_rest: &node_rest,
         };
         let bind_worlds = self.bind_worlds(&skins, &nodes, &node_world, &mut notes)?;
-        let rest = rest_transforms(&order, &parents, &node_rest, &bind_worlds);
+        let mut rest = rest_transforms(&order, &parents, &node_rest, &bind_worlds);
 
         let names = joint_names(&self.doc.root, &order);
         for k in hidden {
@@ -172,13 +176,25 @@ impl Document<'_> {
                 names[k]
             ));
         }
+        let mut ends = order
+            .iter()
+            .map(|&node| self.end_site(node, &hierarchy, &position))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mirror = unmirror_plan(&rest, &parents);
+        if let Some(plan) = &mirror {
+            unmirror_rest(plan, &mut rest, &mut ends);
+            let mirrored = plan.iter().filter(|step| step.is_flipped()).count();
+            notes.push(format!(
+                "{mirrored} joints sit under a negative scale (a mirror): they are read as the figure the scene shows, each one's frame flipped in X"
+            ));
+        }
         let mut joints = Vec::with_capacity(order.len());
-        for (k, &node) in order.iter().enumerate() {
+        for (k, end) in ends.into_iter().enumerate() {
             joints.push(Joint {
                 name: names[k].clone(),
                 parent: parents[k],
                 rest: rest[k],
-                end: self.end_site(node, &hierarchy, &position)?,
+                end,
             });
         }
         let skeleton = Skeleton::new(joints).map_err(|source| GltfError::Skeleton {
@@ -189,10 +205,13 @@ impl Document<'_> {
             notes.push(note);
         }
 
-        let clips = match self.clips {
+        let mut clips = match self.clips {
             true => self.read_clips(&position, &node_rest, &mut notes)?,
             false => Vec::new(),
         };
+        if let Some(plan) = &mirror {
+            unmirror_clips(plan, &mut clips);
+        }
 
         let (bone_map, map_source) = match declared {
             Some(map) => {
@@ -397,6 +416,57 @@ mod tests {
         let rig = parse_doc(&skinned(nodes, &[2], &[Mat4::IDENTITY])).unwrap();
         assert_eq!(names(&rig), ["Hips", "Spine", "Head"]);
         assert!(rig.notes.iter().all(|n| !n.contains("scaled to zero")));
+    }
+
+    #[test]
+    fn a_joint_hidden_by_its_matrix_loads_as_one_hidden_by_its_scale() {
+        // Spine turned 90° about Y and scaled to zero on one or two axes, given as TRS
+        // and as the same matrix: both load, noted, with every joint in one place.
+        let turn = glam::Quat::from_rotation_y(std::f32::consts::FRAC_PI_2);
+        let spine_at = Vec3::new(0.0, 0.2, 0.0);
+        for scale in [
+            Vec3::new(1.0, 0.0, 1.0),
+            Vec3::new(0.0, 0.0, 1.0),
+            Vec3::ZERO,
+        ] {
+            let mut trs = hips_spine_head();
+            trs[1]["rotation"] = json!(turn.to_array());
+            trs[1]["scale"] = json!(scale.to_array());
+            trs[2]["translation"] = json!([0.1, 0.4, 0.0]);
+            let mut matrix = trs.clone();
+            let m = Mat4::from_scale_rotation_translation(scale, turn, spine_at);
+            matrix[1] = json!({"name": "Spine", "matrix": m.to_cols_array(), "children": [2]});
+            let from_trs = parse_doc(&skinned(trs, &[2], &[Mat4::IDENTITY])).unwrap();
+            let from_matrix = parse_doc(&skinned(matrix, &[2], &[Mat4::IDENTITY])).unwrap();
+            assert!(
+                from_matrix
+                    .notes
+                    .iter()
+                    .any(|n| n.starts_with("joint `Spine` is scaled to zero (hidden")),
+                "{:?}",
+                from_matrix.notes
+            );
+            if scale == Vec3::ZERO {
+                // No axis is left to tell the turn: the matrix rests unturned.
+                let head = position(&from_matrix, "Head");
+                assert!((head - Vec3::new(0.1, 1.6, 0.0)).length() < 1e-5, "{head}");
+                continue;
+            }
+            for joint in ["Hips", "Spine", "Head"] {
+                let (a, b) = (world(&from_trs, joint), world(&from_matrix, joint));
+                assert!(a.abs_diff_eq(b, 1e-5), "{joint} at {scale}: {a:?} != {b:?}");
+            }
+        }
+        // A sheared matrix (two columns along one line) is no TRS: refused at its node.
+        let mut sheared = hips_spine_head();
+        sheared[1] = json!({"name": "Spine", "children": [2], "matrix": [
+            1.0, 0.0, 0.0, 0.0,  1.0, 0.0, 0.0, 0.0,  0.0, 0.0, 0.0, 0.0,  0.0, 0.2, 0.0, 1.0
+        ]});
+        let error = error_of(&skinned(sheared, &[2], &[Mat4::IDENTITY]));
+        assert_eq!(
+            error,
+            format!("{PATH}: node 1: matrix does not decompose into TRS")
+        );
     }
 
     #[test]

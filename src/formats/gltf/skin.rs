@@ -96,14 +96,8 @@ impl Document<'_> {
             .doc
             .read_accessor(accessor_index, MATRICES, &place, &what)?;
         let Some(floats) = floats else {
-            // No buffer view: all zeros, which no joint can be bound with.
-            return match joints.first() {
-                Some(&node) => Err(self.invalid(
-                    place,
-                    format!("inverse bind matrix 0 (node {node}) is not invertible"),
-                )),
-                None => Ok(Vec::new()),
-            };
+            // No buffer view: all zeros (valid glTF), which bind no joint.
+            return Ok(vec![DMat4::ZERO; joints.len()]);
         };
         let count = floats.len() / 16;
         if count < joints.len() {
@@ -156,7 +150,15 @@ impl Document<'_> {
             let Some(inverse_binds) = &skin.inverse_binds else {
                 continue;
             };
-            let raw = self.skin_binds(s, skin, inverse_binds)?;
+            let raw = match skin_binds(skin, inverse_binds) {
+                Ok(raw) => raw,
+                Err((i, node)) => {
+                    notes.push(format!(
+                        "skin {s}: inverse bind matrix {i} (node {node}) is not invertible: its joints rest as the nodes are posed"
+                    ));
+                    continue;
+                }
+            };
             if binds_collapse(&raw, position, node_world) {
                 notes.push(format!(
                     "skin {s}: its inverse bind matrices put its {} joints at one point (identity matrices): its joints rest as the nodes are posed",
@@ -225,32 +227,26 @@ impl Document<'_> {
         });
         Ok(placed)
     }
+}
 
-    /// Skin `s`'s joints (each once) with their inverse bind matrices and the
-    /// inverses of those, `inverse(IBM)`: bind worlds in the skin's own frame.
-    fn skin_binds(
-        &self,
-        s: usize,
-        skin: &Skin,
-        inverse_binds: &[DMat4],
-    ) -> Result<Vec<(usize, DAffine3, DAffine3)>, GltfError> {
-        let mut raw = Vec::with_capacity(skin.joints.len());
-        let mut seen = HashSet::new();
-        for (i, (&node, ibm)) in skin.joints.iter().zip(inverse_binds).enumerate() {
-            if !seen.insert(node) {
-                continue;
-            }
-            let affine = DAffine3::from_mat4(*ibm);
-            let Some(bind) = invert(affine) else {
-                return Err(self.invalid(
-                    format!("skin {s}"),
-                    format!("inverse bind matrix {i} (node {node}) is not invertible"),
-                ));
-            };
-            raw.push((node, affine, bind));
+/// A joint's node, its inverse bind matrix and that matrix's inverse (its bind world).
+type JointBind = (usize, DAffine3, DAffine3);
+
+/// A skin's joints (each once) with their inverse bind matrices and the inverses of
+/// those, `inverse(IBM)`: bind worlds in the skin's own frame. The first matrix
+/// that cannot be inverted, as (index, node), when one cannot.
+fn skin_binds(skin: &Skin, inverse_binds: &[DMat4]) -> Result<Vec<JointBind>, (usize, usize)> {
+    let mut raw = Vec::with_capacity(skin.joints.len());
+    let mut seen = HashSet::new();
+    for (i, (&node, ibm)) in skin.joints.iter().zip(inverse_binds).enumerate() {
+        if !seen.insert(node) {
+            continue;
         }
-        Ok(raw)
+        let affine = DAffine3::from_mat4(*ibm);
+        let bind = invert(affine).ok_or((i, node))?;
+        raw.push((node, affine, bind));
     }
+    Ok(raw)
 }
 
 /// The skeleton's nodes: each node's place in the skeleton order (`None` for
@@ -303,7 +299,7 @@ fn stands_in_the_scene_frame(
     anchor: usize,
     anchor_ibm: DAffine3,
     carried: DAffine3,
-    raw: &[(usize, DAffine3, DAffine3)],
+    raw: &[JointBind],
 ) -> bool {
     let parent_world = skeleton
         .position
@@ -372,11 +368,7 @@ fn model_size(position: &[Option<usize>], node_world: &[DAffine3], skins: &[Skin
 /// apart: identity inverse bind matrices, as generators write when they bind the mesh
 /// in each joint's own frame. That is no skeleton's rest (every bone would be zero
 /// long), so the nodes keep theirs.
-fn binds_collapse(
-    raw: &[(usize, DAffine3, DAffine3)],
-    position: &[Option<usize>],
-    node_world: &[DAffine3],
-) -> bool {
+fn binds_collapse(raw: &[JointBind], position: &[Option<usize>], node_world: &[DAffine3]) -> bool {
     let extent = |points: &mut dyn Iterator<Item = DVec3>| {
         let (low, high) = points.fold(
             (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
@@ -399,7 +391,7 @@ fn binds_collapse(
 
 /// A skin's joints after `drop_unbound_identities`: those kept, and how many went.
 struct KeptBinds {
-    kept: Vec<(usize, DAffine3, DAffine3)>,
+    kept: Vec<JointBind>,
     dropped: usize,
 }
 
@@ -409,10 +401,7 @@ struct KeptBinds {
 /// would put it at the mesh frame's origin however far its parent is; such a joint
 /// rests where its node hangs from its parent's bind pose. Identities from the root
 /// down (root joints at the mesh's origin) stay: nothing bound is above them.
-fn drop_unbound_identities(
-    raw: Vec<(usize, DAffine3, DAffine3)>,
-    skeleton: &SkeletonNodes,
-) -> KeptBinds {
+fn drop_unbound_identities(raw: Vec<JointBind>, skeleton: &SkeletonNodes) -> KeptBinds {
     let is_identity = |ibm: &DAffine3| ibm.abs_diff_eq(DAffine3::IDENTITY, 1e-6);
     let bound: HashSet<usize> = raw
         .iter()
@@ -543,12 +532,29 @@ mod tests {
     }
 
     #[test]
-    fn singular_inverse_bind_matrix_is_named() {
-        let doc = skinned(hips_spine_head(), &[0, 1, 2], &[Mat4::ZERO; 3]);
-        assert_eq!(
-            error_of(&doc),
-            format!("{PATH}: skin 0: inverse bind matrix 0 (node 0) is not invertible")
-        );
+    fn a_skin_with_singular_inverse_bind_matrices_rests_as_its_nodes_are_posed() {
+        // Zero matrices, given in a buffer or as an accessor with no buffer view (all
+        // zeros, which the glTF validator passes): the skin binds no joint, so the
+        // joints rest as their nodes are posed, with a note naming the matrix.
+        let zeros = skinned(hips_spine_head(), &[0, 1, 2], &[Mat4::ZERO; 3]);
+        let mut no_view = zeros.clone();
+        no_view["accessors"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("bufferView");
+        let mut one_singular = [Mat4::IDENTITY; 3];
+        one_singular[1] = Mat4::from_scale(Vec3::new(1.0, 0.0, 1.0));
+        let singular = skinned(hips_spine_head(), &[0, 1, 2], &one_singular);
+        for (doc, i) in [(zeros, 0), (no_view, 0), (singular, 1)] {
+            let rig = parse_doc(&doc).unwrap();
+            assert_eq!(
+                rig.notes,
+                [format!(
+                    "skin 0: inverse bind matrix {i} (node {i}) is not invertible: its joints rest as the nodes are posed"
+                )]
+            );
+            assert!((position(&rig, "Head") - Vec3::new(0.0, 1.6, 0.0)).length() < 1e-6);
+        }
     }
 
     #[test]
