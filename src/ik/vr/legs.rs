@@ -10,10 +10,12 @@
 //! other foot step, over a step's time at `walk_ratio` for the hips' speed; a foot
 //! still in the air then lands on its own time. When the head's vertical bob says
 //! the body runs (`Bob`: a runner falls freely between steps, a walker vaults over
-//! a stiff leg), the feet move as a runner's: a step lands no farther ahead than
+//! a stiff leg), or the hips go faster than a stiff leg can vault over
+//! (`RUN_FROUDE`), the feet move as a runner's: a step lands no farther ahead than
 //! the leg sweeps forward, a planted foot leaves the floor once the hips have
 //! carried it as far behind (both feet are in the air until the other lands) and
-//! lands at the change of side after next, and a swinging foot folds up higher.
+//! lands at the change of side after next, re-timed at the next change to land
+//! half a stride later, and a swinging foot folds up higher.
 //! Standing, or when the sway says nothing, a foot steps once its landing is more
 //! than `step_distance` of the user's height away, over `step_seconds` for a step
 //! that long and longer for a longer one, one foot at a time. When the head is higher
@@ -60,6 +62,13 @@ const GRAVITY: f32 = 9.81;
 /// walk (the pendulum's `v²/l`), under a quarter in rms through the smoothing.
 /// Below the first, a walker's steps are untouched.
 const RUN_BOB: (f32, f32) = (0.25, 0.4);
+
+/// The Froude number of the hips' forward speed over the leg's length (`v²/(g·l)`)
+/// over which the gait turns into a run whatever the head's bob says. A walker
+/// vaults over a stiff leg, which holds the body on its arc only while the
+/// centripetal acceleration `v²/l` is under gravity (Froude 1); people change from
+/// a walk to a run at about 0.5.
+const RUN_FROUDE: (f32, f32) = (0.5, 1.0);
 
 /// Running, how far a foot lands ahead of its footprint and leaves the floor
 /// behind it, fractions of the leg's length: the stance leg sweeps about 17°
@@ -133,6 +142,24 @@ impl PlantedFoot {
         self.from_velocity = Vec3::ZERO;
     }
 
+    /// Gives a step under way `seconds` more from where the foot is, going on with
+    /// its velocity (`from_velocity`, so it neither jumps nor changes speed); a foot
+    /// still rising (before the middle of its step) still rises as high as its step
+    /// was to lift it. A foot not stepping is left alone.
+    fn retime(&mut self, seconds: f32) {
+        if let Some(p) = self.progress {
+            let lift = if p < 0.5 {
+                (self.lift - (self.at.y - self.from.y)).max(0.0)
+            } else {
+                0.0
+            };
+            let (running, velocity) = (self.running, self.velocity);
+            self.step(seconds, lift);
+            self.running = running;
+            self.from_velocity = velocity;
+        }
+    }
+
     /// Moves a step under way on by `dt` toward `landing`, turning to `yaw`:
     /// smootherstep along, `64·p³(1 − p)³` of the step's lift up, and the velocity
     /// it starts with (`from_velocity`) dying out as `T·(p − 6p³ + 8p⁴ − 3p⁵)`: the
@@ -203,7 +230,8 @@ struct HipsMotion {
     /// the steps lead.
     walk: f32,
     /// 0 → 1 as the head's vertical bob goes from `RUN_BOB.0` to `RUN_BOB.1` of
-    /// gravity (0 when not walking): how much the feet move as a runner's.
+    /// gravity, or the hips' Froude number from `RUN_FROUDE.0` to `RUN_FROUDE.1`
+    /// (0 when not walking): how much the feet move as a runner's.
     run: f32,
 }
 
@@ -284,13 +312,14 @@ impl PlaceLegs<'_> {
     /// from the first one measured), and whether that is walking: upright (the
     /// hips above `UPRIGHT` of their rest height) and forward faster than
     /// `gait_speed`; `walk` eases it in from half that speed; and how much of a run
-    /// the head's bob says (`run`). The first frame starts the gait and the bob
+    /// the head's bob or the hips' speed says (`run`). The first frame starts the gait and the bob
     /// afresh.
     fn follow_hips(&mut self) -> HipsMotion {
         let (c, height, dt) = (self.inputs.config, self.height, self.inputs.dt);
         let at = self.frame.position(HumanBone::Hips);
         let forward = self.inputs.turns.hips_yaw * Vec3::Z;
         let arms = self.arms_ahead(forward);
+        let leg = self.leg_length();
         let state = &mut *self.state;
         let moved = if self.started {
             at - state.hips
@@ -322,9 +351,12 @@ impl PlaceLegs<'_> {
         let trust = (2.0 * travel.dot(forward)).clamp(0.0, 1.0);
         let devices = self.inputs.devices;
         let bob = state.bob.follow(devices.head.position.y, dt) / (GRAVITY * devices.scale);
-        let (low, high) = RUN_BOB;
+        // A walker's stiff leg holds the body only while `v²/l` is under gravity:
+        // faster, whatever the head's bob says, the feet run.
+        let froude = ahead * ahead / (GRAVITY * devices.scale * leg).max(1e-6);
+        let ramp = |x: f32, (low, high): (f32, f32)| ((x - low) / (high - low)).clamp(0.0, 1.0);
         let run = if walking {
-            ((bob - low) / (high - low)).clamp(0.0, 1.0)
+            ramp(bob, RUN_BOB).max(ramp(froude, RUN_FROUDE))
         } else {
             0.0
         };
@@ -407,12 +439,19 @@ impl PlaceLegs<'_> {
             Some(over) if hips.walking => {
                 // Over the left (1): the right foot steps, and the other way round.
                 let stance = usize::from(over < 0.0);
+                let half_stride = state.gait.half_stride;
                 let foot = &mut state.feet[1 - stance];
                 // A runner's foot already in the air, or one coming down from a body
-                // in the air, lands on its own time.
+                // in the air, is not restarted from rest.
                 let own_time = foot.running || foot.from_air.is_some();
                 if untracked[1 - stance] && !(own_time && foot.progress.is_some()) {
                     foot.step(step_time, lift);
+                } else if untracked[1 - stance] && foot.running && foot.from_air.is_none() {
+                    // A runner's foot in the air lands as the body comes over it: at
+                    // the next change of side, half a stride from now. The time it
+                    // was given as it left the floor came from an older half stride
+                    // (a run's first ones are shorter than the gait's start).
+                    foot.retime(half_stride);
                 }
             }
             _ if (!hips.walking || state.gait.is_stalled())

@@ -46,9 +46,11 @@
 //!    takes a step's time at `walk_ratio` for the hips' speed (a foot still in the
 //!    air lands on its own time, never hurried). When the head's vertical
 //!    acceleration (`Bob` in `gait.rs`, its rms over a second) says the body runs,
-//!    a step lands within the leg's forward sweep, a planted foot lifts once the
-//!    hips have carried it as far behind (a flight: both feet in the air) and
-//!    lands at the change of side after next, lifted higher. Standing, or when
+//!    or the hips go faster than a walker's stiff leg can vault over (Froude
+//!    number), a step lands within the leg's forward sweep, a planted foot lifts
+//!    once the hips have carried it as far behind (a flight: both feet in the air)
+//!    and lands at the change of side after next (re-timed at the next change to
+//!    half a stride), lifted higher. Standing, or when
 //!    the gait says nothing, a foot steps
 //!    once its landing is more than `step_distance` of the user's height away, over
 //!    `step_seconds` for a step that long and by the square root of its length
@@ -316,10 +318,10 @@ mod tests {
     }
 
     /// The runner of the running tests at `t`: its head from `head0`, along +Z at
-    /// `speed`, bobbing with each `step` (`runner_head`), and its devices, the
-    /// hands swinging 20 cm against the legs.
-    fn runner(head0: Vec3, t: f32, speed: f32, step: f32) -> (Vec3, VrInput) {
-        let head = head0 + Vec3::new(0.0, runner_head(t, step, 0.55, 2.0), speed * t);
+    /// `speed`, bobbing `bob` times as much as `runner_head` with each `step`, and
+    /// its devices, the hands swinging 20 cm against the legs.
+    fn runner(head0: Vec3, t: f32, speed: f32, step: f32, bob: f32) -> (Vec3, VrInput) {
+        let head = head0 + Vec3::new(0.0, bob * runner_head(t, step, 0.55, 2.0), speed * t);
         let swing = 0.2 * (std::f32::consts::PI * t / step).sin();
         let hand = |x: f32, z: f32| DevicePose::new(head + Vec3::new(x, -0.55, z), Quat::IDENTITY);
         let input = VrInput {
@@ -364,39 +366,20 @@ mod tests {
         let cal = Calibration::of_body(&body, HEAD_TO_EYE);
         let (dt, speed, step) = (1.0 / 90.0, 3.5, 0.36);
         let head0 = body.rest_position(HumanBone::Head) - Vec3::Y * 0.05;
-        let (upper, lower) = body.limb_lengths(Limb::LeftLeg);
-        let leg = upper + lower;
-        let floor = [HumanBone::LeftFoot, HumanBone::RightFoot].map(|b| body.rest_height(b));
         let mut state = VrIkState::default();
         let mut pose = HumanoidPose::default();
         let (mut planted, mut off, mut flying, mut frames) = (0, 0, 0, 0);
         for i in 0..360 {
             let t = i as f32 * dt;
-            let (_, input) = runner(head0, t, speed, step);
+            let (_, input) = runner(head0, t, speed, step, 1.0);
             solve(&body, &cal, &input, dt, &mut state, &mut pose);
             if t < 1.5 {
                 continue;
             }
             frames += 1;
-            let hips = state.frame.position(HumanBone::Hips);
-            let mut in_air = 0;
-            for (side, bone) in [HumanBone::LeftFoot, HumanBone::RightFoot]
-                .into_iter()
-                .enumerate()
-            {
-                let ankle = state.frame.position(bone);
-                if state.is_planted(side) {
-                    planted += 1;
-                    let ahead = ankle.z - hips.z;
-                    // Behind the hips the heel may rise before the foot leaves.
-                    if ahead > 0.35 * leg || (ahead > 0.0 && ankle.y > floor[side] + 0.02) {
-                        off += 1;
-                    }
-                } else {
-                    in_air += 1;
-                }
-            }
-            flying += usize::from(in_air == 2);
+            let (p, o) = planted_under_the_body(&body, &state);
+            (planted, off) = (planted + p, off + o);
+            flying += usize::from(p == 0);
         }
         assert!(
             off * 10 < planted,
@@ -406,6 +389,91 @@ mod tests {
             flying * 10 > frames,
             "both feet in the air on {flying} of {frames} frames"
         );
+    }
+
+    /// Whether each planted foot of `state` is within reach ahead of the hips and,
+    /// under or ahead of them, on the floor: (planted feet, those that are not).
+    fn planted_under_the_body(body: &BodyProportions, state: &VrIkState) -> (usize, usize) {
+        let (upper, lower) = body.limb_lengths(Limb::LeftLeg);
+        let hips = state.frame.position(HumanBone::Hips);
+        let (mut planted, mut off) = (0, 0);
+        for (side, bone) in [HumanBone::LeftFoot, HumanBone::RightFoot]
+            .into_iter()
+            .enumerate()
+        {
+            if state.is_planted(side) {
+                planted += 1;
+                let ankle = state.frame.position(bone);
+                let ahead = ankle.z - hips.z;
+                // Behind the hips the heel may rise before the foot leaves.
+                let floor = body.rest_height(bone);
+                if ahead > 0.35 * (upper + lower) || (ahead > 0.0 && ankle.y > floor + 0.02) {
+                    off += 1;
+                }
+            }
+        }
+        (planted, off)
+    }
+
+    #[test]
+    fn a_runner_whose_head_barely_bobs_lands_under_the_body() {
+        // The runner of `a_runner_lands_under_the_body_and_flies_between_steps`
+        // (3.5 m/s, Froude 1.5 on this body's 0.82 m legs), its head bobbing a tenth
+        // as much (1.5 cm: the bob alone says a walk): no walker goes that fast, so
+        // the feet land within the leg's forward sweep, not a walker's `step_lead`
+        // of the hips' motion (1 m) ahead.
+        let body = humanoid();
+        let cal = Calibration::of_body(&body, HEAD_TO_EYE);
+        let (dt, speed, step) = (1.0 / 90.0, 3.5, 0.36);
+        let head0 = body.rest_position(HumanBone::Head) - Vec3::Y * 0.05;
+        let mut state = VrIkState::default();
+        let mut pose = HumanoidPose::default();
+        let (mut planted, mut off) = (0, 0);
+        for i in 0..360 {
+            let t = i as f32 * dt;
+            let (_, input) = runner(head0, t, speed, step, 0.1);
+            solve(&body, &cal, &input, dt, &mut state, &mut pose);
+            if t > 1.5 {
+                let (p, o) = planted_under_the_body(&body, &state);
+                (planted, off) = (planted + p, off + o);
+            }
+        }
+        assert!(
+            off * 10 < planted,
+            "{off} of {planted} planted feet off the floor or ahead"
+        );
+    }
+
+    #[test]
+    fn a_sprinter_quicker_than_the_gaits_start_lands_each_foot_within_a_stride() {
+        // A sprinter at 3.5 m/s from the first frame (a run by its speed at once),
+        // taking 4 steps a second (0.25 s each, half the half stride the gait starts
+        // from, 0.5 s): a foot that leaves the floor lands as the body comes over
+        // it, so no foot is in the air for longer than a stride (0.5 s) and half a
+        // step. Timed once, as it leaves the floor, from the gait's first half
+        // stride, the first step would take 0.9 s.
+        let body = humanoid();
+        let cal = Calibration::of_body(&body, HEAD_TO_EYE);
+        let (dt, speed, step) = (1.0 / 90.0, 3.5, 0.25);
+        let head0 = body.rest_position(HumanBone::Head) - Vec3::Y * 0.05;
+        let mut state = VrIkState::default();
+        let mut pose = HumanoidPose::default();
+        let mut up = [0.0f32; 2];
+        let mut longest = 0.0f32;
+        for i in 0..270 {
+            let t = i as f32 * dt;
+            let (_, input) = runner(head0, t, speed, step, 0.1);
+            solve(&body, &cal, &input, dt, &mut state, &mut pose);
+            for (side, time) in up.iter_mut().enumerate() {
+                *time = if state.is_planted(side) {
+                    0.0
+                } else {
+                    *time + dt
+                };
+                longest = longest.max(*time);
+            }
+        }
+        assert!(longest < 2.5 * step, "a foot in the air for {longest} s");
     }
 
     #[test]
@@ -432,7 +500,7 @@ mod tests {
         let mut high = false;
         for i in 0..360 {
             let t = i as f32 * dt;
-            let (head, input) = runner(head0, t, speed, step);
+            let (head, input) = runner(head0, t, speed, step, 1.0);
             solve(&body, &cal, &input, dt, &mut state, &mut pose);
             let above = head.y / standing.y - 1.0 > 0.07;
             flights += usize::from(above && !high && t > 1.0);
