@@ -1,10 +1,11 @@
 //! Bone maps for well-known skeletons, embedded in the binary so `inspect` and the
 //! tests find them from any directory: the lab's 19-joint skeleton, the CMU mocap
-//! skeleton, Cesium Man and the KayKit character rig. A rig with no map of its own gets the catalog map that
-//! resolves against it and maps the most bones.
+//! skeleton, Cesium Man and the KayKit character rig. A rig with no map of its own
+//! gets the catalog map that resolves against it, keeps the sides its geometry gives
+//! (checked against the recognizer's map), and maps the most bones.
 //!
-//! The automatic recognizer of arbitrary rigs is separate work; this catalog is the
-//! exact, hand-checked maps for skeletons the project ships or tests against.
+//! These are exact, hand-checked maps for skeletons the project ships or tests
+//! against; the recognizer (`skeleton::recognize`) maps every other rig.
 
 use std::path::Path;
 
