@@ -598,6 +598,26 @@ mod tests {
     }
 
     #[test]
+    fn end_nubs_longer_than_the_figure_leave_its_height_alone() {
+        // A re-export writing its nubs in other units than its bones: the head's `_end`
+        // and `_end_end` nubs twice the figure's height above it each.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            for r in t.iter_mut() {
+                if r.0 == "n_top" {
+                    *r = row("n_head_end", "n_head", [0.0, 5.0, 0.0]);
+                }
+            }
+            t.push(row("n_head_end_end", "n_head_end", [0.0, 8.5, 0.0]));
+            t.push(row("L_toe_end", "L_toe", [0.1, 0.0, 3.0]));
+            t.push(row("R_toe_end", "R_toe", [-0.1, 0.0, 3.0]));
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        assert_eq!(joint_of(&r, B::Hips), "n_hips");
+        assert_eq!(joint_of(&r, B::Head), "n_head");
+        assert_eq!(joint_of(&r, B::LeftToes), "L_toe");
+    }
+
+    #[test]
     fn legs_hanging_from_a_root_beside_the_hips_are_named_and_refused() {
         // Quaternius' modular women: `Root` at the floor holds the hips (and the
         // body above them) and, beside them, both legs.

@@ -165,6 +165,8 @@ pub(super) struct NameInfo {
     pub(super) preference: f32,
     /// An end nub, twist or roll bone, or a `__X` parent of `X`.
     pub(super) helper: bool,
+    /// An end nub (`_end`, `_fin`, `_nub`, `HeadTop_End`): where a bone ends.
+    pub(super) nub: bool,
     /// The normalized words, joined by single spaces (to spot `__X` above `X`).
     pub(super) key: String,
 }
@@ -199,6 +201,7 @@ impl NameInfo {
                 info.preference -= 1.0;
             } else if HELPER_WORDS.contains(&w) {
                 info.helper = true;
+                info.nub |= matches!(w, "end" | "fin" | "nub");
             } else if let Some(rest) = w.strip_prefix("left").filter(|r| !r.is_empty()) {
                 info.side = Some(Side::Left);
                 joined.push_str(rest);
@@ -218,6 +221,7 @@ impl NameInfo {
         if info.role == Some(Role::Hips) && info.side.is_some() {
             info.role = Some(Role::HipSide);
         }
+        info.nub |= info.role == Some(Role::HeadTop);
         info.key = key;
         info
     }

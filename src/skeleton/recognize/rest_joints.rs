@@ -24,6 +24,10 @@ pub(super) struct RestJoints<'a> {
     /// Lowest and highest y over each joint's subtree, end sites included.
     pub(super) low: Vec<f32>,
     pub(super) high: Vec<f32>,
+    /// Highest y over each joint's subtree without the end nubs hanging in it (a
+    /// leaf named as a bone's end, and the nubs below such a nub): the figure's own
+    /// height, whatever length a writer gives the nubs.
+    pub(super) body_high: Vec<f32>,
     /// Joints on the path from each joint down to its subtree's lowest point.
     pub(super) low_depth: Vec<u32>,
     /// Joints on the longest path down each joint's subtree.
@@ -66,6 +70,18 @@ impl<'a> RestJoints<'a> {
             }
         }
         let mut names: Vec<NameInfo> = joints.iter().map(|j| NameInfo::parse(&j.name)).collect();
+        // A nub is named as one and has only nubs below it; it adds nothing to the
+        // figure's height.
+        let mut nub: Vec<bool> = names.iter().map(|n| n.nub).collect();
+        let mut body_high: Vec<f32> = (0..n).map(|i| own(i, f32::max)).collect();
+        for i in (0..n).rev() {
+            if let Some(p) = joints[i].parent {
+                nub[p] &= nub[i];
+                if !nub[i] {
+                    body_high[p] = body_high[p].max(body_high[i]);
+                }
+            }
+        }
         // `__Clavicle_L` above `Clavicle_L` (MakeHuman's game rig): a helper.
         for i in 0..n {
             if let [only] = kids[i].as_slice()
@@ -86,6 +102,7 @@ impl<'a> RestJoints<'a> {
             names,
             low,
             high,
+            body_high,
             low_depth,
             depth,
             eps,
