@@ -332,6 +332,36 @@ mod tests {
         (head, input)
     }
 
+    /// The running tests' frame interval, seconds (90 Hz, a headset's rate).
+    const RUN_DT: f32 = 1.0 / 90.0;
+
+    /// Solves `frames` frames of the runner (`runner`: from `head0`, at `speed`,
+    /// a `step` long, bobbing `bob` times as much) on the built-in humanoid, and
+    /// hands `each` every frame's time, head and solved state.
+    fn run_runner(
+        head0: impl FnOnce(&BodyProportions) -> Vec3,
+        (speed, step, bob): (f32, f32, f32),
+        frames: usize,
+        mut each: impl FnMut(f32, Vec3, &BodyProportions, &VrIkState),
+    ) {
+        let body = humanoid();
+        let cal = Calibration::of_body(&body, HEAD_TO_EYE);
+        let head0 = head0(&body);
+        let mut state = VrIkState::default();
+        let mut pose = HumanoidPose::default();
+        for i in 0..frames {
+            let t = i as f32 * RUN_DT;
+            let (head, input) = runner(head0, t, speed, step, bob);
+            solve(&body, &cal, &input, RUN_DT, &mut state, &mut pose);
+            each(t, head, &body, &state);
+        }
+    }
+
+    /// A head 5 cm under the rest's: a runner's, knees bent.
+    fn runners_head(body: &BodyProportions) -> Vec3 {
+        body.rest_position(HumanBone::Head) - Vec3::Y * 0.05
+    }
+
     /// One frame of VR IK on `body` with the default settings.
     fn solve(
         body: &BodyProportions,
@@ -362,25 +392,15 @@ mod tests {
         // and, under or ahead of them, on the floor (a step landing `step_lead`
         // of the hips' motion ahead, 1 m, would leave it hanging from a straight
         // leg), and for part of each step both feet are in the air.
-        let body = humanoid();
-        let cal = Calibration::of_body(&body, HEAD_TO_EYE);
-        let (dt, speed, step) = (1.0 / 90.0, 3.5, 0.36);
-        let head0 = body.rest_position(HumanBone::Head) - Vec3::Y * 0.05;
-        let mut state = VrIkState::default();
-        let mut pose = HumanoidPose::default();
         let (mut planted, mut off, mut flying, mut frames) = (0, 0, 0, 0);
-        for i in 0..360 {
-            let t = i as f32 * dt;
-            let (_, input) = runner(head0, t, speed, step, 1.0);
-            solve(&body, &cal, &input, dt, &mut state, &mut pose);
-            if t < 1.5 {
-                continue;
+        run_runner(runners_head, (3.5, 0.36, 1.0), 360, |t, _, body, state| {
+            if t >= 1.5 {
+                frames += 1;
+                let (p, o) = planted_under_the_body(body, state);
+                (planted, off) = (planted + p, off + o);
+                flying += usize::from(p == 0);
             }
-            frames += 1;
-            let (p, o) = planted_under_the_body(&body, &state);
-            (planted, off) = (planted + p, off + o);
-            flying += usize::from(p == 0);
-        }
+        });
         assert!(
             off * 10 < planted,
             "{off} of {planted} planted feet off the floor or ahead"
@@ -422,22 +442,13 @@ mod tests {
         // as much (1.5 cm: the bob alone says a walk): no walker goes that fast, so
         // the feet land within the leg's forward sweep, not a walker's `step_lead`
         // of the hips' motion (1 m) ahead.
-        let body = humanoid();
-        let cal = Calibration::of_body(&body, HEAD_TO_EYE);
-        let (dt, speed, step) = (1.0 / 90.0, 3.5, 0.36);
-        let head0 = body.rest_position(HumanBone::Head) - Vec3::Y * 0.05;
-        let mut state = VrIkState::default();
-        let mut pose = HumanoidPose::default();
         let (mut planted, mut off) = (0, 0);
-        for i in 0..360 {
-            let t = i as f32 * dt;
-            let (_, input) = runner(head0, t, speed, step, 0.1);
-            solve(&body, &cal, &input, dt, &mut state, &mut pose);
+        run_runner(runners_head, (3.5, 0.36, 0.1), 360, |t, _, body, state| {
             if t > 1.5 {
-                let (p, o) = planted_under_the_body(&body, &state);
+                let (p, o) = planted_under_the_body(body, state);
                 (planted, off) = (planted + p, off + o);
             }
-        }
+        });
         assert!(
             off * 10 < planted,
             "{off} of {planted} planted feet off the floor or ahead"
@@ -452,27 +463,19 @@ mod tests {
         // it, so no foot is in the air for longer than a stride (0.5 s) and half a
         // step. Timed once, as it leaves the floor, from the gait's first half
         // stride, the first step would take 0.9 s.
-        let body = humanoid();
-        let cal = Calibration::of_body(&body, HEAD_TO_EYE);
-        let (dt, speed, step) = (1.0 / 90.0, 3.5, 0.25);
-        let head0 = body.rest_position(HumanBone::Head) - Vec3::Y * 0.05;
-        let mut state = VrIkState::default();
-        let mut pose = HumanoidPose::default();
+        let step = 0.25;
         let mut up = [0.0f32; 2];
         let mut longest = 0.0f32;
-        for i in 0..270 {
-            let t = i as f32 * dt;
-            let (_, input) = runner(head0, t, speed, step, 0.1);
-            solve(&body, &cal, &input, dt, &mut state, &mut pose);
+        run_runner(runners_head, (3.5, step, 0.1), 270, |_, _, _, state| {
             for (side, time) in up.iter_mut().enumerate() {
                 *time = if state.is_planted(side) {
                     0.0
                 } else {
-                    *time + dt
+                    *time + RUN_DT
                 };
                 longest = longest.max(*time);
             }
-        }
+        });
         assert!(longest < 2.5 * step, "a foot in the air for {longest} s");
     }
 
@@ -486,22 +489,15 @@ mod tests {
         // a peak acceleration of 5.77·d/T², 112 m/s²: no ankle may change speed
         // faster than that from frame to frame (a foot snapped onto the hips or
         // restarted from rest changes speed by metres per second in one frame).
-        let body = humanoid();
-        let cal = Calibration::of_body(&body, HEAD_TO_EYE);
-        let (dt, speed, step) = (1.0 / 90.0, 3.5, 0.36);
-        let standing = body.rest_position(HumanBone::Head);
-        let head0 = standing * Vec3::new(1.0, 1.06, 1.0);
+        let (speed, step) = (3.5, 0.36);
+        let standing = humanoid().rest_position(HumanBone::Head);
         let peak = 5.77 * 2.0 * speed * step / (step * step);
-        let mut state = VrIkState::default();
-        let mut pose = HumanoidPose::default();
         let mut ankles: Vec<[Vec3; 2]> = Vec::new();
         let mut planted: Vec<[bool; 2]> = Vec::new();
         let mut flights = 0;
         let mut high = false;
-        for i in 0..360 {
-            let t = i as f32 * dt;
-            let (head, input) = runner(head0, t, speed, step, 1.0);
-            solve(&body, &cal, &input, dt, &mut state, &mut pose);
+        let tiptoe = |_: &BodyProportions| standing * Vec3::new(1.0, 1.06, 1.0);
+        run_runner(tiptoe, (speed, step, 1.0), 360, |t, head, _, state| {
             let above = head.y / standing.y - 1.0 > 0.07;
             flights += usize::from(above && !high && t > 1.0);
             high = above;
@@ -511,7 +507,8 @@ mod tests {
                 );
                 planted.push([0, 1].map(|side| state.is_planted(side)));
             }
-        }
+        });
+        let dt = RUN_DT;
         assert!(flights >= 5, "{flights} flights");
         let mut worst = 0.0f32;
         let mut moving = 0;
