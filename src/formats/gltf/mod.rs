@@ -28,7 +28,9 @@
 //!   nodes are posed away from it;
 //! - `clips`: animations, sampled into `Rig::clips`;
 //! - `humanoid_map`: the humanoid map of whichever extension the file has;
-//! - `mirror`: a mirrored armature's joints and clips rewritten without the mirror.
+//! - `mirror`: a mirrored armature's joints and clips rewritten without the mirror;
+//! - `rest_from_clips`: the rest from a clip frame when the nodes' pose stands as
+//!   no body.
 //!
 //! Does not read meshes, materials, cameras or lights, so whatever they hold (Draco
 //! or meshopt compression, which `extensionsRequired` may name) does not stop the
@@ -43,6 +45,7 @@ mod external;
 mod hierarchy;
 mod humanoid_map;
 mod mirror;
+mod rest_from_clips;
 mod skin;
 #[cfg(test)]
 mod test_support;
@@ -58,6 +61,7 @@ use crate::skeleton::{InvalidSkeleton, Joint, NamedBoneMap, Skeleton};
 use hierarchy::{joint_names, world_transforms};
 use humanoid_map::read_humanoid;
 use mirror::{unmirror_clips, unmirror_plan, unmirror_rest};
+use rest_from_clips::rest_from_clips;
 use skin::{SkeletonNodes, rest_transforms};
 
 /// Why a glTF file cannot be loaded as a rig.
@@ -212,6 +216,19 @@ impl Document<'_> {
         if let Some(plan) = &mirror {
             unmirror_clips(plan, &mut clips);
         }
+
+        let skeleton = match &declared {
+            None if crate::skeleton::catalog::find_map(&skeleton).is_none() => {
+                match rest_from_clips(&skeleton, &clips) {
+                    Some((posed, note)) => {
+                        notes.push(note);
+                        posed
+                    }
+                    None => skeleton,
+                }
+            }
+            _ => skeleton,
+        };
 
         let (bone_map, map_source) = match declared {
             Some(map) => {

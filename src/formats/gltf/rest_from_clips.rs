@@ -1,0 +1,161 @@
+//! A rig whose rest stands as no body while its clips do: Ready Player Me's
+//! animation files hold a frame of the motion in their nodes (a stride, the feet
+//! apart in height), which the recognizer refuses. The rest is then taken from the
+//! clips, as a BVH rest is from its motion (`bvh::rest_frame`): among frames sampled
+//! evenly over every clip, the one the recognizer is surest of, with a note.
+//!
+//! Only for a rig that declares no humanoid map and that no catalog map fits; a rig
+//! that never stands as a body (a quadruped, a vehicle) keeps its rest and is
+//! refused as before. Pure: runs on the skeleton and clips `mod.rs` has read.
+
+use super::super::Clip;
+use crate::skeleton::{Joint, Recognition, Skeleton, Transform, recognize};
+
+/// Most frames looked at over all clips, spread evenly over each.
+const FRAMES_SAMPLED: usize = 64;
+
+/// The skeleton with its rest replaced by the clip frame that stands as a body most
+/// surely, and the note saying so; `None` when the rest already stands, or no frame
+/// does.
+pub(super) fn rest_from_clips(skeleton: &Skeleton, clips: &[Clip]) -> Option<(Skeleton, String)> {
+    let Recognition::NotHumanoid(refused) = recognize(skeleton) else {
+        return None;
+    };
+    let total: usize = clips.iter().map(|c| c.motion.frame_count()).sum();
+    let step = total.div_ceil(FRAMES_SAMPLED).max(1);
+    let mut best: Option<(f32, Skeleton, &str, usize)> = None;
+    for clip in clips {
+        for i in (0..clip.motion.frame_count()).step_by(step) {
+            let Some(posed) = posed(skeleton, clip, i) else {
+                continue;
+            };
+            if let Recognition::Humanoid(r) = recognize(&posed)
+                && best
+                    .as_ref()
+                    .is_none_or(|(sure, ..)| r.confidence() > *sure)
+            {
+                best = Some((r.confidence(), posed, &clip.name, i));
+            }
+        }
+    }
+    let (_, posed, clip, frame) = best?;
+    let note = format!(
+        "rest: the nodes' pose stands as no body ({}), so the rest is frame {frame} of clip \
+         `{clip}`, the frame sampled from the clips that the recognizer is surest of",
+        refused.reason
+    );
+    Some((posed, note))
+}
+
+/// `skeleton` with frame `i` of `clip` as its rest (each joint's scale kept).
+fn posed(skeleton: &Skeleton, clip: &Clip, i: usize) -> Option<Skeleton> {
+    let frame = clip.motion.frame(i);
+    let joints: Vec<Joint> = skeleton
+        .joints()
+        .iter()
+        .enumerate()
+        .map(|(k, joint)| {
+            Some(Joint {
+                rest: Transform {
+                    translation: *frame.translations.get(k)?,
+                    rotation: *frame.rotations.get(k)?,
+                    scale: joint.rest.scale,
+                },
+                ..joint.clone()
+            })
+        })
+        .collect::<Option<_>>()?;
+    Skeleton::new(joints).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{Quat, Vec3};
+
+    use super::*;
+    use crate::formats::Motion;
+
+    /// A figure standing in a T-pose, facing +Z: (name, parent, model-space
+    /// position), metres.
+    const FIGURE: [(&str, Option<usize>, [f32; 3]); 19] = [
+        ("Hips", None, [0.0, 1.0, 0.0]),
+        ("Spine", Some(0), [0.0, 1.15, 0.0]),
+        ("Chest", Some(1), [0.0, 1.3, 0.0]),
+        ("Neck", Some(2), [0.0, 1.5, 0.0]),
+        ("Head", Some(3), [0.0, 1.6, 0.0]),
+        ("LeftArm", Some(2), [0.18, 1.45, 0.0]),
+        ("LeftForeArm", Some(5), [0.46, 1.45, 0.0]),
+        ("LeftHand", Some(6), [0.71, 1.45, 0.0]),
+        ("RightArm", Some(2), [-0.18, 1.45, 0.0]),
+        ("RightForeArm", Some(8), [-0.46, 1.45, 0.0]),
+        ("RightHand", Some(9), [-0.71, 1.45, 0.0]),
+        ("LeftUpLeg", Some(0), [0.1, 0.95, 0.0]),
+        ("LeftLeg", Some(11), [0.1, 0.5, 0.0]),
+        ("LeftFoot", Some(12), [0.1, 0.08, 0.0]),
+        ("LeftToeBase", Some(13), [0.1, 0.0, 0.12]),
+        ("RightUpLeg", Some(0), [-0.1, 0.95, 0.0]),
+        ("RightLeg", Some(15), [-0.1, 0.5, 0.0]),
+        ("RightFoot", Some(16), [-0.1, 0.08, 0.0]),
+        ("RightToeBase", Some(17), [-0.1, 0.0, 0.12]),
+    ];
+
+    /// The figure's local translations, standing, or with the left thigh raised
+    /// level ahead (the knee 45 cm forward, the foot hanging from it).
+    fn translations(raised: bool) -> Vec<Vec3> {
+        let mut local: Vec<Vec3> = FIGURE
+            .iter()
+            .map(|&(_, parent, at)| {
+                Vec3::from(at) - parent.map_or(Vec3::ZERO, |p| FIGURE[p].2.into())
+            })
+            .collect();
+        if raised {
+            local[12] = Vec3::new(0.0, 0.0, 0.45);
+        }
+        local
+    }
+
+    fn figure(raised: bool) -> Skeleton {
+        let joints = FIGURE
+            .iter()
+            .zip(translations(raised))
+            .map(|(&(name, parent, _), t)| Joint {
+                name: name.to_owned(),
+                parent,
+                rest: Transform::from_translation(t),
+                end: None,
+            })
+            .collect();
+        Skeleton::new(joints).unwrap()
+    }
+
+    #[test]
+    fn nodes_posed_mid_stride_rest_on_the_clip_frame_that_stands() {
+        // The nodes hold a stride (the left foot 45 cm up): no body. The clip's
+        // second frame stands, and becomes the rest.
+        let striding = figure(true);
+        assert!(matches!(recognize(&striding), Recognition::NotHumanoid(_)));
+        let n = FIGURE.len();
+        let frames = [true, false, true].map(translations).concat();
+        let clip = Clip {
+            name: "walk".into(),
+            motion: Motion::new(vec![0.0, 0.5, 1.0], n, vec![Quat::IDENTITY; 3 * n], frames),
+        };
+        let (rest, note) = rest_from_clips(&striding, std::slice::from_ref(&clip)).unwrap();
+        assert!(note.contains("frame 1 of clip `walk`"), "{note}");
+        assert_eq!(rest.joints()[12].rest.translation, translations(false)[12]);
+        let Recognition::Humanoid(r) = recognize(&rest) else {
+            panic!("the rest does not stand");
+        };
+        assert_eq!(
+            r.map.bones[&crate::humanoid::HumanBone::LeftLowerLeg],
+            "LeftLeg"
+        );
+        // A rest that stands is kept; a clip that never stands gives none.
+        assert!(rest_from_clips(&figure(false), std::slice::from_ref(&clip)).is_none());
+        let striding_clip = Clip {
+            name: "stride".into(),
+            motion: Motion::new(vec![0.0], n, vec![Quat::IDENTITY; n], translations(true)),
+        };
+        assert!(rest_from_clips(&striding, &[striding_clip]).is_none());
+    }
+}
