@@ -217,17 +217,17 @@ impl Document<'_> {
             unmirror_clips(plan, &mut clips);
         }
 
-        let skeleton = match &declared {
-            None if crate::skeleton::catalog::find_map(&skeleton).is_none() => {
-                match rest_from_clips(&skeleton, &clips) {
-                    Some((posed, note)) => {
-                        notes.push(note);
-                        posed
-                    }
-                    None => skeleton,
-                }
+        // A file's own humanoid map declares its rest; any other rest must stand.
+        let from_clips = match declared {
+            None => rest_from_clips(&skeleton, &clips),
+            Some(_) => None,
+        };
+        let skeleton = match from_clips {
+            Some((posed, note)) => {
+                notes.push(note);
+                posed
             }
-            _ => skeleton,
+            None => skeleton,
         };
 
         let (bone_map, map_source) = match declared {

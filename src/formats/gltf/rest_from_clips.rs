@@ -4,9 +4,8 @@
 //! clips, as a BVH rest is from its motion (`bvh::rest_frame`): among frames sampled
 //! evenly over every clip, the one the recognizer is surest of, with a note.
 //!
-//! Only for a rig that declares no humanoid map and that no catalog map fits; a rig
-//! that never stands as a body (a quadruped, a vehicle) keeps its rest and is
-//! refused as before. Pure: runs on the skeleton and clips `mod.rs` has read.
+//! Only for a rig that declares no humanoid map; a rig that never stands as a body
+//! (a quadruped, a vehicle) keeps its rest and is refused as before. Pure: runs on the skeleton and clips `mod.rs` has read.
 
 use super::super::Clip;
 use crate::skeleton::{Joint, Recognition, Skeleton, Transform, recognize};

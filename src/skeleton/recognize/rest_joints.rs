@@ -56,6 +56,11 @@ impl<'a> RestJoints<'a> {
         let own = |i: usize, f: fn(f32, f32) -> f32| end[i].map_or(pos[i].y, |e| f(e.y, pos[i].y));
         let mut low: Vec<f32> = (0..n).map(|i| own(i, f32::min)).collect();
         let mut high: Vec<f32> = (0..n).map(|i| own(i, f32::max)).collect();
+        let mut body_high = high.clone();
+        let mut names: Vec<NameInfo> = joints.iter().map(|j| NameInfo::parse(&j.name)).collect();
+        // A nub is named as one and has only nubs below it; it adds nothing to the
+        // figure's height (`body_high`).
+        let mut nub: Vec<bool> = names.iter().map(|n| n.nub).collect();
         let mut low_depth = vec![1u32; n];
         let mut depth = vec![1u32; n];
         // Children come after their parents: one backward sweep folds subtrees up.
@@ -67,15 +72,6 @@ impl<'a> RestJoints<'a> {
                 }
                 high[p] = high[p].max(high[i]);
                 depth[p] = depth[p].max(depth[i] + 1);
-            }
-        }
-        let mut names: Vec<NameInfo> = joints.iter().map(|j| NameInfo::parse(&j.name)).collect();
-        // A nub is named as one and has only nubs below it; it adds nothing to the
-        // figure's height.
-        let mut nub: Vec<bool> = names.iter().map(|n| n.nub).collect();
-        let mut body_high: Vec<f32> = (0..n).map(|i| own(i, f32::max)).collect();
-        for i in (0..n).rev() {
-            if let Some(p) = joints[i].parent {
                 nub[p] &= nub[i];
                 if !nub[i] {
                     body_high[p] = body_high[p].max(body_high[i]);
