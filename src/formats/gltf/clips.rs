@@ -2,10 +2,11 @@
 //! `Rig::clips`, sampled into a `Motion` (see `formats::sampler`): at the channels'
 //! own key times when one channel's keys cover all the others', else on a uniform
 //! grid at a standard rate. Rotation and translation channels on skeleton joints are
-//! read; scale and morph-weight channels and channels on other nodes are ignored
-//! (noted). An animation whose keys are meshopt-compressed is skipped (noted): the
-//! compressed stream is not decoded. An unanimated joint holds its node TRS, as in a glTF player (see
-//! `read_clips`).
+//! read, and those on a copy of the skeleton read onto it by name (`armature_copy`);
+//! scale and morph-weight channels and channels on other nodes are ignored (noted).
+//! An animation whose keys are meshopt-compressed is skipped (noted): the compressed
+//! stream is not decoded. An unanimated joint holds its node TRS, as in a glTF player
+//! (see `read_clips`).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -15,6 +16,7 @@ use gltf::json::animation::{Interpolation as JsonInterpolation, Property};
 use gltf::json::validation::Checked;
 use serde_json::Value;
 
+use super::armature_copy::copy_positions;
 use super::{AccessorSpec, DocError, Document, GltfError};
 use crate::formats::sampler::{self, Interpolation, KeyValue, KeyframeError, Keyframes};
 use crate::formats::{Clip, Motion};
@@ -115,6 +117,7 @@ impl Document<'_> {
     pub(super) fn read_clips(
         &mut self,
         position: &[Option<usize>],
+        parent: &[Option<usize>],
         node_rest: &[Transform],
         notes: &mut Vec<String>,
     ) -> Result<Vec<Clip>, GltfError> {
@@ -123,6 +126,7 @@ impl Document<'_> {
         let max_frames = MAX_CLIP_SAMPLES / node_rest.len().max(1);
         let mut ignored = IgnoredChannels::default();
         let (mut resampled, mut skipped, mut compressed) = (Vec::new(), Vec::new(), Vec::new());
+        let mut on_copies = Vec::new();
         let mut clips = Vec::with_capacity(self.doc.root.animations.len());
         for a in 0..self.doc.root.animations.len() {
             let name = self.doc.root.animations[a]
@@ -130,6 +134,11 @@ impl Document<'_> {
                 .clone()
                 .filter(|n| !n.is_empty())
                 .unwrap_or_else(|| format!("animation{a}"));
+            let copied = self.copy_positions(a, position, parent);
+            if copied.is_some() {
+                on_copies.push(format!("`{name}`"));
+            }
+            let position = copied.as_deref().unwrap_or(position);
             let tracks = match self.read_tracks(a, position, &mut ignored, notes) {
                 Ok(tracks) => tracks,
                 Err(GltfError::Doc(DocError::Compressed { .. })) => {
@@ -163,6 +172,12 @@ impl Document<'_> {
                 resampled.join(", ")
             ));
         }
+        if !on_copies.is_empty() {
+            notes.push(format!(
+                "animations keyed on a copy of the skeleton (its joints' names under another armature) read onto the skeleton by name: {}",
+                on_copies.join(", ")
+            ));
+        }
         if !skipped.is_empty() {
             notes.push(format!(
                 "animations that move no joint of the skeleton skipped: {}",
@@ -177,6 +192,31 @@ impl Document<'_> {
         }
         self.note_ignored(&ignored, notes);
         Ok(clips)
+    }
+
+    /// Where animation `a`'s keyed nodes sit when it keys a copy of the skeleton
+    /// (`armature_copy`), else `None`.
+    fn copy_positions(
+        &self,
+        a: usize,
+        position: &[Option<usize>],
+        parent: &[Option<usize>],
+    ) -> Option<Vec<Option<usize>>> {
+        let nodes = &self.doc.root.nodes;
+        let animated: Vec<usize> = self.doc.root.animations[a]
+            .channels
+            .iter()
+            .filter(|c| {
+                matches!(
+                    c.target.path,
+                    Checked::Valid(Property::Rotation | Property::Translation)
+                )
+            })
+            .map(|c| c.target.node.value())
+            .filter(|&n| n < nodes.len())
+            .collect();
+        let names: Vec<Option<&str>> = nodes.iter().map(|n| n.name.as_deref()).collect();
+        copy_positions(&animated, &names, parent, position)
     }
 
     /// The rotation and translation channels of animation `a` on skeleton joints,
@@ -276,8 +316,10 @@ impl Document<'_> {
         Ok(tracks)
     }
 
-    /// An animation sampler's accessor; one without a buffer view (all zeros) is
-    /// refused, as no exporter writes one and zero times or rotations mean nothing.
+    /// An animation sampler's accessor. One without a buffer view reads as zeros, as
+    /// the spec says (glTF-Transform writes a translation held at the origin so):
+    /// zero translations are a place, zero rotations or repeated zero times are
+    /// refused as any such keys are.
     fn animation_accessor(
         &mut self,
         place: &str,
@@ -285,9 +327,7 @@ impl Document<'_> {
         index: usize,
         kind: AccessorSpec,
     ) -> Result<Vec<f32>, GltfError> {
-        self.doc
-            .read_accessor(index, kind, place, what)?
-            .ok_or_else(|| self.invalid(place, format!("{what} has no buffer view")))
+        Ok(self.doc.read_accessor_or_zeros(index, kind, place, what)?)
     }
 
     /// Builds keyframes, naming the accessor at fault: the input for times, the
@@ -785,7 +825,7 @@ mod tests {
 
     #[test]
     fn bad_animation_json_is_named() {
-        let cases: [(&str, Value, &str); 14] = [
+        let cases: [(&str, Value, &str); 13] = [
             (
                 "/animations/0/channels/1/sampler",
                 json!(9),
@@ -851,11 +891,6 @@ mod tests {
                 json!(true),
                 "animations[0].samplers[1]: output accessor 3 is not VEC3 of floats",
             ),
-            (
-                "/accessors/0/bufferView",
-                Value::Null,
-                "animations[0].samplers[0]: input accessor 0 has no buffer view",
-            ),
         ];
         for (pointer, value, expected) in cases {
             let mut doc = shared_walk();
@@ -872,6 +907,77 @@ mod tests {
             }
             assert_eq!(error_of(&doc), format!("{PATH}: {expected}"), "{pointer}");
         }
+    }
+
+    #[test]
+    fn a_clip_keyed_on_a_copy_of_the_armature_drives_the_skeleton() {
+        // Blender's one armature per action: `Dance` (node 4) > Hips > Spine > Head
+        // copies the skinned Hips > Spine > Head and skins nothing; its clip keys the
+        // copy's Spine (node 6).
+        let mut data = Data::default();
+        let (t, r) = (data.times(&KEY_TIMES), data.rotations(&spine_keys()));
+        let mut doc = animated(
+            data,
+            json!([{
+                "name": "Dance",
+                "samplers": [sampler(t, r, "LINEAR")],
+                "channels": [channel(0, 6, "rotation")]
+            }]),
+        );
+        let copy = json!([
+            {"name": "Dance", "translation": [2.0, 0.0, 0.0], "children": [5]},
+            {"name": "Hips", "translation": [0.0, 1.0, 0.0], "children": [6]},
+            {"name": "Spine", "translation": [0.0, 0.2, 0.0], "children": [7]},
+            {"name": "Head", "translation": [0.0, 0.4, 0.0]}
+        ]);
+        if let (Some(nodes), Some(copy)) = (doc["nodes"].as_array_mut(), copy.as_array()) {
+            nodes.extend(copy.iter().cloned());
+        }
+        doc["scenes"][0]["nodes"] = json!([0, 3, 4]);
+        let rig = parse_doc(&doc).unwrap();
+        assert_eq!(names(&rig), ["Hips", "Spine", "Head"]);
+        let motion = only_clip(&rig);
+        assert_eq!(motion.frame_count(), 3);
+        for (i, key) in spine_keys().iter().enumerate() {
+            assert!(
+                motion.frame(i).rotations[1].abs_diff_eq(*key, 1e-6),
+                "frame {i}"
+            );
+        }
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.contains("copy of the skeleton") && n.contains("`Dance`")),
+            "{:?}",
+            rig.notes
+        );
+    }
+
+    #[test]
+    fn a_sampler_accessor_with_no_buffer_view_reads_as_zeros() {
+        // The spec's zeros, as glTF-Transform writes a translation held at the origin:
+        // the hips' translation output (accessor 3) loses its view and reads as zeros.
+        let mut doc = shared_walk();
+        doc["accessors"][3]
+            .as_object_mut()
+            .map(|a| a.remove("bufferView"));
+        let rig = parse_doc(&doc).unwrap();
+        let motion = only_clip(&rig);
+        for i in 0..motion.frame_count() {
+            assert_eq!(motion.frame(i).translations[0], Vec3::ZERO, "frame {i}");
+        }
+        // Zero rotations are no rotations: refused as zero keys in a buffer are.
+        let mut doc = shared_walk();
+        doc["accessors"][2]
+            .as_object_mut()
+            .map(|a| a.remove("bufferView"));
+        let error = error_of(&doc);
+        assert!(
+            error.starts_with(&format!(
+                "{PATH}: animations[0].samplers[0]: output accessor 2: "
+            )),
+            "{error}"
+        );
     }
 
     #[test]

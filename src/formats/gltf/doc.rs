@@ -388,14 +388,26 @@ impl<'a> GltfDoc<'a> {
             type_,
             normalized_integers: true,
         };
-        match self.read_accessor(index, spec, &place, "")? {
+        self.read_accessor_or_zeros(index, spec, &place, "")
+    }
+
+    /// Reads accessor `index` as `read_accessor` does; one without a buffer view
+    /// that is not sparse reads as `count` elements of zeros, as the spec says.
+    pub fn read_accessor_or_zeros(
+        &mut self,
+        index: usize,
+        spec: AccessorSpec,
+        place: &str,
+        what: &str,
+    ) -> Result<Vec<f32>, DocError> {
+        match self.read_accessor(index, spec, place, what)? {
             Some(values) => Ok(values),
             None => {
                 let count = self.root.accessors.get(index).map_or(0, |a| a.count.0);
                 let count = usize::try_from(count)
                     .unwrap_or(usize::MAX)
                     .min(MAX_ZERO_FILL);
-                Ok(vec![0.0; count.saturating_mul(components)])
+                Ok(vec![0.0; count.saturating_mul(spec.type_.multiplicity())])
             }
         }
     }

@@ -27,6 +27,7 @@
 //! - `skin`: skins, their inverse bind matrices and the rest pose they give when the
 //!   nodes are posed away from it;
 //! - `clips`: animations, sampled into `Rig::clips`;
+//! - `armature_copy`: animations keyed on a copy of the skeleton, read onto it;
 //! - `humanoid_map`: the humanoid map of whichever extension the file has;
 //! - `mirror`: a mirrored armature's joints and clips rewritten without the mirror;
 //! - `rest_from_clips`: the rest from a clip frame when the nodes' pose stands as
@@ -39,6 +40,7 @@
 //! are there rests as its nodes are posed (both noted). Parsing is pure over bytes except for
 //! external `.bin` buffers, resolved next to the file.
 
+mod armature_copy;
 mod clips;
 mod doc;
 mod external;
@@ -210,7 +212,7 @@ impl Document<'_> {
         }
 
         let mut clips = match self.clips {
-            true => self.read_clips(&position, &node_rest, &mut notes)?,
+            true => self.read_clips(&position, &hierarchy.parent, &node_rest, &mut notes)?,
             false => Vec::new(),
         };
         if let Some(plan) = &mirror {
