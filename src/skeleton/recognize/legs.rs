@@ -123,10 +123,16 @@ pub(super) fn solve_leg(
                 })
         });
     let Some(k) = knee else {
-        leg.problem = Some(format!(
-            "leg `{}`: no knee joint halfway down",
-            rig.name(reps[u])
-        ));
+        // A thigh and a shin, nothing below the knee (a metarig figure's leg): the
+        // line's last joint is the knee, and the foot is what is missing.
+        leg.problem = Some(match reps[u + 1..] {
+            [knee] if rig.kids[knee].is_empty() => format!(
+                "leg `{}` ends at the knee (`{}`, with nothing below): no foot",
+                rig.name(reps[u]),
+                rig.name(knee)
+            ),
+            _ => format!("leg `{}`: no knee joint halfway down", rig.name(reps[u])),
+        });
         return leg;
     };
     leg.lower = Some(reps[k]);

@@ -68,7 +68,7 @@ use crate::humanoid::HumanBone;
 use super::{NamedBoneMap, Skeleton};
 use assemble::assemble;
 use body::Body;
-use pelvis::{find_pelvis, legs_beside_the_body};
+use pelvis::{find_pelvis, legs_beside_the_body, legs_without_feet};
 use rest_joints::RestJoints;
 
 /// How sure the recognizer is of one bone, and why.
@@ -169,11 +169,23 @@ pub fn recognize(skeleton: &Skeleton) -> Recognition {
                     rig.name(body),
                     rig.len()
                 ),
-                None => format!(
-                    "no joint branches into two legs (chains of two or more joints going down \
-                     to the same level, side by side) and a body going up ({} joints)",
-                    rig.len()
-                ),
+                None => match legs_without_feet(&rig) {
+                    Some((hips, [[a, knee_a], [b, knee_b]])) => format!(
+                        "the legs `{}` and `{}` below `{}` end at the knee (`{}`, `{}`, \
+                         with nothing below): no VRM map has the required feet ({} joints)",
+                        rig.name(a),
+                        rig.name(b),
+                        rig.name(hips),
+                        rig.name(knee_a),
+                        rig.name(knee_b),
+                        rig.len()
+                    ),
+                    None => format!(
+                        "no joint branches into two legs (chains of two or more joints going \
+                         down to the same level, side by side) and a body going up ({} joints)",
+                        rig.len()
+                    ),
+                },
             },
             partial: NamedBoneMap::default(),
         }),
@@ -723,6 +735,25 @@ mod tests {
             panic!("a rig without arms recognized")
         };
         assert!(n.reason.contains("no arms"), "{}", n.reason);
+    }
+
+    #[test]
+    fn legs_that_end_at_the_knee_are_refused_for_their_missing_feet() {
+        // A Blender metarig figure: thigh and shin, nothing below the knee; with a
+        // tall head (a hat, a face rig) the hips stand under a quarter of the height
+        // above the knees.
+        for top in [1.78, 2.6] {
+            let kneeless = edited(small_table(false, "L_", "R_"), |t| {
+                t.retain(|r| !r.0.ends_with("foot") && !r.0.ends_with("toe"));
+                if let Some(r) = t.iter_mut().find(|r| r.0 == "n_top") {
+                    r.2[1] = top;
+                }
+            });
+            let Recognition::NotHumanoid(n) = recognize(&kneeless) else {
+                panic!("legs without feet recognized")
+            };
+            assert!(n.reason.contains("at the knee (`L_shin`"), "{}", n.reason);
+        }
     }
 
     #[test]

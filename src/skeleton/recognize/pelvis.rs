@@ -38,26 +38,8 @@ pub(super) fn find_pelvis(rig: &RestJoints, joint: usize) -> Option<Pelvis> {
         return None;
     }
     let y = rig.pos[joint].y;
-    // The body: the plain child reaching highest (never a leg, whatever its arms reach).
-    let spine_root = rig.kids[joint].iter().copied().max_by(|&a, &b| {
-        (!rig.avoid(a), rig.high[a])
-            .partial_cmp(&(!rig.avoid(b), rig.high[b]))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    })?;
-    let pair_below = |j: usize| -> Option<([usize; 2], f32)> {
-        let candidates: Vec<usize> = rig.kids[j]
-            .iter()
-            .copied()
-            .filter(|&c| {
-                let drop = y - rig.low[c];
-                c != spine_root
-                    && rig.low_depth[c] >= 2
-                    && drop > rig.eps
-                    && rig.high[c] - y <= 0.5 * drop
-            })
-            .collect();
-        best_leg_pair(rig, joint, &candidates)
-    };
+    let spine_root = spine_root(rig, joint)?;
+    let pair_below = |j: usize| legs_below(rig, joint, j, spine_root);
     let (legs, floor, leg_branch) = match pair_below(joint) {
         Some((legs, floor)) => (legs, floor, None),
         None => rig.kids[joint]
@@ -95,6 +77,60 @@ pub(super) fn find_pelvis(rig: &RestJoints, joint: usize) -> Option<Pelvis> {
         spine_root,
         span,
         floor,
+    })
+}
+
+/// The body's root among `joint`'s children: the plain child reaching highest (never
+/// a leg, whatever its arms reach).
+fn spine_root(rig: &RestJoints, joint: usize) -> Option<usize> {
+    rig.kids[joint].iter().copied().max_by(|&a, &b| {
+        (!rig.avoid(a), rig.high[a])
+            .partial_cmp(&(!rig.avoid(b), rig.high[b]))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    })
+}
+
+/// The best pair of legs among `j`'s children other than the body (`spine_root`) for
+/// hips at `joint` (see `find_pelvis`), with the level they reach.
+fn legs_below(
+    rig: &RestJoints,
+    joint: usize,
+    j: usize,
+    spine_root: usize,
+) -> Option<([usize; 2], f32)> {
+    let y = rig.pos[joint].y;
+    let candidates: Vec<usize> = rig.kids[j]
+        .iter()
+        .copied()
+        .filter(|&c| {
+            let drop = y - rig.low[c];
+            c != spine_root
+                && rig.low_depth[c] >= 2
+                && drop > rig.eps
+                && rig.high[c] - y <= 0.5 * drop
+        })
+        .collect();
+    best_leg_pair(rig, joint, &candidates)
+}
+
+/// For the reason a rig is no humanoid: legs that end at the knee. A joint with a
+/// body going up and a pair of legs whose lines down have two joints each (a thigh
+/// and a shin, nothing below the knee): VRM requires a foot on each leg. Returns
+/// the joint and the two legs' lines.
+pub(super) fn legs_without_feet(rig: &RestJoints) -> Option<(usize, [[usize; 2]; 2])> {
+    (0..rig.len()).find_map(|joint| {
+        if rig.kids[joint].len() < 2 {
+            return None;
+        }
+        let body = spine_root(rig, joint)?;
+        let ([a, b], floor) = legs_below(rig, joint, joint, body)?;
+        let span = rig.pos[joint].y - floor;
+        let rises = rig.high[body] >= rig.pos[joint].y + 0.15 * span;
+        let (line_a, line_b) = (follow_down(rig, a, span), follow_down(rig, b, span));
+        match (line_a.as_slice(), line_b.as_slice()) {
+            (&[a0, a1], &[b0, b1]) if rises => Some((joint, [[a0, a1], [b0, b1]])),
+            _ => None,
+        }
     })
 }
 
