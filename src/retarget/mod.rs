@@ -65,8 +65,8 @@ impl MappedSkeleton {
     /// What the hips height is measured from. A VRM model (its rest declared the
     /// T-pose) stands on its origin, y = 0, as VRM players scale hips motion by the
     /// hips' height above it; a joint below the origin lowers the floor to it. Other
-    /// rigs stand on their lowest point (joint or bone end), not the origin, because
-    /// mocap skeletons often rest with the hips at the origin.
+    /// rigs stand on their lowest point (joint or bone end, `Skeleton::floor_ends`),
+    /// not the origin, because mocap skeletons often rest with the hips at the origin.
     #[must_use]
     pub fn rest_floor(&self) -> Floor {
         self.rest_hips_and_floor().2
@@ -78,11 +78,11 @@ impl MappedSkeleton {
         let hips = self.map.joint(HumanBone::Hips).unwrap_or_default();
         let lowest = self
             .skeleton
-            .joints()
-            .iter()
+            .floor_ends()
+            .into_iter()
             .zip(&world)
-            .flat_map(|(j, w)| {
-                let end = j.end.map(|e| w.transform_point3(e).y);
+            .flat_map(|(end, w)| {
+                let end = end.map(|e| w.transform_point3(e).y);
                 std::iter::once(w.translation.y).chain(end)
             })
             .fold(f32::INFINITY, f32::min);

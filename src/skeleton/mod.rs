@@ -10,6 +10,7 @@
 pub mod bone_map;
 pub mod builtin;
 pub mod catalog;
+pub mod floor_ends;
 pub mod recognize;
 pub mod rest;
 

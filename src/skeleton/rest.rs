@@ -215,7 +215,7 @@ fn tip(
 
 /// An end site shorter than this share of the bone leading to its joint is a
 /// placeholder (a writer's `OFFSET 0 0 0.1` on every leaf), not the bone's direction.
-const PLACEHOLDER_END: f32 = 0.1;
+pub(crate) const PLACEHOLDER_END: f32 = 0.1;
 
 /// The end of a joint's bone from the skeleton alone: its end site, or the first
 /// place down its main child chain (the child with the most descendants, one away

@@ -2,11 +2,12 @@
 //! estimated from video put the pelvis at the origin, with the feet a leg's length
 //! under it. Hips motion is read against the origin (as every player reads it), so
 //! played as it is such a take sinks an avatar's hips to the floor and its legs
-//! through it. When the lowest point of the take (any joint or end site, over every
-//! frame) is farther below the origin than `BELOW_SHARE` of the figure's height, the
-//! root is lifted in every frame so that point is on the floor. Captures whose feet
-//! go a few centimetres through their floor stay as they are. Pure: the converted
-//! skeleton and motion in, the lifted motion and the note out.
+//! through it. When the lowest point of the take (any joint or end site the figure
+//! can stand on, `Skeleton::floor_ends`, over every frame) is farther below the
+//! origin than `BELOW_SHARE` of the figure's height, the root is lifted in every
+//! frame so that point is on the floor. Captures whose feet go a few centimetres
+//! through their floor stay as they are. Pure: the converted skeleton and motion in,
+//! the lifted motion and the note out.
 
 use glam::Vec3;
 
@@ -22,13 +23,12 @@ const BELOW_SHARE: f32 = 0.1;
 /// farther below the origin than `BELOW_SHARE` of the rest figure's height (internal
 /// space, +Y up); returns the note that says how far. `None` leaves the take as it is.
 pub(super) fn lift_onto_floor(skeleton: &Skeleton, motion: &mut Motion) -> Option<String> {
+    let ends = skeleton.floor_ends();
     let heights = |world: &[glam::Affine3A]| {
-        skeleton
-            .joints()
-            .iter()
+        ends.iter()
             .zip(world)
-            .flat_map(|(j, w)| {
-                let end = j.end.map(|e| w.transform_point3(e).y);
+            .flat_map(|(end, w)| {
+                let end = end.map(|e| w.transform_point3(e).y);
                 std::iter::once(w.translation.y).chain(end)
             })
             .collect::<Vec<f32>>()
@@ -112,6 +112,36 @@ mod tests {
             "{:?}",
             rig.notes
         );
+    }
+
+    #[test]
+    fn a_foot_end_site_copying_the_shin_does_not_lower_the_floor() {
+        // Poser: each foot ends with the shin again, straight down from the ankle.
+        // The ankles stand on the origin; the copied ends would put the floor a shin
+        // lower and lift the take.
+        let leg = |name: &str, x: f32| {
+            format!(
+                "  JOINT {name}Thigh\n  {{\n    OFFSET {x} 0 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n    JOINT {name}Shin\n    {{\n      OFFSET 0 -40 0\n      CHANNELS 3 Zrotation Xrotation Yrotation\n      JOINT {name}Foot\n      {{\n        OFFSET 0 -36 0\n        CHANNELS 3 Zrotation Xrotation Yrotation\n        End Site\n        {{\n          OFFSET 0 -36 0\n        }}\n      }}\n    }}\n  }}\n"
+            )
+        };
+        let text = format!(
+            "HIERARCHY\nROOT hip\n{{\n  OFFSET 0 0 0\n  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n{}{}  JOINT chest\n  {{\n    OFFSET 0 50 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n    End Site\n    {{\n      OFFSET 0 30 0\n    }}\n  }}\n}}\nMOTION\nFrames: 1\nFrame Time: 0.0333333\n0 76 0 {}\n",
+            leg("l", 10.0),
+            leg("r", -10.0),
+            "0 ".repeat(24)
+        );
+        let rig = guessed(&text);
+        assert!(
+            !rig.notes.iter().any(|n| n.starts_with("floor:")),
+            "{:?}",
+            rig.notes
+        );
+        let m = motion(&rig);
+        let f = m.frame(0);
+        let hips = rig.skeleton.world_transforms(f.rotations, f.translations)[0]
+            .translation
+            .y;
+        assert!((hips - 0.76).abs() < 1e-5, "hips at {hips}");
     }
 
     #[test]

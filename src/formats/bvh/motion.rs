@@ -1,7 +1,8 @@
 //! The `MOTION` block: the `Frames:` and `Frame Time:` header and the stream of
 //! values, checked against the hierarchy's channel count. Frames usually end at
 //! line breaks; when the stream does not add up, the error names the line where
-//! the first short or long frame starts.
+//! the first short or long frame starts. A count of 0 over whole frames, one to a
+//! line, is a count the writer never filled in: those frames are read.
 
 use super::hierarchy::Parser;
 use super::lexer::{Lexer, Token, is, number, quote, strip_prefix_ignore_case};
@@ -37,7 +38,7 @@ impl<'a> Parser<'a> {
         if count.text.is_empty() || !count.text.bytes().all(|b| b.is_ascii_digit()) {
             return Err(self.syntax(count.line, "a frame count", count.text));
         }
-        let declared = match count.text.parse::<usize>() {
+        let mut declared = match count.text.parse::<usize>() {
             Ok(n) if n <= max => n,
             _ => return Err(too_many()),
         };
@@ -49,6 +50,7 @@ impl<'a> Parser<'a> {
         let token = self.next_or("`Frame Time:`")?;
         let time = self.header_value(token, "Time", "`Frame Time:`")?;
         let frame_time = time.text.parse::<f32>().ok();
+        let timed = frame_time.is_some_and(|t| t.is_finite() && t > 0.0);
         let frame_time = match frame_time {
             Some(t) if t.is_finite() && t > 0.0 => t,
             // A file without frames has no use for its frame time.
@@ -91,6 +93,23 @@ impl<'a> Parser<'a> {
         }
 
         let mut notes = Vec::new();
+        // A header of 0 frames over whole frames, one to a line, with a frame time: a
+        // writer that never filled in the count. The frames are read.
+        let rows = lines.len();
+        if declared == 0
+            && timed
+            && channels > 0
+            && (1..=max).contains(&rows)
+            && lines.iter().all(|&(_, n)| n == channels)
+        {
+            notes.push(format!(
+                "the header says 0 frames and {rows} whole frames follow it (from line {}): \
+                 they are read",
+                lines[0].0
+            ));
+            declared = rows;
+        }
+        let needed = declared.saturating_mul(channels);
         match frame_by_lines(&lines, channels, declared) {
             Layout::Lines { frames, .. } if frames < declared => {
                 return Err(BvhError::FrameCount {
@@ -347,6 +366,22 @@ mod tests {
         // Text before the last frame is complete is still an error.
         let msg = error(&format!("{}\nabc 0 0 0\n", good_until(19)));
         assert_eq!(msg, "bad.bvh:20: value 1 (`abc`) is not a number");
+    }
+
+    #[test]
+    fn whole_frames_under_a_header_of_zero_frames_are_read_with_a_note() {
+        // A pose writer's `Frames: 0` over its frames (Imersive3D's `motion.bvh`).
+        let read = rig(&GOOD.replace("Frames: 2", "Frames: 0"));
+        let m = motion(&read);
+        assert_eq!(m.frame_count(), 2);
+        assert!(m.frame(1).translations[0].abs_diff_eq(Vec3::new(1.0, 90.0, 0.0), 1e-6));
+        assert_eq!(
+            read.notes,
+            ["the header says 0 frames and 2 whole frames follow it (from line 19): they are read"]
+        );
+        // Rows that are no whole frames stay unread.
+        let short = rig(&good_with(20, "1 90 0").replace("Frames: 2", "Frames: 0"));
+        assert!(short.clips.is_empty());
     }
 
     #[test]

@@ -8,6 +8,8 @@ use glam::Vec3;
 use crate::humanoid::HumanBone;
 use crate::humanoid::HumanBone as B;
 
+use crate::skeleton::rest::PLACEHOLDER_END;
+
 use super::names::Role;
 use super::rest_joints::RestJoints;
 
@@ -41,7 +43,7 @@ pub(super) struct Digit {
 /// left out); its phalanges are its last three joints, once coincident joints are
 /// merged and an end nub dropped (a fourth joint past the third, unless the first
 /// joint is a metacarpal: named so, or a bone 1.9 times the next, where a proximal
-/// phalanx is about 1.6 times, or the last joint has an end site). Three or more digits are needed. Fingers are named by their
+/// phalanx is about 1.6 times, or the last joint has an end site that is no placeholder). Three or more digits are needed. Fingers are named by their
 /// names when every digit has a distinct finger name; otherwise the thumb is the
 /// digit starting nearest the hand (by a clear margin, or always with five digits)
 /// and the others are ordered from the thumb's side (index) away (little).
@@ -211,9 +213,14 @@ fn phalanges(rig: &RestJoints, path: &[usize]) -> Vec<usize> {
         let last = joints[n - 1];
         let first_bone = rig.pos[joints[0]].distance(rig.pos[joints[1]]);
         let second_bone = rig.pos[joints[1]].distance(rig.pos[joints[2]]);
+        // An end site past the last joint makes it a phalanx, unless it is a
+        // placeholder (Mixamo's `Index4` ends in `OFFSET 0 0 0`: `Index4` is the tip).
+        let into = rig.pos[joints[n - 2]].distance(rig.pos[last]);
+        let end_site =
+            rig.end[last].is_some_and(|e| e.distance(rig.pos[last]) > PLACEHOLDER_END * into);
         let metacarpal = rig.names[joints[0]].role == Some(Role::Metacarpal)
             || first_bone >= 1.9 * second_bone
-            || rig.end[last].is_some();
+            || end_site;
         // The tip: a leaf, or a joint with only end nubs below (Blender's `_end`
         // under a Mixamo `Index4`).
         let tip = rig.kids[last].iter().all(|&k| rig.names[k].helper);
@@ -228,6 +235,7 @@ fn phalanges(rig: &RestJoints, path: &[usize]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::skeleton::Skeleton;
     use crate::skeleton::recognize::test_support::skeleton;
 
     #[test]
@@ -274,6 +282,30 @@ mod tests {
             .map(|j| rig.name(j))
             .collect();
         assert_eq!(got, ["f1", "f2", "f3"]);
+    }
+
+    #[test]
+    fn a_fourth_finger_joint_whose_end_site_is_at_the_joint_is_the_tip() {
+        // Mixamo's BVH export: `Index1`-`Index4`, `Index4` ending in `OFFSET 0 0 0`.
+        // An end site a bone long past the fourth joint makes it the distal phalanx.
+        for (end, want) in [(0.0, ["f1", "f2", "f3"]), (0.02, ["f2", "f3", "f4"])] {
+            let s = skeleton(&[
+                ("hand", None, [0.0, 0.0, 0.0]),
+                ("f1", Some("hand"), [0.09, 0.0, 0.0]),
+                ("f2", Some("f1"), [0.127, 0.0, 0.0]),
+                ("f3", Some("f2"), [0.156, 0.0, 0.0]),
+                ("f4", Some("f3"), [0.18, 0.0, 0.0]),
+            ]);
+            let mut joints = s.joints().to_vec();
+            joints[4].end = Some(Vec3::new(end, 0.0, 0.0));
+            let s = Skeleton::new(joints).expect("a skeleton");
+            let rig = RestJoints::new(&s);
+            let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4])
+                .into_iter()
+                .map(|j| rig.name(j))
+                .collect();
+            assert_eq!(got, want, "end site {end}");
+        }
     }
 
     #[test]

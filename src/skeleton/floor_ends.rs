@@ -1,0 +1,91 @@
+//! Which end sites a figure can stand on. The floor under a rig is its lowest joint
+//! or bone end; a writer that knows no bone's end may copy the last bone again (a
+//! Poser export ends each foot with `OFFSET 0 -0.342 0`, the shin once more, straight
+//! down from the ankle). A leg has two long bones in line, never three: an end site
+//! that repeats the bone into its joint while that bone goes on in the line of the
+//! one before it is such a copy, and no point of the figure. Pure: read from the rest
+//! pose, once per skeleton.
+
+use glam::Vec3;
+
+use super::Skeleton;
+
+/// How far an end site may lie from the bone into its joint, as a share of that
+/// bone's length, and still be a copy of it: rounding in the file's digits.
+const COPY_SHARE: f32 = 0.01;
+
+/// Least cosine between the bone into a joint and the bone before it for the two to
+/// run in one line (8°).
+const IN_LINE_COS: f32 = 0.99;
+
+impl Skeleton {
+    /// Each joint's end site (in its own frame) where the figure can stand on it:
+    /// `None` where the file gives no end site, or where the end site is a copy of
+    /// the bone into its joint running on in the line of the bone before (see the
+    /// module header). The floor and the figure's lowest point are read from these.
+    #[must_use]
+    pub fn floor_ends(&self) -> Vec<Option<Vec3>> {
+        let world = self.rest_world();
+        let at = |j: usize| Vec3::from(world[j].translation);
+        self.joints()
+            .iter()
+            .enumerate()
+            .map(|(i, joint)| {
+                let end = joint.end?;
+                let copied = joint.parent.is_some_and(|p| {
+                    let bone = at(i) - at(p);
+                    let tail = world[i].transform_vector3(end);
+                    let before = self.parent(p).map(|g| at(p) - at(g));
+                    bone.length() > 0.0
+                        && (tail - bone).length() <= COPY_SHARE * bone.length()
+                        && before.is_some_and(|b| {
+                            b.normalize_or_zero().dot(bone.normalize()) >= IN_LINE_COS
+                        })
+                });
+                (!copied).then_some(end)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec3;
+
+    use crate::skeleton::{Joint, Skeleton, Transform};
+
+    /// Hips 0.8 m up, a thigh and a shin straight down, the foot's end site `end`.
+    fn leg(shin: [f32; 3], end: [f32; 3]) -> Skeleton {
+        let joint = |name: &str, parent: Option<usize>, at: [f32; 3]| Joint {
+            name: name.into(),
+            parent,
+            rest: Transform::from_translation(Vec3::from(at)),
+            end: None,
+        };
+        let mut joints = vec![
+            joint("hip", None, [0.0, 0.8, 0.0]),
+            joint("thigh", Some(0), [0.1, 0.0, 0.0]),
+            joint("shin", Some(1), [0.0, -0.4, 0.0]),
+            joint("foot", Some(2), shin),
+        ];
+        joints[3].end = Some(Vec3::from(end));
+        Skeleton::new(joints).expect("a skeleton")
+    }
+
+    #[test]
+    fn an_end_site_copying_a_shin_in_line_is_no_point_to_stand_on() {
+        // Poser: the foot's end site is the shin again, straight down.
+        let s = leg([0.0, -0.36, 0.0], [0.0, -0.36, 0.0]);
+        assert_eq!(s.floor_ends()[3], None);
+        // Toes ahead of the ankle, a shin bent forward at the knee with its end
+        // copied, and a shin of another length: real ends.
+        for (shin, end) in [
+            ([0.0, -0.36, 0.0], [0.0, -0.06, 0.15]),
+            ([0.0, -0.3, 0.2], [0.0, -0.3, 0.2]),
+            ([0.0, -0.36, 0.0], [0.0, -0.08, 0.0]),
+        ] {
+            let s = leg(shin, end);
+            assert_eq!(s.floor_ends()[3], Some(Vec3::from(end)), "shin {shin:?}");
+        }
+    }
+}
