@@ -43,7 +43,8 @@ pub(super) struct Digit {
 /// left out); its phalanges are its last three joints, once coincident joints are
 /// merged and an end nub dropped (a fourth joint past the third, unless the first
 /// joint is a metacarpal: named so, or a bone 1.9 times the next, where a proximal
-/// phalanx is about 1.6 times, or the last joint has an end site that is no placeholder). Three or more digits are needed. Fingers are named by their
+/// phalanx is about 1.6 times, or the last joint has an end site that is no
+/// placeholder). Three or more digits are needed. Fingers are named by their
 /// names when every digit has a distinct finger name; otherwise the thumb is the
 /// digit starting nearest the hand (by a clear margin, or always with five digits)
 /// and the others are ordered from the thumb's side (index) away (little).
