@@ -31,7 +31,9 @@
 //! - `humanoid_map`: the humanoid map of whichever extension the file has;
 //! - `mirror`: a mirrored armature's joints and clips rewritten without the mirror;
 //! - `rest_from_clips`: the rest from a clip frame when the nodes' pose stands as
-//!   no body.
+//!   no body;
+//! - `rigify`: a Rigify rig read as its `DEF-` deform bones, each chain under its
+//!   deform parent.
 //!
 //! Does not read meshes, materials, cameras or lights, so whatever they hold (Draco
 //! or meshopt compression, which `extensionsRequired` may name) does not stop the
@@ -48,6 +50,7 @@ mod hierarchy;
 mod humanoid_map;
 mod mirror;
 mod rest_from_clips;
+mod rigify;
 mod skin;
 #[cfg(test)]
 mod test_support;
@@ -64,6 +67,7 @@ use hierarchy::{joint_names, world_transforms};
 use humanoid_map::read_humanoid;
 use mirror::{unmirror_clips, unmirror_plan, unmirror_rest};
 use rest_from_clips::rest_from_clips;
+use rigify::deform_skeleton;
 use skin::{SkeletonNodes, rest_transforms};
 
 /// Why a glTF file cannot be loaded as a rig.
@@ -218,6 +222,19 @@ impl Document<'_> {
         if let Some(plan) = &mirror {
             unmirror_clips(plan, &mut clips);
         }
+
+        // A Rigify rig is its deform bones (a declared map names its own joints).
+        let (skeleton, clips) = match declared
+            .is_none()
+            .then(|| deform_skeleton(&skeleton, &clips))
+            .flatten()
+        {
+            Some((deformed, rewritten, note)) => {
+                notes.push(note);
+                (deformed, rewritten)
+            }
+            None => (skeleton, clips),
+        };
 
         // A file's own humanoid map declares its rest; any other rest must stand.
         let from_clips = match declared {
