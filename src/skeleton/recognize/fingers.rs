@@ -20,6 +20,12 @@ pub(super) fn left_digit(f: usize, k: usize) -> Option<HumanBone> {
     HumanBone::from_index(B::LeftThumbMetacarpal.index() + 3 * f.min(4) + k.min(2))
 }
 
+/// How far from the hand, in lengths of its first bone, a digit starting at the
+/// knuckles starts: a proximal phalanx starts past the palm, about 2.5 of its
+/// lengths from the wrist; a metacarpal starts at the wrist, well within one of
+/// its lengths.
+const KNUCKLE: f32 = 1.5;
+
 const DIGIT_ROLES: [Role; 5] = [
     Role::Thumb,
     Role::Index,
@@ -44,8 +50,10 @@ pub(super) struct Digit {
 /// merged and an end nub dropped (a fourth joint past the third, unless the first
 /// joint is a metacarpal: named so, or a bone 1.9 times the next, where a proximal
 /// phalanx is about 1.6 times, or the last joint has an end site that is no
-/// placeholder). Three or more digits are needed. Fingers are named by their
-/// names when every digit has a distinct finger name; otherwise the thumb is the
+/// placeholder, unless most of the hand's digits of four joints start at the
+/// knuckles: then the hand's fourth joints are nubs). Three or more digits are
+/// needed. Fingers are named by their names when every digit has a distinct finger
+/// name; otherwise the thumb is the
 /// digit starting nearest the hand (by a clear margin, or always with five digits)
 /// and the others are ordered from the thumb's side (index) away (little).
 pub(super) fn solve_fingers(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
@@ -94,7 +102,17 @@ fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
             }
         }
     }
-    let mut digits: Vec<Vec<usize>> = paths.iter().map(|p| phalanges(rig, p)).collect();
+    // Most of the hand's long digits (two at least) end past their tips.
+    let long = paths
+        .iter()
+        .filter(|p| digit_joints(rig, p).len() >= 4)
+        .count();
+    let past = paths
+        .iter()
+        .filter(|p| ends_past_the_tip(rig, hand, p))
+        .count();
+    let nubs = past >= 2 && 2 * past > long;
+    let mut digits: Vec<Vec<usize>> = paths.iter().map(|p| phalanges(rig, p, nubs)).collect();
     digits.retain(|d| !d.is_empty());
     if digits.len() > 5 {
         digits.retain(|d| d.len() >= 2);
@@ -196,8 +214,9 @@ fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
     out
 }
 
-/// The phalanges of one leaf path below the hand (see `solve_fingers`).
-fn phalanges(rig: &RestJoints, path: &[usize]) -> Vec<usize> {
+/// A path's joints once coincident joints are merged, end nubs named so dropped
+/// and joints named metacarpals dropped from the start (keeping two).
+fn digit_joints(rig: &RestJoints, path: &[usize]) -> Vec<usize> {
     let mut joints = rig.collapse(path);
     while joints.last().is_some_and(|&j| rig.names[j].helper) {
         joints.pop();
@@ -209,16 +228,42 @@ fn phalanges(rig: &RestJoints, path: &[usize]) -> Vec<usize> {
     {
         joints.remove(0);
     }
+    joints
+}
+
+/// Heuristic: whether a digit of four or more joints starts at the knuckles (at
+/// least `KNUCKLE` lengths of its first bone from the hand, past the palm, where a
+/// metacarpal starts at the wrist) with a bone longer than the next, as a proximal
+/// phalanx is (a short knuckle helper is not): its first joint is then the proximal phalanx,
+/// and its fourth is past the fingertip, a nub, whatever its end site says. Blender
+/// ends every leaf bone with an end site at its tail, so a Mixamo `Index4` exported
+/// through it carries a bone-long end site like a phalanx.
+fn ends_past_the_tip(rig: &RestJoints, hand: usize, path: &[usize]) -> bool {
+    let joints = digit_joints(rig, path);
+    if joints.len() < 4 {
+        return false;
+    }
+    let first_bone = rig.pos[joints[0]].distance(rig.pos[joints[1]]);
+    let second_bone = rig.pos[joints[1]].distance(rig.pos[joints[2]]);
+    first_bone >= second_bone && rig.pos[joints[0]].distance(rig.pos[hand]) >= KNUCKLE * first_bone
+}
+
+/// The phalanges of one leaf path below the hand (see `solve_fingers`). `nubs`:
+/// the hand's digits end past the fingertip (`ends_past_the_tip`), so a fourth
+/// joint's end site makes it no phalanx.
+fn phalanges(rig: &RestJoints, path: &[usize], nubs: bool) -> Vec<usize> {
+    let mut joints = digit_joints(rig, path);
     if joints.len() >= 4 {
         let n = joints.len();
         let last = joints[n - 1];
         let first_bone = rig.pos[joints[0]].distance(rig.pos[joints[1]]);
         let second_bone = rig.pos[joints[1]].distance(rig.pos[joints[2]]);
         // An end site past the last joint makes it a phalanx, unless it is a
-        // placeholder (Mixamo's `Index4` ends in `OFFSET 0 0 0`: `Index4` is the tip).
+        // placeholder (Mixamo's `Index4` ends in `OFFSET 0 0 0`: `Index4` is the tip)
+        // or the hand's digits end past their tips.
         let into = rig.pos[joints[n - 2]].distance(rig.pos[last]);
-        let end_site =
-            rig.end[last].is_some_and(|e| e.distance(rig.pos[last]) > PLACEHOLDER_END * into);
+        let end_site = !nubs
+            && rig.end[last].is_some_and(|e| e.distance(rig.pos[last]) > PLACEHOLDER_END * into);
         let metacarpal = rig.names[joints[0]].role == Some(Role::Metacarpal)
             || first_bone >= 1.9 * second_bone
             || end_site;
@@ -258,7 +303,7 @@ mod tests {
                 ("f4", Some("f3"), [x4, 0.0, 0.0]),
             ]);
             let rig = RestJoints::new(&s);
-            let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4])
+            let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4], false)
                 .into_iter()
                 .map(|j| rig.name(j))
                 .collect();
@@ -278,7 +323,7 @@ mod tests {
             ("f4_end", Some("f4"), [0.12, 0.0, 0.0]),
         ]);
         let rig = RestJoints::new(&s);
-        let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4, 5])
+        let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4, 5], false)
             .into_iter()
             .map(|j| rig.name(j))
             .collect();
@@ -288,7 +333,8 @@ mod tests {
     #[test]
     fn a_fourth_finger_joint_whose_end_site_is_at_the_joint_is_the_tip() {
         // Mixamo's BVH export: `Index1`-`Index4`, `Index4` ending in `OFFSET 0 0 0`.
-        // An end site a bone long past the fourth joint makes it the distal phalanx.
+        // An end site a bone long past the fourth joint makes it the distal phalanx
+        // (the hand's digits not known to end past their tips).
         for (end, want) in [(0.0, ["f1", "f2", "f3"]), (0.02, ["f2", "f3", "f4"])] {
             let s = skeleton(&[
                 ("hand", None, [0.0, 0.0, 0.0]),
@@ -301,11 +347,68 @@ mod tests {
             joints[4].end = Some(Vec3::new(end, 0.0, 0.0));
             let s = Skeleton::new(joints).expect("a skeleton");
             let rig = RestJoints::new(&s);
-            let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4])
+            let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4], false)
                 .into_iter()
                 .map(|j| rig.name(j))
                 .collect();
             assert_eq!(got, want, "end site {end}");
+        }
+    }
+
+    #[test]
+    fn digits_from_the_knuckles_with_bone_long_end_sites_end_in_nubs() {
+        // A Mixamo hand through Blender's BVH export: four joints per digit, every
+        // last one with an end site at its tail, a bone long. The fingers start at
+        // the knuckles (9 cm from the wrist, 3.7 cm bones): their fourth joints are
+        // nubs, and so is the thumb's, which starts near the wrist. Digits of a
+        // hand with metacarpals from the wrist keep their end sites' phalanges.
+        for (knuckles, finger, thumb) in [
+            (
+                0.09f32,
+                ["index1", "index2", "index3"],
+                ["thumb1", "thumb2", "thumb3"],
+            ),
+            (
+                0.01,
+                ["index2", "index3", "index4"],
+                ["thumb2", "thumb3", "thumb4"],
+            ),
+        ] {
+            let mut table = vec![("hand".to_owned(), None, [0.0f32, 0.0, 0.0])];
+            let mut chain = |name: &str, from: [f32; 3], step: [f32; 3]| {
+                let mut at = from;
+                for k in 1..=4 {
+                    let parent = match k {
+                        1 => "hand".to_owned(),
+                        _ => format!("{name}{}", k - 1),
+                    };
+                    table.push((format!("{name}{k}"), Some(parent), at));
+                    at = [at[0] + step[0], at[1] + step[1], at[2] + step[2]];
+                }
+            };
+            let bone = if knuckles > 0.05 { 0.037 } else { 0.075 };
+            for (f, z) in [("index", 0.03f32), ("middle", 0.01), ("ring", -0.01)] {
+                chain(f, [knuckles, 0.0, z], [bone, 0.0, 0.0]);
+            }
+            chain("pinky", [knuckles, 0.0, -0.03], [0.8 * bone, 0.0, 0.0]);
+            chain("thumb", [0.02, 0.0, 0.03], [0.025, 0.0, 0.02]);
+            let rows: Vec<(&str, Option<&str>, [f32; 3])> = table
+                .iter()
+                .map(|(n, p, x)| (n.as_str(), p.as_deref(), *x))
+                .collect();
+            let mut joints = skeleton(&rows).joints().to_vec();
+            for joint in joints.iter_mut().filter(|j| j.name.ends_with('4')) {
+                joint.end = Some(Vec3::new(0.02, 0.0, 0.0));
+            }
+            let s = Skeleton::new(joints).expect("a skeleton");
+            let rig = RestJoints::new(&s);
+            let digits = solve_fingers(&rig, 0, Vec3::Z);
+            let names = |f: usize| -> Vec<&str> {
+                let d = digits.iter().find(|d| d.finger == f).expect("a digit");
+                d.joints.iter().map(|&j| rig.name(j)).collect()
+            };
+            assert_eq!(names(1), finger, "knuckles {knuckles}");
+            assert_eq!(names(0), thumb, "knuckles {knuckles}");
         }
     }
 
