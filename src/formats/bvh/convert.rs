@@ -15,6 +15,7 @@ use super::hierarchy::{Axis, Channel, JointDef};
 use super::hip_turn::HipTurn;
 use super::lexer::quote;
 use super::motion::RawMotion;
+use super::motion_up::stand_take_up;
 use super::rest_frame::{FilePose, Upright, choose_rest_frame, up_of, zero_pose_upright};
 use super::root_pivot::move_root_to_children;
 use super::teleport::hold_teleports;
@@ -106,6 +107,10 @@ pub(super) fn build(
 
     notes.extend(empty_notes);
     // A rest taken from a frame keeps that frame's rotations as they are.
+    // A zero-pose rest standing along +Y, its up axis guessed: the take may stand
+    // along +Z (`motion_up`).
+    let may_stand_up =
+        rest_frame.is_none() && options.up.is_none() && upright == Upright::along(UpAxis::Y);
     let hip_turn = rest_frame
         .is_none()
         .then(|| HipTurn::find(&defs, basis.rotation.conjugate() * Vec3::Y))
@@ -117,6 +122,9 @@ pub(super) fn build(
             notes.push(hip_turn_note(&defs, h, turned));
         }
         notes.extend(zero_positions_note(&defs, &keep_offset));
+        if may_stand_up {
+            notes.extend(stand_take_up(&skeleton, &mut motion));
+        }
         notes.extend(short_first_frame_note(&skeleton, &motion, up));
         notes.extend(lift_onto_floor(&skeleton, &mut motion));
         motion

@@ -43,6 +43,9 @@
 //! origin than a tenth of the figure's height (a pelvis at the origin, as Kinect and
 //! video estimates write it) is lifted onto its floor (`floor.rs`), with a note.
 //!
+//! A take whose every frame stands along +Z on a floor at Z = 0 under a zero-pose rest
+//! standing along +Y (the skeleton written +Y up, the motion +Z up) has its roots
+//! turned to +Y up (`motion_up.rs`), with a note, unless it lies on a floor at Y = 0.
 //! It also notes a first frame less than half as tall as the rest pose (the motion
 //! may have another up axis than the rest pose).
 //!
@@ -55,6 +58,7 @@ mod hierarchy;
 mod hip_turn;
 mod lexer;
 mod motion;
+mod motion_up;
 mod rest_frame;
 mod root_pivot;
 mod teleport;

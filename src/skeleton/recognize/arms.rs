@@ -16,6 +16,9 @@ pub(super) struct ArmBranch {
     /// Arm roots: `[0]` on leg A's side of the midline, `[1]` on leg B's.
     pub(super) arms: [usize; 2],
     pub(super) head: Option<usize>,
+    /// The spine joint the head chain leaves: `branch`, or a joint below it when
+    /// nothing goes up from the branch (`neck_below_branch`).
+    pub(super) neck_from: usize,
 }
 
 /// Heuristic: the upper chest is the joint (in the body above the hips) with two
@@ -27,6 +30,8 @@ pub(super) struct ArmBranch {
 /// any rest pose). The head is the branch's tallest child starting near the midline.
 /// The spine rises to the branch: a branch further ahead of the hips than above them
 /// is a four-legged animal's chest, its front legs splayed wider than the hind ones.
+/// When nothing goes up from the branch, the head may leave the spine below it
+/// (`neck_below_branch`).
 pub(super) fn find_arm_branch(
     rig: &RestJoints,
     pelvis: &Pelvis,
@@ -88,6 +93,18 @@ pub(super) fn find_arm_branch(
                     .partial_cmp(&(rig.pref(y), rig.high[y]))
                     .unwrap_or(std::cmp::Ordering::Equal)
             });
+        let below = match head {
+            Some(_) => None,
+            None => neck_below_branch(rig, pelvis, b, |c| {
+                midline.lateral_of(rig.pos[c]).abs() < half
+                    && lat_hi[c] < 1.4 * half
+                    && -lat_lo[c] < 1.4 * half
+            }),
+        };
+        let (head, neck_from) = match below {
+            Some((from, h)) => (Some(h), from),
+            None => (head, b),
+        };
         let key = (pa + pb, fa.min(fb));
         if best.as_ref().is_none_or(|(k, _)| key > *k) {
             best = Some((
@@ -96,6 +113,7 @@ pub(super) fn find_arm_branch(
                     branch: b,
                     arms: [a, bb],
                     head,
+                    neck_from,
                 },
             ));
         }
@@ -129,6 +147,42 @@ pub(super) fn find_arm_branch(
                 rig.name(pelvis.hips)
             )
         })
+    })
+}
+
+/// Heuristic: a head chain that leaves the spine below the arm branch `branch`.
+/// Some Biovision-style writers hang `Neck` from the lower chest joint, beside the
+/// upper one that carries the collars: nothing goes up from the arm branch, and the
+/// head rises from the joint below. Going down the spine from the branch's parent to
+/// the hips' body child, the first joint with another child (`near`: starting near
+/// the midline and staying there, no arm) whose subtree rises above the branch is
+/// where the head chain leaves; returns that joint and the child.
+fn neck_below_branch(
+    rig: &RestJoints,
+    pelvis: &Pelvis,
+    branch: usize,
+    near: impl Fn(usize) -> bool,
+) -> Option<(usize, usize)> {
+    let mut path = rig.path(pelvis.spine_root, branch);
+    // From the branch down to the spine root.
+    path.reverse();
+    path.windows(2).find_map(|w| {
+        let (above, at) = (w[0], w[1]);
+        rig.kids[at]
+            .iter()
+            .copied()
+            .filter(|&c| {
+                c != above
+                    && !rig.avoid(c)
+                    && near(c)
+                    && rig.high[c] > rig.pos[branch].y + 0.02 * pelvis.span
+            })
+            .max_by(|&x, &y| {
+                rig.high[x]
+                    .partial_cmp(&rig.high[y])
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })
+            .map(|c| (at, c))
     })
 }
 
@@ -417,4 +471,64 @@ pub(super) fn solve_arm(
         hand_fork,
         cost,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::recognize;
+    use super::super::test_support::skeleton;
+    use crate::humanoid::HumanBone as B;
+
+    #[test]
+    fn a_neck_leaving_the_spine_below_the_arm_branch_is_the_neck() {
+        // Biovision style: `Neck` hangs from the lower chest joint `Chest`, beside
+        // `Chest2`, which carries the collars; arms down, no toes below the ankles
+        // but a nub.
+        let mut rows: Vec<(String, String, [f32; 3])> = [
+            ("Hips", "", [0.0, 1.0, 0.0]),
+            ("Chest", "Hips", [0.0, 1.12, 0.0]),
+            ("Chest2", "Chest", [0.0, 1.28, 0.0]),
+            ("Neck", "Chest", [0.0, 1.39, 0.0]),
+            ("Head", "Neck", [0.0, 1.52, 0.0]),
+            ("HeadTop", "Head", [0.0, 1.63, 0.0]),
+        ]
+        .iter()
+        .map(|(n, p, at)| (n.to_string(), p.to_string(), *at))
+        .collect();
+        for (side, x) in [("Left", 1.0f32), ("Right", -1.0)] {
+            let limb = [
+                ("Collar", "Chest2", [0.03, 1.39, 0.04]),
+                ("Shoulder", "Collar", [0.17, 1.39, 0.04]),
+                ("Elbow", "Shoulder", [0.17, 1.08, 0.04]),
+                ("Wrist", "Elbow", [0.17, 0.83, 0.04]),
+                ("Fingers", "Wrist", [0.17, 0.70, 0.04]),
+                ("Hip", "Hips", [0.09, 1.0, 0.0]),
+                ("Knee", "Hip", [0.09, 0.53, 0.0]),
+                ("Ankle", "Knee", [0.09, 0.08, 0.0]),
+                ("Toe", "Ankle", [0.09, 0.0, 0.12]),
+            ];
+            for (name, parent, [px, py, pz]) in limb {
+                let parent = if matches!(parent, "Chest2" | "Hips") {
+                    parent.to_owned()
+                } else {
+                    format!("{side}{parent}")
+                };
+                rows.push((format!("{side}{name}"), parent, [x * px, py, pz]));
+            }
+        }
+        let table: Vec<(&str, Option<&str>, [f32; 3])> = rows
+            .iter()
+            .map(|(n, p, at)| (n.as_str(), (!p.is_empty()).then_some(p.as_str()), *at))
+            .collect();
+        let r = recognize(&skeleton(&table)).into_humanoid().unwrap();
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::Spine), Some("Chest"));
+        assert_eq!(at(B::Chest), None);
+        assert_eq!(at(B::Neck), Some("Neck"));
+        assert_eq!(at(B::Head), Some("Head"));
+        assert_eq!(at(B::LeftShoulder), Some("LeftCollar"));
+        assert_eq!(at(B::LeftUpperArm), Some("LeftShoulder"));
+        assert_eq!(at(B::RightHand), Some("RightWrist"));
+        assert_eq!(at(B::LeftFoot), Some("LeftAnkle"));
+    }
 }

@@ -50,7 +50,7 @@ pub(super) fn assemble(rig: &RestJoints, pelvis: &Pelvis) -> Body {
         .map(|b| b.arms.map(|root| solve_arm(rig, root, b.branch, &midline)));
     let neck = branch
         .as_ref()
-        .and_then(|b| b.head.map(|h| solve_neck(rig, b.branch, h)));
+        .and_then(|b| b.head.map(|h| solve_neck(rig, b.neck_from, h)));
     let face = neck.as_ref().map(|n| solve_face(rig, n.head, &midline));
     let eyes = face.as_ref().and_then(|f| f.eyes).map(|(a, b, _)| (a, b));
 
@@ -241,11 +241,26 @@ fn put_spine(
     biped: bool,
     hips: usize,
 ) -> bool {
-    let mut chain = rig.path(pelvis.spine_root, branch.branch);
+    // A head leaving the spine below the arms ends the spine there: the joints up to
+    // the arms stay unmapped, so neck and shoulders both hang below the top spine bone.
+    let top = branch.neck_from;
+    let mut chain = rig.path(pelvis.spine_root, top);
     if biped {
         chain.insert(0, pelvis.hips);
     }
-    let arms_from_neck = rig.names[branch.branch].role == Some(Role::Neck) && chain.len() >= 2;
+    if top != branch.branch {
+        body.notes.push(format!(
+            "the neck `{}` leaves the spine at `{}`, below `{}` where the arms branch: the \
+             spine ends at `{}`",
+            rig.name(branch.head.unwrap_or(top)),
+            rig.name(top),
+            rig.name(branch.branch),
+            rig.name(top)
+        ));
+    }
+    let arms_from_neck = top == branch.branch
+        && rig.names[branch.branch].role == Some(Role::Neck)
+        && chain.len() >= 2;
     let torso = if arms_from_neck {
         &chain[..chain.len() - 1]
     } else {

@@ -27,7 +27,9 @@
 //!    below half the knee's height, the toes the next joint.
 //! 4. `Midline` (`facing.rs`): the lateral axis and the midline, from the legs.
 //! 5. `find_arm_branch` (`arms.rs`): the upper chest is the joint with two one-sided
-//!    subtrees reaching far out to either side; the head is its tallest centred child.
+//!    subtrees reaching far out to either side; the head is its tallest centred child,
+//!    or, when none rises, a centred child of a spine joint below it (the spine then
+//!    ends at that joint).
 //! 6. `solve_arm` (`arms.rs`): upper arm, forearm and hand along the arm's main line
 //!    by proportion (upper arm about 1.15 forearms), a shoulder joint out to the
 //!    side, straight twist joints and names; the clavicle lies before the upper arm.
