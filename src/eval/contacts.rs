@@ -1,21 +1,32 @@
 //! The source's own foot contacts over a whole clip (`SourceContacts`): what mocap
 //! mode's evaluation scores skate on, and what the solver's live contacts are compared
-//! with. Found from the source's feet alone, on the source's body: its floor is the
-//! `floor_percentile` low percentile of the lowest slow sole of each frame
-//! (`ik::mocap::sole_height`: a toe joint less the toe's rest height over the soles;
-//! `ik::mocap::is_slow` on that joint's speed; every frame's lowest sole when no sole
-//! is ever slow),
-//! and a foot's contact is `ik::mocap::FootContact`'s test over that floor on the
-//! source's hips height, frame after frame, as mocap mode runs it live on the floor it
-//! follows. Pure code over frames already retargeted to normalized poses.
+//! with. Found from the source's feet alone, on the source's body: its floor is a
+//! plane through the lowest slow sole of each frame (`ik::mocap::sole_height`: a
+//! toe joint less the toe's rest height over the soles; `ik::mocap::is_slow` on that
+//! joint's speed; every frame's lowest sole when no sole is ever slow): its tilt the
+//! least-squares slope of those soles' heights over where they stand, shrunk where
+//! the soles spread less than `LEVEL_SPREAD` hips heights and at most `MAX_TILT`
+//! (a capture volume calibrated off level rises a few centimetres over a long walk),
+//! its height the `floor_percentile` low percentile of the soles over the tilted
+//! plane. A foot's contact is `ik::mocap::FootContact`'s test over that floor under
+//! the ankle on the source's hips height, frame after frame, as mocap mode runs it
+//! live on the floor it follows. Pure code over frames already retargeted to
+//! normalized poses.
 
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 
 use crate::humanoid::HumanBone;
 use crate::ik::body::{BodyFrame, BodyProportions};
 use crate::ik::mocap::{FootContact, FootSpeeds, MocapIkConfig, is_slow, sole_height, sole_joint};
 
 use super::frame_interval;
+
+/// Below this spread of the soles along a direction, in hips heights, the floor's
+/// slope along it is shrunk towards level (a walk in place shows no tilt).
+const LEVEL_SPREAD: f32 = 0.5;
+/// The steepest floor read, rise over run (about 3°): a steeper trend of the soles
+/// is the motion's (a climb), not the floor's.
+const MAX_TILT: f32 = 0.05;
 
 /// Where the source's feet are on each frame, collected before `finish`.
 #[derive(Debug, Clone, Default)]
@@ -26,8 +37,11 @@ pub struct SourceContacts {
     soles: Vec<[f32; 2]>,
     /// Per frame and foot, once `finish` ran: in contact.
     pub contacts: Vec<[bool; 2]>,
-    /// The floor found, source model metres.
+    /// The floor found under the soles' mean place, source model metres.
     pub floor: f32,
+    /// The floor's rise per metre along X and Z, and the place `floor` is at.
+    pub tilt: Vec2,
+    pub centre: Vec2,
 }
 
 impl SourceContacts {
@@ -65,39 +79,82 @@ impl SourceContacts {
                 [0, 1].map(|side| feet[side].track(ankles[side].0, ankles[side].1, dt))
             })
             .collect();
-        let lowest_of = |slow_only: bool| {
-            let mut lowest: Vec<f32> = (self.soles.iter().zip(&speeds))
-                .filter_map(|(soles, speeds)| {
+        // Per frame, the lowest (slow) sole: where it stands and its height.
+        let lowest_of = |slow_only: bool| -> Vec<(Vec2, f32)> {
+            (self.soles.iter().zip(&speeds).zip(&self.ankles))
+                .filter_map(|((soles, speeds), ankles)| {
                     [0, 1]
                         .into_iter()
                         .filter(|&side| {
                             !slow_only || is_slow(speeds[side].sole, hips_height, config)
                         })
-                        .map(|side| soles[side])
-                        .filter(|s| s.is_finite())
-                        .reduce(f32::min)
+                        .filter(|&side| soles[side].is_finite())
+                        .map(|side| {
+                            let at = ankles[side].1;
+                            (Vec2::new(at.x, at.z), soles[side])
+                        })
+                        .reduce(|a, b| if b.1 < a.1 { b } else { a })
                 })
-                .collect();
-            lowest.sort_by(f32::total_cmp);
-            lowest
+                .collect()
         };
         let mut lowest = lowest_of(true);
         if lowest.is_empty() {
             lowest = lowest_of(false);
         }
+        (self.tilt, self.centre) = tilt(&lowest, hips_height);
+        let mut over: Vec<f32> = lowest
+            .iter()
+            .map(|&(at, h)| h - self.tilt.dot(at - self.centre))
+            .collect();
+        over.sort_by(f32::total_cmp);
         let p = config.floor_percentile.clamp(0.0, 1.0);
-        let at = ((lowest.len().saturating_sub(1)) as f32 * p).round() as usize;
-        self.floor = lowest.get(at).copied().unwrap_or(0.0);
+        let at = ((over.len().saturating_sub(1)) as f32 * p).round() as usize;
+        self.floor = over.get(at).copied().unwrap_or(0.0);
         let rest = [HumanBone::LeftFoot, HumanBone::RightFoot].map(|f| body.rest_height(f));
+        let (floor, tilt, centre) = (self.floor, self.tilt, self.centre);
         self.contacts = (self.ankles.iter().zip(&speeds))
             .map(|(ankles, speeds)| {
                 [0, 1].map(|side| {
-                    let height = ankles[side].0.y - self.floor - rest[side];
+                    let ankle = ankles[side].0;
+                    let under = floor + tilt.dot(Vec2::new(ankle.x, ankle.z) - centre);
+                    let height = ankle.y - under - rest[side];
                     feet[side].update(speeds[side].ankle, height, hips_height, config)
                 })
             })
             .collect();
     }
+}
+
+/// The floor's tilt (rise per metre along X and Z) fitted to `soles` (where each
+/// stands, its height) and their mean place (module header): the least-squares
+/// slope, its normal equations' spread raised by `LEVEL_SPREAD` hips heights squared
+/// so that a direction the soles barely move along stays level, at most `MAX_TILT`.
+fn tilt(soles: &[(Vec2, f32)], hips_height: f32) -> (Vec2, Vec2) {
+    let n = soles.len().max(1) as f32;
+    let centre = soles.iter().map(|s| s.0).sum::<Vec2>() / n;
+    let mean = soles.iter().map(|s| s.1).sum::<f32>() / n;
+    let (mut xx, mut xz, mut zz, mut xh, mut zh) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for &(at, h) in soles {
+        let d = at - centre;
+        let dh = h - mean;
+        xx += d.x * d.x / n;
+        xz += d.x * d.y / n;
+        zz += d.y * d.y / n;
+        xh += d.x * dh / n;
+        zh += d.y * dh / n;
+    }
+    let level = (LEVEL_SPREAD * hips_height).powi(2);
+    let (a, b, d) = (xx + level, xz, zz + level);
+    let det = a * d - b * b;
+    if !(det.is_finite() && det > 0.0) {
+        return (Vec2::ZERO, centre);
+    }
+    let slope = Vec2::new(d * xh - b * zh, a * zh - b * xh) / det;
+    let slope = match slope.is_finite() {
+        true => slope.clamp_length_max(MAX_TILT),
+        false => Vec2::ZERO,
+    };
+    (slope, centre)
 }
 
 #[cfg(test)]
@@ -148,6 +205,70 @@ mod tests {
         for (i, [left, right]) in contacts.contacts.iter().enumerate() {
             assert_eq!(*right, i > 0, "frame {i}");
             assert_eq!(*left, i > 0 && times[i] <= 0.5, "frame {i}");
+        }
+    }
+
+    #[test]
+    fn a_capture_floor_rising_along_a_long_walk_holds_every_stance() {
+        use HumanBone as B;
+        // Hips 1 m up, ankles 8 cm, toes 2 cm. An 8 s walk at 1 m/s along +Z on a
+        // floor rising 2 cm per metre (16 cm over the walk, more than the 10 cm a
+        // contact may stand above a level floor): each foot stands half a second,
+        // then swings a metre ahead in the next half.
+        let mut rest = [None; BONE_COUNT];
+        rest[B::Hips.index()] = Some(Vec3::Y);
+        for (x, foot, toe) in [
+            (0.1, B::LeftFoot, B::LeftToes),
+            (-0.1, B::RightFoot, B::RightToes),
+        ] {
+            rest[foot.index()] = Some(Vec3::new(x, 0.08, 0.0));
+            rest[toe.index()] = Some(Vec3::new(x, 0.02, 0.12));
+        }
+        let body = BodyProportions::from_positions(&rest, 1.0);
+        let rise = 0.02;
+        let times: Vec<f32> = (0..320).map(|i| i as f32 / 40.0).collect();
+        // Where a foot is at `t` with its cycle shifted by `phase` seconds, and
+        // whether it stands.
+        let foot = |t: f32, phase: f32, x: f32| {
+            let c = t + phase;
+            let (step, within) = (c.floor(), c.fract());
+            let (z, lift, stands) = match within < 0.5 {
+                true => (step, 0.0, true),
+                false => {
+                    let s = (within - 0.5) / 0.5;
+                    (step + s, 0.1 * (std::f32::consts::PI * s).sin(), false)
+                }
+            };
+            let z = z - phase;
+            (Vec3::new(x, 0.08 + rise * z + lift, z), stands)
+        };
+        let mut contacts = SourceContacts::with_capacity(times.len());
+        let mut standing = Vec::new();
+        for t in &times {
+            let mut frame = BodyFrame::default();
+            let (left, l) = foot(*t, 0.0, 0.1);
+            let (right, r) = foot(*t, 0.5, -0.1);
+            for (bone, at) in [
+                (B::LeftFoot, left),
+                (B::LeftToes, left + Vec3::new(0.0, -0.06, 0.12)),
+                (B::RightFoot, right),
+                (B::RightToes, right + Vec3::new(0.0, -0.06, 0.12)),
+            ] {
+                frame.model_positions[bone.index()] = Vec3A::from(at);
+            }
+            contacts.push(&frame, &body);
+            standing.push([l, r]);
+        }
+        contacts.finish(&body, &times, &MocapIkConfig::default());
+        assert!((contacts.tilt.y - rise).abs() < 0.002, "{}", contacts.tilt);
+        // Every stance frame after a stance's first (the foot was still moving into
+        // it) is a contact, at the start of the walk and at its end.
+        for i in 1..times.len() {
+            for side in 0..2 {
+                if standing[i][side] && standing[i - 1][side] {
+                    assert!(contacts.contacts[i][side], "frame {i}, foot {side}");
+                }
+            }
         }
     }
 }
