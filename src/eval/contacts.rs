@@ -263,10 +263,10 @@ mod tests {
         assert!((contacts.tilt.y - rise).abs() < 0.002, "{}", contacts.tilt);
         // Every stance frame after a stance's first (the foot was still moving into
         // it) is a contact, at the start of the walk and at its end.
-        for i in 1..times.len() {
+        for (i, pair) in standing.windows(2).enumerate() {
             for side in 0..2 {
-                if standing[i][side] && standing[i - 1][side] {
-                    assert!(contacts.contacts[i][side], "frame {i}, foot {side}");
+                if pair[0][side] && pair[1][side] {
+                    assert!(contacts.contacts[i + 1][side], "frame {}, foot {side}", i + 1);
                 }
             }
         }
