@@ -264,10 +264,10 @@ mod tests {
         // Every stance frame after a stance's first (the foot was still moving into
         // it) is a contact, at the start of the walk and at its end.
         for (i, pair) in standing.windows(2).enumerate() {
-            for side in 0..2 {
-                if pair[0][side] && pair[1][side] {
-                    assert!(contacts.contacts[i + 1][side], "frame {}, foot {side}", i + 1);
-                }
+            let held = [0, 1].map(|side| pair[0][side] && pair[1][side]);
+            for (side, (&held, &contact)) in held.iter().zip(&contacts.contacts[i + 1]).enumerate()
+            {
+                assert!(!held || contact, "frame {}, foot {side}", i + 1);
             }
         }
     }
