@@ -248,14 +248,6 @@ mod tests {
             ),
             ("NaN key", nan_key, "animations[0].samplers[0]"),
             (
-                "unknown bone",
-                with_json(&good, |v| {
-                    let bones = &mut v["extensions"][EXTENSION]["humanoid"]["humanBones"];
-                    bones["tail"] = serde_json::json!({"node": 0});
-                }),
-                "humanBones.tail: not a VRM 1.0 humanoid bone name",
-            ),
-            (
                 "spec version",
                 with_json(&good, |v| {
                     v["extensions"][EXTENSION]["specVersion"] = "2.0".into()
@@ -298,6 +290,40 @@ mod tests {
             assert!(err.starts_with("bad.vrma"), "{what}: {err}");
             assert!(err.contains(expected), "{what}: `{err}` lacks `{expected}`");
             assert!(!err.contains('\n'), "{what}: {err}");
+        }
+    }
+
+    #[test]
+    fn bone_names_outside_vrm_are_ignored_with_a_note_and_the_others_play() {
+        // A BVH-to-VRMA converter names its finger end joints `leftThumbTip` ...:
+        // no avatar has them, three-vrm-animation reads the file all the same.
+        let (writer, frames, _) = performance();
+        let good = writer.to_bytes();
+        let tipped = with_json(&good, |v| {
+            let bones = &mut v["extensions"][EXTENSION]["humanoid"]["humanBones"];
+            bones["leftThumbTip"] = bones["leftUpperArm"].clone();
+            bones["tail"] = serde_json::json!({"node": 0});
+        });
+        let read = parse(&tipped, Path::new("tips.vrma"), None).unwrap();
+        assert_eq!(
+            read.notes(),
+            [
+                "extensions.VRMC_vrm_animation.humanoid.humanBones: 2 not VRM 1.0 humanoid bone names, ignored (no avatar has such a bone): `leftThumbTip`, `tail`"
+            ]
+        );
+        let plain = parse(&good, Path::new("plain.vrma"), None).unwrap();
+        assert_eq!(
+            read.bones().collect::<Vec<_>>(),
+            plain.bones().collect::<Vec<_>>()
+        );
+        for (t, _) in &frames {
+            let (mut got, mut want) = (HumanoidPose::default(), HumanoidPose::default());
+            read.sample(*t, &mut got);
+            plain.sample(*t, &mut want);
+            for bone in crate::humanoid::bone::ALL {
+                assert_eq!(got.rotation(bone), want.rotation(bone), "{bone} at {t}");
+            }
+            assert_eq!(got.hips_position, want.hips_position);
         }
     }
 

@@ -280,11 +280,16 @@ impl Declared {
         let mut bones = [None; BONE_COUNT];
         let humanoid = ext.get("humanoid");
         let bones_place = format!("{base}.humanoid.humanBones");
+        // Names outside VRM 1.0 (`leftThumbTip` on a BVH converter's end joints) name
+        // no bone of any avatar: three-vrm-animation reads the file and plays the
+        // others, and so does this reader.
+        let mut unknown = Vec::new();
         for (name, value) in object(humanoid.and_then(|h| h.get("humanBones")), &bones_place)? {
             let place = format!("{bones_place}.{name}");
-            let bone: HumanBone = name
-                .parse()
-                .map_err(|_| invalid(path, &place, "not a VRM 1.0 humanoid bone name"))?;
+            let Ok(bone) = name.parse::<HumanBone>() else {
+                unknown.push(format!("`{name}`"));
+                continue;
+            };
             let node = node_at(&value, &place)?;
             // One node, one bone: its channels could not say which bone they move.
             if let Some(other) = bones.iter().position(|n| *n == Some(node)) {
@@ -296,6 +301,13 @@ impl Declared {
                 ));
             }
             bones[bone.index()] = Some(node);
+        }
+        if !unknown.is_empty() {
+            notes.push(format!(
+                "{bones_place}: {} not VRM 1.0 humanoid bone names, ignored (no avatar has such a bone): {}",
+                unknown.len(),
+                unknown.join(", ")
+            ));
         }
         let expressions = ext.get("expressions");
         let mut presets = Vec::new();
