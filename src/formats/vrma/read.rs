@@ -85,8 +85,14 @@ fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, 
     for bone in crate::humanoid::bone::ALL {
         rest_positions[bone.index()] = node_of(bone).map(|n| Vec3::from(world[n].translation));
     }
+    let lift = standing_lift(&rest_positions, &mut notes);
+    for position in rest_positions.iter_mut().flatten() {
+        *position += lift;
+    }
+    // The hips track's points are lifted with the rest.
+    let hips_parent = Affine3A::from_translation(lift) * hips_parent;
     let rest = VrmaRest::from_positions(&rest_positions, declared.look_at_offset);
-    let rest_hips_position = hips_node.map_or(Vec3::ZERO, |n| Vec3::from(world[n].translation));
+    let rest_hips_position = rest_positions[HumanBone::Hips.index()].unwrap_or(Vec3::ZERO);
 
     let mut result = VrmaAnimation {
         name: None,
@@ -209,6 +215,33 @@ fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, 
     }
     result.duration = result.last_key_time();
     Ok(result)
+}
+
+/// How far up a rest whose hips lie at or below the origin (a figure hanging below
+/// it: the VRM Add-on exports an armature turned over so) is moved to stand on its
+/// lowest bone, as a written `.vrma`'s rest stands (`VrmaRest::from_mapped`): the
+/// hips height is then how far the hips are above the feet, and hips motion scales
+/// onto an avatar with its sign. Zero for a rest with the hips above the origin, or
+/// with no bone below the hips (legs hanging from above them). three-vrm-animation
+/// scales such a file's hips motion by a negative factor.
+fn standing_lift(rest_positions: &[Option<Vec3>; BONE_COUNT], notes: &mut Vec<String>) -> Vec3 {
+    let Some(hips) = rest_positions[HumanBone::Hips.index()] else {
+        return Vec3::ZERO;
+    };
+    let lowest = rest_positions
+        .iter()
+        .flatten()
+        .map(|p| p.y)
+        .fold(f32::INFINITY, f32::min);
+    if hips.y > 0.0 || !(lowest < hips.y) {
+        return Vec3::ZERO;
+    }
+    notes.push(format!(
+        "the rest's hips lie {:.3} m below the origin (the figure hangs below it): the rest stands on its lowest bone, hips {:.3} m up, and the hips motion moves with it",
+        -hips.y,
+        hips.y - lowest
+    ));
+    Vec3::new(0.0, -lowest, 0.0)
 }
 
 /// What a node stands for in the file's extension.
