@@ -164,7 +164,7 @@ impl HumanoidReader<'_> {
         &self,
         key: &str,
         vrm: &Value,
-        mut skipped: Option<&mut Vec<String>>,
+        skipped: Option<&mut Vec<String>>,
     ) -> Result<Vec<(HumanBone, usize)>, GltfError> {
         let place = &format!("extensions.{key}.humanoid.humanBones");
         let bones = vrm
@@ -184,7 +184,7 @@ impl HumanoidReader<'_> {
             let node = self.node(entry.get("node"), &format!("{place}.{name}.node"))?;
             out.push((bone, node));
         }
-        if let (Some(notes), false) = (skipped.as_deref_mut(), unknown.is_empty()) {
+        if let (Some(notes), false) = (skipped, unknown.is_empty()) {
             notes.push(format!(
                 "{place}: {} not VRM 1.0 humanoid bone names, ignored (no avatar has such a bone): {}",
                 unknown.len(),

@@ -233,7 +233,7 @@ fn standing_lift(rest_positions: &[Option<Vec3>; BONE_COUNT], notes: &mut Vec<St
         .flatten()
         .map(|p| p.y)
         .fold(f32::INFINITY, f32::min);
-    if hips.y > 0.0 || !(lowest < hips.y) {
+    if hips.y > 0.0 || lowest.partial_cmp(&hips.y) != Some(std::cmp::Ordering::Less) {
         return Vec3::ZERO;
     }
     notes.push(format!(
