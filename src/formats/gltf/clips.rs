@@ -637,6 +637,35 @@ mod tests {
     }
 
     #[test]
+    fn channels_keyed_through_animation_pointers_play_as_node_channels() {
+        // Unity's exporters key every clip through KHR_animation_pointer: the walk
+        // with its two channels pointing at `/nodes/1/rotation` and
+        // `/nodes/0/translation`, plus one at a material that moves no joint.
+        let mut doc = shared_walk();
+        let pointer = |p: &str| {
+            json!({"sampler": 0, "target": {
+            "path": "pointer", "extensions": {"KHR_animation_pointer": {"pointer": p}}}})
+        };
+        let channels = &mut doc["animations"][0]["channels"];
+        channels[0] = pointer("/nodes/1/rotation");
+        channels[1] = pointer("/nodes/0/translation");
+        channels[1]["sampler"] = 1.into();
+        channels
+            .as_array_mut()
+            .unwrap()
+            .push(pointer("/materials/0/pbrMetallicRoughness/baseColorFactor"));
+        let rig = parse_doc(&doc).unwrap();
+        assert!(rig.notes.is_empty(), "{:?}", rig.notes);
+        let plain = parse_doc(&shared_walk()).unwrap();
+        let (motion, want) = (only_clip(&rig), only_clip(&plain));
+        assert_eq!(motion.times(), want.times());
+        for (got, want) in motion.frames().zip(want.frames()) {
+            assert_eq!(got.rotations, want.rotations);
+            assert_eq!(got.translations, want.translations);
+        }
+    }
+
+    #[test]
     fn keys_covered_by_the_densest_channel_are_not_resampled() {
         // Blender keeps a constant channel's first and last key only.
         let ends = [0.0, 1.0];

@@ -17,6 +17,7 @@ use gltf::json::accessor::{ComponentType, GenericComponentType, Type};
 use gltf::json::validation::Checked;
 use serde_json::Value;
 
+use super::animation_pointer::node_target;
 use super::external;
 use crate::formats::glb::split_glb;
 
@@ -762,8 +763,10 @@ impl std::fmt::Display for AccessorSpec {
 /// without a source) cannot refuse the file; gltf-json is stricter than the spec
 /// in two places the skeleton needs, made up here: a scene may lack `nodes`, and a
 /// channel may lack `target.node` when an extension replaces it
-/// (EXT_skeleton_humanoid's `humanoidBoneName`, KHR_animation_pointer); such
-/// channels are left out of the typed JSON and stay in `raw` for their readers.
+/// (EXT_skeleton_humanoid's `humanoidBoneName`, KHR_animation_pointer); a pointer to
+/// a node's transform or weights is read as that node's channel
+/// (`animation_pointer`), other such channels are left out of the typed JSON and
+/// stay in `raw` for their readers.
 fn skeleton_part(raw: &Value) -> Value {
     const KEYS: [&str; 9] = [
         "asset",
@@ -797,6 +800,12 @@ fn skeleton_part(raw: &Value) -> Value {
     if let Some(animations) = part.get_mut("animations").and_then(Value::as_array_mut) {
         for animation in animations {
             if let Some(channels) = animation.get_mut("channels").and_then(Value::as_array_mut) {
+                for channel in channels.iter_mut() {
+                    let plain = channel.get("target").and_then(node_target);
+                    if let Some(target) = plain {
+                        channel["target"] = target;
+                    }
+                }
                 channels.retain(|c| !nodeless(c));
             }
         }

@@ -65,11 +65,11 @@ pub(super) fn read_humanoid(
         "VRMC_vrm" => {
             reader.vrm1_spec_version(value, notes)?;
             (
-                reader.vrm1(key, value)?,
+                reader.vrm1(key, value, None)?,
                 TPoseSource::Declared { half_turn: false },
             )
         }
-        "VRMC_vrm_animation" => (reader.vrm1(key, value)?, TPoseSource::Measured),
+        "VRMC_vrm_animation" => (reader.vrm1(key, value, Some(notes))?, TPoseSource::Measured),
         "VRM" => {
             notes.push("VRM 0.x model: faces -Z; the rest correction turns it to +Z".to_owned());
             (
@@ -157,8 +157,15 @@ impl HumanoidReader<'_> {
     }
 
     /// VRM 1.0 (`VRMC_vrm`, and `VRMC_vrm_animation` alike):
-    /// `humanoid.humanBones = {"hips": {"node": 3}, ...}`.
-    fn vrm1(&self, key: &str, vrm: &Value) -> Result<Vec<(HumanBone, usize)>, GltfError> {
+    /// `humanoid.humanBones = {"hips": {"node": 3}, ...}`. With `skipped`, names
+    /// outside VRM 1.0 are left out with a note there (a `.vrma`'s, as its reader
+    /// does: `vrma::read`); without, they are refused.
+    fn vrm1(
+        &self,
+        key: &str,
+        vrm: &Value,
+        skipped: Option<&mut Vec<String>>,
+    ) -> Result<Vec<(HumanBone, usize)>, GltfError> {
         let place = &format!("extensions.{key}.humanoid.humanBones");
         let bones = vrm
             .get("humanoid")
@@ -167,10 +174,22 @@ impl HumanoidReader<'_> {
             .as_object()
             .ok_or_else(|| self.invalid(place, "expected an object of bone: {\"node\": index}"))?;
         let mut out = Vec::with_capacity(bones.len());
+        let mut unknown = Vec::new();
         for (name, entry) in bones {
+            if skipped.is_some() && name.parse::<HumanBone>().is_err() {
+                unknown.push(format!("`{name}`"));
+                continue;
+            }
             let bone = self.bone(name, &format!("{place}.{name}"))?;
             let node = self.node(entry.get("node"), &format!("{place}.{name}.node"))?;
             out.push((bone, node));
+        }
+        if let (Some(notes), false) = (skipped, unknown.is_empty()) {
+            notes.push(format!(
+                "{place}: {} not VRM 1.0 humanoid bone names, ignored (no avatar has such a bone): {}",
+                unknown.len(),
+                unknown.join(", ")
+            ));
         }
         Ok(out)
     }
@@ -353,6 +372,25 @@ mod tests {
                 "{PATH}: extensions.EXT_skeleton_humanoid.humanoidSkeletons[0].humanoidBones.tail: `tail` is not a VRM 1.0 humanoid bone name"
             )
         );
+    }
+
+    #[test]
+    fn a_vrma_map_leaves_out_names_outside_vrm_with_a_note() {
+        // A BVH-to-VRMA converter's finger end joints (`leftThumbTip`): read as
+        // the `.vrma` reader reads them; an avatar's map still refuses such a name.
+        let vrma = json!({"VRMC_vrm_animation": {"specVersion": "1.0", "humanoid": {"humanBones": {
+            "hips": {"node": 0}, "spine": {"node": 1}, "head": {"node": 2},
+            "leftThumbTip": {"node": 2}
+        }}}});
+        let rig = parse_doc(&with_extensions(hips_spine_head(), vrma)).unwrap();
+        assert_eq!(
+            rig.notes,
+            [
+                "extensions.VRMC_vrm_animation.humanoid.humanBones: 1 not VRM 1.0 humanoid bone names, ignored (no avatar has such a bone): `leftThumbTip`"
+            ]
+        );
+        assert_eq!(mapped(&rig, HumanBone::Head), Some("Head"));
+        assert_eq!(mapped(&rig, HumanBone::Hips), Some("Hips"));
     }
 
     #[test]

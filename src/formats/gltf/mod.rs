@@ -42,6 +42,7 @@
 //! are there rests as its nodes are posed (both noted). Parsing is pure over bytes except for
 //! external `.bin` buffers, resolved next to the file.
 
+mod animation_pointer;
 mod armature_copy;
 mod clips;
 mod doc;

@@ -248,14 +248,6 @@ mod tests {
             ),
             ("NaN key", nan_key, "animations[0].samplers[0]"),
             (
-                "unknown bone",
-                with_json(&good, |v| {
-                    let bones = &mut v["extensions"][EXTENSION]["humanoid"]["humanBones"];
-                    bones["tail"] = serde_json::json!({"node": 0});
-                }),
-                "humanBones.tail: not a VRM 1.0 humanoid bone name",
-            ),
-            (
                 "spec version",
                 with_json(&good, |v| {
                     v["extensions"][EXTENSION]["specVersion"] = "2.0".into()
@@ -298,6 +290,82 @@ mod tests {
             assert!(err.starts_with("bad.vrma"), "{what}: {err}");
             assert!(err.contains(expected), "{what}: `{err}` lacks `{expected}`");
             assert!(!err.contains('\n'), "{what}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_rest_hanging_below_the_origin_stands_on_its_lowest_bone() {
+        // The take under a root node 2 m down: its hips rest 1.1 m below the
+        // origin. Read standing on its lowest bone, it is the take as written, as
+        // much lower as that bone was above the written take's floor, hips motion
+        // and all.
+        let (writer, frames, _) = performance();
+        let good = writer.to_bytes();
+        let sunk = with_json(&good, |v| {
+            let roots = v["scenes"][0]["nodes"].clone();
+            let nodes = v["nodes"].as_array_mut().unwrap();
+            nodes.push(serde_json::json!({"translation": [0.0, -2.0, 0.0], "children": roots}));
+            v["scenes"][0]["nodes"] = serde_json::json!([nodes.len() - 1]);
+        });
+        let read = parse(&sunk, Path::new("sunk.vrma"), None).unwrap();
+        let plain = parse(&good, Path::new("plain.vrma"), None).unwrap();
+        assert_eq!(read.notes().len(), 1, "{:?}", read.notes());
+        assert!(
+            read.notes()[0].starts_with("the rest's hips lie 1.100 m below the origin"),
+            "{:?}",
+            read.notes()
+        );
+        // The written take's lowest bone: its ankles (it has no toes), 6.6 cm up.
+        let floor = plain
+            .bones()
+            .map(|b| plain.rest().position(b).y)
+            .fold(f32::INFINITY, f32::min);
+        let drop = read.rest_hips_position - plain.rest_hips_position;
+        assert!(drop.x == 0.0 && drop.z == 0.0, "{drop}");
+        assert!((drop.y + floor).abs() < 1e-5, "{drop} {floor}");
+        for (t, _) in &frames {
+            let (mut got, mut want) = (HumanoidPose::default(), HumanoidPose::default());
+            read.sample(*t, &mut got);
+            plain.sample(*t, &mut want);
+            assert!(
+                (got.hips_position - want.hips_position - drop).length() < 1e-5,
+                "{t}"
+            );
+            assert_eq!(got.rest_hips_height, read.rest_hips_position.y);
+        }
+    }
+
+    #[test]
+    fn bone_names_outside_vrm_are_ignored_with_a_note_and_the_others_play() {
+        // A BVH-to-VRMA converter names its finger end joints `leftThumbTip` ...:
+        // no avatar has them, three-vrm-animation reads the file all the same.
+        let (writer, frames, _) = performance();
+        let good = writer.to_bytes();
+        let tipped = with_json(&good, |v| {
+            let bones = &mut v["extensions"][EXTENSION]["humanoid"]["humanBones"];
+            bones["leftThumbTip"] = bones["leftUpperArm"].clone();
+            bones["tail"] = serde_json::json!({"node": 0});
+        });
+        let read = parse(&tipped, Path::new("tips.vrma"), None).unwrap();
+        assert_eq!(
+            read.notes(),
+            [
+                "extensions.VRMC_vrm_animation.humanoid.humanBones: 2 not VRM 1.0 humanoid bone names, ignored (no avatar has such a bone): `leftThumbTip`, `tail`"
+            ]
+        );
+        let plain = parse(&good, Path::new("plain.vrma"), None).unwrap();
+        assert_eq!(
+            read.bones().collect::<Vec<_>>(),
+            plain.bones().collect::<Vec<_>>()
+        );
+        for (t, _) in &frames {
+            let (mut got, mut want) = (HumanoidPose::default(), HumanoidPose::default());
+            read.sample(*t, &mut got);
+            plain.sample(*t, &mut want);
+            for bone in crate::humanoid::bone::ALL {
+                assert_eq!(got.rotation(bone), want.rotation(bone), "{bone} at {t}");
+            }
+            assert_eq!(got.hips_position, want.hips_position);
         }
     }
 

@@ -85,8 +85,14 @@ fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, 
     for bone in crate::humanoid::bone::ALL {
         rest_positions[bone.index()] = node_of(bone).map(|n| Vec3::from(world[n].translation));
     }
+    let lift = standing_lift(&rest_positions, &mut notes);
+    for position in rest_positions.iter_mut().flatten() {
+        *position += lift;
+    }
+    // The hips track's points are lifted with the rest.
+    let hips_parent = Affine3A::from_translation(lift) * hips_parent;
     let rest = VrmaRest::from_positions(&rest_positions, declared.look_at_offset);
-    let rest_hips_position = hips_node.map_or(Vec3::ZERO, |n| Vec3::from(world[n].translation));
+    let rest_hips_position = rest_positions[HumanBone::Hips.index()].unwrap_or(Vec3::ZERO);
 
     let mut result = VrmaAnimation {
         name: None,
@@ -211,6 +217,33 @@ fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, 
     Ok(result)
 }
 
+/// How far up a rest whose hips lie at or below the origin (a figure hanging below
+/// it: the VRM Add-on exports an armature turned over so) is moved to stand on its
+/// lowest bone, as a written `.vrma`'s rest stands (`VrmaRest::from_mapped`): the
+/// hips height is then how far the hips are above the feet, and hips motion scales
+/// onto an avatar with its sign. Zero for a rest with the hips above the origin, or
+/// with no bone below the hips (legs hanging from above them). three-vrm-animation
+/// scales such a file's hips motion by a negative factor.
+fn standing_lift(rest_positions: &[Option<Vec3>; BONE_COUNT], notes: &mut Vec<String>) -> Vec3 {
+    let Some(hips) = rest_positions[HumanBone::Hips.index()] else {
+        return Vec3::ZERO;
+    };
+    let lowest = rest_positions
+        .iter()
+        .flatten()
+        .map(|p| p.y)
+        .fold(f32::INFINITY, f32::min);
+    if hips.y > 0.0 || lowest.partial_cmp(&hips.y) != Some(std::cmp::Ordering::Less) {
+        return Vec3::ZERO;
+    }
+    notes.push(format!(
+        "the rest's hips lie {:.3} m below the origin (the figure hangs below it): the rest stands on its lowest bone, hips {:.3} m up, and the hips motion moves with it",
+        -hips.y,
+        hips.y - lowest
+    ));
+    Vec3::new(0.0, -lowest, 0.0)
+}
+
 /// What a node stands for in the file's extension.
 enum Target {
     Bone(HumanBone),
@@ -280,11 +313,16 @@ impl Declared {
         let mut bones = [None; BONE_COUNT];
         let humanoid = ext.get("humanoid");
         let bones_place = format!("{base}.humanoid.humanBones");
+        // Names outside VRM 1.0 (`leftThumbTip` on a BVH converter's end joints) name
+        // no bone of any avatar: three-vrm-animation reads the file and plays the
+        // others, and so does this reader.
+        let mut unknown = Vec::new();
         for (name, value) in object(humanoid.and_then(|h| h.get("humanBones")), &bones_place)? {
             let place = format!("{bones_place}.{name}");
-            let bone: HumanBone = name
-                .parse()
-                .map_err(|_| invalid(path, &place, "not a VRM 1.0 humanoid bone name"))?;
+            let Ok(bone) = name.parse::<HumanBone>() else {
+                unknown.push(format!("`{name}`"));
+                continue;
+            };
             let node = node_at(&value, &place)?;
             // One node, one bone: its channels could not say which bone they move.
             if let Some(other) = bones.iter().position(|n| *n == Some(node)) {
@@ -296,6 +334,13 @@ impl Declared {
                 ));
             }
             bones[bone.index()] = Some(node);
+        }
+        if !unknown.is_empty() {
+            notes.push(format!(
+                "{bones_place}: {} not VRM 1.0 humanoid bone names, ignored (no avatar has such a bone): {}",
+                unknown.len(),
+                unknown.join(", ")
+            ));
         }
         let expressions = ext.get("expressions");
         let mut presets = Vec::new();
