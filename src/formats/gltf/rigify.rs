@@ -43,6 +43,14 @@ const CHAIN_PARENTS: [(&str, &str); 5] = [
     ("breast", "spine.003"),
 ];
 
+/// Where a walk up the deform parents has been (`deform_parents`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Walk {
+    Unseen,
+    OnPath,
+    Done,
+}
+
 /// How a chain hanging apart found its deform parent.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum JoinedBy {
@@ -162,24 +170,49 @@ fn deform_parents(
         }
     }
     // Chains that do not reach the trunk (none found, or a loop) hang from the
-    // nearest bone that does, nearest first.
-    loop {
-        let joined: Vec<bool> = (0..joints.len())
-            .map(|k| reaches(&parent, k, trunk))
-            .collect();
-        let loose = (0..joints.len()).filter(|&k| deform[k] && !joined[k]);
-        let nearest = loose
-            .flat_map(|k| {
-                let at = rest_world[k].translation;
-                (0..joints.len())
-                    .filter(|&j| joined[j])
-                    .map(move |j| (at.distance(rest_world[j].translation), k, j))
-            })
-            .min_by(|a, b| a.0.total_cmp(&b.0));
-        let Some((_, k, j)) = nearest else {
-            break;
-        };
-        parent[k] = Some(j);
+    // nearest bone that does: each such chain's first joint (a loop is cut where
+    // it closes). One pass, so that a file of thousands of loose bones costs no
+    // more than comparing each with each.
+    let joined: Vec<bool> = (0..joints.len())
+        .map(|k| reaches(&parent, k, trunk))
+        .collect();
+    let mut state = vec![Walk::Unseen; joints.len()];
+    let mut firsts = Vec::new();
+    for start in (0..joints.len()).filter(|&k| deform[k] && !joined[k]) {
+        let mut at = start;
+        loop {
+            match state[at] {
+                Walk::Done => break,
+                Walk::OnPath => {
+                    firsts.push(at);
+                    break;
+                }
+                Walk::Unseen => state[at] = Walk::OnPath,
+            }
+            match parent[at] {
+                Some(p) if !joined[p] => at = p,
+                _ => {
+                    firsts.push(at);
+                    break;
+                }
+            }
+        }
+        let mut at = start;
+        while state[at] == Walk::OnPath {
+            state[at] = Walk::Done;
+            match parent[at] {
+                Some(p) if !joined[p] => at = p,
+                _ => break,
+            }
+        }
+    }
+    for k in firsts {
+        let at = rest_world[k].translation;
+        let nearest = (0..joints.len()).filter(|&j| joined[j]).min_by(|&a, &b| {
+            let d = |j: usize| at.distance(rest_world[j].translation);
+            d(a).total_cmp(&d(b))
+        });
+        parent[k] = nearest;
         found[k] = Some(JoinedBy::Place);
     }
     (parent, found)
@@ -480,6 +513,36 @@ mod tests {
             let old = rig.find(&joint.name).unwrap();
             assert!(after[k].abs_diff_eq(before[old], 1e-5), "{}", joint.name);
         }
+    }
+
+    #[test]
+    fn chains_in_a_loop_or_with_no_known_parent_hang_from_the_nearest_joined_bone() {
+        // Two ear bones under each other's `ORG-` copies (a loop) and a tail under
+        // the armature with no metarig parent: each is joined by place, the ears to
+        // the head, the tail to the hips.
+        let mut bones: Vec<Bone> = vec![("rig", "none", [0.0; 3])];
+        for &(name, pos) in &DEFORM_BONES {
+            bones.push((name, deform_only_parent(name), pos));
+        }
+        bones.extend([
+            ("ORG-ear.L", "DEF-spine.006", [0.08, 1.7, 0.0]),
+            ("ORG-ear.R", "DEF-spine.006", [-0.08, 1.7, 0.0]),
+            ("DEF-ear.L", "ORG-ear.R", [0.08, 1.7, 0.0]),
+            ("DEF-ear.R", "ORG-ear.L", [-0.08, 1.7, 0.0]),
+            ("DEF-tail", "rig", [0.0, 0.98, -0.1]),
+        ]);
+        let rig = skeleton(&bones);
+        let (joined, _, note) = deform_skeleton(&rig, &[]).unwrap();
+        assert_eq!(parent_name(&joined, "DEF-tail"), "DEF-spine");
+        let ears = [
+            parent_name(&joined, "DEF-ear.L"),
+            parent_name(&joined, "DEF-ear.R"),
+        ];
+        // One ear's loop is cut where it closes and hangs from the head; the other
+        // keeps hanging from it.
+        assert!(ears.contains(&"DEF-spine.006".to_owned()), "{ears:?}");
+        assert!(note.contains("2 by place"), "{note}");
+        assert!(matches!(recognize(&joined), Recognition::Humanoid(_)));
     }
 
     #[test]
