@@ -163,11 +163,10 @@ mod tests {
 
     use super::*;
     use crate::humanoid::BONE_COUNT;
+    use HumanBone as B;
 
-    #[test]
-    fn contacts_are_the_slow_feet_near_the_floor_the_slow_toes_stand_on() {
-        use HumanBone as B;
-        // Hips 1 m up, ankles 8 cm, toes 2 cm; the capture's floor 3 cm above its rig's.
+    /// Hips 1 m up, ankles 8 cm, toes 2 cm, 12 cm ahead.
+    fn body() -> BodyProportions {
         let mut rest = [None; BONE_COUNT];
         rest[B::Hips.index()] = Some(Vec3::Y);
         for (x, foot, toe) in [
@@ -177,7 +176,28 @@ mod tests {
             rest[foot.index()] = Some(Vec3::new(x, 0.08, 0.0));
             rest[toe.index()] = Some(Vec3::new(x, 0.02, 0.12));
         }
-        let body = BodyProportions::from_positions(&rest, 1.0);
+        BodyProportions::from_positions(&rest, 1.0)
+    }
+
+    /// A frame with the ankles at `left` and `right`, each toe 6 cm lower and
+    /// 12 cm ahead.
+    fn feet_at(left: Vec3, right: Vec3) -> BodyFrame {
+        let mut frame = BodyFrame::default();
+        for (bone, at) in [
+            (B::LeftFoot, left),
+            (B::LeftToes, left + Vec3::new(0.0, -0.06, 0.12)),
+            (B::RightFoot, right),
+            (B::RightToes, right + Vec3::new(0.0, -0.06, 0.12)),
+        ] {
+            frame.model_positions[bone.index()] = Vec3A::from(at);
+        }
+        frame
+    }
+
+    #[test]
+    fn contacts_are_the_slow_feet_near_the_floor_the_slow_toes_stand_on() {
+        // The capture's floor 3 cm above its rig's.
+        let body = body();
         let floor = 0.03;
         // 40 frames at 40 Hz: the left foot stands for 20 then moves at 1 m/s, thrown
         // 20 cm through the floor on 4 frames (10% of the clip); the right foot
@@ -185,19 +205,10 @@ mod tests {
         let times: Vec<f32> = (0..40).map(|i| i as f32 / 40.0).collect();
         let mut contacts = SourceContacts::with_capacity(times.len());
         for (i, t) in times.iter().enumerate() {
-            let mut frame = BodyFrame::default();
             let glitch = if (30..34).contains(&i) { -0.2 } else { 0.0 };
             let left = Vec3::new(0.1, 0.08 + floor + glitch, (t - 0.5).max(0.0));
             let right = Vec3::new(-0.1, 0.08 + floor, 0.0);
-            for (bone, at) in [
-                (B::LeftFoot, left),
-                (B::LeftToes, left + Vec3::new(0.0, -0.06, 0.12)),
-                (B::RightFoot, right),
-                (B::RightToes, right + Vec3::new(0.0, -0.06, 0.12)),
-            ] {
-                frame.model_positions[bone.index()] = Vec3A::from(at);
-            }
-            contacts.push(&frame, &body);
+            contacts.push(&feet_at(left, right), &body);
         }
         contacts.finish(&body, &times, &MocapIkConfig::default());
         assert!((contacts.floor - floor).abs() < 1e-5, "{}", contacts.floor);
@@ -210,21 +221,10 @@ mod tests {
 
     #[test]
     fn a_capture_floor_rising_along_a_long_walk_holds_every_stance() {
-        use HumanBone as B;
-        // Hips 1 m up, ankles 8 cm, toes 2 cm. An 8 s walk at 1 m/s along +Z on a
-        // floor rising 2 cm per metre (16 cm over the walk, more than the 10 cm a
-        // contact may stand above a level floor): each foot stands half a second,
-        // then swings a metre ahead in the next half.
-        let mut rest = [None; BONE_COUNT];
-        rest[B::Hips.index()] = Some(Vec3::Y);
-        for (x, foot, toe) in [
-            (0.1, B::LeftFoot, B::LeftToes),
-            (-0.1, B::RightFoot, B::RightToes),
-        ] {
-            rest[foot.index()] = Some(Vec3::new(x, 0.08, 0.0));
-            rest[toe.index()] = Some(Vec3::new(x, 0.02, 0.12));
-        }
-        let body = BodyProportions::from_positions(&rest, 1.0);
+        // An 8 s walk at 1 m/s along +Z on a floor rising 2 cm per metre (16 cm over
+        // the walk, more than the 10 cm a contact may stand above a level floor):
+        // each foot stands half a second, then swings a metre ahead in the next half.
+        let body = body();
         let rise = 0.02;
         let times: Vec<f32> = (0..320).map(|i| i as f32 / 40.0).collect();
         // Where a foot is at `t` with its cycle shifted by `phase` seconds, and
@@ -245,18 +245,9 @@ mod tests {
         let mut contacts = SourceContacts::with_capacity(times.len());
         let mut standing = Vec::new();
         for t in &times {
-            let mut frame = BodyFrame::default();
             let (left, l) = foot(*t, 0.0, 0.1);
             let (right, r) = foot(*t, 0.5, -0.1);
-            for (bone, at) in [
-                (B::LeftFoot, left),
-                (B::LeftToes, left + Vec3::new(0.0, -0.06, 0.12)),
-                (B::RightFoot, right),
-                (B::RightToes, right + Vec3::new(0.0, -0.06, 0.12)),
-            ] {
-                frame.model_positions[bone.index()] = Vec3A::from(at);
-            }
-            contacts.push(&frame, &body);
+            contacts.push(&feet_at(left, right), &body);
             standing.push([l, r]);
         }
         contacts.finish(&body, &times, &MocapIkConfig::default());

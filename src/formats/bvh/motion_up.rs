@@ -149,6 +149,11 @@ mod tests {
         )
     }
 
+    /// Whether a note of `rig` starts with `prefix`.
+    fn noted(rig: &Rig, prefix: &str) -> bool {
+        rig.notes.iter().any(|n| n.starts_with(prefix))
+    }
+
     /// The root's and the head's heights (internal +Y, metres) in every frame.
     fn heights(rig: &Rig) -> Vec<(f32, f32)> {
         let m = motion(rig);
@@ -179,18 +184,8 @@ mod tests {
             assert!((hips - 0.9).abs() < 0.02, "hips at {hips}");
             assert!(head > hips + 0.5, "head at {head}, hips {hips}");
         }
-        assert!(
-            rig.notes
-                .iter()
-                .any(|n| n.starts_with("up axis of the motion: +Z")),
-            "{:?}",
-            rig.notes
-        );
-        assert!(
-            !rig.notes.iter().any(|n| n.starts_with("floor:")),
-            "{:?}",
-            rig.notes
-        );
+        assert!(noted(&rig, "up axis of the motion: +Z"), "{:?}", rig.notes);
+        assert!(!noted(&rig, "floor:"), "{:?}", rig.notes);
     }
 
     #[test]
@@ -202,13 +197,7 @@ mod tests {
             assert!((hips - 0.1).abs() < 0.02, "hips at {hips}");
             assert!((head - hips).abs() < 0.2, "head at {head}, hips {hips}");
         }
-        assert!(
-            !rig.notes
-                .iter()
-                .any(|n| n.starts_with("up axis of the motion")),
-            "{:?}",
-            rig.notes
-        );
+        assert!(!noted(&rig, "up axis of the motion"), "{:?}", rig.notes);
     }
 
     #[test]
@@ -217,12 +206,6 @@ mod tests {
         for (hips, _) in heights(&rig) {
             assert!((hips - 0.9).abs() < 1e-4, "hips at {hips}");
         }
-        assert!(
-            !rig.notes
-                .iter()
-                .any(|n| n.starts_with("up axis of the motion")),
-            "{:?}",
-            rig.notes
-        );
+        assert!(!noted(&rig, "up axis of the motion"), "{:?}", rig.notes);
     }
 }

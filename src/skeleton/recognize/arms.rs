@@ -475,8 +475,7 @@ pub(super) fn solve_arm(
 
 #[cfg(test)]
 mod tests {
-    use super::super::recognize;
-    use super::super::test_support::skeleton;
+    use super::super::test_support::recognized_with_limbs;
     use crate::humanoid::HumanBone as B;
 
     #[test]
@@ -484,43 +483,26 @@ mod tests {
         // Biovision style: `Neck` hangs from the lower chest joint `Chest`, beside
         // `Chest2`, which carries the collars; arms down, no toes below the ankles
         // but a nub.
-        let mut rows: Vec<(String, String, [f32; 3])> = [
+        let body = [
             ("Hips", "", [0.0, 1.0, 0.0]),
             ("Chest", "Hips", [0.0, 1.12, 0.0]),
             ("Chest2", "Chest", [0.0, 1.28, 0.0]),
             ("Neck", "Chest", [0.0, 1.39, 0.0]),
             ("Head", "Neck", [0.0, 1.52, 0.0]),
             ("HeadTop", "Head", [0.0, 1.63, 0.0]),
-        ]
-        .iter()
-        .map(|(n, p, at)| (n.to_string(), p.to_string(), *at))
-        .collect();
-        for (side, x) in [("Left", 1.0f32), ("Right", -1.0)] {
-            let limb = [
-                ("Collar", "Chest2", [0.03, 1.39, 0.04]),
-                ("Shoulder", "Collar", [0.17, 1.39, 0.04]),
-                ("Elbow", "Shoulder", [0.17, 1.08, 0.04]),
-                ("Wrist", "Elbow", [0.17, 0.83, 0.04]),
-                ("Fingers", "Wrist", [0.17, 0.70, 0.04]),
-                ("Hip", "Hips", [0.09, 1.0, 0.0]),
-                ("Knee", "Hip", [0.09, 0.53, 0.0]),
-                ("Ankle", "Knee", [0.09, 0.08, 0.0]),
-                ("Toe", "Ankle", [0.09, 0.0, 0.12]),
-            ];
-            for (name, parent, [px, py, pz]) in limb {
-                let parent = if matches!(parent, "Chest2" | "Hips") {
-                    parent.to_owned()
-                } else {
-                    format!("{side}{parent}")
-                };
-                rows.push((format!("{side}{name}"), parent, [x * px, py, pz]));
-            }
-        }
-        let table: Vec<(&str, Option<&str>, [f32; 3])> = rows
-            .iter()
-            .map(|(n, p, at)| (n.as_str(), (!p.is_empty()).then_some(p.as_str()), *at))
-            .collect();
-        let r = recognize(&skeleton(&table)).into_humanoid().unwrap();
+        ];
+        let limb = [
+            ("Collar", "Chest2", [0.03, 1.39, 0.04]),
+            ("Shoulder", "Collar", [0.17, 1.39, 0.04]),
+            ("Elbow", "Shoulder", [0.17, 1.08, 0.04]),
+            ("Wrist", "Elbow", [0.17, 0.83, 0.04]),
+            ("Fingers", "Wrist", [0.17, 0.70, 0.04]),
+            ("Hip", "Hips", [0.09, 1.0, 0.0]),
+            ("Knee", "Hip", [0.09, 0.53, 0.0]),
+            ("Ankle", "Knee", [0.09, 0.08, 0.0]),
+            ("Toe", "Ankle", [0.09, 0.0, 0.12]),
+        ];
+        let r = recognized_with_limbs(&body, ["Left", "Right"], &limb);
         let at = |bone| r.map.bones.get(&bone).map(String::as_str);
         assert_eq!(at(B::Spine), Some("Chest"));
         assert_eq!(at(B::Chest), None);

@@ -133,8 +133,7 @@ pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> N
 
 #[cfg(test)]
 mod tests {
-    use super::super::recognize;
-    use super::super::test_support::skeleton;
+    use super::super::test_support::recognized_with_limbs;
     use crate::humanoid::HumanBone as B;
 
     #[test]
@@ -155,35 +154,17 @@ mod tests {
             ("head", "neck", [0.0, 1.616, -0.025]),
             ("headTop", "head", [0.0, 1.8, -0.025]),
         ];
-        let mut rows: Vec<(String, String, [f32; 3])> = body
-            .iter()
-            .map(|(n, p, at)| (n.to_string(), p.to_string(), *at))
-            .collect();
-        for (side, x) in [("l", 1.0f32), ("r", -1.0)] {
-            let limb = [
-                ("Collar", "chest", [0.07, 1.45, -0.02]),
-                ("Shldr", "Collar", [0.15, 1.45, -0.02]),
-                ("ForeArm", "Shldr", [0.43, 1.45, -0.02]),
-                ("Hand", "ForeArm", [0.67, 1.45, -0.02]),
-                ("Thigh", "hip", [0.13, 0.96, 0.03]),
-                ("Shin", "Thigh", [0.08, 0.47, 0.03]),
-                ("Foot", "Shin", [0.08, 0.0, 0.0]),
-                ("Toe", "Foot", [0.08, 0.0, 0.11]),
-            ];
-            for (name, parent, [px, py, pz]) in limb {
-                let parent = if matches!(parent, "chest" | "hip") {
-                    parent.to_owned()
-                } else {
-                    format!("{side}{parent}")
-                };
-                rows.push((format!("{side}{name}"), parent, [x * px, py, pz]));
-            }
-        }
-        let table: Vec<(&str, Option<&str>, [f32; 3])> = rows
-            .iter()
-            .map(|(n, p, at)| (n.as_str(), (!p.is_empty()).then_some(p.as_str()), *at))
-            .collect();
-        let r = recognize(&skeleton(&table)).into_humanoid().unwrap();
+        let limb = [
+            ("Collar", "chest", [0.07, 1.45, -0.02]),
+            ("Shldr", "Collar", [0.15, 1.45, -0.02]),
+            ("ForeArm", "Shldr", [0.43, 1.45, -0.02]),
+            ("Hand", "ForeArm", [0.67, 1.45, -0.02]),
+            ("Thigh", "hip", [0.13, 0.96, 0.03]),
+            ("Shin", "Thigh", [0.08, 0.47, 0.03]),
+            ("Foot", "Shin", [0.08, 0.0, 0.0]),
+            ("Toe", "Foot", [0.08, 0.0, 0.11]),
+        ];
+        let r = recognized_with_limbs(&body, ["l", "r"], &limb);
         let at = |bone| r.map.bones.get(&bone).map(String::as_str);
         assert_eq!(at(B::Spine), Some("abdomen"));
         assert_eq!(at(B::Chest), Some("chest"));

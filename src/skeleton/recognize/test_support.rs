@@ -2,6 +2,7 @@
 
 use glam::Vec3;
 
+use super::{RecognizedMap, recognize};
 use crate::skeleton::{Joint, Skeleton, Transform};
 
 /// A skeleton from `(name, parent, model-space position)` in any order (rows are
@@ -37,4 +38,36 @@ pub(super) fn skeleton(table: &[(&str, Option<&str>, [f32; 3])]) -> Skeleton {
         })
         .collect();
     Skeleton::new(joints).unwrap()
+}
+
+/// The map recognized on a `body` (`(name, parent, model-space position)`, `""` for
+/// no parent) with `limb` (the left side's, at +X) mirrored to both sides: each
+/// limb joint is named `{side}{name}` for `sides` `[left, right]`, its parent
+/// `{side}{parent}` unless the parent is a body joint. Panics when no humanoid is
+/// recognized.
+pub(super) fn recognized_with_limbs(
+    body: &[(&str, &str, [f32; 3])],
+    sides: [&str; 2],
+    limb: &[(&str, &str, [f32; 3])],
+) -> RecognizedMap {
+    let mut rows: Vec<(String, String, [f32; 3])> = body
+        .iter()
+        .map(|(n, p, at)| (n.to_string(), p.to_string(), *at))
+        .collect();
+    for (side, x) in sides.into_iter().zip([1.0f32, -1.0]) {
+        for &(name, parent, [px, py, pz]) in limb {
+            let parent = match body.iter().any(|(n, ..)| *n == parent) {
+                true => parent.to_owned(),
+                false => format!("{side}{parent}"),
+            };
+            rows.push((format!("{side}{name}"), parent, [x * px, py, pz]));
+        }
+    }
+    let table: Vec<(&str, Option<&str>, [f32; 3])> = rows
+        .iter()
+        .map(|(n, p, at)| (n.as_str(), (!p.is_empty()).then_some(p.as_str()), *at))
+        .collect();
+    recognize(&skeleton(&table))
+        .into_humanoid()
+        .expect("a humanoid")
 }
