@@ -67,7 +67,7 @@ mod test_support;
 
 use std::path::{Path, PathBuf};
 
-use super::{LoadOptions, Rig};
+use super::{LoadOptions, Rig, text_encoding};
 use crate::skeleton::InvalidSkeleton;
 use convert::build;
 use hierarchy::Parser;
@@ -176,14 +176,17 @@ pub enum BvhError {
     },
 }
 
-/// Reads and parses a BVH file. Bytes that are not UTF-8 (Latin-1 or Shift-JIS joint
-/// names) are replaced, not rejected.
+/// Reads and parses a BVH file. Text that is not UTF-8 (Latin-1 or Shift-JIS joint
+/// names) is read in the encoding its bytes suggest, and the first note says which.
 pub fn load(path: &Path, options: &LoadOptions) -> Result<Rig, BvhError> {
     let bytes = std::fs::read(path).map_err(|source| BvhError::Read {
         path: path.to_owned(),
         source,
     })?;
-    parse(&String::from_utf8_lossy(&bytes), path, options)
+    let (text, encoding) = text_encoding::decode(&bytes);
+    let mut rig = parse(&text, path, options)?;
+    rig.notes.splice(0..0, encoding);
+    Ok(rig)
 }
 
 /// Parses the text of a BVH file; `path` only names the file in errors.
@@ -223,6 +226,30 @@ mod tests {
                 error(&bad),
                 "bad.bvh:20: frame 2 has 4 values, the hierarchy has 9 channels"
             );
+        }
+    }
+
+    #[test]
+    fn load_reads_latin1_and_shift_jis_names_and_says_so() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        for (encoding, hips, spine) in [
+            (encoding_rs::WINDOWS_1252, "Hüfte", "Colonne_Vertébrale"),
+            (encoding_rs::SHIFT_JIS, "センター", "上半身"),
+        ] {
+            let text = GOOD.replace("Hips", hips).replace("Spine", spine);
+            let (bytes, _, unmappable) = encoding.encode(&text);
+            assert!(!unmappable && std::str::from_utf8(&bytes).is_err());
+            let path = dir.path().join("names.bvh");
+            std::fs::write(&path, &bytes).expect("written");
+            let rig = load(&path, &AS_IS).expect("loads");
+            let names: Vec<&str> = rig
+                .skeleton
+                .joints()
+                .iter()
+                .map(|j| j.name.as_str())
+                .collect();
+            assert_eq!(names[..2], [hips, spine]);
+            assert!(rig.notes[0].contains(encoding.name()), "{:?}", rig.notes);
         }
     }
 
