@@ -35,7 +35,11 @@ pub fn run(args: InspectArgs) -> CliResult<()> {
     let animations = if is_vrma(&file) {
         let bytes =
             std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        Some(vrma::parse_all(&bytes, &file)?)
+        let animations = match vrma::parse_all(&bytes, &file) {
+            Err(vrma::VrmaError::NoAnimation { .. }) => Vec::new(),
+            read => read?,
+        };
+        Some((vrma::parse_rest(&bytes, &file)?, animations))
     } else {
         None
     };
@@ -52,7 +56,7 @@ pub fn run(args: InspectArgs) -> CliResult<()> {
     let chosen = inspect::choose_map(&loaded, explicit);
     let report = Report::new(&file.display().to_string(), &loaded, chosen.as_ref());
     match &animations {
-        Some(animations) => print!("{}", report.with_vrma(animations)),
+        Some((rest, animations)) => print!("{}", report.with_vrma(rest, animations)),
         None => print!("{report}"),
     }
     if let Some(out) = write_map {

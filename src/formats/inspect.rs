@@ -263,9 +263,15 @@ impl Report {
 
     /// Adds what a `.vrma` holds beyond its rig: each animation (duration, keys,
     /// interpolation, the bones, expressions and lookAt it keys), the expressions
-    /// the file declares, and what its reader noticed.
+    /// the file declares (`rest`: the file read without an animation), and what its
+    /// reader noticed.
     #[must_use]
-    pub fn with_vrma(mut self, animations: &[VrmaAnimation]) -> Self {
+    pub fn with_vrma(mut self, rest: &VrmaAnimation, animations: &[VrmaAnimation]) -> Self {
+        for note in rest.notes() {
+            if !self.notes.contains(note) {
+                self.notes.push(note.clone());
+            }
+        }
         for (i, animation) in animations.iter().enumerate() {
             for note in animation.notes() {
                 if !self.notes.contains(note) {
@@ -327,23 +333,21 @@ impl Report {
             ));
         }
         let mut lines = Vec::new();
-        if let Some(first) = animations.first() {
-            let declared = first.declared_expressions();
-            lines.push(format!(
-                "expressions declared ({}): {}",
-                declared.len(),
-                if declared.is_empty() {
-                    "none".to_owned()
-                } else {
-                    declared.join(", ")
-                }
-            ));
-            let hips = first.rest_hips_position;
-            lines.push(format!(
-                "rest hips position: ({:.3}, {:.3}, {:.3}) m",
-                hips.x, hips.y, hips.z
-            ));
-        }
+        let declared = rest.declared_expressions();
+        lines.push(format!(
+            "expressions declared ({}): {}",
+            declared.len(),
+            if declared.is_empty() {
+                "none".to_owned()
+            } else {
+                declared.join(", ")
+            }
+        ));
+        let hips = rest.rest_hips_position;
+        lines.push(format!(
+            "rest hips position: ({:.3}, {:.3}, {:.3}) m",
+            hips.x, hips.y, hips.z
+        ));
         self.vrma = Some((animations.len(), lines));
         self
     }
@@ -436,7 +440,14 @@ impl fmt::Display for Report {
             }
         }
         if let Some((count, lines)) = &self.vrma {
-            writeln!(f, "\nanimations ({count}):")?;
+            if *count == 0 {
+                writeln!(
+                    f,
+                    "\nanimations: none (the file holds its humanoid rest alone)"
+                )?;
+            } else {
+                writeln!(f, "\nanimations ({count}):")?;
+            }
             for line in &self.clips {
                 writeln!(f, "  {line}")?;
             }

@@ -22,7 +22,7 @@ mod write;
 use std::path::PathBuf;
 
 pub use crate::formats::tracks::PushError;
-pub use read::{VrmaAnimation, load, parse, parse_all};
+pub use read::{VrmaAnimation, load, parse, parse_all, parse_rest};
 pub use rest::VrmaRest;
 pub use write::VrmaWriter;
 
@@ -43,6 +43,11 @@ pub enum VrmaError {
          `1.0-draft`) is supported"
     )]
     SpecVersion { path: PathBuf, found: String },
+    #[error(
+        "{path}: animations: none: the file holds a humanoid rest and nothing to play \
+         (`inspect` shows the rest)"
+    )]
+    NoAnimation { path: PathBuf },
     /// Anything else wrong; `place` is a JSON path or an animation part.
     #[error("{path}: {place}: {message}")]
     Invalid {
@@ -200,6 +205,30 @@ mod tests {
             );
         }
         assert!(pose.hips_position.distance(first.hips_position) < 1e-6);
+    }
+
+    #[test]
+    fn a_file_without_animations_has_a_rest_and_nothing_to_play() {
+        let (writer, _, _) = performance();
+        let bytes = with_json(&writer.to_bytes(), |v| {
+            v.as_object_mut().unwrap().remove("animations");
+        });
+        let path = Path::new("rest.vrma");
+        for err in [
+            parse(&bytes, path, None).err(),
+            parse_all(&bytes, path).err(),
+        ] {
+            let err = err.expect("nothing to play").to_string();
+            assert_eq!(
+                err,
+                "rest.vrma: animations: none: the file holds a humanoid rest and nothing to \
+                 play (`inspect` shows the rest)"
+            );
+        }
+        let rest = parse_rest(&bytes, path).unwrap();
+        assert_eq!(rest.bones().count(), 0);
+        assert!((rest.rest_hips_position.y - 0.9).abs() < 1e-6);
+        assert_eq!(rest.declared_expressions(), ["happy", "smirk"]);
     }
 
     #[test]

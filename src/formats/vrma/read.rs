@@ -41,17 +41,19 @@ pub struct VrmaAnimation {
 
 /// Reads a `.vrma` file; `animation` picks one by name or index (the first when
 /// `None`). Only the JSON is read whole; each track reads its own bytes from the
-/// file, so a long recording is not held in memory twice.
+/// file, so a long recording is not held in memory twice. A file without
+/// animations is `VrmaError::NoAnimation`.
 pub fn load(path: &Path, animation: Option<&str>) -> Result<VrmaAnimation, VrmaError> {
-    read_doc(GltfDoc::open(path)?, animation)
+    read_doc(GltfDoc::open(path)?, Pick::Animation(animation))
 }
 
-/// Parses every animation of a `.vrma` (at least one entry, even for a file
-/// without animations).
+/// Parses every animation of a `.vrma`; `VrmaError::NoAnimation` when it has none.
 pub fn parse_all(bytes: &[u8], path: &Path) -> Result<Vec<VrmaAnimation>, VrmaError> {
     let count = GltfDoc::from_bytes(bytes, path)?.root.animations.len();
     if count == 0 {
-        return Ok(vec![parse(bytes, path, None)?]);
+        return Err(VrmaError::NoAnimation {
+            path: path.to_owned(),
+        });
     }
     (0..count)
         .map(|i| parse(bytes, path, Some(&i.to_string())))
@@ -59,16 +61,33 @@ pub fn parse_all(bytes: &[u8], path: &Path) -> Result<Vec<VrmaAnimation>, VrmaEr
 }
 
 /// Parses `.vrma` bytes; `path` names the file in messages and resolves external
-/// buffers.
+/// buffers. A file without animations is `VrmaError::NoAnimation`.
 pub fn parse(
     bytes: &[u8],
     path: &Path,
     animation: Option<&str>,
 ) -> Result<VrmaAnimation, VrmaError> {
-    read_doc(GltfDoc::from_bytes(bytes, path)?, animation)
+    read_doc(
+        GltfDoc::from_bytes(bytes, path)?,
+        Pick::Animation(animation),
+    )
 }
 
-fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, VrmaError> {
+/// Parses what a `.vrma` declares whatever its animations: the humanoid rest, the
+/// expressions and what the reader noticed; no tracks.
+pub fn parse_rest(bytes: &[u8], path: &Path) -> Result<VrmaAnimation, VrmaError> {
+    read_doc(GltfDoc::from_bytes(bytes, path)?, Pick::RestOnly)
+}
+
+/// What `read_doc` reads besides the declarations and the rest.
+enum Pick<'a> {
+    /// The animation of this name or index, the first when `None`.
+    Animation(Option<&'a str>),
+    /// No animation.
+    RestOnly,
+}
+
+fn read_doc(mut doc: GltfDoc, pick: Pick) -> Result<VrmaAnimation, VrmaError> {
     let path = doc.path;
     let mut notes = Vec::new();
     let declared = Declared::read(&doc, &mut notes)?;
@@ -113,8 +132,9 @@ fn read_doc(mut doc: GltfDoc, animation: Option<&str>) -> Result<VrmaAnimation, 
             .collect(),
         notes,
     };
-    let Some(index) = pick_animation(&doc, animation)? else {
-        return Ok(result);
+    let index = match pick {
+        Pick::RestOnly => return Ok(result),
+        Pick::Animation(animation) => pick_animation(&doc, animation)?,
     };
     let anim = doc.root.animations[index].clone();
     result.name = anim.name.clone();
@@ -429,29 +449,31 @@ fn invalid(path: &Path, place: &str, message: impl Into<String>) -> VrmaError {
 }
 
 /// The index of the animation called `name` (or at index `name`); the first when
-/// `None`; `None` when the file has no animation at all.
-fn pick_animation(doc: &GltfDoc, name: Option<&str>) -> Result<Option<usize>, VrmaError> {
+/// `None`.
+fn pick_animation(doc: &GltfDoc, name: Option<&str>) -> Result<usize, VrmaError> {
     let animations = &doc.root.animations;
-    match name {
-        None => Ok((!animations.is_empty()).then_some(0)),
-        Some(n) => animations
-            .iter()
-            .position(|a| a.name.as_deref() == Some(n))
-            .or_else(|| n.parse::<usize>().ok().filter(|i| *i < animations.len()))
-            .map(Some)
-            .ok_or_else(|| {
-                let names: Vec<String> = animations
-                    .iter()
-                    .enumerate()
-                    .map(|(i, a)| a.name.clone().unwrap_or_else(|| i.to_string()))
-                    .collect();
-                invalid(
-                    doc.path,
-                    "animations",
-                    format!("no animation `{n}` (the file has: {})", names.join(", ")),
-                )
-            }),
+    if animations.is_empty() {
+        return Err(VrmaError::NoAnimation {
+            path: doc.path.to_owned(),
+        });
     }
+    let Some(n) = name else { return Ok(0) };
+    animations
+        .iter()
+        .position(|a| a.name.as_deref() == Some(n))
+        .or_else(|| n.parse::<usize>().ok().filter(|i| *i < animations.len()))
+        .ok_or_else(|| {
+            let names: Vec<String> = animations
+                .iter()
+                .enumerate()
+                .map(|(i, a)| a.name.clone().unwrap_or_else(|| i.to_string()))
+                .collect();
+            invalid(
+                doc.path,
+                "animations",
+                format!("no animation `{n}` (the file has: {})", names.join(", ")),
+            )
+        })
 }
 
 /// The parent node of `node`, if any.
