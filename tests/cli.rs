@@ -325,6 +325,38 @@ fn inspect_reads_vrma_files_and_lists_only_problems_to_act_on() {
 }
 
 #[test]
+fn a_vrma_without_animations_shows_its_rest_and_is_refused_as_a_take() {
+    use mocap_bridge::formats::glb::{GlbFile, split_glb, write_start};
+    use mocap_bridge::formats::vrma::{VrmaRest, VrmaWriter};
+    let dir = tempfile::tempdir().unwrap();
+    let take = VrmaWriter::new(VrmaRest::standard(0.9), "take").to_bytes();
+    let (json, bin) = split_glb(&take).unwrap();
+    let mut json: serde_json::Value = serde_json::from_slice(json).unwrap();
+    json.as_object_mut().unwrap().remove("animations");
+    let bin = bin.unwrap_or_default();
+    let mut bytes = Vec::new();
+    write_start(&mut bytes, &json, bin.len()).unwrap();
+    bytes.extend_from_slice(bin);
+    let rest = write(dir.path(), "rest.vrma", &bytes);
+    let rest = rest.to_str().unwrap();
+    let report = bridge_ok(&["inspect", rest]);
+    for expected in [
+        "\nanimations: none (the file holds its humanoid rest alone)\n",
+        "rest hips position: (0.000, 0.900, 0.000) m\n",
+    ] {
+        assert!(report.contains(expected), "`{expected}` in:\n{report}");
+    }
+    let out = dir.path().join("out.vrma");
+    for args in [
+        vec!["convert", rest, "-o", out.to_str().unwrap()],
+        vec!["retarget", rest],
+    ] {
+        assert_one_line_error(&bridge(&args), &["rest.vrma", "animations: none"]);
+    }
+    assert!(!out.exists());
+}
+
+#[test]
 fn retarget_with_no_arguments_plays_the_built_in_performance() {
     let stdout = bridge_ok(&["retarget", "--every", "45"]);
     assert!(
