@@ -16,7 +16,9 @@ use super::hip_turn::HipTurn;
 use super::lexer::quote;
 use super::motion::RawMotion;
 use super::motion_up::stand_take_up;
-use super::rest_frame::{FilePose, Upright, choose_rest_frame, up_of, zero_pose_upright};
+use super::rest_frame::{
+    FilePose, Upright, choose_rest_frame, sampled_frames, up_of, zero_pose_upright,
+};
 use super::root_pivot::move_root_to_children;
 use super::teleport::hold_teleports;
 use crate::formats::{Basis, Clip, LoadOptions, Motion, Rig, Units, UpAxis};
@@ -59,11 +61,25 @@ pub(super) fn build(
         Some(f) => (&f.pose, f.pose.extent(&defs)),
         None => (&zero, zero_extent),
     };
-    if let Some(f) = &rest_frame {
-        notes.push(format!(
+    match (&rest_frame, &zero_upright, &raw) {
+        (Some(f), ..) => notes.push(format!(
             "rest pose: {}; the zero pose (OFFSETs with no rotation) is no standing body: {}",
             f.source, f.zero_pose
-        ));
+        )),
+        // A rig of fewer joints than VRM's required bones is no body in any frame.
+        (None, Err(reason), Some(raw)) if defs.len() >= crate::humanoid::bone::REQUIRED.len() => {
+            notes.push(format!(
+                "zero pose kept as the rest, though it is no standing body ({reason}): no frame \
+             of the motion stands as one either ({}, read with {} up), as in a take that \
+             never stands up (a crawl, a take lying down)",
+                sampled_frames(raw.frames),
+                options.up.map_or("+Y and with +Z", |up| match up {
+                    UpAxis::Y => "+Y",
+                    UpAxis::Z => "+Z",
+                }),
+            ))
+        }
+        _ => {}
     }
     let upright = match (&rest_frame, zero_upright) {
         (Some(f), _) => f.upright,

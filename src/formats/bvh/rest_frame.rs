@@ -33,6 +33,19 @@ use crate::skeleton::{Joint, Recognition, Skeleton, Transform, recognize};
 /// tried by the recognizer until one stands.
 const FRAMES_SAMPLED: usize = 256;
 
+/// How many of a take's `frames` `choose_rest_frame` looks at, in words
+/// (`every one of the 40 frames`, `256 of the 9000 frames`).
+pub(super) fn sampled_frames(frames: usize) -> String {
+    let looked_at = frames.div_ceil(frames.div_ceil(FRAMES_SAMPLED).max(1));
+    if frames == 1 {
+        "its one frame".to_owned()
+    } else if looked_at == frames {
+        format!("every one of the {frames} frames")
+    } else {
+        format!("{looked_at} of the {frames} frames, spread over the take")
+    }
+}
+
 /// Every joint's local rotation and translation, in file space.
 pub(super) struct FilePose {
     pub(super) rotations: Vec<Quat>,
@@ -696,6 +709,41 @@ mod tests {
         for (bone, joint) in &want.bones {
             assert_eq!(map.bones.get(bone), Some(joint), "{bone}");
         }
+    }
+
+    #[test]
+    fn a_take_that_never_stands_keeps_the_zero_pose_and_says_why() {
+        // The figure lying along X, its arms along Y: it stands along neither Y nor Z.
+        let lying = |lift: f32| -> Vec<(String, Option<usize>, Vec3)> {
+            let turn = Quat::from_rotation_z(-PI / 2.0);
+            figure(lift)
+                .into_iter()
+                .map(|(name, parent, p)| (name, parent, turn * p))
+                .collect()
+        };
+        let rig = guessed(&rokoko_style(&[lying(0.0), lying(20.0), lying(35.0)]));
+        let note = rig
+            .notes
+            .iter()
+            .find(|n| n.starts_with("zero pose kept as the rest"))
+            .unwrap_or_else(|| panic!("{:?}", rig.notes));
+        for part in [
+            "though it is no standing body (no ",
+            "no frame of the motion stands as one either (every one of the 3 frames, read \
+             with +Y and with +Z up)",
+            "never stands up",
+        ] {
+            assert!(note.contains(part), "`{part}` in {note}");
+        }
+        assert!(matches!(
+            recognize(&rig.skeleton),
+            Recognition::NotHumanoid(_)
+        ));
+        assert_eq!(sampled_frames(1), "its one frame");
+        assert_eq!(
+            sampled_frames(9000),
+            "250 of the 9000 frames, spread over the take"
+        );
     }
 
     /// `figure(0.0)` with the right arm across the chest, reaching out to the
