@@ -384,9 +384,10 @@ pub(super) struct RestFrame {
 
 /// Heuristic (see the module header), for a zero pose that stands as no body
 /// (`zero_pose`: the recognizer's reason): `None` when no frame tried stands.
-/// Frames are sampled evenly (`FRAMES_SAMPLED`) and read with the up axis given, else with each of Y and Z; along each axis they are
-/// ranked by how far both legs reach down (`FilePose::legs_reach`: straight legs
-/// reach farthest, whatever the arms do), and the rest is the frame standing as a
+/// Frames are sampled evenly (`FRAMES_SAMPLED`) and read with the up axis given,
+/// else with each of Y and Z; along each axis they are ranked by how far both legs
+/// reach down (`FilePose::legs_reach`: straight legs reach farthest, whatever the
+/// arms do), and the rest is the frame standing as a
 /// body that the recognizer is surest of, the straightest among equals: a walk's
 /// straightest frames may swing the arms in to the body or turn the body so that
 /// geometry reads a side against its name, so every sampled frame is a candidate.
