@@ -217,26 +217,38 @@ fn tip(
 /// placeholder (a writer's `OFFSET 0 0 0.1` on every leaf), not the bone's direction.
 pub(crate) const PLACEHOLDER_END: f32 = 0.1;
 
+/// Cosine of the widest angle (135°) an end site may make with the bone into its
+/// joint. One folded back further points back along that bone, toward the parent
+/// joint: a writer's copy of the bone reversed (a Rokoko-style exporter ends the
+/// head with the neck bone turned back down, a fingertip back onto its knuckle, the
+/// toes behind the ball of the foot), no point of the figure; no fingertip, toe or
+/// head bends back onto the bone before it.
+pub(crate) const FOLDED_BACK: f32 = -0.707;
+
 /// The end of a joint's bone from the skeleton alone: its end site, or the first
 /// place down its main child chain (the child with the most descendants, one away
 /// from the joint before one at its place) that is not the joint itself. A
-/// placeholder end site tells nothing: the bone then keeps its rest turn against its
-/// parent.
+/// placeholder end site tells nothing, nor does one folded back onto the bone into
+/// the joint (`FOLDED_BACK`): the bone then keeps its rest turn against its parent.
 fn skeleton_tip(
     skeleton: &Skeleton,
     world: &[Affine3A],
     joint: usize,
     origin: Vec3,
 ) -> Option<Vec3> {
-    let into = skeleton
+    let into_bone = skeleton
         .parent(joint)
-        .map_or(0.0, |p| Vec3::from(world[p].translation).distance(origin));
+        .map_or(Vec3::ZERO, |p| origin - Vec3::from(world[p].translation));
+    let into = into_bone.length();
     let least_end = COINCIDENT.max(PLACEHOLDER_END * into);
+    let folded_back = |p: Vec3| {
+        into > COINCIDENT && (p - origin).normalize_or_zero().dot(into_bone / into) < FOLDED_BACK
+    };
     let mut j = joint;
     loop {
         if let Some(end) = skeleton.joints()[j].end {
             let p = world[j].transform_point3(end);
-            if p.distance(origin) > least_end {
+            if p.distance(origin) > least_end && !(j == joint && folded_back(p)) {
                 return Some(p);
             }
         }
@@ -677,6 +689,55 @@ mod tests {
         let expected = 0.1f32.atan().to_degrees();
         assert!(
             turned.iter().all(|&t| (t - expected).abs() < 0.01),
+            "{turned:?}"
+        );
+    }
+
+    #[test]
+    fn an_end_site_folded_back_onto_its_bone_is_no_direction() {
+        // A Rokoko-style writer ends each distal phalanx with the bone turned back
+        // onto its knuckle (`OFFSET -2.77 0 0` after a joint at `+2.77 0 0`): the
+        // fingertip keeps its rest turn rather than being turned half a turn.
+        let (skeleton, map) = t_posed_body(
+            |side| {
+                let end = Vec3::new(-0.03 * side, 0.0, 0.0);
+                vec![(
+                    "MiddleProximal",
+                    Vec3::new(0.08 * side, 0.0, 0.0),
+                    Some(end),
+                )]
+            },
+            |_| vec![],
+        );
+        let fingers = [B::LeftMiddleProximal, B::RightMiddleProximal];
+        let turned = turns(&skeleton, &map, fingers);
+        assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
+        // Toes whose end points back behind the ball of the foot, 154° from the
+        // bone into it, keep their rest turn too.
+        let (skeleton, map) = t_posed_body(
+            |_| vec![],
+            |_| {
+                let end = Vec3::new(0.0, 0.0, -0.146);
+                vec![("Toes", Vec3::new(0.0, -0.062, 0.132), Some(end))]
+            },
+        );
+        let turned = turns(&skeleton, &map, [B::LeftToes, B::RightToes]);
+        assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
+        // A fingertip bent 120° back from its bone is still its direction.
+        let (skeleton, map) = t_posed_body(
+            |side| {
+                let end = Vec3::new(-0.015 * side, -0.026, 0.0);
+                vec![(
+                    "MiddleProximal",
+                    Vec3::new(0.08 * side, 0.0, 0.0),
+                    Some(end),
+                )]
+            },
+            |_| vec![],
+        );
+        let turned = turns(&skeleton, &map, fingers);
+        assert!(
+            turned.iter().all(|&t| (t - 120.0).abs() < 0.05),
             "{turned:?}"
         );
     }

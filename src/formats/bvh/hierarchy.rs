@@ -170,7 +170,7 @@ impl<'a> Parser<'a> {
             if is(token, "JOINT") {
                 self.open_joint(Some(current), token.line)?;
             } else if is(token, "End") {
-                self.end_site(current)?;
+                self.end_site(current, token.line)?;
             } else if token.text == "}" {
                 self.open.pop();
             } else {
@@ -234,16 +234,31 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    /// `End Site { OFFSET x y z }`, after `End`. Some exporters write the site's
-    /// name instead of `Site` (`End LeftToeBase_End`): whatever follows `End` on
-    /// its line names the site, and the block that follows decides what it is.
-    fn end_site(&mut self, joint: usize) -> Result<(), BvhError> {
-        self.lexer.name();
+    /// `End Site { OFFSET x y z }`, after `End` on line `line`. Some exporters write
+    /// the site's name instead of `Site` (`End LeftToeBase_End`): whatever follows
+    /// `End` on its line names the site, and the block that follows decides what it
+    /// is. A site named in a `#name:` comment (`End Site #name: LeftHand`) is a joint
+    /// the writer kept as a leaf: writers after Holden's `BVH.py` (deep-motion-editing,
+    /// MoDi) and Truebones' write every leaf joint so, MoDi's hands, feet and head
+    /// among them. It becomes that joint, with no channels (its rotation is the
+    /// identity in every frame) and no end site.
+    fn end_site(&mut self, joint: usize, line: usize) -> Result<(), BvhError> {
+        let leaf = leaf_joint_name(self.lexer.name()).map(str::to_owned);
         self.expect("{", "`{`")?;
         self.expect("OFFSET", "`OFFSET`")?;
         let end = self.vec3()?;
         self.expect("}", "`}`")?;
-        if let Some(joint) = self.joints.get_mut(joint) {
+        if let Some(name) = leaf {
+            self.joints.push(JointDef {
+                name,
+                line,
+                parent: Some(joint),
+                offset: end,
+                end: None,
+                channels: Vec::new(),
+                pivot: Vec3::ZERO,
+            });
+        } else if let Some(joint) = self.joints.get_mut(joint) {
             joint.end = joint.end.or(Some(end));
         }
         Ok(())
@@ -288,6 +303,14 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// The joint an end site's `#name:` comment names (`Site #name: LeftHand`, what
+/// follows `End`), if it names one.
+fn leaf_joint_name(site: &str) -> Option<&str> {
+    let at = site.to_ascii_lowercase().find("#name:")?;
+    let name = site.get(at + "#name:".len()..)?.trim();
+    (!name.is_empty()).then_some(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;
@@ -324,6 +347,30 @@ mod tests {
                 "{named}"
             );
         }
+    }
+
+    #[test]
+    fn an_end_site_named_in_a_comment_is_a_leaf_joint() {
+        // MoDi and other writers after Holden's `BVH.py` keep leaf joints as
+        // `End Site #name: LeftHand`: the hand is a joint with no channels at the
+        // site, and the forearm has no end site of its own.
+        for named in ["    End Site #name: Tip", "    End Site #NAME:Tip  "] {
+            let rig = rig(&good_with(10, named));
+            let joints = rig.skeleton.joints();
+            let tip = joints.iter().position(|j| j.name == "Tip");
+            assert_eq!(tip, Some(2), "{named}");
+            assert_eq!(joints[2].parent, Some(1));
+            assert_eq!(joints[2].rest.translation, Vec3::new(0.0, 10.0, 0.0));
+            assert_eq!(joints[1].end, None);
+            assert!(joints[2].end.is_none());
+            // Its rotation is the identity in every frame; the frames still read.
+            let frame = motion(&rig).frame(1);
+            assert_eq!(frame.rotations.len(), 3);
+            assert!(frame.rotations[2].abs_diff_eq(Quat::IDENTITY, 1e-6));
+        }
+        // A comment with no name leaves an end site.
+        let rig = rig(&good_with(10, "    End Site #name:"));
+        assert_eq!(rig.skeleton.len(), 2);
     }
 
     #[test]
