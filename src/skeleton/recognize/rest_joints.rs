@@ -197,7 +197,13 @@ impl<'a> RestJoints<'a> {
     /// group (the one carrying the rest of the line), unless that one is a helper
     /// and an earlier one is not.
     pub(super) fn collapse(&self, line: &[usize]) -> Vec<usize> {
+        self.collapse_groups(line).0
+    }
+
+    /// `collapse`, with the index in the collapsed line of each joint of `line`.
+    pub(super) fn collapse_groups(&self, line: &[usize]) -> (Vec<usize>, Vec<usize>) {
         let mut out: Vec<usize> = Vec::new();
+        let mut group = Vec::with_capacity(line.len());
         for &j in line {
             match out.last_mut() {
                 Some(last) if self.coincident(*last, j) => {
@@ -207,8 +213,9 @@ impl<'a> RestJoints<'a> {
                 }
                 _ => out.push(j),
             }
+            group.push(out.len() - 1);
         }
-        out
+        (out, group)
     }
 
     /// Direction of the bone of `line[k]`: to the next joint of the line, or to its

@@ -90,16 +90,19 @@ pub(super) struct Neck {
 }
 
 /// Heuristic: the head chain climbs from the branch's head child through single
-/// children (controls and helpers ignored) to the first fork or leaf: the head.
+/// children (controls and helpers ignored, twist joints in line with the neck
+/// climbed through) to the first fork or leaf: the head.
 /// A leaf at the top of three or more joints without an end site, whose bone is 1.5
 /// times the others or whose name says end, is the nub above the head (Mixamo's
-/// `HeadTop_End`). With two or more joints left, the first is the neck.
+/// `HeadTop_End`). With two or more joints left, the first is the neck. A joint
+/// named head above the first is the head, even where it shares its place with the
+/// joint below it.
 pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> Neck {
     let mut line = vec![head_root];
     let mut j = head_root;
-    while let [only] = rig.plain_kids(j).as_slice() {
-        line.push(*only);
-        j = *only;
+    while let Some(next) = next_up_the_neck(rig, j) {
+        line.push(next);
+        j = next;
     }
     let mut nub = None;
     if let [.., prev, last] = line.as_slice()
@@ -119,16 +122,48 @@ pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> N
     if nub.is_some() {
         line.pop();
     }
-    let reps = rig.collapse(&line);
-    let named_head = reps
+    let (reps, group) = rig.collapse_groups(&line);
+    // A joint named head may share its place with the joint below it (a `face`
+    // pivot under `Head` in Sketchfab's conversions, the face hanging from it and
+    // the hair from a helper beside it): the collapsed line keeps the lower one, so
+    // the name is looked for in the line itself, and the named joint, which carries
+    // everything the other does, is the head.
+    let named_head = line
         .iter()
-        .skip(1)
-        .position(|&x| rig.names[x].role == Some(Role::Head))
-        .map(|p| p + 1);
-    let head_at = named_head.unwrap_or(reps.len().saturating_sub(1));
-    let head = reps.get(head_at).copied().unwrap_or(head_root);
+        .zip(&group)
+        .find(|&(&x, &g)| g > 0 && rig.names[x].role == Some(Role::Head))
+        .map(|(&x, &g)| (g, x));
+    let head_at = named_head.map_or(reps.len().saturating_sub(1), |(g, _)| g);
+    let head = named_head
+        .map(|(_, x)| x)
+        .or_else(|| reps.get(head_at).copied())
+        .unwrap_or(head_root);
     let neck = (head_at > 0).then(|| reps[0]);
     Neck { neck, head, nub }
+}
+
+/// Heuristic: the joint the head chain climbs to from `j`: its only plain child, or,
+/// with none, its only child that is a twist bone with joints below it (Character
+/// Creator's `CC_Base_NeckTwist01` → `CC_Base_NeckTwist02` → `CC_Base_Head`: a
+/// twist joint in the line of the neck leads on to the head, where a twist bone
+/// beside a limb ends).
+fn next_up_the_neck(rig: &RestJoints, j: usize) -> Option<usize> {
+    match rig.plain_kids(j).as_slice() {
+        [only] => Some(*only),
+        [] => match rig.body_kids(j).as_slice() {
+            [only] if is_twist(rig, *only) && !rig.kids[*only].is_empty() => Some(*only),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether a joint's name says twist or roll.
+fn is_twist(rig: &RestJoints, j: usize) -> bool {
+    rig.names[j]
+        .key
+        .split(' ')
+        .any(|w| matches!(w, "twist" | "roll"))
 }
 
 #[cfg(test)]
@@ -171,5 +206,91 @@ mod tests {
         assert_eq!(at(B::UpperChest), None);
         assert_eq!(at(B::Neck), Some("neck"));
         assert_eq!(at(B::LeftUpperArm), Some("lShldr"));
+    }
+
+    #[test]
+    fn a_head_sharing_its_place_with_a_face_pivot_below_it_is_the_head() {
+        // Sketchfab's conversion of a Japanese school-uniform model (metres, +Y up,
+        // facing +Z): `Head_034` at the top of the neck carries the hair under
+        // `Head_null_035` (a helper by name) and, in the same place, `face_047`,
+        // whose child `atama_n_048` ("head") 3 cm up carries the brows, eyes and jaw.
+        // The head turns the hair and the face; `atama_n_048` turns the face alone.
+        let body = [
+            ("Hips_02", "", [0.0, 0.90, 0.0]),
+            ("Spine_029", "Hips_02", [0.0, 1.00, 0.0]),
+            ("Spine2_031", "Spine_029", [0.0, 1.15, 0.0]),
+            ("Spine3_032", "Spine2_031", [0.0, 1.28, 0.0]),
+            ("Neck_033", "Spine3_032", [0.0, 1.39, -0.04]),
+            ("Head_034", "Neck_033", [0.0, 1.443, -0.02]),
+            ("Head_null_035", "Head_034", [0.0, 1.65, -0.02]),
+            ("FrontHair_036", "Head_null_035", [0.0, 1.57, 0.11]),
+            ("BackHair1_037", "Head_null_035", [0.0, 1.60, -0.12]),
+            ("BackHair2_038", "BackHair1_037", [0.0, 1.45, -0.13]),
+            ("face_047", "Head_034", [0.0, 1.443, -0.02]),
+            ("atama_n_048", "face_047", [0.0, 1.473, -0.017]),
+            ("mayu_049", "atama_n_048", [0.0, 1.53, 0.07]),
+            ("eye_Left_057", "atama_n_048", [0.035, 1.50, 0.07]),
+            ("eye_Right_091", "atama_n_048", [-0.035, 1.50, 0.07]),
+            ("jaw_063", "atama_n_048", [0.0, 1.43, 0.0]),
+        ];
+        let limb = [
+            ("Shoulder", "Spine3_032", [0.03, 1.33, -0.03]),
+            ("Arm", "Shoulder", [0.13, 1.33, -0.03]),
+            ("ForeArm", "Arm", [0.37, 1.33, -0.03]),
+            ("Hand", "ForeArm", [0.60, 1.33, -0.03]),
+            ("UpLeg", "Hips_02", [0.08, 0.86, 0.0]),
+            ("Leg", "UpLeg", [0.08, 0.47, 0.0]),
+            ("Foot", "Leg", [0.08, 0.08, 0.0]),
+            ("Toes", "Foot", [0.08, 0.0, 0.12]),
+        ];
+        let r = recognized_with_limbs(&body, ["Left", "Right"], &limb);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::Neck), Some("Neck_033"));
+        assert_eq!(at(B::Head), Some("Head_034"));
+        assert_eq!(at(B::LeftEye), Some("eye_Left_057"));
+        assert_eq!(at(B::Jaw), Some("jaw_063"));
+        assert_eq!(at(B::LeftUpperArm), Some("LeftArm"));
+    }
+
+    #[test]
+    fn twist_joints_in_line_with_the_neck_lead_on_to_the_head() {
+        // Reallusion Character Creator's rig as Blender writes it (metres, +Y up,
+        // facing +Z): `CC_Base_NeckTwist01` and `CC_Base_NeckTwist02` are the neck,
+        // one above the other, and `CC_Base_Head` above them carries the face.
+        let body = [
+            ("CC_Base_Hip", "", [0.0, 0.99, 0.0]),
+            ("CC_Base_Waist", "CC_Base_Hip", [0.0, 1.06, 0.0]),
+            ("CC_Base_Spine01", "CC_Base_Waist", [0.0, 1.16, 0.0]),
+            ("CC_Base_Spine02", "CC_Base_Spine01", [0.0, 1.30, -0.02]),
+            ("CC_Base_NeckTwist01", "CC_Base_Spine02", [0.0, 1.47, -0.03]),
+            (
+                "CC_Base_NeckTwist02",
+                "CC_Base_NeckTwist01",
+                [0.0, 1.51, -0.02],
+            ),
+            ("CC_Base_Head", "CC_Base_NeckTwist02", [0.0, 1.56, -0.01]),
+            ("CC_Base_FacialBone", "CC_Base_Head", [0.0, 1.60, 0.05]),
+            ("CC_Base_L_Eye", "CC_Base_FacialBone", [0.03, 1.62, 0.08]),
+            ("CC_Base_R_Eye", "CC_Base_FacialBone", [-0.03, 1.62, 0.08]),
+            ("CC_Base_JawRoot", "CC_Base_FacialBone", [0.0, 1.58, 0.03]),
+        ];
+        let limb = [
+            ("Clavicle", "CC_Base_Spine02", [0.03, 1.42, -0.03]),
+            ("Upperarm", "Clavicle", [0.17, 1.42, -0.04]),
+            ("UpperarmTwist01", "Upperarm", [0.17, 1.42, -0.04]),
+            ("Forearm", "Upperarm", [0.43, 1.42, -0.04]),
+            ("Hand", "Forearm", [0.68, 1.42, -0.04]),
+            ("Thigh", "CC_Base_Hip", [0.09, 0.93, 0.0]),
+            ("Calf", "Thigh", [0.09, 0.50, 0.0]),
+            ("Foot", "Calf", [0.09, 0.08, -0.02]),
+            ("ToeBase", "Foot", [0.09, 0.01, 0.12]),
+        ];
+        let r = recognized_with_limbs(&body, ["CC_Base_L_", "CC_Base_R_"], &limb);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::UpperChest), Some("CC_Base_Spine02"));
+        assert_eq!(at(B::Neck), Some("CC_Base_NeckTwist01"));
+        assert_eq!(at(B::Head), Some("CC_Base_Head"));
+        assert_eq!(at(B::LeftEye), Some("CC_Base_L_Eye"));
+        assert_eq!(at(B::LeftUpperArm), Some("CC_Base_L_Upperarm"));
     }
 }
