@@ -6,7 +6,11 @@
 //! floor for a few frames is outweighed within a step or two, a jump or a step onto
 //! a box does not lift it (the lowest sole of a moving foot is no evidence, and the
 //! floor moves only once most of the recent weight is above it), and a capture
-//! whose floor drifts is followed within a few `floor_seconds`.
+//! whose floor drifts is followed within a few `floor_seconds`. And no floor stands
+//! above both feet: when the higher sole is under it (the capture steps or jumps
+//! down from a box the floor has followed up, or starts on one), the floor is that
+//! sole until the slow soles below outweigh the past, so the avatar's feet never
+//! go through its floor while the quantile catches up.
 //!
 //! The weights are kept in `FLOOR_BINS` bins of `FLOOR_BIN` hips heights around the
 //! first sole seen (a sole farther out counts in the end bin) and the quantile is
@@ -57,17 +61,19 @@ impl LiveFloor {
     }
 
     /// Takes one frame lasting `dt` seconds: `slow_sole`, the lowest sole of the feet
-    /// slow on it (`None` when no foot is), and `lowest_sole`, the lowest of all,
-    /// which is the floor until a slow foot was seen; `hips_height` is the source's.
-    /// Returns the floor.
+    /// slow on it (`None` when no foot is), and `soles`, the lowest and the highest
+    /// sole of the two feet: the lowest is the floor until a slow foot was seen, and
+    /// the floor is never above the highest. `hips_height` is the source's. Returns
+    /// the floor.
     pub fn follow(
         &mut self,
         slow_sole: Option<f32>,
-        lowest_sole: f32,
+        soles: (f32, f32),
         dt: f32,
         hips_height: f32,
         config: &MocapIkConfig,
     ) -> f32 {
+        let (lowest_sole, highest_sole) = soles;
         let fade = if config.floor_seconds > 0.0 {
             (-dt / config.floor_seconds).exp()
         } else {
@@ -91,6 +97,11 @@ impl LiveFloor {
             (None, Some(f)) if self.origin.is_some() => f,
             _ if lowest_sole.is_finite() => lowest_sole,
             (None, f) => f.unwrap_or(0.0),
+        };
+        let floor = if highest_sole.is_finite() {
+            floor.min(highest_sole)
+        } else {
+            floor
         };
         self.floor = Some(floor);
         floor
@@ -127,7 +138,8 @@ mod tests {
         let dt = 1.0 / rate;
         for i in 0..(seconds * rate) as usize {
             let s = sole(i as f32 * dt);
-            floor.follow(s, s.unwrap_or(0.5), dt, 1.0, &config);
+            let sole = s.unwrap_or(0.5);
+            floor.follow(s, (sole, sole + 0.1), dt, 1.0, &config);
         }
     }
 
@@ -166,10 +178,45 @@ mod tests {
     }
 
     #[test]
+    fn no_floor_stands_above_both_feet_while_the_slow_soles_catch_up() {
+        for rate in [30.0, 120.0] {
+            let config = MocapIkConfig::default();
+            let dt = 1.0 / rate;
+            let mut floor = LiveFloor::default();
+            // 20 s standing on a box 0.7 up: the floor follows it up.
+            for _ in 0..(20.0 * rate) as usize {
+                floor.follow(Some(0.7), (0.7, 0.7), dt, 1.0, &config);
+            }
+            assert!((floor.height() - 0.7).abs() < 0.003, "{}", floor.height());
+            // Down from it: 0.3 s falling (no foot slow), both soles under the box top,
+            // then landing on the floor at 0, the feet not yet slow for 0.1 s.
+            for i in 0..(0.4 * rate) as usize {
+                let t = i as f32 * dt;
+                let sole = (0.7 - 0.7 * (t / 0.3).powi(2)).max(0.0);
+                let f = floor.follow(None, (sole, sole + 0.02), dt, 1.0, &config);
+                assert!(
+                    f <= sole + 0.02 + 1e-6,
+                    "{rate} Hz at {t} s: {f} over {sole}"
+                );
+            }
+            // Standing on the floor: the slow soles take over, the floor stays down.
+            for _ in 0..(1.0 * rate) as usize {
+                floor.follow(Some(0.0), (0.0, 0.0), dt, 1.0, &config);
+            }
+            assert!(floor.height().abs() < 0.003, "{}", floor.height());
+            // A glitch of one foot 0.3 under the floor moves it no more than before.
+            for _ in 0..3 {
+                floor.follow(None, (-0.3, 0.0), dt, 1.0, &config);
+            }
+            assert!(floor.height().abs() < 0.003, "{}", floor.height());
+        }
+    }
+
+    #[test]
     fn before_a_slow_foot_the_floor_is_the_lowest_sole() {
         let config = MocapIkConfig::default();
         let mut floor = LiveFloor::default();
-        assert_eq!(floor.follow(None, 0.07, 0.01, 1.0, &config), 0.07);
-        assert_eq!(floor.follow(None, 0.05, 0.01, 1.0, &config), 0.05);
+        assert_eq!(floor.follow(None, (0.07, 0.2), 0.01, 1.0, &config), 0.07);
+        assert_eq!(floor.follow(None, (0.05, 0.2), 0.01, 1.0, &config), 0.05);
     }
 }

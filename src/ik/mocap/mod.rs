@@ -178,7 +178,8 @@ impl MocapIkState {
     /// (module header); returns the floor.
     fn follow_feet(&mut self, source: &BodyProportions, dt: f32, config: &MocapIkConfig) -> f32 {
         let hips_height = source.rest_hips_height();
-        let (mut slow_sole, mut lowest_sole) = (None::<f32>, f32::INFINITY);
+        let (mut slow_sole, mut lowest_sole, mut highest_sole) =
+            (None::<f32>, f32::INFINITY, f32::NEG_INFINITY);
         let mut speeds = [FootSpeeds::default(); 2];
         for (side, (_, foot)) in FEET.into_iter().enumerate() {
             let frame = &self.source_frame;
@@ -189,13 +190,18 @@ impl MocapIkState {
             speeds[side] = self.feet[side].contact.track(ankle, sole, dt);
             let sole = sole_height(frame, source, side);
             lowest_sole = lowest_sole.min(sole);
+            highest_sole = highest_sole.max(sole);
             if is_slow(speeds[side].sole, hips_height, config) {
                 slow_sole = Some(slow_sole.map_or(sole, |s| s.min(sole)));
             }
         }
-        let floor = self
-            .floor
-            .follow(slow_sole, lowest_sole, dt, hips_height, config);
+        let floor = self.floor.follow(
+            slow_sole,
+            (lowest_sole, highest_sole),
+            dt,
+            hips_height,
+            config,
+        );
         for (side, (_, foot)) in FEET.into_iter().enumerate() {
             let height = self.source_frame.position(foot).y - floor - source.rest_height(foot);
             self.feet[side]
