@@ -576,11 +576,14 @@ mod tests {
 
     /// Children of one joint of each side: (name without the side, offset from
     /// the joint, end site), for the side `1.0` (left) or `-1.0` (right).
-    type Kids = fn(f32) -> Vec<(&'static str, Vec3, Option<Vec3>)>;
+    type Kids = Vec<(&'static str, Vec3, Option<Vec3>)>;
 
     /// A T-posed body facing +Z, mapped by its joint names (measured), each side's
     /// hand and foot with the children `hand_kids` and `foot_kids` give.
-    fn t_posed_body(hand_kids: Kids, foot_kids: Kids) -> (Skeleton, BoneMap) {
+    fn t_posed_body(
+        hand_kids: impl Fn(f32) -> Kids,
+        foot_kids: impl Fn(f32) -> Kids,
+    ) -> (Skeleton, BoneMap) {
         let v = Vec3::new;
         let mut joints: Vec<(String, Option<usize>, Vec3, Option<Vec3>)> = vec![
             ("hips".into(), None, v(0.0, 1.0, 0.0), None),
@@ -659,32 +662,12 @@ mod tests {
     fn a_placeholder_end_site_is_no_direction_and_a_real_one_is() {
         // Some writers put `OFFSET 0 0 0.1` (1 mm up in a Z-up file) on every leaf: a
         // fingertip's end that short says nothing, so the finger is not turned 90°.
-        let (skeleton, map) = t_posed_body(
-            |side| {
-                let end = Vec3::new(0.0, 0.001, 0.0);
-                vec![(
-                    "MiddleProximal",
-                    Vec3::new(0.08 * side, 0.0, 0.0),
-                    Some(end),
-                )]
-            },
-            |_| vec![],
-        );
+        let (skeleton, map) = middle_fingers_ending_at(|_| Vec3::new(0.0, 0.001, 0.0));
         let fingers = [B::LeftMiddleProximal, B::RightMiddleProximal];
         let turned = turns(&skeleton, &map, fingers);
         assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
         // An end a tenth of the bone long and more is the bone's direction.
-        let (skeleton, map) = t_posed_body(
-            |side| {
-                let end = Vec3::new(0.03 * side, 0.0, 0.003);
-                vec![(
-                    "MiddleProximal",
-                    Vec3::new(0.08 * side, 0.0, 0.0),
-                    Some(end),
-                )]
-            },
-            |_| vec![],
-        );
+        let (skeleton, map) = middle_fingers_ending_at(|side| Vec3::new(0.03 * side, 0.0, 0.003));
         let turned = turns(&skeleton, &map, fingers);
         let expected = 0.1f32.atan().to_degrees();
         assert!(
@@ -693,22 +676,27 @@ mod tests {
         );
     }
 
+    /// `t_posed_body` with a middle finger on each hand ending at `end(side)`
+    /// (side 1 left, -1 right) from its joint.
+    fn middle_fingers_ending_at(end: impl Fn(f32) -> Vec3) -> (Skeleton, BoneMap) {
+        t_posed_body(
+            |side| {
+                vec![(
+                    "MiddleProximal",
+                    Vec3::new(0.08 * side, 0.0, 0.0),
+                    Some(end(side)),
+                )]
+            },
+            |_| vec![],
+        )
+    }
+
     #[test]
     fn an_end_site_folded_back_onto_its_bone_is_no_direction() {
         // A Rokoko-style writer ends each distal phalanx with the bone turned back
         // onto its knuckle (`OFFSET -2.77 0 0` after a joint at `+2.77 0 0`): the
         // fingertip keeps its rest turn rather than being turned half a turn.
-        let (skeleton, map) = t_posed_body(
-            |side| {
-                let end = Vec3::new(-0.03 * side, 0.0, 0.0);
-                vec![(
-                    "MiddleProximal",
-                    Vec3::new(0.08 * side, 0.0, 0.0),
-                    Some(end),
-                )]
-            },
-            |_| vec![],
-        );
+        let (skeleton, map) = middle_fingers_ending_at(|side| Vec3::new(-0.03 * side, 0.0, 0.0));
         let fingers = [B::LeftMiddleProximal, B::RightMiddleProximal];
         let turned = turns(&skeleton, &map, fingers);
         assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
@@ -724,17 +712,8 @@ mod tests {
         let turned = turns(&skeleton, &map, [B::LeftToes, B::RightToes]);
         assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
         // A fingertip bent 120° back from its bone is still its direction.
-        let (skeleton, map) = t_posed_body(
-            |side| {
-                let end = Vec3::new(-0.015 * side, -0.026, 0.0);
-                vec![(
-                    "MiddleProximal",
-                    Vec3::new(0.08 * side, 0.0, 0.0),
-                    Some(end),
-                )]
-            },
-            |_| vec![],
-        );
+        let (skeleton, map) =
+            middle_fingers_ending_at(|side| Vec3::new(-0.015 * side, -0.026, 0.0));
         let turned = turns(&skeleton, &map, fingers);
         assert!(
             turned.iter().all(|&t| (t - 120.0).abs() < 0.05),

@@ -16,8 +16,8 @@
 //! an `End Site` becomes its joint's `end` (the first one, if a joint has several;
 //! leaves without one are fine), except one named in a comment (`End Site #name:
 //! LeftHand`, as writers after Holden's `BVH.py` and Truebones' keep leaf joints),
-//! which becomes that joint, with no channels. Exception: when that zero pose is no standing body
-//! (Rokoko writes every `OFFSET` along the joint's own +X) and a frame of the motion
+//! which becomes that joint, with no channels. Exception: when that zero pose is no
+//! standing body (Rokoko writes every `OFFSET` along the joint's own +X) and a frame of the motion
 //! is one, that frame is the rest (`rest_frame.rs`), and `Rig::notes` says which.
 //! A frame's local rotation is the product of the joint's rotation channels in the
 //! listed order, in degrees in the file: `Zrotation Xrotation Yrotation` is Rz·Rx·Ry,

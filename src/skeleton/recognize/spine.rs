@@ -10,8 +10,8 @@ use super::rest_joints::RestJoints;
 
 /// Heuristic: the spine chain is every joint from the hips' body child to the arm
 /// branch (coincident joints merged). One joint is the spine; two are spine and
-/// chest (upper chest if so named); three or more are spine (first), chest (the middle one, or the one named
-/// chest) and upper chest (the branch). When the arms hang from a joint named neck
+/// chest (upper chest if so named); three or more are spine (first), chest (the
+/// middle one, or the one named chest) and upper chest (the branch). When the arms hang from a joint named neck
 /// (3ds Max Biped), that joint is the neck and the chain ends below it. Detours out
 /// and back are no part of the spine (`without_detours`).
 pub(super) fn split_spine(
