@@ -267,17 +267,15 @@ impl Report {
     /// reader noticed.
     #[must_use]
     pub fn with_vrma(mut self, rest: &VrmaAnimation, animations: &[VrmaAnimation]) -> Self {
-        for note in rest.notes() {
+        for note in std::iter::once(rest)
+            .chain(animations)
+            .flat_map(VrmaAnimation::notes)
+        {
             if !self.notes.contains(note) {
                 self.notes.push(note.clone());
             }
         }
         for (i, animation) in animations.iter().enumerate() {
-            for note in animation.notes() {
-                if !self.notes.contains(note) {
-                    self.notes.push(note.clone());
-                }
-            }
             let name = match &animation.name {
                 Some(name) => format!("`{name}`"),
                 None => "(no name)".to_owned(),

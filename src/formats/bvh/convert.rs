@@ -68,16 +68,17 @@ pub(super) fn build(
         )),
         // A rig of fewer joints than VRM's required bones is no body in any frame.
         (None, Err(reason), Some(raw)) if defs.len() >= crate::humanoid::bone::REQUIRED.len() => {
+            let axes = match options.up {
+                None => "+Y and with +Z",
+                Some(UpAxis::Y) => "+Y",
+                Some(UpAxis::Z) => "+Z",
+            };
             notes.push(format!(
-                "zero pose kept as the rest, though it is no standing body ({reason}): no frame \
-             of the motion stands as one either ({}, read with {} up), as in a take that \
-             never stands up (a crawl, a take lying down)",
+                "zero pose kept as the rest, though it is no standing body ({reason}): no \
+                 frame of the motion stands as one either ({}, read with {axes} up), as in a \
+                 take that never stands up (a crawl, a take lying down)",
                 sampled_frames(raw.frames),
-                options.up.map_or("+Y and with +Z", |up| match up {
-                    UpAxis::Y => "+Y",
-                    UpAxis::Z => "+Z",
-                }),
-            ))
+            ));
         }
         _ => {}
     }

@@ -167,6 +167,8 @@ pub(super) struct NameInfo {
     pub(super) helper: bool,
     /// An end nub (`_end`, `_fin`, `_nub`, `HeadTop_End`): where a bone ends.
     pub(super) nub: bool,
+    /// A twist or roll bone (`upperarm_twist_01_l`, `CC_Base_NeckTwist01`).
+    pub(super) twist: bool,
     /// The normalized words, joined by single spaces (to spot `__X` above `X`).
     pub(super) key: String,
 }
@@ -202,6 +204,7 @@ impl NameInfo {
             } else if HELPER_WORDS.contains(&w) {
                 info.helper = true;
                 info.nub |= matches!(w, "end" | "fin" | "nub");
+                info.twist |= matches!(w, "twist" | "roll");
             } else if let Some(rest) = w.strip_prefix("left").filter(|r| !r.is_empty()) {
                 info.side = Some(Side::Left);
                 joined.push_str(rest);

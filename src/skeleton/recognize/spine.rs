@@ -11,9 +11,9 @@ use super::rest_joints::RestJoints;
 /// Heuristic: the spine chain is every joint from the hips' body child to the arm
 /// branch (coincident joints merged). One joint is the spine; two are spine and
 /// chest (upper chest if so named); three or more are spine (first), chest (the
-/// middle one, or the one named chest) and upper chest (the branch). When the arms hang from a joint named neck
-/// (3ds Max Biped), that joint is the neck and the chain ends below it. Detours out
-/// and back are no part of the spine (`without_detours`).
+/// middle one, or the one named chest) and upper chest (the branch). When the arms
+/// hang from a joint named neck (3ds Max Biped), that joint is the neck and the chain
+/// ends below it. Detours out and back are no part of the spine (`without_detours`).
 pub(super) fn split_spine(
     rig: &RestJoints,
     chain: &[usize],
@@ -151,19 +151,11 @@ fn next_up_the_neck(rig: &RestJoints, j: usize) -> Option<usize> {
     match rig.plain_kids(j).as_slice() {
         [only] => Some(*only),
         [] => match rig.body_kids(j).as_slice() {
-            [only] if is_twist(rig, *only) && !rig.kids[*only].is_empty() => Some(*only),
+            [only] if rig.names[*only].twist && !rig.kids[*only].is_empty() => Some(*only),
             _ => None,
         },
         _ => None,
     }
-}
-
-/// Whether a joint's name says twist or roll.
-fn is_twist(rig: &RestJoints, j: usize) -> bool {
-    rig.names[j]
-        .key
-        .split(' ')
-        .any(|w| matches!(w, "twist" | "roll"))
 }
 
 #[cfg(test)]
