@@ -369,8 +369,9 @@ fn is_hand_end(rig: &RestJoints, line: &[usize]) -> bool {
 /// the hand no longer than the forearm, joints in between on the straight line
 /// (twist bones), and names (-0.3 for one that says the bone, +0.3 for one that says
 /// another). The hand is the fork of the fingers when there is one, and never a short
-/// leaf past the wrist (`is_hand_end`). The shoulder is
-/// the joint before the upper arm that names call a clavicle, else the one whose bone
+/// leaf past the wrist (`is_hand_end`). The shoulder is the joint before the upper
+/// arm (past a zero-length branch joint at the chest, `RestJoints::is_branch_pivot`)
+/// that names call a clavicle, else the one whose bone
 /// is longest weighted by how near the midline it starts (a clavicle, not a deltoid
 /// helper or an offset node at the centre).
 pub(super) fn solve_arm(
@@ -441,6 +442,11 @@ pub(super) fn solve_arm(
         .take_while(|&j| j != upper)
         .filter(|&j| !rig.coincident(j, upper))
         .collect();
+    // A zero-length branch joint at the chest is no clavicle when a joint follows it.
+    let before = match before.iter().position(|&j| !rig.is_branch_pivot(j)) {
+        Some(first) => before[first..].to_vec(),
+        None => before,
+    };
     let upper_out = midline.lateral_of(rig.pos[upper]).abs().max(rig.eps);
     let shoulder = before.iter().copied().max_by(|&a, &b| {
         let key = |j: usize| {

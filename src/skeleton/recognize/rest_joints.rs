@@ -145,6 +145,19 @@ impl<'a> RestJoints<'a> {
             .collect()
     }
 
+    /// Heuristic: a zero-length branch joint: at the place of a parent that branches,
+    /// with one child going on from it (SMPL-derived rigs such as MoDi's put
+    /// `Pelvis_Spine1`, `Spine3_Neck` and `Spine3_L_Collar` at the pelvis and upper
+    /// chest, one per branch). Its child carries the branch's first bone.
+    pub(super) fn is_branch_pivot(&self, joint: usize) -> bool {
+        let Some(parent) = self.skeleton.joints()[joint].parent else {
+            return false;
+        };
+        self.coincident(parent, joint)
+            && self.body_kids(parent).len() >= 2
+            && matches!(self.body_kids(joint).as_slice(), [only] if !self.coincident(joint, *only))
+    }
+
     /// Whether joints `a` and `b` are in the same place (within `eps`).
     pub(super) fn coincident(&self, a: usize, b: usize) -> bool {
         self.pos[a].distance(self.pos[b]) <= self.eps

@@ -13,12 +13,15 @@ use super::rest_joints::RestJoints;
 /// chest (upper chest if so named); three or more are spine (first), chest (the
 /// middle one, or the one named chest) and upper chest (the branch). When the arms
 /// hang from a joint named neck (3ds Max Biped), that joint is the neck and the chain
-/// ends below it. Detours out and back are no part of the spine (`without_detours`).
+/// ends below it. Detours out and back are no part of the spine (`without_detours`),
+/// nor a zero-length branch joint at the hips where the chain has more joints than
+/// the three roles (`past_pivots`).
 pub(super) fn split_spine(
     rig: &RestJoints,
     chain: &[usize],
 ) -> Vec<(HumanBone, usize, f32, String)> {
     let reps = rig.collapse(&without_detours(rig, chain));
+    let reps = past_pivots(rig, &reps, 3);
     let k = reps.len();
     let at = |bone, i: usize, conf, why: &str| (bone, reps[i], conf, why.to_owned());
     match k {
@@ -59,6 +62,18 @@ pub(super) fn split_spine(
     }
 }
 
+/// `line` without the zero-length branch joints it starts with
+/// (`RestJoints::is_branch_pivot`), keeping at least `keep` joints: where a line
+/// has more joints than roles, the pivot is the one left out.
+fn past_pivots<'l>(rig: &RestJoints, line: &'l [usize], keep: usize) -> &'l [usize] {
+    let skip = line
+        .iter()
+        .take(line.len().saturating_sub(keep))
+        .take_while(|&&j| rig.is_branch_pivot(j))
+        .count();
+    &line[skip..]
+}
+
 /// Heuristic: `chain` without its detours out and back. A joint back where an
 /// earlier joint of the chain is, or where the chain's parent is, with joints
 /// between, closes a detour: Second Life's Bento skeleton puts `mSpine1` 8 cm up
@@ -96,7 +111,8 @@ pub(super) struct Neck {
 /// times the others or whose name says end, is the nub above the head (Mixamo's
 /// `HeadTop_End`). With two or more joints left, the first is the neck. A joint
 /// named head above the first is the head, even where it shares its place with the
-/// joint below it.
+/// joint below it. A zero-length branch joint at the foot of a line of three or more
+/// is no neck (`past_pivots`).
 pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> Neck {
     let mut line = vec![head_root];
     let mut j = head_root;
@@ -111,7 +127,12 @@ pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> N
     {
         let mut below = vec![rig.pos[branch]];
         below.extend(line[..line.len() - 1].iter().map(|&x| rig.pos[x]));
-        let segments: Vec<f32> = below.windows(2).map(|w| w[0].distance(w[1])).collect();
+        // Zero-length segments (branch pivots, coincident helpers) are no bones.
+        let segments: Vec<f32> = below
+            .windows(2)
+            .map(|w| w[0].distance(w[1]))
+            .filter(|&d| d > rig.eps)
+            .collect();
         let mean = segments.iter().sum::<f32>() / segments.len().max(1) as f32;
         let long = rig.pos[*last].distance(rig.pos[*prev]) >= 1.5 * mean && line.len() >= 3;
         let named = rig.names[*last].helper || rig.names[*last].role == Some(Role::HeadTop);
@@ -122,7 +143,8 @@ pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> N
     if nub.is_some() {
         line.pop();
     }
-    let (reps, group) = rig.collapse_groups(&line);
+    let line = past_pivots(rig, &line, 2);
+    let (reps, group) = rig.collapse_groups(line);
     // A joint named head may share its place with the joint below it (a `face`
     // pivot under `Head` in Sketchfab's conversions, the face hanging from it and
     // the hair from a helper beside it): the collapsed line keeps the lower one, so
@@ -284,5 +306,66 @@ mod tests {
         assert_eq!(at(B::Head), Some("CC_Base_Head"));
         assert_eq!(at(B::LeftEye), Some("CC_Base_L_Eye"));
         assert_eq!(at(B::LeftUpperArm), Some("CC_Base_L_Upperarm"));
+    }
+
+    /// SMPL's body as MoDi writes it (metres, +Y up, facing +Z): a zero-length joint
+    /// at the pelvis and at the upper chest for each branch, the bones going on from
+    /// their children; the head a leaf shorter than the neck, no nub.
+    const PIVOTED_BODY: [(&str, &str, [f32; 3]); 8] = [
+        ("Pelvis", "", [0.0, 0.94, 0.0]),
+        ("Pelvis_Spine1", "Pelvis", [0.0, 0.94, 0.0]),
+        ("Spine1", "Pelvis_Spine1", [0.0, 1.065, -0.04]),
+        ("Spine2", "Spine1", [0.0, 1.205, -0.01]),
+        ("Spine3", "Spine2", [0.0, 1.26, 0.0]),
+        ("Spine3_Neck", "Spine3", [0.0, 1.26, 0.0]),
+        ("Neck", "Spine3_Neck", [0.0, 1.40, -0.02]),
+        ("Head", "Neck", [0.0, 1.52, 0.0]),
+    ];
+    const PIVOTED_LIMB: [(&str, &str, [f32; 3]); 10] = [
+        ("CollarPivot", "Spine3", [0.0, 1.26, 0.0]),
+        ("Collar", "CollarPivot", [0.072, 1.377, -0.01]),
+        ("Shoulder", "Collar", [0.19, 1.32, -0.03]),
+        ("Elbow", "Shoulder", [0.45, 1.32, -0.03]),
+        ("Wrist", "Elbow", [0.70, 1.32, -0.03]),
+        ("HipPivot", "Pelvis", [0.0, 0.94, 0.0]),
+        ("Hip", "HipPivot", [0.07, 0.86, 0.0]),
+        ("Knee", "Hip", [0.08, 0.47, 0.0]),
+        ("Ankle", "Knee", [0.08, 0.06, -0.03]),
+        ("Foot", "Ankle", [0.08, 0.0, 0.09]),
+    ];
+
+    #[test]
+    fn zero_length_branch_joints_are_left_out_where_joints_outnumber_roles() {
+        let r = recognized_with_limbs(&PIVOTED_BODY, ["L_", "R_"], &PIVOTED_LIMB);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::Hips), Some("Pelvis"));
+        assert_eq!(at(B::Spine), Some("Spine1"));
+        assert_eq!(at(B::Chest), Some("Spine2"));
+        assert_eq!(at(B::UpperChest), Some("Spine3"));
+        assert_eq!(at(B::Neck), Some("Neck"));
+        assert_eq!(at(B::Head), Some("Head"));
+        assert_eq!(at(B::LeftShoulder), Some("L_Collar"));
+        assert_eq!(at(B::LeftUpperArm), Some("L_Shoulder"));
+        assert_eq!(at(B::LeftUpperLeg), Some("L_Hip"));
+    }
+
+    #[test]
+    fn a_zero_length_branch_joint_keeps_its_role_where_the_roles_need_it() {
+        // CMU's ASF conversions: `lowerback` at the hips turns the lower back, and
+        // with `upperback` and `thorax` above it the three spine roles are filled.
+        let body: Vec<_> = PIVOTED_BODY
+            .iter()
+            .copied()
+            .filter(|(name, ..)| *name != "Spine2")
+            .map(|(name, parent, at)| match name {
+                "Spine3" => (name, "Spine1", at),
+                _ => (name, parent, at),
+            })
+            .collect();
+        let r = recognized_with_limbs(&body, ["L_", "R_"], &PIVOTED_LIMB);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::Spine), Some("Pelvis_Spine1"));
+        assert_eq!(at(B::Chest), Some("Spine1"));
+        assert_eq!(at(B::UpperChest), Some("Spine3"));
     }
 }
