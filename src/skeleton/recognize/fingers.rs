@@ -51,9 +51,9 @@ pub(super) struct Digit {
 /// joint is a metacarpal: named so, or a bone 1.9 times the next, where a proximal
 /// phalanx is about 1.6 times, or the last joint has an end site that is no
 /// placeholder, unless most of the hand's digits of four joints start at the
-/// knuckles: then the hand's fourth joints are nubs). Three or more digits are
-/// needed. Fingers are named by their names when every digit has a distinct finger
-/// name; otherwise the thumb is the
+/// knuckles: then the hand's fourth joints are nubs). Fingers are named by their
+/// names when every digit has a distinct finger name (a cartoon hand's one or two
+/// fingers so too); otherwise, from three digits up, the thumb is the
 /// digit starting nearest the hand (by a clear margin, or always with five digits)
 /// and the others are ordered from the thumb's side (index) away (little).
 pub(super) fn solve_fingers(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
@@ -124,9 +124,6 @@ fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
         });
         digits.truncate(5);
     }
-    if digits.len() < 3 {
-        return Vec::new();
-    }
     let hand_pos = rig.pos[hand];
     // By name, when every digit names a different finger.
     let named: Vec<Option<usize>> = digits
@@ -156,7 +153,10 @@ fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
             })
             .collect();
     }
-    // By geometry: the thumb starts nearest the hand.
+    // By geometry, from three digits: the thumb starts nearest the hand.
+    if digits.len() < 3 {
+        return Vec::new();
+    }
     let start: Vec<f32> = digits
         .iter()
         .map(|d| rig.pos[d[0]].distance(hand_pos))
@@ -445,6 +445,37 @@ mod tests {
             let thumb = digits.iter().find(|d| d.finger == 0).expect("a thumb");
             assert_eq!(rig.name(thumb.joints[0]), "thumb2");
             assert_eq!(thumb.first, want, "thumb from {thumb_start}");
+        }
+    }
+
+    #[test]
+    fn a_hand_of_one_named_finger_has_that_finger_and_an_unnamed_one_has_none() {
+        // A cartoon skeleton's hand (Mixamo names): `Index1`-`Index4` and no thumb.
+        // A lone chain with no finger name could be any digit, or none.
+        for (name, want) in [("LeftHandIndex", Some(1)), ("LeftHandBone", None)] {
+            let rows: Vec<(String, Option<String>, [f32; 3])> =
+                std::iter::once(("LeftHand".to_owned(), None, [0.0f32, 0.0, 0.0]))
+                    .chain((1..=4).map(|k| {
+                        let parent = match k {
+                            1 => "LeftHand".to_owned(),
+                            _ => format!("{name}{}", k - 1),
+                        };
+                        let x = 0.09 + 0.03 * (k - 1) as f32;
+                        (format!("{name}{k}"), Some(parent), [x, 0.0, 0.02])
+                    }))
+                    .collect();
+            let rows: Vec<(&str, Option<&str>, [f32; 3])> = rows
+                .iter()
+                .map(|(n, p, x)| (n.as_str(), p.as_deref(), *x))
+                .collect();
+            let s = skeleton(&rows);
+            let rig = RestJoints::new(&s);
+            let digits = solve_fingers(&rig, 0, Vec3::Z);
+            assert_eq!(digits.first().map(|d| d.finger), want, "{name}");
+            if let Some(d) = digits.first() {
+                let got: Vec<&str> = d.joints.iter().map(|&j| rig.name(j)).collect();
+                assert_eq!(got, ["LeftHandIndex1", "LeftHandIndex2", "LeftHandIndex3"]);
+            }
         }
     }
 }
