@@ -10,6 +10,7 @@ use std::path::Path;
 use glam::{Quat, Vec3};
 
 use super::BvhError;
+use super::displaced::Displaced;
 use super::floor::lift_onto_floor;
 use super::hierarchy::{Axis, Channel, JointDef};
 use super::hip_turn::HipTurn;
@@ -132,11 +133,23 @@ pub(super) fn build(
         .is_none()
         .then(|| HipTurn::find(&defs, basis.rotation.conjugate() * Vec3::Y))
         .flatten();
+    let displaced = Displaced::find(&defs, rest);
     let motion = raw.map(|raw| {
         notes.extend(raw.notes.iter().cloned());
-        let (mut motion, turned) = to_motion(&defs, &raw, &basis, &keep_offset, hip_turn.as_ref());
+        let changes = Changes {
+            hip_turn: hip_turn.as_ref(),
+            displaced: displaced.as_ref(),
+        };
+        let (mut motion, turned, moved) = to_motion(&defs, &raw, &basis, &keep_offset, &changes);
         if let Some(h) = hip_turn.as_ref().filter(|_| turned > 0) {
             notes.push(hip_turn_note(&defs, h, turned));
+        }
+        if moved > 0 {
+            notes.push(format!(
+                "joints off their bones by their own position channels in {moved} frames: \
+                 each turn off its OFFSET is moved into its parent's rotation (every joint \
+                 stays where the file puts it)"
+            ));
         }
         notes.extend(zero_positions_note(&defs, &keep_offset));
         if may_stand_up {
@@ -284,21 +297,36 @@ fn describe_guess(units: Units, height: f32) -> String {
 /// Local rotation and translation of every joint in every frame, in internal space,
 /// the turn of zero-length hip joints moved into the root (`hip_turn`); and in how
 /// many frames it was.
+/// What `to_motion` changes in every frame, each found once from the hierarchy.
+struct Changes<'a> {
+    hip_turn: Option<&'a HipTurn>,
+    displaced: Option<&'a Displaced>,
+}
+
+/// Every frame in internal space; also how many frames had the root's turn taken
+/// from its hip joints and how many had a joint's displacement moved into its parent.
 fn to_motion(
     defs: &[JointDef],
     raw: &RawMotion,
     basis: &Basis,
     keep_offset: &[bool],
-    hip_turn: Option<&HipTurn>,
-) -> (Motion, usize) {
+    changes: &Changes,
+) -> (Motion, usize, usize) {
     let samples = raw.frames.saturating_mul(defs.len());
     let mut rotations = Vec::with_capacity(samples);
     let mut translations = Vec::with_capacity(samples);
     let mut turned = 0;
+    let mut moved = 0;
     for frame in 0..raw.frames {
         let mut pose = FilePose::frame(defs, raw, keep_offset, frame);
-        if hip_turn.is_some_and(|h| h.apply(&mut pose.rotations)) {
+        if changes
+            .hip_turn
+            .is_some_and(|h| h.apply(&mut pose.rotations))
+        {
             turned += 1;
+        }
+        if changes.displaced.is_some_and(|d| d.apply(&mut pose)) {
+            moved += 1;
         }
         rotations.extend(pose.rotations.iter().map(|&q| basis.rotation(q)));
         translations.extend(pose.translations.iter().map(|&t| basis.position(t)));
@@ -306,6 +334,7 @@ fn to_motion(
     (
         Motion::uniform(raw.frame_time, defs.len(), rotations, translations),
         turned,
+        moved,
     )
 }
 

@@ -91,6 +91,10 @@ pub(super) struct Parser<'a> {
     pub(super) joints: Vec<JointDef>,
     /// Joints whose `{` is not closed yet, outermost first.
     pub(super) open: Vec<usize>,
+    /// What the hierarchy's reading tolerated, for `Rig::notes`.
+    pub(super) notes: Vec<String>,
+    /// How many `JOINT Site`s were read as end sites.
+    pub(super) sites_as_joints: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -149,6 +153,14 @@ impl<'a> Parser<'a> {
             };
             if is(token, "ROOT") {
                 self.parse_root(token.line)?;
+            } else if is(token, "JOINT") && self.joints.is_empty() {
+                // Writers that spell every joint alike (bvh-python's `t-pose.bvh`)
+                // open the first with `JOINT`; Blender's importer reads it as the root.
+                self.notes.push(format!(
+                    "line {}: the first joint is declared with `JOINT`; read as the `ROOT`",
+                    token.line
+                ));
+                self.parse_root(token.line)?;
             } else if is(token, "MOTION") && !self.joints.is_empty() {
                 return self.parse_motion().map(Some);
             } else {
@@ -173,6 +185,7 @@ impl<'a> Parser<'a> {
                 self.end_site(current, token.line)?;
             } else if token.text == "}" {
                 self.open.pop();
+                self.joint_site_to_end_site(current);
             } else {
                 return Err(self.syntax(token.line, "`JOINT`, `End Site` or `}`", token.text));
             }
@@ -262,6 +275,34 @@ impl<'a> Parser<'a> {
             joint.end = joint.end.or(Some(end));
         }
         Ok(())
+    }
+
+    /// Turns a just-closed `JOINT Site` with no channels and no children into its
+    /// parent's end site: writers that declare every node with `JOINT`
+    /// (bvh-python's `t-pose.bvh`) write `End Site` so, which would name many joints
+    /// `Site`.
+    fn joint_site_to_end_site(&mut self, joint: usize) {
+        let Some(def) = self.joints.get(joint) else {
+            return;
+        };
+        let is_site = def.name.eq_ignore_ascii_case("Site")
+            && def.channels.is_empty()
+            && def.end.is_none()
+            && joint + 1 == self.joints.len();
+        let Some(parent) = def.parent.filter(|_| is_site) else {
+            return;
+        };
+        let (line, offset) = (def.line, def.offset);
+        self.joints.pop();
+        if let Some(parent) = self.joints.get_mut(parent) {
+            parent.end = parent.end.or(Some(offset));
+        }
+        if self.sites_as_joints == 0 {
+            self.notes.push(format!(
+                "line {line}: `JOINT Site` with no channels is read as an `End Site`"
+            ));
+        }
+        self.sites_as_joints += 1;
     }
 
     /// Three finite numbers, after `OFFSET`.
@@ -507,6 +548,50 @@ mod tests {
         assert_eq!(
             two_ends.skeleton.joints()[1].end,
             Some(Vec3::new(0.0, 10.0, 0.0))
+        );
+    }
+
+    #[test]
+    fn joint_for_root_and_joint_site_for_end_site_read_as_root_and_end_site() {
+        let good = rig(GOOD);
+        let text = good_with(2, "JOINT Hips");
+        let read = rig(&text);
+        let names = |r: &crate::formats::Rig| -> Vec<(String, Option<usize>)> {
+            r.skeleton
+                .joints()
+                .iter()
+                .map(|j| (j.name.clone(), j.parent))
+                .collect()
+        };
+        assert_eq!(names(&read), names(&good));
+        assert_eq!(motion(&read).frame_count(), 2);
+        assert!(
+            read.notes[0].starts_with("line 2: the first joint is declared with `JOINT`"),
+            "{:?}",
+            read.notes
+        );
+        // bvh-python's writer also spells each `End Site` as `JOINT Site`.
+        let sites = text.replace(
+            "End Site\n{\n  OFFSET 0 10 0\n}",
+            "JOINT Site\n{\n  OFFSET 0 10 0\n  CHANNELS 0\n}",
+        );
+        assert_ne!(sites, text);
+        let read = rig(&sites);
+        assert_eq!(names(&read), names(&good));
+        let ends: Vec<_> = read.skeleton.joints().iter().map(|j| j.end).collect();
+        let good_ends: Vec<_> = good.skeleton.joints().iter().map(|j| j.end).collect();
+        assert_eq!(ends, good_ends);
+        assert!(
+            read.notes[1].starts_with("line 10: `JOINT Site` with no channels is read as an"),
+            "{:?}",
+            read.notes
+        );
+        // Only the first: a second top-level joint must still be a `ROOT`.
+        let second = GOOD.replace("MOTION", "JOINT B\n{\nOFFSET 0 0 0\n}\nMOTION");
+        let msg = error(&second);
+        assert!(
+            msg.contains("expected `ROOT` or `MOTION`, found `JOINT`"),
+            "{msg}"
         );
     }
 

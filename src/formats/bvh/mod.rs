@@ -29,6 +29,9 @@
 //! replacing would put it on its parent; this is said in `Rig::notes`. And a root whose
 //! zero-length hip joints (CMU's `LHipJoint`, `RHipJoint`) turn in a frame gets the turn
 //! they share, its children the inverse (`hip_turn.rs`): every joint stays in place.
+//! A joint its position channels move off its bone (Axis exports with displacement)
+//! passes the turn off its `OFFSET` to its parent when it is the parent's only child
+//! (`displaced.rs`): the parent's bone points at it, every joint stays in place.
 //! A root away from the body, whose children all start at one point (Kinect's
 //! `SpineBase` at the floor under `HipLeft`, `HipRight`, `SpineMid`), is moved onto
 //! that point (`root_pivot.rs`), with a note: again every other joint stays in place.
@@ -55,6 +58,7 @@
 //! recursion), and counts read from the file are capped before anything is
 
 mod convert;
+mod displaced;
 mod floor;
 mod hierarchy;
 mod hip_turn;
@@ -199,9 +203,13 @@ pub fn parse(text: &str, path: &Path, options: &LoadOptions) -> Result<Rig, BvhE
         path,
         joints: Vec::new(),
         open: Vec::new(),
+        notes: Vec::new(),
+        sites_as_joints: 0,
     };
     let motion = parser.parse_file()?;
-    build(path, parser.joints, motion, options)
+    let mut rig = build(path, parser.joints, motion, options)?;
+    rig.notes.splice(0..0, parser.notes);
+    Ok(rig)
 }
 
 #[cfg(test)]
