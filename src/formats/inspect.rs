@@ -17,6 +17,7 @@ use crate::formats::vrma::VrmaAnimation;
 use crate::humanoid::HumanBone;
 use crate::humanoid::bone::ALL;
 use crate::retarget::{Floor, MappedSkeleton};
+use crate::skeleton::leaf_nub::is_leaf_nub_off_axis;
 use crate::skeleton::recognize::{BoneEvidence, Recognition, recognize};
 use crate::skeleton::{BoneMap, MapError, NamedBoneMap, RestCorrection, RestPose, TPoseSource};
 
@@ -234,9 +235,13 @@ impl Report {
             // A leaf bone (a finger's last joint, the toes) with no end site has no
             // tip to measure: it keeps its rest turn against its parent, which is
             // what every player does with it. Not news; only a bone whose child
-            // joints sit on it is worth a line.
+            // joints sit on it is worth a line (a leaf nub in another axis convention
+            // than the rig's bones, `skeleton::leaf_nub`, is none: the bone is a leaf).
             for &(bone, j) in &c.undirected {
-                if skeleton.children(j).next().is_some() {
+                if skeleton
+                    .children(j)
+                    .any(|k| !is_leaf_nub_off_axis(skeleton, j, k))
+                {
                     problems.push(format!(
                         "cannot tell which way `{bone}` (joint `{}`) points: its child joints sit on it; left uncorrected",
                         skeleton.joints()[j].name

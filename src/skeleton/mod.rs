@@ -11,6 +11,7 @@ pub mod bone_map;
 pub mod builtin;
 pub mod catalog;
 pub mod floor_ends;
+pub(crate) mod leaf_nub;
 pub mod recognize;
 pub mod rest;
 

@@ -34,6 +34,7 @@ use glam::{Affine3A, Quat, Vec3};
 use crate::humanoid::HumanBone;
 use crate::humanoid::HumanBone as B;
 
+use super::leaf_nub::is_leaf_nub_off_axis;
 use super::{BoneMap, Skeleton};
 
 /// Where a rig's T-pose comes from: what its bone map's file says about its rest.
@@ -259,6 +260,11 @@ fn skeleton_tip(
             let away = Vec3::from(world[c].translation).distance(origin) > COINCIDENT;
             (descendant_count(skeleton, c), away, std::cmp::Reverse(c))
         })?;
+        // Blender's leaf nub along local +Y on a rig whose bones run along another
+        // axis: no direction either (`leaf_nub`).
+        if j == joint && is_leaf_nub_off_axis(skeleton, joint, child) {
+            return None;
+        }
         let p = Vec3::from(world[child].translation);
         if p.distance(origin) > COINCIDENT {
             return Some(p);
@@ -689,6 +695,29 @@ mod tests {
             },
             |_| vec![],
         )
+    }
+
+    #[test]
+    fn a_leaf_nub_along_another_local_axis_is_no_direction() {
+        // Blender's FBX import on Unreal's mannequin: each fingertip's `_end` joint is
+        // as long as the finger bone and lies along its local +Y while the bone runs
+        // along X; the fingertip keeps its rest turn rather than turned 90° up.
+        let (skeleton, map) = middle_fingers_ending_at(|_| Vec3::ZERO);
+        let fingers = [B::LeftMiddleProximal, B::RightMiddleProximal];
+        let mut joints = skeleton.joints().to_vec();
+        for bone in fingers {
+            let finger = map.joint(bone).unwrap();
+            joints[finger].end = None;
+            joints.push(Joint {
+                name: format!("{}_end", joints[finger].name),
+                parent: Some(finger),
+                rest: Transform::from_translation(Vec3::new(0.0, 0.08, 0.0)),
+                end: None,
+            });
+        }
+        let skeleton = Skeleton::new(joints).unwrap();
+        let turned = turns(&skeleton, &map, fingers);
+        assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
     }
 
     #[test]

@@ -180,7 +180,7 @@ fn best_leg_pair(rig: &RestJoints, hips: usize, roots: &[usize]) -> Option<([usi
     let mut best: Option<(f32, [usize; 2], f32)> = None;
     for (i, &a) in roots.iter().enumerate() {
         for (k, &b) in roots.iter().enumerate().skip(i + 1) {
-            let (low_a, low_b) = (rig.low[a], rig.low[b]);
+            let (low_a, low_b) = level_ends(rig, y, a, b);
             let drop = y - low_a.max(low_b);
             let (ca, cb) = (centroids[i], centroids[k]);
             if (low_a - low_b).abs() > 0.12 * drop || ca.distance(cb) < 0.05 * drop {
@@ -196,6 +196,18 @@ fn best_leg_pair(rig: &RestJoints, hips: usize, roots: &[usize]) -> Option<([usi
         }
     }
     best.map(|(_, pair, floor)| (pair, floor))
+}
+
+/// Where legs `a` and `b` of hips at height `y` end: their subtrees' lowest points,
+/// or, when those are not level (within 12% of the drop) and the legs' own joints
+/// are, the lowest points without the end nubs. Blender writes a leaf bone's `_end`
+/// nub along the bone's local Y, and on a rig whose bones point along X (Unreal's
+/// mannequin) one toe's nub may point up and the other's down, below the floor.
+fn level_ends(rig: &RestJoints, y: f32, a: usize, b: usize) -> (f32, f32) {
+    let level = |(la, lb): (f32, f32)| (la - lb).abs() <= 0.12 * (y - la.max(lb));
+    let raw = (rig.low[a], rig.low[b]);
+    let own = (rig.body_low[a], rig.body_low[b]);
+    if !level(raw) && level(own) { own } else { raw }
 }
 
 /// Heuristic: 3ds Max Biped hangs the thighs from `Bip01 Spine`, below which
@@ -251,4 +263,59 @@ pub(super) fn legs_beside_the_body(rig: &RestJoints) -> Option<(usize, [usize; 2
         let beside = rig.high[body] > rig.pos[a].y.max(rig.pos[b].y) + 0.15 * drop;
         (level && beside).then_some((joint, [a, b], body))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::recognize;
+    use super::super::test_support::skeleton;
+    use crate::humanoid::HumanBone as B;
+
+    #[test]
+    fn toe_nubs_pointing_up_and_down_leave_the_legs_level() {
+        // Blender's leaf bones on an Unreal mannequin (bones along X): each `_end` nub
+        // lies along its toe's local Y, the left one 18 cm up, the right one 18 cm
+        // down through the floor. The legs still end at the same level.
+        let mut table = vec![
+            ("root", None, [0.0, 0.0, 0.0]),
+            ("pelvis", Some("root"), [0.0, 1.0, 0.0]),
+            ("spine_01", Some("pelvis"), [0.0, 1.1, 0.0]),
+            ("spine_03", Some("spine_01"), [0.0, 1.35, 0.0]),
+            ("neck_01", Some("spine_03"), [0.0, 1.5, 0.0]),
+            ("head", Some("neck_01"), [0.0, 1.6, 0.0]),
+        ];
+        let limbs = [
+            [
+                ("upperarm_l", "spine_03", [0.18, 1.4, 0.0]),
+                ("lowerarm_l", "upperarm_l", [0.46, 1.4, 0.0]),
+                ("hand_l", "lowerarm_l", [0.71, 1.4, 0.0]),
+                ("thigh_l", "pelvis", [0.1, 0.95, 0.0]),
+                ("calf_l", "thigh_l", [0.1, 0.5, 0.0]),
+                ("foot_l", "calf_l", [0.1, 0.08, 0.0]),
+                ("ball_l", "foot_l", [0.1, 0.02, 0.12]),
+                ("ball_l_end", "ball_l", [0.1, 0.2, 0.12]),
+            ],
+            [
+                ("upperarm_r", "spine_03", [-0.18, 1.4, 0.0]),
+                ("lowerarm_r", "upperarm_r", [-0.46, 1.4, 0.0]),
+                ("hand_r", "lowerarm_r", [-0.71, 1.4, 0.0]),
+                ("thigh_r", "pelvis", [-0.1, 0.95, 0.0]),
+                ("calf_r", "thigh_r", [-0.1, 0.5, 0.0]),
+                ("foot_r", "calf_r", [-0.1, 0.08, 0.0]),
+                ("ball_r", "foot_r", [-0.1, 0.02, 0.12]),
+                ("ball_r_end", "ball_r", [-0.1, -0.16, 0.12]),
+            ],
+        ];
+        for (name, parent, at) in limbs.iter().flatten() {
+            table.push((*name, Some(*parent), *at));
+        }
+        let r = recognize(&skeleton(&table))
+            .into_humanoid()
+            .expect("a humanoid");
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::Hips), Some("pelvis"));
+        assert_eq!(at(B::LeftFoot), Some("foot_l"));
+        assert_eq!(at(B::RightToes), Some("ball_r"));
+        assert_eq!(at(B::LeftHand), Some("hand_l"));
+    }
 }

@@ -28,6 +28,10 @@ pub(super) struct RestJoints<'a> {
     /// leaf named as a bone's end, and the nubs below such a nub): the figure's own
     /// height, whatever length a writer gives the nubs.
     pub(super) body_high: Vec<f32>,
+    /// Lowest y over each joint's subtree without the end nubs hanging in it: where
+    /// a leg ends when its toe nub points anywhere (Blender's leaf bones, written
+    /// along the parent bone's local Y whatever way the bone itself points).
+    pub(super) body_low: Vec<f32>,
     /// Joints on the path from each joint down to its subtree's lowest point.
     pub(super) low_depth: Vec<u32>,
     /// Joints on the longest path down each joint's subtree.
@@ -57,6 +61,7 @@ impl<'a> RestJoints<'a> {
         let mut low: Vec<f32> = (0..n).map(|i| own(i, f32::min)).collect();
         let mut high: Vec<f32> = (0..n).map(|i| own(i, f32::max)).collect();
         let mut body_high = high.clone();
+        let mut body_low = low.clone();
         let mut names: Vec<NameInfo> = joints.iter().map(|j| NameInfo::parse(&j.name)).collect();
         // A nub is named as one and has only nubs below it; it adds nothing to the
         // figure's height (`body_high`).
@@ -75,6 +80,7 @@ impl<'a> RestJoints<'a> {
                 nub[p] &= nub[i];
                 if !nub[i] {
                     body_high[p] = body_high[p].max(body_high[i]);
+                    body_low[p] = body_low[p].min(body_low[i]);
                 }
             }
         }
@@ -99,6 +105,7 @@ impl<'a> RestJoints<'a> {
             low,
             high,
             body_high,
+            body_low,
             low_depth,
             depth,
             eps,
