@@ -59,7 +59,15 @@ pub(super) enum Role {
 const ROLE_WORDS: &[(&[&str], Role)] = &[
     (&["headtop", "headend", "headnub"], Role::HeadTop),
     (
-        &["eyebrow", "eyelid", "eyelash", "eyetarget", "eyeaim"],
+        // `eyerid`: an eyelid as Japanese-made rigs often spell it.
+        &[
+            "eyebrow",
+            "eyelid",
+            "eyerid",
+            "eyelash",
+            "eyetarget",
+            "eyeaim",
+        ],
         Role::Face,
     ),
     (&["eye"], Role::Eye),
@@ -422,6 +430,8 @@ mod tests {
             ("LeftForeFoot", Some(Role::Toes), Some(Side::Left)),
             ("lMid1", Some(Role::Middle), Some(Side::Left)),
             ("J_Adj_L_FaceEye", Some(Role::Eye), Some(Side::Left)),
+            ("eyerid_Left_056", Some(Role::Face), Some(Side::Left)),
+            ("eye_Left_057", Some(Role::Eye), Some(Side::Left)),
         ];
         for (name, role, side) in cases {
             let info = NameInfo::parse(name);
