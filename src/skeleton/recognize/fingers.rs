@@ -53,7 +53,8 @@ pub(super) struct Digit {
 /// placeholder, unless most of the hand's digits of four joints start at the
 /// knuckles: then the hand's fourth joints are nubs). Fingers are named by their
 /// names when every digit has a distinct finger name (a cartoon hand's one or two
-/// fingers so too); otherwise, from three digits up, the thumb is the
+/// fingers so too, when each is a chain of two joints or more); otherwise, from
+/// three digits up, the thumb is the
 /// digit starting nearest the hand (by a clear margin, or always with five digits)
 /// and the others are ordered from the thumb's side (index) away (little).
 pub(super) fn solve_fingers(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
@@ -139,7 +140,10 @@ fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
     let mut distinct: Vec<usize> = named.iter().flatten().copied().collect();
     distinct.sort_unstable();
     distinct.dedup();
-    if distinct.len() == digits.len() && named.iter().all(Option::is_some) {
+    // Fewer than three digits are named only as chains: a lone joint (CMU's
+    // `lthumb`) says too little of which phalanx it is.
+    let chains = digits.len() >= 3 || digits.iter().all(|d| d.len() >= 2);
+    if chains && distinct.len() == digits.len() && named.iter().all(Option::is_some) {
         return digits
             .into_iter()
             .zip(named)

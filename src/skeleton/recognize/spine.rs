@@ -21,7 +21,7 @@ pub(super) fn split_spine(
     chain: &[usize],
 ) -> Vec<(HumanBone, usize, f32, String)> {
     let reps = rig.collapse(&without_detours(rig, chain));
-    let reps = past_pivots(rig, &reps, 3);
+    let reps = past_pivots(rig, &reps);
     let k = reps.len();
     let at = |bone, i: usize, conf, why: &str| (bone, reps[i], conf, why.to_owned());
     match k {
@@ -62,13 +62,13 @@ pub(super) fn split_spine(
     }
 }
 
-/// `line` without the zero-length branch joints it starts with
-/// (`RestJoints::is_branch_pivot`), keeping at least `keep` joints: where a line
-/// has more joints than roles, the pivot is the one left out.
-fn past_pivots<'l>(rig: &RestJoints, line: &'l [usize], keep: usize) -> &'l [usize] {
+/// The spine `line` without the zero-length branch joints it starts with
+/// (`RestJoints::is_branch_pivot`), keeping at least three joints: where the line
+/// has more joints than the spine's three roles, the pivot is the one left out.
+fn past_pivots<'l>(rig: &RestJoints, line: &'l [usize]) -> &'l [usize] {
     let skip = line
         .iter()
-        .take(line.len().saturating_sub(keep))
+        .take(line.len().saturating_sub(3))
         .take_while(|&&j| rig.is_branch_pivot(j))
         .count();
     &line[skip..]
@@ -111,8 +111,7 @@ pub(super) struct Neck {
 /// times the others or whose name says end, is the nub above the head (Mixamo's
 /// `HeadTop_End`). With two or more joints left, the first is the neck. A joint
 /// named head above the first is the head, even where it shares its place with the
-/// joint below it. A zero-length branch joint at the foot of a line of three or more
-/// is no neck (`past_pivots`).
+/// joint below it.
 pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> Neck {
     let mut line = vec![head_root];
     let mut j = head_root;
@@ -143,8 +142,7 @@ pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> N
     if nub.is_some() {
         line.pop();
     }
-    let line = past_pivots(rig, &line, 2);
-    let (reps, group) = rig.collapse_groups(line);
+    let (reps, group) = rig.collapse_groups(&line);
     // A joint named head may share its place with the joint below it (a `face`
     // pivot under `Head` in Sketchfab's conversions, the face hanging from it and
     // the hair from a helper beside it): the collapsed line keeps the lower one, so
@@ -335,14 +333,15 @@ mod tests {
     ];
 
     #[test]
-    fn zero_length_branch_joints_are_left_out_where_joints_outnumber_roles() {
+    fn zero_length_branch_joints_are_left_out_of_spine_and_shoulder_where_joints_outnumber_roles() {
         let r = recognized_with_limbs(&PIVOTED_BODY, ["L_", "R_"], &PIVOTED_LIMB);
         let at = |bone| r.map.bones.get(&bone).map(String::as_str);
         assert_eq!(at(B::Hips), Some("Pelvis"));
         assert_eq!(at(B::Spine), Some("Spine1"));
         assert_eq!(at(B::Chest), Some("Spine2"));
         assert_eq!(at(B::UpperChest), Some("Spine3"));
-        assert_eq!(at(B::Neck), Some("Neck"));
+        // The neck keeps its pivot: CMU's `lowerneck`, at the thorax, turns the neck.
+        assert_eq!(at(B::Neck), Some("Spine3_Neck"));
         assert_eq!(at(B::Head), Some("Head"));
         assert_eq!(at(B::LeftShoulder), Some("L_Collar"));
         assert_eq!(at(B::LeftUpperArm), Some("L_Shoulder"));
