@@ -286,9 +286,15 @@ pub(super) struct Arm {
     pub(super) cost: f32,
 }
 
+/// A leaf reaching no farther from its parent than this share of its farthest
+/// sibling's reach is a marker, no branch of a fork (a physics body's proxy beside an
+/// elbow, as MSS's `L_Radius` 0.4 cm off it beside a 28 cm forearm).
+const STUB: f32 = 0.1;
+
 /// The line of joints from an arm's root out to the hand: at each joint the child
 /// reaching farthest from the arm branch. It stops at a leaf or at the hand's fork:
-/// two or more children, none reaching farther from their parent than 0.6 of the
+/// two or more children that are not markers (`STUB`), none reaching farther from
+/// their parent than 0.6 of the
 /// parent's distance from the branch (fingers; a twist bone's fork does not qualify
 /// since the forearm beside it is long), or three or more chains of two or more
 /// joints reaching no farther than that distance (`is_finger_fork`).
@@ -302,12 +308,16 @@ fn follow_out(rig: &RestJoints, root: usize, branch: usize) -> (Vec<usize>, bool
             return (line, false);
         }
         if kids.len() >= 2 {
-            let fork_reach = kids
+            let reaches: Vec<f32> = kids.iter().map(|&c| rig.reach(c, rig.pos[j])).collect();
+            let fork_reach = reaches.iter().copied().fold(0.0, f32::max);
+            let branches = kids
                 .iter()
-                .map(|&c| rig.reach(c, rig.pos[j]))
-                .fold(0.0, f32::max);
+                .zip(&reaches)
+                .filter(|&(&c, &r)| !rig.kids[c].is_empty() || r > STUB * fork_reach)
+                .count();
             let out = rig.pos[j].distance(origin);
-            if fork_reach <= 0.6 * out || is_finger_fork(rig, &kids, fork_reach, out) {
+            let fork = fork_reach <= 0.6 * out || is_finger_fork(rig, &kids, fork_reach, out);
+            if branches >= 2 && fork {
                 return (line, true);
             }
         }
@@ -518,5 +528,38 @@ mod tests {
         assert_eq!(at(B::LeftUpperArm), Some("LeftShoulder"));
         assert_eq!(at(B::RightHand), Some("RightWrist"));
         assert_eq!(at(B::LeftFoot), Some("LeftAnkle"));
+    }
+
+    #[test]
+    fn a_marker_leaf_beside_the_elbow_is_no_hand_fork() {
+        // MotionBuilder's `Character1_` rig with a physics body's proxy leaves (MSS):
+        // `Radius` 0.4 cm off the elbow beside a 27 cm forearm ending in a hand with
+        // no fingers, and a long clavicle, so the forearm is within 0.6 of the
+        // elbow's distance from the chest.
+        let body = [
+            ("Character1_Hips", "", [0.0, 1.0, 0.0]),
+            ("Character1_Spine", "Character1_Hips", [0.0, 1.12, 0.0]),
+            ("Character1_Spine1", "Character1_Spine", [0.0, 1.40, 0.0]),
+            ("Character1_Neck", "Character1_Spine1", [0.0, 1.50, 0.0]),
+            ("Character1_Head", "Character1_Neck", [0.0, 1.59, 0.03]),
+        ];
+        let limb = [
+            ("Shoulder", "Character1_Spine1", [0.02, 1.45, 0.0]),
+            ("Arm", "Shoulder", [0.19, 1.45, 0.0]),
+            ("ForeArm", "Arm", [0.47, 1.45, 0.0]),
+            ("Hand", "ForeArm", [0.74, 1.45, 0.0]),
+            ("Radius", "ForeArm", [0.47, 1.446, -0.001]),
+            ("UpLeg", "Character1_Hips", [0.09, 0.95, 0.0]),
+            ("Leg", "UpLeg", [0.09, 0.52, 0.0]),
+            ("Foot", "Leg", [0.09, 0.08, 0.0]),
+            ("ToeBase", "Foot", [0.09, 0.0, 0.12]),
+        ];
+        let r = recognized_with_limbs(&body, ["Character1_Left", "Character1_Right"], &limb);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::LeftShoulder), Some("Character1_LeftShoulder"));
+        assert_eq!(at(B::LeftUpperArm), Some("Character1_LeftArm"));
+        assert_eq!(at(B::LeftLowerArm), Some("Character1_LeftForeArm"));
+        assert_eq!(at(B::LeftHand), Some("Character1_LeftHand"));
+        assert_eq!(at(B::RightHand), Some("Character1_RightHand"));
     }
 }

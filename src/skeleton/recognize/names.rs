@@ -155,11 +155,12 @@ const HELPER_WORDS: &[&str] = &[
     "corrective",
 ];
 
-/// Name fragments of what hangs on a body without being part of it.
+/// Name fragments of what hangs on a body without being part of it (`rigmesh`:
+/// MotionBuilder's proxy geometry, a leaf beside each bone).
 const ATTACHMENT_PARTS: &[&str] = &[
     "weapon", "sword", "gun", "shield", "holster", "prop", "slot", "socket", "attach", "camera",
     "hair", "skirt", "tail", "cape", "cloth", "breast", "bust", "ribbon", "spring", "physics",
-    "dress", "robe",
+    "dress", "robe", "rigmesh",
 ];
 
 /// What one joint's name says.
@@ -439,6 +440,7 @@ mod tests {
         }
         assert!(NameInfo::parse("upper_arm_ik.L").preference < -0.5);
         assert!(NameInfo::parse("handslot.l").preference < -0.5);
+        assert!(NameInfo::parse("Neck_RIGMESH").preference < -0.5);
         assert!(NameInfo::parse("LeftToe_End").helper);
         assert!(NameInfo::parse("DEF-thigh.L").preference > 0.0);
     }
