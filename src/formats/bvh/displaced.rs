@@ -80,8 +80,7 @@ impl Displaced {
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;
-    use crate::formats::Rig;
-    use glam::{Affine3A, Vec3};
+    use glam::Vec3;
 
     /// A leg of hips, thigh, knee and ankle, six channels on every joint as Axis
     /// exports with displacement write them; one frame:
@@ -103,18 +102,6 @@ mod tests {
             -42.0 + ankle.y,
             ankle.z
         )
-    }
-
-    /// World places of every joint in the rig's only frame.
-    fn places(rig: &Rig) -> Vec<Vec3> {
-        let frame = motion(rig).frame(0);
-        let mut world: Vec<Affine3A> = Vec::new();
-        for (j, joint) in rig.skeleton.joints().iter().enumerate() {
-            let local =
-                Affine3A::from_rotation_translation(frame.rotations[j], frame.translations[j]);
-            world.push(joint.parent.map_or(local, |p| world[p] * local));
-        }
-        world.iter().map(|a| Vec3::from(a.translation)).collect()
     }
 
     #[test]

@@ -123,8 +123,7 @@ fn frame(a: Vec3, b: Vec3) -> Option<Mat3> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{motion, one_joint, rig, same_rotation};
-    use crate::formats::Rig;
+    use super::super::test_support::{motion, one_joint, places, rig, same_rotation};
     use glam::{Affine3A, Quat, Vec3};
 
     /// A CMU-style root: `LHipJoint`, `RHipJoint` and `LowerBack` at the root, each
@@ -147,18 +146,6 @@ mod tests {
             v(right),
             v(back),
         )
-    }
-
-    /// Model-space place of every joint in frame 0.
-    fn places(rig: &Rig) -> Vec<Vec3> {
-        let frame = motion(rig).frame(0);
-        let mut world: Vec<Affine3A> = Vec::new();
-        for (i, joint) in rig.skeleton.joints().iter().enumerate() {
-            let local =
-                Affine3A::from_rotation_translation(frame.rotations[i], frame.translations[i]);
-            world.push(joint.parent.map_or(local, |p| world[p] * local));
-        }
-        world.iter().map(|w| w.translation.into()).collect()
     }
 
     /// The same joints' places, by forward kinematics of the file's own channels.

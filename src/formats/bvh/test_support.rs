@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use glam::Quat;
+use glam::{Affine3A, Quat, Vec3};
 
 use super::parse;
 use crate::formats::{LoadOptions, Motion, Rig, Units, UpAxis};
@@ -38,6 +38,17 @@ pub(super) fn error(text: &str) -> String {
 
 pub(super) fn motion(rig: &Rig) -> &Motion {
     &rig.clips.first().expect("the file has motion").motion
+}
+
+/// Model-space place of every joint in the rig's first frame.
+pub(super) fn places(rig: &Rig) -> Vec<Vec3> {
+    let frame = motion(rig).frame(0);
+    let mut world: Vec<Affine3A> = Vec::new();
+    for (i, joint) in rig.skeleton.joints().iter().enumerate() {
+        let local = Affine3A::from_rotation_translation(frame.rotations[i], frame.translations[i]);
+        world.push(joint.parent.map_or(local, |p| world[p] * local));
+    }
+    world.iter().map(|w| w.translation.into()).collect()
 }
 
 pub(super) fn same_rotation(a: Quat, b: Quat) -> bool {

@@ -288,6 +288,15 @@ mod tests {
     use crate::skeleton::Skeleton;
     use crate::skeleton::recognize::test_support::skeleton;
 
+    /// `skeleton` from rows with owned names.
+    fn owned_skeleton(table: &[(String, Option<String>, [f32; 3])]) -> Skeleton {
+        let rows: Vec<(&str, Option<&str>, [f32; 3])> = table
+            .iter()
+            .map(|(n, p, x)| (n.as_str(), p.as_deref(), *x))
+            .collect();
+        skeleton(&rows)
+    }
+
     #[test]
     fn fourth_finger_joint_is_a_nub_unless_the_first_is_a_metacarpal() {
         // A proximal phalanx is about 1.6 times the next bone, a metacarpal twice.
@@ -396,11 +405,7 @@ mod tests {
             }
             chain("pinky", [knuckles, 0.0, -0.03], [0.8 * bone, 0.0, 0.0]);
             chain("thumb", [0.02, 0.0, 0.03], [0.025, 0.0, 0.02]);
-            let rows: Vec<(&str, Option<&str>, [f32; 3])> = table
-                .iter()
-                .map(|(n, p, x)| (n.as_str(), p.as_deref(), *x))
-                .collect();
-            let mut joints = skeleton(&rows).joints().to_vec();
+            let mut joints = owned_skeleton(&table).joints().to_vec();
             for joint in joints.iter_mut().filter(|j| j.name.ends_with('4')) {
                 joint.end = Some(Vec3::new(0.02, 0.0, 0.0));
             }
@@ -439,11 +444,7 @@ mod tests {
                 Some("thumb2".to_owned()),
                 [t + 0.03, 0.0, 0.08],
             ));
-            let rows: Vec<(&str, Option<&str>, [f32; 3])> = table
-                .iter()
-                .map(|(n, p, x)| (n.as_str(), p.as_deref(), *x))
-                .collect();
-            let s = skeleton(&rows);
+            let s = owned_skeleton(&table);
             let rig = RestJoints::new(&s);
             let digits = solve_fingers(&rig, 0, Vec3::Z);
             let thumb = digits.iter().find(|d| d.finger == 0).expect("a thumb");
@@ -468,11 +469,7 @@ mod tests {
                         (format!("{name}{k}"), Some(parent), [x, 0.0, 0.02])
                     }))
                     .collect();
-            let rows: Vec<(&str, Option<&str>, [f32; 3])> = rows
-                .iter()
-                .map(|(n, p, x)| (n.as_str(), p.as_deref(), *x))
-                .collect();
-            let s = skeleton(&rows);
+            let s = owned_skeleton(&rows);
             let rig = RestJoints::new(&s);
             let digits = solve_fingers(&rig, 0, Vec3::Z);
             assert_eq!(digits.first().map(|d| d.finger), want, "{name}");
