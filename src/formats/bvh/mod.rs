@@ -65,6 +65,7 @@ mod hip_turn;
 mod lexer;
 mod motion;
 mod motion_up;
+mod pointed_feet;
 mod rest_frame;
 mod root_pivot;
 mod teleport;

@@ -26,8 +26,9 @@ use glam::{Quat, Vec3};
 
 use super::hierarchy::{Axis, Channel, JointDef};
 use super::motion::RawMotion;
+use super::pointed_feet::pointed_feet;
 use crate::formats::{Basis, Units, UpAxis};
-use crate::skeleton::{Joint, Recognition, Skeleton, Transform, recognize};
+use crate::skeleton::{BoneMap, Joint, Recognition, Skeleton, Transform, recognize};
 
 /// Most frames looked at, spread evenly over the clip (frame 0 first), each one
 /// tried by the recognizer until one stands.
@@ -502,7 +503,7 @@ fn surest_standing(
 }
 
 /// Whether the figure of `pose`, turned `upright`, stands as a body (a recognized
-/// humanoid): how sure the recognizer is of it (its bones' mean confidence:
+/// humanoid whose feet do not point along the shins, `pointed_feet`): how sure the recognizer is of it (its bones' mean confidence:
 /// geometry that reads clearly and agrees with the names scores higher), else the
 /// recognizer's reason.
 fn stands(defs: &[JointDef], pose: &FilePose, upright: Upright) -> Result<f32, String> {
@@ -510,6 +511,12 @@ fn stands(defs: &[JointDef], pose: &FilePose, upright: Upright) -> Result<f32, S
     let skeleton = Skeleton::new(pose.joints(defs, &basis)).map_err(|e| e.to_string())?;
     match recognize(&skeleton) {
         Recognition::Humanoid(r) => {
+            if let Some(reason) = BoneMap::resolve(&r.map, &skeleton)
+                .ok()
+                .and_then(|map| pointed_feet(&skeleton, &map))
+            {
+                return Err(reason);
+            }
             let sum: f32 = r.evidence.values().map(|e| e.confidence).sum();
             Ok(sum / r.evidence.len().max(1) as f32)
         }
@@ -1039,6 +1046,56 @@ mod tests {
             rig.notes
         );
         assert_eq!(rig.skeleton.joints()[1].rest.rotation, Quat::IDENTITY);
+    }
+
+    #[test]
+    fn a_zero_pose_with_its_feet_along_the_shins_rests_on_a_frame_where_they_stand() {
+        // The figure with each foot going on straight down its shin to the toes
+        // (as bvhio lays out a Bandai take); frame 1 is that zero pose, frame 2
+        // turns each foot forward at the ankle.
+        let fig: Vec<_> = figure(0.0)
+            .into_iter()
+            .map(|(name, parent, at)| match name.strip_suffix("ToeBase") {
+                Some(_) => (name, parent, at + Vec3::new(0.0, -6.0, -12.0)),
+                None => (name, parent, at),
+            })
+            .collect();
+        let order = depth_first(&fig);
+        let offset = |j: usize| fig[j].1.map_or(fig[j].2, |q| fig[j].2 - fig[q].2);
+        let mut text = hierarchy(&fig, &order, offset, "Zrotation Xrotation Yrotation");
+        let zero: Vec<f32> = vec![0.0; 3 + 3 * fig.len()];
+        let mut forward = zero.clone();
+        for (k, &j) in order.iter().enumerate() {
+            if fig[j].0.ends_with("Foot") {
+                // Xrotation of the joint: -90° turns -Y onto +Z.
+                forward[3 + 3 * k + 1] = -90.0;
+            }
+        }
+        let row = |values: &[f32]| {
+            values
+                .iter()
+                .map(f32::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let _ = write!(
+            text,
+            "MOTION\nFrames: 2\nFrame Time: 0.01\n{}\n{}\n",
+            row(&zero),
+            row(&forward)
+        );
+        let rig = guessed(&text);
+        assert_note(
+            &rig,
+            "rest pose: frame 2 of the motion; the zero pose (OFFSETs with no rotation) is no standing body: the foot `LeftFoot` points along its shin",
+        );
+        let world = rig.skeleton.rest_world();
+        let at = |name: &str| {
+            let j = rig.skeleton.joints().iter().position(|j| j.name == name);
+            Vec3::from(world[j.expect(name)].translation)
+        };
+        let sole = (at("LeftToeBase") - at("LeftFoot")).normalize();
+        assert!(sole.z > 0.99, "the rest foot points forward: {sole}");
     }
 
     #[test]
