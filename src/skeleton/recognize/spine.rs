@@ -166,14 +166,29 @@ pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> N
 /// with none, its only child that is a twist bone with joints below it (Character
 /// Creator's `CC_Base_NeckTwist01` → `CC_Base_NeckTwist02` → `CC_Base_Head`: a
 /// twist joint in the line of the neck leads on to the head, where a twist bone
-/// beside a limb ends).
+/// beside a limb ends). At a fork of plain children under a joint not named head,
+/// its one child named head that goes up from it, when no other child is named
+/// so: a rig's leaf markers beside the neck (MotionBuilder physics proxies, a
+/// `Neck` leaf 1.6 cm off `Character1_Neck`) are no fork of the head. A joint named
+/// head is the head whatever its children are called (`head_hair` beside the jaw
+/// and eyes).
 fn next_up_the_neck(rig: &RestJoints, j: usize) -> Option<usize> {
+    let up = |c: usize| rig.pos[c].y > rig.pos[j].y + rig.eps;
     match rig.plain_kids(j).as_slice() {
         [only] => Some(*only),
         [] => match rig.body_kids(j).as_slice() {
             [only] if rig.names[*only].twist && !rig.kids[*only].is_empty() => Some(*only),
             _ => None,
         },
+        kids if rig.names[j].role != Some(Role::Head) => {
+            let mut heads = kids
+                .iter()
+                .filter(|&&c| rig.names[c].role == Some(Role::Head));
+            match (heads.next(), heads.next()) {
+                (Some(&head), None) if up(head) => Some(head),
+                _ => None,
+            }
+        }
         _ => None,
     }
 }
@@ -304,6 +319,42 @@ mod tests {
         assert_eq!(at(B::Head), Some("CC_Base_Head"));
         assert_eq!(at(B::LeftEye), Some("CC_Base_L_Eye"));
         assert_eq!(at(B::LeftUpperArm), Some("CC_Base_L_Upperarm"));
+    }
+
+    #[test]
+    fn a_marker_leaf_beside_the_neck_is_no_fork_of_the_head_and_a_named_head_keeps_its_face() {
+        // A MotionBuilder rig with physics proxies as leaf joints (centimetres, +Y
+        // up, facing +Z): `Neck` 1.6 cm beside `Character1_Neck`, the head 8.8 cm
+        // above it; then a head named so whose children are its hair, jaw and eyes.
+        let limb = [
+            ("Shoulder", "Character1_Spine1", [4.0, 140.0, 0.0]),
+            ("Arm", "Shoulder", [17.0, 140.0, 0.0]),
+            ("ForeArm", "Arm", [45.0, 140.0, 0.0]),
+            ("Hand", "ForeArm", [70.0, 140.0, 0.0]),
+            ("UpLeg", "Character1_Hips", [9.0, 92.0, 0.0]),
+            ("Leg", "UpLeg", [9.0, 50.0, 0.0]),
+            ("Foot", "Leg", [9.0, 8.0, 0.0]),
+            ("ToeBase", "Foot", [9.0, 1.0, 12.0]),
+        ];
+        let mut body = vec![
+            ("Character1_Hips", "", [0.0, 95.0, 0.0]),
+            ("Character1_Spine", "Character1_Hips", [0.0, 110.0, 0.0]),
+            ("Character1_Spine1", "Character1_Spine", [0.0, 125.0, 0.0]),
+            ("Character1_Neck", "Character1_Spine1", [0.0, 150.0, 0.6]),
+            ("Character1_Head", "Character1_Neck", [0.0, 158.1, 4.1]),
+            ("Neck", "Character1_Neck", [-1.1, 150.1, 1.7]),
+        ];
+        let r = recognized_with_limbs(&body, ["Character1_Left", "Character1_Right"], &limb);
+        let at = |r: &super::super::RecognizedMap, bone| r.map.bones.get(&bone).cloned();
+        assert_eq!(at(&r, B::Neck).as_deref(), Some("Character1_Neck"));
+        assert_eq!(at(&r, B::Head).as_deref(), Some("Character1_Head"));
+        body.truncate(5);
+        body.extend([
+            ("head_hair", "Character1_Head", [0.0, 170.0, 0.0]),
+            ("jaw", "Character1_Head", [0.0, 155.0, 8.0]),
+        ]);
+        let r = recognized_with_limbs(&body, ["Character1_Left", "Character1_Right"], &limb);
+        assert_eq!(at(&r, B::Head).as_deref(), Some("Character1_Head"));
     }
 
     /// SMPL's body as MoDi writes it (metres, +Y up, facing +Z): a zero-length joint
