@@ -278,11 +278,11 @@ impl<'a> Parser<'a> {
                 channels: Vec::new(),
                 pivot: Vec3::ZERO,
             });
-        } else if let Some(joint) = self.joints.get_mut(joint) {
-            if joint.end.is_none() {
-                joint.end = Some(end);
-                joint.end_name = site_name;
-            }
+        } else if let Some(joint) = self.joints.get_mut(joint)
+            && joint.end.is_none()
+        {
+            joint.end = Some(end);
+            joint.end_name = site_name;
         }
         Ok(())
     }
