@@ -50,6 +50,9 @@ pub(super) struct JointDef {
     pub(super) parent: Option<usize>,
     pub(super) offset: Vec3,
     pub(super) end: Option<Vec3>,
+    /// What follows `End` on the end site's line (`Site`, or a name such as
+    /// `LeftToeBase_End`); empty when the joint has no end site.
+    pub(super) end_name: String,
     pub(super) channels: Vec<Channel>,
     /// How far the joint was moved from its `OFFSET` onto the point its children
     /// share (`root_pivot.rs`), in its own frame: zero for every joint but such a
@@ -186,6 +189,7 @@ impl<'a> Parser<'a> {
             } else if token.text == "}" {
                 self.open.pop();
                 self.joint_site_to_end_site(current);
+                self.branch_site_to_joint(current);
             } else {
                 return Err(self.syntax(token.line, "`JOINT`, `End Site` or `}`", token.text));
             }
@@ -212,6 +216,7 @@ impl<'a> Parser<'a> {
             parent,
             offset: Vec3::ZERO,
             end: None,
+            end_name: String::new(),
             channels: Vec::new(),
             pivot: Vec3::ZERO,
         });
@@ -256,7 +261,8 @@ impl<'a> Parser<'a> {
     /// among them. It becomes that joint, with no channels (its rotation is the
     /// identity in every frame) and no end site.
     fn end_site(&mut self, joint: usize, line: usize) -> Result<(), BvhError> {
-        let leaf = leaf_joint_name(self.lexer.name()).map(str::to_owned);
+        let site_name = self.lexer.name().to_owned();
+        let leaf = leaf_joint_name(&site_name).map(str::to_owned);
         self.expect("{", "`{`")?;
         self.expect("OFFSET", "`OFFSET`")?;
         let end = self.vec3()?;
@@ -268,13 +274,68 @@ impl<'a> Parser<'a> {
                 parent: Some(joint),
                 offset: end,
                 end: None,
+                end_name: String::new(),
                 channels: Vec::new(),
                 pivot: Vec3::ZERO,
             });
-        } else if let Some(joint) = self.joints.get_mut(joint) {
-            joint.end = joint.end.or(Some(end));
+        } else if let Some(joint) = self.joints.get_mut(joint)
+            && joint.end.is_none()
+        {
+            joint.end = Some(end);
+            joint.end_name = site_name;
         }
         Ok(())
+    }
+
+    /// Turns the end site of a just-closed joint that branches (two or more child
+    /// joints) into a leaf joint with no channels (its rotation is the identity in every frame).
+    /// Writers that turn tracked points into a BVH end every chain at its last
+    /// point: a Kinect-style skeleton's spine ends at the head, written as an `End
+    /// Site` of the joint where the arms branch (`ShoulderCenter`), so the figure
+    /// has no head joint. Beside child joints, an end site is such a point of the
+    /// figure, not the tip of a leaf bone; as a joint it can carry the head.
+    fn branch_site_to_joint(&mut self, joint: usize) {
+        let Some(def) = self.joints.get(joint) else {
+            return;
+        };
+        let Some(end) = def.end else {
+            return;
+        };
+        if self
+            .joints
+            .iter()
+            .filter(|j| j.parent == Some(joint))
+            .count()
+            < 2
+        {
+            return;
+        }
+        let name = match def.end_name.as_str() {
+            "" => format!("{}_Site", def.name),
+            site if site.eq_ignore_ascii_case("Site") => format!("{}_Site", def.name),
+            site => site.to_owned(),
+        };
+        self.notes.push(format!(
+            "line {}: the end site of `{}`, where the figure branches, is read as a joint `{}` with no channels",
+            def.line,
+            quote(&def.name),
+            quote(&name)
+        ));
+        let line = def.line;
+        if let Some(def) = self.joints.get_mut(joint) {
+            def.end = None;
+            def.end_name.clear();
+        }
+        self.joints.push(JointDef {
+            name,
+            line,
+            parent: Some(joint),
+            offset: end,
+            end: None,
+            end_name: String::new(),
+            channels: Vec::new(),
+            pivot: Vec3::ZERO,
+        });
     }
 
     /// Turns a just-closed `JOINT Site` with no channels and no children into its
@@ -630,5 +691,112 @@ mod tests {
         assert_eq!(m.times()[1], 0.25);
         let want = Quat::from_rotation_x(30f32.to_radians());
         assert!(same_rotation(m.frame(2).rotations[0], want));
+    }
+
+    /// A Kinect-style figure as pose-to-BVH writers end it: the spine stops at
+    /// `ShoulderCenter`, where the arms branch, and the head is only that joint's
+    /// end site (`site` is its line).
+    fn head_as_branch_site(site: &str) -> String {
+        // Joint names run to the end of their line.
+        let chain = |names: [&str; 3], offsets: [&str; 3], end: &str| {
+            let mut text = String::new();
+            for (name, offset) in names.iter().zip(offsets) {
+                text += &format!(
+                    "JOINT {name}\n{{ OFFSET {offset} CHANNELS 3 Zrotation Xrotation Yrotation\n"
+                );
+            }
+            text + &format!("End Site\n{{ OFFSET {end} }} }} }} }}\n")
+        };
+        let arm = |side: &str, x: f32| {
+            let names = ["Shoulder", "Elbow", "Hand"].map(|n| format!("{side}{n}"));
+            let offsets = [format!("{x} 0 0"), format!("{x} 0 0"), format!("{x} 0 0")];
+            chain(
+                names.each_ref().map(String::as_str),
+                offsets.each_ref().map(String::as_str),
+                &format!("{} 0 0", x / 4.0),
+            )
+        };
+        let leg = |side: &str, x: f32| {
+            let names = ["Hip", "Knee", "Ankle"].map(|n| format!("{side}{n}"));
+            let offsets = [
+                format!("{x} -0.05 0"),
+                "0 -0.42 0".into(),
+                "0 -0.42 0".into(),
+            ];
+            chain(
+                names.each_ref().map(String::as_str),
+                offsets.each_ref().map(String::as_str),
+                "0 -0.06 0.12",
+            )
+        };
+        format!(
+            "HIERARCHY
+ROOT HipCenter
+{{
+  OFFSET 0 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT Spine
+  {{ OFFSET 0 0.1 0 CHANNELS 3 Zrotation Xrotation Yrotation
+    JOINT ShoulderCenter
+    {{ OFFSET 0 0.4 0 CHANNELS 3 Zrotation Xrotation Yrotation
+{}{}{site}
+    }}
+  }}
+{}{}}}
+MOTION
+Frames: 1
+Frame Time: 0.0333333
+0 1 0 {}
+",
+            arm("Left", 0.22),
+            arm("Right", -0.22),
+            leg("Left", 0.14),
+            leg("Right", -0.14),
+            // 3 + 3 + 3 + 18 + 18 rotation channels at zero.
+            ["0"; 45].join(" ")
+        )
+    }
+
+    #[test]
+    fn an_end_site_beside_child_joints_is_a_leaf_joint() {
+        use crate::humanoid::HumanBone;
+        use crate::skeleton::{Recognition, recognize};
+        // Beside the arms it branches into, `ShoulderCenter`'s end site is the head:
+        // a joint with no channels, which the recognizer takes for the head. Read as
+        // an end site it left the figure headless ("no head"), and refused.
+        for (site, name) in [
+            ("End Site\n{ OFFSET 0 0.25 0 }", "ShoulderCenter_Site"),
+            ("End Head\n{ OFFSET 0 0.25 0 }", "Head"),
+        ] {
+            let rig = rig(&head_as_branch_site(site));
+            let joints = rig.skeleton.joints();
+            let centre = joints.iter().position(|j| j.name == "ShoulderCenter");
+            let head = joints.iter().position(|j| j.name == name);
+            assert!(centre.is_some() && head.is_some(), "{site}");
+            assert_eq!(joints[head.unwrap()].parent, centre, "{site}");
+            assert_eq!(joints[head.unwrap()].end, None, "{site}");
+            assert_eq!(joints[centre.unwrap()].end, None, "{site}");
+            assert!(
+                rig.notes
+                    .iter()
+                    .any(|n| n.contains("where the figure branches"))
+            );
+            let map = match recognize(&rig.skeleton) {
+                Recognition::Humanoid(r) => r.map,
+                Recognition::NotHumanoid(n) => panic!("{site}: {}", n.reason),
+            };
+            assert_eq!(
+                map.bones.get(&HumanBone::Head).map(String::as_str),
+                Some(name)
+            );
+            assert_eq!(
+                map.bones.get(&HumanBone::Spine).map(String::as_str),
+                Some("Spine")
+            );
+        }
+        // A leaf's end site stays the tip of its bone.
+        let rig = rig(&head_as_branch_site(""));
+        let hand = rig.skeleton.joints().iter().find(|j| j.name == "LeftHand");
+        assert_eq!(hand.and_then(|j| j.end), Some(Vec3::new(0.055, 0.0, 0.0)));
     }
 }

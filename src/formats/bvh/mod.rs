@@ -16,7 +16,9 @@
 //! an `End Site` becomes its joint's `end` (the first one, if a joint has several;
 //! leaves without one are fine), except one named in a comment (`End Site #name:
 //! LeftHand`, as writers after Holden's `BVH.py` and Truebones' keep leaf joints),
-//! which becomes that joint, with no channels. Exception: when that zero pose is no
+//! which becomes that joint, with no channels; so does an end site beside two or more
+//! child joints (a Kinect-style head, the last tracked point of the spine, written as
+//! an end site of `ShoulderCenter` where the arms branch). Exception: when that zero pose is no
 //! standing body (Rokoko writes every `OFFSET` along the joint's own +X) and a frame of the motion
 //! is one, that frame is the rest (`rest_frame.rs`), and `Rig::notes` says which.
 //! A frame's local rotation is the product of the joint's rotation channels in the
