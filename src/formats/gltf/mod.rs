@@ -26,6 +26,8 @@
 //!   names and end sites;
 //! - `skin`: skins, their inverse bind matrices and the rest pose they give when the
 //!   nodes are posed away from it;
+//! - `bind_frame`: the change of frame (units, axes) in carrying a bind pose onto
+//!   its root joint's node, without the root's own pose;
 //! - `clips`: animations, sampled into `Rig::clips`;
 //! - `armature_copy`: animations keyed on a copy of the skeleton, read onto it;
 //! - `humanoid_map`: the humanoid map of whichever extension the file has;
@@ -44,6 +46,7 @@
 
 mod animation_pointer;
 mod armature_copy;
+mod bind_frame;
 mod clips;
 mod doc;
 mod external;

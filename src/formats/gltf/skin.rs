@@ -8,6 +8,9 @@
 //! that puts the skin's root joint where its node is (exporters write IBMs relative to
 //! the mesh's own frame, often Z-up centimetres), unless that root joint is itself
 //! posed and the IBMs are already in the scene's frame (`stands_in_the_scene_frame`).
+//! What is carried is a change of frame only (units and axes): the turn the root
+//! joint's own pose adds is left out (`bind_frame`), so a bind pose under an armature
+//! node turned to Y-up does not lean and turn with the hips of a saved frame.
 //! Several skins over one armature (a mesh per body part) are carried into one frame
 //! through the joints they share, so the armature gets one rest whichever skin binds
 //! which joint.
@@ -17,6 +20,7 @@ use std::collections::{HashMap, HashSet};
 use glam::{DAffine3, DMat4, DVec3};
 use gltf::json::accessor::Type;
 
+use super::bind_frame::pose_free_carry;
 use super::hierarchy::{decompose, to_affine};
 use super::{AccessorSpec, DocError, Document, GltfError};
 use crate::skeleton::Transform;
@@ -200,6 +204,14 @@ impl Document<'_> {
                 notes.push(format!(
                     "skin {s}'s root joint is posed too: its bind pose is kept in the scene's frame"
                 ));
+            } else if placed.is_empty() {
+                let anchor_bind = anchor_ibm.inverse().translation;
+                if let Some((frame, turn)) = pose_free_carry(align, anchor_bind, POSED_ANGLE_DEG) {
+                    align = frame;
+                    notes.push(format!(
+                        "skin {s}'s root joint is posed {turn:.1}° off its bind pose: the bind pose is carried into the scene without that turn"
+                    ));
+                }
             }
             for (node, _, bind) in raw {
                 placed.entry(node).or_insert(align * bind);
@@ -689,6 +701,49 @@ mod tests {
         for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
             let got = Mat4::from(world(&rig, joint));
             assert!(got.abs_diff_eq(expected, 1e-4), "{joint}: {got}");
+        }
+    }
+
+    #[test]
+    fn a_root_joint_posed_under_a_turned_armature_keeps_its_bind_pose_upright() {
+        // Blender's layout: an armature node turned a quarter about X (Z-up to Y-up)
+        // above the hips; the inverse bind matrices hold the T-pose in the scene's
+        // frame; the nodes are saved mid-dance, the hips leaning 2 degrees and
+        // turned 4, the arm down. Carried whole onto the hips, the bind pose would
+        // lean and turn with them.
+        let armature = Quat::from_rotation_x(std::f32::consts::FRAC_PI_2);
+        let lean = Quat::from_rotation_y(0.07) * Quat::from_rotation_z(0.035);
+        let hips_local = armature.inverse() * lean;
+        let hips_at = armature.inverse() * Vec3::new(0.01, 0.97, -0.02);
+        let mut nodes = arm_posed_down();
+        nodes[0]["rotation"] = json!(hips_local.to_array());
+        nodes[0]["translation"] = json!(hips_at.to_array());
+        for node in nodes.as_array_mut().unwrap() {
+            if let Some(children) = node.get_mut("children") {
+                *children = json!([children[0].as_u64().unwrap() + 1]);
+            }
+        }
+        let mut all = vec![json!({"name": "Armature", "rotation": armature.to_array(),
+            "children": [1]})];
+        all.extend(nodes.as_array().unwrap().iter().cloned());
+        let bind = t_pose_bind_worlds();
+        let rig = parse_doc(&skinned(json!(all), &[1, 2, 3], &bind.map(|m| m.inverse()))).unwrap();
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.contains("carried into the scene without that turn")),
+            "{:?}",
+            rig.notes
+        );
+        for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
+            let (_, got, _) = Mat4::from(world(&rig, joint)).to_scale_rotation_translation();
+            assert!(got.angle_between(Quat::IDENTITY) < 1e-4, "{joint}: {got}");
+            let (_, _, at) = expected.to_scale_rotation_translation();
+            let offset = position(&rig, joint) - position(&rig, "Hips");
+            assert!(
+                offset.abs_diff_eq(at - Vec3::new(0.0, 1.0, 0.0), 1e-4),
+                "{joint}: {offset}"
+            );
         }
     }
 
