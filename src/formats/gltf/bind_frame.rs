@@ -10,7 +10,7 @@
 //! (one of the 24 quarter-turn rotations). So the carry's turn is snapped to the
 //! nearest of those; what is left over is the root's pose, which is not carried
 //! (carried, it would lean and turn the whole bind pose with the root). The carry
-//! still takes the root joint's bind position onto its node's, as before.
+//! takes the root joint's bind position onto its node's.
 //!
 //! A carry whose scale is not uniform (a sheared frame) is kept whole: it cannot be
 //! split this way.
