@@ -61,6 +61,21 @@ pub(super) struct JointDef {
 }
 
 impl JointDef {
+    /// A joint named `name` at `line` under `parent`, `offset` from it, with no
+    /// channels and no end site (yet).
+    fn bare(name: String, line: usize, parent: Option<usize>, offset: Vec3) -> Self {
+        Self {
+            name,
+            line,
+            parent,
+            offset,
+            end: None,
+            end_name: String::new(),
+            channels: Vec::new(),
+            pivot: Vec3::ZERO,
+        }
+    }
+
     /// The `OFFSET` the file gives, before any move onto the children
     /// (`root_pivot.rs`): what position channels replace or keep.
     pub(super) fn file_offset(&self) -> Vec3 {
@@ -210,16 +225,8 @@ impl<'a> Parser<'a> {
             });
         }
         let index = self.joints.len();
-        self.joints.push(JointDef {
-            name: name.to_owned(),
-            line,
-            parent,
-            offset: Vec3::ZERO,
-            end: None,
-            end_name: String::new(),
-            channels: Vec::new(),
-            pivot: Vec3::ZERO,
-        });
+        self.joints
+            .push(JointDef::bare(name.to_owned(), line, parent, Vec3::ZERO));
         self.open.push(index);
         self.expect("{", "`{`")?;
 
@@ -268,16 +275,8 @@ impl<'a> Parser<'a> {
         let end = self.vec3()?;
         self.expect("}", "`}`")?;
         if let Some(name) = leaf {
-            self.joints.push(JointDef {
-                name,
-                line,
-                parent: Some(joint),
-                offset: end,
-                end: None,
-                end_name: String::new(),
-                channels: Vec::new(),
-                pivot: Vec3::ZERO,
-            });
+            self.joints
+                .push(JointDef::bare(name, line, Some(joint), end));
         } else if let Some(joint) = self.joints.get_mut(joint)
             && joint.end.is_none()
         {
@@ -288,7 +287,8 @@ impl<'a> Parser<'a> {
     }
 
     /// Turns the end site of a just-closed joint that branches (two or more child
-    /// joints) into a leaf joint with no channels (its rotation is the identity in every frame).
+    /// joints) into a leaf joint with no channels (its rotation is the identity in
+    /// every frame).
     /// Writers that turn tracked points into a BVH end every chain at its last
     /// point: a Kinect-style skeleton's spine ends at the head, written as an `End
     /// Site` of the joint where the arms branch (`ShoulderCenter`), so the figure
@@ -326,16 +326,8 @@ impl<'a> Parser<'a> {
             def.end = None;
             def.end_name.clear();
         }
-        self.joints.push(JointDef {
-            name,
-            line,
-            parent: Some(joint),
-            offset: end,
-            end: None,
-            end_name: String::new(),
-            channels: Vec::new(),
-            pivot: Vec3::ZERO,
-        });
+        self.joints
+            .push(JointDef::bare(name, line, Some(joint), end));
     }
 
     /// Turns a just-closed `JOINT Site` with no channels and no children into its
