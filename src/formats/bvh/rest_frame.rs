@@ -503,9 +503,10 @@ fn surest_standing(
 }
 
 /// Whether the figure of `pose`, turned `upright`, stands as a body (a recognized
-/// humanoid whose feet do not point along the shins, `pointed_feet`): how sure the recognizer is of it (its bones' mean confidence:
-/// geometry that reads clearly and agrees with the names scores higher), else the
-/// recognizer's reason.
+/// humanoid whose feet do not point along the shins, `pointed_feet`): how sure the
+/// recognizer is of it (its bones' mean confidence: geometry that reads clearly and
+/// agrees with the names scores higher), else the recognizer's or `pointed_feet`'s
+/// reason.
 fn stands(defs: &[JointDef], pose: &FilePose, upright: Upright) -> Result<f32, String> {
     let basis = upright.basis(Units::Metres);
     let skeleton = Skeleton::new(pose.joints(defs, &basis)).map_err(|e| e.to_string())?;
