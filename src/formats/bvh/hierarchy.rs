@@ -316,7 +316,8 @@ impl<'a> Parser<'a> {
             site => site.to_owned(),
         };
         self.notes.push(format!(
-            "line {}: the end site of `{}`, where the figure branches, is read as a joint `{}` with no channels",
+            "line {}: the end site of `{}`, where the figure branches, is read as a joint \
+             `{}` with no channels",
             def.line,
             quote(&def.name),
             quote(&name)

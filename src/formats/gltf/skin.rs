@@ -209,7 +209,8 @@ impl Document<'_> {
                 if let Some((frame, turn)) = pose_free_carry(align, anchor_bind, POSED_ANGLE_DEG) {
                     align = frame;
                     notes.push(format!(
-                        "skin {s}'s root joint is posed {turn:.2}° off its bind pose: the bind pose is carried into the scene without that turn"
+                        "skin {s}'s root joint is posed {turn:.2}° off its bind pose: the bind pose is \
+                         carried into the scene without that turn"
                     ));
                 }
             }
