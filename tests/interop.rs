@@ -1190,3 +1190,87 @@ fn a_sparse_vrma_replays_at_the_stream_rate_interpolated_as_the_file_says() {
         assert!(worst <= 0.01, "{mode}: {worst}°");
     }
 }
+
+/// gltfpack (meshoptimizer's own packer, from npm) writes a copy of CesiumMan with
+/// its key times, rotations (16 bits, QUATERNION filter), translations and bind
+/// matrices in EXT_meshopt_compression buffer views, keys not resampled. The copy
+/// loads as the source does: the same joints and rest, and the same clip, every
+/// joint's rotation within the 16-bit quantization and translation within 0.1 mm.
+#[test]
+fn a_gltfpack_compressed_copy_loads_as_its_source() {
+    use mocap_bridge::formats::{LoadOptions, load_rig};
+    let Some(assets) = common::assets() else {
+        return;
+    };
+    let source = assets.join("gltf/CesiumMan.glb");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let packed = dir.path().join("CesiumMan-packed.glb");
+    let gltfpack = node_ready().join("node_modules/gltfpack/cli.js");
+    let out = Command::new(NODE)
+        .arg(gltfpack)
+        .arg("-i")
+        .arg(&source)
+        .arg("-o")
+        .arg(&packed)
+        .args(["-cc", "-af", "0", "-ar", "16", "-at", "24", "-kn"])
+        .output()
+        .expect("node");
+    assert!(out.status.success(), "gltfpack: {out:?}");
+    let bytes = std::fs::read(&packed).expect("packed file");
+    let compressed = bytes.windows(23).any(|w| w == b"EXT_meshopt_compression");
+    assert!(compressed, "gltfpack wrote no meshopt-compressed view");
+
+    let options = LoadOptions::default();
+    let a = load_rig(&source, &options).expect("source");
+    let b = load_rig(&packed, &options).unwrap_or_else(|e| panic!("{e}"));
+    let names = |rig: &mocap_bridge::formats::Rig| -> Vec<String> {
+        rig.skeleton
+            .joints()
+            .iter()
+            .map(|j| j.name.clone())
+            .collect()
+    };
+    assert_eq!(names(&a), names(&b));
+    for (j, (wa, wb)) in a
+        .skeleton
+        .rest_world()
+        .iter()
+        .zip(b.skeleton.rest_world())
+        .enumerate()
+    {
+        let d = wa.translation.distance(wb.translation);
+        assert!(d < 1e-4, "{}: rest {d} m apart", names(&a)[j]);
+    }
+    assert_eq!(a.clips.len(), b.clips.len());
+    let (mut worst_deg, mut worst_m, mut checked) = (0.0f32, 0.0f32, 0);
+    for (ca, cb) in a.clips.iter().zip(&b.clips) {
+        assert_eq!(ca.name, cb.name);
+        let (ma, mb) = (&ca.motion, &cb.motion);
+        assert_eq!(ma.frame_count(), mb.frame_count(), "{}", ca.name);
+        for f in 0..ma.frame_count() {
+            assert!(
+                (ma.times()[f] - mb.times()[f]).abs() < 1e-5,
+                "{} frame {f}",
+                ca.name
+            );
+            let (fa, fb) = (ma.frame(f), mb.frame(f));
+            for j in 0..fa.rotations.len() {
+                // From the turn's axis part: `angle_between`'s acos loses
+                // hundredths of a degree near zero in f32.
+                let turn = fa.rotations[j].inverse() * fb.rotations[j];
+                let deg = 2.0 * turn.xyz().length().min(1.0).asin().to_degrees();
+                worst_deg = worst_deg.max(deg);
+                worst_m = worst_m.max(fa.translations[j].distance(fb.translations[j]));
+                checked += 1;
+            }
+        }
+    }
+    println!(
+        "CesiumMan packed by gltfpack -cc: {} clips, {checked} joint-frames, worst {worst_deg:.4}° and {:.3} mm from the source",
+        a.clips.len(),
+        worst_m * 1000.0
+    );
+    assert!(checked > 0, "no clip compared");
+    assert!(worst_deg < 0.01, "rotations {worst_deg}° off");
+    assert!(worst_m < 1e-4, "translations {worst_m} m off");
+}

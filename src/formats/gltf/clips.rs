@@ -4,9 +4,8 @@
 //! grid at a standard rate. Rotation and translation channels on skeleton joints are
 //! read, and those on a copy of the skeleton read onto it by name (`armature_copy`);
 //! scale and morph-weight channels and channels on other nodes are ignored (noted).
-//! An animation whose keys are meshopt-compressed is skipped (noted): the compressed
-//! stream is not decoded. An unanimated joint holds its node TRS, as in a glTF player
-//! (see `read_clips`).
+//! Keys in a meshopt-compressed buffer view are decoded (`meshopt`). An unanimated
+//! joint holds its node TRS, as in a glTF player (see `read_clips`).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -17,7 +16,7 @@ use gltf::json::validation::Checked;
 use serde_json::Value;
 
 use super::armature_copy::copy_positions;
-use super::{AccessorSpec, DocError, Document, GltfError};
+use super::{AccessorSpec, Document, GltfError};
 use crate::formats::sampler::{self, Interpolation, KeyValue, KeyframeError, Keyframes};
 use crate::formats::{Clip, Motion};
 use crate::skeleton::Transform;
@@ -125,7 +124,7 @@ impl Document<'_> {
         let node_translations: Vec<Vec3> = node_rest.iter().map(|t| t.translation).collect();
         let max_frames = MAX_CLIP_SAMPLES / node_rest.len().max(1);
         let mut ignored = IgnoredChannels::default();
-        let (mut resampled, mut skipped, mut compressed) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut resampled, mut skipped) = (Vec::new(), Vec::new());
         let mut on_copies = Vec::new();
         let mut clips = Vec::with_capacity(self.doc.root.animations.len());
         for a in 0..self.doc.root.animations.len() {
@@ -139,14 +138,7 @@ impl Document<'_> {
                 on_copies.push(format!("`{name}`"));
             }
             let position = copied.as_deref().unwrap_or(position);
-            let tracks = match self.read_tracks(a, position, &mut ignored, notes) {
-                Ok(tracks) => tracks,
-                Err(GltfError::Doc(DocError::Compressed { .. })) => {
-                    compressed.push(format!("`{name}`"));
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
+            let tracks = self.read_tracks(a, position, &mut ignored, notes)?;
             if tracks.is_empty() {
                 skipped.push(format!("`{name}`"));
                 continue;
@@ -182,12 +174,6 @@ impl Document<'_> {
             notes.push(format!(
                 "animations that move no joint of the skeleton skipped: {}",
                 skipped.join(", ")
-            ));
-        }
-        if !compressed.is_empty() {
-            notes.push(format!(
-                "animations whose keys are meshopt-compressed (EXT_meshopt_compression, not decoded) skipped: {}",
-                compressed.join(", ")
             ));
         }
         self.note_ignored(&ignored, notes);

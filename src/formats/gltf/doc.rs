@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::animation_pointer::node_target;
 use super::external;
+use super::meshopt;
 use crate::formats::glb::split_glb;
 
 /// Why a glTF document cannot be read.
@@ -39,16 +40,6 @@ pub enum DocError {
         path: PathBuf,
         buffer: usize,
         uri: String,
-    },
-    /// Data in a buffer view compressed with EXT_meshopt_compression, which is not
-    /// decoded: a skin or an animation whose data is so compressed is left out.
-    #[error(
-        "{path}: {place}: buffer view {view} is meshopt-compressed (EXT_meshopt_compression), which is not decoded"
-    )]
-    Compressed {
-        path: PathBuf,
-        place: String,
-        view: usize,
     },
     /// Anything else wrong in the file; `place` is an accessor, a node, a JSON path.
     #[error("{path}: {place}: {message}")]
@@ -72,6 +63,8 @@ pub struct GltfDoc<'a> {
     buffers: HashMap<usize, Cow<'a, [u8]>>,
     /// Key-time accessors read so far (`read_times`), by accessor index.
     times: HashMap<usize, Arc<[f32]>>,
+    /// Meshopt-compressed buffer views decoded so far, by view index.
+    decoded: HashMap<usize, Vec<u8>>,
 }
 
 impl<'a> GltfDoc<'a> {
@@ -128,6 +121,7 @@ impl<'a> GltfDoc<'a> {
             bin_file,
             buffers: HashMap::new(),
             times: HashMap::new(),
+            decoded: HashMap::new(),
         })
     }
 
@@ -159,6 +153,7 @@ impl<'a> GltfDoc<'a> {
                 bin_file: None,
                 buffers: HashMap::new(),
                 times: HashMap::new(),
+                decoded: HashMap::new(),
             });
         }
         let u32_at = |at: usize| {
@@ -457,26 +452,6 @@ impl<'a> GltfDoc<'a> {
         let view = accessor.buffer_view.map(|v| v.value());
         let sparse = accessor.sparse.clone();
         let multiplicity = spec.type_.multiplicity();
-        let sparse_views = sparse
-            .iter()
-            .flat_map(|s| [s.indices.buffer_view.value(), s.values.buffer_view.value()]);
-        if let Some(compressed) = view.into_iter().chain(sparse_views).find(|&v| {
-            // Such a view's own bytes are a fallback that may hold nothing.
-            self.raw
-                .pointer(&format!(
-                    "/bufferViews/{v}/extensions/EXT_meshopt_compression"
-                ))
-                .is_some()
-        }) {
-            return Err(DocError::Compressed {
-                path: self.path.to_owned(),
-                place: match what {
-                    "" => format!("{place}: accessor {index}"),
-                    _ => format!("{place}: {what}"),
-                },
-                view: compressed,
-            });
-        }
         let base = match view {
             Some(view) => {
                 let elements = Elements {
@@ -600,6 +575,27 @@ impl<'a> GltfDoc<'a> {
         let view_offset = view.byte_offset.map_or(0, |o| o.0);
         let view_end = view_offset.checked_add(view.byte_length.0);
         let buffer_index = view.buffer.value();
+        if let Some(decoded) = self.decoded_view(view_index, fail)? {
+            // The view's own bytes are a fallback that may hold nothing: the
+            // accessor reads the decoded view.
+            let range = usize::try_from(accessor_offset)
+                .ok()
+                .zip(usize::try_from(accessor_end).ok())
+                .filter(|&(start, end)| start <= end && end <= decoded);
+            let Some((start, end)) = range else {
+                return Err(fail(
+                    self,
+                    format!(
+                        " reads past the end of buffer view {view_index} as decoded ({decoded} bytes)"
+                    ),
+                ));
+            };
+            let bytes = self
+                .decoded
+                .get(&view_index)
+                .and_then(|d| d.get(start..end));
+            return Ok((Cow::Borrowed(bytes.unwrap_or(&[])), stride));
+        }
         let buffer_len = self.buffer_len(buffer_index)?;
         if view_end.is_none_or(|end| end > buffer_len) {
             return Err(fail(
@@ -621,6 +617,31 @@ impl<'a> GltfDoc<'a> {
             Err(DocError::Invalid { .. }) => Err(past_end),
             Err(e) => Err(e),
         }
+    }
+
+    /// How many bytes buffer view `view` decodes to when it is meshopt-compressed
+    /// (decoded on first use and kept), else `None`. Errors through `fail`.
+    fn decoded_view(
+        &mut self,
+        view: usize,
+        fail: &dyn Fn(&Self, String) -> DocError,
+    ) -> Result<Option<usize>, DocError> {
+        if let Some(bytes) = self.decoded.get(&view) {
+            return Ok(Some(bytes.len()));
+        }
+        let compression = match meshopt::compression(&self.raw, view) {
+            Ok(Some(c)) => c,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(fail(self, format!(": buffer view {view}: {e}"))),
+        };
+        let stream =
+            self.buffer_range(compression.buffer, compression.offset, compression.length)?;
+        let decoded = meshopt::decode(&compression, &stream);
+        drop(stream);
+        let bytes = decoded.map_err(|e| fail(self, format!(": buffer view {view}: {e}")))?;
+        let len = bytes.len();
+        self.decoded.insert(view, bytes);
+        Ok(Some(len))
     }
 
     /// `elements` as floats (normalized integers converted as the glTF spec says:

@@ -39,10 +39,10 @@
 //!
 //! Does not read meshes, materials, cameras or lights, so whatever they hold (Draco
 //! or meshopt compression, which `extensionsRequired` may name) does not stop the
-//! skeleton. Sparse accessors are read; data in a meshopt-compressed buffer view is
-//! not decoded: an animation keyed there is skipped and a skin whose bind matrices
-//! are there rests as its nodes are posed (both noted). Parsing is pure over bytes except for
-//! external `.bin` buffers, resolved next to the file.
+//! skeleton. Sparse accessors are read, and buffer views compressed with
+//! `EXT_meshopt_compression` decoded (`meshopt`: animation keys, bind matrices).
+//! Parsing is pure over bytes except for external `.bin` buffers, resolved next to
+//! the file.
 
 mod animation_pointer;
 mod armature_copy;
@@ -52,6 +52,7 @@ mod doc;
 mod external;
 mod hierarchy;
 mod humanoid_map;
+mod meshopt;
 mod mirror;
 mod rest_from_clips;
 mod rigify;
@@ -134,7 +135,7 @@ impl Document<'_> {
         let node_count = self.doc.root.nodes.len();
         let hierarchy = self.hierarchy()?;
         let declared = read_humanoid(&self.doc.raw, node_count, self.doc.path, &mut notes)?;
-        let skins = self.read_skins(&mut notes)?;
+        let skins = self.read_skins()?;
 
         let mut in_joint_set = vec![false; node_count];
         for skin in &skins {

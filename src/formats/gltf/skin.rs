@@ -22,7 +22,7 @@ use gltf::json::accessor::Type;
 
 use super::bind_frame::pose_free_carry;
 use super::hierarchy::{decompose, to_affine};
-use super::{AccessorSpec, DocError, Document, GltfError};
+use super::{AccessorSpec, Document, GltfError};
 use crate::skeleton::Transform;
 
 /// A bind world counts as posed away from the node world beyond this angle.
@@ -41,9 +41,8 @@ pub(super) struct Skin {
 }
 
 impl Document<'_> {
-    /// Every skin's joints (checked) and inverse bind matrices (read and checked;
-    /// left out, noted, when they are meshopt-compressed).
-    pub(super) fn read_skins(&mut self, notes: &mut Vec<String>) -> Result<Vec<Skin>, GltfError> {
+    /// Every skin's joints (checked) and inverse bind matrices (read and checked).
+    pub(super) fn read_skins(&mut self) -> Result<Vec<Skin>, GltfError> {
         let node_count = self.doc.root.nodes.len();
         let mut skins = Vec::with_capacity(self.doc.root.skins.len());
         for s in 0..self.doc.root.skins.len() {
@@ -64,18 +63,7 @@ impl Document<'_> {
                 ibm_accessor = skin.inverse_bind_matrices.map(|a| a.value());
             }
             let inverse_binds = match ibm_accessor {
-                Some(accessor) => match self.read_inverse_binds(s, accessor, &joints) {
-                    Ok(matrices) => Some(matrices),
-                    // Compressed bind matrices: the skin's joints still count, the
-                    // rest comes from the nodes.
-                    Err(GltfError::Doc(DocError::Compressed { view, .. })) => {
-                        notes.push(format!(
-                            "skin {s}: its inverse bind matrices are meshopt-compressed (buffer view {view}, not decoded): its joints rest as the nodes are posed"
-                        ));
-                        None
-                    }
-                    Err(e) => return Err(e),
-                },
+                Some(accessor) => Some(self.read_inverse_binds(s, accessor, &joints)?),
                 None => None,
             };
             skins.push(Skin {

@@ -239,60 +239,93 @@ pub(super) fn sparse_accessors() -> Value {
     fixture.finish()
 }
 
-/// `arm_posed_down` with a T-pose skin and two animations: `Still` plain, `Wave`
-/// with its rotations in a meshopt-compressed buffer view (as gltf-transform writes
-/// them) over a fallback buffer that holds no data. With `compressed_binds`, the
-/// inverse bind matrices are so compressed too.
-pub(super) fn meshopt_compressed_keys(compressed_binds: bool) -> Value {
+/// `arm_posed_down` with a T-pose skin and two animations, as gltfpack writes
+/// them: `Wave`'s key times (plain floats), its rotations (16-bit, QUATERNION
+/// filter) and the inverse bind matrices (EXPONENTIAL filter) in meshopt-compressed
+/// buffer views over a fallback buffer that holds no data; `Still` plain.
+pub(super) fn meshopt_compressed_keys() -> Value {
     let bind = t_pose_bind_worlds().map(|m| m.inverse());
+    let required = json!(["EXT_meshopt_compression"]);
     let mut fixture = Fixture::new(json!({
         "asset": {"version": "2.0"},
-        "extensionsUsed": ["EXT_meshopt_compression"],
+        "extensionsUsed": required,
+        "extensionsRequired": required,
         "scene": 0,
         "scenes": [{"nodes": [0]}],
         "nodes": arm_posed_down(),
     }));
-    let ibm: Vec<f32> = bind.iter().flat_map(|m| m.to_cols_array()).collect();
-    let ibm = fixture.floats("MAT4", &ibm);
     let times = fixture.floats("SCALAR", &[0.0, 1.0]);
     let keys = fixture.floats("VEC4", &TURN);
-    // The compressed stream (a stand-in: it is never decoded) and the view over
-    // the fallback buffer that carries the extension.
-    let stream = fixture.view(&[0u8; 8]);
+    let turn: Vec<[f32; 4]> = TURN
+        .chunks_exact(4)
+        .map(|q| [q[0], q[1], q[2], q[3]])
+        .collect();
+    let binds: Vec<[f32; 16]> = bind.iter().map(Mat4::to_cols_array).collect();
+    let encoded = |stream: Result<Vec<u8>, ::meshopt::Error>| stream.expect("encodes");
+    // (stream, stride, count, filter) of each compressed view.
+    let streams = [
+        (
+            encoded(::meshopt::encode_vertex_buffer(&[0.0f32, 1.0])),
+            4,
+            2,
+            "NONE",
+        ),
+        (
+            encoded(::meshopt::encode_vertex_buffer(
+                &::meshopt::encode_filter_quat(&turn, 16),
+            )),
+            8,
+            2,
+            "QUATERNION",
+        ),
+        (
+            encoded(::meshopt::encode_vertex_buffer(
+                &::meshopt::encode_filter_exp(&binds, 24, ::meshopt::EncodeExpMode::Separate),
+            )),
+            64,
+            3,
+            "EXPONENTIAL",
+        ),
+    ];
+    let placed: Vec<usize> = streams.iter().map(|(s, ..)| fixture.view(s)).collect();
     let mut doc = fixture.finish();
-    let fallback = |length: usize, stride: usize, count: usize| {
-        json!({
-            "buffer": 1, "byteLength": length,
-            "extensions": {"EXT_meshopt_compression": {
-                "buffer": 0, "byteOffset": doc["bufferViews"][stream]["byteOffset"],
-                "byteLength": 8, "byteStride": stride, "count": count, "mode": "ATTRIBUTES"
-            }}
-        })
-    };
-    let keys_view = fallback(32, 16, 2);
-    let binds_view = fallback(192, 64, 3);
+    let mut fallback_length = 0;
     let views = doc["bufferViews"].as_array_mut().unwrap();
-    views.push(keys_view);
-    views.push(binds_view);
-    let compressed_keys = views.len() - 2;
+    let first_compressed = views.len();
+    for ((stream, stride, count, filter), at) in streams.iter().zip(placed) {
+        let offset = views[at]["byteOffset"].clone();
+        views.push(json!({
+            "buffer": 1, "byteOffset": fallback_length, "byteLength": stride * count,
+            "extensions": {"EXT_meshopt_compression": {
+                "buffer": 0, "byteOffset": offset, "byteLength": stream.len(),
+                "byteStride": stride, "count": count, "mode": "ATTRIBUTES", "filter": filter
+            }}
+        }));
+        fallback_length += stride * count;
+    }
     doc["buffers"].as_array_mut().unwrap().push(json!({
-        "byteLength": 224,
+        "byteLength": fallback_length,
         "extensions": {"EXT_meshopt_compression": {"fallback": true}}
     }));
     let accessors = doc["accessors"].as_array_mut().unwrap();
+    let first_accessor = accessors.len();
     accessors.push(json!({
-        "bufferView": compressed_keys, "componentType": 5126, "count": 2, "type": "VEC4"
+        "bufferView": first_compressed, "componentType": 5126, "count": 2, "type": "SCALAR",
+        "min": [0.0], "max": [1.0]
     }));
-    let wave = accessors.len() - 1;
-    if compressed_binds {
-        accessors[ibm]["bufferView"] = json!(compressed_keys + 1);
-    }
-    doc["skins"] = json!([{"joints": [0, 1, 2], "inverseBindMatrices": ibm}]);
+    accessors.push(json!({
+        "bufferView": first_compressed + 1, "componentType": 5122, "normalized": true,
+        "count": 2, "type": "VEC4"
+    }));
+    accessors.push(json!({
+        "bufferView": first_compressed + 2, "componentType": 5126, "count": 3, "type": "MAT4"
+    }));
+    doc["skins"] = json!([{"joints": [0, 1, 2], "inverseBindMatrices": first_accessor + 2}]);
     doc["animations"] = json!([
         {
             "name": "Wave",
             "channels": [{"sampler": 0, "target": {"node": 2, "path": "rotation"}}],
-            "samplers": [{"input": times, "output": wave}]
+            "samplers": [{"input": first_accessor, "output": first_accessor + 1}]
         },
         {
             "name": "Still",
@@ -451,25 +484,53 @@ fn real_files_with_these_traits_load_whole() {
 }
 
 #[test]
-fn meshopt_compressed_keys_skip_their_animation_and_the_rest_loads() {
-    let rig = parse_doc(&meshopt_compressed_keys(false)).unwrap();
+fn meshopt_compressed_keys_and_bind_matrices_are_decoded() {
+    let rig = parse_doc(&meshopt_compressed_keys()).unwrap();
     assert_eq!(names(&rig), ["Hips", "Arm", "Forearm"]);
-    let clips: Vec<&str> = rig.clips.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(clips, ["Still"]);
-    assert!(
-        rig.notes.contains(
-            &"animations whose keys are meshopt-compressed (EXT_meshopt_compression, not decoded) skipped: `Wave`"
-                .to_owned()
-        ),
-        "{:?}",
-        rig.notes
-    );
-    // Bind matrices compressed too: the skeleton still loads, on its node pose.
-    let rig = parse_doc(&meshopt_compressed_keys(true)).unwrap();
-    assert_eq!(names(&rig), ["Hips", "Arm", "Forearm"]);
+    // The rest from the decoded bind matrices: the T-pose, not the node pose.
     assert_eq!(
-        rig.notes[0],
-        "skin 0: its inverse bind matrices are meshopt-compressed (buffer view 5, not decoded): its joints rest as the nodes are posed"
+        rig.notes,
+        ["rest pose taken from skin 0's inverse bind matrices (the nodes are posed differently)"]
     );
-    assert!(position(&rig, "Forearm").abs_diff_eq(Vec3::new(0.2, 1.2, 0.0), 1e-5));
+    for (joint, at) in [
+        ("Arm", Vec3::new(0.2, 1.5, 0.0)),
+        ("Forearm", Vec3::new(0.5, 1.5, 0.0)),
+    ] {
+        assert!(position(&rig, joint).abs_diff_eq(at, 1e-5), "{joint}");
+    }
+    let clips: Vec<&str> = rig.clips.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(clips, ["Wave", "Still"]);
+    // Both clips turn the forearm alike: the compressed one within its 16 bits.
+    let forearm = rig.skeleton.find("Forearm").unwrap();
+    let (wave, still) = (&rig.clips[0].motion, &rig.clips[1].motion);
+    assert_eq!(wave.times(), still.times());
+    for f in 0..wave.frame_count() {
+        let (a, b) = (
+            wave.frame(f).rotations[forearm],
+            still.frame(f).rotations[forearm],
+        );
+        assert!(a.angle_between(b) < 1e-3, "frame {f}: {a} against {b}");
+    }
+}
+
+#[test]
+fn a_meshopt_stream_that_does_not_decode_is_named() {
+    let mut doc = meshopt_compressed_keys();
+    // The rotations' stream read as if it were three times longer.
+    let view = &mut doc["bufferViews"][6]["extensions"]["EXT_meshopt_compression"];
+    view["count"] = json!(6);
+    doc["bufferViews"][6]["byteLength"] = json!(48);
+    let message = parse_doc(&doc).unwrap_err().to_string();
+    assert!(
+        message.contains("buffer view 6: the Attributes stream of"),
+        "{message}"
+    );
+    // A filter the stride cannot hold.
+    let mut doc = meshopt_compressed_keys();
+    doc["bufferViews"][7]["extensions"]["EXT_meshopt_compression"]["filter"] = json!("QUATERNION");
+    let message = parse_doc(&doc).unwrap_err().to_string();
+    assert!(
+        message.contains("buffer view 7: EXT_meshopt_compression: byteStride 64 does not suit"),
+        "{message}"
+    );
 }
