@@ -43,6 +43,30 @@ pub enum Filter {
     Color,
 }
 
+impl Mode {
+    /// As the extension spells it.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Attributes => "ATTRIBUTES",
+            Self::Triangles => "TRIANGLES",
+            Self::Indices => "INDICES",
+        }
+    }
+}
+
+impl Filter {
+    /// As the extension spells it.
+    fn name(self) -> &'static str {
+        match self {
+            Self::None => "NONE",
+            Self::Octahedral => "OCTAHEDRAL",
+            Self::Quaternion => "QUATERNION",
+            Self::Exponential => "EXPONENTIAL",
+            Self::Color => "COLOR",
+        }
+    }
+}
+
 /// Where a compressed view's stream is and how to decode it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Compression {
@@ -124,7 +148,9 @@ pub fn compression(raw: &Value, view: usize) -> Result<Option<Compression>, Stri
     };
     if !stride_ok {
         return Err(bad(format!(
-            "byteStride {stride} does not suit mode {mode:?} with filter {filter:?}"
+            "byteStride {stride} does not suit mode {} with filter {}",
+            mode.name(),
+            filter.name()
         )));
     }
     if mode == Mode::Triangles && count % 3 != 0 {
@@ -191,8 +217,8 @@ pub fn decode(c: &Compression, stream: &[u8]) -> Result<Vec<u8>, String> {
     };
     if code != 0 {
         return Err(format!(
-            "the {:?} stream of {} bytes does not decode to {} elements of {} bytes",
-            c.mode,
+            "the {} stream of {} bytes does not decode to {} elements of {} bytes",
+            c.mode.name(),
             stream.len(),
             c.count,
             c.stride

@@ -522,7 +522,7 @@ fn a_meshopt_stream_that_does_not_decode_is_named() {
     doc["bufferViews"][6]["byteLength"] = json!(48);
     let message = parse_doc(&doc).unwrap_err().to_string();
     assert!(
-        message.contains("buffer view 6: the Attributes stream of"),
+        message.contains("buffer view 6: the ATTRIBUTES stream of"),
         "{message}"
     );
     // A filter the stride cannot hold.
