@@ -214,12 +214,21 @@ impl<'a> GltfDoc<'a> {
             && self.root.buffers.first().is_some_and(|b| b.uri.is_none())
     }
 
+    /// The length of the GLB binary chunk when buffer 0 is that chunk.
+    pub(super) fn glb_chunk_len(&self) -> Option<u64> {
+        self.root.buffers.first().filter(|b| b.uri.is_none())?;
+        match (&self.bin_file, self.bin) {
+            (Some((_, _, chunk_len)), _) => Some(*chunk_len),
+            (None, Some(bin)) => Some(bin.len() as u64),
+            (None, None) => None,
+        }
+    }
+
     /// Buffer `index`'s length in bytes; a binary chunk left in the file is not read.
     fn buffer_len(&mut self, index: usize) -> Result<u64, DocError> {
         match (&self.bin_file, self.root.buffers.first()) {
-            (Some((_, _, chunk_len)), Some(first)) if self.in_file(index) => {
-                Ok(first.byte_length.0.min(*chunk_len))
-            }
+            // The whole chunk, as three.js reads it (`glb_chunk`).
+            (Some((_, _, chunk_len)), Some(_)) if self.in_file(index) => Ok(*chunk_len),
             _ => Ok(self.buffer(index)?.len() as u64),
         }
     }
@@ -279,7 +288,8 @@ impl<'a> GltfDoc<'a> {
     }
 
     /// Buffer `index`'s bytes: the GLB chunk, a base64 data URI or a file next to
-    /// the glTF. Checked to hold at least `byteLength` bytes, and cut to it.
+    /// the glTF. Checked to hold at least `byteLength` bytes, and cut to it; the GLB
+    /// chunk is kept whole (`glb_chunk`).
     pub fn buffer(&mut self, index: usize) -> Result<&[u8], DocError> {
         if !self.buffers.contains_key(&index) {
             let data = self.load_buffer(index)?;
@@ -342,6 +352,10 @@ impl<'a> GltfDoc<'a> {
                 place,
                 format!("holds {len} bytes, fewer than its byteLength {declared}"),
             ));
+        }
+        if index == 0 && buffer.uri.is_none() {
+            // The GLB chunk is kept whole, as three.js reads it (`glb_chunk`).
+            return Ok(data);
         }
         let keep = usize::try_from(declared).unwrap_or(data.len());
         Ok(match data {

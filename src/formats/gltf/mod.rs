@@ -50,6 +50,7 @@ mod bind_frame;
 mod clips;
 mod doc;
 mod external;
+mod glb_chunk;
 mod hierarchy;
 mod humanoid_map;
 mod meshopt;
@@ -132,6 +133,7 @@ impl Document<'_> {
     /// Builds the rig: hierarchy, joint set, rest transforms, names, humanoid map.
     fn into_rig(mut self) -> Result<Rig, GltfError> {
         let mut notes = Vec::new();
+        notes.extend(glb_chunk::views_past_byte_length(&self.doc));
         let node_count = self.doc.root.nodes.len();
         let hierarchy = self.hierarchy()?;
         let declared = read_humanoid(&self.doc.raw, node_count, self.doc.path, &mut notes)?;
