@@ -119,6 +119,10 @@ cp "$work/small.vrma" "$out/gltf/lab19-10fps.vrma"
 "$bin" convert -o "$work/small.glb" --fps 10 >/dev/null
 cp "$work/small.glb" "$out/ext_humanoid/lab19-10fps.glb"
 cp "$work/small.glb" "$out/gltf/ext-lab19-10fps.glb"
+# A skinned, animated glTF with its keys and bind matrices meshopt-compressed, as
+# gltfpack writes them (tests/interop's pinned gltfpack, on the assets' RiggedSimple).
+node tests/interop/node_modules/gltfpack/cli.js -cc -i ../shared/assets/gltf/RiggedSimple.glb \
+    -o "$out/gltf/rigged-simple-meshopt.glb" >/dev/null
 cp config/skeletons/*.json "$out/skeleton_json/"
 # A small BVH in the shape capture systems write (root with position channels, a
 # leg, a spine, an arm, end sites), three frames.
