@@ -160,8 +160,8 @@ pub fn run(args: RetargetArgs) -> CliResult<()> {
             hips_translation: &mut hips,
         }
         .run()?;
+        target_rig.place_held_feet(&out, hips, &mut translations)?;
         busy += started.elapsed();
-        translations[hips_joint] = hips;
         let world = dst.skeleton.world_transforms(&out, &translations);
         let got = check::limb_vectors(&dst, &world);
         // The check: the target's limbs and, when it has a skeleton, the source's own

@@ -158,7 +158,6 @@ pub fn evaluate_mocap(
     let mut pose = HumanoidPose::default();
     let mut locals = vec![Quat::IDENTITY; target.skeleton.len()];
     let mut translations = target.skeleton.rest_translations();
-    let hips = target_rig.hips_joint();
     let foot_joints = [B::LeftFoot, B::RightFoot].map(|b| target.map.joint(b));
     let [Some(left), Some(right)] = foot_joints else {
         return Err(EvalError::MissingBone(B::LeftFoot));
@@ -215,13 +214,15 @@ pub fn evaluate_mocap(
                 .run()?;
                 report.max_hips_drop_cm = report.max_hips_drop_cm.max(state.hips_drop * 100.0);
             }
+            let mut hips_translation = Vec3::ZERO;
             FromNormalized {
                 target: &target_rig,
                 pose: &solved,
                 local_rotations: &mut locals,
-                hips_translation: &mut translations[hips],
+                hips_translation: &mut hips_translation,
             }
             .run()?;
+            target_rig.place_held_feet(&locals, hips_translation, &mut translations)?;
             let world = target.skeleton.world_transforms(&locals, &translations);
             for s in 0..2 {
                 pose_feet[k][s] = Vec3::from(world[feet[s]].translation);

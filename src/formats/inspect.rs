@@ -64,8 +64,15 @@ pub fn choose_map(rig: &Rig, explicit: Option<ChosenMap>) -> Option<ChosenMap> {
                 .map(|(source, map)| ChosenMap::new(source, map))
         })
         .or_else(|| {
-            recognize(&rig.skeleton).into_humanoid().map(|r| ChosenMap {
-                source: format!("recognized (confidence {:.2})", r.confidence()),
+            let (r, how) = match recognize(&rig.skeleton) {
+                Recognition::Humanoid(r) => (r, ""),
+                Recognition::NotHumanoid(n) => (
+                    *n.feet_from_legs?,
+                    "; no strict VRM map: its feet, hung outside the legs, are driven from them",
+                ),
+            };
+            Some(ChosenMap {
+                source: format!("recognized (confidence {:.2}{how})", r.confidence()),
                 map: r.map,
                 evidence: r.evidence,
                 notes: r.notes,

@@ -19,7 +19,17 @@
 //!                                     below q down to b (absent bones: identity)
 //! ```
 //!
-//! with the target's non-humanoid joints left at rest. Everything that does not
+//! with the target's non-humanoid joints left at rest.
+//!
+//! A foot hanging outside the hips' subtree (a foot IK moves, hung from the root:
+//! `BoneMap::detached_feet`) is driven from its leg. As a source, its rotation is
+//! taken relative to the lower leg's joint: the chains run from where the two
+//! branches meet, the lower leg's inverted, `N = W(p) · L(p-chain…)⁻¹ · L(chain…) ·
+//! W(b)⁻¹`. As a target, `q` is the nearest mapped ancestor whose joint is one of the
+//! foot's (none: the chain starts at the hips), and `TargetRig::place_held_feet` puts
+//! the foot at the lower leg's end, where the rest has it.
+//!
+//! Everything that does not
 //! change per frame (`W(p)`, `W(b)⁻¹`, the joint chains) is precomputed when a
 //! `SourceRig` or `TargetRig` is built; `ToNormalized` and `FromNormalized` are the
 //! per-frame jobs: a few quaternion products per bone, no allocation.
@@ -126,8 +136,12 @@ struct SourceBone {
     pre: Quat,
     /// `W(b)⁻¹`.
     post: Quat,
-    /// Range in `SourceRig::chains`: joints below `p` down to `b`, parents first.
+    /// Range in `SourceRig::chains`: joints below `p` down to `b`, parents first
+    /// (for a detached foot, below where the two branches meet).
     chain: (u16, u16),
+    /// Range in `SourceRig::chains`: for a detached foot, the joints below where the
+    /// branches meet down to `p`, parents first; else empty.
+    back: (u16, u16),
 }
 
 /// Everything needed to turn a source's frames into normalized poses. Built once.
@@ -160,6 +174,19 @@ fn chain_below(skeleton: &Skeleton, ancestor: Option<usize>, joint: usize) -> Ve
     chain
 }
 
+/// The nearest joint that is `a` or an ancestor of it and also `b` or an ancestor
+/// of `b`; `None` when they share no root.
+fn meeting_joint(skeleton: &Skeleton, a: usize, b: usize) -> Option<usize> {
+    let mut j = Some(b);
+    while let Some(k) = j {
+        if k == a || skeleton.is_ancestor(k, a) {
+            return Some(k);
+        }
+        j = skeleton.parent(k);
+    }
+    None
+}
+
 fn rotation_of(affine: &Affine3A) -> Quat {
     affine.to_scale_rotation_translation().1.normalize()
 }
@@ -181,13 +208,24 @@ impl SourceRig {
         for (bone, joint) in mapped.map.pairs() {
             let parent_joint = mapped.map.parent(bone).and_then(|p| mapped.map.joint(p));
             let pre = parent_joint.map_or(facing, |p| world[p]);
+            // A detached foot: both chains from where the branches meet.
+            let detached = parent_joint.filter(|&p| !skeleton.is_ancestor(p, joint));
+            let from = match detached {
+                Some(p) => meeting_joint(skeleton, p, joint),
+                None => parent_joint,
+            };
             let start = chains.len() as u16;
-            chains.extend(chain_below(skeleton, parent_joint, joint));
+            chains.extend(chain_below(skeleton, from, joint));
+            let chain = (start, chains.len() as u16);
+            if let Some(p) = detached {
+                chains.extend(chain_below(skeleton, from, p));
+            }
             bones.push(SourceBone {
                 bone,
                 pre,
                 post: world[joint].conjugate(),
-                chain: (start, chains.len() as u16),
+                chain,
+                back: (chain.1, chains.len() as u16),
             });
         }
         let hips = mapped.map.joint(HumanBone::Hips).unwrap_or_default();
@@ -245,8 +283,16 @@ impl ToNormalized<'_> {
         self.validate()?;
         let src = self.source;
         for b in &src.bones {
-            // N(b) = W(p) · L(chain…) · W(b)⁻¹
+            // N(b) = W(p) · L(back…)⁻¹ · L(chain…) · W(b)⁻¹ (`back` empty but for a
+            // detached foot)
             let mut q = b.pre;
+            if b.back.0 != b.back.1 {
+                let mut back = Quat::IDENTITY;
+                for &j in &src.chains[usize::from(b.back.0)..usize::from(b.back.1)] {
+                    back *= self.local_rotations[usize::from(j)];
+                }
+                q *= back.conjugate();
+            }
             for &j in &src.chains[usize::from(b.chain.0)..usize::from(b.chain.1)] {
                 q *= self.local_rotations[usize::from(j)];
             }
@@ -288,10 +334,28 @@ struct TargetBone {
     chain_len: u8,
 }
 
+/// A detached foot of a target, placed at its lower leg's end every frame.
+#[derive(Debug, Clone)]
+struct HeldTarget {
+    joint: u16,
+    /// Range in `TargetRig::paths`: the joints below the hips down to the lower
+    /// leg's, parents first.
+    path: (u16, u16),
+    /// The foot's place in the lower leg joint's frame.
+    offset: Vec3,
+    /// From the hips' parent joint's space into the foot's parent joint's, both at
+    /// rest (neither is below a humanoid bone).
+    into_parent: Affine3A,
+}
+
 /// Everything needed to pose a target skeleton from normalized poses. Built once.
 #[derive(Debug, Clone)]
 pub struct TargetRig {
     bones: Vec<TargetBone>,
+    held: Vec<HeldTarget>,
+    paths: Vec<u16>,
+    rest_translations: Vec<Vec3>,
+    scales: Vec<Vec3>,
     rest_locals: Vec<Quat>,
     hips: usize,
     /// From the facing-corrected model space into the hips' parent joint's space.
@@ -309,7 +373,17 @@ impl TargetRig {
         let facing = mapped.correction.facing;
         let mut bones = Vec::new();
         for (bone, joint) in mapped.map.pairs() {
-            let ancestor = mapped.map.parent(bone);
+            // The nearest mapped humanoid ancestor driving one of the joint's own
+            // ancestors (a detached foot has none: its chain starts at the hips).
+            let ancestor =
+                std::iter::successors(mapped.map.parent(bone), |&b| mapped.map.parent(b)).find(
+                    |&b| {
+                        mapped
+                            .map
+                            .joint(b)
+                            .is_some_and(|j| skeleton.is_ancestor(j, joint))
+                    },
+                );
             let mut chain = [HumanBone::Hips; MAX_CHAIN];
             let mut len = 0;
             let mut b = Some(bone);
@@ -336,12 +410,33 @@ impl TargetRig {
             });
         }
         let hips = mapped.map.joint(HumanBone::Hips).unwrap_or_default();
-        let hips_parent = match skeleton.parent(hips) {
+        let space = |joint: Option<usize>| match joint {
             Some(p) => t_world[p],
             None => Affine3A::from_quat(facing),
         };
+        let hips_parent = space(skeleton.parent(hips));
+        let mut paths = Vec::new();
+        let held = mapped
+            .correction
+            .held_feet
+            .iter()
+            .map(|held| {
+                let start = paths.len() as u16;
+                paths.extend(chain_below(skeleton, Some(hips), held.foot.lower_leg));
+                HeldTarget {
+                    joint: held.foot.foot as u16,
+                    path: (start, paths.len() as u16),
+                    offset: held.offset,
+                    into_parent: space(skeleton.parent(held.foot.foot)).inverse() * hips_parent,
+                }
+            })
+            .collect();
         Self {
             bones,
+            held,
+            paths,
+            rest_translations: skeleton.rest_translations(),
+            scales: skeleton.joints().iter().map(|j| j.rest.scale).collect(),
             rest_locals: skeleton.rest_rotations(),
             hips,
             hips_parent_inverse: hips_parent.inverse(),
@@ -359,6 +454,52 @@ impl TargetRig {
     #[must_use]
     pub fn hips_joint(&self) -> usize {
         self.hips
+    }
+
+    /// Whether the target has feet hung outside its legs, which only
+    /// `place_held_feet` puts where the legs end.
+    #[must_use]
+    pub fn has_held_feet(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// Every joint's local translation for the local rotations and hips translation
+    /// `FromNormalized` wrote: the rest's, the hips' given, and a detached foot's at
+    /// its lower leg's end (see the module header). Per frame: no allocation.
+    pub fn place_held_feet(
+        &self,
+        local_rotations: &[Quat],
+        hips_translation: Vec3,
+        local_translations: &mut [Vec3],
+    ) -> Result<(), JobError> {
+        let needed = self.rest_translations.len();
+        let got = local_rotations.len().min(local_translations.len());
+        if got < needed {
+            return Err(JobError::OutputTooShort { needed, got });
+        }
+        local_translations[..needed].copy_from_slice(&self.rest_translations);
+        local_translations[self.hips] = hips_translation;
+        let local = |j: usize, translation: Vec3| {
+            Affine3A::from_scale_rotation_translation(
+                self.scales[j],
+                local_rotations[j],
+                translation,
+            )
+        };
+        for held in &self.held {
+            // The lower leg's transform in the hips' parent's space (the joints below
+            // the hips keep their rest translations).
+            let mut leg = local(self.hips, hips_translation);
+            for &j in &self.paths[usize::from(held.path.0)..usize::from(held.path.1)] {
+                let j = usize::from(j);
+                leg *= local(j, self.rest_translations[j]);
+            }
+            let at = held
+                .into_parent
+                .transform_point3(leg.transform_point3(held.offset));
+            local_translations[usize::from(held.joint)] = at;
+        }
+        Ok(())
     }
 }
 
@@ -599,5 +740,124 @@ mod tests {
         assert!(left_arm.y < -0.95, "{left_arm}");
         let right_arm = model[HumanBone::RightUpperArm.index()] * Vec3::NEG_X;
         assert!(right_arm.y < -0.95, "{right_arm}");
+    }
+
+    /// A game rig (Quaternius' layout): the legs end at the knee's bone, bent in the
+    /// rest, and each foot hangs from the root `Bone` at the shin's end, with a toe.
+    fn feet_under_the_root() -> MappedSkeleton {
+        let text = r#"{"name": "ik feet", "units": "m", "up": "y", "joints": [
+            {"name": "Bone", "parent": null, "offset": [0, 0, 0]},
+            {"name": "Body", "parent": "Bone", "offset": [0, 0.9, 0]},
+            {"name": "spine", "parent": "Body", "offset": [0, 0.1, 0]},
+            {"name": "chest", "parent": "spine", "offset": [0, 0.2, 0]},
+            {"name": "neck", "parent": "chest", "offset": [0, 0.2, 0]},
+            {"name": "head", "parent": "neck", "offset": [0, 0.1, 0], "end": [0, 0.2, 0]},
+            {"name": "lArm", "parent": "chest", "offset": [0.15, 0.18, 0]},
+            {"name": "lFore", "parent": "lArm", "offset": [0.25, 0, 0]},
+            {"name": "lHand", "parent": "lFore", "offset": [0.25, 0, 0], "end": [0.1, 0, 0]},
+            {"name": "rArm", "parent": "chest", "offset": [-0.15, 0.18, 0]},
+            {"name": "rFore", "parent": "rArm", "offset": [-0.25, 0, 0]},
+            {"name": "rHand", "parent": "rFore", "offset": [-0.25, 0, 0], "end": [-0.1, 0, 0]},
+            {"name": "lThigh", "parent": "Body", "offset": [0.1, -0.05, 0]},
+            {"name": "lShin", "parent": "lThigh", "offset": [0, -0.38, 0.06],
+             "end": [0, -0.37, -0.06]},
+            {"name": "rThigh", "parent": "Body", "offset": [-0.1, -0.05, 0]},
+            {"name": "rShin", "parent": "rThigh", "offset": [0, -0.38, 0.06],
+             "end": [0, -0.37, -0.06]},
+            {"name": "lFoot", "parent": "Bone", "offset": [0.1, 0.1, 0]},
+            {"name": "lToe", "parent": "lFoot", "offset": [0, -0.05, 0.12], "end": [0, 0, 0.05]},
+            {"name": "rFoot", "parent": "Bone", "offset": [-0.1, 0.1, 0]},
+            {"name": "rToe", "parent": "rFoot", "offset": [0, -0.05, 0.12], "end": [0, 0, 0.05]}
+        ], "boneMap": {"hips": "Body", "spine": "spine", "chest": "chest", "neck": "neck",
+            "head": "head", "leftUpperArm": "lArm", "leftLowerArm": "lFore",
+            "leftHand": "lHand", "rightUpperArm": "rArm", "rightLowerArm": "rFore",
+            "rightHand": "rHand", "leftUpperLeg": "lThigh", "leftLowerLeg": "lShin",
+            "leftFoot": "lFoot", "leftToes": "lToe", "rightUpperLeg": "rThigh",
+            "rightLowerLeg": "rShin", "rightFoot": "rFoot", "rightToes": "rToe"}}"#;
+        let rig = skeleton_json::parse(
+            text,
+            std::path::Path::new("ik_feet.json"),
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_foot_hung_from_the_root_stands_at_its_leg_end_in_the_t_pose() {
+        let m = feet_under_the_root();
+        let joint = |name: &str| m.skeleton.find(name).unwrap();
+        assert_eq!(m.map.detached_feet(&m.skeleton).len(), 2);
+        let world = m.correction.t_pose_world(&m.skeleton);
+        let at = |name: &str| Vec3::from(world[joint(name)].translation);
+        // The bent shin is swung straight down: the foot stays at its end, a shin's
+        // length straight under the knee.
+        let shin = 0.37f32.hypot(0.06);
+        for side in ["l", "r"] {
+            let (knee, foot) = (at(&format!("{side}Shin")), at(&format!("{side}Foot")));
+            assert!(
+                (foot - knee).distance(Vec3::NEG_Y * shin) < 1e-4,
+                "{side}: knee {knee}, foot {foot}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_foot_hung_from_the_root_follows_the_leg_exactly() {
+        let m = feet_under_the_root();
+        let (source, target) = (SourceRig::new(&m), TargetRig::new(&m));
+        assert!(target.has_held_feet());
+        let joint = |name: &str| m.skeleton.find(name).unwrap();
+        let n = m.skeleton.len();
+        let rest_world = m.skeleton.rest_world();
+        // A frame: every body joint turned, the root at rest, and each foot where the
+        // rig's IK would put it: at its shin's end, turned its own way.
+        let mut rotations = m.skeleton.rest_rotations();
+        for (i, r) in rotations.iter_mut().enumerate().skip(1) {
+            let axis = Vec3::new(i as f32, 1.0 + (i % 3) as f32, -(i as f32) * 0.5).normalize();
+            *r = (Quat::from_axis_angle(axis, 0.1 * i as f32) * *r).normalize();
+        }
+        let mut translations = m.skeleton.rest_translations();
+        translations[joint("Body")] = Vec3::new(0.2, 0.8, -0.3);
+        let before = m.skeleton.world_transforms(&rotations, &translations);
+        for (foot, shin) in [("lFoot", "lShin"), ("rFoot", "rShin")] {
+            let offset = rest_world[joint(shin)]
+                .inverse()
+                .transform_point3(Vec3::from(rest_world[joint(foot)].translation));
+            translations[joint(foot)] = before[joint(shin)].transform_point3(offset);
+        }
+        let source_world = m.skeleton.world_transforms(&rotations, &translations);
+
+        let mut pose = HumanoidPose::default();
+        ToNormalized {
+            source: &source,
+            local_rotations: &rotations,
+            local_translations: &translations,
+            pose: &mut pose,
+        }
+        .run()
+        .unwrap();
+        let mut out = vec![Quat::IDENTITY; n];
+        let mut hips = Vec3::ZERO;
+        FromNormalized {
+            target: &target,
+            pose: &pose,
+            local_rotations: &mut out,
+            hips_translation: &mut hips,
+        }
+        .run()
+        .unwrap();
+        let mut out_translations = vec![Vec3::ZERO; n];
+        target
+            .place_held_feet(&out, hips, &mut out_translations)
+            .unwrap();
+        let target_world = m.skeleton.world_transforms(&out, &out_translations);
+        for (bone, j) in m.map.pairs() {
+            let (a, b) = (source_world[j], target_world[j]);
+            let angle = rotation_of(&a).angle_between(rotation_of(&b)).to_degrees();
+            let apart = Vec3::from(a.translation).distance(Vec3::from(b.translation));
+            assert!(angle < 0.01, "{bone}: {angle}°");
+            assert!(apart < 1e-5, "{bone}: {apart} m");
+        }
     }
 }

@@ -5,7 +5,10 @@
 //! indices. Checks: every name exists, no joint is used twice, the 15 required bones
 //! are there, and each mapped bone's nearest mapped humanoid parent drives a joint
 //! that is a strict ancestor of its own (so no humanoid bone sits between a mapped
-//! parent and child in the wrong order).
+//! parent and child in the wrong order). One exception: a foot whose joint hangs
+//! outside the hips' subtree, as game rigs (Quaternius) hang from the root a foot that
+//! IK moves. Such a *detached* foot is driven from its leg: its rotation relative to
+//! the lower leg's joint, its place at the lower leg's end (`BoneMap::detached_feet`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -124,6 +127,14 @@ impl NamedBoneMap {
     }
 }
 
+/// A foot hanging outside the hips' subtree (see the module header): its joint and
+/// the joint of its lower leg, whose end it is held at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DetachedFoot {
+    pub foot: usize,
+    pub lower_leg: usize,
+}
+
 /// A bone map resolved against one skeleton: joint index per humanoid bone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoneMap {
@@ -168,7 +179,7 @@ impl BoneMap {
             };
             if let Some(parent) = map.parent(bone) {
                 let parent_joint = map.joint(parent).unwrap_or_default();
-                if !skeleton.is_ancestor(parent_joint, joint) {
+                if !skeleton.is_ancestor(parent_joint, joint) && !map.is_detached(bone, skeleton) {
                     return Err(MapError::WrongOrder {
                         bone,
                         joint: skeleton.joints()[joint].name.clone(),
@@ -179,6 +190,36 @@ impl BoneMap {
             }
         }
         Ok(map)
+    }
+
+    /// Whether `bone` is a foot whose joint hangs outside the hips' subtree (and is
+    /// not above the hips): a foot driven by IK, which its leg drives here.
+    fn is_detached(&self, bone: HumanBone, skeleton: &Skeleton) -> bool {
+        let (Some(joint), Some(hips)) = (self.joint(bone), self.joint(HumanBone::Hips)) else {
+            return false;
+        };
+        matches!(bone, HumanBone::LeftFoot | HumanBone::RightFoot)
+            && !skeleton.is_ancestor(hips, joint)
+            && !skeleton.is_ancestor(joint, hips)
+            && joint != hips
+    }
+
+    /// The detached feet (see the module header) with the joint of their lower leg.
+    #[must_use]
+    pub fn detached_feet(&self, skeleton: &Skeleton) -> Vec<DetachedFoot> {
+        [
+            (HumanBone::LeftFoot, HumanBone::LeftLowerLeg),
+            (HumanBone::RightFoot, HumanBone::RightLowerLeg),
+        ]
+        .into_iter()
+        .filter(|&(foot, _)| self.is_detached(foot, skeleton))
+        .filter_map(|(foot, lower)| {
+            Some(DetachedFoot {
+                foot: self.joint(foot)?,
+                lower_leg: self.joint(lower)?,
+            })
+        })
+        .collect()
     }
 
     /// Where the skeleton's T-pose comes from (see `TPoseSource`).

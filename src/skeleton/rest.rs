@@ -35,7 +35,7 @@ use crate::humanoid::HumanBone;
 use crate::humanoid::HumanBone as B;
 
 use super::leaf_nub::is_leaf_nub_off_axis;
-use super::{BoneMap, Skeleton};
+use super::{BoneMap, DetachedFoot, Skeleton};
 
 /// Where a rig's T-pose comes from: what its bone map's file says about its rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -106,6 +106,18 @@ pub struct RestCorrection {
     /// joint or end site away from the joint), with their joint: left uncorrected,
     /// keeping their rest turn against their parent.
     pub undirected: Vec<(HumanBone, usize)>,
+    /// Feet hanging outside the hips' subtree (`BoneMap::detached_feet`), held at
+    /// their rest place in their lower leg's frame: in the T-pose they stay at the
+    /// lower leg's end when the correction swings the leg.
+    pub held_feet: Vec<HeldFoot>,
+}
+
+/// A detached foot and its rest place in its lower leg's joint frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HeldFoot {
+    pub foot: DetachedFoot,
+    /// The foot joint's rest position in the lower leg joint's frame.
+    pub offset: Vec3,
 }
 
 /// How a bone's T-pose direction is fixed.
@@ -416,6 +428,16 @@ impl RestCorrection {
             );
         }
 
+        let held_feet = map
+            .detached_feet(skeleton)
+            .into_iter()
+            .map(|foot| HeldFoot {
+                foot,
+                offset: world[foot.lower_leg]
+                    .inverse()
+                    .transform_point3(Vec3::from(world[foot.foot].translation)),
+            })
+            .collect();
         let (pose, arm_angle_deg) = classify(&bones);
         Self {
             source,
@@ -426,6 +448,7 @@ impl RestCorrection {
             bones,
             problems,
             undirected,
+            held_feet,
         }
     }
 
@@ -440,15 +463,26 @@ impl RestCorrection {
             .collect()
     }
 
-    /// Model-space transforms of every joint in the T-pose, facing turn included.
+    /// Model-space transforms of every joint in the T-pose, facing turn included; a
+    /// detached foot at its lower leg's end (`held_feet`).
     #[must_use]
     pub fn t_pose_world(&self, skeleton: &Skeleton) -> Vec<Affine3A> {
         let turn = Affine3A::from_quat(self.facing);
-        skeleton
-            .world_transforms(&self.t_pose_locals(skeleton), &skeleton.rest_translations())
-            .into_iter()
-            .map(|w| turn * w)
-            .collect()
+        let locals = self.t_pose_locals(skeleton);
+        let mut translations = skeleton.rest_translations();
+        let mut world = skeleton.world_transforms(&locals, &translations);
+        if !self.held_feet.is_empty() {
+            for held in &self.held_feet {
+                let at = world[held.foot.lower_leg].transform_point3(held.offset);
+                let parent = skeleton
+                    .parent(held.foot.foot)
+                    .map_or(Affine3A::IDENTITY, |p| world[p]);
+                translations[held.foot.foot] = parent.inverse().transform_point3(at);
+            }
+            // The feet hang outside the legs: placing them moves nothing they hang from.
+            world = skeleton.world_transforms(&locals, &translations);
+        }
+        world.into_iter().map(|w| turn * w).collect()
     }
 
     /// The correction of one humanoid bone, if it was corrected.

@@ -20,6 +20,10 @@ pub(super) fn rest_from_clips(skeleton: &Skeleton, clips: &[Clip]) -> Option<(Sk
     let Recognition::NotHumanoid(refused) = recognize(skeleton) else {
         return None;
     };
+    if refused.feet_from_legs.is_some() {
+        // The rest stands: only its feet hang outside its legs.
+        return None;
+    }
     let total: usize = clips.iter().map(|c| c.motion.frame_count()).sum();
     let step = total.div_ceil(FRAMES_SAMPLED).max(1);
     let mut best: Option<(f32, Skeleton, &str, usize)> = None;

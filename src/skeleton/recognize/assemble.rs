@@ -195,6 +195,25 @@ fn put_legs(body: &mut Body, rig: &RestJoints, legs: &[Leg; 2], facing: &Facing)
         if let Some(p) = &leg.problem {
             body.fail(p.clone());
         }
+
+        let foot_why = if leg.detached {
+            "hangs outside the leg under its end (a foot driven by IK), driven from the leg"
+        } else {
+            "first joint below half the knee's height"
+        };
+        if let (true, Some(f)) = (leg.detached, leg.foot) {
+            body.foot_outside_leg(on_side(side, B::LeftFoot));
+            if leg.toes.is_some() {
+                body.foot_outside_leg(on_side(side, B::LeftToes));
+            }
+            body.notes.push(format!(
+                "the foot `{}` hangs from `{}`, outside the leg (a foot driven by IK): it is \
+                 mapped and driven from the leg, at the end of `{}`",
+                rig.name(f),
+                rig.skeleton.parent(f).map_or("", |p| rig.name(p)),
+                leg.lower.map_or("", |k| rig.name(k))
+            ));
+        }
         let parts = [
             (
                 leg.upper,
@@ -208,12 +227,7 @@ fn put_legs(body: &mut Body, rig: &RestJoints, legs: &[Leg; 2], facing: &Facing)
                 0.85,
                 "the joint halfway down the leg",
             ),
-            (
-                leg.foot,
-                B::LeftFoot,
-                0.85,
-                "first joint below half the knee's height",
-            ),
+            (leg.foot, B::LeftFoot, 0.85, foot_why),
             (leg.toes, B::LeftToes, 0.75, "the joint after the ankle"),
         ];
         for (joint, b, conf, why) in parts {

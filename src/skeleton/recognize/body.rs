@@ -29,6 +29,11 @@ pub(super) struct Body {
     pub(super) notes: Vec<String>,
     /// The first required part that could not be found.
     failure: Option<String>,
+    /// How many parts could not be found.
+    failures: usize,
+    /// Feet (and their toes) found hanging outside the legs (`Leg::detached`):
+    /// mapped only in `NotHumanoid::feet_from_legs`.
+    outside: Vec<HumanBone>,
     /// The names' preference summed over the chosen joints (deforming chains win).
     preference: f32,
 }
@@ -89,43 +94,75 @@ impl Body {
 
     /// Records why a required part is missing; the first reason stays.
     pub(super) fn fail(&mut self, reason: String) {
+        self.failures += 1;
         if self.failure.is_none() {
             self.failure = Some(reason);
         }
     }
 
+    /// Marks a bone already put as a foot (or its toes) hanging outside its leg,
+    /// whose leg has failed for it.
+    pub(super) fn foot_outside_leg(&mut self, bone: HumanBone) {
+        self.outside.push(bone);
+    }
+
     /// Better bodies compare greater: complete, then more required bones, then more
     /// bones, then deforming chains over controls.
+    /// Feet outside the legs do not count: a body whose legs hold their feet wins.
     pub(super) fn score(&self) -> (bool, usize, usize, i64) {
-        let required = self.bones.keys().filter(|b| b.is_required()).count();
+        let counted = || self.bones.keys().filter(|b| !self.outside.contains(b));
         (
             self.failure.is_none(),
-            required,
-            self.bones.len(),
+            counted().filter(|b| b.is_required()).count(),
+            counted().count(),
             (self.preference * 100.0).round() as i64,
         )
     }
 
     /// The recognition this body gives: the humanoid, or why it is not one.
     pub(super) fn into_recognition(self, rig: &RestJoints) -> Recognition {
-        let map = NamedBoneMap {
+        let named = |outside: bool| NamedBoneMap {
             bones: self
                 .bones
                 .iter()
+                .filter(|(b, _)| outside || !self.outside.contains(b))
                 .map(|(&b, f)| (b, rig.name(f.joint).to_owned()))
                 .collect(),
             t_pose: TPoseSource::Measured,
         };
+        let map = named(false);
         if let Some(reason) = self.failure {
+            // Every failure a leg whose foot hangs outside it: no strict VRM map,
+            // but one driving those feet from the legs, when it fits the rig.
+            let whole = named(true);
+            let feet = self
+                .outside
+                .iter()
+                .filter(|b| matches!(b, HumanBone::LeftFoot | HumanBone::RightFoot))
+                .count();
+            let feet_from_legs = (feet > 0
+                && self.failures == feet
+                && BoneMap::resolve(&whole, rig.skeleton).is_ok())
+            .then(|| RecognizedMap {
+                map: whole,
+                evidence: self
+                    .bones
+                    .into_iter()
+                    .map(|(b, f)| (b, f.evidence))
+                    .collect(),
+                notes: self.notes,
+            });
             return Recognition::NotHumanoid(NotHumanoid {
                 reason,
                 partial: map,
+                feet_from_legs: feet_from_legs.map(Box::new),
             });
         }
         if let Err(e) = BoneMap::resolve(&map, rig.skeleton) {
             return Recognition::NotHumanoid(NotHumanoid {
                 reason: format!("the recognized map does not fit the rig: {e}"),
                 partial: map,
+                feet_from_legs: None,
             });
         }
         Recognition::Humanoid(RecognizedMap {

@@ -18,6 +18,9 @@ pub(super) struct Leg {
     pub(super) lower: Option<usize>,
     pub(super) foot: Option<usize>,
     pub(super) toes: Option<usize>,
+    /// The foot hangs outside the leg (`detached_foot`): driven by IK in the rig, by
+    /// the leg here.
+    pub(super) detached: bool,
     pub(super) problem: Option<String>,
 }
 
@@ -159,6 +162,13 @@ pub(super) fn solve_leg(
             rig.name(reps[k]),
             rig.name(reps[reps.len() - 1])
         ));
+        // No strict VRM map, but one driving that foot from the leg
+        // (`NotHumanoid::feet_from_legs`, `BoneMap::detached_feet`).
+        if let Some(f) = detached {
+            leg.foot = Some(f);
+            leg.toes = toes(rig, f);
+            leg.detached = true;
+        }
         return leg;
     };
     let foot = foot_beside(rig, reps[a], |j| {

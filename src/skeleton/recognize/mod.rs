@@ -114,6 +114,10 @@ pub struct NotHumanoid {
     /// The bones found before the recognizer gave up (a start for a map written by
     /// hand); it does not pass `BoneMap::resolve`.
     pub partial: NamedBoneMap,
+    /// For a rig refused only because its feet hang outside its legs (IK bones
+    /// under the root, as game rigs have them), where no strict VRM map exists: the
+    /// map with those feet, driven from the legs (`BoneMap::detached_feet`).
+    pub feet_from_legs: Option<Box<RecognizedMap>>,
 }
 
 /// What `recognize` makes of a rig.
@@ -190,10 +194,11 @@ pub fn recognize(skeleton: &Skeleton) -> Recognition {
                 },
             },
             partial: NamedBoneMap::default(),
+            feet_from_legs: None,
         }),
     };
     match (recognition, flat_root(&rig)) {
-        (Recognition::NotHumanoid(n), Some((root, leaves))) => {
+        (Recognition::NotHumanoid(n), Some((root, leaves))) if n.feet_from_legs.is_none() => {
             Recognition::NotHumanoid(NotHumanoid {
                 reason: format!(
                     "the joints have no hierarchy: {leaves} of the {} joints hang from `{}` \
@@ -202,6 +207,7 @@ pub fn recognize(skeleton: &Skeleton) -> Recognition {
                     rig.name(root)
                 ),
                 partial: n.partial,
+                feet_from_legs: None,
             })
         }
         (recognition, _) => recognition,
@@ -380,8 +386,20 @@ mod tests {
         (name.to_owned(), Some(parent.to_owned()), at)
     }
 
+    /// The map driving feet hung outside the legs from the legs, of a rig refused
+    /// for those feet (the reason names them).
+    fn feet_from_legs(s: &Skeleton) -> RecognizedMap {
+        let Recognition::NotHumanoid(n) = recognize(s) else {
+            panic!("recognized as a strict VRM humanoid")
+        };
+        assert!(n.reason.contains("driven by IK"), "{}", n.reason);
+        assert_eq!(n.partial.bones.get(&B::LeftFoot), None);
+        *n.feet_from_legs
+            .expect("a map with the feet driven from the legs")
+    }
+
     #[test]
-    fn feet_hanging_from_the_root_under_the_knees_are_named_and_refused() {
+    fn feet_hanging_from_the_root_under_the_knees_are_refused_and_mapped_from_the_legs() {
         // Quaternius: the leg ends at the knee's bone, the foot is an IK bone under
         // the root, beside a pole target in front of the knee.
         let s = edited(small_table(false, "L_", "R_"), |t| {
@@ -390,29 +408,27 @@ mod tests {
                 t.push(row(&format!("{side}pole"), "Armature", [0.0, 0.5, 0.6]));
             }
         });
-        let Recognition::NotHumanoid(n) = recognize(&s) else {
-            panic!("recognized")
-        };
-        assert!(n.reason.contains("no foot joint"), "{}", n.reason);
+        let got = feet_from_legs(&s);
+        let bone = |b: B| got.map.bones.get(&b).map(String::as_str);
+        assert_eq!(bone(B::LeftUpperLeg), Some("L_thigh"));
+        assert_eq!(bone(B::LeftLowerLeg), Some("L_shin"));
+        assert_eq!(bone(B::LeftFoot), Some("L_foot"));
+        assert_eq!(bone(B::LeftToes), Some("L_toe"));
+        assert_eq!(bone(B::RightFoot), Some("R_foot"));
         assert!(
-            n.reason.contains("the foot `L_foot` hangs from `Armature`")
-                || n.reason.contains("the foot `R_foot` hangs from `Armature`"),
-            "{}",
-            n.reason
+            got.notes.iter().any(|n| n.contains(
+                "the foot `L_foot` hangs from `Armature`, outside the leg (a foot driven by IK)"
+            )),
+            "{:?}",
+            got.notes
         );
-        assert!(n.reason.contains("driven by IK"), "{}", n.reason);
-        assert_eq!(
-            n.partial.bones.get(&B::LeftUpperLeg).map(String::as_str),
-            Some("L_thigh")
-        );
-        assert_eq!(
-            n.partial.bones.get(&B::LeftLowerLeg).map(String::as_str),
-            Some("L_shin")
-        );
+        // The map resolves: a foot outside the hips' subtree is allowed.
+        let map = crate::skeleton::BoneMap::resolve(&got.map, &s).unwrap();
+        assert_eq!(map.detached_feet(&s).len(), 2);
     }
 
     #[test]
-    fn a_short_legged_figure_with_feet_under_the_root_is_refused_for_its_feet() {
+    fn a_short_legged_figure_with_feet_under_the_root_is_refused_and_mapped_from_its_legs() {
         // A stylized Quaternius figure: legs end at the knee, the feet hang from the
         // root, and the body above the hips is long (hips 0.55 m, knees 0.31 m, head
         // 1.43 m): the hips stand little above the knees, but well above the feet.
@@ -428,17 +444,17 @@ mod tests {
                 t.push(row(&format!("{side}pole"), "Armature", [x, 0.31, 0.4]));
             }
         });
-        let Recognition::NotHumanoid(n) = recognize(&s) else {
-            panic!("recognized")
-        };
-        assert!(n.reason.contains("no foot joint"), "{}", n.reason);
+        let got = feet_from_legs(&s);
+        let bone = |b: B| got.map.bones.get(&b).map(String::as_str);
+        assert_eq!(bone(B::LeftLowerLeg), Some("L_shin"));
+        assert_eq!(bone(B::LeftFoot), Some("L_foot"));
+        assert_eq!(bone(B::RightFoot), Some("R_foot"));
         assert!(
-            n.reason
-                .contains("the foot `L_foot` hangs from `L_FootControl`")
-                || n.reason
-                    .contains("the foot `R_foot` hangs from `R_FootControl`"),
-            "{}",
-            n.reason
+            got.notes
+                .iter()
+                .any(|n| n.contains("the foot `R_foot` hangs from `R_FootControl`")),
+            "{:?}",
+            got.notes
         );
     }
 
