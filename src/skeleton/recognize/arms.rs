@@ -356,6 +356,24 @@ fn is_finger_fork(rig: &RestJoints, kids: &[usize], fork_reach: f32, out: f32) -
     reaches.len() >= 3 && fork_reach <= out && reaches[2] >= 0.5 * reaches[0]
 }
 
+/// Heuristic: a hand split per finger (Quaternius' mechs and astronauts): at the
+/// fork, two or more chains start together, each from its own joint, farther from
+/// the forking joint than half the bone into it: the forking joint is the elbow,
+/// the chains' start the wrist, and no joint is the hand. A hand's fingers start at
+/// the hand joint or spread over the palm. The chains, when split so.
+fn split_palm(rig: &RestJoints, fork: usize) -> Option<Vec<usize>> {
+    let chains: Vec<usize> = rig
+        .body_kids(fork)
+        .into_iter()
+        .filter(|&c| !rig.kids[c].is_empty())
+        .collect();
+    let (&first, rest) = chains.split_first()?;
+    let into = rig.pos[rig.skeleton.parent(fork)?].distance(rig.pos[fork]);
+    let away = rig.pos[first].distance(rig.pos[fork]);
+    (!rest.is_empty() && away > 0.5 * into && rest.iter().all(|&c| rig.coincident(c, first)))
+        .then_some(chains)
+}
+
 /// A leaf past the wrist shorter than this share of the forearm is the hand's far end.
 const HAND_END: f32 = 0.5;
 
@@ -391,6 +409,21 @@ pub(super) fn solve_arm(
     midline: &Midline,
 ) -> Result<Arm, String> {
     let (line, hand_fork) = follow_out(rig, root, branch);
+    if let Some(&fork) = line.last().filter(|_| hand_fork)
+        && let Some(chains) = split_palm(rig, fork)
+    {
+        return Err(format!(
+            "arm `{}`: no hand joint: the chains `{}` start together past `{}`, each from its \
+             own joint, where the wrist is, so no joint is the hand",
+            rig.name(root),
+            chains
+                .iter()
+                .map(|&j| rig.name(j))
+                .collect::<Vec<_>>()
+                .join("`, `"),
+            rig.name(fork)
+        ));
+    }
     let reps = rig.collapse(&line);
     let n = reps.len();
     let half = midline.hip_half.max(rig.eps);
@@ -491,7 +524,8 @@ pub(super) fn solve_arm(
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::recognized_with_limbs;
+    use super::super::test_support::{recognized_with_limbs, with_limbs};
+    use super::super::{Recognition, recognize};
     use crate::humanoid::HumanBone as B;
 
     #[test]
@@ -561,5 +595,65 @@ mod tests {
         assert_eq!(at(B::LeftLowerArm), Some("Character1_LeftForeArm"));
         assert_eq!(at(B::LeftHand), Some("Character1_LeftHand"));
         assert_eq!(at(B::RightHand), Some("Character1_RightHand"));
+    }
+
+    #[test]
+    fn fingers_starting_together_a_forearm_past_the_elbow_have_no_hand() {
+        // A Quaternius mech: past the forearm joint four palm chains start together
+        // where the wrist is, each from its own joint; no joint is the hand.
+        let body = [
+            ("Hips", "", [0.0, 1.0, 0.0]),
+            ("Spine", "Hips", [0.0, 1.15, 0.0]),
+            ("Chest", "Spine", [0.0, 1.35, 0.0]),
+            ("Neck", "Chest", [0.0, 1.5, 0.0]),
+            ("Head", "Neck", [0.0, 1.6, 0.0]),
+            ("HeadTop", "Head", [0.0, 1.8, 0.0]),
+        ];
+        let mut limb = vec![
+            ("Shoulder", "Chest", [0.05, 1.45, 0.0]),
+            ("UpperArm", "Shoulder", [0.18, 1.45, 0.0]),
+            ("LowerArm", "UpperArm", [0.46, 1.45, 0.0]),
+            ("Thigh", "Hips", [0.1, 0.95, 0.0]),
+            ("Shin", "Thigh", [0.1, 0.5, 0.0]),
+            ("Foot", "Shin", [0.1, 0.08, 0.0]),
+            ("Toe", "Foot", [0.1, 0.0, 0.12]),
+        ];
+        for (palm, finger, tip, z) in [
+            ("PalmI", "Index1", "Index2", 0.03f32),
+            ("PalmR", "Ring1", "Ring2", -0.01),
+            ("PalmP", "Pinky1", "Pinky2", -0.03),
+        ] {
+            limb.push((palm, "LowerArm", [0.71, 1.45, 0.0]));
+            limb.push((finger, palm, [0.79, 1.45, z]));
+            limb.push((tip, finger, [0.83, 1.45, z]));
+        }
+        let s = with_limbs(&body, ["L_", "R_"], &limb);
+        let Recognition::NotHumanoid(n) = recognize(&s) else {
+            panic!("recognized")
+        };
+        assert!(n.reason.contains("no hand joint"), "{}", n.reason);
+        assert!(
+            n.reason.contains("past `L_LowerArm`") || n.reason.contains("past `R_LowerArm`"),
+            "{}",
+            n.reason
+        );
+        // One palm joint at the wrist carrying the three is the hand.
+        let mut limb = limb;
+        limb.push(("Palm", "LowerArm", [0.71, 1.45, 0.0]));
+        for row in limb
+            .iter_mut()
+            .filter(|r| r.0.starts_with("Palm") && r.0 != "Palm")
+        {
+            row.1 = "Palm";
+        }
+        let r = recognized_with_limbs(&body, ["L_", "R_"], &limb);
+        assert_eq!(
+            r.map.bones.get(&B::LeftHand).map(String::as_str),
+            Some("L_Palm")
+        );
+        assert_eq!(
+            r.map.bones.get(&B::LeftLowerArm).map(String::as_str),
+            Some("L_LowerArm")
+        );
     }
 }

@@ -40,16 +40,15 @@ pub(super) fn skeleton(table: &[(&str, Option<&str>, [f32; 3])]) -> Skeleton {
     Skeleton::new(joints).unwrap()
 }
 
-/// The map recognized on a `body` (`(name, parent, model-space position)`, `""` for
-/// no parent) with `limb` (the left side's, at +X) mirrored to both sides: each
-/// limb joint is named `{side}{name}` for `sides` `[left, right]`, its parent
-/// `{side}{parent}` unless the parent is a body joint. Panics when no humanoid is
-/// recognized.
-pub(super) fn recognized_with_limbs(
+/// A skeleton of a `body` (`(name, parent, model-space position)`, `""` for no
+/// parent) with `limb` (the left side's, at +X) mirrored to both sides: each limb
+/// joint is named `{side}{name}` for `sides` `[left, right]`, its parent
+/// `{side}{parent}` unless the parent is a body joint.
+pub(super) fn with_limbs(
     body: &[(&str, &str, [f32; 3])],
     sides: [&str; 2],
     limb: &[(&str, &str, [f32; 3])],
-) -> RecognizedMap {
+) -> Skeleton {
     let mut rows: Vec<(String, String, [f32; 3])> = body
         .iter()
         .map(|(n, p, at)| (n.to_string(), p.to_string(), *at))
@@ -67,7 +66,17 @@ pub(super) fn recognized_with_limbs(
         .iter()
         .map(|(n, p, at)| (n.as_str(), (!p.is_empty()).then_some(p.as_str()), *at))
         .collect();
-    recognize(&skeleton(&table))
+    skeleton(&table)
+}
+
+/// The map recognized on `with_limbs(body, sides, limb)`. Panics when no humanoid
+/// is recognized.
+pub(super) fn recognized_with_limbs(
+    body: &[(&str, &str, [f32; 3])],
+    sides: [&str; 2],
+    limb: &[(&str, &str, [f32; 3])],
+) -> RecognizedMap {
+    recognize(&with_limbs(body, sides, limb))
         .into_humanoid()
         .expect("a humanoid")
 }
