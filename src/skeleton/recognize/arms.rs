@@ -638,7 +638,6 @@ mod tests {
             n.reason
         );
         // One palm joint at the wrist carrying the three is the hand.
-        let mut limb = limb;
         limb.push(("Palm", "LowerArm", [0.71, 1.45, 0.0]));
         for row in limb
             .iter_mut()
