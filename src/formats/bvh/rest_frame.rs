@@ -4,7 +4,13 @@
 //! rest pose) is a tangle, not a standing body. The rest is then taken from the
 //! motion (`choose_rest_frame`): among frames sampled along the clip that stand
 //! as a body, the one the recognizer is surest of, the straightest among equals,
-//! unless their mean pose stands more surely still.
+//! unless their mean pose stands more surely than any frame. A frame standing in
+//! a T-pose (`Standing::t_pose`) goes before every other frame: it is the
+//! reference pose exporters and actors' calibrations put in a take, its arms
+//! rolled as a T-pose holds them. The T-pose correction swings each arm bone onto
+//! its T-pose direction and keeps the roll the rest has about the bone's length,
+//! so a rest on a frame with an arm raised and turned rolls that arm by as much on
+//! every frame, and its elbow bends about the wrong axis.
 //!
 //! "Stands as a body" is geometry, not names: the figure, turned to +Y up, is
 //! recognized as a humanoid (`skeleton::recognize`: legs going down from a pelvis
@@ -426,22 +432,24 @@ pub(super) fn choose_rest_frame(
             }
         }
     };
-    // The surest standing frame along any axis; the first axis on a tie.
-    let mut best: Option<(f32, usize, UpAxis)> = None;
+    // The standing frame along any axis that goes first (a T-pose, then the
+    // surest), with how sure the recognizer is of the surest frame along that
+    // axis; the first axis on a tie.
+    let mut best: Option<(Standing, usize, f32, UpAxis)> = None;
     for &axis in &axes {
-        if let Some((sure, i)) = surest_standing(defs, &sampled, axis)
-            && best.is_none_or(|(s, ..)| sure > s)
+        if let Some((standing, i, surest)) = surest_standing(defs, &sampled, axis)
+            && best.is_none_or(|(b, ..)| standing.before(b))
         {
-            best = Some((sure, i, axis));
+            best = Some((standing, i, surest, axis));
         }
     }
-    if let Some((sure, i, up)) = best {
+    if let Some((_, i, surest, up)) = best {
         // A mean pose the recognizer is surer of than of any frame is the rest: a
         // run's single frames stand mid-stride, a thigh raised so far that the legs
         // read a joint too low and the body turned.
         let ranked = ranked_by_reach(defs, &sampled, up);
         if let Some(mean) = FilePose::mean(ranked.iter().map(|&i| &sampled[i].1))
-            && stands(defs, &mean, Upright::along(up)).is_ok_and(|mean_sure| mean_sure > sure)
+            && stands(defs, &mean, Upright::along(up)).is_ok_and(|mean| mean.sure > surest)
         {
             return Some(RestFrame {
                 source: RestSource::SurerMean(sampled.len()),
@@ -483,43 +491,98 @@ fn ranked_by_reach(defs: &[JointDef], sampled: &[(usize, FilePose)], up: UpAxis)
     ranked.into_iter().map(|(_, i)| i).collect()
 }
 
-/// Which of `sampled` stands as a body along `up` most surely (how sure, and its
-/// index), the one whose legs reach down farthest among equally sure ones, then
-/// the earliest.
+/// Which of `sampled` stands as a body along `up` first (`Standing::before`: a
+/// T-pose, then the surest; and its index), the one whose legs reach down farthest
+/// among equal ones, then the earliest; with how sure the recognizer is of the
+/// surest frame standing, T-pose or not.
 fn surest_standing(
     defs: &[JointDef],
     sampled: &[(usize, FilePose)],
     up: UpAxis,
-) -> Option<(f32, usize)> {
-    let mut standing: Option<(f32, usize)> = None;
+) -> Option<(Standing, usize, f32)> {
+    let mut first: Option<(Standing, usize, f32)> = None;
     for i in ranked_by_reach(defs, sampled, up) {
-        if let Ok(sure) = stands(defs, &sampled[i].1, Upright::along(up))
-            && standing.is_none_or(|(best, _)| sure > best)
-        {
-            standing = Some((sure, i));
+        if let Ok(standing) = stands(defs, &sampled[i].1, Upright::along(up)) {
+            first = match first {
+                Some((best, j, surest)) if !standing.before(best) => {
+                    Some((best, j, surest.max(standing.sure)))
+                }
+                other => Some((
+                    standing,
+                    i,
+                    other.map_or(standing.sure, |(.., surest)| surest.max(standing.sure)),
+                )),
+            };
         }
     }
-    standing
+    first
+}
+
+/// How a figure stands as a body (`stands`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Standing {
+    /// How sure the recognizer is of it: its bones' mean confidence.
+    sure: f32,
+    /// Both arms out level and straight: each upper arm and forearm within
+    /// `T_POSE_ARMS` of horizontal (the T-pose class `inspect` prints, and the
+    /// elbows straight).
+    t_pose: bool,
+}
+
+impl Standing {
+    /// Whether this goes before `other` as the rest: a T-pose before any other
+    /// pose, then the surer.
+    fn before(self, other: Standing) -> bool {
+        (self.t_pose, self.sure) > (other.t_pose, other.sure)
+    }
+}
+
+/// Most an arm bone of a T-pose frame is off horizontal, degrees: the T-pose
+/// class of `skeleton::RestPose`.
+const T_POSE_ARMS: f32 = 12.0;
+
+/// Whether `skeleton` (+Y up) holds both arms out level and straight (`Standing::
+/// t_pose`), judged on its mapped upper arms, forearms and hands.
+fn arms_level(skeleton: &Skeleton, map: &BoneMap) -> bool {
+    use crate::humanoid::HumanBone as B;
+    let world = skeleton.rest_world();
+    let at = |bone| map.joint(bone).map(|j| Vec3::from(world[j].translation));
+    let level = |from, to| match (at(from), at(to)) {
+        (Some(a), Some(b)) => {
+            let d = b - a;
+            d.length() > 0.0 && d.y.abs() <= d.length() * T_POSE_ARMS.to_radians().sin()
+        }
+        _ => false,
+    };
+    [
+        (B::LeftUpperArm, B::LeftLowerArm),
+        (B::LeftLowerArm, B::LeftHand),
+        (B::RightUpperArm, B::RightLowerArm),
+        (B::RightLowerArm, B::RightHand),
+    ]
+    .into_iter()
+    .all(|(from, to)| level(from, to))
 }
 
 /// Whether the figure of `pose`, turned `upright`, stands as a body (a recognized
 /// humanoid whose feet do not point along the shins, `pointed_feet`): how sure the
 /// recognizer is of it (its bones' mean confidence: geometry that reads clearly and
-/// agrees with the names scores higher), else the recognizer's or `pointed_feet`'s
-/// reason.
-fn stands(defs: &[JointDef], pose: &FilePose, upright: Upright) -> Result<f32, String> {
+/// agrees with the names scores higher) and whether its arms stand in a T-pose,
+/// else the recognizer's or `pointed_feet`'s reason.
+fn stands(defs: &[JointDef], pose: &FilePose, upright: Upright) -> Result<Standing, String> {
     let basis = upright.basis(Units::Metres);
     let skeleton = Skeleton::new(pose.joints(defs, &basis)).map_err(|e| e.to_string())?;
     match recognize(&skeleton) {
         Recognition::Humanoid(r) => {
-            if let Some(reason) = BoneMap::resolve(&r.map, &skeleton)
-                .ok()
-                .and_then(|map| pointed_feet(&skeleton, &map))
-            {
+            let map = BoneMap::resolve(&r.map, &skeleton).ok();
+            if let Some(reason) = map.as_ref().and_then(|map| pointed_feet(&skeleton, map)) {
                 return Err(reason);
             }
             let sum: f32 = r.evidence.values().map(|e| e.confidence).sum();
-            Ok(sum / r.evidence.len().max(1) as f32)
+            Ok(Standing {
+                sure: sum / r.evidence.len().max(1) as f32,
+                t_pose: map.is_some_and(|map| arms_level(&skeleton, &map)),
+            })
         }
         Recognition::NotHumanoid(n) => Err(n.reason),
     }
@@ -810,6 +873,32 @@ mod tests {
         let rig = guessed(&rokoko_style(&[figure(10.0), crossed]));
         assert_note(&rig, "rest pose: frame 1 of the motion");
         assert_maps(&rig, "leftUpperArm", "LeftArm");
+    }
+
+    /// `figure(0.0)` with both arms hanging at its sides (bones as long as
+    /// `figure`'s).
+    fn arms_down() -> Vec<(String, Option<usize>, Vec3)> {
+        figure(0.0)
+            .into_iter()
+            .map(|(name, parent, p)| {
+                let x = p.x.signum() * 17.0;
+                let at = match name.trim_start_matches("Left").trim_start_matches("Right") {
+                    "ForeArm" => Vec3::new(x, 114.0, 0.0),
+                    "Hand" => Vec3::new(x, 89.0, 0.0),
+                    _ => p,
+                };
+                (name, parent, at)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_frame_standing_in_a_t_pose_is_the_rest_before_straighter_ones() {
+        // The first frame stands straight with the arms down; the second holds
+        // the arms out level, a knee lifted. The T-pose is the rest: a frame's
+        // arms keep their roll about their own length in the rest.
+        let rig = guessed(&rokoko_style(&[arms_down(), figure(10.0)]));
+        assert_note(&rig, "rest pose: frame 2 of the motion");
     }
 
     /// `fig` with each leg's knee, foot and toe `x` centimetres to its own side of
