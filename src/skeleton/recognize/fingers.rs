@@ -59,11 +59,39 @@ pub(super) struct Digit {
 /// and the others are ordered from the thumb's side (index) away (little).
 pub(super) fn solve_fingers(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
     let mut digits = name_digits(rig, hand, front);
+    for d in digits.iter_mut().filter(|d| d.finger == 0) {
+        thumb_metacarpal_back(rig, hand, &mut d.joints);
+    }
     let first = thumb_first_phalanx(rig, hand, &digits);
     for d in digits.iter_mut().filter(|d| d.finger == 0) {
         d.first = first;
     }
     digits
+}
+
+/// Heuristic: a thumb of fewer than three joints takes back the joint named a
+/// metacarpal it was found below (`digit_joints` drops those, the fingers'
+/// metacarpals being no VRM bones), when that joint hangs from the hand and leads
+/// to the thumb alone: VRM's thumb has a metacarpal bone. Rokoko names its thumb
+/// `Finger1`, the metacarpal `LeftFinger1Metacarpal` (no word for the thumb in it).
+fn thumb_metacarpal_back(rig: &RestJoints, hand: usize, joints: &mut Vec<usize>) {
+    if joints.len() >= 3 {
+        return;
+    }
+    let Some(parent) = joints
+        .first()
+        .and_then(|&j| rig.skeleton.joints()[j].parent)
+    else {
+        return;
+    };
+    let from_hand = rig.skeleton.joints()[parent].parent == Some(hand);
+    if from_hand
+        && parent != hand
+        && rig.names[parent].role == Some(Role::Metacarpal)
+        && rig.body_kids(parent).len() == 1
+    {
+        joints.insert(0, parent);
+    }
 }
 
 /// Heuristic: a thumb of two joints lacks one phalanx. It lacks the metacarpal
@@ -451,6 +479,65 @@ mod tests {
             assert_eq!(rig.name(thumb.joints[0]), "thumb2");
             assert_eq!(thumb.first, want, "thumb from {thumb_start}");
         }
+    }
+
+    #[test]
+    fn a_thumb_named_by_number_keeps_its_metacarpal() {
+        // Rokoko's hand: `LeftFinger1` is the thumb, every digit starts with a
+        // joint named a metacarpal at the wrist. The fingers' metacarpals are no
+        // VRM bones; the thumb's is.
+        let mut table = vec![("LeftHand".to_owned(), None, [0.0f32, 0.0, 0.0])];
+        let mut digit = |n: usize, z: f32, bones: &[(&str, f32)]| {
+            let mut parent = "LeftHand".to_owned();
+            for &(part, x) in bones {
+                let name = format!("LeftFinger{n}{part}");
+                table.push((name.clone(), Some(parent), [x, 0.0, z]));
+                parent = name;
+            }
+        };
+        digit(
+            1,
+            0.05,
+            &[("Metacarpal", 0.02), ("Proximal", 0.05), ("Distal", 0.08)],
+        );
+        for (n, z) in [(2, 0.03f32), (3, 0.01), (4, -0.01), (5, -0.03)] {
+            digit(
+                n,
+                z,
+                &[
+                    ("Metacarpal", 0.02),
+                    ("Proximal", 0.09),
+                    ("Medial", 0.13),
+                    ("Distal", 0.16),
+                ],
+            );
+        }
+        let s = owned_skeleton(&table);
+        let rig = RestJoints::new(&s);
+        let digits = solve_fingers(&rig, 0, Vec3::Z);
+        let names = |f: usize| -> (Vec<&str>, usize) {
+            let d = digits.iter().find(|d| d.finger == f).expect("the digit");
+            (d.joints.iter().map(|&j| rig.name(j)).collect(), d.first)
+        };
+        assert_eq!(
+            names(0),
+            (
+                vec![
+                    "LeftFinger1Metacarpal",
+                    "LeftFinger1Proximal",
+                    "LeftFinger1Distal"
+                ],
+                0
+            )
+        );
+        assert_eq!(
+            names(1).0,
+            [
+                "LeftFinger2Proximal",
+                "LeftFinger2Medial",
+                "LeftFinger2Distal"
+            ]
+        );
     }
 
     #[test]
