@@ -160,7 +160,7 @@ pub fn run(args: RetargetArgs) -> CliResult<()> {
             hips_translation: &mut hips,
         }
         .run()?;
-        target_rig.place_held_feet(&out, hips, &mut translations)?;
+        target_rig.place_held_bones(&out, hips, &mut translations)?;
         busy += started.elapsed();
         let world = dst.skeleton.world_transforms(&out, &translations);
         let got = check::limb_vectors(&dst, &world);

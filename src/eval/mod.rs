@@ -222,7 +222,7 @@ pub fn evaluate_mocap(
                 hips_translation: &mut hips_translation,
             }
             .run()?;
-            target_rig.place_held_feet(&locals, hips_translation, &mut translations)?;
+            target_rig.place_held_bones(&locals, hips_translation, &mut translations)?;
             let world = target.skeleton.world_transforms(&locals, &translations);
             for s in 0..2 {
                 pose_feet[k][s] = Vec3::from(world[feet[s]].translation);

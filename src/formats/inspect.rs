@@ -67,8 +67,8 @@ pub fn choose_map(rig: &Rig, explicit: Option<ChosenMap>) -> Option<ChosenMap> {
             let (r, how) = match recognize(&rig.skeleton) {
                 Recognition::Humanoid(r) => (r, ""),
                 Recognition::NotHumanoid(n) => (
-                    *n.feet_from_legs?,
-                    "; no strict VRM map: its feet, hung outside the legs, are driven from them",
+                    *n.limbs_outside?,
+                    "; no strict VRM map: limbs hung outside the hips are driven from the body",
                 ),
             };
             Some(ChosenMap {

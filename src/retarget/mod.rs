@@ -21,13 +21,14 @@
 //!
 //! with the target's non-humanoid joints left at rest.
 //!
-//! A foot hanging outside the hips' subtree (a foot IK moves, hung from the root:
-//! `BoneMap::detached_feet`) is driven from its leg. As a source, its rotation is
-//! taken relative to the lower leg's joint: the chains run from where the two
-//! branches meet, the lower leg's inverted, `N = W(p) · L(p-chain…)⁻¹ · L(chain…) ·
-//! W(b)⁻¹`. As a target, `q` is the nearest mapped ancestor whose joint is one of the
-//! foot's (none: the chain starts at the hips), and `TargetRig::place_held_feet` puts
-//! the foot at the lower leg's end, where the rest has it.
+//! A bone hanging outside the hips' subtree (a foot IK moves, hung from the root, or
+//! an upper leg beside the hips: `BoneMap::detached_bones`) is driven from the bone
+//! it belongs to. As a source, its rotation is taken relative to its humanoid
+//! parent's joint: the chains run from where the two branches meet, the parent's
+//! inverted, `N = W(p) · L(p-chain…)⁻¹ · L(chain…) · W(b)⁻¹`. As a target, `q` is the
+//! nearest mapped ancestor whose joint is one of the bone's (none: the chain starts
+//! at the hips), and `TargetRig::place_held_bones` puts the joint where the rest has
+//! it in its anchor's frame (a foot at the lower leg's end, an upper leg at the hips).
 //!
 //! Everything that does not
 //! change per frame (`W(p)`, `W(b)⁻¹`, the joint chains) is precomputed when a
@@ -137,9 +138,9 @@ struct SourceBone {
     /// `W(b)⁻¹`.
     post: Quat,
     /// Range in `SourceRig::chains`: joints below `p` down to `b`, parents first
-    /// (for a detached foot, below where the two branches meet).
+    /// (for a detached bone, below where the two branches meet).
     chain: (u16, u16),
-    /// Range in `SourceRig::chains`: for a detached foot, the joints below where the
+    /// Range in `SourceRig::chains`: for a detached bone, the joints below where the
     /// branches meet down to `p`, parents first; else empty.
     back: (u16, u16),
 }
@@ -208,7 +209,7 @@ impl SourceRig {
         for (bone, joint) in mapped.map.pairs() {
             let parent_joint = mapped.map.parent(bone).and_then(|p| mapped.map.joint(p));
             let pre = parent_joint.map_or(facing, |p| world[p]);
-            // A detached foot: both chains from where the branches meet.
+            // A detached bone: both chains from where the branches meet.
             let detached = parent_joint.filter(|&p| !skeleton.is_ancestor(p, joint));
             let from = match detached {
                 Some(p) => meeting_joint(skeleton, p, joint),
@@ -284,7 +285,7 @@ impl ToNormalized<'_> {
         let src = self.source;
         for b in &src.bones {
             // N(b) = W(p) · L(back…)⁻¹ · L(chain…) · W(b)⁻¹ (`back` empty but for a
-            // detached foot)
+            // detached bone)
             let mut q = b.pre;
             if b.back.0 != b.back.1 {
                 let mut back = Quat::IDENTITY;
@@ -334,17 +335,17 @@ struct TargetBone {
     chain_len: u8,
 }
 
-/// A detached foot of a target, placed at its lower leg's end every frame.
+/// A detached bone of a target, placed where its anchor holds it every frame.
 #[derive(Debug, Clone)]
 struct HeldTarget {
     joint: u16,
-    /// Range in `TargetRig::paths`: the joints below the hips down to the lower
-    /// leg's, parents first.
+    /// Range in `TargetRig::paths`: the joints below the hips down to the anchor,
+    /// parents first (empty when the anchor is the hips).
     path: (u16, u16),
-    /// The foot's place in the lower leg joint's frame.
+    /// The joint's place in the anchor joint's frame.
     offset: Vec3,
-    /// From the hips' parent joint's space into the foot's parent joint's, both at
-    /// rest (neither is below a humanoid bone).
+    /// From the hips' parent joint's space into the joint's parent's, both at rest
+    /// (neither is below a humanoid bone).
     into_parent: Affine3A,
 }
 
@@ -374,7 +375,7 @@ impl TargetRig {
         let mut bones = Vec::new();
         for (bone, joint) in mapped.map.pairs() {
             // The nearest mapped humanoid ancestor driving one of the joint's own
-            // ancestors (a detached foot has none: its chain starts at the hips).
+            // ancestors (a detached bone has none: its chain starts at the hips).
             let ancestor =
                 std::iter::successors(mapped.map.parent(bone), |&b| mapped.map.parent(b)).find(
                     |&b| {
@@ -418,16 +419,19 @@ impl TargetRig {
         let mut paths = Vec::new();
         let held = mapped
             .correction
-            .held_feet
+            .held
             .iter()
             .map(|held| {
+                let (joint, anchor) = (held.detached.joint, held.detached.anchor);
                 let start = paths.len() as u16;
-                paths.extend(chain_below(skeleton, Some(hips), held.foot.lower_leg));
+                if anchor != hips {
+                    paths.extend(chain_below(skeleton, Some(hips), anchor));
+                }
                 HeldTarget {
-                    joint: held.foot.foot as u16,
+                    joint: joint as u16,
                     path: (start, paths.len() as u16),
                     offset: held.offset,
-                    into_parent: space(skeleton.parent(held.foot.foot)).inverse() * hips_parent,
+                    into_parent: space(skeleton.parent(joint)).inverse() * hips_parent,
                 }
             })
             .collect();
@@ -456,17 +460,17 @@ impl TargetRig {
         self.hips
     }
 
-    /// Whether the target has feet hung outside its legs, which only
-    /// `place_held_feet` puts where the legs end.
+    /// Whether the target has bones hung outside its hips' subtree, which only
+    /// `place_held_bones` puts where their anchors hold them.
     #[must_use]
-    pub fn has_held_feet(&self) -> bool {
+    pub fn has_held_bones(&self) -> bool {
         !self.held.is_empty()
     }
 
     /// Every joint's local translation for the local rotations and hips translation
-    /// `FromNormalized` wrote: the rest's, the hips' given, and a detached foot's at
-    /// its lower leg's end (see the module header). Per frame: no allocation.
-    pub fn place_held_feet(
+    /// `FromNormalized` wrote: the rest's, the hips' given, and a detached bone's
+    /// where its anchor holds it (see the module header). Per frame: no allocation.
+    pub fn place_held_bones(
         &self,
         local_rotations: &[Quat],
         hips_translation: Vec3,
@@ -787,7 +791,7 @@ mod tests {
     fn a_foot_hung_from_the_root_stands_at_its_leg_end_in_the_t_pose() {
         let m = feet_under_the_root();
         let joint = |name: &str| m.skeleton.find(name).unwrap();
-        assert_eq!(m.map.detached_feet(&m.skeleton).len(), 2);
+        assert_eq!(m.map.detached_bones(&m.skeleton).len(), 2);
         let world = m.correction.t_pose_world(&m.skeleton);
         let at = |name: &str| Vec3::from(world[joint(name)].translation);
         // The bent shin is swung straight down: the foot stays at its end, a shin's
@@ -802,16 +806,55 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_foot_hung_from_the_root_follows_the_leg_exactly() {
-        let m = feet_under_the_root();
-        let (source, target) = (SourceRig::new(&m), TargetRig::new(&m));
-        assert!(target.has_held_feet());
+    /// A game rig (Quaternius' modular women): the legs hang from the root `Bone`
+    /// beside the hips `Body`.
+    fn legs_beside_the_hips() -> MappedSkeleton {
+        let text = r#"{"name": "legs beside", "units": "m", "up": "y", "joints": [
+            {"name": "Bone", "parent": null, "offset": [0, 0, 0]},
+            {"name": "Body", "parent": "Bone", "offset": [0, 0.9, 0]},
+            {"name": "spine", "parent": "Body", "offset": [0, 0.1, 0]},
+            {"name": "chest", "parent": "spine", "offset": [0, 0.2, 0]},
+            {"name": "neck", "parent": "chest", "offset": [0, 0.2, 0]},
+            {"name": "head", "parent": "neck", "offset": [0, 0.1, 0], "end": [0, 0.2, 0]},
+            {"name": "lArm", "parent": "chest", "offset": [0.15, 0.18, 0]},
+            {"name": "lFore", "parent": "lArm", "offset": [0.25, 0, 0]},
+            {"name": "lHand", "parent": "lFore", "offset": [0.25, 0, 0], "end": [0.1, 0, 0]},
+            {"name": "rArm", "parent": "chest", "offset": [-0.15, 0.18, 0]},
+            {"name": "rFore", "parent": "rArm", "offset": [-0.25, 0, 0]},
+            {"name": "rHand", "parent": "rFore", "offset": [-0.25, 0, 0], "end": [-0.1, 0, 0]},
+            {"name": "lThigh", "parent": "Bone", "offset": [0.1, 0.87, 0]},
+            {"name": "lShin", "parent": "lThigh", "offset": [0, -0.38, 0.06]},
+            {"name": "lFoot", "parent": "lShin", "offset": [0, -0.37, -0.06]},
+            {"name": "lToe", "parent": "lFoot", "offset": [0, -0.05, 0.12], "end": [0, 0, 0.05]},
+            {"name": "rThigh", "parent": "Bone", "offset": [-0.1, 0.87, 0]},
+            {"name": "rShin", "parent": "rThigh", "offset": [0, -0.38, 0.06]},
+            {"name": "rFoot", "parent": "rShin", "offset": [0, -0.37, -0.06]},
+            {"name": "rToe", "parent": "rFoot", "offset": [0, -0.05, 0.12], "end": [0, 0, 0.05]}
+        ], "boneMap": {"hips": "Body", "spine": "spine", "chest": "chest", "neck": "neck",
+            "head": "head", "leftUpperArm": "lArm", "leftLowerArm": "lFore",
+            "leftHand": "lHand", "rightUpperArm": "rArm", "rightLowerArm": "rFore",
+            "rightHand": "rHand", "leftUpperLeg": "lThigh", "leftLowerLeg": "lShin",
+            "leftFoot": "lFoot", "leftToes": "lToe", "rightUpperLeg": "rThigh",
+            "rightLowerLeg": "rShin", "rightFoot": "rFoot", "rightToes": "rToe"}}"#;
+        let rig = skeleton_json::parse(
+            text,
+            std::path::Path::new("legs_beside.json"),
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap()).unwrap()
+    }
+
+    /// A frame of `m` (every joint but the root turned, the hips moved, each
+    /// `(held, anchor)` joint where its anchor holds it, as the rig's IK or root
+    /// motion would put it) goes to a normalized pose and back onto `m`: every mapped
+    /// joint lands where it was, turned as it was.
+    fn round_trip_is_exact(m: &MappedSkeleton, held: &[(&str, &str)]) {
+        let (source, target) = (SourceRig::new(m), TargetRig::new(m));
+        assert!(target.has_held_bones());
         let joint = |name: &str| m.skeleton.find(name).unwrap();
         let n = m.skeleton.len();
         let rest_world = m.skeleton.rest_world();
-        // A frame: every body joint turned, the root at rest, and each foot where the
-        // rig's IK would put it: at its shin's end, turned its own way.
         let mut rotations = m.skeleton.rest_rotations();
         for (i, r) in rotations.iter_mut().enumerate().skip(1) {
             let axis = Vec3::new(i as f32, 1.0 + (i % 3) as f32, -(i as f32) * 0.5).normalize();
@@ -819,12 +862,12 @@ mod tests {
         }
         let mut translations = m.skeleton.rest_translations();
         translations[joint("Body")] = Vec3::new(0.2, 0.8, -0.3);
-        let before = m.skeleton.world_transforms(&rotations, &translations);
-        for (foot, shin) in [("lFoot", "lShin"), ("rFoot", "rShin")] {
-            let offset = rest_world[joint(shin)]
+        for &(bone, anchor) in held {
+            let before = m.skeleton.world_transforms(&rotations, &translations);
+            let offset = rest_world[joint(anchor)]
                 .inverse()
-                .transform_point3(Vec3::from(rest_world[joint(foot)].translation));
-            translations[joint(foot)] = before[joint(shin)].transform_point3(offset);
+                .transform_point3(Vec3::from(rest_world[joint(bone)].translation));
+            translations[joint(bone)] = before[joint(anchor)].transform_point3(offset);
         }
         let source_world = m.skeleton.world_transforms(&rotations, &translations);
 
@@ -849,7 +892,7 @@ mod tests {
         .unwrap();
         let mut out_translations = vec![Vec3::ZERO; n];
         target
-            .place_held_feet(&out, hips, &mut out_translations)
+            .place_held_bones(&out, hips, &mut out_translations)
             .unwrap();
         let target_world = m.skeleton.world_transforms(&out, &out_translations);
         for (bone, j) in m.map.pairs() {
@@ -859,5 +902,26 @@ mod tests {
             assert!(angle < 0.01, "{bone}: {angle}°");
             assert!(apart < 1e-5, "{bone}: {apart} m");
         }
+    }
+
+    #[test]
+    fn a_foot_hung_from_the_root_follows_the_leg_exactly() {
+        round_trip_is_exact(
+            &feet_under_the_root(),
+            &[("lFoot", "lShin"), ("rFoot", "rShin")],
+        );
+    }
+
+    #[test]
+    fn legs_hung_beside_the_hips_follow_the_hips_exactly() {
+        let m = legs_beside_the_hips();
+        let held: Vec<HumanBone> = m
+            .map
+            .detached_bones(&m.skeleton)
+            .iter()
+            .map(|d| d.bone)
+            .collect();
+        assert_eq!(held, [HumanBone::LeftUpperLeg, HumanBone::RightUpperLeg]);
+        round_trip_is_exact(&m, &[("lThigh", "Body"), ("rThigh", "Body")]);
     }
 }

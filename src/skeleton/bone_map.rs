@@ -5,10 +5,12 @@
 //! indices. Checks: every name exists, no joint is used twice, the 15 required bones
 //! are there, and each mapped bone's nearest mapped humanoid parent drives a joint
 //! that is a strict ancestor of its own (so no humanoid bone sits between a mapped
-//! parent and child in the wrong order). One exception: a foot whose joint hangs
-//! outside the hips' subtree, as game rigs (Quaternius) hang from the root a foot that
-//! IK moves. Such a *detached* foot is driven from its leg: its rotation relative to
-//! the lower leg's joint, its place at the lower leg's end (`BoneMap::detached_feet`).
+//! parent and child in the wrong order). The exceptions are limbs hung outside the
+//! hips' subtree, as game rigs (Quaternius) hang them from the root: a foot that IK
+//! moves (its lower leg under the hips), or an upper leg beside the hips. Such a
+//! *detached* bone is driven from the bone it belongs to: its rotation relative to
+//! that bone's joint, its place where the rest has it in that joint's frame, at the
+//! lower leg's end or at the hips (`BoneMap::detached_bones`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -127,12 +129,13 @@ impl NamedBoneMap {
     }
 }
 
-/// A foot hanging outside the hips' subtree (see the module header): its joint and
-/// the joint of its lower leg, whose end it is held at.
+/// A bone hanging outside the hips' subtree (see the module header): its joint and
+/// the joint it is held to (the lower leg's for a foot, the hips' for an upper leg).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DetachedFoot {
-    pub foot: usize,
-    pub lower_leg: usize,
+pub struct DetachedBone {
+    pub bone: HumanBone,
+    pub joint: usize,
+    pub anchor: usize,
 }
 
 /// A bone map resolved against one skeleton: joint index per humanoid bone.
@@ -192,34 +195,46 @@ impl BoneMap {
         Ok(map)
     }
 
-    /// Whether `bone` is a foot whose joint hangs outside the hips' subtree (and is
-    /// not above the hips): a foot driven by IK, which its leg drives here.
-    fn is_detached(&self, bone: HumanBone, skeleton: &Skeleton) -> bool {
-        let (Some(joint), Some(hips)) = (self.joint(bone), self.joint(HumanBone::Hips)) else {
-            return false;
-        };
-        matches!(bone, HumanBone::LeftFoot | HumanBone::RightFoot)
-            && !skeleton.is_ancestor(hips, joint)
-            && !skeleton.is_ancestor(joint, hips)
-            && joint != hips
+    /// The joint `bone` is held to when its own hangs outside the hips' subtree (and
+    /// is not above the hips): a foot driven by IK, held to its lower leg (which is in
+    /// the hips' subtree), or an upper leg beside the hips, held to the hips.
+    fn anchor_of_detached(&self, bone: HumanBone, skeleton: &Skeleton) -> Option<usize> {
+        use HumanBone as B;
+        let joint = self.joint(bone)?;
+        let hips = self.joint(B::Hips)?;
+        if joint == hips || skeleton.is_ancestor(hips, joint) || skeleton.is_ancestor(joint, hips) {
+            return None;
+        }
+        match bone {
+            B::LeftUpperLeg | B::RightUpperLeg => Some(hips),
+            B::LeftFoot | B::RightFoot => {
+                let lower = if bone == B::LeftFoot {
+                    B::LeftLowerLeg
+                } else {
+                    B::RightLowerLeg
+                };
+                self.joint(lower).filter(|&l| skeleton.is_ancestor(hips, l))
+            }
+            _ => None,
+        }
     }
 
-    /// The detached feet (see the module header) with the joint of their lower leg.
+    fn is_detached(&self, bone: HumanBone, skeleton: &Skeleton) -> bool {
+        self.anchor_of_detached(bone, skeleton).is_some()
+    }
+
+    /// The detached bones (see the module header), parents first.
     #[must_use]
-    pub fn detached_feet(&self, skeleton: &Skeleton) -> Vec<DetachedFoot> {
-        [
-            (HumanBone::LeftFoot, HumanBone::LeftLowerLeg),
-            (HumanBone::RightFoot, HumanBone::RightLowerLeg),
-        ]
-        .into_iter()
-        .filter(|&(foot, _)| self.is_detached(foot, skeleton))
-        .filter_map(|(foot, lower)| {
-            Some(DetachedFoot {
-                foot: self.joint(foot)?,
-                lower_leg: self.joint(lower)?,
+    pub fn detached_bones(&self, skeleton: &Skeleton) -> Vec<DetachedBone> {
+        self.pairs()
+            .filter_map(|(bone, joint)| {
+                Some(DetachedBone {
+                    bone,
+                    joint,
+                    anchor: self.anchor_of_detached(bone, skeleton)?,
+                })
             })
-        })
-        .collect()
+            .collect()
     }
 
     /// Where the skeleton's T-pose comes from (see `TPoseSource`).

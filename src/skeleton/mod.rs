@@ -19,7 +19,7 @@ pub use rest::{BoneCorrection, RestCorrection, RestPose, TPoseSource};
 
 use glam::{Affine3A, Quat, Vec3};
 
-pub use bone_map::{BoneMap, DetachedFoot, MapError, NamedBoneMap};
+pub use bone_map::{BoneMap, DetachedBone, MapError, NamedBoneMap};
 pub use recognize::{Recognition, RecognizedMap, recognize};
 
 /// A rest transform relative to the parent joint (translation in metres).

@@ -35,7 +35,7 @@ use crate::humanoid::HumanBone;
 use crate::humanoid::HumanBone as B;
 
 use super::leaf_nub::is_leaf_nub_off_axis;
-use super::{BoneMap, DetachedFoot, Skeleton};
+use super::{BoneMap, DetachedBone, Skeleton};
 
 /// Where a rig's T-pose comes from: what its bone map's file says about its rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -106,17 +106,17 @@ pub struct RestCorrection {
     /// joint or end site away from the joint), with their joint: left uncorrected,
     /// keeping their rest turn against their parent.
     pub undirected: Vec<(HumanBone, usize)>,
-    /// Feet hanging outside the hips' subtree (`BoneMap::detached_feet`), held at
-    /// their rest place in their lower leg's frame: in the T-pose they stay at the
-    /// lower leg's end when the correction swings the leg.
-    pub held_feet: Vec<HeldFoot>,
+    /// Bones hanging outside the hips' subtree (`BoneMap::detached_bones`), held at
+    /// their rest place in their anchor's frame: in the T-pose a foot stays at the
+    /// lower leg's end when the correction swings the leg. Parents first.
+    pub held: Vec<HeldBone>,
 }
 
-/// A detached foot and its rest place in its lower leg's joint frame.
+/// A detached bone and its rest place in its anchor joint's frame.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HeldFoot {
-    pub foot: DetachedFoot,
-    /// The foot joint's rest position in the lower leg joint's frame.
+pub struct HeldBone {
+    pub detached: DetachedBone,
+    /// The bone's joint's rest position in the anchor joint's frame.
     pub offset: Vec3,
 }
 
@@ -428,14 +428,14 @@ impl RestCorrection {
             );
         }
 
-        let held_feet = map
-            .detached_feet(skeleton)
+        let held = map
+            .detached_bones(skeleton)
             .into_iter()
-            .map(|foot| HeldFoot {
-                foot,
-                offset: world[foot.lower_leg]
+            .map(|detached| HeldBone {
+                detached,
+                offset: world[detached.anchor]
                     .inverse()
-                    .transform_point3(Vec3::from(world[foot.foot].translation)),
+                    .transform_point3(Vec3::from(world[detached.joint].translation)),
             })
             .collect();
         let (pose, arm_angle_deg) = classify(&bones);
@@ -448,7 +448,7 @@ impl RestCorrection {
             bones,
             problems,
             undirected,
-            held_feet,
+            held,
         }
     }
 
@@ -464,22 +464,21 @@ impl RestCorrection {
     }
 
     /// Model-space transforms of every joint in the T-pose, facing turn included; a
-    /// detached foot at its lower leg's end (`held_feet`).
+    /// detached bone where its anchor holds it (`held`).
     #[must_use]
     pub fn t_pose_world(&self, skeleton: &Skeleton) -> Vec<Affine3A> {
         let turn = Affine3A::from_quat(self.facing);
         let locals = self.t_pose_locals(skeleton);
         let mut translations = skeleton.rest_translations();
         let mut world = skeleton.world_transforms(&locals, &translations);
-        if !self.held_feet.is_empty() {
-            for held in &self.held_feet {
-                let at = world[held.foot.lower_leg].transform_point3(held.offset);
-                let parent = skeleton
-                    .parent(held.foot.foot)
-                    .map_or(Affine3A::IDENTITY, |p| world[p]);
-                translations[held.foot.foot] = parent.inverse().transform_point3(at);
-            }
-            // The feet hang outside the legs: placing them moves nothing they hang from.
+        // Parents first: an upper leg placed at the hips moves its lower leg, which
+        // a foot may be held to.
+        for held in &self.held {
+            let at = world[held.detached.anchor].transform_point3(held.offset);
+            let parent = skeleton
+                .parent(held.detached.joint)
+                .map_or(Affine3A::IDENTITY, |p| world[p]);
+            translations[held.detached.joint] = parent.inverse().transform_point3(at);
             world = skeleton.world_transforms(&locals, &translations);
         }
         world.into_iter().map(|w| turn * w).collect()

@@ -20,8 +20,8 @@ pub(super) fn rest_from_clips(skeleton: &Skeleton, clips: &[Clip]) -> Option<(Sk
     let Recognition::NotHumanoid(refused) = recognize(skeleton) else {
         return None;
     };
-    if refused.feet_from_legs.is_some() {
-        // The rest stands: only its feet hang outside its legs.
+    if refused.limbs_outside.is_some() {
+        // The rest stands: only limbs hang outside the hips.
         return None;
     }
     let total: usize = clips.iter().map(|c| c.motion.frame_count()).sum();

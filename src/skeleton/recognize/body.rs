@@ -32,7 +32,7 @@ pub(super) struct Body {
     /// How many parts could not be found.
     failures: usize,
     /// Feet (and their toes) found hanging outside the legs (`Leg::detached`):
-    /// mapped only in `NotHumanoid::feet_from_legs`.
+    /// mapped only in `NotHumanoid::limbs_outside`.
     outside: Vec<HumanBone>,
     /// The names' preference summed over the chosen joints (deforming chains win).
     preference: f32,
@@ -140,7 +140,7 @@ impl Body {
                 .iter()
                 .filter(|b| matches!(b, HumanBone::LeftFoot | HumanBone::RightFoot))
                 .count();
-            let feet_from_legs = (feet > 0
+            let limbs_outside = (feet > 0
                 && self.failures == feet
                 && BoneMap::resolve(&whole, rig.skeleton).is_ok())
             .then(|| RecognizedMap {
@@ -155,14 +155,14 @@ impl Body {
             return Recognition::NotHumanoid(NotHumanoid {
                 reason,
                 partial: map,
-                feet_from_legs: feet_from_legs.map(Box::new),
+                limbs_outside: limbs_outside.map(Box::new),
             });
         }
         if let Err(e) = BoneMap::resolve(&map, rig.skeleton) {
             return Recognition::NotHumanoid(NotHumanoid {
                 reason: format!("the recognized map does not fit the rig: {e}"),
                 partial: map,
-                feet_from_legs: None,
+                limbs_outside: None,
             });
         }
         Recognition::Humanoid(RecognizedMap {

@@ -163,7 +163,7 @@ pub(super) fn solve_leg(
             rig.name(reps[reps.len() - 1])
         ));
         // No strict VRM map, but one driving that foot from the leg
-        // (`NotHumanoid::feet_from_legs`, `BoneMap::detached_feet`).
+        // (`NotHumanoid::limbs_outside`, `BoneMap::detached_bones`).
         if let Some(f) = detached {
             leg.foot = Some(f);
             leg.toes = toes(rig, f);

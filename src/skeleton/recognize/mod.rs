@@ -70,7 +70,7 @@ use crate::humanoid::HumanBone;
 use super::{NamedBoneMap, Skeleton};
 use assemble::assemble;
 use body::Body;
-use pelvis::{find_pelvis, legs_beside_the_body, legs_without_feet};
+use pelvis::{beside_the_body, find_pelvis, legs_beside_the_body, legs_without_feet};
 use rest_joints::RestJoints;
 
 /// How sure the recognizer is of one bone, and why.
@@ -114,10 +114,11 @@ pub struct NotHumanoid {
     /// The bones found before the recognizer gave up (a start for a map written by
     /// hand); it does not pass `BoneMap::resolve`.
     pub partial: NamedBoneMap,
-    /// For a rig refused only because its feet hang outside its legs (IK bones
-    /// under the root, as game rigs have them), where no strict VRM map exists: the
-    /// map with those feet, driven from the legs (`BoneMap::detached_feet`).
-    pub feet_from_legs: Option<Box<RecognizedMap>>,
+    /// For a rig refused only because limbs hang outside the hips' subtree, as game
+    /// rigs hang them from the root (feet moved by IK, legs beside the hips), where no
+    /// strict VRM map exists: the map with those limbs, each driven from the bone it
+    /// belongs to (`BoneMap::detached_bones`).
+    pub limbs_outside: Option<Box<RecognizedMap>>,
 }
 
 /// What `recognize` makes of a rig.
@@ -163,19 +164,10 @@ pub fn recognize(skeleton: &Skeleton) -> Recognition {
     }
     let recognition = match best {
         Some(body) => body.into_recognition(&rig),
-        None => Recognition::NotHumanoid(NotHumanoid {
-            reason: match legs_beside_the_body(&rig) {
-                Some((root, [a, b], body)) => format!(
-                    "the legs `{}` and `{}` hang from `{}` at their feet, beside the body \
-                     `{}`, not below a hips, so no VRM map has the required upper legs ({} \
-                     joints)",
-                    rig.name(a),
-                    rig.name(b),
-                    rig.name(root),
-                    rig.name(body),
-                    rig.len()
-                ),
-                None => match legs_without_feet(&rig) {
+        None => match legs_beside_the_body(&rig) {
+            Some((root, legs, body)) => beside_the_body_recognition(&rig, root, legs, body),
+            None => Recognition::NotHumanoid(NotHumanoid {
+                reason: match legs_without_feet(&rig) {
                     Some((hips, [[a, knee_a], [b, knee_b]])) => format!(
                         "the legs `{}` and `{}` below `{}` end at the knee (`{}`, `{}`, \
                          with nothing below): no VRM map has the required feet ({} joints)",
@@ -192,13 +184,13 @@ pub fn recognize(skeleton: &Skeleton) -> Recognition {
                         rig.len()
                     ),
                 },
-            },
-            partial: NamedBoneMap::default(),
-            feet_from_legs: None,
-        }),
+                partial: NamedBoneMap::default(),
+                limbs_outside: None,
+            }),
+        },
     };
     match (recognition, flat_root(&rig)) {
-        (Recognition::NotHumanoid(n), Some((root, leaves))) if n.feet_from_legs.is_none() => {
+        (Recognition::NotHumanoid(n), Some((root, leaves))) if n.limbs_outside.is_none() => {
             Recognition::NotHumanoid(NotHumanoid {
                 reason: format!(
                     "the joints have no hierarchy: {leaves} of the {} joints hang from `{}` \
@@ -207,11 +199,51 @@ pub fn recognize(skeleton: &Skeleton) -> Recognition {
                     rig.name(root)
                 ),
                 partial: n.partial,
-                feet_from_legs: None,
+                limbs_outside: None,
             })
         }
         (recognition, _) => recognition,
     }
+}
+
+/// A rig whose legs hang beside the body from a root at their feet: no strict VRM
+/// map, since VRM's upper legs hang below its hips. The body assembled on the body's
+/// joint as the hips with those legs, when it lacks nothing else, is the map with the
+/// legs driven from the hips (`NotHumanoid::limbs_outside`).
+fn beside_the_body_recognition(
+    rig: &RestJoints,
+    root: usize,
+    legs: [usize; 2],
+    body: usize,
+) -> Recognition {
+    let reason = format!(
+        "the legs `{}` and `{}` hang from `{}` at their feet, beside the body `{}`, not below \
+         a hips, so no VRM map has the required upper legs ({} joints)",
+        rig.name(legs[0]),
+        rig.name(legs[1]),
+        rig.name(root),
+        rig.name(body),
+        rig.len()
+    );
+    let limbs_outside = beside_the_body(rig, root, legs, body)
+        .map(|pelvis| assemble(rig, &pelvis).into_recognition(rig))
+        .and_then(Recognition::into_humanoid)
+        .map(|mut map| {
+            map.notes.push(format!(
+                "the legs `{}` and `{}` hang from `{}`, beside the hips `{}`: they are mapped \
+                 and driven from the hips",
+                rig.name(legs[0]),
+                rig.name(legs[1]),
+                rig.name(root),
+                rig.name(body)
+            ));
+            Box::new(map)
+        });
+    Recognition::NotHumanoid(NotHumanoid {
+        reason,
+        partial: NamedBoneMap::default(),
+        limbs_outside,
+    })
 }
 
 /// The joint that a flattened rig hangs its bones from, and how many: a joint with
@@ -388,13 +420,13 @@ mod tests {
 
     /// The map driving feet hung outside the legs from the legs, of a rig refused
     /// for those feet (the reason names them).
-    fn feet_from_legs(s: &Skeleton) -> RecognizedMap {
+    fn limbs_outside(s: &Skeleton) -> RecognizedMap {
         let Recognition::NotHumanoid(n) = recognize(s) else {
             panic!("recognized as a strict VRM humanoid")
         };
         assert!(n.reason.contains("driven by IK"), "{}", n.reason);
         assert_eq!(n.partial.bones.get(&B::LeftFoot), None);
-        *n.feet_from_legs
+        *n.limbs_outside
             .expect("a map with the feet driven from the legs")
     }
 
@@ -408,7 +440,7 @@ mod tests {
                 t.push(row(&format!("{side}pole"), "Armature", [0.0, 0.5, 0.6]));
             }
         });
-        let got = feet_from_legs(&s);
+        let got = limbs_outside(&s);
         let bone = |b: B| got.map.bones.get(&b).map(String::as_str);
         assert_eq!(bone(B::LeftUpperLeg), Some("L_thigh"));
         assert_eq!(bone(B::LeftLowerLeg), Some("L_shin"));
@@ -424,7 +456,7 @@ mod tests {
         );
         // The map resolves: a foot outside the hips' subtree is allowed.
         let map = crate::skeleton::BoneMap::resolve(&got.map, &s).unwrap();
-        assert_eq!(map.detached_feet(&s).len(), 2);
+        assert_eq!(map.detached_bones(&s).len(), 2);
     }
 
     #[test]
@@ -444,7 +476,7 @@ mod tests {
                 t.push(row(&format!("{side}pole"), "Armature", [x, 0.31, 0.4]));
             }
         });
-        let got = feet_from_legs(&s);
+        let got = limbs_outside(&s);
         let bone = |b: B| got.map.bones.get(&b).map(String::as_str);
         assert_eq!(bone(B::LeftLowerLeg), Some("L_shin"));
         assert_eq!(bone(B::LeftFoot), Some("L_foot"));
@@ -645,6 +677,42 @@ mod tests {
         assert_eq!(joint_of(&r, B::Hips), "n_hips");
         assert_eq!(joint_of(&r, B::Head), "n_head");
         assert_eq!(joint_of(&r, B::LeftToes), "L_toe");
+    }
+
+    #[test]
+    fn legs_hanging_from_a_root_beside_the_hips_are_refused_and_mapped_from_the_hips() {
+        // Quaternius' modular women: the legs hang from the root beside the hips.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            for side in ["L_", "R_"] {
+                reparent(t, &format!("{side}thigh"), "Armature");
+            }
+        });
+        let Recognition::NotHumanoid(n) = recognize(&s) else {
+            panic!("recognized as a strict VRM humanoid")
+        };
+        assert!(
+            n.reason.contains("beside the body `n_hips`"),
+            "{}",
+            n.reason
+        );
+        let got = *n
+            .limbs_outside
+            .expect("a map with the legs driven from the hips");
+        let bone = |b: B| got.map.bones.get(&b).map(String::as_str);
+        assert_eq!(bone(B::Hips), Some("n_hips"));
+        assert_eq!(bone(B::LeftUpperLeg), Some("L_thigh"));
+        assert_eq!(bone(B::RightLowerLeg), Some("R_shin"));
+        assert_eq!(bone(B::LeftToes), Some("L_toe"));
+        assert!(
+            got.notes
+                .iter()
+                .any(|n| n.contains("hang from `Armature`, beside the hips `n_hips`")),
+            "{:?}",
+            got.notes
+        );
+        let map = crate::skeleton::BoneMap::resolve(&got.map, &s).unwrap();
+        let held: Vec<B> = map.detached_bones(&s).iter().map(|d| d.bone).collect();
+        assert_eq!(held, [B::LeftUpperLeg, B::RightUpperLeg]);
     }
 
     #[test]

@@ -265,6 +265,27 @@ pub(super) fn legs_beside_the_body(rig: &RestJoints) -> Option<(usize, [usize; 2
     })
 }
 
+/// The pelvis of a rig whose legs hang beside the body (`legs_beside_the_body`): the
+/// hips are the body's joint, the legs hang from `root` (`leg_branch`). No strict VRM
+/// map exists for it; the legs are driven from the hips (`BoneMap::detached_bones`).
+pub(super) fn beside_the_body(
+    rig: &RestJoints,
+    root: usize,
+    legs: [usize; 2],
+    body: usize,
+) -> Option<Pelvis> {
+    let floor = rig.low[legs[0]].min(rig.low[legs[1]]);
+    let span = rig.pos[body].y - floor;
+    (span > rig.eps).then_some(Pelvis {
+        hips: body,
+        legs,
+        leg_branch: Some(root),
+        spine_root: spine_root(rig, body)?,
+        span,
+        floor,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::recognize;
