@@ -64,12 +64,16 @@ pub(super) fn read_humanoid(
     let (bones, t_pose) = match key {
         "VRMC_vrm" => {
             reader.vrm1_spec_version(value, notes)?;
+            let beta_thumbs = beta_thumb_names(value, notes);
             (
-                reader.vrm1(key, value, None)?,
+                reader.vrm1(key, value, None, beta_thumbs)?,
                 TPoseSource::Declared { half_turn: false },
             )
         }
-        "VRMC_vrm_animation" => (reader.vrm1(key, value, Some(notes))?, TPoseSource::Measured),
+        "VRMC_vrm_animation" => (
+            reader.vrm1(key, value, Some(notes), false)?,
+            TPoseSource::Measured,
+        ),
         "VRM" => {
             notes.push("VRM 0.x model: faces -Z; the rest correction turns it to +Z".to_owned());
             (
@@ -87,6 +91,38 @@ pub(super) fn read_humanoid(
         bones,
         t_pose,
     }))
+}
+
+/// Whether a `VRMC_vrm` map uses the thumb names of VRM 1.0's pre-release (UniVRM's
+/// 1.0 betas wrote `leftThumbProximal`, `leftThumbIntermediate`, `leftThumbDistal`,
+/// as VRM 0.x does): a `leftThumbIntermediate` or `rightThumbIntermediate` entry says
+/// so, and then the thumb is read one bone down, Proximal as Metacarpal and
+/// Intermediate as Proximal, as three-vrm reads such a file. Noted when it applies.
+fn beta_thumb_names(vrm: &Value, notes: &mut Vec<String>) -> bool {
+    let bones = vrm.get("humanoid").and_then(|h| h.get("humanBones"));
+    let beta = ["leftThumbIntermediate", "rightThumbIntermediate"]
+        .iter()
+        .any(|name| bones.and_then(|b| b.get(name)).is_some());
+    if beta {
+        notes.push(
+            "VRMC_vrm names the thumb as VRM 1.0's pre-release did (`ThumbIntermediate`): \
+             read as 1.0's, Proximal as Metacarpal and Intermediate as Proximal"
+                .to_owned(),
+        );
+    }
+    beta
+}
+
+/// A pre-release VRM 1.0 thumb name (`beta_thumb_names`) as VRM 1.0 names the bone;
+/// any other name unchanged.
+fn vrm1_thumb_name(name: &str) -> &str {
+    match name {
+        "leftThumbProximal" => "leftThumbMetacarpal",
+        "leftThumbIntermediate" => "leftThumbProximal",
+        "rightThumbProximal" => "rightThumbMetacarpal",
+        "rightThumbIntermediate" => "rightThumbProximal",
+        other => other,
+    }
 }
 
 /// What a JSON value is, for an error: `an array`, `a string`, ...
@@ -159,12 +195,14 @@ impl HumanoidReader<'_> {
     /// VRM 1.0 (`VRMC_vrm`, and `VRMC_vrm_animation` alike):
     /// `humanoid.humanBones = {"hips": {"node": 3}, ...}`. With `skipped`, names
     /// outside VRM 1.0 are left out with a note there (a `.vrma`'s, as its reader
-    /// does: `vrma::read`); without, they are refused.
+    /// does: `vrma::read`); without, they are refused. With `beta_thumbs`, the
+    /// thumb names are the pre-release's (`beta_thumb_names`).
     fn vrm1(
         &self,
         key: &str,
         vrm: &Value,
         skipped: Option<&mut Vec<String>>,
+        beta_thumbs: bool,
     ) -> Result<Vec<(HumanBone, usize)>, GltfError> {
         let place = &format!("extensions.{key}.humanoid.humanBones");
         let bones = vrm
@@ -180,7 +218,12 @@ impl HumanoidReader<'_> {
                 unknown.push(format!("`{name}`"));
                 continue;
             }
-            let bone = self.bone(name, &format!("{place}.{name}"))?;
+            let spec_name = if beta_thumbs {
+                vrm1_thumb_name(name)
+            } else {
+                name
+            };
+            let bone = self.bone(spec_name, &format!("{place}.{name}"))?;
             let node = self.node(entry.get("node"), &format!("{place}.{name}.node"))?;
             out.push((bone, node));
         }
@@ -421,6 +464,50 @@ mod tests {
                 )
             );
         }
+    }
+
+    #[test]
+    fn vrmc_vrm_with_the_pre_release_thumb_names_reads_them_one_bone_down() {
+        // UniVRM's 1.0 betas wrote VRM 0.x's thumb names into `VRMC_vrm`: three-vrm
+        // reads Proximal as Metacarpal and Intermediate as Proximal when either
+        // side has an Intermediate, and so does this reader.
+        let nodes = json!([
+            {"name": "Hips", "translation": [0.0, 1.0, 0.0], "children": [1]},
+            {"name": "Thumb1", "translation": [0.1, 0.0, 0.0], "children": [2]},
+            {"name": "Thumb2", "translation": [0.03, 0.0, 0.0], "children": [3]},
+            {"name": "Thumb3", "translation": [0.03, 0.0, 0.0]}
+        ]);
+        let vrm1 = |bones: Value| {
+            with_extensions(
+                nodes.clone(),
+                json!({"VRMC_vrm": {"specVersion": "1.0-beta", "humanoid": {"humanBones": bones}}}),
+            )
+        };
+        let rig = parse_doc(&vrm1(json!({
+            "hips": {"node": 0}, "leftThumbProximal": {"node": 1},
+            "leftThumbIntermediate": {"node": 2}, "leftThumbDistal": {"node": 3}
+        })))
+        .unwrap();
+        assert_eq!(mapped(&rig, HumanBone::LeftThumbMetacarpal), Some("Thumb1"));
+        assert_eq!(mapped(&rig, HumanBone::LeftThumbProximal), Some("Thumb2"));
+        assert_eq!(mapped(&rig, HumanBone::LeftThumbDistal), Some("Thumb3"));
+        assert_eq!(
+            rig.notes,
+            [
+                "VRMC_vrm specVersion is the pre-release `1.0-beta`: read as 1.0",
+                "VRMC_vrm names the thumb as VRM 1.0's pre-release did (`ThumbIntermediate`): \
+                 read as 1.0's, Proximal as Metacarpal and Intermediate as Proximal"
+            ]
+        );
+        // 1.0's own names are read as they are: Proximal stays Proximal.
+        let rig = parse_doc(&vrm1(json!({
+            "hips": {"node": 0}, "leftThumbMetacarpal": {"node": 1},
+            "leftThumbProximal": {"node": 2}, "leftThumbDistal": {"node": 3}
+        })))
+        .unwrap();
+        assert_eq!(mapped(&rig, HumanBone::LeftThumbMetacarpal), Some("Thumb1"));
+        assert_eq!(mapped(&rig, HumanBone::LeftThumbProximal), Some("Thumb2"));
+        assert_eq!(rig.notes.len(), 1);
     }
 
     #[test]
