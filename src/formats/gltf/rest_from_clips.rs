@@ -5,7 +5,9 @@
 //! evenly over every clip, the one the recognizer is surest of, with a note.
 //!
 //! Only for a rig that declares no humanoid map; a rig that never stands as a body
-//! (a quadruped, a vehicle) keeps its rest and is refused as before. Pure: runs on the skeleton and clips `mod.rs` has read.
+//! (a quadruped, a vehicle) keeps its rest and is refused as before, and so does one
+//! refused whatever its pose (a many-legged body, `NotHumanoid::any_pose`), though
+//! a frame with all but two legs lifted might pass for a biped. Pure: runs on the skeleton and clips `mod.rs` has read.
 
 use super::super::Clip;
 use crate::skeleton::{Joint, Recognition, Skeleton, Transform, recognize};
@@ -20,8 +22,8 @@ pub(super) fn rest_from_clips(skeleton: &Skeleton, clips: &[Clip]) -> Option<(Sk
     let Recognition::NotHumanoid(refused) = recognize(skeleton) else {
         return None;
     };
-    if refused.limbs_outside.is_some() {
-        // The rest stands: only limbs hang outside the hips.
+    if refused.any_pose || refused.limbs_outside.is_some() {
+        // Refused in any pose, or the rest stands with only limbs outside the hips.
         return None;
     }
     let total: usize = clips.iter().map(|c| c.motion.frame_count()).sum();
@@ -160,5 +162,85 @@ mod tests {
             motion: Motion::new(vec![0.0], n, vec![Quat::IDENTITY; n], translations(true)),
         };
         assert!(rest_from_clips(&striding, &[striding_clip]).is_none());
+    }
+
+    #[test]
+    fn a_many_legged_rig_keeps_its_rest_though_a_frame_lifts_all_but_two_legs() {
+        // A radial robot: four legs down around the body, four folded up above it.
+        // Its rest is refused in any pose; a frame with two legs lifted would pass
+        // for a biped (the upper legs for arms and a head) and is not looked for.
+        let mut rows: Vec<(String, Option<usize>, Vec3)> = vec![
+            ("body".into(), None, Vec3::new(0.0, 1.0, 0.0)),
+            ("upper".into(), Some(0), Vec3::new(0.0, 1.1, 0.0)),
+            ("lower".into(), Some(0), Vec3::new(0.0, 0.95, 0.0)),
+        ];
+        let mut lifted = Vec::new();
+        for k in 0..4 {
+            let a = std::f32::consts::FRAC_PI_2 * k as f32;
+            let (c, s) = (a.cos(), a.sin());
+            // (half, its root, joints at (radius, height), the shin and foot lifted).
+            let halves = [
+                ("up", 1, [(0.1, 1.15), (0.2, 1.5), (0.7, 1.05)], None),
+                (
+                    "down",
+                    2,
+                    [(0.1, 0.9), (0.3, 0.5), (0.45, 0.05)],
+                    Some([(0.4, 0.9), (0.55, 1.0)]),
+                ),
+            ];
+            for (half, root, points, raised) in halves {
+                for (j, (r, y)) in points.into_iter().enumerate() {
+                    let parent = if j == 0 { root } else { rows.len() - 1 };
+                    if let Some(raised) = raised
+                        && j >= 1
+                        && k % 2 == 1
+                    {
+                        let (r, y): (f32, f32) = raised[j - 1];
+                        lifted.push((rows.len(), Vec3::new(r * c, y, r * s)));
+                    }
+                    let at = Vec3::new(r * c, y, r * s);
+                    rows.push((format!("{half}_{k}_{j}"), Some(parent), at));
+                }
+            }
+        }
+        let locals = |at: &[Vec3]| -> Vec<Vec3> {
+            rows.iter()
+                .enumerate()
+                .map(|(i, (_, parent, _))| at[i] - parent.map_or(Vec3::ZERO, |p| at[p]))
+                .collect()
+        };
+        let standing: Vec<Vec3> = rows.iter().map(|r| r.2).collect();
+        let mut raised = standing.clone();
+        for &(i, at) in &lifted {
+            raised[i] = at;
+        }
+        let joints = rows
+            .iter()
+            .zip(locals(&standing))
+            .map(|((name, parent, _), t)| Joint {
+                name: name.clone(),
+                parent: *parent,
+                rest: Transform::from_translation(t),
+                end: None,
+            })
+            .collect();
+        let robot = Skeleton::new(joints).unwrap();
+        let Recognition::NotHumanoid(refused) = recognize(&robot) else {
+            panic!("four legs taken for a humanoid");
+        };
+        assert!(refused.any_pose, "{}", refused.reason);
+        let n = rows.len();
+        let clip = Clip {
+            name: "lift".into(),
+            motion: Motion::new(vec![0.0], n, vec![Quat::IDENTITY; n], locals(&raised)),
+        };
+        assert!(
+            matches!(
+                recognize(&posed(&robot, &clip, 0).unwrap()),
+                Recognition::Humanoid(_)
+            ),
+            "the lifted frame no longer passes for a biped: the test shows nothing"
+        );
+        assert!(rest_from_clips(&robot, &[clip]).is_none());
     }
 }

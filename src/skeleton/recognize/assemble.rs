@@ -19,7 +19,7 @@ use super::fingers::{left_digit, solve_fingers};
 use super::legs::{Leg, rough_knee, solve_leg};
 use super::names::Role;
 use super::notes;
-use super::pelvis::{Pelvis, follow_down, pelvis_above};
+use super::pelvis::{Pelvis, follow_down, many_legs, pelvis_above};
 use super::rest_joints::RestJoints;
 use super::spine::{Neck, solve_neck, split_spine};
 
@@ -27,6 +27,15 @@ use super::spine::{Neck, solve_neck, split_spine};
 pub(super) fn assemble(rig: &RestJoints, pelvis: &Pelvis) -> Body {
     let mut body = Body::default();
     let span = pelvis.span;
+    if let Some((from, legs)) = many_legs(rig, pelvis) {
+        body.fail_in_any_pose(format!(
+            "`{}` has {legs} legs going down to the same level, not two: a many-legged \
+             body (a spider, a radial robot), not a humanoid ({} joints)",
+            rig.name(from),
+            rig.len()
+        ));
+        return body;
+    }
 
     // Legs, and the midline they give.
     let (legs, midline) = match legs_and_midline(rig, pelvis) {

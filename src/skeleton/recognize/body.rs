@@ -34,6 +34,8 @@ pub(super) struct Body {
     /// Feet (and their toes) found hanging outside the legs (`Leg::detached`):
     /// mapped only in `NotHumanoid::limbs_outside`.
     outside: Vec<HumanBone>,
+    /// The failure holds in any pose (`NotHumanoid::any_pose`).
+    any_pose: bool,
     /// The names' preference summed over the chosen joints (deforming chains win).
     preference: f32,
 }
@@ -106,6 +108,14 @@ impl Body {
         self.outside.push(bone);
     }
 
+    /// Records a failure that no pose of the rig changes (`NotHumanoid::any_pose`).
+    pub(super) fn fail_in_any_pose(&mut self, reason: String) {
+        if self.failure.is_none() {
+            self.any_pose = true;
+        }
+        self.fail(reason);
+    }
+
     /// Better bodies compare greater: complete, then more required bones, then more
     /// bones, then deforming chains over controls.
     /// Feet outside the legs do not count: a body whose legs hold their feet wins.
@@ -156,6 +166,7 @@ impl Body {
                 reason,
                 partial: map,
                 limbs_outside: limbs_outside.map(Box::new),
+                any_pose: self.any_pose,
             });
         }
         if let Err(e) = BoneMap::resolve(&map, rig.skeleton) {
@@ -163,6 +174,7 @@ impl Body {
                 reason: format!("the recognized map does not fit the rig: {e}"),
                 partial: map,
                 limbs_outside: None,
+                any_pose: false,
             });
         }
         Recognition::Humanoid(RecognizedMap {

@@ -119,6 +119,9 @@ pub struct NotHumanoid {
     /// strict VRM map exists: the map with those limbs, each driven from the bone it
     /// belongs to (`BoneMap::detached_bones`).
     pub limbs_outside: Option<Box<RecognizedMap>>,
+    /// The reason holds in any pose of the rig (a many-legged body): a rest taken
+    /// from a frame of its motion would not make it a humanoid.
+    pub any_pose: bool,
 }
 
 /// What `recognize` makes of a rig.
@@ -186,6 +189,7 @@ pub fn recognize(skeleton: &Skeleton) -> Recognition {
                 },
                 partial: NamedBoneMap::default(),
                 limbs_outside: None,
+                any_pose: false,
             }),
         },
     };
@@ -200,6 +204,7 @@ pub fn recognize(skeleton: &Skeleton) -> Recognition {
                 ),
                 partial: n.partial,
                 limbs_outside: None,
+                any_pose: n.any_pose,
             })
         }
         (recognition, _) => recognition,
@@ -243,6 +248,7 @@ fn beside_the_body_recognition(
         reason,
         partial: NamedBoneMap::default(),
         limbs_outside,
+        any_pose: false,
     })
 }
 

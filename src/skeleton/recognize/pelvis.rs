@@ -225,6 +225,44 @@ pub(super) fn pelvis_above(rig: &RestJoints, pelvis: &Pelvis) -> Option<usize> {
     (named && alone && near).then_some(parent)
 }
 
+/// Heuristic: a many-legged body (a spider, a radial robot). Besides the two legs,
+/// the joint they hang from has two or more chains more that go down to the same
+/// level as the legs (within 12% of the hips' height), as legs do (rising above
+/// the hips by less than half their drop), with as many joints on their line down
+/// as a leg, each standing apart from every other leg (not an IK/FK copy lying on
+/// one). A biped has two legs; chains the names call controls or attachments are
+/// no legs. Returns the joint the legs hang from and how many legs it has.
+pub(super) fn many_legs(rig: &RestJoints, pelvis: &Pelvis) -> Option<(usize, usize)> {
+    let from = pelvis.leg_branch.unwrap_or(pelvis.hips);
+    let (y, span) = (rig.pos[pelvis.hips].y, pelvis.span);
+    let line = |root: usize| follow_down(rig, root, span);
+    let centroid = |line: &[usize]| {
+        horizontal(line.iter().map(|&j| rig.pos[j]).sum::<Vec3>() / line.len() as f32)
+    };
+    let leg_lines = pelvis.legs.map(line);
+    let joints = leg_lines[0].len().max(leg_lines[1].len());
+    let mut feet: Vec<Vec3> = leg_lines.iter().map(|l| centroid(l)).collect();
+    for c in rig.kids[from].iter().copied() {
+        let drop = y - rig.low[c];
+        let leg_like = !pelvis.legs.contains(&c)
+            && c != pelvis.spine_root
+            && !rig.avoid(c)
+            && rig.low_depth[c] >= 2
+            && drop > rig.eps
+            && rig.high[c] - y <= 0.5 * drop
+            && (rig.low[c] - pelvis.floor).abs() <= 0.12 * span;
+        if !leg_like {
+            continue;
+        }
+        let other = line(c);
+        let at = centroid(&other);
+        if other.len() == joints && feet.iter().all(|f| f.distance(at) >= 0.05 * span) {
+            feet.push(at);
+        }
+    }
+    (feet.len() >= 4).then_some((from, feet.len()))
+}
+
 /// Heuristic, for the reason a rig is no humanoid: legs that hang beside the body
 /// instead of below it. Some game rigs (Quaternius' modular women and platformer
 /// characters) hang both legs and the hips from one root at the floor: two child
@@ -291,6 +329,63 @@ mod tests {
     use super::super::recognize;
     use super::super::test_support::skeleton;
     use crate::humanoid::HumanBone as B;
+
+    /// A radial robot: a body at (0, 1, 0), `legs` legs spread evenly around it going
+    /// down to the floor (a thigh, a shin, a foot), and as many legs above them going
+    /// up and out and down again, as a sphere robot folds its upper legs.
+    fn radial_robot(legs: usize) -> Vec<(String, Option<String>, [f32; 3])> {
+        let row = |n: &str, p: &str, at: [f32; 3]| (n.to_owned(), Some(p.to_owned()), at);
+        let mut table = vec![
+            ("body".to_owned(), None, [0.0, 1.0, 0.0]),
+            row("upper", "body", [0.0, 1.1, 0.0]),
+            row("lower", "body", [0.0, 0.95, 0.0]),
+        ];
+        for k in 0..legs {
+            let a = std::f32::consts::TAU * k as f32 / legs as f32;
+            let (c, s) = (a.cos(), a.sin());
+            let halves = [
+                ("up", "upper", [(0.1, 1.15), (0.2, 1.5), (0.7, 1.05)]),
+                ("down", "lower", [(0.1, 0.9), (0.3, 0.5), (0.45, 0.05)]),
+            ];
+            for (half, parent, points) in halves {
+                let joint = |j: usize| format!("{half}_{k}_{j}");
+                for (j, (r, y)) in points.into_iter().enumerate() {
+                    let parent = if j == 0 {
+                        parent.to_owned()
+                    } else {
+                        joint(j - 1)
+                    };
+                    table.push(row(&joint(j), &parent, [r * c, y, r * s]));
+                }
+            }
+        }
+        table
+    }
+
+    #[test]
+    fn a_body_with_more_than_two_legs_is_refused_as_many_legged() {
+        // Any two opposite legs below would pass for a biped's legs, two of the upper
+        // legs for its arms and another for its neck and head; but the other legs
+        // below are no less legs.
+        for legs in [4, 6] {
+            let t = radial_robot(legs);
+            let table: Vec<(&str, Option<&str>, [f32; 3])> = t
+                .iter()
+                .map(|(n, p, at)| (n.as_str(), p.as_deref(), *at))
+                .collect();
+            match recognize(&skeleton(&table)) {
+                crate::skeleton::Recognition::NotHumanoid(n) => assert!(
+                    n.reason
+                        .starts_with(&format!("`lower` has {legs} legs going down")),
+                    "{}",
+                    n.reason
+                ),
+                crate::skeleton::Recognition::Humanoid(_) => {
+                    panic!("{legs} legs taken for a humanoid")
+                }
+            }
+        }
+    }
 
     #[test]
     fn toe_nubs_pointing_up_and_down_leave_the_legs_level() {
