@@ -460,13 +460,6 @@ impl TargetRig {
         self.hips
     }
 
-    /// Whether the target has bones hung outside its hips' subtree, which only
-    /// `place_held_bones` puts where their anchors hold them.
-    #[must_use]
-    pub fn has_held_bones(&self) -> bool {
-        !self.held.is_empty()
-    }
-
     /// Every joint's local translation for the local rotations and hips translation
     /// `FromNormalized` wrote: the rest's, the hips' given, and a detached bone's
     /// where its anchor holds it (see the module header). Per frame: no allocation.
@@ -507,7 +500,9 @@ impl TargetRig {
     }
 }
 
-/// Poses a target skeleton from one normalized frame.
+/// Poses a target skeleton from one normalized frame. A target with bones hung
+/// outside its hips' subtree (`BoneMap::detached_bones`) also needs
+/// `TargetRig::place_held_bones` for where those joints stand.
 ///
 /// Runs on the solver thread every frame: no allocation, no I/O, no panic.
 pub struct FromNormalized<'a> {
@@ -851,7 +846,7 @@ mod tests {
     /// joint lands where it was, turned as it was.
     fn round_trip_is_exact(m: &MappedSkeleton, held: &[(&str, &str)]) {
         let (source, target) = (SourceRig::new(m), TargetRig::new(m));
-        assert!(target.has_held_bones());
+        assert!(!target.held.is_empty());
         let joint = |name: &str| m.skeleton.find(name).unwrap();
         let n = m.skeleton.len();
         let rest_world = m.skeleton.rest_world();
