@@ -741,22 +741,46 @@ mod tests {
         assert!(right_arm.y < -0.95, "{right_arm}");
     }
 
-    /// A game rig (Quaternius' layout): the legs end at the knee's bone, bent in the
-    /// rest, and each foot hangs from the root `Bone` at the shin's end, with a toe.
+    /// A game rig: the root `Bone` holds the hips `Body` (and the body above them),
+    /// and `legs` (skeleton-file joints, with a comma before each) hang from it as
+    /// each layout has them. Every bone is mapped, toes too.
+    fn game_rig(legs: &str) -> MappedSkeleton {
+        let text = format!(
+            r#"{{"name": "game rig", "units": "m", "up": "y", "joints": [
+            {{"name": "Bone", "parent": null, "offset": [0, 0, 0]}},
+            {{"name": "Body", "parent": "Bone", "offset": [0, 0.9, 0]}},
+            {{"name": "spine", "parent": "Body", "offset": [0, 0.1, 0]}},
+            {{"name": "chest", "parent": "spine", "offset": [0, 0.2, 0]}},
+            {{"name": "neck", "parent": "chest", "offset": [0, 0.2, 0]}},
+            {{"name": "head", "parent": "neck", "offset": [0, 0.1, 0], "end": [0, 0.2, 0]}},
+            {{"name": "lArm", "parent": "chest", "offset": [0.15, 0.18, 0]}},
+            {{"name": "lFore", "parent": "lArm", "offset": [0.25, 0, 0]}},
+            {{"name": "lHand", "parent": "lFore", "offset": [0.25, 0, 0], "end": [0.1, 0, 0]}},
+            {{"name": "rArm", "parent": "chest", "offset": [-0.15, 0.18, 0]}},
+            {{"name": "rFore", "parent": "rArm", "offset": [-0.25, 0, 0]}},
+            {{"name": "rHand", "parent": "rFore", "offset": [-0.25, 0, 0], "end": [-0.1, 0, 0]}}
+            {legs}
+        ], "boneMap": {{"hips": "Body", "spine": "spine", "chest": "chest", "neck": "neck",
+            "head": "head", "leftUpperArm": "lArm", "leftLowerArm": "lFore",
+            "leftHand": "lHand", "rightUpperArm": "rArm", "rightLowerArm": "rFore",
+            "rightHand": "rHand", "leftUpperLeg": "lThigh", "leftLowerLeg": "lShin",
+            "leftFoot": "lFoot", "leftToes": "lToe", "rightUpperLeg": "rThigh",
+            "rightLowerLeg": "rShin", "rightFoot": "rFoot", "rightToes": "rToe"}}}}"#
+        );
+        let rig = skeleton_json::parse(
+            &text,
+            std::path::Path::new("game_rig.json"),
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap()).unwrap()
+    }
+
+    /// Quaternius' layout: the legs end at the knee's bone, bent in the rest, and each
+    /// foot hangs from the root at the shin's end, with a toe.
     fn feet_under_the_root() -> MappedSkeleton {
-        let text = r#"{"name": "ik feet", "units": "m", "up": "y", "joints": [
-            {"name": "Bone", "parent": null, "offset": [0, 0, 0]},
-            {"name": "Body", "parent": "Bone", "offset": [0, 0.9, 0]},
-            {"name": "spine", "parent": "Body", "offset": [0, 0.1, 0]},
-            {"name": "chest", "parent": "spine", "offset": [0, 0.2, 0]},
-            {"name": "neck", "parent": "chest", "offset": [0, 0.2, 0]},
-            {"name": "head", "parent": "neck", "offset": [0, 0.1, 0], "end": [0, 0.2, 0]},
-            {"name": "lArm", "parent": "chest", "offset": [0.15, 0.18, 0]},
-            {"name": "lFore", "parent": "lArm", "offset": [0.25, 0, 0]},
-            {"name": "lHand", "parent": "lFore", "offset": [0.25, 0, 0], "end": [0.1, 0, 0]},
-            {"name": "rArm", "parent": "chest", "offset": [-0.15, 0.18, 0]},
-            {"name": "rFore", "parent": "rArm", "offset": [-0.25, 0, 0]},
-            {"name": "rHand", "parent": "rFore", "offset": [-0.25, 0, 0], "end": [-0.1, 0, 0]},
+        game_rig(
+            r#",
             {"name": "lThigh", "parent": "Body", "offset": [0.1, -0.05, 0]},
             {"name": "lShin", "parent": "lThigh", "offset": [0, -0.38, 0.06],
              "end": [0, -0.37, -0.06]},
@@ -766,20 +790,8 @@ mod tests {
             {"name": "lFoot", "parent": "Bone", "offset": [0.1, 0.1, 0]},
             {"name": "lToe", "parent": "lFoot", "offset": [0, -0.05, 0.12], "end": [0, 0, 0.05]},
             {"name": "rFoot", "parent": "Bone", "offset": [-0.1, 0.1, 0]},
-            {"name": "rToe", "parent": "rFoot", "offset": [0, -0.05, 0.12], "end": [0, 0, 0.05]}
-        ], "boneMap": {"hips": "Body", "spine": "spine", "chest": "chest", "neck": "neck",
-            "head": "head", "leftUpperArm": "lArm", "leftLowerArm": "lFore",
-            "leftHand": "lHand", "rightUpperArm": "rArm", "rightLowerArm": "rFore",
-            "rightHand": "rHand", "leftUpperLeg": "lThigh", "leftLowerLeg": "lShin",
-            "leftFoot": "lFoot", "leftToes": "lToe", "rightUpperLeg": "rThigh",
-            "rightLowerLeg": "rShin", "rightFoot": "rFoot", "rightToes": "rToe"}}"#;
-        let rig = skeleton_json::parse(
-            text,
-            std::path::Path::new("ik_feet.json"),
-            &LoadOptions::default(),
+            {"name": "rToe", "parent": "rFoot", "offset": [0, -0.05, 0.12], "end": [0, 0, 0.05]}"#,
         )
-        .unwrap();
-        MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap()).unwrap()
     }
 
     #[test]
@@ -801,22 +813,10 @@ mod tests {
         }
     }
 
-    /// A game rig (Quaternius' modular women): the legs hang from the root `Bone`
-    /// beside the hips `Body`.
+    /// Quaternius' modular women: the legs hang from the root beside the hips.
     fn legs_beside_the_hips() -> MappedSkeleton {
-        let text = r#"{"name": "legs beside", "units": "m", "up": "y", "joints": [
-            {"name": "Bone", "parent": null, "offset": [0, 0, 0]},
-            {"name": "Body", "parent": "Bone", "offset": [0, 0.9, 0]},
-            {"name": "spine", "parent": "Body", "offset": [0, 0.1, 0]},
-            {"name": "chest", "parent": "spine", "offset": [0, 0.2, 0]},
-            {"name": "neck", "parent": "chest", "offset": [0, 0.2, 0]},
-            {"name": "head", "parent": "neck", "offset": [0, 0.1, 0], "end": [0, 0.2, 0]},
-            {"name": "lArm", "parent": "chest", "offset": [0.15, 0.18, 0]},
-            {"name": "lFore", "parent": "lArm", "offset": [0.25, 0, 0]},
-            {"name": "lHand", "parent": "lFore", "offset": [0.25, 0, 0], "end": [0.1, 0, 0]},
-            {"name": "rArm", "parent": "chest", "offset": [-0.15, 0.18, 0]},
-            {"name": "rFore", "parent": "rArm", "offset": [-0.25, 0, 0]},
-            {"name": "rHand", "parent": "rFore", "offset": [-0.25, 0, 0], "end": [-0.1, 0, 0]},
+        game_rig(
+            r#",
             {"name": "lThigh", "parent": "Bone", "offset": [0.1, 0.87, 0]},
             {"name": "lShin", "parent": "lThigh", "offset": [0, -0.38, 0.06]},
             {"name": "lFoot", "parent": "lShin", "offset": [0, -0.37, -0.06]},
@@ -824,20 +824,8 @@ mod tests {
             {"name": "rThigh", "parent": "Bone", "offset": [-0.1, 0.87, 0]},
             {"name": "rShin", "parent": "rThigh", "offset": [0, -0.38, 0.06]},
             {"name": "rFoot", "parent": "rShin", "offset": [0, -0.37, -0.06]},
-            {"name": "rToe", "parent": "rFoot", "offset": [0, -0.05, 0.12], "end": [0, 0, 0.05]}
-        ], "boneMap": {"hips": "Body", "spine": "spine", "chest": "chest", "neck": "neck",
-            "head": "head", "leftUpperArm": "lArm", "leftLowerArm": "lFore",
-            "leftHand": "lHand", "rightUpperArm": "rArm", "rightLowerArm": "rFore",
-            "rightHand": "rHand", "leftUpperLeg": "lThigh", "leftLowerLeg": "lShin",
-            "leftFoot": "lFoot", "leftToes": "lToe", "rightUpperLeg": "rThigh",
-            "rightLowerLeg": "rShin", "rightFoot": "rFoot", "rightToes": "rToe"}}"#;
-        let rig = skeleton_json::parse(
-            text,
-            std::path::Path::new("legs_beside.json"),
-            &LoadOptions::default(),
+            {"name": "rToe", "parent": "rFoot", "offset": [0, -0.05, 0.12], "end": [0, 0, 0.05]}"#,
         )
-        .unwrap();
-        MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap()).unwrap()
     }
 
     /// A frame of `m` (every joint but the root turned, the hips moved, each

@@ -153,19 +153,11 @@ impl Body {
             let limbs_outside = (feet > 0
                 && self.failures == feet
                 && BoneMap::resolve(&whole, rig.skeleton).is_ok())
-            .then(|| RecognizedMap {
-                map: whole,
-                evidence: self
-                    .bones
-                    .into_iter()
-                    .map(|(b, f)| (b, f.evidence))
-                    .collect(),
-                notes: self.notes,
-            });
+            .then(|| Box::new(Self::recognized(self.bones, self.notes, whole)));
             return Recognition::NotHumanoid(NotHumanoid {
                 reason,
                 partial: map,
-                limbs_outside: limbs_outside.map(Box::new),
+                limbs_outside,
                 any_pose: self.any_pose,
             });
         }
@@ -177,14 +169,19 @@ impl Body {
                 any_pose: false,
             });
         }
-        Recognition::Humanoid(RecognizedMap {
+        Recognition::Humanoid(Self::recognized(self.bones, self.notes, map))
+    }
+
+    /// The recognized map `map` with the evidence of `bones` and the `notes`.
+    fn recognized(
+        bones: BTreeMap<HumanBone, Found>,
+        notes: Vec<String>,
+        map: NamedBoneMap,
+    ) -> RecognizedMap {
+        RecognizedMap {
             map,
-            evidence: self
-                .bones
-                .into_iter()
-                .map(|(b, f)| (b, f.evidence))
-                .collect(),
-            notes: self.notes,
-        })
+            evidence: bones.into_iter().map(|(b, f)| (b, f.evidence)).collect(),
+            notes,
+        }
     }
 }
