@@ -12,7 +12,7 @@ mod locomotion;
 pub use contacts::SourceContacts;
 pub use locomotion::{LOCOMOTION_SPEED, Travel};
 
-use glam::{Quat, Vec3};
+use glam::{Affine3A, Quat, Vec3};
 
 use crate::filter::{DeviceFilter, DeviceFilterConfig};
 use crate::formats::Motion;
@@ -25,7 +25,7 @@ use crate::ik::vr::{VrIk, VrIkConfig, VrIkState, VrInput};
 use crate::retarget::{
     FromNormalized, JobError, MappedSkeleton, SourceRig, TargetRig, ToNormalized,
 };
-use crate::skeleton::{RestCorrection, Skeleton};
+use crate::skeleton::{Joint, RestCorrection, Skeleton};
 
 /// Why an evaluation cannot run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -55,17 +55,65 @@ fn frame_interval(times: &[f32], i: usize) -> f32 {
 type FeetSample = ([[Vec3; 2]; 2], [[f32; 2]; 2], [bool; 2]);
 
 /// A copy of `mapped` with its legs `factor` times as long: the rest offsets of the
-/// lower legs and feet (the upper and lower leg bones) scaled, and the hips moved so
-/// the soles stay at the same height.
+/// lower legs and feet (the upper and lower leg bones) and a lower leg's end site
+/// scaled, and the hips moved so the soles stay at the same height. Bones hung outside the hips
+/// (`BoneMap::detached_bones`) stay where their anchors hold them: a foot at its
+/// scaled lower leg's end, an upper leg at the moved hips.
 pub fn scale_legs(mapped: &MappedSkeleton, factor: f32) -> Result<MappedSkeleton, EvalError> {
     use HumanBone as B;
+    let detached = mapped.map.detached_bones(&mapped.skeleton);
+    let is_detached = |joint: usize| detached.iter().any(|d| d.joint == joint);
     let mut joints = mapped.skeleton.joints().to_vec();
     for bone in [B::LeftLowerLeg, B::RightLowerLeg, B::LeftFoot, B::RightFoot] {
         let joint = mapped.map.joint(bone).ok_or(EvalError::MissingBone(bone))?;
-        if let Some(j) = joints.get_mut(joint) {
+        if let Some(j) = joints.get_mut(joint).filter(|_| !is_detached(joint)) {
             j.rest.translation *= factor;
         }
     }
+    // A lower leg that ends at the ankle with an end site (its foot hung outside it)
+    // is that much shorter too.
+    for bone in [B::LeftLowerLeg, B::RightLowerLeg] {
+        if let Some(end) = mapped
+            .map
+            .joint(bone)
+            .and_then(|joint| joints.get_mut(joint))
+            .and_then(|j| j.end.as_mut())
+        {
+            *end *= factor;
+        }
+    }
+    // Each detached bone where its anchor holds it (parents first): a foot's place
+    // along its lower leg scales with the leg, an upper leg's place at the hips not.
+    let rest = mapped.skeleton.rest_world();
+    let held: Vec<(usize, usize, Vec3)> = detached
+        .iter()
+        .map(|d| {
+            let offset = rest[d.anchor]
+                .inverse()
+                .transform_point3(Vec3::from(rest[d.joint].translation));
+            let along = matches!(d.bone, B::LeftFoot | B::RightFoot);
+            (
+                d.joint,
+                d.anchor,
+                if along { offset * factor } else { offset },
+            )
+        })
+        .collect();
+    let place = |joints: &mut Vec<Joint>| -> Result<(), EvalError> {
+        for &(joint, anchor, offset) in &held {
+            let skeleton = Skeleton::new(joints.clone())?;
+            let world = skeleton.rest_world();
+            let at = world[anchor].transform_point3(offset);
+            let parent = skeleton
+                .parent(joint)
+                .map_or(Affine3A::IDENTITY, |p| world[p]);
+            if let Some(j) = joints.get_mut(joint) {
+                j.rest.translation = parent.inverse().transform_point3(at);
+            }
+        }
+        Ok(())
+    };
+    place(&mut joints)?;
     // Keep the soles where they were: move the hips by the change in the lowest
     // foot point (ankle, toe or end site), so the floor stays put.
     let lowest_foot = |skeleton: &Skeleton| {
@@ -93,6 +141,7 @@ pub fn scale_legs(mapped: &MappedSkeleton, factor: f32) -> Result<MappedSkeleton
             j.rest.translation += up * rise;
         }
     }
+    place(&mut joints)?;
     let skeleton = Skeleton::new(joints)?;
     let correction = RestCorrection::compute(&skeleton, &mapped.map);
     Ok(MappedSkeleton {
@@ -748,8 +797,42 @@ fn horizontal_length(v: Vec3) -> f32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{JITTER_STEP, Jerk, jerk_stride};
+    use super::{JITTER_STEP, Jerk, jerk_stride, scale_legs};
+    use crate::humanoid::HumanBone as B;
+    use crate::retarget::tests::{feet_under_the_root, legs_beside_the_hips};
     use glam::Vec3;
+
+    #[test]
+    fn longer_or_shorter_legs_keep_limbs_hung_outside_the_hips_on_the_legs() {
+        for rig in [feet_under_the_root(), legs_beside_the_hips()] {
+            let at = |m: &crate::retarget::MappedSkeleton, bone: B| {
+                let world = m.skeleton.rest_world();
+                Vec3::from(world[m.map.joint(bone).unwrap()].translation)
+            };
+            for factor in [0.8, 1.2] {
+                let scaled = scale_legs(&rig, factor).unwrap();
+                // In the rest, the soles stay on the floor and each joint of the leg
+                // stands where the scaled leg puts it: a thigh at the hips, a foot a
+                // scaled shin from the knee.
+                let (hips, thigh) = (at(&scaled, B::Hips), at(&scaled, B::LeftUpperLeg));
+                let (knee, foot) = (at(&scaled, B::LeftLowerLeg), at(&scaled, B::LeftFoot));
+                let was = |bone: B| at(&rig, bone);
+                assert!(
+                    (foot.y - was(B::LeftFoot).y).abs() < 1e-5,
+                    "{factor}: {foot}"
+                );
+                assert!(
+                    (thigh - hips).distance(was(B::LeftUpperLeg) - was(B::Hips)) < 1e-5,
+                    "{factor}: thigh {thigh}, hips {hips}"
+                );
+                let shin = was(B::LeftFoot).distance(was(B::LeftLowerLeg));
+                assert!(
+                    (foot.distance(knee) - factor * shin).abs() < 1e-5,
+                    "{factor}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn jerk_is_measured_over_the_same_time_at_every_frame_rate() {

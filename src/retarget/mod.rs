@@ -599,7 +599,7 @@ impl Retargeter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::formats::{LoadOptions, skeleton_json};
 
@@ -778,7 +778,7 @@ mod tests {
 
     /// Quaternius' layout: the legs end at the knee's bone, bent in the rest, and each
     /// foot hangs from the root at the shin's end, with a toe.
-    fn feet_under_the_root() -> MappedSkeleton {
+    pub(crate) fn feet_under_the_root() -> MappedSkeleton {
         game_rig(
             r#",
             {"name": "lThigh", "parent": "Body", "offset": [0.1, -0.05, 0]},
@@ -814,7 +814,7 @@ mod tests {
     }
 
     /// Quaternius' modular women: the legs hang from the root beside the hips.
-    fn legs_beside_the_hips() -> MappedSkeleton {
+    pub(crate) fn legs_beside_the_hips() -> MappedSkeleton {
         game_rig(
             r#",
             {"name": "lThigh", "parent": "Bone", "offset": [0.1, 0.87, 0]},
