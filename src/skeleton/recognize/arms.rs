@@ -3,6 +3,8 @@
 //! the hand, upper arm, forearm and hand are chosen by proportion, with the shoulder
 //! (clavicle) before the upper arm (`solve_arm`).
 
+use glam::Vec3;
+
 use crate::humanoid::HumanBone as B;
 
 use super::facing::Midline;
@@ -390,10 +392,17 @@ fn is_hand_end(rig: &RestJoints, line: &[usize]) -> bool {
     end.distance(wrist) < HAND_END * rig.pos[elbow].distance(wrist)
 }
 
+/// A joint closer to the chest's middle (halfway between where the two arms start)
+/// than this many hip half-widths, across the body, starts a clavicle (or is an
+/// offset node at the centre), never the upper arm: a shoulder joint is out to the
+/// side in any rest pose (the clavicle's turn moves it no nearer the middle).
+const ON_MIDLINE: f32 = 0.25;
+
 /// Heuristic: upper arm, elbow and hand are the joints `u < e < h` of the arm's line
 /// (coincident joints merged) minimizing a cost: the upper arm 1.15 forearms long
 /// (log ratio, 0.4 to 2.5 allowed), the upper arm starting out to the side (at least
-/// 1.15 hip half-widths from the midline: clavicles start near it), what hangs past
+/// 1.15 hip half-widths from the midline: clavicles start near it; never in the
+/// chest's middle `chest`, `ON_MIDLINE`), what hangs past
 /// the hand no longer than the forearm, joints in between on the straight line
 /// (twist bones), and names (-0.3 for one that says the bone, +0.3 for one that says
 /// another). The hand is the fork of the fingers when there is one, and never a short
@@ -401,12 +410,15 @@ fn is_hand_end(rig: &RestJoints, line: &[usize]) -> bool {
 /// arm (past a zero-length branch joint at the chest, `RestJoints::is_branch_pivot`)
 /// that names call a clavicle, else the one whose bone
 /// is longest weighted by how near the midline it starts (a clavicle, not a deltoid
-/// helper or an offset node at the centre).
+/// helper or an offset node at the centre). A line that is a clavicle from the midline
+/// and then only two joints, an upper arm and a forearm (a physics character's arm
+/// ending at the elbow), has no hand: refused, naming them.
 pub(super) fn solve_arm(
     rig: &RestJoints,
     root: usize,
     branch: usize,
     midline: &Midline,
+    chest: Vec3,
 ) -> Result<Arm, String> {
     let (line, hand_fork) = follow_out(rig, root, branch);
     if let Some(&fork) = line.last().filter(|_| hand_fork)
@@ -427,6 +439,7 @@ pub(super) fn solve_arm(
     let reps = rig.collapse(&line);
     let n = reps.len();
     let half = midline.hip_half.max(rig.eps);
+    let on_midline = |j: usize| (rig.pos[j] - chest).dot(midline.lateral).abs() < ON_MIDLINE * half;
     let mut best: Option<(f32, usize, usize, usize)> = None;
     let hands = if hand_fork { n - 1..n } else { 2..n };
     for h in hands {
@@ -441,6 +454,9 @@ pub(super) fn solve_arm(
             }
             let fore = rig.pos[reps[e]].distance(rig.pos[reps[h]]);
             for u in 0..e {
+                if on_midline(reps[u]) {
+                    continue;
+                }
                 let upper = rig.pos[reps[u]].distance(rig.pos[reps[e]]);
                 if fore <= rig.eps || upper <= rig.eps {
                     continue;
@@ -469,6 +485,24 @@ pub(super) fn solve_arm(
         }
     }
     let Some((cost, u, e, h)) = best else {
+        let out: Vec<usize> = reps
+            .iter()
+            .copied()
+            .skip_while(|&j| on_midline(j))
+            .collect();
+        if let [upper, fore] = out[..]
+            && out.len() < n
+            && !hand_fork
+        {
+            return Err(format!(
+                "no hands: the arm `{}` is a clavicle from the midline, then `{}` ends at `{}` \
+                 (an upper arm and a forearm, no hand joint), so no VRM map has the required \
+                 hands",
+                rig.name(root),
+                rig.name(upper),
+                rig.name(fore)
+            ));
+        }
         return Err(format!(
             "arm `{}`: no upper arm, forearm and hand in proportion along `{}`",
             rig.name(root),

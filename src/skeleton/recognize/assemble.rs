@@ -54,9 +54,13 @@ pub(super) fn assemble(rig: &RestJoints, pelvis: &Pelvis) -> Body {
             None
         }
     };
-    let arms = branch
-        .as_ref()
-        .map(|b| b.arms.map(|root| solve_arm(rig, root, b.branch, &midline)));
+    let arms = branch.as_ref().map(|b| {
+        // The chest's middle: halfway between where the two arms start (the
+        // spine may lean off the pelvis' midline in a posed rest).
+        let chest = (rig.pos[b.arms[0]] + rig.pos[b.arms[1]]) / 2.0;
+        b.arms
+            .map(|root| solve_arm(rig, root, b.branch, &midline, chest))
+    });
     let neck = branch
         .as_ref()
         .and_then(|b| b.head.map(|h| solve_neck(rig, b.neck_from, h)));

@@ -523,6 +523,58 @@ mod tests {
     }
 
     #[test]
+    fn a_clavicle_then_an_arm_ending_at_the_elbow_has_no_hand() {
+        // A physics character (DeepMimic-like): a clavicle from the middle of the
+        // chest, then the shoulder joint and the elbow, a leaf. Three joints out, but
+        // the first is no upper arm (it starts in the chest's middle): no hand. Also
+        // with the spine leaning to one side off the pelvis (a posed frame).
+        for lean in [0.0f32, 0.04] {
+            let s = edited(small_table(false, "L_", "R_"), |t| {
+                t.retain(|r| !r.0.ends_with("hand"));
+                for r in t.iter_mut() {
+                    if ["n_chest", "n_neck", "n_head", "n_top"].contains(&r.0.as_str()) {
+                        r.2[0] += lean;
+                    }
+                }
+                for (side, x) in [("L_", 1.0f32), ("R_", -1.0)] {
+                    let clav = format!("{side}clav");
+                    t.push(row(&clav, "n_chest", [lean + 0.001 * x, 1.4, 0.0]));
+                    for r in t.iter_mut() {
+                        if r.0 == format!("{side}arm") {
+                            r.1 = Some(clav.clone());
+                            r.2 = [lean + 0.12 * x, 1.4, 0.0];
+                        } else if r.0 == format!("{side}forearm") {
+                            r.2 = [lean + 0.36 * x, 1.4, 0.0];
+                        }
+                    }
+                }
+            });
+            let Recognition::NotHumanoid(n) = recognize(&s) else {
+                panic!("recognized, lean {lean}")
+            };
+            assert!(n.reason.contains("no hands"), "{}", n.reason);
+            assert!(
+                n.reason.contains("`L_arm` ends at `L_forearm`"),
+                "{}",
+                n.reason
+            );
+        }
+        // With a hand past the elbow, the clavicle is the shoulder.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            t.push(row("L_clav", "n_chest", [0.001, 1.4, 0.0]));
+            for r in t.iter_mut() {
+                if r.0 == "L_arm" {
+                    r.1 = Some("L_clav".to_owned());
+                }
+            }
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        assert_eq!(joint_of(&r, B::LeftShoulder), "L_clav");
+        assert_eq!(joint_of(&r, B::LeftUpperArm), "L_arm");
+        assert_eq!(joint_of(&r, B::LeftHand), "L_hand");
+    }
+
+    #[test]
     fn a_heel_control_beside_the_foot_is_not_the_foot() {
         // Blender control rigs: the shin holds the foot and, beside it at the
         // ankle, a heel control reaching back and below the sole. The line down the
