@@ -146,7 +146,10 @@ pub(super) fn solve_leg(
                 && !rig.names[reps[i]].helper
                 && rel(i) < 0.75 * knee_rel
         })
-        .or_else(|| (k + 1..reps.len()).find(|&i| rel(i) < 0.5 * knee_rel));
+        .or_else(|| (k + 1..reps.len()).find(|&i| rel(i) < 0.5 * knee_rel))
+        // An end nub under the knee is where the shin ends, not a foot, when the
+        // foot hangs from the root under it.
+        .filter(|&i| detached.is_none() || !rig.names[reps[i]].nub);
     let Some(a) = ankle else {
         let ik = detached.map_or_else(String::new, |f| {
             format!(
@@ -208,10 +211,13 @@ fn foot_beside(rig: &RestJoints, ankle: usize, low_enough: impl Fn(usize) -> boo
 /// the root, where IK moves it. Such a foot is a joint outside the body hanging from
 /// a joint above the hips (the root or an armature node), directly or through a foot
 /// control, under the end of the leg's line: within a third of `span` (the hips'
-/// height over the leg's end) of it horizontally, and no higher than the line's
-/// lowest point plus a tenth of `span` (an IK pole target sits in front of the knee,
-/// not under it). The first plain joint down such a chain (not its toes), the lowest
-/// first; controls and helpers last.
+/// height over the leg's end) or of its own drop below that end (a long shin under
+/// a short thigh) of it horizontally, and no higher than the line's lowest point
+/// plus a tenth of `span` (an IK pole target sits in front of the knee, not under
+/// it). The first plain joint down such a chain (not its toes), the lowest first,
+/// then the nearest; controls and helpers last. An end nub closing the line (FBX2glTF's
+/// `LowerLeg.L_end`) is where the shin ends: its own tail, which exporters write at
+/// any length, is no part of the leg.
 pub(super) fn detached_foot(
     rig: &RestJoints,
     line: &[usize],
@@ -222,7 +228,11 @@ pub(super) fn detached_foot(
     if !rig.kids[last].is_empty() {
         return None;
     }
-    let below = rig.end[last].unwrap_or(rig.pos[last]);
+    let nub = rig.names[last].nub;
+    let (below, lowest) = match nub {
+        true => (rig.pos[last], rig.pos[last].y),
+        false => (rig.end[last].unwrap_or(rig.pos[last]), rig.low[last]),
+    };
     let body = rig.subtree(hips);
     let hangs_from_the_root = |j: usize| {
         std::iter::successors(rig.skeleton.parent(j), |&p| rig.skeleton.parent(p))
@@ -233,8 +243,9 @@ pub(super) fn detached_foot(
             !body.contains(&j) && !rig.skeleton.is_ancestor(j, hips) && hangs_from_the_root(j)
         })
         .filter(|&j| {
-            horizontal(rig.pos[j] - below).length() <= span / 3.0
-                && rig.pos[j].y <= rig.low[last] + 0.1 * span
+            let drop = below.y - rig.pos[j].y;
+            horizontal(rig.pos[j] - below).length() <= span.max(drop) / 3.0
+                && rig.pos[j].y <= lowest + 0.1 * span
         })
         .min_by(|&a, &b| {
             // Plain joints above it outside the body: the foot's toes have one.
@@ -246,9 +257,17 @@ pub(super) fn detached_foot(
                     .count()
             };
             let key = |j: usize| (!plain(j), under_plain(j));
+            // Feet level with each other (both legs' feet under a wide tolerance):
+            // the one under this leg's end.
+            let lower = match rig.pos[a].y - rig.pos[b].y {
+                d if d.abs() <= rig.eps => std::cmp::Ordering::Equal,
+                d => d.total_cmp(&0.0),
+            };
+            let off = |j: usize| horizontal(rig.pos[j] - below).length();
             key(a)
                 .cmp(&key(b))
-                .then(rig.pos[a].y.total_cmp(&rig.pos[b].y))
+                .then(lower)
+                .then(off(a).total_cmp(&off(b)))
         })
 }
 

@@ -497,6 +497,54 @@ mod tests {
     }
 
     #[test]
+    fn a_foot_behind_a_long_shin_under_a_short_thigh_is_the_leg_s_foot() {
+        // RobotExpressive's rig on a human body: the hips joint sits low, so the
+        // thigh drops 0.38 m to the knee and the shin 0.54 m more; the IK foot under
+        // the root stands 0.15 m behind the knee in the bind pose (a third of the
+        // thigh's drop is 0.127 m, of the shin's 0.18 m).
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            for side in ["L_", "R_"] {
+                shift(t, &format!("{side}shin"), [0.0, 0.12, 0.0]);
+                reparent(t, &format!("{side}foot"), "Armature");
+                shift(t, &format!("{side}foot"), [0.0, -0.12, -0.15]);
+            }
+        });
+        let got = limbs_outside(&s);
+        let bone = |b: B| got.map.bones.get(&b).map(String::as_str);
+        assert_eq!(bone(B::LeftLowerLeg), Some("L_shin"));
+        assert_eq!(bone(B::LeftFoot), Some("L_foot"));
+        assert_eq!(bone(B::RightFoot), Some("R_foot"));
+    }
+
+    #[test]
+    fn an_end_nub_under_the_knee_is_no_foot_when_the_foot_hangs_from_the_root() {
+        // FBX2glTF's Quaternius figures: the shin ends in a `LowerLeg.L_end` joint
+        // at the IK foot's place, whose own tail (an end node a bone's length on)
+        // reaches below the floor.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            for (side, x) in [("L_", 0.1f32), ("R_", -0.1)] {
+                reparent(t, &format!("{side}foot"), "Armature");
+                t.push(row(
+                    &format!("{side}shin_end"),
+                    &format!("{side}shin"),
+                    [x, 0.08, 0.0],
+                ));
+            }
+        });
+        let mut joints = s.joints().to_vec();
+        for j in joints.iter_mut().filter(|j| j.name.ends_with("shin_end")) {
+            j.end = Some(glam::Vec3::new(0.0, -0.3, 0.0));
+        }
+        let s = Skeleton::new(joints).unwrap();
+        let got = limbs_outside(&s);
+        let bone = |b: B| got.map.bones.get(&b).map(String::as_str);
+        assert_eq!(bone(B::LeftLowerLeg), Some("L_shin"));
+        assert_eq!(bone(B::LeftFoot), Some("L_foot"));
+        assert_eq!(bone(B::LeftToes), Some("L_toe"));
+        assert_eq!(bone(B::RightFoot), Some("R_foot"));
+    }
+
+    #[test]
     fn arms_ending_at_the_forearm_are_refused_for_their_hands() {
         // A robot whose arms are an upper arm and a forearm (no hand joint), on one
         // side or both.
