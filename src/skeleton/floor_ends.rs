@@ -3,8 +3,10 @@
 //! Poser export ends each foot with `OFFSET 0 -0.342 0`, the shin once more, straight
 //! down from the ankle). A leg has two long bones in line, never three: an end site
 //! that repeats the bone into its joint while that bone goes on in the line of the
-//! one before it is such a copy, and no point of the figure. Pure: read from the rest
-//! pose, once per skeleton.
+//! one before it is such a copy, and no point of the figure. So is one repeating the
+//! bone into a leaf joint named as an end nub, in any line: FBX2glTF closes a bent
+//! shin with `LowerLeg.L_end` at the ankle and ends that nub a shin further down.
+//! Pure: read from the rest pose, once per skeleton.
 
 use glam::Vec3;
 
@@ -32,15 +34,20 @@ impl Skeleton {
             .enumerate()
             .map(|(i, joint)| {
                 let end = joint.end?;
+                let nub = || {
+                    self.children(i).next().is_none()
+                        && crate::skeleton::recognize::names::NameInfo::parse(&joint.name).nub
+                };
                 let copied = joint.parent.is_some_and(|p| {
                     let bone = at(i) - at(p);
                     let tail = world[i].transform_vector3(end);
                     let before = self.parent(p).map(|g| at(p) - at(g));
                     bone.length() > 0.0
                         && (tail - bone).length() <= COPY_SHARE * bone.length()
-                        && before.is_some_and(|b| {
-                            b.normalize_or_zero().dot(bone.normalize()) >= IN_LINE_COS
-                        })
+                        && (nub()
+                            || before.is_some_and(|b| {
+                                b.normalize_or_zero().dot(bone.normalize()) >= IN_LINE_COS
+                            }))
                 });
                 (!copied).then_some(end)
             })
@@ -86,6 +93,19 @@ mod tests {
         ] {
             let s = leg(shin, end);
             assert_eq!(s.floor_ends()[3], Some(Vec3::from(end)), "shin {shin:?}");
+        }
+    }
+
+    #[test]
+    fn an_end_nub_copying_a_bent_shin_is_no_point_to_stand_on() {
+        // FBX2glTF: a bent shin closed by `LowerLeg.L_end` at the ankle, whose own end
+        // is the shin again, below the floor. Named `foot`, the same end is a foot's.
+        for (name, kept) in [("LowerLeg.L_end", false), ("foot", true)] {
+            let mut s = leg([0.0, -0.3, 0.2], [0.0, -0.3, 0.2]).joints().to_vec();
+            s[3].name = name.into();
+            let s = Skeleton::new(s).expect("a skeleton");
+            let want = kept.then_some(Vec3::new(0.0, -0.3, 0.2));
+            assert_eq!(s.floor_ends()[3], want, "{name}");
         }
     }
 }

@@ -57,7 +57,7 @@ mod face;
 mod facing;
 mod fingers;
 mod legs;
-mod names;
+pub(crate) mod names;
 mod notes;
 mod pelvis;
 mod rest_joints;

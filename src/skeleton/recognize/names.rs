@@ -165,7 +165,7 @@ const ATTACHMENT_PARTS: &[&str] = &[
 
 /// What one joint's name says.
 #[derive(Debug, Clone, Default)]
-pub(super) struct NameInfo {
+pub(crate) struct NameInfo {
     /// The side the name claims (`Left`/`Right` only).
     pub(super) side: Option<Side>,
     pub(super) role: Option<Role>,
@@ -175,7 +175,7 @@ pub(super) struct NameInfo {
     /// An end nub, twist or roll bone, or a `__X` parent of `X`.
     pub(super) helper: bool,
     /// An end nub (`_end`, `_fin`, `_nub`, `HeadTop_End`): where a bone ends.
-    pub(super) nub: bool,
+    pub(crate) nub: bool,
     /// A twist or roll bone (`upperarm_twist_01_l`, `CC_Base_NeckTwist01`).
     pub(super) twist: bool,
     /// The normalized words, joined by single spaces (to spot `__X` above `X`).
@@ -185,7 +185,7 @@ pub(super) struct NameInfo {
 impl NameInfo {
     /// Normalizes a joint name: namespace prefixes (`mixamorig:`, `Armature|`) cut,
     /// words split at separators, case changes and digits, noise words dropped.
-    pub(super) fn parse(name: &str) -> NameInfo {
+    pub(crate) fn parse(name: &str) -> NameInfo {
         let base = name.rsplit([':', '|']).next().unwrap_or(name);
         let key = split_words(base);
         let mut info = NameInfo::default();
