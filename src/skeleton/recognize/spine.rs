@@ -109,7 +109,8 @@ pub(super) struct Neck {
 /// climbed through) to the first fork or leaf: the head.
 /// A leaf at the top of three or more joints without an end site, whose bone is 1.5
 /// times the others or whose name says end, is the nub above the head (Mixamo's
-/// `HeadTop_End`). With two or more joints left, the first is the neck. A joint
+/// `HeadTop_End`); a leaf named jaw is the jaw below the head. With two or more
+/// joints left, the first is the neck. A joint
 /// named head above the first is the head, even where it shares its place with the
 /// joint below it.
 pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> Neck {
@@ -140,6 +141,14 @@ pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> N
         }
     }
     if nub.is_some() {
+        line.pop();
+    }
+    // A leaf named jaw that the chain climbs to (a Rigify-style head `spine.005`
+    // with only its `jaw` under it) hangs from the head: it is the jaw, not the head.
+    if let [.., _, last] = line.as_slice()
+        && rig.kids[*last].is_empty()
+        && rig.names[*last].role == Some(Role::Jaw)
+    {
         line.pop();
     }
     let (reps, group) = rig.collapse_groups(&line);
@@ -197,6 +206,36 @@ fn next_up_the_neck(rig: &RestJoints, j: usize) -> Option<usize> {
 mod tests {
     use super::super::test_support::recognized_with_limbs;
     use crate::humanoid::HumanBone as B;
+
+    #[test]
+    fn a_jaw_leaf_above_a_head_named_spine_is_the_jaw() {
+        // A Rigify-style knight: `spine.005` is the head, with only its `jaw` under
+        // it, forward at the chin.
+        let body = [
+            ("spine", "", [0.0, 1.0, 0.0]),
+            ("spine.001", "spine", [0.0, 1.12, 0.0]),
+            ("spine.002", "spine.001", [0.0, 1.25, 0.0]),
+            ("spine.003", "spine.002", [0.0, 1.38, 0.0]),
+            ("spine.004", "spine.003", [0.0, 1.5, 0.0]),
+            ("spine.005", "spine.004", [0.0, 1.58, 0.0]),
+            ("jaw", "spine.005", [0.0, 1.6, 0.08]),
+        ];
+        let limb = [
+            ("shoulder", "spine.003", [0.03, 1.42, 0.0]),
+            ("upper_arm", "shoulder", [0.18, 1.42, 0.0]),
+            ("forearm", "upper_arm", [0.46, 1.42, 0.0]),
+            ("hand", "forearm", [0.71, 1.42, 0.0]),
+            ("thigh", "spine", [0.1, 0.95, 0.0]),
+            ("shin", "thigh", [0.1, 0.5, 0.0]),
+            ("foot", "shin", [0.1, 0.08, 0.0]),
+            ("toe", "foot", [0.1, 0.0, 0.12]),
+        ];
+        let r = recognized_with_limbs(&body, ["L_", "R_"], &limb);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::Head), Some("spine.005"));
+        assert_eq!(at(B::Neck), Some("spine.004"));
+        assert_eq!(at(B::Jaw), Some("jaw"));
+    }
 
     #[test]
     fn spine_joints_that_go_out_and_come_back_are_no_part_of_the_spine() {
