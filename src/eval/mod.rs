@@ -12,7 +12,7 @@ mod locomotion;
 pub use contacts::SourceContacts;
 pub use locomotion::{LOCOMOTION_SPEED, Travel};
 
-use glam::{Affine3A, Quat, Vec3};
+use glam::{Quat, Vec3};
 
 use crate::filter::{DeviceFilter, DeviceFilterConfig};
 use crate::formats::Motion;
@@ -25,7 +25,7 @@ use crate::ik::vr::{VrIk, VrIkConfig, VrIkState, VrInput};
 use crate::retarget::{
     FromNormalized, JobError, MappedSkeleton, SourceRig, TargetRig, ToNormalized,
 };
-use crate::skeleton::{Joint, RestCorrection, Skeleton};
+use crate::skeleton::{HeldBone, Joint, RestCorrection, Skeleton, place_held};
 
 /// Why an evaluation cannot run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -61,8 +61,13 @@ type FeetSample = ([[Vec3; 2]; 2], [[f32; 2]; 2], [bool; 2]);
 /// scaled lower leg's end, an upper leg at the moved hips.
 pub fn scale_legs(mapped: &MappedSkeleton, factor: f32) -> Result<MappedSkeleton, EvalError> {
     use HumanBone as B;
-    let detached = mapped.map.detached_bones(&mapped.skeleton);
-    let is_detached = |joint: usize| detached.iter().any(|d| d.joint == joint);
+    let is_detached = |joint: usize| {
+        mapped
+            .correction
+            .held
+            .iter()
+            .any(|h| h.detached.joint == joint)
+    };
     let mut joints = mapped.skeleton.joints().to_vec();
     for bone in [B::LeftLowerLeg, B::RightLowerLeg, B::LeftFoot, B::RightFoot] {
         let joint = mapped.map.joint(bone).ok_or(EvalError::MissingBone(bone))?;
@@ -82,38 +87,33 @@ pub fn scale_legs(mapped: &MappedSkeleton, factor: f32) -> Result<MappedSkeleton
             *end *= factor;
         }
     }
-    // Each detached bone where its anchor holds it (parents first): a foot's place
-    // along its lower leg scales with the leg, an upper leg's place at the hips not.
-    let rest = mapped.skeleton.rest_world();
-    let held: Vec<(usize, usize, Vec3)> = detached
+    // Each detached bone where its anchor holds it: a foot's place along its lower
+    // leg scales with the leg, an upper leg's place at the hips not.
+    let held: Vec<HeldBone> = mapped
+        .correction
+        .held
         .iter()
-        .map(|d| {
-            let offset = rest[d.anchor]
-                .inverse()
-                .transform_point3(Vec3::from(rest[d.joint].translation));
-            let along = matches!(d.bone, B::LeftFoot | B::RightFoot);
-            (
-                d.joint,
-                d.anchor,
-                if along { offset * factor } else { offset },
-            )
+        .map(|h| match h.detached.bone {
+            B::LeftFoot | B::RightFoot => HeldBone {
+                offset: h.offset * factor,
+                ..*h
+            },
+            _ => *h,
         })
         .collect();
-    let place = |joints: &mut Vec<Joint>| -> Result<(), EvalError> {
-        for &(joint, anchor, offset) in &held {
-            let skeleton = Skeleton::new(joints.clone())?;
-            let world = skeleton.rest_world();
-            let at = world[anchor].transform_point3(offset);
-            let parent = skeleton
-                .parent(joint)
-                .map_or(Affine3A::IDENTITY, |p| world[p]);
-            if let Some(j) = joints.get_mut(joint) {
-                j.rest.translation = parent.inverse().transform_point3(at);
-            }
+    let place = |joints: &mut [Joint]| {
+        let mut translations: Vec<Vec3> = joints.iter().map(|j| j.rest.translation).collect();
+        place_held(
+            &mapped.skeleton,
+            &mapped.skeleton.rest_rotations(),
+            &mut translations,
+            &held,
+        );
+        for (j, t) in joints.iter_mut().zip(translations) {
+            j.rest.translation = t;
         }
-        Ok(())
     };
-    place(&mut joints)?;
+    place(&mut joints);
     // Keep the soles where they were: move the hips by the change in the lowest
     // foot point (ankle, toe or end site), so the floor stays put.
     let lowest_foot = |skeleton: &Skeleton| {
@@ -141,7 +141,7 @@ pub fn scale_legs(mapped: &MappedSkeleton, factor: f32) -> Result<MappedSkeleton
             j.rest.translation += up * rise;
         }
     }
-    place(&mut joints)?;
+    place(&mut joints);
     let skeleton = Skeleton::new(joints)?;
     let correction = RestCorrection::compute(&skeleton, &mapped.map);
     Ok(MappedSkeleton {

@@ -15,7 +15,7 @@ pub(crate) mod leaf_nub;
 pub mod recognize;
 pub mod rest;
 
-pub use rest::{BoneCorrection, RestCorrection, RestPose, TPoseSource};
+pub use rest::{BoneCorrection, HeldBone, RestCorrection, RestPose, TPoseSource, place_held};
 
 use glam::{Affine3A, Quat, Vec3};
 

@@ -120,6 +120,28 @@ pub struct HeldBone {
     pub offset: Vec3,
 }
 
+/// Sets the local translation of each `held` bone's joint so that it stands at its
+/// offset in its anchor's frame, for the local `rotations` and the other
+/// `translations`; parents first (an upper leg placed at the hips moves its lower
+/// leg, which a foot may be held to). The model-space transforms that result.
+pub fn place_held(
+    skeleton: &Skeleton,
+    rotations: &[Quat],
+    translations: &mut [Vec3],
+    held: &[HeldBone],
+) -> Vec<Affine3A> {
+    let mut world = skeleton.world_transforms(rotations, translations);
+    for held in held {
+        let at = world[held.detached.anchor].transform_point3(held.offset);
+        let parent = skeleton
+            .parent(held.detached.joint)
+            .map_or(Affine3A::IDENTITY, |p| world[p]);
+        translations[held.detached.joint] = parent.inverse().transform_point3(at);
+        world = skeleton.world_transforms(rotations, translations);
+    }
+    world
+}
+
 /// How a bone's T-pose direction is fixed.
 #[derive(Clone, Copy)]
 enum Rule {
@@ -470,18 +492,10 @@ impl RestCorrection {
         let turn = Affine3A::from_quat(self.facing);
         let locals = self.t_pose_locals(skeleton);
         let mut translations = skeleton.rest_translations();
-        let mut world = skeleton.world_transforms(&locals, &translations);
-        // Parents first: an upper leg placed at the hips moves its lower leg, which
-        // a foot may be held to.
-        for held in &self.held {
-            let at = world[held.detached.anchor].transform_point3(held.offset);
-            let parent = skeleton
-                .parent(held.detached.joint)
-                .map_or(Affine3A::IDENTITY, |p| world[p]);
-            translations[held.detached.joint] = parent.inverse().transform_point3(at);
-            world = skeleton.world_transforms(&locals, &translations);
-        }
-        world.into_iter().map(|w| turn * w).collect()
+        place_held(skeleton, &locals, &mut translations, &self.held)
+            .into_iter()
+            .map(|w| turn * w)
+            .collect()
     }
 
     /// The correction of one humanoid bone, if it was corrected.
