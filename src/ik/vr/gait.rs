@@ -21,6 +21,9 @@ pub(super) struct Gait {
     /// The sideways offset's own average over `sway_seconds` (a curving path, a
     /// user leaning to one side): the sway is about it.
     bias: f32,
+    /// Whether the body walks backwards (`turn_round`): the left of its path is
+    /// the body's right.
+    backward: bool,
     /// The side the body is over: 1 left, −1 right, 0 not known yet.
     side: f32,
     /// Seconds since the side last changed, and the smoothed time between changes.
@@ -96,7 +99,9 @@ impl Gait {
         let slow = self.slow.lerp(head, k);
         self.velocity = self.velocity.lerp((slow - self.slow) / dt, k);
         self.slow = slow;
-        let left = Vec3::Y.cross(self.velocity).normalize_or_zero();
+        // The body's left: the path's, or its right walking backwards.
+        let across = if self.backward { -Vec3::Y } else { Vec3::Y };
+        let left = across.cross(self.velocity).normalize_or_zero();
         let offset = (self.fast - self.slow - self.velocity * (tau - fast_tau)).dot(left);
         self.bias += (offset - self.bias) * k;
         let sway = offset - self.bias;
@@ -149,6 +154,18 @@ impl Gait {
         self.changed |= !first;
         self.side = side;
         (!first).then_some(side)
+    }
+
+    /// The body walks the other way round (backwards, or forwards again): the arms
+    /// are read along the opposite way from now on, and the body's left is the
+    /// other side of its path. What is kept of both turns round too, so that the
+    /// turn is neither a swing nor a sway.
+    pub(super) fn turn_round(&mut self) {
+        self.backward = !self.backward;
+        self.arms = -self.arms;
+        self.arms_rate = -self.arms_rate;
+        self.arms_raw_rate = -self.arms_raw_rate;
+        self.bias = -self.bias;
     }
 
     /// The side the body is over: 1 left, −1 right, 0 not known yet.
@@ -315,6 +332,30 @@ pub(super) mod tests {
             "{}",
             gait.half_stride
         );
+    }
+
+    #[test]
+    fn walking_backwards_the_sway_says_the_side_of_the_body_not_of_the_path() {
+        // Walking 1 m/s backwards (along −Z, the body facing +Z), swaying ±3 cm to
+        // the body's left (+X) and right every 1.2 s, the arms still: once turned
+        // round, the side read is the body's. The left of the path is the body's
+        // right: read across the path alone, the side would be the other foot.
+        let config = VrIkConfig::default();
+        let (dt, period, height) = (1.0 / 90.0, 1.2, 1.6);
+        let sway = |t: f32| 0.03 * (std::f32::consts::TAU * t / period).sin();
+        let head = |t: f32| Vec3::new(sway(t), 0.0, -t);
+        let mut gait = Gait::new(head(0.0), 0.0);
+        gait.turn_round();
+        let (mut agree, mut frames) = (0, 0);
+        for i in 1..=900 {
+            let t = i as f32 * dt;
+            gait.read(&config, head(t), 0.0, height, dt);
+            if t > 2.0 {
+                frames += 1;
+                agree += usize::from(gait.side == sway(t).signum());
+            }
+        }
+        assert!(agree as f32 > 0.8 * frames as f32, "{agree} of {frames}");
     }
 
     #[test]

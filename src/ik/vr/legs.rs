@@ -2,10 +2,11 @@
 //! to its planted foot (knee pole from the knee tracker, else forward between the
 //! hips' and the foot's facing), softened by `leg_softness`. A step
 //! lands on the foot's footprint (where it stands under the hips) `step_lead`
-//! seconds of the hips' forward motion ahead, along where the body goes (the head's
+//! seconds of the hips' motion ahead, along where the body goes (the head's
 //! direction of travel: on a curve the hips' facing lags it), lifted by
-//! `step_height`. While the hips move faster than `gait_speed` the feet walk
-//! (`Gait`): each change of the side the body is over (the arms' swing says, else
+//! `step_height`. While the hips move faster than `gait_speed`, forwards or
+//! backwards (the way turns round past half that speed the other way), the feet
+//! walk (`Gait`): each change of the side the body is over (the arms' swing says, else
 //! the head's sway; none within the shortest half stride of the last one) makes the
 //! other foot step, over a step's time at `walk_ratio` for the hips' speed; a foot
 //! still in the air then lands on its own time. When the head's vertical bob says
@@ -192,6 +193,9 @@ pub(super) struct Feet {
     hips_velocity: Vec3,
     /// Whether `hips_velocity` has been measured yet (from the second frame).
     measured: bool,
+    /// Whether the body walks backwards: the hips went back faster than half
+    /// `gait_speed`, and have not gone forward so fast since.
+    backward: bool,
     gait: Gait,
     /// The head's vertical bob: walking or running.
     bob: Bob,
@@ -214,17 +218,19 @@ impl Feet {
 struct HipsMotion {
     /// Where the hips are, avatar model space.
     at: Vec3,
-    /// Where the hips face, horizontal unit vector.
-    forward: Vec3,
+    /// The way the body walks: where the hips face, or the opposite walking
+    /// backwards (`Feet::backward`); horizontal unit vector.
+    axis: Vec3,
     /// Where the body goes: the head's direction of travel where it is within 60°
-    /// of `forward`, easing to `forward` at 90°; horizontal unit vector.
+    /// of `axis`, easing to `axis` at 90°; horizontal unit vector.
     heading: Vec3,
     /// How far the hips moved since the last frame, avatar metres.
     moved: Vec3,
-    /// The hips' smoothed speed forward, avatar metres per second (0 going back).
+    /// The hips' smoothed speed along `axis`, avatar metres per second (0 going
+    /// the other way).
     ahead: f32,
-    /// Upright and faster forward than `gait_speed` (or than half of it while the
-    /// arms swing): the feet walk.
+    /// Upright and faster along `axis` than `gait_speed` (or than half of it while
+    /// the arms swing): the feet walk.
     walking: bool,
     /// 0 → 1 from half `gait_speed` to `gait_speed` (0 when not upright): how much
     /// the steps lead.
@@ -258,7 +264,7 @@ impl PlaceLegs<'_> {
     pub(super) fn run(mut self) -> Result<(), IkError> {
         let mut hips = self.follow_hips();
         let head = horizontal(self.inputs.devices.head.position);
-        let arms = self.arms_ahead(hips.forward);
+        let arms = self.arms_ahead(hips.axis);
         let swayed =
             self.state
                 .gait
@@ -308,9 +314,11 @@ impl PlaceLegs<'_> {
         Ok(())
     }
 
-    /// The hips' position and smoothed forward speed (velocity smoothed over 0.1 s
-    /// from the first one measured), and whether that is walking: upright (the
-    /// hips above `UPRIGHT` of their rest height) and forward faster than
+    /// The hips' position and smoothed speed along the way the body walks (velocity
+    /// smoothed over 0.1 s from the first one measured; backwards once they go back
+    /// faster than half `gait_speed`, forwards again once they go forward so fast),
+    /// and whether that is walking: upright (the
+    /// hips above `UPRIGHT` of their rest height) and faster than
     /// `gait_speed`; `walk` eases it in from half that speed; and how much of a run
     /// the head's bob or the hips' speed says (`run`). The first frame starts the gait and the bob
     /// afresh.
@@ -318,28 +326,43 @@ impl PlaceLegs<'_> {
         let (c, height, dt) = (self.inputs.config, self.height, self.inputs.dt);
         let at = self.frame.position(HumanBone::Hips);
         let forward = self.inputs.turns.hips_yaw * Vec3::Z;
-        let arms = self.arms_ahead(forward);
         let leg = self.leg_length();
-        let state = &mut *self.state;
-        let moved = if self.started {
-            at - state.hips
+        let started = self.started;
+        let moved = if started {
+            at - self.state.hips
         } else {
             Vec3::ZERO
         };
-        if self.started {
+        if started {
+            let state = &mut *self.state;
             let v = horizontal(at - state.hips) / dt;
             // The smoothing starts from the first velocity measured, not from rest.
             let k = if state.measured { settle(dt, 0.1) } else { 1.0 };
             state.measured = true;
             state.hips_velocity = state.hips_velocity.lerp(v, k);
+            // The way turns round only past half `gait_speed` the other way: a
+            // standing user's small to and fro keeps it. The arms' swing is read
+            // along it (a walker's arms swing with the opposite leg either way),
+            // and the sway across the path, so the gait turns round with it.
+            let along = state.hips_velocity.dot(forward);
+            let turn = 0.5 * c.gait_speed * height;
+            if (state.backward && along > turn) || (!state.backward && along < -turn) {
+                state.backward = !state.backward;
+                state.gait.turn_round();
+            }
         } else {
+            let arms = self.arms_ahead(forward);
+            let state = &mut *self.state;
+            state.backward = false;
             state.hips_velocity = Vec3::ZERO;
             state.measured = false;
             state.gait = Gait::new(horizontal(self.inputs.devices.head.position), arms);
             state.bob = Bob::default();
         }
+        let state = &mut *self.state;
         state.hips = at;
-        let ahead = state.hips_velocity.dot(forward).max(0.0);
+        let axis = if state.backward { -forward } else { forward };
+        let ahead = state.hips_velocity.dot(axis).max(0.0);
         let upright = at.y > UPRIGHT * self.inputs.body.rest_hips_height();
         let walking = upright && ahead > c.gait_speed * height;
         let walk = if upright {
@@ -348,7 +371,7 @@ impl PlaceLegs<'_> {
             0.0
         };
         let travel = self.inputs.turns.travel;
-        let trust = (2.0 * travel.dot(forward)).clamp(0.0, 1.0);
+        let trust = (2.0 * travel.dot(axis)).clamp(0.0, 1.0);
         let devices = self.inputs.devices;
         let bob = state.bob.follow(devices.head.position.y, dt) / (GRAVITY * devices.scale);
         // A walker's stiff leg holds the body only while `v²/l` is under gravity:
@@ -362,8 +385,8 @@ impl PlaceLegs<'_> {
         };
         HipsMotion {
             at,
-            forward,
-            heading: forward.lerp(travel, trust).normalize_or(forward),
+            axis,
+            heading: axis.lerp(travel, trust).normalize_or(axis),
             moved,
             ahead,
             walking,
@@ -372,11 +395,11 @@ impl PlaceLegs<'_> {
         }
     }
 
-    /// How far the left hand (wrist) is ahead of the right along `forward`, avatar
+    /// How far the left hand (wrist) is ahead of the right along `axis`, avatar
     /// metres: what the arms' swing is read from.
-    fn arms_ahead(&self, forward: Vec3) -> f32 {
+    fn arms_ahead(&self, axis: Vec3) -> f32 {
         let [left, right] = self.inputs.devices.hands;
-        (left.position - right.position).dot(forward)
+        (left.position - right.position).dot(axis)
     }
 
     /// Where each untracked foot goes next: its footprint (where it stands under the

@@ -436,6 +436,65 @@ mod tests {
     }
 
     #[test]
+    fn a_walker_going_backwards_steps_back_with_the_gait() {
+        // Walking 1 m/s backwards (along −Z, facing +Z) with 0.55 s steps, the head
+        // swaying to the foot it is over and the arms swinging with the opposite
+        // leg (the left hand going back as the right foot steps back): once under
+        // way the feet step one after the other, a step each half stride, and land
+        // behind the hips (along the way the body goes) as much as they leave the
+        // floor in front of them: planted, they are on average within 8 cm of under
+        // the hips. Taken for a standing user's, the feet would step only once left
+        // behind, and trail the hips (17 cm).
+        let body = humanoid();
+        let cal = Calibration::of_body(&body, HEAD_TO_EYE);
+        let head0 = body.rest_position(HumanBone::Head);
+        let (step, speed) = (0.55, 1.0);
+        let mut state = VrIkState::default();
+        let mut pose = HumanoidPose::default();
+        let (mut along, mut planted, mut steps) = (0.0, 0, [0; 2]);
+        let mut was_planted = [true; 2];
+        for i in 0..720 {
+            let t = i as f32 * RUN_DT;
+            let phase = std::f32::consts::PI * t / step;
+            // Over the left foot (+X) while `phase.sin()` is positive.
+            let head = head0 + Vec3::new(0.03 * phase.sin(), 0.0, -speed * t);
+            let swing = 0.15 * phase.cos();
+            let hand =
+                |x: f32, z: f32| DevicePose::new(head + Vec3::new(x, -0.55, z), Quat::IDENTITY);
+            let input = VrInput {
+                head: DevicePose::new(head + HEAD_TO_EYE, Quat::IDENTITY),
+                hands: [hand(0.2, 0.1 + swing), hand(-0.2, 0.1 - swing)],
+                ..VrInput::default()
+            };
+            solve(&body, &cal, &input, RUN_DT, &mut state, &mut pose);
+            let hips = state.frame.position(HumanBone::Hips);
+            for (side, bone) in [HumanBone::LeftFoot, HumanBone::RightFoot]
+                .into_iter()
+                .enumerate()
+            {
+                let now = state.is_planted(side);
+                if t > 2.0 {
+                    steps[side] += usize::from(was_planted[side] && !now);
+                    if now {
+                        along += -(state.frame.position(bone).z - hips.z);
+                        planted += 1;
+                    }
+                }
+                was_planted[side] = now;
+            }
+        }
+        let mean = along / planted as f32;
+        assert!(
+            mean.abs() < 0.08,
+            "planted feet {mean} m along the way from the hips"
+        );
+        // 6 s: about 5.5 steps a foot.
+        for n in steps {
+            assert!((5..=6).contains(&n), "steps {steps:?}");
+        }
+    }
+
+    #[test]
     fn a_runner_whose_head_barely_bobs_lands_under_the_body() {
         // The runner of `a_runner_lands_under_the_body_and_flies_between_steps`
         // (3.5 m/s, Froude 1.5 on this body's 0.82 m legs), its head bobbing a tenth
