@@ -10,8 +10,13 @@
 //! its height the `floor_percentile` low percentile of the soles over the tilted
 //! plane. A foot's contact is `ik::mocap::FootContact`'s test over that floor under
 //! the ankle on the source's hips height, frame after frame, as mocap mode runs it
-//! live on the floor it follows. Pure code over frames already retargeted to
-//! normalized poses.
+//! live on the floor it follows. Where the take stands on something (a box, a
+//! step, a stage: `RaisedLevels`), the floor under a foot is that level: a patch
+//! of `LEVEL_CELL` hips heights whose slow soles stand, at their `floor_percentile`
+//! low percentile, `RAISED` hips heights or more above the plane, on `LEVEL_SECONDS`
+//! of frames or more. Pure code over frames already retargeted to normalized poses.
+
+use std::collections::HashMap;
 
 use glam::{Vec2, Vec3};
 
@@ -27,6 +32,17 @@ const LEVEL_SPREAD: f32 = 0.5;
 /// The steepest floor read, rise over run (about 3°): a steeper trend of the soles
 /// is the motion's (a climb), not the floor's.
 const MAX_TILT: f32 = 0.05;
+
+/// The side of a patch of floor that has one level, hips heights: about a foot's
+/// length.
+const LEVEL_CELL: f32 = 0.25;
+/// A patch stands this far above the plane or more, hips heights (9 cm of a 0.9 m
+/// hips height, about half a stair's rise), before it is a raised level: closer, it
+/// is the plane, and a level take's contacts are the plane's alone.
+const RAISED: f32 = 0.1;
+/// Slow soles over this long in all stand on a patch before its level is read,
+/// seconds: a stance or two, not a foot passing slowly.
+const LEVEL_SECONDS: f32 = 0.3;
 
 /// Where the source's feet are on each frame, collected before `finish`.
 #[derive(Debug, Clone, Default)]
@@ -112,16 +128,86 @@ impl SourceContacts {
         self.floor = over.get(at).copied().unwrap_or(0.0);
         let rest = [HumanBone::LeftFoot, HumanBone::RightFoot].map(|f| body.rest_height(f));
         let (floor, tilt, centre) = (self.floor, self.tilt, self.centre);
+        let plane = |at: Vec2| floor + tilt.dot(at - centre);
+        let levels = self.raised_levels(&speeds, plane, times, hips_height, config);
         self.contacts = (self.ankles.iter().zip(&speeds))
             .map(|(ankles, speeds)| {
                 [0, 1].map(|side| {
-                    let ankle = ankles[side].0;
-                    let under = floor + tilt.dot(Vec2::new(ankle.x, ankle.z) - centre);
+                    let (ankle, sole) = ankles[side];
+                    let under = plane(Vec2::new(ankle.x, ankle.z))
+                        + levels.above_plane(Vec2::new(sole.x, sole.z));
                     let height = ankle.y - under - rest[side];
                     feet[side].update(speeds[side].ankle, height, hips_height, config)
                 })
             })
             .collect();
+    }
+}
+
+impl SourceContacts {
+    /// The patches the take stands on above the `plane` (module header), from every
+    /// slow sole (both feet of every frame).
+    fn raised_levels(
+        &self,
+        speeds: &[[FootSpeeds; 2]],
+        plane: impl Fn(Vec2) -> f32,
+        times: &[f32],
+        hips_height: f32,
+        config: &MocapIkConfig,
+    ) -> RaisedLevels {
+        let cell = LEVEL_CELL * hips_height;
+        let mut patches: HashMap<(i32, i32), (Vec<f32>, f32)> = HashMap::new();
+        for (i, ((soles, speeds), ankles)) in
+            (self.soles.iter().zip(speeds).zip(&self.ankles)).enumerate()
+        {
+            let dt = frame_interval(times, i);
+            for side in 0..2 {
+                let at = ankles[side].1;
+                let at = Vec2::new(at.x, at.z);
+                if soles[side].is_finite() && is_slow(speeds[side].sole, hips_height, config) {
+                    let patch = patches.entry(RaisedLevels::patch(at, cell)).or_default();
+                    patch.0.push(soles[side] - plane(at));
+                    patch.1 += dt;
+                }
+            }
+        }
+        let p = config.floor_percentile.clamp(0.0, 1.0);
+        let raised = patches
+            .into_iter()
+            .filter(|(_, (_, seconds))| *seconds >= LEVEL_SECONDS)
+            .filter_map(|(key, (mut over, _))| {
+                over.sort_by(f32::total_cmp);
+                let at = ((over.len().saturating_sub(1)) as f32 * p).round() as usize;
+                let level = over.get(at).copied()?;
+                (level >= RAISED * hips_height).then_some((key, level))
+            })
+            .collect();
+        RaisedLevels { cell, raised }
+    }
+}
+
+/// Patches of the take's floor above its plane (`SourceContacts::raised_levels`).
+struct RaisedLevels {
+    /// A patch's side, source metres.
+    cell: f32,
+    /// Per patch (its index along X and Z), how far it stands above the plane.
+    raised: HashMap<(i32, i32), f32>,
+}
+
+impl RaisedLevels {
+    /// The patch a place (X, Z) is on.
+    fn patch(at: Vec2, cell: f32) -> (i32, i32) {
+        let i = (at / cell.max(1e-6)).floor();
+        (i.x as i32, i.y as i32)
+    }
+
+    /// How far the floor at `at` (X, Z) stands above the plane: a raised patch's
+    /// level, else 0.
+    fn above_plane(&self, at: Vec2) -> f32 {
+        self.raised
+            .get(&Self::patch(at, self.cell))
+            .copied()
+            .unwrap_or(0.0)
     }
 }
 
@@ -216,6 +302,41 @@ mod tests {
         for (i, [left, right]) in contacts.contacts.iter().enumerate() {
             assert_eq!(*right, i > 0, "frame {i}");
             assert_eq!(*left, i > 0 && times[i] <= 0.5, "frame {i}");
+        }
+    }
+
+    #[test]
+    fn a_foot_standing_on_a_box_is_in_contact_with_the_box() {
+        // 4 s at 40 Hz: the right foot stands on the floor throughout; the left
+        // stands on the floor for 1 s, steps up 1 m ahead onto a box 40 cm high over
+        // 0.5 s, stands there 1 s, and steps back down. Its stance on the box is a
+        // contact (but for its first frame, the foot still moving into it): the
+        // plane alone would put it 40 cm over the floor.
+        let body = body();
+        let times: Vec<f32> = (0..160).map(|i| i as f32 / 40.0).collect();
+        let left = |t: f32| {
+            let up = match t {
+                t if t < 1.0 => 0.0,
+                t if t < 1.5 => (t - 1.0) / 0.5,
+                t if t < 2.5 => 1.0,
+                t if t < 3.0 => 1.0 - (t - 2.5) / 0.5,
+                _ => 0.0,
+            };
+            Vec3::new(0.1, 0.08 + 0.4 * up, up)
+        };
+        let mut contacts = SourceContacts::with_capacity(times.len());
+        for t in &times {
+            contacts.push(&feet_at(left(*t), Vec3::new(-0.1, 0.08, 0.0)), &body);
+        }
+        contacts.finish(&body, &times, &MocapIkConfig::default());
+        assert!(contacts.floor.abs() < 1e-5, "{}", contacts.floor);
+        for (i, t) in times.iter().enumerate() {
+            if *t > 1.55 && *t < 2.5 {
+                assert!(contacts.contacts[i][0], "frame {i} on the box");
+            }
+            if *t > 1.1 && *t < 1.4 {
+                assert!(!contacts.contacts[i][0], "frame {i} stepping up");
+            }
         }
     }
 
