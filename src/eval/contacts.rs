@@ -12,9 +12,10 @@
 //! the ankle on the source's hips height, frame after frame, as mocap mode runs it
 //! live on the floor it follows. Where the take stands on something (a box, a
 //! step, a stage: `RaisedLevels`), the floor under a foot is that level: a patch
-//! of `LEVEL_CELL` hips heights whose slow soles stand, at their `floor_percentile`
-//! low percentile, `RAISED` hips heights or more above the plane, on `LEVEL_SECONDS`
-//! of frames or more. Pure code over frames already retargeted to normalized poses.
+//! of `ik::mocap::LEVEL_CELL` hips heights on which soles stood (slow for
+//! `STANDING` on end) `RAISED` hips heights or more above the plane for
+//! `LEVEL_SECONDS` or more, at the lowest of them (mocap mode's live patches, `ik::mocap`'s `levels`, over the whole clip).
+//! Pure code over frames already retargeted to normalized poses.
 
 use std::collections::HashMap;
 
@@ -22,7 +23,10 @@ use glam::{Vec2, Vec3};
 
 use crate::humanoid::HumanBone;
 use crate::ik::body::{BodyFrame, BodyProportions};
-use crate::ik::mocap::{FootContact, FootSpeeds, MocapIkConfig, is_slow, sole_height, sole_joint};
+use crate::ik::mocap::{
+    FootContact, FootSpeeds, LEVEL_CELL, LEVEL_SECONDS, MocapIkConfig, RAISED, STANDING, is_slow,
+    level_under, patch_of, sole_height, sole_joint,
+};
 
 use super::frame_interval;
 
@@ -32,17 +36,6 @@ const LEVEL_SPREAD: f32 = 0.5;
 /// The steepest floor read, rise over run (about 3°): a steeper trend of the soles
 /// is the motion's (a climb), not the floor's.
 const MAX_TILT: f32 = 0.05;
-
-/// The side of a patch of floor that has one level, hips heights: about a foot's
-/// length.
-const LEVEL_CELL: f32 = 0.25;
-/// A patch stands this far above the plane or more, hips heights (9 cm of a 0.9 m
-/// hips height, about half a stair's rise), before it is a raised level: closer, it
-/// is the plane, and a level take's contacts are the plane's alone.
-const RAISED: f32 = 0.1;
-/// Slow soles over this long in all stand on a patch before its level is read,
-/// seconds: a stance or two, not a foot passing slowly.
-const LEVEL_SECONDS: f32 = 0.3;
 
 /// Where the source's feet are on each frame, collected before `finish`.
 #[derive(Debug, Clone, Default)]
@@ -130,12 +123,13 @@ impl SourceContacts {
         let (floor, tilt, centre) = (self.floor, self.tilt, self.centre);
         let plane = |at: Vec2| floor + tilt.dot(at - centre);
         let levels = self.raised_levels(&speeds, plane, times, hips_height, config);
-        self.contacts = (self.ankles.iter().zip(&speeds))
-            .map(|(ankles, speeds)| {
+        self.contacts = (self.ankles.iter().zip(&speeds).zip(&self.soles))
+            .map(|((ankles, speeds), soles)| {
                 [0, 1].map(|side| {
                     let (ankle, sole) = ankles[side];
+                    let at = Vec2::new(sole.x, sole.z);
                     let under = plane(Vec2::new(ankle.x, ankle.z))
-                        + levels.above_plane(Vec2::new(sole.x, sole.z));
+                        + levels.above_plane(at, soles[side] - plane(at));
                     let height = ankle.y - under - rest[side];
                     feet[side].update(speeds[side].ankle, height, hips_height, config)
                 })
@@ -146,7 +140,7 @@ impl SourceContacts {
 
 impl SourceContacts {
     /// The patches the take stands on above the `plane` (module header), from every
-    /// slow sole (both feet of every frame).
+    /// standing sole (both feet of every frame).
     fn raised_levels(
         &self,
         speeds: &[[FootSpeeds; 2]],
@@ -156,31 +150,32 @@ impl SourceContacts {
         config: &MocapIkConfig,
     ) -> RaisedLevels {
         let cell = LEVEL_CELL * hips_height;
-        let mut patches: HashMap<(i32, i32), (Vec<f32>, f32)> = HashMap::new();
+        // Per patch: the lowest raised standing sole over the plane, and for how long.
+        let mut patches: HashMap<(i32, i32), (f32, f32)> = HashMap::new();
+        let mut slow_for = [0.0f32; 2];
         for (i, ((soles, speeds), ankles)) in
             (self.soles.iter().zip(speeds).zip(&self.ankles)).enumerate()
         {
             let dt = frame_interval(times, i);
             for side in 0..2 {
-                let at = ankles[side].1;
-                let at = Vec2::new(at.x, at.z);
-                if soles[side].is_finite() && is_slow(speeds[side].sole, hips_height, config) {
-                    let patch = patches.entry(RaisedLevels::patch(at, cell)).or_default();
-                    patch.0.push(soles[side] - plane(at));
-                    patch.1 += dt;
+                let at = Vec2::new(ankles[side].1.x, ankles[side].1.z);
+                let over = soles[side] - plane(at);
+                slow_for[side] = match is_slow(speeds[side].sole, hips_height, config) {
+                    true => slow_for[side] + dt,
+                    false => 0.0,
+                };
+                if over.is_finite() && over >= RAISED * hips_height && slow_for[side] >= STANDING {
+                    let patch = patches
+                        .entry(patch_of(at, cell))
+                        .or_insert((f32::INFINITY, 0.0));
+                    *patch = (patch.0.min(over), patch.1 + dt);
                 }
             }
         }
-        let p = config.floor_percentile.clamp(0.0, 1.0);
         let raised = patches
             .into_iter()
             .filter(|(_, (_, seconds))| *seconds >= LEVEL_SECONDS)
-            .filter_map(|(key, (mut over, _))| {
-                over.sort_by(f32::total_cmp);
-                let at = ((over.len().saturating_sub(1)) as f32 * p).round() as usize;
-                let level = over.get(at).copied()?;
-                (level >= RAISED * hips_height).then_some((key, level))
-            })
+            .map(|(key, (level, _))| (key, level))
             .collect();
         RaisedLevels { cell, raised }
     }
@@ -190,24 +185,16 @@ impl SourceContacts {
 struct RaisedLevels {
     /// A patch's side, source metres.
     cell: f32,
-    /// Per patch (its index along X and Z), how far it stands above the plane.
+    /// Per patch (`ik::mocap::patch_of`), how far it stands above the plane.
     raised: HashMap<(i32, i32), f32>,
 }
 
 impl RaisedLevels {
-    /// The patch a place (X, Z) is on.
-    fn patch(at: Vec2, cell: f32) -> (i32, i32) {
-        let i = (at / cell.max(1e-6)).floor();
-        (i.x as i32, i.y as i32)
-    }
-
-    /// How far the floor at `at` (X, Z) stands above the plane: a raised patch's
-    /// level, else 0.
-    fn above_plane(&self, at: Vec2) -> f32 {
-        self.raised
-            .get(&Self::patch(at, self.cell))
-            .copied()
-            .unwrap_or(0.0)
+    /// How far the floor under a sole at `at` (X, Z), `sole` above the plane, stands
+    /// above the plane: a raised patch's level under it or beside it
+    /// (`ik::mocap::level_under`), else 0.
+    fn above_plane(&self, at: Vec2, sole: f32) -> f32 {
+        level_under(at, sole, self.cell, |key| self.raised.get(&key).copied()).unwrap_or(0.0)
     }
 }
 

@@ -21,8 +21,9 @@
 //! without toes), followed live (`floor::LiveFloor`): a jump does not lift it.
 //!
 //! Whether a foot is in contact is `contact::FootContact`'s test on the source's
-//! foot over that floor (slow and near its rest height, with a margin to leave
-//! contact), the same test `eval` runs on the whole clip; the first contact frame
+//! foot over the floor under it (slow and near its rest height, with a margin to
+//! leave contact; on a box or a step the source stood on, that level:
+//! `levels::RaisedPatches`), the same test `eval` runs on the whole clip; the first contact frame
 //! plants the foot there, and it stays there until contact ends, then eases back to
 //! its target over `release_seconds`. The hips go down as far as needed (at most
 //! `max_hips_drop` hips heights) for every foot target to be within the leg's reach.
@@ -33,16 +34,19 @@
 
 mod contact;
 mod floor;
+mod levels;
 
 pub use contact::{FootContact, FootSpeeds, is_slow};
+pub use levels::{LEVEL_CELL, LEVEL_SECONDS, RAISED, STANDING, level_under, patch_of};
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec2, Vec3};
 
 use super::IkError;
 use super::body::{BodyFrame, BodyProportions, LIMBS, Limb, TORSO};
 use super::limb::LimbIk;
 use crate::humanoid::{HumanBone, HumanoidPose};
 use floor::LiveFloor;
+use levels::RaisedPatches;
 
 /// The toes, left then right.
 const TOES: [HumanBone; 2] = [HumanBone::LeftToes, HumanBone::RightToes];
@@ -135,6 +139,8 @@ struct FootState {
     /// Where a released foot was planted, and how much of it is left (1 → 0).
     released_from: Vec3,
     release: f32,
+    /// How long the source's sole has been slow on end, seconds.
+    slow_for: f32,
 }
 
 /// What mocap mode carries from frame to frame for one performer, and its scratch
@@ -142,8 +148,9 @@ struct FootState {
 #[derive(Debug, Clone, Default)]
 pub struct MocapIkState {
     feet: [FootState; 2],
-    /// The source's floor.
+    /// The source's floor, and what stands above it.
     floor: LiveFloor,
+    levels: RaisedPatches,
     /// Forward kinematics of the pose on the source's body: the hips, spine, chest,
     /// upperChest, `LIMBS` and toes only (the neck, head, eyes, jaw and fingers are
     /// stale).
@@ -172,28 +179,36 @@ impl MocapIkState {
     pub fn reset(&mut self) {
         self.feet = Default::default();
         self.floor.reset();
+        self.levels.reset();
     }
 
-    /// Follows the source's floor by one frame and decides each foot's contact
-    /// (module header); returns the floor.
+    /// Follows the source's floor and its raised patches by one frame and decides
+    /// each foot's contact over the floor under its sole (module header); returns the
+    /// floor.
     fn follow_feet(&mut self, source: &BodyProportions, dt: f32, config: &MocapIkConfig) -> f32 {
         let hips_height = source.rest_hips_height();
         let (mut slow_sole, mut lowest_sole, mut highest_sole) =
             (None::<f32>, f32::INFINITY, f32::NEG_INFINITY);
         let mut speeds = [FootSpeeds::default(); 2];
+        // Per foot: where its sole is (X, Z), its height, and whether it stands.
+        let mut soles = [(Vec2::ZERO, 0.0, false); 2];
         for (side, (_, foot)) in FEET.into_iter().enumerate() {
             let frame = &self.source_frame;
-            let (ankle, sole) = (
+            let (ankle, sole_at) = (
                 frame.position(foot),
                 frame.position(sole_joint(source, side)),
             );
-            speeds[side] = self.feet[side].contact.track(ankle, sole, dt);
+            speeds[side] = self.feet[side].contact.track(ankle, sole_at, dt);
             let sole = sole_height(frame, source, side);
             lowest_sole = lowest_sole.min(sole);
             highest_sole = highest_sole.max(sole);
-            if is_slow(speeds[side].sole, hips_height, config) {
+            let slow = is_slow(speeds[side].sole, hips_height, config);
+            if slow {
                 slow_sole = Some(slow_sole.map_or(sole, |s| s.min(sole)));
             }
+            let slow_for = &mut self.feet[side].slow_for;
+            *slow_for = if slow { *slow_for + dt } else { 0.0 };
+            soles[side] = (Vec2::new(sole_at.x, sole_at.z), sole, *slow_for >= STANDING);
         }
         let floor = self.floor.follow(
             slow_sole,
@@ -202,8 +217,16 @@ impl MocapIkState {
             hips_height,
             config,
         );
+        self.levels.next_frame();
+        for (at, sole, standing) in soles {
+            if standing {
+                self.levels.take(at, sole, floor, dt, hips_height);
+            }
+        }
         for (side, (_, foot)) in FEET.into_iter().enumerate() {
-            let height = self.source_frame.position(foot).y - floor - source.rest_height(foot);
+            let (at, sole, _) = soles[side];
+            let under = self.levels.floor_under(at, sole, floor, hips_height);
+            let height = self.source_frame.position(foot).y - under - source.rest_height(foot);
             self.feet[side]
                 .contact
                 .update(speeds[side].ankle, height, hips_height, config);
@@ -593,6 +616,56 @@ mod tests {
         }
         let foot = on_floor.position(HumanBone::LeftFoot);
         assert!((foot.y - 0.08).abs() < 1e-3, "{foot}");
+    }
+
+    #[test]
+    fn a_foot_standing_on_a_box_is_planted_once_the_box_is_known() {
+        // The right foot on the floor, the left up on a box: the thigh raised 60°
+        // and the shin hanging straight down puts its ankle 22.5 cm over its rest
+        // height, more than `contact_height` (10 cm). Standing there, it is planted
+        // once it has stood for `STANDING` and the patch for `LEVEL_SECONDS` (the
+        // box's level), not before.
+        let source = body(Some(0.12));
+        let config = MocapIkConfig::default();
+        let mut state = MocapIkState::default();
+        let mut pose = HumanoidPose::default();
+        pose.hips_position = Vec3::Y;
+        pose.set_rotation(
+            HumanBone::LeftUpperLeg,
+            Quat::from_rotation_x(-60f32.to_radians()),
+        );
+        pose.set_rotation(
+            HumanBone::LeftLowerLeg,
+            Quat::from_rotation_x(60f32.to_radians()),
+        );
+        let dt = 1.0 / 60.0;
+        let mut planted_at = None;
+        for i in 0..60 {
+            let mut solved = pose;
+            MocapIk {
+                config: &config,
+                source: &source,
+                target: &source,
+                dt,
+                state: &mut state,
+                pose: &mut solved,
+            }
+            .run()
+            .expect("runs");
+            let ankle = state.source_frame.position(HumanBone::LeftFoot);
+            assert!((ankle.y - 0.305).abs() < 1e-3, "{ankle}");
+            assert!(state.is_planted(1) || i == 0, "frame {i}");
+            if state.is_planted(0) && planted_at.is_none() {
+                planted_at = Some(i as f32 * dt);
+            }
+        }
+        let known = STANDING + LEVEL_SECONDS;
+        let at = planted_at.expect("planted on the box");
+        assert!(
+            at >= known - 2.0 * dt && at <= known + 2.0 * dt,
+            "planted at {at} s"
+        );
+        assert!(state.is_planted(0));
     }
 
     #[test]

@@ -1,0 +1,218 @@
+//! Raised patches of the source's floor, followed live (`RaisedPatches`): where the
+//! take stands on something (a box, a step, a stage), the floor under a foot there
+//! is that level, not the floor the feet stood on over the last seconds. The floor
+//! is cut into square patches of `LEVEL_CELL` hips heights (about a foot's length);
+//! a sole standing (slow, `contact::is_slow`, for `STANDING` seconds on end)
+//! `RAISED` hips heights or more above the floor counts for its patch, and a patch is
+//! raised once such soles have stood on it for `LEVEL_SECONDS` in all, at the lowest
+//! of them. A box's top or a step is flat: a patch not raised itself takes the
+//! level of a raised patch beside it (the one nearest the sole's height), so a
+//! foot stepping on across a box stands on it from its first step onto a new patch.
+//! A foot lifted in place (jogging or marching on the spot) is slow for a
+//! moment at the top of each lift, over the same patch every time: standing is what
+//! tells a box from that. `eval` reads the same
+//! patches over a whole clip, so the live contacts and the evaluation's differ only
+//! in what the live patches have seen so far.
+//!
+//! The patches are kept in a fixed table of `PATCHES`, the least recently stood on
+//! giving way to a new one (no heap: it runs on the solver thread). Only raised
+//! soles are kept, so the table holds the tops of boxes and steps, not the floor.
+//! Hand-written: a dozen lines over a fixed array, where a map crate would allocate.
+
+use glam::Vec2;
+
+/// The side of a patch of floor that has one level, hips heights: about a foot's
+/// length.
+pub const LEVEL_CELL: f32 = 0.25;
+
+/// A patch stands this far above the floor or more, hips heights (9 cm of a 0.9 m
+/// hips height, about half a stair's rise), before it is a raised level: closer, it
+/// is the floor, and a level take's contacts are the floor's alone.
+pub const RAISED: f32 = 0.1;
+
+/// Soles stand on a patch this long in all before its level is read, seconds: a
+/// stance or two, not a foot passing slowly.
+pub const LEVEL_SECONDS: f32 = 0.3;
+
+/// A sole slow this long on end stands, seconds: a stance lasts a few tenths of a
+/// second; a lifted foot turns at the top of its lift within a few hundredths.
+pub const STANDING: f32 = 0.1;
+
+/// How many raised patches are kept (a 1.5 m by 1 m box top on a 1 m hips height
+/// is 24).
+const PATCHES: usize = 128;
+
+/// The patch a place (X, Z, metres) is on, for patches `cell` metres across.
+#[must_use]
+pub fn patch_of(at: Vec2, cell: f32) -> (i32, i32) {
+    let i = (at / cell.max(1e-6)).floor();
+    (i.x as i32, i.y as i32)
+}
+
+/// The level under a sole at `at` (X, Z) at the height `sole`, for patches `cell`
+/// across whose raised levels `level_of` gives: its own patch's, else the level of
+/// the patch beside it nearest `sole`; `None` on the floor.
+pub fn level_under(
+    at: Vec2,
+    sole: f32,
+    cell: f32,
+    level_of: impl Fn((i32, i32)) -> Option<f32>,
+) -> Option<f32> {
+    let (x, z) = patch_of(at, cell);
+    level_of((x, z)).or_else(|| {
+        (-1..=1)
+            .flat_map(|dx| (-1..=1).map(move |dz| (x + dx, z + dz)))
+            .filter_map(&level_of)
+            .min_by(|a, b| (a - sole).abs().total_cmp(&(b - sole).abs()))
+    })
+}
+
+/// One raised patch; empty while `seconds` is 0.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct Patch {
+    key: (i32, i32),
+    /// The lowest raised slow sole on it, source model metres.
+    level: f32,
+    /// How long raised slow soles have stood on it, seconds.
+    seconds: f32,
+    /// The frame it was last stood on.
+    used: u64,
+}
+
+/// The raised patches of one performer's source (module header).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RaisedPatches {
+    patches: [Patch; PATCHES],
+    /// Frames taken so far.
+    frame: u64,
+    /// Whether any patch was stood on (a level take's frames look nothing up).
+    any: bool,
+}
+
+impl Default for RaisedPatches {
+    fn default() -> Self {
+        Self {
+            patches: [Patch::default(); PATCHES],
+            frame: 0,
+            any: false,
+        }
+    }
+}
+
+impl RaisedPatches {
+    /// Forgets every patch (after a jump in the stream).
+    pub fn reset(&mut self) {
+        *self = Self::default();
+    }
+
+    /// Starts a frame.
+    pub fn next_frame(&mut self) {
+        self.frame += 1;
+    }
+
+    /// Takes a standing sole (`STANDING`) at `at` (X, Z) at the height `sole` (both
+    /// source model metres) over `floor` for `dt` seconds: kept when `RAISED` or more
+    /// above it.
+    pub fn take(&mut self, at: Vec2, sole: f32, floor: f32, dt: f32, hips_height: f32) {
+        if !(sole.is_finite() && at.is_finite()) || sole - floor < RAISED * hips_height {
+            return;
+        }
+        let key = patch_of(at, LEVEL_CELL * hips_height);
+        let found = self
+            .patches
+            .iter()
+            .position(|p| p.seconds > 0.0 && p.key == key);
+        let k = found.unwrap_or_else(|| {
+            // An empty patch, else the least recently stood on.
+            (0..PATCHES)
+                .min_by_key(|&k| (self.patches[k].seconds > 0.0, self.patches[k].used))
+                .unwrap_or(0)
+        });
+        let p = &mut self.patches[k];
+        if found.is_none() {
+            *p = Patch {
+                key,
+                level: sole,
+                ..Patch::default()
+            };
+        }
+        p.level = p.level.min(sole);
+        p.seconds += dt.max(0.0);
+        p.used = self.frame;
+        self.any = true;
+    }
+
+    /// The floor under a sole at `at` (X, Z) at the height `sole`: the level of a
+    /// raised patch (stood on for `LEVEL_SECONDS`, still `RAISED` above `floor`)
+    /// under it or beside it (`level_under`), else `floor`.
+    #[must_use]
+    pub fn floor_under(&self, at: Vec2, sole: f32, floor: f32, hips_height: f32) -> f32 {
+        if !self.any {
+            return floor;
+        }
+        let level_of = |key: (i32, i32)| {
+            self.patches
+                .iter()
+                .find(|p| p.seconds >= LEVEL_SECONDS && p.key == key)
+                .map(|p| p.level)
+                .filter(|level| level - floor >= RAISED * hips_height)
+        };
+        level_under(at, sole, LEVEL_CELL * hips_height, level_of).unwrap_or(floor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_patch_is_raised_once_stood_on_long_enough_and_only_there() {
+        let mut patches = RaisedPatches::default();
+        let (dt, h) = (1.0 / 60.0, 1.0);
+        let on_box = Vec2::new(0.1, 1.1);
+        // 0.25 s on a box 40 cm up: not yet a level.
+        for _ in 0..15 {
+            patches.next_frame();
+            patches.take(on_box, 0.4, 0.0, dt, h);
+        }
+        assert_eq!(patches.floor_under(on_box, 0.4, 0.0, h), 0.0);
+        for _ in 0..6 {
+            patches.next_frame();
+            patches.take(on_box, 0.41, 0.0, dt, h);
+        }
+        assert_eq!(patches.floor_under(on_box, 0.4, 0.0, h), 0.4);
+        // On across the box, its level; two patches on, the floor; a floor risen to
+        // the box leaves no level.
+        assert_eq!(
+            patches.floor_under(on_box + Vec2::X * 0.2, 0.4, 0.0, h),
+            0.4
+        );
+        assert_eq!(
+            patches.floor_under(on_box + Vec2::X * 0.6, 0.4, 0.0, h),
+            0.0
+        );
+        assert_eq!(patches.floor_under(on_box, 0.4, 0.35, h), 0.35);
+        // A sole a little over the floor is no level.
+        for _ in 0..60 {
+            patches.next_frame();
+            patches.take(Vec2::ZERO, 0.05, 0.0, dt, h);
+        }
+        assert_eq!(patches.floor_under(Vec2::ZERO, 0.05, 0.0, h), 0.0);
+    }
+
+    #[test]
+    fn a_full_table_gives_way_to_the_newest_patch() {
+        let mut patches = RaisedPatches::default();
+        let (dt, h) = (0.1, 1.0);
+        for i in 0..=PATCHES {
+            let at = Vec2::new(i as f32 * 2.0 * LEVEL_CELL + 0.01, 0.01);
+            for _ in 0..4 {
+                patches.next_frame();
+                patches.take(at, 0.5, 0.0, dt, h);
+            }
+        }
+        let newest = Vec2::new(PATCHES as f32 * 2.0 * LEVEL_CELL + 0.01, 0.01);
+        assert_eq!(patches.floor_under(newest, 0.5, 0.0, h), 0.5);
+        assert_eq!(patches.floor_under(Vec2::new(0.01, 0.01), 0.5, 0.0, h), 0.0);
+    }
+}
