@@ -2,12 +2,16 @@
 //! estimated from video put the pelvis at the origin, with the feet a leg's length
 //! under it. Hips motion is read against the origin (as every player reads it), so
 //! played as it is such a take sinks an avatar's hips to the floor and its legs
-//! through it. When the lowest point of the take (any joint or end site the figure
-//! can stand on, `Skeleton::floor_ends`, over every frame) is farther below the
-//! origin than `BELOW_SHARE` of the figure's height, the root is lifted in every
-//! frame so that point is on the floor. Captures whose feet go a few centimetres
-//! through their floor stay as they are. Pure: the converted skeleton and motion in,
-//! the lifted motion and the note out.
+//! through it. When the take stands below the origin (the lowest point of its
+//! median frame, any joint or end site the figure can stand on, `Skeleton::
+//! floor_ends`, is farther below the origin than `BELOW_SHARE` of the figure's
+//! height), the root is lifted in every frame so that the take's lowest point over
+//! every frame is on the floor. Captures whose feet go a few centimetres through
+//! their floor stay as they are, and so do takes that stand on the origin and go
+//! below it only for a while: a walk on uneven ground stepping down into a dip, a
+//! dancer's glitch throwing a foot through the floor (lifting those by their lowest
+//! point would float every other frame above the floor). Pure: the converted
+//! skeleton and motion in, the lifted motion and the note out.
 
 use glam::Vec3;
 
@@ -19,9 +23,10 @@ use crate::skeleton::Skeleton;
 /// by a few centimetres, never a leg's length.
 const BELOW_SHARE: f32 = 0.1;
 
-/// Lifts every frame's root so the take's lowest point is on the floor, when it is
-/// farther below the origin than `BELOW_SHARE` of the rest figure's height (internal
-/// space, +Y up); returns the note that says how far. `None` leaves the take as it is.
+/// Lifts every frame's root so the take's lowest point is on the floor, when its
+/// median frame's lowest point is farther below the origin than `BELOW_SHARE` of the
+/// rest figure's height (internal space, +Y up); returns the note that says how far.
+/// `None` leaves the take as it is.
 pub(super) fn lift_onto_floor(skeleton: &Skeleton, motion: &mut Motion) -> Option<String> {
     let ends = skeleton.floor_ends();
     let heights = |world: &[glam::Affine3A]| {
@@ -37,14 +42,22 @@ pub(super) fn lift_onto_floor(skeleton: &Skeleton, motion: &mut Motion) -> Optio
     let top = rest.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let bottom = rest.iter().copied().fold(f32::INFINITY, f32::min);
     let height = top - bottom;
-    let lowest = motion
+    let mut per_frame: Vec<f32> = motion
         .frames()
-        .flat_map(|f| heights(&skeleton.world_transforms(f.rotations, f.translations)))
-        .fold(f32::INFINITY, f32::min);
+        .map(|f| {
+            heights(&skeleton.world_transforms(f.rotations, f.translations))
+                .into_iter()
+                .fold(f32::INFINITY, f32::min)
+        })
+        .collect();
+    let lowest = per_frame.iter().copied().fold(f32::INFINITY, f32::min);
     if !(height.is_finite() && height > 0.0 && lowest.is_finite()) {
         return None;
     }
-    if lowest >= -BELOW_SHARE * height {
+    // The lower median: of two frames, the lower one.
+    per_frame.sort_by(f32::total_cmp);
+    let median = per_frame[(per_frame.len() - 1) / 2];
+    if median >= -BELOW_SHARE * height {
         return None;
     }
     let lift = -lowest;
@@ -142,6 +155,24 @@ mod tests {
             .translation
             .y;
         assert!((hips - 0.76).abs() < 1e-5, "hips at {hips}");
+    }
+
+    #[test]
+    fn a_take_standing_on_its_origin_that_dips_below_it_for_a_while_is_left_alone() {
+        // A walk on uneven ground: the feet on the origin in two frames of three, in
+        // the third the whole figure 40 cm lower (stepping down into a dip). Its
+        // lowest point is far below the origin, its median frame stands on it.
+        let text = figure(90.0).replace("Frames: 2", "Frames: 3")
+            + "0 50 20 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+        let rig = guessed(&text);
+        let (lowest, hips) = lowest_and_hips(&rig);
+        assert!((lowest + 0.4).abs() < 1e-5, "lowest {lowest}");
+        assert!((hips - 0.9).abs() < 1e-5, "hips at {hips}");
+        assert!(
+            !rig.notes.iter().any(|n| n.starts_with("floor:")),
+            "{:?}",
+            rig.notes
+        );
     }
 
     #[test]
