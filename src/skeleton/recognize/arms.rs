@@ -8,7 +8,7 @@ use glam::Vec3;
 use crate::humanoid::HumanBone as B;
 
 use super::facing::Midline;
-use super::names::{Role, name_cost};
+use super::names::{Role, name_cost, role_cost};
 use super::pelvis::Pelvis;
 use super::rest_joints::{RestJoints, horizontal, off_line};
 
@@ -398,6 +398,31 @@ fn is_hand_end(rig: &RestJoints, line: &[usize]) -> bool {
 /// side in any rest pose (the clavicle's turn moves it no nearer the middle).
 const ON_MIDLINE: f32 = 0.25;
 
+/// The roles of the arm line's joints as their names read in context: a `shoulder`
+/// followed on the line by an `arm` or `upper arm` (Mixamo's and MotionBuilder's
+/// `LeftShoulder`, `LeftArm`; VRoid's `J_Bip_L_Shoulder`, `J_Bip_L_UpperArm`) is the
+/// clavicle and that `arm` the upper arm, whatever the proportions say; a `shoulder`
+/// with none after it may be the upper arm (joint-named mocap's `LeftShoulder` below a
+/// `LeftCollar`). Helpers (twist, roll) are not read.
+fn line_roles<'a>(rig: &'a RestJoints<'_>, line: &[usize]) -> impl Fn(usize) -> Option<Role> + 'a {
+    let plain = |j: usize, role: fn(Role) -> bool| {
+        !rig.names[j].helper && rig.names[j].role.is_some_and(role)
+    };
+    let shoulder = line.iter().position(|&j| plain(j, |r| r == Role::Shoulder));
+    let arm = shoulder.and_then(|s| {
+        line[s + 1..]
+            .iter()
+            .copied()
+            .find(|&j| plain(j, |r| matches!(r, Role::Arm | Role::UpperArm)))
+    });
+    let pair = shoulder.zip(arm).map(|(s, a)| (line[s], a));
+    move |j: usize| match pair {
+        Some((s, _)) if j == s => Some(Role::Clavicle),
+        Some((_, a)) if j == a => Some(Role::UpperArm),
+        _ => rig.names[j].role,
+    }
+}
+
 /// Heuristic: upper arm, elbow and hand are the joints `u < e < h` of the arm's line
 /// (coincident joints merged) minimizing a cost: the upper arm 1.15 forearms long
 /// (log ratio, 0.4 to 2.5 allowed), the upper arm starting out to the side (at least
@@ -440,6 +465,7 @@ pub(super) fn solve_arm(
     let n = reps.len();
     let half = midline.hip_half.max(rig.eps);
     let on_midline = |j: usize| (rig.pos[j] - chest).dot(midline.lateral).abs() < ON_MIDLINE * half;
+    let roles = line_roles(rig, &line);
     let mut best: Option<(f32, usize, usize, usize)> = None;
     let hands = if hand_fork { n - 1..n } else { 2..n };
     for h in hands {
@@ -475,7 +501,7 @@ pub(super) fn solve_arm(
                 for &m in &reps[e + 1..h] {
                     cost += 2.0 * off_line(rig.pos[m], pe, ph) / fore;
                 }
-                cost += name_cost(rig, reps[u], B::LeftUpperArm)
+                cost += role_cost(roles(reps[u]), B::LeftUpperArm)
                     + name_cost(rig, reps[e], B::LeftLowerArm)
                     + name_cost(rig, reps[h], B::LeftHand);
                 if best.is_none_or(|(c, ..)| cost < c) {
@@ -688,5 +714,46 @@ mod tests {
             r.map.bones.get(&B::LeftLowerArm).map(String::as_str),
             Some("L_LowerArm")
         );
+    }
+
+    #[test]
+    fn a_shoulder_before_an_arm_is_the_clavicle_whatever_the_proportions() {
+        // A Mixamo auto-rig with the elbow marker placed early: `LeftForeArm` a third of
+        // the way down the real upper arm, so `LeftArm` to `LeftForeArm` is half the
+        // forearm and `LeftShoulder` to `LeftForeArm` looks like the upper arm, with
+        // `LeftArm` bent 20° off that line. Mixamo's `LeftShoulder` before a `LeftArm`
+        // is the clavicle, and the clips turn the arm at `LeftArm`.
+        let body = [
+            ("mixamorig:Hips", "", [0.0, 1.06, 0.0]),
+            ("mixamorig:Spine", "mixamorig:Hips", [0.0, 1.16, 0.0]),
+            ("mixamorig:Spine1", "mixamorig:Spine", [0.0, 1.26, 0.0]),
+            ("mixamorig:Spine2", "mixamorig:Spine1", [0.0, 1.38, 0.0]),
+            ("mixamorig:Neck", "mixamorig:Spine2", [0.0, 1.52, 0.0]),
+            ("mixamorig:Head", "mixamorig:Neck", [0.0, 1.60, 0.0]),
+            ("mixamorig:HeadTop_End", "mixamorig:Head", [0.0, 1.85, 0.0]),
+        ];
+        let limb = [
+            ("Shoulder", "mixamorig:Spine2", [0.10, 1.49, 0.0]),
+            ("Arm", "Shoulder", [0.31, 1.43, 0.0]),
+            ("ForeArm", "Arm", [0.45, 1.44, 0.0]),
+            ("Hand", "ForeArm", [0.72, 1.45, 0.0]),
+            ("HandIndex1", "Hand", [0.79, 1.45, 0.02]),
+            ("HandIndex2", "HandIndex1", [0.83, 1.45, 0.02]),
+            ("HandIndex3", "HandIndex2", [0.86, 1.45, 0.02]),
+            ("HandRing1", "Hand", [0.79, 1.45, -0.02]),
+            ("HandRing2", "HandRing1", [0.83, 1.45, -0.02]),
+            ("HandRing3", "HandRing2", [0.86, 1.45, -0.02]),
+            ("UpLeg", "mixamorig:Hips", [0.1, 1.0, 0.0]),
+            ("Leg", "UpLeg", [0.1, 0.55, 0.0]),
+            ("Foot", "Leg", [0.1, 0.1, 0.0]),
+            ("ToeBase", "Foot", [0.1, 0.0, 0.12]),
+        ];
+        let r = recognized_with_limbs(&body, ["mixamorig:Left", "mixamorig:Right"], &limb);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::LeftShoulder), Some("mixamorig:LeftShoulder"));
+        assert_eq!(at(B::LeftUpperArm), Some("mixamorig:LeftArm"));
+        assert_eq!(at(B::LeftLowerArm), Some("mixamorig:LeftForeArm"));
+        assert_eq!(at(B::LeftHand), Some("mixamorig:LeftHand"));
+        assert_eq!(at(B::RightUpperArm), Some("mixamorig:RightArm"));
     }
 }

@@ -374,7 +374,12 @@ pub(super) fn agreement(role: Role, bone: HumanBone) -> i8 {
 
 /// How much a name argues for `bone` in the costs below (negative is for).
 pub(super) fn name_cost(rig: &RestJoints, joint: usize, bone: HumanBone) -> f32 {
-    match rig.names[joint].role.map(|r| agreement(r, bone)) {
+    role_cost(rig.names[joint].role, bone)
+}
+
+/// `name_cost` for a name read as `role` (a role the name's context settles).
+pub(super) fn role_cost(role: Option<Role>, bone: HumanBone) -> f32 {
+    match role.map(|r| agreement(r, bone)) {
         Some(2) => -0.3,
         Some(1) => -0.1,
         Some(-1) => 0.3,
