@@ -17,7 +17,7 @@
 //! `LEVEL_SECONDS` or more, at the lowest of them (mocap mode's live patches, `ik::mocap`'s `levels`, over the whole clip).
 //! Pure code over frames already retargeted to normalized poses.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use glam::{Vec2, Vec3};
 
@@ -151,7 +151,7 @@ impl SourceContacts {
     ) -> RaisedLevels {
         let cell = LEVEL_CELL * hips_height;
         // Per patch: the lowest raised standing sole over the plane, and for how long.
-        let mut patches: HashMap<(i32, i32), (f32, f32)> = HashMap::new();
+        let mut patches: BTreeMap<(i32, i32), (f32, f32)> = BTreeMap::new();
         let mut slow_for = [0.0f32; 2];
         for (i, ((soles, speeds), ankles)) in
             (self.soles.iter().zip(speeds).zip(&self.ankles)).enumerate()
@@ -186,7 +186,7 @@ struct RaisedLevels {
     /// A patch's side, source metres.
     cell: f32,
     /// Per patch (`ik::mocap::patch_of`), how far it stands above the plane.
-    raised: HashMap<(i32, i32), f32>,
+    raised: BTreeMap<(i32, i32), f32>,
 }
 
 impl RaisedLevels {
@@ -194,7 +194,8 @@ impl RaisedLevels {
     /// above the plane: a raised patch's level under it or beside it
     /// (`ik::mocap::level_under`), else 0.
     fn above_plane(&self, at: Vec2, sole: f32) -> f32 {
-        level_under(at, sole, self.cell, |key| self.raised.get(&key).copied()).unwrap_or(0.0)
+        let levels = self.raised.iter().map(|(&key, &level)| (key, level));
+        level_under(at, sole, self.cell, levels).unwrap_or(0.0)
     }
 }
 

@@ -50,24 +50,31 @@ pub fn patch_of(at: Vec2, cell: f32) -> (i32, i32) {
 }
 
 /// The level under a sole at `at` (X, Z) at the height `sole`, for patches `cell`
-/// across whose raised levels `level_of` gives: its own patch's, else the level of
-/// the patch beside it nearest `sole`; `None` on the floor.
+/// across whose raised levels are `levels` (patch, level): its own patch's, else
+/// the level of a patch beside it nearest `sole`; `None` on the floor. One pass
+/// over the levels.
 pub fn level_under(
     at: Vec2,
     sole: f32,
     cell: f32,
-    level_of: impl Fn((i32, i32)) -> Option<f32>,
+    levels: impl IntoIterator<Item = ((i32, i32), f32)>,
 ) -> Option<f32> {
     let (x, z) = patch_of(at, cell);
-    level_of((x, z)).or_else(|| {
-        (-1..=1)
-            .flat_map(|dx| (-1..=1).map(move |dz| (x + dx, z + dz)))
-            .filter_map(&level_of)
-            .min_by(|a, b| (a - sole).abs().total_cmp(&(b - sole).abs()))
-    })
+    let (mut own, mut beside) = (None, None::<f32>);
+    for ((px, pz), level) in levels {
+        if (px, pz) == (x, z) {
+            own = Some(level);
+        } else if (px - x).abs() <= 1
+            && (pz - z).abs() <= 1
+            && beside.is_none_or(|b| (level - sole).abs() < (b - sole).abs())
+        {
+            beside = Some(level);
+        }
+    }
+    own.or(beside)
 }
 
-/// One raised patch; empty while `seconds` is 0.
+/// One raised patch.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 struct Patch {
     key: (i32, i32),
@@ -82,19 +89,19 @@ struct Patch {
 /// The raised patches of one performer's source (module header).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RaisedPatches {
+    /// The first `len` are in use.
     patches: [Patch; PATCHES],
+    len: usize,
     /// Frames taken so far.
     frame: u64,
-    /// Whether any patch was stood on (a level take's frames look nothing up).
-    any: bool,
 }
 
 impl Default for RaisedPatches {
     fn default() -> Self {
         Self {
             patches: [Patch::default(); PATCHES],
+            len: 0,
             frame: 0,
-            any: false,
         }
     }
 }
@@ -118,16 +125,19 @@ impl RaisedPatches {
             return;
         }
         let key = patch_of(at, LEVEL_CELL * hips_height);
-        let found = self
-            .patches
-            .iter()
-            .position(|p| p.seconds > 0.0 && p.key == key);
-        let k = found.unwrap_or_else(|| {
-            // An empty patch, else the least recently stood on.
-            (0..PATCHES)
-                .min_by_key(|&k| (self.patches[k].seconds > 0.0, self.patches[k].used))
-                .unwrap_or(0)
-        });
+        let in_use = &mut self.patches[..self.len];
+        let found = in_use.iter().position(|p| p.key == key);
+        let k = match found {
+            Some(k) => k,
+            None if self.len < PATCHES => {
+                self.len += 1;
+                self.len - 1
+            }
+            // The least recently stood on gives way.
+            None => (0..PATCHES)
+                .min_by_key(|&k| self.patches[k].used)
+                .unwrap_or(0),
+        };
         let p = &mut self.patches[k];
         if found.is_none() {
             *p = Patch {
@@ -139,7 +149,6 @@ impl RaisedPatches {
         p.level = p.level.min(sole);
         p.seconds += dt.max(0.0);
         p.used = self.frame;
-        self.any = true;
     }
 
     /// The floor under a sole at `at` (X, Z) at the height `sole`: the level of a
@@ -147,17 +156,11 @@ impl RaisedPatches {
     /// under it or beside it (`level_under`), else `floor`.
     #[must_use]
     pub fn floor_under(&self, at: Vec2, sole: f32, floor: f32, hips_height: f32) -> f32 {
-        if !self.any {
-            return floor;
-        }
-        let level_of = |key: (i32, i32)| {
-            self.patches
-                .iter()
-                .find(|p| p.seconds >= LEVEL_SECONDS && p.key == key)
-                .map(|p| p.level)
-                .filter(|level| level - floor >= RAISED * hips_height)
-        };
-        level_under(at, sole, LEVEL_CELL * hips_height, level_of).unwrap_or(floor)
+        let levels = self.patches[..self.len]
+            .iter()
+            .filter(|p| p.seconds >= LEVEL_SECONDS && p.level - floor >= RAISED * hips_height)
+            .map(|p| (p.key, p.level));
+        level_under(at, sole, LEVEL_CELL * hips_height, levels).unwrap_or(floor)
     }
 }
 
