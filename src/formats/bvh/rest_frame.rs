@@ -401,7 +401,8 @@ pub(super) struct RestFrame {
 /// Both axes are tried because a take's shape does not tell its up axis: a crawl
 /// or a run of long strides is longer than it is tall, and a crawl read along the
 /// wrong axis even stands, on its side, less surely than a frame standing up. On
-/// equal confidence the axis most sampled frames are taller along wins. The mean
+/// equal confidence the axis most sampled frames are taller along wins. An axis
+/// the root travels along like a floor (`travelled_axis`) is not tried. The mean
 /// pose of the sampled frames (`FilePose::mean`) is the rest instead when it stands
 /// along the winning axis more surely than that frame (a run's frames all stand
 /// mid-stride, where a raised thigh can read as part of the pelvis), and when no
@@ -418,9 +419,11 @@ pub(super) fn choose_rest_frame(
         .step_by(step)
         .map(|frame| (frame, FilePose::frame(defs, raw, keep_offset, frame)))
         .collect();
-    let axes = match up {
-        Some(up) => vec![up],
-        None => {
+    let axes = match (up, travelled_axis(defs, &sampled)) {
+        (Some(up), _) => vec![up],
+        (None, Some(UpAxis::Z)) => vec![UpAxis::Y],
+        (None, Some(UpAxis::Y)) => vec![UpAxis::Z],
+        (None, None) => {
             let z_up = sampled
                 .iter()
                 .filter(|(_, pose)| up_of(pose.extent(defs), None) == UpAxis::Z)
@@ -477,6 +480,41 @@ pub(super) fn choose_rest_frame(
         upright: Upright::along(up),
         zero_pose,
     })
+}
+
+/// The root travels farther than this many figure heights along an axis over a
+/// take, and farther than along the other, before that axis is a floor's: a capture
+/// volume is a few metres tall, and no one rises so far in it.
+const TRAVEL_HEIGHTS: f32 = 3.0;
+
+/// Of +Y and +Z, the one the root of `sampled` travels along like a floor
+/// (`TRAVEL_HEIGHTS`), which is then not up (a take lying on the floor most of the
+/// time is taller along that axis in most frames); `None` when neither does.
+fn travelled_axis(defs: &[JointDef], sampled: &[(usize, FilePose)]) -> Option<UpAxis> {
+    let height = sampled
+        .iter()
+        .map(|(_, pose)| pose.extent(defs).max_element())
+        .fold(0.0f32, f32::max);
+    let range = |along: fn(Vec3) -> f32| {
+        let values = sampled
+            .iter()
+            .filter_map(|(_, pose)| pose.translations.first().copied().map(along));
+        let (low, high) = values.fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), v| {
+            (l.min(v), h.max(v))
+        });
+        (high - low).max(0.0)
+    };
+    let (y, z) = (range(|p| p.y), range(|p| p.z));
+    let far = TRAVEL_HEIGHTS * height;
+    if !(height > 0.0 && height.is_finite()) {
+        None
+    } else if z > far && z > y {
+        Some(UpAxis::Z)
+    } else if y > far && y > z {
+        Some(UpAxis::Y)
+    } else {
+        None
+    }
 }
 
 /// Indices of `sampled`, the legs reaching down farthest along `up` first, then
@@ -1067,6 +1105,36 @@ mod tests {
         assert_note(&rig, "rest pose: frame 1 of the motion");
         assert_note(&rig, "up axis: +Z");
         assert_maps(&rig, "leftUpperLeg", "LeftUpLeg");
+        assert_maps(&rig, "head", "Head");
+    }
+
+    #[test]
+    fn a_take_lying_on_the_floor_travels_along_it_and_keeps_y_up() {
+        // Lying spread-eagled on its back (head towards +Z, 10 cm up) on three frames
+        // of four, standing with its arms down on the last, the root 3 m farther
+        // along +Z each frame: read with Z up, the lying frames stand in a T-pose,
+        // which goes before any other standing frame, and most frames are taller
+        // along Z. But the root travels 9 m along Z, over three figure heights: Z is
+        // the floor's.
+        let lying: Vec<_> = figure(0.0)
+            .into_iter()
+            .map(|(n, p, at)| (n, p, Vec3::new(at.x, at.z + 10.0, at.y)))
+            .collect();
+        let frames: Vec<Vec<_>> = [lying.clone(), lying.clone(), lying, arms_down()]
+            .into_iter()
+            .enumerate()
+            .map(|(k, f)| {
+                let along = Vec3::Z * 300.0 * k as f32;
+                f.into_iter().map(|(n, p, at)| (n, p, at + along)).collect()
+            })
+            .collect();
+        let rig = guessed(&rokoko_style(&frames));
+        assert_note(&rig, "rest pose: frame 4 of the motion");
+        assert!(
+            !rig.notes.iter().any(|n| n.starts_with("up axis")),
+            "{:?}",
+            rig.notes
+        );
         assert_maps(&rig, "head", "Head");
     }
 
