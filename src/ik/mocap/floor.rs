@@ -15,8 +15,11 @@
 //! The weights are kept in `FLOOR_BINS` bins of `FLOOR_BIN` hips heights around the
 //! first sole seen (a sole farther out counts in the end bin) and the quantile is
 //! interpolated within its bin: exact to a fraction of a millimetre on a
-//! human, on a fixed array (no heap; it runs on the solver thread). Hand-written:
-//! no crate keeps a decaying weighted quantile on a fixed array.
+//! human, on a fixed array (no heap; it runs on the solver thread). The past fades
+//! by a scale kept beside the bins (a new weight goes in divided by it; the bins
+//! are rescaled only when it grows small), and the quantile is looked for from the
+//! lowest bin ever weighed: a frame costs a few bins, not all of them.
+//! Hand-written: no crate keeps a decaying weighted quantile on a fixed array.
 
 use super::MocapIkConfig;
 
@@ -26,11 +29,20 @@ pub const FLOOR_BIN: f32 = 0.002;
 /// Number of bins: ±1.024 hips heights around the first sole seen.
 pub const FLOOR_BINS: usize = 1024;
 
+/// Below this, `LiveFloor::scale` is folded into the bins (every
+/// `ln(10²⁰) ≈ 46` `floor_seconds` of frames).
+const RESCALE_BELOW: f32 = 1e-20;
+
 /// The live floor of one performer's source.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveFloor {
-    /// Seconds of weight per bin (decayed).
+    /// Seconds of weight per bin, decayed, over `scale`: bin `k` weighs
+    /// `weights[k] · scale`; and their sum, decayed (not over `scale`).
     weights: [f32; FLOOR_BINS],
+    scale: f32,
+    total: f32,
+    /// The lowest bin ever weighed since the last rescale (`FLOOR_BINS` before).
+    lowest: usize,
     /// Height of the low edge of bin 0, source model metres, and the bin width;
     /// `None` before the first slow sole.
     origin: Option<(f32, f32)>,
@@ -42,6 +54,9 @@ impl Default for LiveFloor {
     fn default() -> Self {
         Self {
             weights: [0.0; FLOOR_BINS],
+            scale: 1.0,
+            total: 0.0,
+            lowest: FLOOR_BINS,
             origin: None,
             floor: None,
         }
@@ -79,8 +94,18 @@ impl LiveFloor {
         } else {
             0.0
         };
-        for w in &mut self.weights {
-            *w *= fade;
+        self.scale *= fade;
+        self.total *= fade;
+        if self.scale < RESCALE_BELOW {
+            for w in &mut self.weights {
+                *w *= self.scale;
+            }
+            self.scale = 1.0;
+            self.lowest = self
+                .weights
+                .iter()
+                .position(|&w| w > 0.0)
+                .unwrap_or(FLOOR_BINS);
         }
         if let Some(sole) = slow_sole.filter(|s| s.is_finite()) {
             let (low, bin) = *self.origin.get_or_insert_with(|| {
@@ -90,7 +115,11 @@ impl LiveFloor {
             let at = ((sole - low) / bin)
                 .floor()
                 .clamp(0.0, (FLOOR_BINS - 1) as f32) as usize;
-            self.weights[at] += dt;
+            if self.scale > 0.0 {
+                self.weights[at] += dt / self.scale;
+                self.total += dt;
+                self.lowest = self.lowest.min(at);
+            }
         }
         let floor = match (self.quantile(config.floor_percentile), self.floor) {
             (Some(q), _) => q,
@@ -111,13 +140,13 @@ impl LiveFloor {
     /// without weight.
     fn quantile(&self, p: f32) -> Option<f32> {
         let (low, bin) = self.origin?;
-        let total: f32 = self.weights.iter().sum();
-        if total <= 0.0 || !total.is_finite() {
+        let total = self.total / self.scale;
+        if self.total <= 0.0 || !total.is_finite() {
             return None;
         }
         let wanted = total * p.clamp(0.0, 1.0);
         let mut below = 0.0;
-        for (k, w) in self.weights.iter().enumerate() {
+        for (k, w) in self.weights.iter().enumerate().skip(self.lowest) {
             if *w > 0.0 && below + w >= wanted {
                 let within = ((wanted - below) / w).clamp(0.0, 1.0);
                 return Some(low + (k as f32 + within) * bin);
@@ -175,6 +204,30 @@ mod tests {
         run(&mut floor, 60.0, 5.0, |_| Some(0.0));
         run(&mut floor, 60.0, 4.0 * config.floor_seconds, |_| Some(0.2));
         assert!((floor.height() - 0.2).abs() < 0.003, "{}", floor.height());
+    }
+
+    #[test]
+    fn the_fading_holds_over_a_long_take_and_without_memory() {
+        // 200 s on the floor at 0 (the fading's scale folded into the bins once,
+        // at about 138 s), then the floor 20 cm up: followed as within a short take.
+        let config = MocapIkConfig::default();
+        let mut floor = LiveFloor::default();
+        run(&mut floor, 60.0, 200.0, |t| {
+            Some(0.01 * (t * 5.0).sin().abs())
+        });
+        assert!(floor.height().abs() < 0.003, "{}", floor.height());
+        run(&mut floor, 60.0, 4.0 * config.floor_seconds, |_| Some(0.2));
+        assert!((floor.height() - 0.2).abs() < 0.003, "{}", floor.height());
+        // No memory: the floor is this frame's slow sole.
+        let config = MocapIkConfig {
+            floor_seconds: 0.0,
+            ..MocapIkConfig::default()
+        };
+        let mut floor = LiveFloor::default();
+        for sole in [0.1, 0.3, 0.05] {
+            let f = floor.follow(Some(sole), (sole, sole + 0.1), 0.01, 1.0, &config);
+            assert!((f - sole).abs() < 0.003, "{f} for {sole}");
+        }
     }
 
     #[test]
