@@ -12,10 +12,11 @@
 //! the ankle on the source's hips height, frame after frame, as mocap mode runs it
 //! live on the floor it follows. Where the take stands on something (a box, a
 //! step, a stage: `RaisedLevels`), the floor under a foot is that level: a patch
-//! of `ik::mocap::LEVEL_CELL` hips heights on which soles stood (slow for
-//! `STANDING` on end) `RAISED` hips heights or more above the plane for
-//! `LEVEL_SECONDS` or more, at the lowest of them (mocap mode's live patches, `ik::mocap`'s `levels`, over the whole clip).
-//! Pure code over frames already retargeted to normalized poses.
+//! of `ik::mocap::LEVEL_CELL` hips heights on which soles stood
+//! (`FootContact::stands`) `RAISED` hips heights or more above the plane for
+//! `LEVEL_SECONDS` or more, at the lowest of them: mocap mode's live patches
+//! (`ik::mocap`'s `levels`), read over the whole clip. Pure code over frames
+//! already retargeted to normalized poses.
 
 use std::collections::BTreeMap;
 
@@ -24,7 +25,7 @@ use glam::{Vec2, Vec3};
 use crate::humanoid::HumanBone;
 use crate::ik::body::{BodyFrame, BodyProportions};
 use crate::ik::mocap::{
-    FootContact, FootSpeeds, LEVEL_CELL, LEVEL_SECONDS, MocapIkConfig, RAISED, STANDING, is_slow,
+    FootContact, FootSpeeds, LEVEL_CELL, LEVEL_SECONDS, MocapIkConfig, RAISED, is_slow,
     level_under, patch_of, sole_height, sole_joint,
 };
 
@@ -82,12 +83,17 @@ impl SourceContacts {
     pub fn finish(&mut self, body: &BodyProportions, times: &[f32], config: &MocapIkConfig) {
         let hips_height = body.rest_hips_height();
         let mut feet = [FootContact::default(); 2];
-        let speeds: Vec<[FootSpeeds; 2]> = (self.ankles.iter().enumerate())
-            .map(|(i, ankles)| {
-                let dt = frame_interval(times, i);
-                [0, 1].map(|side| feet[side].track(ankles[side].0, ankles[side].1, dt))
-            })
-            .collect();
+        // Per frame and foot: the speeds, and whether the sole stands.
+        let (speeds, standing): (Vec<[FootSpeeds; 2]>, Vec<[bool; 2]>) =
+            (self.ankles.iter().enumerate())
+                .map(|(i, ankles)| {
+                    let dt = frame_interval(times, i);
+                    let speeds =
+                        [0, 1].map(|side| feet[side].track(ankles[side].0, ankles[side].1, dt));
+                    let slow = speeds.map(|s| is_slow(s.sole, hips_height, config));
+                    (speeds, [0, 1].map(|side| feet[side].stands(slow[side], dt)))
+                })
+                .unzip();
         // Per frame, the lowest (slow) sole: where it stands and its height.
         let lowest_of = |slow_only: bool| -> Vec<(Vec2, f32)> {
             (self.soles.iter().zip(&speeds).zip(&self.ankles))
@@ -122,7 +128,7 @@ impl SourceContacts {
         let rest = [HumanBone::LeftFoot, HumanBone::RightFoot].map(|f| body.rest_height(f));
         let (floor, tilt, centre) = (self.floor, self.tilt, self.centre);
         let plane = |at: Vec2| floor + tilt.dot(at - centre);
-        let levels = self.raised_levels(&speeds, plane, times, hips_height, config);
+        let levels = self.raised_levels(&standing, plane, times, hips_height);
         self.contacts = (self.ankles.iter().zip(&speeds).zip(&self.soles))
             .map(|((ankles, speeds), soles)| {
                 [0, 1].map(|side| {
@@ -143,28 +149,22 @@ impl SourceContacts {
     /// standing sole (both feet of every frame).
     fn raised_levels(
         &self,
-        speeds: &[[FootSpeeds; 2]],
+        standing: &[[bool; 2]],
         plane: impl Fn(Vec2) -> f32,
         times: &[f32],
         hips_height: f32,
-        config: &MocapIkConfig,
     ) -> RaisedLevels {
         let cell = LEVEL_CELL * hips_height;
         // Per patch: the lowest raised standing sole over the plane, and for how long.
         let mut patches: BTreeMap<(i32, i32), (f32, f32)> = BTreeMap::new();
-        let mut slow_for = [0.0f32; 2];
-        for (i, ((soles, speeds), ankles)) in
-            (self.soles.iter().zip(speeds).zip(&self.ankles)).enumerate()
+        for (i, ((soles, standing), ankles)) in
+            (self.soles.iter().zip(standing).zip(&self.ankles)).enumerate()
         {
             let dt = frame_interval(times, i);
             for side in 0..2 {
                 let at = Vec2::new(ankles[side].1.x, ankles[side].1.z);
                 let over = soles[side] - plane(at);
-                slow_for[side] = match is_slow(speeds[side].sole, hips_height, config) {
-                    true => slow_for[side] + dt,
-                    false => 0.0,
-                };
-                if over.is_finite() && over >= RAISED * hips_height && slow_for[side] >= STANDING {
+                if over.is_finite() && over >= RAISED * hips_height && standing[side] {
                     let patch = patches
                         .entry(patch_of(at, cell))
                         .or_insert((f32::INFINITY, 0.0));

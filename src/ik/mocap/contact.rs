@@ -16,6 +16,7 @@
 use glam::Vec3;
 
 use super::MocapIkConfig;
+use super::levels::STANDING;
 
 /// One foot's contact state, carried from frame to frame.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -24,6 +25,8 @@ pub struct FootContact {
     previous: Option<(Vec3, Vec3)>,
     /// In contact on the last frame.
     in_contact: bool,
+    /// How long the sole has been slow on end, seconds (`stands`).
+    slow_for: f32,
 }
 
 /// How fast a foot moves on one frame, in the metres of its positions per second;
@@ -49,6 +52,13 @@ impl FootContact {
             });
         self.previous = Some((ankle, sole));
         speeds
+    }
+
+    /// Whether the sole stands: `slow` (`is_slow` on this frame's sole speed) for
+    /// `levels::STANDING` seconds on end, this frame lasting `dt`.
+    pub fn stands(&mut self, slow: bool, dt: f32) -> bool {
+        self.slow_for = if slow { self.slow_for + dt } else { 0.0 };
+        self.slow_for >= STANDING
     }
 
     /// Decides this frame's contact from the ankle's `speed` (from `track`), its

@@ -139,8 +139,6 @@ struct FootState {
     /// Where a released foot was planted, and how much of it is left (1 → 0).
     released_from: Vec3,
     release: f32,
-    /// How long the source's sole has been slow on end, seconds.
-    slow_for: f32,
 }
 
 /// What mocap mode carries from frame to frame for one performer, and its scratch
@@ -206,9 +204,8 @@ impl MocapIkState {
             if slow {
                 slow_sole = Some(slow_sole.map_or(sole, |s| s.min(sole)));
             }
-            let slow_for = &mut self.feet[side].slow_for;
-            *slow_for = if slow { *slow_for + dt } else { 0.0 };
-            soles[side] = (Vec2::new(sole_at.x, sole_at.z), sole, *slow_for >= STANDING);
+            let stands = self.feet[side].contact.stands(slow, dt);
+            soles[side] = (Vec2::new(sole_at.x, sole_at.z), sole, stands);
         }
         let floor = self.floor.follow(
             slow_sole,

@@ -21,8 +21,9 @@ pub(super) struct Gait {
     /// The sideways offset's own average over `sway_seconds` (a curving path, a
     /// user leaning to one side): the sway is about it.
     bias: f32,
-    /// Whether the body walks backwards (`turn_round`): the left of its path is
-    /// the body's right.
+    /// Whether the body walks backwards (`turn_round`): the hips went back faster
+    /// than half `gait_speed` and have not gone forward so fast since; the left of
+    /// its path is the body's right.
     backward: bool,
     /// The side the body is over: 1 left, −1 right, 0 not known yet.
     side: f32,
@@ -166,6 +167,11 @@ impl Gait {
         self.arms_rate = -self.arms_rate;
         self.arms_raw_rate = -self.arms_raw_rate;
         self.bias = -self.bias;
+    }
+
+    /// Whether the body walks backwards (`turn_round`).
+    pub(super) fn is_backward(&self) -> bool {
+        self.backward
     }
 
     /// The side the body is over: 1 left, −1 right, 0 not known yet.

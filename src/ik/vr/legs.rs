@@ -193,9 +193,6 @@ pub(super) struct Feet {
     hips_velocity: Vec3,
     /// Whether `hips_velocity` has been measured yet (from the second frame).
     measured: bool,
-    /// Whether the body walks backwards: the hips went back faster than half
-    /// `gait_speed`, and have not gone forward so fast since.
-    backward: bool,
     gait: Gait,
     /// The head's vertical bob: walking or running.
     bob: Bob,
@@ -219,7 +216,7 @@ struct HipsMotion {
     /// Where the hips are, avatar model space.
     at: Vec3,
     /// The way the body walks: where the hips face, or the opposite walking
-    /// backwards (`Feet::backward`); horizontal unit vector.
+    /// backwards (`Gait::is_backward`); horizontal unit vector.
     axis: Vec3,
     /// Where the body goes: the head's direction of travel where it is within 60°
     /// of `axis`, easing to `axis` at 90°; horizontal unit vector.
@@ -346,14 +343,13 @@ impl PlaceLegs<'_> {
             // and the sway across the path, so the gait turns round with it.
             let along = state.hips_velocity.dot(forward);
             let turn = 0.5 * c.gait_speed * height;
-            if (state.backward && along > turn) || (!state.backward && along < -turn) {
-                state.backward = !state.backward;
+            let backward = state.gait.is_backward();
+            if (backward && along > turn) || (!backward && along < -turn) {
                 state.gait.turn_round();
             }
         } else {
             let arms = self.arms_ahead(forward);
             let state = &mut *self.state;
-            state.backward = false;
             state.hips_velocity = Vec3::ZERO;
             state.measured = false;
             state.gait = Gait::new(horizontal(self.inputs.devices.head.position), arms);
@@ -361,7 +357,11 @@ impl PlaceLegs<'_> {
         }
         let state = &mut *self.state;
         state.hips = at;
-        let axis = if state.backward { -forward } else { forward };
+        let axis = if state.gait.is_backward() {
+            -forward
+        } else {
+            forward
+        };
         let ahead = state.hips_velocity.dot(axis).max(0.0);
         let upright = at.y > UPRIGHT * self.inputs.body.rest_hips_height();
         let walking = upright && ahead > c.gait_speed * height;
