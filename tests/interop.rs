@@ -817,15 +817,15 @@ fn free_udp_address() -> String {
     format!("127.0.0.1:{}", socket.local_addr().unwrap().port())
 }
 
-/// A sender streams VMC into `mocap-bridge record`; SIGINT, then SIGTERM in a
-/// second run, stops the recorder while the sender goes on. The recorder exits 0
+/// A sender streams VMC into `mocap-bridge record`; SIGINT, SIGTERM or SIGHUP (a
+/// run each) stops the recorder while the sender goes on. The recorder exits 0
 /// and its take holds every frame sent before the signal.
 #[cfg(unix)]
 #[test]
-fn record_keeps_the_take_on_sigint_and_sigterm() {
+fn record_keeps_the_take_on_sigint_sigterm_and_sighup() {
     use std::io::{BufRead, Read};
 
-    for signal in ["INT", "TERM"] {
+    for signal in ["INT", "TERM", "HUP"] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("take.vrma");
         let listen = free_udp_address();
@@ -849,13 +849,13 @@ fn record_keeps_the_take_on_sigint_and_sigterm() {
 }
 
 /// The same through the live bridge: `run --record` with a VMC input, stopped by
-/// SIGINT or SIGTERM while the sender streams, writes the performer's take.
+/// SIGINT, SIGTERM or SIGHUP while the sender streams, writes the performer's take.
 #[cfg(unix)]
 #[test]
-fn run_record_keeps_the_take_on_sigint_and_sigterm() {
+fn run_record_keeps_the_take_on_sigint_sigterm_and_sighup() {
     use std::io::Read;
 
-    for signal in ["INT", "TERM"] {
+    for signal in ["INT", "TERM", "HUP"] {
         let dir = tempfile::tempdir().unwrap();
         let listen = free_udp_address();
         let recordings = dir.path().join("recordings");

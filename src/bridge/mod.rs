@@ -1,7 +1,7 @@
 //! The live bridge: `run` loads the skeletons, binds the configured inputs and
 //! outputs, starts the solver thread and the tokio tasks around it (`wiring`, in
 //! stages), and stops them all, in order (`shutdown`), when the caller's shutdown
-//! future completes (Ctrl-C or SIGTERM in the CLI, a oneshot in tests) or the
+//! future completes (Ctrl-C, SIGTERM or SIGHUP in the CLI, a oneshot in tests) or the
 //! replays end. `config` reads and writes the configuration file.
 
 pub mod config;

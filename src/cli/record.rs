@@ -92,7 +92,7 @@ fn record_to(
         }
     };
     let mut buf = vec![0u8; 65_536];
-    // Once stopped (Ctrl-C, SIGTERM, --duration), what the socket already holds is
+    // Once stopped (Ctrl-C, SIGTERM, SIGHUP, --duration), what the socket already holds is
     // still read: every datagram that arrived before the stop is in the take.
     let mut draining = false;
     loop {
@@ -108,7 +108,7 @@ fn record_to(
             // Drained: the take ends here.
             Err(e) if draining && e.kind() == std::io::ErrorKind::WouldBlock => break,
             // A timeout to look at the stop flag again, or a signal that
-            // interrupted the wait (Ctrl-C and SIGTERM do).
+            // interrupted the wait (the signals do).
             Err(e)
                 if matches!(
                     e.kind(),

@@ -1,6 +1,7 @@
 //! `run`: the live bridge, on a configuration file or the embedded defaults, with
-//! recordings replayed as performers. Stops at Ctrl-C or SIGTERM (finishing every
-//! open recording), after `--duration`, or when the replays end (without `--loop`).
+//! recordings replayed as performers. Stops at Ctrl-C, SIGTERM or SIGHUP (finishing
+//! every open recording), after `--duration`, or when the replays end (without
+//! `--loop`).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -229,21 +230,27 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     Ok(())
 }
 
-/// Ctrl-C, or SIGTERM on Unix.
+/// Ctrl-C, or on Unix SIGTERM (a service manager, `kill`) or SIGHUP (the terminal
+/// closed, an ssh session dropped): each stops the bridge as Ctrl-C does.
 async fn interrupted() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+        // A signal whose handler cannot be installed is waited on never.
+        let mut term = signal(SignalKind::terminate()).ok();
+        let mut hangup = signal(SignalKind::hangup()).ok();
+        async fn received(s: Option<&mut tokio::signal::unix::Signal>) {
+            match s {
+                Some(s) => {
+                    s.recv().await;
                 }
+                None => std::future::pending().await,
             }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+        }
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = received(term.as_mut()) => {}
+            () = received(hangup.as_mut()) => {}
         }
     }
     #[cfg(not(unix))]
