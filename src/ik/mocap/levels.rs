@@ -31,8 +31,11 @@ pub const LEVEL_CELL: f32 = 0.25;
 pub const RAISED: f32 = 0.1;
 
 /// Soles stand on a patch this long in all before its level is read, seconds: a
-/// stance or two, not a foot passing slowly.
-pub const LEVEL_SECONDS: f32 = 0.3;
+/// third of a walking stance (0.6 s at two steps a second) after the `STANDING`
+/// that says the sole stands, so that the first stance on a step is planted for its
+/// second half; a foot passing slowly never stands, and a level take shows no
+/// patch so raised (`RAISED`) for so long.
+pub const LEVEL_SECONDS: f32 = 0.2;
 
 /// A sole slow this long on end stands, seconds: a stance lasts a few tenths of a
 /// second; a lifted foot turns at the top of its lift within a few hundredths.
@@ -173,13 +176,13 @@ mod tests {
         let mut patches = RaisedPatches::default();
         let (dt, h) = (1.0 / 60.0, 1.0);
         let on_box = Vec2::new(0.1, 1.1);
-        // 0.25 s on a box 40 cm up: not yet a level.
-        for _ in 0..15 {
+        // Just under `LEVEL_SECONDS` on a box 40 cm up: not yet a level.
+        for _ in 0..(LEVEL_SECONDS / dt) as usize - 1 {
             patches.next_frame();
             patches.take(on_box, 0.4, 0.0, dt, h);
         }
         assert_eq!(patches.floor_under(on_box, 0.4, 0.0, h), 0.0);
-        for _ in 0..6 {
+        for _ in 0..2 {
             patches.next_frame();
             patches.take(on_box, 0.41, 0.0, dt, h);
         }

@@ -657,6 +657,9 @@ mod tests {
             }
         }
         let known = STANDING + LEVEL_SECONDS;
+        // Within half a walking stance (0.6 s at two steps a second): the first
+        // stance on a step is planted for its second half.
+        assert!(known <= 0.3 + 1e-6, "known after {known} s");
         let at = planted_at.expect("planted on the box");
         assert!(
             at >= known - 2.0 * dt && at <= known + 2.0 * dt,
