@@ -9,6 +9,8 @@
 //! canonical direction (hands also a roll that puts the palm down, when the fingers
 //! tell where the palm is); feet and toes get a turn about +Y only, and none when
 //! steeper than 75° from the ground (their pitch is the foot's shape, not a pose).
+//! A foot whose next joint lies behind it (a heel joint carrying the forefoot's end
+//! site) points where its subtree reaches farthest along the ground (`forefoot`).
 //! Spine, neck, head and shoulders (clavicles) keep their rest: their T-pose
 //! direction is a matter of the body's shape.
 //!
@@ -307,6 +309,29 @@ fn skeleton_tip(
     }
 }
 
+/// The point of `joint`'s subtree (joints and end sites) reaching farthest from it
+/// along the ground: the forefoot, whichever joint carries it. A writer may hang the
+/// forefoot's end site on a heel joint behind and below the ankle (`LeftFootHeel`),
+/// and that joint, the ankle's only child, is the toes: the foot points ahead of
+/// the ankle all the same, never back along the heel.
+fn forefoot(skeleton: &Skeleton, world: &[Affine3A], joint: usize) -> Option<Vec3> {
+    let origin = Vec3::from(world[joint].translation);
+    let along_ground = |p: &Vec3| {
+        let d = *p - origin;
+        Vec3::new(d.x, 0.0, d.z).length()
+    };
+    (joint..skeleton.len())
+        .filter(|&j| j == joint || skeleton.is_ancestor(joint, j))
+        .flat_map(|j| {
+            let end = skeleton.joints()[j]
+                .end
+                .map(|e| world[j].transform_point3(e));
+            std::iter::once(Vec3::from(world[j].translation)).chain(end)
+        })
+        .filter(|p| along_ground(p) > COINCIDENT)
+        .max_by(|a, b| along_ground(a).total_cmp(&along_ground(b)))
+}
+
 fn descendant_count(skeleton: &Skeleton, joint: usize) -> usize {
     (joint + 1..skeleton.len())
         .filter(|&j| skeleton.is_ancestor(joint, j))
@@ -398,16 +423,30 @@ impl RestCorrection {
                     None if declared => {}
                     None => undirected.push((bone, j)),
                     Some(tip_world) => {
-                        // The tip in the joint's own frame does not change when the
-                        // joint or its ancestors are corrected.
-                        let tip_local = world[j].inverse().transform_point3(tip_world);
                         let here = parent_affine
                             * Affine3A::from_scale_rotation_translation(
                                 joint.rest.scale,
                                 joint.rest.rotation,
                                 joint.rest.translation,
                             );
-                        let d = here.transform_vector3(tip_local).normalize();
+                        // The tip in the joint's own frame does not change when the
+                        // joint or its ancestors are corrected.
+                        let direction = |tip_world: Vec3| {
+                            let tip_local = world[j].inverse().transform_point3(tip_world);
+                            here.transform_vector3(tip_local).normalize()
+                        };
+                        let mut d = direction(tip_world);
+                        // A foot whose next joint lies behind it (a heel joint that
+                        // carries the forefoot's end site) points where its subtree
+                        // reaches farthest along the ground (`forefoot`).
+                        if matches!(rule, Rule::YawToFront)
+                            && d.z < 0.0
+                            && let Some(ahead) = forefoot(skeleton, &world, j)
+                                .map(direction)
+                                .filter(|a| a.z > 0.0)
+                        {
+                            d = ahead;
+                        }
                         swing = match rule {
                             Rule::Along(target) => shortest_arc(d, target),
                             Rule::YawToFront => {
@@ -709,6 +748,24 @@ mod tests {
         );
         let turned = turns(&skeleton, &map, [B::LeftHand, B::RightHand]);
         assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
+    }
+
+    #[test]
+    fn a_heel_joint_carrying_the_forefoot_leaves_the_foot_pointing_ahead() {
+        // bvh2json's rig: each foot's only child is `FootHeel`, 9 cm below and 4 cm
+        // behind the ankle, its end site 15 cm ahead of it. The foot points to the
+        // forefoot, not back along the heel: no half turn about +Y.
+        let (skeleton, map) = t_posed_body(
+            |_| vec![],
+            |_| {
+                let end = Vec3::new(0.0, 0.0, 0.152);
+                vec![("Toes", Vec3::new(0.0, -0.089, -0.038), Some(end))]
+            },
+        );
+        let feet = turns(&skeleton, &map, [B::LeftFoot, B::RightFoot]);
+        assert!(feet.iter().all(|&t| t < 0.01), "{feet:?}");
+        let toes = turns(&skeleton, &map, [B::LeftToes, B::RightToes]);
+        assert!(toes.iter().all(|&t| t < 0.01), "{toes:?}");
     }
 
     #[test]
