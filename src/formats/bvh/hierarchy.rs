@@ -50,6 +50,8 @@ pub(super) struct JointDef {
     pub(super) parent: Option<usize>,
     pub(super) offset: Vec3,
     pub(super) end: Option<Vec3>,
+    /// How many end sites the joint has: with several, `end` is their mean.
+    end_sites: u32,
     /// What follows `End` on the end site's line (`Site`, or a name such as
     /// `LeftToeBase_End`); empty when the joint has no end site.
     pub(super) end_name: String,
@@ -70,6 +72,7 @@ impl JointDef {
             parent,
             offset,
             end: None,
+            end_sites: 0,
             end_name: String::new(),
             channels: Vec::new(),
             pivot: Vec3::ZERO,
@@ -277,11 +280,21 @@ impl<'a> Parser<'a> {
         if let Some(name) = leaf {
             self.joints
                 .push(JointDef::bare(name, line, Some(joint), end));
-        } else if let Some(joint) = self.joints.get_mut(joint)
-            && joint.end.is_none()
-        {
-            joint.end = Some(end);
-            joint.end_name = site_name;
+        } else if let Some(def) = self.joints.get_mut(joint) {
+            // Several end sites on one joint (a video estimate's heel and toe on the
+            // ankle, finger tips fanned on the wrist): the joint ends at their mean,
+            // where the bone goes whichever way the first of them points.
+            let n = def.end_sites as f32;
+            def.end = Some(def.end.map_or(end, |e| (e * n + end) / (n + 1.0)));
+            def.end_sites += 1;
+            if def.end_sites == 1 {
+                def.end_name = site_name;
+            } else if def.end_sites == 2 {
+                self.notes.push(format!(
+                    "line {line}: `{}` has several end sites: it ends at their mean",
+                    quote(&def.name)
+                ));
+            }
         }
         Ok(())
     }
@@ -325,6 +338,7 @@ impl<'a> Parser<'a> {
         let line = def.line;
         if let Some(def) = self.joints.get_mut(joint) {
             def.end = None;
+            def.end_sites = 0;
             def.end_name.clear();
         }
         self.joints
@@ -589,7 +603,7 @@ mod tests {
     }
 
     #[test]
-    fn end_sites_set_the_joint_end_and_the_first_one_wins() {
+    fn end_sites_set_the_joint_end_and_several_end_it_at_their_mean() {
         let good = rig(GOOD);
         assert_eq!(good.skeleton.joints()[0].end, None);
         assert_eq!(
@@ -599,9 +613,10 @@ mod tests {
 
         let text = good_with(13, "    }\n    End Site\n    {\n      OFFSET 5 5 5\n    }");
         let two_ends = rig(&text);
+        // A second end site: the joint ends halfway between the two.
         assert_eq!(
             two_ends.skeleton.joints()[1].end,
-            Some(Vec3::new(0.0, 10.0, 0.0))
+            Some(Vec3::new(2.5, 7.5, 2.5))
         );
     }
 
