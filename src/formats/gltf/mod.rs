@@ -11,7 +11,8 @@
 //! animated. Several scenes, a missing default scene, scenes without nodes and
 //! joints outside every scene are all read: the skeleton is the nodes', whichever
 //! scene shows them. glTF is already metres, +Y up and right-handed: no
-//! unit or axis conversion happens here. A VRM model's map declares its rest the
+//! unit conversion happens here, and the only axis turn is a Z-up figure's
+//! (`stand_up`). A VRM model's map declares its rest the
 //! T-pose; a VRM 0.x model faces -Z, which is noted and left to the rest correction's
 //! facing turn. A node scaled to zero (hidden), by TRS or by its `matrix`, is read at
 //! scale 1 on its zero axes, with a note; joints under a negative scale (a mirror)
@@ -32,6 +33,8 @@
 //! - `armature_copy`: animations keyed on a copy of the skeleton, read onto it;
 //! - `humanoid_map`: the humanoid map of whichever extension the file has;
 //! - `mirror`: a mirrored armature's joints and clips rewritten without the mirror;
+//! - `stand_up`: a figure written standing along +Z, with no node turning it up,
+//!   turned to stand along +Y with its clips;
 //! - `rest_from_clips`: the rest from a clip frame when the nodes' pose stands as
 //!   no body;
 //! - `rigify`: a Rigify rig read as its `DEF-` deform bones, each chain under its
@@ -58,6 +61,7 @@ mod mirror;
 mod rest_from_clips;
 mod rigify;
 mod skin;
+mod stand_up;
 #[cfg(test)]
 mod test_support;
 #[cfg(test)]
@@ -75,6 +79,7 @@ use mirror::{unmirror_clips, unmirror_plan, unmirror_rest};
 use rest_from_clips::rest_from_clips;
 use rigify::deform_skeleton;
 use skin::{SkeletonNodes, rest_transforms};
+use stand_up::stand_up;
 
 /// Why a glTF file cannot be loaded as a rig.
 #[derive(Debug, thiserror::Error)]
@@ -243,7 +248,20 @@ impl Document<'_> {
             None => (skeleton, clips),
         };
 
-        // A file's own humanoid map declares its rest; any other rest must stand.
+        // A file's own humanoid map declares its rest; any other rest must stand,
+        // along +Y (a Z-up figure written as it is turned up), or in a clip frame.
+        let (skeleton, mut clips) = (skeleton, clips);
+        let stood = match declared {
+            None => stand_up(&skeleton, &mut clips),
+            Some(_) => None,
+        };
+        let skeleton = match stood {
+            Some((turned, note)) => {
+                notes.push(note);
+                turned
+            }
+            None => skeleton,
+        };
         let from_clips = match declared {
             None => rest_from_clips(&skeleton, &clips),
             Some(_) => None,

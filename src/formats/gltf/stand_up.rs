@@ -1,0 +1,237 @@
+//! A figure written standing along +Z: glTF is +Y up, but some writers put a Z-up
+//! skeleton into it as it is, with no node above it turning it up (an Unreal
+//! skeleton loaded from FBX into three.js and written back by its GLTFExporter; the
+//! app turns it at run time). Such a rest lies on its back, which the recognizer
+//! refuses; turned -90° about X (+Z onto +Y, the turn Blender, Unreal and 3ds Max
+//! files get on the way into glTF), it stands. The turn goes onto every root
+//! joint's rest and onto its keys in every clip, so the figure and its motion keep
+//! their shape.
+//!
+//! Only for a rig that declares no humanoid map, is refused as it lies, reaches at
+//! least twice as far along Z as along Y, and is recognized once turned: a rig that
+//! stands along +Y (refused or not), a snake or a car lying along Z, and a figure
+//! standing on its head along -Z keep their rest. Pure: runs on the skeleton and
+//! clips `mod.rs` has read.
+
+use glam::Quat;
+
+use super::super::Clip;
+use crate::skeleton::{Joint, Recognition, Skeleton, Transform, recognize};
+
+/// How much farther the joints must reach along Z than along Y for the rest to be
+/// taken as standing along Z (a standing figure is several times taller than deep).
+const LYING_RATIO: f32 = 2.0;
+
+/// The skeleton turned to stand along +Y and the note saying so, with the same turn
+/// put onto the root joints' keys in `clips`; `None` (and `clips` untouched) when the
+/// rest does not stand along +Z or is no humanoid turned either.
+pub(super) fn stand_up(skeleton: &Skeleton, clips: &mut [Clip]) -> Option<(Skeleton, String)> {
+    let Recognition::NotHumanoid(refused) = recognize(skeleton) else {
+        return None;
+    };
+    if refused.limbs_outside.is_some() || refused.any_pose {
+        // It stands already (only limbs outside the hips), or is no biped at all.
+        return None;
+    }
+    let world = skeleton.rest_world();
+    let (low, high) = world.iter().fold(
+        (
+            glam::Vec3A::splat(f32::INFINITY),
+            glam::Vec3A::splat(f32::NEG_INFINITY),
+        ),
+        |(lo, hi), w| (lo.min(w.translation), hi.max(w.translation)),
+    );
+    let reach = high - low;
+    if reach.z < LYING_RATIO * reach.y {
+        return None;
+    }
+    let turn = Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2);
+    let joints: Vec<Joint> = skeleton
+        .joints()
+        .iter()
+        .map(|joint| match joint.parent {
+            Some(_) => joint.clone(),
+            None => Joint {
+                rest: Transform {
+                    translation: turn * joint.rest.translation,
+                    rotation: turn * joint.rest.rotation,
+                    scale: joint.rest.scale,
+                },
+                ..joint.clone()
+            },
+        })
+        .collect();
+    let turned = Skeleton::new(joints).ok()?;
+    if !matches!(recognize(&turned), Recognition::Humanoid(_)) {
+        return None;
+    }
+    let roots: Vec<bool> = skeleton
+        .joints()
+        .iter()
+        .map(|j| j.parent.is_none())
+        .collect();
+    for clip in clips {
+        clip.motion
+            .map_joints(|k, rotation, translation| match roots[k] {
+                true => (turn * rotation, turn * translation),
+                false => (rotation, translation),
+            });
+    }
+    let note = format!(
+        "up axis: +Z (the rest reaches {:.2} units along Z and {:.2} along Y, no node turns \
+         it to glTF's +Y, and lying it is refused: {}): the figure and its clips are turned \
+         -90° about X to stand along +Y",
+        reach.z, reach.y, refused.reason
+    );
+    Some((turned, note))
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{Quat, Vec3};
+
+    use super::*;
+    use crate::formats::Motion;
+
+    /// A figure in a T-pose facing +Z, +Y up: (name, parent, model-space position),
+    /// metres; `root` at the floor above everything, as Unreal's.
+    const FIGURE: [(&str, Option<usize>, [f32; 3]); 20] = [
+        ("root", None, [0.0, 0.0, 0.0]),
+        ("pelvis", Some(0), [0.0, 1.0, 0.0]),
+        ("spine_01", Some(1), [0.0, 1.15, 0.0]),
+        ("spine_02", Some(2), [0.0, 1.3, 0.0]),
+        ("neck_01", Some(3), [0.0, 1.5, 0.0]),
+        ("head", Some(4), [0.0, 1.6, 0.0]),
+        ("upperarm_l", Some(3), [0.18, 1.45, 0.0]),
+        ("lowerarm_l", Some(6), [0.46, 1.45, 0.0]),
+        ("hand_l", Some(7), [0.71, 1.45, 0.0]),
+        ("upperarm_r", Some(3), [-0.18, 1.45, 0.0]),
+        ("lowerarm_r", Some(9), [-0.46, 1.45, 0.0]),
+        ("hand_r", Some(10), [-0.71, 1.45, 0.0]),
+        ("thigh_l", Some(1), [0.1, 0.95, 0.0]),
+        ("calf_l", Some(12), [0.1, 0.5, 0.0]),
+        ("foot_l", Some(13), [0.1, 0.08, 0.0]),
+        ("ball_l", Some(14), [0.1, 0.0, 0.12]),
+        ("thigh_r", Some(1), [-0.1, 0.95, 0.0]),
+        ("calf_r", Some(16), [-0.1, 0.5, 0.0]),
+        ("foot_r", Some(17), [-0.1, 0.08, 0.0]),
+        ("ball_r", Some(18), [-0.1, 0.0, 0.12]),
+    ];
+
+    /// The figure with every model-space position put through `to_file` (the
+    /// writer's axes), as local translations.
+    fn figure(to_file: Quat) -> Skeleton {
+        let at = |k: usize| to_file * Vec3::from(FIGURE[k].2);
+        let joints = FIGURE
+            .iter()
+            .enumerate()
+            .map(|(k, &(name, parent, _))| Joint {
+                name: name.to_owned(),
+                parent,
+                rest: Transform::from_translation(at(k) - parent.map_or(Vec3::ZERO, at)),
+                end: None,
+            })
+            .collect();
+        Skeleton::new(joints).unwrap()
+    }
+
+    /// Z-up as Blender, Unreal and 3ds Max write it: +Y onto +Z.
+    fn z_up() -> Quat {
+        Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)
+    }
+
+    /// One clip of two frames over the figure's rest, the root moved 1 m up (along
+    /// the file's up axis) in the second.
+    fn clip(skeleton: &Skeleton, up: Vec3) -> Clip {
+        let mut rotations = skeleton.rest_rotations();
+        rotations.extend(skeleton.rest_rotations());
+        let mut translations = skeleton.rest_translations();
+        let mut raised = skeleton.rest_translations();
+        raised[0] += up;
+        translations.extend(raised);
+        Clip {
+            name: "hop".into(),
+            motion: Motion::uniform(1.0 / 30.0, skeleton.len(), rotations, translations),
+        }
+    }
+
+    #[test]
+    fn a_figure_standing_along_z_is_turned_up_with_its_clips() {
+        let lying = figure(z_up());
+        assert!(matches!(recognize(&lying), Recognition::NotHumanoid(_)));
+        let mut clips = vec![clip(&lying, Vec3::Z)];
+        let (stood, note) = stand_up(&lying, &mut clips).expect("turned up");
+        assert!(note.starts_with("up axis: +Z"), "{note}");
+        let Recognition::Humanoid(r) = recognize(&stood) else {
+            panic!("not recognized once turned");
+        };
+        assert_eq!(
+            r.map
+                .bones
+                .get(&crate::humanoid::HumanBone::Hips)
+                .map(String::as_str),
+            Some("pelvis")
+        );
+        // The turned rest is the figure standing, joint for joint.
+        let upright = figure(Quat::IDENTITY).rest_world();
+        for (k, w) in stood.rest_world().iter().enumerate() {
+            let d = (Vec3::from(w.translation) - Vec3::from(upright[k].translation)).length();
+            assert!(d < 1e-5, "{}: {d}", FIGURE[k].0);
+        }
+        // The root's keys are turned too: the hop goes up +Y, other joints untouched.
+        let second = clips[0].motion.frame(1);
+        assert!((second.translations[0] - Vec3::Y).length() < 1e-5);
+        assert!(second.rotations[0].angle_between(z_up().inverse()) < 1e-3);
+        assert_eq!(second.translations[1], lying.joints()[1].rest.translation);
+    }
+
+    #[test]
+    fn a_z_up_node_hierarchy_loads_standing_and_mapped() {
+        // The figure as plain nodes (no skin, no map), written Z-up with nothing
+        // above `root` turning it, as three.js writes an Unreal skeleton.
+        let lying = figure(z_up());
+        let nodes: Vec<serde_json::Value> = lying
+            .joints()
+            .iter()
+            .enumerate()
+            .map(|(k, joint)| {
+                let children: Vec<usize> = lying.children(k).collect();
+                let t = joint.rest.translation;
+                serde_json::json!({"name": joint.name, "translation": [t.x, t.y, t.z],
+                    "children": children})
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "asset": {"version": "2.0"},
+            "scenes": [{"nodes": [0]}],
+            "nodes": nodes
+        });
+        let rig = super::super::test_support::parse_doc(&doc).unwrap();
+        assert!(
+            rig.notes.iter().any(|n| n.starts_with("up axis: +Z")),
+            "{:?}",
+            rig.notes
+        );
+        let Recognition::Humanoid(r) = recognize(&rig.skeleton) else {
+            panic!("the Z-up figure is not recognized: {:?}", rig.notes);
+        };
+        let hips = r.map.bones.get(&crate::humanoid::HumanBone::Hips);
+        assert_eq!(hips.map(String::as_str), Some("pelvis"));
+        let head = super::super::test_support::position(&rig, "head");
+        assert!((head - Vec3::new(0.0, 1.6, 0.0)).length() < 1e-5, "{head}");
+    }
+
+    #[test]
+    fn a_standing_figure_and_one_lying_on_its_face_keep_their_rest() {
+        // Upright (recognized): nothing to do.
+        let upright = figure(Quat::IDENTITY);
+        let mut clips = vec![clip(&upright, Vec3::Y)];
+        assert!(stand_up(&upright, &mut clips).is_none());
+        // Standing on its head along -Z: turning -90° about X does not stand it up.
+        let upside_down = figure(Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2));
+        let mut clips = vec![clip(&upside_down, -Vec3::Z)];
+        let before = clips.clone();
+        assert!(stand_up(&upside_down, &mut clips).is_none());
+        assert_eq!(clips, before);
+    }
+}
