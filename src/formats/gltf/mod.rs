@@ -251,27 +251,19 @@ impl Document<'_> {
         // A file's own humanoid map declares its rest; any other rest must stand,
         // along +Y (a Z-up figure written as it is turned up), or in a clip frame.
         let (skeleton, mut clips) = (skeleton, clips);
-        let stood = match declared {
-            None => stand_up(&skeleton, &mut clips),
-            Some(_) => None,
-        };
-        let skeleton = match stood {
-            Some((turned, note)) => {
-                notes.push(note);
-                turned
+        let skeleton = match declared {
+            Some(_) => skeleton,
+            None => {
+                let mut noted = |found: Option<(Skeleton, String)>, skeleton| match found {
+                    Some((changed, note)) => {
+                        notes.push(note);
+                        changed
+                    }
+                    None => skeleton,
+                };
+                let skeleton = noted(stand_up(&skeleton, &mut clips), skeleton);
+                noted(rest_from_clips(&skeleton, &clips), skeleton)
             }
-            None => skeleton,
-        };
-        let from_clips = match declared {
-            None => rest_from_clips(&skeleton, &clips),
-            Some(_) => None,
-        };
-        let skeleton = match from_clips {
-            Some((posed, note)) => {
-                notes.push(note);
-                posed
-            }
-            None => skeleton,
         };
 
         let (bone_map, map_source) = match declared {
