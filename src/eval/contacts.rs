@@ -14,8 +14,9 @@
 //! step, a stage: `RaisedLevels`), the floor under a foot is that level: a patch
 //! of `ik::mocap::LEVEL_CELL` hips heights on which soles stood
 //! (`FootContact::stands`) `RAISED` hips heights or more above the plane for
-//! `LEVEL_SECONDS` or more, at the lowest of them: mocap mode's live patches
-//! (`ik::mocap`'s `levels`), read over the whole clip. Pure code over frames
+//! `LEVEL_SECONDS` or more, at the lowest of them (soles `RAISED` apart on one
+//! patch stand on two surfaces of it): mocap mode's live patches (`ik::mocap`'s
+//! `levels`), read over the whole clip. Pure code over frames
 //! already retargeted to normalized poses.
 
 use std::collections::BTreeMap;
@@ -26,7 +27,7 @@ use crate::humanoid::HumanBone;
 use crate::ik::body::{BodyFrame, BodyProportions};
 use crate::ik::mocap::{
     FootContact, FootSpeeds, LEVEL_CELL, LEVEL_SECONDS, MocapIkConfig, RAISED, is_slow,
-    level_under, patch_of, sole_height, sole_joint,
+    level_under, patch_of, same_surface, sole_height, sole_joint,
 };
 
 use super::frame_interval;
@@ -155,8 +156,9 @@ impl SourceContacts {
         hips_height: f32,
     ) -> RaisedLevels {
         let cell = LEVEL_CELL * hips_height;
-        // Per patch: the lowest raised standing sole over the plane, and for how long.
-        let mut patches: BTreeMap<(i32, i32), (f32, f32)> = BTreeMap::new();
+        // Per patch and surface of it (`same_surface`): the lowest raised standing
+        // sole over the plane, and for how long.
+        let mut patches: BTreeMap<(i32, i32), Vec<(f32, f32)>> = BTreeMap::new();
         for (i, ((soles, standing), ankles)) in
             (self.soles.iter().zip(standing).zip(&self.ankles)).enumerate()
         {
@@ -165,15 +167,20 @@ impl SourceContacts {
                 let at = Vec2::new(ankles[side].1.x, ankles[side].1.z);
                 let over = soles[side] - plane(at);
                 if over.is_finite() && over >= RAISED * hips_height && standing[side] {
-                    let patch = patches
-                        .entry(patch_of(at, cell))
-                        .or_insert((f32::INFINITY, 0.0));
-                    *patch = (patch.0.min(over), patch.1 + dt);
+                    let surfaces = patches.entry(patch_of(at, cell)).or_default();
+                    match surfaces
+                        .iter_mut()
+                        .find(|(level, _)| same_surface(*level, over, hips_height))
+                    {
+                        Some(surface) => *surface = (surface.0.min(over), surface.1 + dt),
+                        None => surfaces.push((over, dt)),
+                    }
                 }
             }
         }
         let raised = patches
             .into_iter()
+            .flat_map(|(key, surfaces)| surfaces.into_iter().map(move |s| (key, s)))
             .filter(|(_, (_, seconds))| *seconds >= LEVEL_SECONDS)
             .map(|(key, (level, _))| (key, level))
             .collect();
@@ -185,8 +192,9 @@ impl SourceContacts {
 struct RaisedLevels {
     /// A patch's side, source metres.
     cell: f32,
-    /// Per patch (`ik::mocap::patch_of`), how far it stands above the plane.
-    raised: BTreeMap<(i32, i32), f32>,
+    /// Per patch (`ik::mocap::patch_of`) and surface of it, how far it stands above
+    /// the plane.
+    raised: Vec<((i32, i32), f32)>,
 }
 
 impl RaisedLevels {
@@ -194,7 +202,7 @@ impl RaisedLevels {
     /// above the plane: a raised patch's level under it or beside it
     /// (`ik::mocap::level_under`), else 0.
     fn above_plane(&self, at: Vec2, sole: f32) -> f32 {
-        let levels = self.raised.iter().map(|(&key, &level)| (key, level));
+        let levels = self.raised.iter().copied();
         level_under(at, sole, self.cell, levels).unwrap_or(0.0)
     }
 }

@@ -5,9 +5,12 @@
 //! a sole standing (slow, `contact::is_slow`, for `STANDING` seconds on end)
 //! `RAISED` hips heights or more above the floor counts for its patch, and a patch is
 //! raised once such soles have stood on it for `LEVEL_SECONDS` in all, at the lowest
-//! of them. A box's top or a step is flat: a patch not raised itself takes the
-//! level of a raised patch beside it (the one nearest the sole's height), so a
-//! foot stepping on across a box stands on it from its first step onto a new patch.
+//! of them. Soles standing on one patch `RAISED` or more apart stand on different
+//! surfaces (rock tops, a step and the box beside it within a foot's length): each
+//! is a level of the patch, and the floor under a sole is the level nearest it. A
+//! box's top or a step is flat: a patch not raised itself takes the level of a raised
+//! patch beside it (the one nearest the sole's height), so a foot stepping on across
+//! a box stands on it from its first step onto a new patch.
 //! A foot lifted in place (jogging or marching on the spot) is slow for a
 //! moment at the top of each lift, over the same patch every time: standing is what
 //! tells a box from that. `eval` reads the same
@@ -53,9 +56,9 @@ pub fn patch_of(at: Vec2, cell: f32) -> (i32, i32) {
 }
 
 /// The level under a sole at `at` (X, Z) at the height `sole`, for patches `cell`
-/// across whose raised levels are `levels` (patch, level): its own patch's, else
-/// the level of a patch beside it nearest `sole`; `None` on the floor. One pass
-/// over the levels.
+/// across whose raised levels are `levels` (patch, level; a patch may have several):
+/// its own patch's level nearest `sole`, else the level of a patch beside it nearest
+/// `sole`; `None` on the floor. One pass over the levels.
 pub fn level_under(
     at: Vec2,
     sole: f32,
@@ -63,10 +66,12 @@ pub fn level_under(
     levels: impl IntoIterator<Item = ((i32, i32), f32)>,
 ) -> Option<f32> {
     let (x, z) = patch_of(at, cell);
-    let (mut own, mut beside) = (None, None::<f32>);
+    let (mut own, mut beside) = (None::<f32>, None::<f32>);
     for ((px, pz), level) in levels {
         if (px, pz) == (x, z) {
-            own = Some(level);
+            if own.is_none_or(|o| (level - sole).abs() < (o - sole).abs()) {
+                own = Some(level);
+            }
         } else if (px - x).abs() <= 1
             && (pz - z).abs() <= 1
             && beside.is_none_or(|b| (level - sole).abs() < (b - sole).abs())
@@ -77,11 +82,18 @@ pub fn level_under(
     own.or(beside)
 }
 
-/// One raised patch.
+/// Whether a sole standing at `sole` stands on the surface of a patch's `level`
+/// (source model metres): closer to it than `RAISED` hips heights.
+#[must_use]
+pub fn same_surface(level: f32, sole: f32, hips_height: f32) -> bool {
+    (sole - level).abs() < RAISED * hips_height
+}
+
+/// One level of a raised patch.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 struct Patch {
     key: (i32, i32),
-    /// The lowest raised slow sole on it, source model metres.
+    /// The lowest raised slow sole on this surface of it, source model metres.
     level: f32,
     /// How long raised slow soles have stood on it, seconds.
     seconds: f32,
@@ -129,7 +141,9 @@ impl RaisedPatches {
         }
         let key = patch_of(at, LEVEL_CELL * hips_height);
         let in_use = &mut self.patches[..self.len];
-        let found = in_use.iter().position(|p| p.key == key);
+        let found = in_use
+            .iter()
+            .position(|p| p.key == key && same_surface(p.level, sole, hips_height));
         let k = match found {
             Some(k) => k,
             None if self.len < PATCHES => {
@@ -204,6 +218,24 @@ mod tests {
             patches.take(Vec2::ZERO, 0.05, 0.0, dt, h);
         }
         assert_eq!(patches.floor_under(Vec2::ZERO, 0.05, 0.0, h), 0.0);
+    }
+
+    #[test]
+    fn a_patch_with_two_surfaces_keeps_both_levels() {
+        // Within one patch, a box top 30 cm up and a block on it 30 cm higher (rock
+        // tops, a step beside a box): a sole on either stands on its own surface,
+        // whichever was stood on first.
+        let mut patches = RaisedPatches::default();
+        let (dt, h) = (1.0 / 60.0, 1.0);
+        let at = Vec2::new(0.1, 0.1);
+        for level in [0.6, 0.3] {
+            for _ in 0..=(LEVEL_SECONDS / dt) as usize {
+                patches.next_frame();
+                patches.take(at, level, 0.0, dt, h);
+            }
+        }
+        assert_eq!(patches.floor_under(at, 0.61, 0.0, h), 0.6);
+        assert_eq!(patches.floor_under(at, 0.31, 0.0, h), 0.3);
     }
 
     #[test]

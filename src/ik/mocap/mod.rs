@@ -37,7 +37,9 @@ mod floor;
 mod levels;
 
 pub use contact::{FootContact, FootSpeeds, is_slow};
-pub use levels::{LEVEL_CELL, LEVEL_SECONDS, RAISED, STANDING, level_under, patch_of};
+pub use levels::{
+    LEVEL_CELL, LEVEL_SECONDS, RAISED, STANDING, level_under, patch_of, same_surface,
+};
 
 use glam::{Quat, Vec2, Vec3};
 
