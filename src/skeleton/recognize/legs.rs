@@ -109,9 +109,14 @@ pub(super) fn solve_leg(
         return leg;
     }
     let rel = |k: usize| (rig.pos[reps[k]].y - floor) / length;
+    // A plain `Leg` after a thigh named as one (Mixamo's and CMU's `UpLeg`, `Leg`)
+    // is the shin: with cartoon feet reaching far down and ahead of a high ankle,
+    // the ankle, not the knee, may be the joint nearest half the leg's height.
+    let thigh_named = rig.names[reps[u]].role == Some(Role::UpperLeg);
     let knee = (u + 1..reps.len())
         .find(|&k| {
-            rig.names[reps[k]].role == Some(Role::LowerLeg)
+            let role = rig.names[reps[k]].role;
+            (role == Some(Role::LowerLeg) || (thigh_named && role == Some(Role::Leg)))
                 && !rig.names[reps[k]].helper
                 && (0.25..=0.75).contains(&rel(k))
         })

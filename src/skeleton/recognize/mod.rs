@@ -395,6 +395,49 @@ mod tests {
     }
 
     #[test]
+    fn a_mixamo_leg_with_cartoon_feet_keeps_its_named_knee_and_ankle() {
+        // A chibi character's legs (Mixamo names without the colon): a short shin and
+        // big feet reaching far down and ahead of a high ankle, so the ankle, not the
+        // knee, is the joint nearest half the leg's height. Faces +Z, left at +X.
+        let body = [
+            ("mixamorigHips", "", [0.0, 0.34, 0.0]),
+            ("mixamorigSpine", "mixamorigHips", [0.0, 0.43, 0.0]),
+            ("mixamorigSpine1", "mixamorigSpine", [0.0, 0.54, 0.0]),
+            ("mixamorigSpine2", "mixamorigSpine1", [0.0, 0.66, 0.0]),
+            ("mixamorigNeck", "mixamorigSpine2", [0.0, 0.80, 0.0]),
+            ("mixamorigHead", "mixamorigNeck", [0.0, 0.89, 0.0]),
+        ];
+        let limb = [
+            ("Shoulder", "mixamorigSpine2", [0.13, 0.79, 0.0]),
+            ("Arm", "Shoulder", [0.385, 0.77, 0.0]),
+            ("ForeArm", "Arm", [0.50, 0.77, 0.0]),
+            ("Hand", "ForeArm", [0.70, 0.76, 0.0]),
+            ("UpLeg", "mixamorigHips", [0.226, 0.284, 0.0]),
+            ("Leg", "UpLeg", [0.226, 0.172, -0.007]),
+            ("Foot", "Leg", [0.228, 0.127, 0.008]),
+            ("ToeBase", "Foot", [0.272, 0.0, 0.217]),
+        ];
+        let r =
+            test_support::recognized_with_limbs(&body, ["mixamorigLeft", "mixamorigRight"], &limb);
+        for (bone, joint) in [
+            (B::LeftUpperLeg, "mixamorigLeftUpLeg"),
+            (B::LeftLowerLeg, "mixamorigLeftLeg"),
+            (B::LeftFoot, "mixamorigLeftFoot"),
+            (B::LeftToes, "mixamorigLeftToeBase"),
+            (B::RightLowerLeg, "mixamorigRightLeg"),
+            (B::RightFoot, "mixamorigRightFoot"),
+            (B::LeftHand, "mixamorigLeftHand"),
+        ] {
+            assert_eq!(joint_of(&r, bone), joint, "{bone:?}");
+        }
+        assert!(
+            r.notes.iter().any(|n| n.starts_with("faces +Z")),
+            "{:?}",
+            r.notes
+        );
+    }
+
+    #[test]
     fn sides_follow_the_toes_not_the_names() {
         // `small_humanoid(_, l, r)` puts `l` limbs on the character's left, whichever
         // way it faces; swapping the prefixes mirrors the names.
