@@ -196,7 +196,7 @@ mod tests {
             patches.take(on_box, 0.4, 0.0, dt, h);
         }
         assert_eq!(patches.floor_under(on_box, 0.4, 0.0, h), 0.0);
-        for _ in 0..2 {
+        for _ in 0..3 {
             patches.next_frame();
             patches.take(on_box, 0.41, 0.0, dt, h);
         }
