@@ -11,6 +11,9 @@
 //! What is carried is a change of frame only (units and axes): the turn the root
 //! joint's own pose adds is left out (`bind_frame`), so a bind pose under an armature
 //! node turned to Y-up does not lean and turn with the hips of a saved frame.
+//! A root joint whose identity matrix disagrees in scale with its bound joints'
+//! (Sketchfab's `GLTF_created_0_rootJoint`, binding no vertex) does not carry: the
+//! first bound joint does (`bound_anchor_for_unbound_root`).
 //! Several skins over one armature (a mesh per body part) are carried into one frame
 //! through the joints they share, so the armature gets one rest whichever skin binds
 //! which joint.
@@ -30,6 +33,10 @@ const POSED_ANGLE_DEG: f64 = 0.01;
 
 /// ... or beyond this fraction of the model's size in translation.
 const POSED_DISTANCE_FRACTION: f64 = 1e-4;
+
+/// Carries of one skin's bind pose through two of its joints disagree in scale
+/// beyond this fraction (an unscaled pose keeps them equal).
+const CARRY_SCALE_MISMATCH: f64 = 0.01;
 
 /// What inverse bind matrices must be: MAT4 of floats.
 const MATRICES: AccessorSpec = AccessorSpec::floats(Type::Mat4);
@@ -174,16 +181,27 @@ impl Document<'_> {
                 .filter(|(node, ..)| placed.contains_key(node))
                 .min_by_key(|(node, ..)| in_order(node))
                 .or_else(|| raw.iter().min_by_key(|(node, ..)| in_order(node)));
-            let Some(&(anchor, anchor_ibm, _)) = anchor else {
+            let Some(&(mut anchor, mut anchor_ibm, _)) = anchor else {
                 continue;
             };
-            let Some(anchor_world) = placed
+            let Some(mut anchor_world) = placed
                 .get(&anchor)
                 .copied()
                 .or_else(|| skeleton.world_of(anchor, &placed))
             else {
                 continue;
             };
+            if placed.is_empty()
+                && let Some((node, ibm, world)) =
+                    bound_anchor_for_unbound_root(skeleton, &raw, anchor_world * anchor_ibm)
+            {
+                notes.push(format!(
+                    "skin {s}'s root joint has an identity inverse bind matrix in another scale than \
+                     its bound joints: the bind pose is carried into the scene through its first \
+                     bound joint"
+                ));
+                (anchor, anchor_ibm, anchor_world) = (node, ibm, world);
+            }
             let mut align = anchor_world * anchor_ibm;
             if placed.is_empty()
                 && stands_in_the_scene_frame(skeleton, node_world, anchor, anchor_ibm, align, &raw)
@@ -285,6 +303,42 @@ impl SkeletonNodes<'_> {
                 .fold(above, |world, &j| world * to_affine(&self.node_rest[j])),
         )
     }
+}
+
+/// A carry's uniform scale: the cube root of its determinant's size.
+fn carry_scale(carry: DAffine3) -> f64 {
+    carry.matrix3.determinant().abs().cbrt()
+}
+
+/// The first bound joint (skeleton order, non-identity inverse bind matrix) with its
+/// matrix and node world, when the skin's root joint has the identity and carrying
+/// the bind pose through it (`root_carry`) scales the skin otherwise than carrying
+/// it through that bound joint, by more than `CARRY_SCALE_MISMATCH`. Sketchfab's FBX
+/// conversions write the identity for `GLTF_created_0_rootJoint`, which binds no
+/// vertex and hangs under the biped's root node with that node's scale (0.01):
+/// through it the whole bind pose would shrink to a point. A bound joint's matrix
+/// pairs with its node; an unscaled pose cannot change a carry's scale, so the two
+/// scales agree whenever the root's identity is a true bind.
+fn bound_anchor_for_unbound_root(
+    skeleton: &SkeletonNodes,
+    raw: &[JointBind],
+    root_carry: DAffine3,
+) -> Option<(usize, DAffine3, DAffine3)> {
+    let is_identity = |ibm: &DAffine3| ibm.abs_diff_eq(DAffine3::IDENTITY, 1e-6);
+    let in_order = |node: &usize| skeleton.position[*node];
+    let root = raw.iter().min_by_key(|(node, ..)| in_order(node))?;
+    if !is_identity(&root.1) {
+        return None;
+    }
+    let &(node, ibm, _) = raw
+        .iter()
+        .filter(|(node, ibm, _)| !is_identity(ibm) && in_order(node).is_some())
+        .min_by_key(|(node, ..)| in_order(node))?;
+    let world = skeleton.world_of(node, &HashMap::new())?;
+    let (root_scale, bound_scale) = (carry_scale(root_carry), carry_scale(world * ibm));
+    let mismatch = (root_scale / bound_scale - 1.0).abs();
+    (bound_scale > 0.0 && mismatch.is_finite() && mismatch > CARRY_SCALE_MISMATCH)
+        .then_some((node, ibm, world))
 }
 
 /// Heuristic: the inverse bind matrices are already in the scene's frame, and the
@@ -733,6 +787,53 @@ mod tests {
                 offset.abs_diff_eq(at - Vec3::new(0.0, 1.0, 0.0), 1e-4),
                 "{joint}: {offset}"
             );
+        }
+    }
+
+    #[test]
+    fn an_unbound_root_joint_in_another_scale_does_not_carry_the_bind_pose() {
+        // Sketchfab's layout of an FBX biped: a node turned Z-up to Y-up, the biped's
+        // root node turned back, scaled 0.01 and lifted, a group, then the skin's root
+        // joint with an identity inverse bind matrix (it binds no vertex), then the
+        // hips. The other matrices hold the T-pose in a Z-up metre mesh frame; the
+        // hips' node pairs with its matrix, the arm is posed down. Carried through
+        // the root joint the bind pose would shrink a hundredfold.
+        let quarter = std::f32::consts::FRAC_PI_2;
+        let biped = Mat4::from_scale_rotation_translation(
+            Vec3::splat(0.01),
+            Quat::from_rotation_x(quarter),
+            Vec3::new(0.0, 0.0, 1.0),
+        );
+        let model = Mat4::from_quat(Quat::from_rotation_x(-quarter));
+        let root_world = model * biped;
+        let bind = t_pose_bind_worlds();
+        let hips_local = root_world.inverse() * bind[0];
+        let mut body = arm_posed_down();
+        let body = body.as_array_mut().unwrap();
+        body[0] = json!({"name": "Hips", "matrix": hips_local.to_cols_array(), "children": [5]});
+        body[1]["children"] = json!([6]);
+        let mut nodes = vec![
+            json!({"name": "Model", "rotation": Quat::from_rotation_x(-quarter).to_array(),
+                "children": [1]}),
+            json!({"name": "Bip01_1", "matrix": biped.to_cols_array(), "children": [2]}),
+            json!({"name": "GLTF_created_0", "children": [3]}),
+            json!({"name": "GLTF_created_0_rootJoint", "children": [4]}),
+        ];
+        nodes.extend(body.iter().cloned());
+        let mesh_frame = model;
+        let mut inverse = vec![Mat4::IDENTITY];
+        inverse.extend(bind.map(|world| (mesh_frame.inverse() * world).inverse()));
+        let rig = parse_doc(&skinned(json!(nodes), &[3, 4, 5, 6], &inverse)).unwrap();
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.contains("carried into the scene through its first bound joint")),
+            "{:?}",
+            rig.notes
+        );
+        for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
+            let got = Mat4::from(world(&rig, joint));
+            assert!(got.abs_diff_eq(expected, 1e-4), "{joint}: {got}");
         }
     }
 
