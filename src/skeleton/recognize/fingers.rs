@@ -566,4 +566,65 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn an_equipment_joint_below_the_hand_is_no_digit() {
+        // A game's 3ds Max biped hand: three two-joint digits with nubs and, nearer
+        // the wrist than any of them, the leaf the weapon hangs from.
+        let s = skeleton(&[
+            ("Bip01 R Hand", None, [0.0, 0.0, 0.0]),
+            (
+                "equip_right_hand",
+                Some("Bip01 R Hand"),
+                [-0.02, -0.01, 0.0],
+            ),
+            ("Bip01 R Finger0", Some("Bip01 R Hand"), [-0.02, 0.0, 0.03]),
+            (
+                "Bip01 R Finger01",
+                Some("Bip01 R Finger0"),
+                [-0.05, 0.0, 0.05],
+            ),
+            (
+                "Bip01 R Finger0Nub",
+                Some("Bip01 R Finger01"),
+                [-0.07, 0.0, 0.06],
+            ),
+            ("Bip01 R Finger1", Some("Bip01 R Hand"), [-0.08, 0.0, 0.01]),
+            (
+                "Bip01 R Finger11",
+                Some("Bip01 R Finger1"),
+                [-0.11, 0.0, 0.01],
+            ),
+            (
+                "Bip01 R Finger1Nub",
+                Some("Bip01 R Finger11"),
+                [-0.13, 0.0, 0.01],
+            ),
+            ("Bip01 R Finger2", Some("Bip01 R Hand"), [-0.08, 0.0, -0.01]),
+            (
+                "Bip01 R Finger21",
+                Some("Bip01 R Finger2"),
+                [-0.11, 0.0, -0.01],
+            ),
+            (
+                "Bip01 R Finger2Nub",
+                Some("Bip01 R Finger21"),
+                [-0.13, 0.0, -0.01],
+            ),
+        ]);
+        let rig = RestJoints::new(&s);
+        let mut got: Vec<(usize, &str)> = solve_fingers(&rig, 0, Vec3::Z)
+            .iter()
+            .map(|d| (d.finger, rig.name(d.joints[0])))
+            .collect();
+        got.sort_unstable();
+        assert_eq!(
+            got,
+            [
+                (0, "Bip01 R Finger0"),
+                (1, "Bip01 R Finger1"),
+                (2, "Bip01 R Finger2")
+            ]
+        );
+    }
 }

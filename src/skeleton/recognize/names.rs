@@ -156,11 +156,12 @@ const HELPER_WORDS: &[&str] = &[
 ];
 
 /// Name fragments of what hangs on a body without being part of it (`rigmesh`:
-/// MotionBuilder's proxy geometry, a leaf beside each bone).
+/// MotionBuilder's proxy geometry, a leaf beside each bone; `equip`: the joints
+/// games hang weapons from, `equip_right_hand` beside a biped's fingers).
 const ATTACHMENT_PARTS: &[&str] = &[
     "weapon", "sword", "gun", "shield", "holster", "prop", "slot", "socket", "attach", "camera",
-    "hair", "skirt", "tail", "cape", "cloth", "breast", "bust", "ribbon", "spring", "physics",
-    "dress", "robe", "rigmesh",
+    "equip", "hair", "skirt", "tail", "cape", "cloth", "breast", "bust", "ribbon", "spring",
+    "physics", "dress", "robe", "rigmesh",
 ];
 
 /// What one joint's name says.
