@@ -26,13 +26,7 @@ const LYING_RATIO: f32 = 2.0;
 /// put onto the root joints' keys in `clips`; `None` (and `clips` untouched) when the
 /// rest does not stand along +Z or is no humanoid turned either.
 pub(super) fn stand_up(skeleton: &Skeleton, clips: &mut [Clip]) -> Option<(Skeleton, String)> {
-    let Recognition::NotHumanoid(refused) = recognize(skeleton) else {
-        return None;
-    };
-    if refused.limbs_outside.is_some() || refused.any_pose {
-        // It stands already (only limbs outside the hips), or is no biped at all.
-        return None;
-    }
+    // The reach first: a rig standing along +Y is never recognized here.
     let world = skeleton.rest_world();
     let (low, high) = world.iter().fold(
         (
@@ -43,6 +37,13 @@ pub(super) fn stand_up(skeleton: &Skeleton, clips: &mut [Clip]) -> Option<(Skele
     );
     let reach = high - low;
     if reach.z < LYING_RATIO * reach.y {
+        return None;
+    }
+    let Recognition::NotHumanoid(refused) = recognize(skeleton) else {
+        return None;
+    };
+    if refused.limbs_outside.is_some() || refused.any_pose {
+        // It stands already (only limbs outside the hips), or is no biped at all.
         return None;
     }
     let turn = Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2);

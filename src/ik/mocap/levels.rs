@@ -68,15 +68,15 @@ pub fn level_under(
     let (x, z) = patch_of(at, cell);
     let (mut own, mut beside) = (None::<f32>, None::<f32>);
     for ((px, pz), level) in levels {
-        if (px, pz) == (x, z) {
-            if own.is_none_or(|o| (level - sole).abs() < (o - sole).abs()) {
-                own = Some(level);
-            }
-        } else if (px - x).abs() <= 1
-            && (pz - z).abs() <= 1
-            && beside.is_none_or(|b| (level - sole).abs() < (b - sole).abs())
-        {
-            beside = Some(level);
+        let best = if (px, pz) == (x, z) {
+            &mut own
+        } else if (px - x).abs() <= 1 && (pz - z).abs() <= 1 {
+            &mut beside
+        } else {
+            continue;
+        };
+        if best.is_none_or(|b| (level - sole).abs() < (b - sole).abs()) {
+            *best = Some(level);
         }
     }
     own.or(beside)
