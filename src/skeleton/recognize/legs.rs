@@ -1,7 +1,8 @@
 //! Stage 3: the legs. Along each leg's line down from the pelvis, the thigh is the
 //! first joint out to the side whose bone points down, the knee the joint halfway
 //! down, the ankle the first joint below half the knee's height (or a joint beside it
-//! reaching farther along the ground, `foot_beside`) and the toes the ankle's child
+//! reaching farther along the ground, `foot_beside`; never an end nub with a joint
+//! between the knee and it, a digitigrade hock) and the toes the ankle's child
 //! reaching farthest along the ground (`solve_leg`, `toes`); a foot hanging from the
 //! root instead of the leg is told apart (`detached_foot`).
 
@@ -154,7 +155,14 @@ pub(super) fn solve_leg(
         .or_else(|| (k + 1..reps.len()).find(|&i| rel(i) < 0.5 * knee_rel))
         // An end nub under the knee is where the shin ends, not a foot, when the
         // foot hangs from the root under it.
-        .filter(|&i| detached.is_none() || !rig.names[reps[i]].nub);
+        .filter(|&i| detached.is_none() || !rig.names[reps[i]].nub)
+        // An end nub is where the bone before it ends, never a joint of the leg: with
+        // a joint between the knee and it (a digitigrade hock, high over the floor),
+        // that joint is the ankle and the nub the foot's tip.
+        .map(|i| {
+            let nub = rig.names[reps[i]].nub && rig.kids[reps[i]].is_empty();
+            if nub && i > k + 1 { i - 1 } else { i }
+        });
     let Some(a) = ankle else {
         let ik = detached.map_or_else(String::new, |f| {
             format!(

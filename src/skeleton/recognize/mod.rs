@@ -438,6 +438,40 @@ mod tests {
     }
 
     #[test]
+    fn a_digitigrade_leg_ends_at_its_hock_not_at_the_end_nub_below() {
+        // An upright creature's legs: the shin ends at a hock 0.45 m above the floor
+        // and behind the knee, and only the foot bone's end nub reaches the floor,
+        // ahead of the knee. Faces +Z (the head reaches forward), left at +X.
+        let body = [
+            ("Root", "", [0.0, -0.035, 0.004]),
+            ("Pelvis", "Root", [0.0, 1.261, 0.019]),
+            ("Body", "Pelvis", [0.0, 1.572, -0.097]),
+            ("Neck", "Body", [0.0, 2.51, 0.484]),
+            ("Head", "Neck", [0.0, 2.751, 0.629]),
+        ];
+        let limb = [
+            ("Clavicle", "Body", [0.252, 1.991, 0.059]),
+            ("Arm", "Clavicle", [0.45, 2.0, 0.06]),
+            ("ForeArm", "Arm", [0.9, 2.0, 0.06]),
+            ("Wrist", "ForeArm", [1.3, 2.0, 0.06]),
+            ("Thigh", "Pelvis", [0.524, 1.407, 0.012]),
+            ("Shin", "Thigh", [0.553, 1.071, 0.040]),
+            ("Hock", "Shin", [0.524, 0.809, -0.289]),
+            ("Hock_end", "Hock", [0.522, 0.359, 0.10]),
+        ];
+        let r = test_support::recognized_with_limbs(&body, ["L_", "R_"], &limb);
+        assert_eq!(joint_of(&r, B::LeftLowerLeg), "L_Shin");
+        assert_eq!(joint_of(&r, B::LeftFoot), "L_Hock");
+        assert_eq!(joint_of(&r, B::RightFoot), "R_Hock");
+        assert_eq!(joint_of(&r, B::LeftHand), "L_Wrist");
+        assert!(
+            r.notes.iter().any(|n| n.starts_with("faces +Z")),
+            "{:?}",
+            r.notes
+        );
+    }
+
+    #[test]
     fn sides_follow_the_toes_not_the_names() {
         // `small_humanoid(_, l, r)` puts `l` limbs on the character's left, whichever
         // way it faces; swapping the prefixes mirrors the names.
