@@ -26,6 +26,9 @@
 //! the file has it, fingers and hands included. For a map that says so
 //! (`TPoseSource::Declared`) the correction turns nothing: only the facing turn is
 //! applied, exactly half a turn for VRM 0.x as three-vrm's `rotateVRM0` gives it.
+//! A declared rest whose left side shows it facing the other way (a VRM 0.x file
+//! facing +Z, a VRM 1.0 file facing -Z) is turned all the same, as players turn it,
+//! and reported as a problem.
 //! The rest is still measured, for `inspect`: its class, and how far each bone's
 //! rest direction is from the canonical one.
 
@@ -349,6 +352,19 @@ fn facing_from_left(left: Vec3) -> Option<Quat> {
     Some(Quat::from_rotation_y(-phi))
 }
 
+/// How far (degrees) a declared rest's left side, turned by the declared `facing`,
+/// points from +X, when more than 90°: the file faces the other way than its VRM
+/// version says (a VRM 0.x model facing +Z, a VRM 1.0 model facing -Z). `None` when
+/// it faces as declared, or when left and right coincide.
+fn facing_against_declared(facing: Quat, left: Vec3) -> Option<f32> {
+    let turned = facing * left;
+    let flat = Vec3::new(turned.x, 0.0, turned.z);
+    if flat.length() < COINCIDENT || turned.x >= 0.0 {
+        return None;
+    }
+    Some(flat.angle_between(Vec3::X).to_degrees())
+}
+
 /// The smallest rotation turning unit `from` onto unit `to`, exact for tiny angles
 /// too (glam's `from_rotation_arc` returns the identity below about 0.04°).
 fn shortest_arc(from: Vec3, to: Vec3) -> Quat {
@@ -400,6 +416,20 @@ impl RestCorrection {
             }
         };
         let declared = matches!(source, TPoseSource::Declared { .. });
+        if let TPoseSource::Declared { half_turn } = source
+            && let Some(off) = left.and_then(|l| facing_against_declared(facing, l))
+        {
+            let (version, front) = if half_turn {
+                ("0.x", "-Z")
+            } else {
+                ("1.0", "+Z")
+            };
+            problems.push(format!(
+                "the model does not face {front} as VRM {version} requires: turned as every VRM \
+                 player turns it, its left side points {off:.0}° from +X, so it stands facing \
+                 away and its limbs are driven from that turned-round rest"
+            ));
+        }
 
         let joints = skeleton.joints();
         let mut local = vec![Quat::IDENTITY; joints.len()];
@@ -921,6 +951,28 @@ mod tests {
             let hand = (at(B::LeftMiddleProximal) - at(B::LeftHand)).normalize();
             let want = Vec3::new(0.08, 0.0, 0.01).normalize();
             assert!(hand.abs_diff_eq(want, 1e-5), "{hand}");
+        }
+    }
+
+    #[test]
+    fn a_declared_rest_facing_against_its_vrm_version_is_a_problem_and_still_turned() {
+        // A VRM 0.x file facing +Z, a VRM 1.0 file facing -Z.
+        for (turn, half_turn) in [(1.0, true), (-1.0, false)] {
+            let (skeleton, map) =
+                body_with_a_turned_hand(turn, TPoseSource::Declared { half_turn });
+            let c = RestCorrection::compute(&skeleton, &map);
+            // Turned as VRM players turn it, nothing else: the map's rest is kept.
+            let facing = if half_turn {
+                Quat::from_rotation_y(std::f32::consts::PI)
+            } else {
+                Quat::IDENTITY
+            };
+            assert_eq!(c.facing, facing);
+            assert!(c.local.iter().all(|q| *q == Quat::IDENTITY));
+            assert_eq!(c.problems.len(), 1, "{:?}", c.problems);
+            let version = if half_turn { "VRM 0.x" } else { "VRM 1.0" };
+            assert!(c.problems[0].contains(version), "{}", c.problems[0]);
+            assert!(c.problems[0].contains("180°"), "{}", c.problems[0]);
         }
     }
 
