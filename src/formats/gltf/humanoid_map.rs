@@ -75,7 +75,11 @@ pub(super) fn read_humanoid(
             TPoseSource::Measured,
         ),
         "VRM" => {
-            notes.push("VRM 0.x model: faces -Z; the rest correction turns it to +Z".to_owned());
+            notes.push(
+                "VRM 0.x model: the rest correction turns it half a turn about +Y (VRM 0.x \
+                 models face -Z)"
+                    .to_owned(),
+            );
             (
                 reader.vrm0(value, notes)?,
                 TPoseSource::Declared { half_turn: true },
@@ -578,7 +582,7 @@ mod tests {
         assert_eq!(
             rig.notes,
             [
-                "VRM 0.x model: faces -Z; the rest correction turns it to +Z",
+                "VRM 0.x model: the rest correction turns it half a turn about +Y (VRM 0.x models face -Z)",
                 "extensions.VRM.humanoid.humanBones[4]: `spine` has no node; skipped",
                 "extensions.VRM.humanoid.humanBones[5]: `tail` is not a VRM 0.x humanoid bone; skipped",
             ]
@@ -635,7 +639,9 @@ mod tests {
         assert_eq!(rig.skeleton.len(), 54, "53 humanoid nodes and `root`");
         assert_eq!(
             rig.notes,
-            ["VRM 0.x model: faces -Z; the rest correction turns it to +Z"]
+            [
+                "VRM 0.x model: the rest correction turns it half a turn about +Y (VRM 0.x models face -Z)"
+            ]
         );
         assert_eq!(
             mapped(&rig, HumanBone::LeftThumbMetacarpal),
