@@ -754,9 +754,10 @@ const SENT_BEFORE_SIGNAL: usize = 90;
 
 /// Streams the built-in performance as VMC to `listen` at 60 Hz, one frame every
 /// 1/60 s: `SENT_BEFORE_SIGNAL` frames, then `kill -SIGNAL pid`, then 30 more
-/// frames while the receiver stops.
+/// frames while the receiver stops. With `restart_at`, the sender's clock (its
+/// `/VMC/Ext/T`) starts again from 0 at that frame, as a restarted sender's does.
 #[cfg(unix)]
-fn stream_vmc_then_signal(listen: &str, pid: u32, signal: &str) {
+fn stream_vmc_then_signal(listen: &str, pid: u32, signal: &str, restart_at: Option<usize>) {
     use mocap_bridge::formats::vrma::VrmaRest;
     use mocap_bridge::humanoid::CustomNames;
     use mocap_bridge::protocol::vmc::{Datagrams, ExpressionNames, VmcEncoder};
@@ -768,9 +769,13 @@ fn stream_vmc_then_signal(listen: &str, pid: u32, signal: &str) {
     let mut datagrams = Datagrams::new();
     let mut send_frame = |i: usize| {
         let t = i as f32 / 60.0;
+        let clock = match restart_at {
+            Some(r) if i >= r => (i - r) as f32 / 60.0,
+            _ => t,
+        };
         datagrams.clear();
         let pose = demo::pose_at(t, 0.95);
-        encoder.encode_into(t, &pose, &CustomNames::default(), &mut datagrams);
+        encoder.encode_into(clock, &pose, &CustomNames::default(), &mut datagrams);
         for d in datagrams.iter() {
             // After the signal the receiver may be gone: nobody listening is fine.
             let _ = sender.send(d);
@@ -817,79 +822,117 @@ fn free_udp_address() -> String {
     format!("127.0.0.1:{}", socket.local_addr().unwrap().port())
 }
 
+/// `mocap-bridge record` of a sender streaming VMC (`stream_vmc_then_signal`),
+/// stopped by `signal`: the recorder exits 0 and says what it wrote; the take's
+/// path, in a folder kept while the returned guard lives.
+#[cfg(unix)]
+fn record_take(signal: &str, restart_at: Option<usize>) -> (tempfile::TempDir, PathBuf) {
+    use std::io::{BufRead, Read};
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("take.vrma");
+    let listen = free_udp_address();
+    let mut recorder = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .args(["record", "-o", out.to_str().unwrap(), "--listen", &listen])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(recorder.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.starts_with("recording VMC on"), "{line}");
+    stream_vmc_then_signal(&listen, recorder.id(), signal, restart_at);
+    let status = recorder.wait().unwrap();
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    assert!(status.success(), "SIG{signal}: {status}: {rest}");
+    assert!(rest.contains("wrote "), "SIG{signal}: {rest}");
+    assert!(
+        rest.contains(" 0 frames out of order"),
+        "SIG{signal}: {rest}"
+    );
+    (dir, out)
+}
+
+/// The same through the live bridge: `run --record` with a VMC input, stopped by
+/// `signal` while the sender streams, writes the performer's take, and its
+/// recorder drops nothing.
+#[cfg(unix)]
+fn run_record_take(signal: &str, restart_at: Option<usize>) -> (tempfile::TempDir, PathBuf) {
+    use std::io::Read;
+
+    let dir = tempfile::tempdir().unwrap();
+    let listen = free_udp_address();
+    let recordings = dir.path().join("recordings");
+    let config = serde_json::json!({
+        "vmcInputs": [{ "listen": listen, "performer": "alice" }],
+        "labInputs": [],
+        "vrchatInputs": [],
+        "websocket": null,
+        "vmcOutputs": [],
+        "recorder": { "dir": recordings },
+        "status": { "logIntervalS": 0.0, "monitorIntervalS": 0.0 }
+    });
+    let config_path = dir.path().join("bridge.json");
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let mut bridge = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .args(["run", "--config", config_path.to_str().unwrap(), "--record"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(bridge.stdout.take().unwrap());
+    wait_for_ready(&mut stdout);
+    stream_vmc_then_signal(&listen, bridge.id(), signal, restart_at);
+    let status = bridge.wait().unwrap();
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    assert!(status.success(), "SIG{signal}: {status}: {rest}");
+    let recorder = rest.split("; ").find(|s| s.starts_with("recorder:"));
+    assert!(
+        recorder.is_some_and(|r| r.contains(" 0 drops")),
+        "SIG{signal}: {rest}"
+    );
+    let takes: Vec<PathBuf> = std::fs::read_dir(&recordings)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "vrma"))
+        .collect();
+    assert_eq!(takes.len(), 1, "SIG{signal}: {takes:?}; {rest}");
+    (dir, takes[0].clone())
+}
+
 /// A sender streams VMC into `mocap-bridge record`; SIGINT, SIGTERM or SIGHUP (a
 /// run each) stops the recorder while the sender goes on. The recorder exits 0
 /// and its take holds every frame sent before the signal.
 #[cfg(unix)]
 #[test]
 fn record_keeps_the_take_on_sigint_sigterm_and_sighup() {
-    use std::io::{BufRead, Read};
-
     for signal in ["INT", "TERM", "HUP"] {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("take.vrma");
-        let listen = free_udp_address();
-        let mut recorder = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
-            .args(["record", "-o", out.to_str().unwrap(), "--listen", &listen])
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdout = std::io::BufReader::new(recorder.stdout.take().unwrap());
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        assert!(line.starts_with("recording VMC on"), "{line}");
-        stream_vmc_then_signal(&listen, recorder.id(), signal);
-        let status = recorder.wait().unwrap();
-        let mut rest = String::new();
-        stdout.read_to_string(&mut rest).unwrap();
-        assert!(status.success(), "SIG{signal}: {status}: {rest}");
-        assert!(rest.contains("wrote "), "SIG{signal}: {rest}");
-        assert_take_holds_what_was_sent(&out, signal);
+        let (_dir, take) = record_take(signal, None);
+        assert_take_holds_what_was_sent(&take, signal);
     }
 }
 
-/// The same through the live bridge: `run --record` with a VMC input, stopped by
-/// SIGINT, SIGTERM or SIGHUP while the sender streams, writes the performer's take.
+/// The same through the live bridge (`run --record`).
 #[cfg(unix)]
 #[test]
 fn run_record_keeps_the_take_on_sigint_sigterm_and_sighup() {
-    use std::io::Read;
-
     for signal in ["INT", "TERM", "HUP"] {
-        let dir = tempfile::tempdir().unwrap();
-        let listen = free_udp_address();
-        let recordings = dir.path().join("recordings");
-        let config = serde_json::json!({
-            "vmcInputs": [{ "listen": listen, "performer": "alice" }],
-            "labInputs": [],
-            "vrchatInputs": [],
-            "websocket": null,
-            "vmcOutputs": [],
-            "recorder": { "dir": recordings },
-            "status": { "logIntervalS": 0.0, "monitorIntervalS": 0.0 }
-        });
-        let config_path = dir.path().join("bridge.json");
-        std::fs::write(&config_path, config.to_string()).unwrap();
-        let mut bridge = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
-            .args(["run", "--config", config_path.to_str().unwrap(), "--record"])
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdout = std::io::BufReader::new(bridge.stdout.take().unwrap());
-        wait_for_ready(&mut stdout);
-        stream_vmc_then_signal(&listen, bridge.id(), signal);
-        let status = bridge.wait().unwrap();
-        let mut rest = String::new();
-        stdout.read_to_string(&mut rest).unwrap();
-        assert!(status.success(), "SIG{signal}: {status}: {rest}");
-        let takes: Vec<PathBuf> = std::fs::read_dir(&recordings)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "vrma"))
-            .collect();
-        assert_eq!(takes.len(), 1, "SIG{signal}: {takes:?}; {rest}");
-        assert_take_holds_what_was_sent(&takes[0], signal);
+        let (_dir, take) = run_record_take(signal, None);
+        assert_take_holds_what_was_sent(&take, signal);
     }
+}
+
+/// A sender restarting mid-take, its clock from 0 again: `record` and `run
+/// --record` keep every frame, the take's time going on one frame after the last.
+#[cfg(unix)]
+#[test]
+fn a_sender_restarting_its_clock_loses_no_frame_of_the_take() {
+    let restart = Some(SENT_BEFORE_SIGNAL / 2);
+    let (_dir, take) = record_take("INT", restart);
+    assert_take_holds_what_was_sent(&take, "INT (record, the clock restarted)");
+    let (_dir, take) = run_record_take("INT", restart);
+    assert_take_holds_what_was_sent(&take, "INT (run --record, the clock restarted)");
 }
 
 /// Reads a running bridge's stdout up to its "ready:" line.

@@ -29,6 +29,7 @@ use crate::ik::fingers::{self, FingerRest};
 use crate::ik::mocap::{MocapIk, MocapIkConfig, MocapIkState};
 use crate::ik::vr::{VrIk, VrIkConfig, VrIkState, VrInput};
 use crate::protocol::frame::{JointFrame, MAX_JOINTS, PerformerName, TrackedPoint, TrackerFrame};
+use crate::protocol::sender_clock::SenderClock;
 use crate::retarget::{JobError, MappedSkeleton, SourceRig, ToNormalized};
 
 use super::{SourceKind, SourcePoints};
@@ -152,9 +153,11 @@ pub struct Performer {
     pub pose: HumanoidPose,
     pub seq: u64,
     pub last_seen: Instant,
-    /// Sender time of the first frame and of the last one, seconds.
-    first_time: Option<f64>,
+    /// The sender's clock as a timeline from its first frame that never goes
+    /// back, and the last time on it, seconds; arrivals are read from `appeared`.
+    clock: SenderClock,
     last_time: f64,
+    appeared: Instant,
 }
 
 /// Headset and both controllers, when all three have been seen.
@@ -297,17 +300,19 @@ impl Performer {
             pose: HumanoidPose::default(),
             seq: 0,
             last_seen: now,
-            first_time: None,
+            clock: SenderClock::default(),
             last_time: 0.0,
+            appeared: now,
         }
     }
 
-    /// Seconds from this performer's first frame for a sender time `t`, and the
-    /// interval since the previous frame (a guess of 1/60 s when the clock stalls
-    /// or jumps back).
-    fn clock(&mut self, t: f64) -> (f64, f32) {
-        let first = *self.first_time.get_or_insert(t);
-        let time = t - first;
+    /// Seconds from this performer's first frame for a sender time `t` of a frame
+    /// that arrived at `arrived` (never going back: `SenderClock`), and the
+    /// interval since the previous frame (a guess of 1/60 s for the first frame
+    /// and after a pause).
+    fn clock(&mut self, t: f64, arrived: Instant) -> (f64, f32) {
+        let arrived = arrived.saturating_duration_since(self.appeared);
+        let time = self.clock.time(t, arrived.as_secs_f64());
         let dt = (time - self.last_time) as f32;
         let dt = if self.seq > 0 && dt > 0.0 && dt < 1.0 {
             dt
@@ -326,7 +331,8 @@ impl Performer {
         self.last_seen = now;
     }
 
-    /// A pose already on the humanoid bones, `time` from the sender's first frame.
+    /// A pose already on the humanoid bones, `time` on the sender's clock, that
+    /// arrived at `now` (as every `solve_*` takes it).
     pub fn solve_humanoid(
         &mut self,
         time: f64,
@@ -336,7 +342,7 @@ impl Performer {
         if !matches!(self.source, KindState::Humanoid) {
             return Err(SolveError::SourceChanged);
         }
-        let (time, dt) = self.clock(time);
+        let (time, dt) = self.clock(time, now);
         self.pose = *pose;
         self.finish(dt, now);
         Ok(time)
@@ -353,7 +359,7 @@ impl Performer {
         now: Instant,
     ) -> Result<f64, SolveError> {
         let avatar = avatars.get(self.avatar);
-        let (time, dt) = self.clock(frame.time);
+        let (time, dt) = self.clock(frame.time, now);
         let KindState::Skeleton {
             skeleton: expected,
             rotations,
@@ -409,7 +415,7 @@ impl Performer {
         now: Instant,
     ) -> Result<f64, SolveError> {
         let avatar = avatars.get(self.avatar);
-        let (time, dt) = self.clock(frame.time);
+        let (time, dt) = self.clock(frame.time, now);
         let KindState::Trackers {
             ik,
             calibration,
@@ -614,6 +620,33 @@ mod tests {
         let long = crate::eval::scale_legs(&humanoid(), 1.3).unwrap();
         let avatars = Avatars::new(Avatar::new(&humanoid()), vec![Avatar::from_model(&long)]);
         (avatars, long)
+    }
+
+    #[test]
+    fn a_sender_restarting_its_clock_keeps_the_performer_time_going_forward() {
+        // A VMC sender restarted: its clock goes from 5 s back to 0. The recorder
+        // takes only frames later than the last, so the time must not go back.
+        let avatars = avatar();
+        let name = PerformerName::new("vmc").unwrap();
+        let now = Instant::now();
+        let mut p = Performer::new(
+            name,
+            SourceKind::Humanoid,
+            None,
+            unfiltered(),
+            &avatars,
+            0,
+            now,
+        );
+        let pose = HumanoidPose::default();
+        let times: Vec<f64> = [5.0, 5.02, 5.04, 0.0, 0.02]
+            .iter()
+            .map(|&t| p.solve_humanoid(t, &pose, now).unwrap())
+            .collect();
+        let want = [0.0, 0.02, 0.04, 0.06, 0.08];
+        for (got, want) in times.iter().zip(want) {
+            assert!((got - want).abs() < 1e-9, "{times:?}");
+        }
     }
 
     #[test]

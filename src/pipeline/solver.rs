@@ -297,15 +297,18 @@ impl Solver {
         };
         let skeletons = self.skeletons.clone();
         let performer = &mut self.performers[index];
+        let arrived = frame.received;
         let solved = match &frame.frame {
-            SourceFrame::Humanoid { time, pose, .. } => performer.solve_humanoid(*time, pose, now),
+            SourceFrame::Humanoid { time, pose, .. } => {
+                performer.solve_humanoid(*time, pose, frame.received)
+            }
             SourceFrame::Joints { skeleton, frame } => {
                 match skeletons.get(usize::from(*skeleton)) {
-                    Some(s) => performer.solve_joints(*skeleton, s, frame, &self.avatars, now),
+                    Some(s) => performer.solve_joints(*skeleton, s, frame, &self.avatars, arrived),
                     None => Err(SolveError::SourceChanged),
                 }
             }
-            SourceFrame::Trackers(t) => performer.solve_trackers(t, &self.avatars, now),
+            SourceFrame::Trackers(t) => performer.solve_trackers(t, &self.avatars, frame.received),
             SourceFrame::ExpressionName { .. } => return,
         };
         match solved {

@@ -4,8 +4,9 @@
 //! when the next one begins (an `OK` or `T` after bone data, or the root or a bone
 //! the frame already holds: a sender that sends none of the markers, bundled or
 //! one message per datagram) or the stream ends. Times come from the sender's
-//! `/VMC/Ext/T` when it sends one (relative to the first), else from the arrival
-//! time the caller passes.
+//! `/VMC/Ext/T` when it sends one (from the first, never going back: a sender
+//! restarting its clock goes on after its last frame, `SenderClock`), else from
+//! the arrival time the caller passes.
 //!
 //! The hips' pose is composed with the root's (`/VMC/Ext/Root/Pos`); eye bones also
 //! give the lookAt; blend values become presets (VRM 1.0 or VRM 0 names) or custom
@@ -24,6 +25,7 @@ use glam::{Quat, Vec3};
 
 use crate::humanoid::bone::{ALL, BONE_COUNT};
 use crate::humanoid::{CustomNames, HumanBone, HumanoidPose, LookAt};
+use crate::protocol::sender_clock::SenderClock;
 use crate::protocol::vmc::{VmcEvent, preset_from_name};
 use crate::retarget::MappedSkeleton;
 
@@ -81,9 +83,10 @@ pub struct VmcFrames {
     custom: CustomNames,
     root: (Vec3, Quat),
     hips_local: Option<(Vec3, Quat)>,
-    /// Sender time of the frame being assembled, and of the first frame.
+    /// Sender time of the frame being assembled, and the sender's clock read as
+    /// a timeline from its first frame.
     sender_time: Option<f32>,
-    first_sender_time: Option<f32>,
+    clock: SenderClock,
     /// Arrival time of the frame's first message.
     arrival: Option<f32>,
     has_bones: bool,
@@ -104,7 +107,7 @@ impl Default for VmcFrames {
             root: (Vec3::ZERO, Quat::IDENTITY),
             hips_local: None,
             sender_time: None,
-            first_sender_time: None,
+            clock: SenderClock::default(),
             arrival: None,
             has_bones: false,
             set: 0,
@@ -146,7 +149,6 @@ impl VmcFrames {
         match event {
             VmcEvent::Time(t) => {
                 self.sender_time = Some(t);
-                self.first_sender_time.get_or_insert(t);
             }
             VmcEvent::Root { position, rotation } => {
                 self.root = (position, rotation);
@@ -213,9 +215,12 @@ impl VmcFrames {
     /// Hands out the assembled frame; the next frame starts from it (senders may
     /// send only what changed).
     fn take_frame(&mut self) -> Option<(f32, HumanoidPose)> {
-        let time = match (self.sender_time, self.first_sender_time) {
-            (Some(t), Some(first)) => t - first,
-            _ => self.arrival.unwrap_or(0.0),
+        let time = match self.sender_time {
+            Some(t) => {
+                let arrived = f64::from(self.arrival.unwrap_or(0.0));
+                self.clock.time(f64::from(t), arrived) as f32
+            }
+            None => self.arrival.unwrap_or(0.0),
         };
         self.arrival = None;
         self.has_bones = false;
