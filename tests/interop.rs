@@ -796,11 +796,19 @@ fn stream_vmc_then_signal(listen: &str, pid: u32, signal: &str, restart_at: Opti
 }
 
 /// The take at `path`, as three-vrm-animation reads it, holds every frame sent
-/// before the signal, at the sender's times.
+/// before the signal, at the sender's times, and stands at the sender's hips
+/// height (VMC sends none: the first frame's).
 #[cfg(unix)]
 fn assert_take_holds_what_was_sent(path: &Path, signal: &str) {
     let file = dump_one(path);
     check_all_tracks(&file);
+    let rest = floats(&file["restHipsPosition"]);
+    let hips = floats(&file["translation"]["hips"]["values"]);
+    assert!(
+        (rest[1] - hips[1]).abs() < 1e-4,
+        "SIG{signal}: rest hips {rest:?}, the first frame's {:?}",
+        &hips[..3]
+    );
     let times = floats(&file["rotation"]["hips"]["times"]);
     assert!(
         times.len() >= SENT_BEFORE_SIGNAL,

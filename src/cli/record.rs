@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use mocap_bridge::formats::tracks::Spool;
 use mocap_bridge::formats::vrma::{VrmaRest, VrmaWriter};
 use mocap_bridge::humanoid::{CustomNames, HumanoidPose};
-use mocap_bridge::protocol::vmc::frames::VmcFrames;
+use mocap_bridge::protocol::vmc::frames::{VmcFrames, standing_hips_height};
 use mocap_bridge::protocol::vmc::{DecodeStats, decode as vmc_decode};
 
 use super::CliResult;
@@ -77,8 +77,7 @@ fn record_to(
                     mut pose: HumanoidPose,
                     names: &CustomNames| {
         let (w, height) = writer.get_or_insert_with(|| {
-            let height = hips_height.unwrap_or(pose.hips_position.y);
-            let height = if height > 0.3 { height } else { 0.9 };
+            let height = hips_height.map_or(pose.rest_hips_height, standing_hips_height);
             let rest = VrmaRest::standard(height);
             let writer = match spool.take() {
                 Some(spool) => VrmaWriter::spooled(rest, "vmc take", spool),

@@ -8,7 +8,9 @@
 //! restarting its clock goes on after its last frame, `SenderClock`), else from
 //! the arrival time the caller passes.
 //!
-//! The hips' pose is composed with the root's (`/VMC/Ext/Root/Pos`); eye bones also
+//! The hips' pose is composed with the root's (`/VMC/Ext/Root/Pos`), and the
+//! sender's hips height standing (`rest_hips_height`) is its rest model's, else
+//! its first frame's hips height (VMC does not send it); eye bones also
 //! give the lookAt; blend values become presets (VRM 1.0 or VRM 0 names) or custom
 //! expressions.
 //!
@@ -36,6 +38,8 @@ use crate::retarget::MappedSkeleton;
 pub struct SenderRest {
     pre: [Quat; BONE_COUNT],
     post: [Quat; BONE_COUNT],
+    /// The model's hips height in its T-pose, metres.
+    hips_height: f32,
 }
 
 impl SenderRest {
@@ -51,6 +55,7 @@ impl SenderRest {
         let mut rest = Self {
             pre: [Quat::IDENTITY; BONE_COUNT],
             post: [Quat::IDENTITY; BONE_COUNT],
+            hips_height: model.rest_hips_height(),
         };
         for bone in ALL {
             if let Some(joint) = model.map.joint(bone) {
@@ -69,6 +74,14 @@ impl SenderRest {
     pub fn normalize(&self, bone: HumanBone, local: Quat) -> Quat {
         (self.pre[bone.index()] * local * self.post[bone.index()]).normalize()
     }
+}
+
+/// The hips height standing of a sender whose first frame has its hips at `y`
+/// metres over its floor: `y`, unless lower than a standing body's hips could be
+/// (no hips sent, or a sender whose root is not on its floor), then a typical one.
+#[must_use]
+pub fn standing_hips_height(y: f32) -> f32 {
+    if y > 0.3 { y } else { 0.9 }
 }
 
 /// The bit of the root in `VmcFrames::set`, after every bone's.
@@ -97,6 +110,9 @@ pub struct VmcFrames {
     rest: Option<Arc<SenderRest>>,
     /// Custom expressions that found no free slot.
     pub dropped_expressions: u64,
+    /// The sender's hips height standing (each pose's `rest_hips_height`): its
+    /// rest's, else its first frame's (`standing_hips_height`).
+    rest_hips_height: Option<f32>,
 }
 
 impl Default for VmcFrames {
@@ -113,6 +129,7 @@ impl Default for VmcFrames {
             set: 0,
             rest: None,
             dropped_expressions: 0,
+            rest_hips_height: None,
         }
     }
 }
@@ -225,6 +242,11 @@ impl VmcFrames {
         self.arrival = None;
         self.has_bones = false;
         self.set = 0;
+        let (rest, hips) = (&self.rest, self.pose.hips_position.y);
+        self.pose.rest_hips_height = *self.rest_hips_height.get_or_insert_with(|| match rest {
+            Some(rest) => rest.hips_height,
+            None => standing_hips_height(hips),
+        });
         Some((time, self.pose))
     }
 }
@@ -260,6 +282,23 @@ mod tests {
             assert_eq!(pose.rotation(HumanBone::Head), Some(turn));
             assert_eq!(pose.rotation(HumanBone::Spine), Some(turn));
         }
+    }
+
+    #[test]
+    fn the_rest_hips_height_is_the_first_frames_hips_height() {
+        // VMC sends no rest: a sender whose hips stand at 0.8 m, then crouch.
+        let mut frames = VmcFrames::default();
+        let hips = |y: f32| bone(HumanBone::Hips, Vec3::new(0.0, y, 0.0), Quat::IDENTITY);
+        frames.event(hips(0.8), 0.0);
+        frames.event(VmcEvent::Apply, 0.0);
+        frames.event(hips(0.5), 0.1);
+        let (_, crouched) = frames.finish().unwrap();
+        assert_eq!(crouched.hips_position.y, 0.5);
+        assert_eq!(crouched.rest_hips_height, 0.8);
+        // No hips sent: a typical standing height, never the 0 the hips are at.
+        let mut frames = VmcFrames::default();
+        frames.event(bone(HumanBone::Head, Vec3::ZERO, Quat::IDENTITY), 0.0);
+        assert_eq!(frames.finish().unwrap().1.rest_hips_height, 0.9);
     }
 
     #[test]
@@ -327,6 +366,8 @@ mod tests {
             let same = g.abs_diff_eq(q, 1e-5) || g.abs_diff_eq(-q, 1e-5);
             assert!(same, "{bone}: {g} vs {q}");
         }
+        // The model's hips height, not the first frame's (no hips were sent).
+        assert_eq!(got.rest_hips_height, model.rest_hips_height());
     }
 
     #[test]
