@@ -931,6 +931,65 @@ fn run_record_keeps_the_take_on_sigint_sigterm_and_sighup() {
     }
 }
 
+/// `record` killed outright (SIGKILL, a crash) leaves its journal: a new `record`
+/// into the same file refuses, naming it, and `recover` rebuilds the take with every
+/// frame sent but the last tenth of a second, at the sender's times.
+#[cfg(unix)]
+#[test]
+fn a_killed_record_leaves_a_journal_that_recover_rebuilds_the_take_from() {
+    use std::io::BufRead;
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("take.vrma");
+    let listen = free_udp_address();
+    let record = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"));
+        c.args(["record", "-o", out.to_str().unwrap(), "--listen", &listen]);
+        c
+    };
+    let mut recorder = record()
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(recorder.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.starts_with("recording VMC on"), "{line}");
+    stream_vmc_then_signal(&listen, recorder.id(), "KILL", None);
+    assert!(!recorder.wait().unwrap().success());
+    assert!(!out.exists());
+    let journal = dir.path().join("take.vrma.journal");
+    assert!(journal.exists());
+    let again = record().output().unwrap();
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("recover") && said.contains("take.vrma.journal"),
+        "{said}"
+    );
+    let recover = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .arg("recover")
+        .arg(&journal)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&recover.stderr);
+    assert!(recover.status.success(), "{said}");
+    let file = dump_one(&out);
+    check_all_tracks(&file);
+    let times = floats(&file["rotation"]["hips"]["times"]);
+    assert!(
+        times.len() >= SENT_BEFORE_SIGNAL - 6,
+        "{} frames",
+        times.len()
+    );
+    for (i, t) in times.iter().enumerate() {
+        assert!(
+            (t - f64::from(i as f32 / 60.0)).abs() < 1e-4,
+            "frame {i} at {t} s"
+        );
+    }
+}
+
 /// A sender restarting mid-take, its clock from 0 again: `record` and `run
 /// --record` keep every frame, the take's time going on one frame after the last.
 #[cfg(unix)]
