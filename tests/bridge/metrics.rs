@@ -1,6 +1,7 @@
 //! `/metrics` read by prometheus_client's own parser: every counter of the
 //! WebSocket status is there with the same value, histograms are well formed, the
-//! token rule holds, and a NATS output's connection state shows.
+//! token rule holds, a NATS output's connection state shows, and the WebSocket
+//! clients' output counts as frames the poses a client got.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -8,6 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tungstenite::Message;
 
 use crate::harness::{Bridge, free_tcp_port, free_udp_port, python_osc, quiet_config, repo};
 use crate::websocket::{connect, request};
@@ -69,6 +71,21 @@ fn metrics_match_the_websocket_status() {
     }]);
     config["pipeline"] = json!({ "performerTimeoutS": 60.0 });
     let bridge = Bridge::start(dir.path(), &config, &["--quiet"]);
+    // A client that reads every pose: what it gets is what the clients' output counts.
+    let mut listener = connect(ws, "?token=s3cret").expect("WebSocket");
+    let listening = std::thread::spawn(move || {
+        let mut poses = 0u64;
+        // Until the bridge closes the connection as it stops.
+        while let Ok(message) = listener.read() {
+            if let Message::Text(text) = message {
+                let value: Value = serde_json::from_str(&text).expect("JSON");
+                if value["type"] == "pose" {
+                    poses += 1;
+                }
+            }
+        }
+        poses
+    });
     let sent = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
         .arg("send")
         .arg(repo().join("recordings/walk-and-wave.vrma"))
@@ -162,6 +179,7 @@ fn metrics_match_the_websocket_status() {
     assert_eq!(code, 200);
     let metrics = parsed(&text);
     let _ = bridge.stop();
+    let received = listening.join().expect("the listening client");
 
     let mut samples: HashMap<String, f64> = HashMap::new();
     for s in metrics["samples"].as_array().expect("samples") {
@@ -287,8 +305,23 @@ fn metrics_match_the_websocket_status() {
         .expect("the NATS output");
     assert_eq!(nats["frames"], 0);
     assert_eq!(nats["drops"].as_f64(), Some(frames));
+    // The clients' output counts a frame for each pose a client got.
+    let clients = status["outputs"]
+        .as_array()
+        .and_then(|o| {
+            o.iter()
+                .find(|o| o["name"].as_str().is_some_and(|n| n.ends_with(" clients")))
+        })
+        .expect("the clients' output");
+    assert!(received > 0, "the listening client got poses");
+    assert_eq!(
+        clients["frames"].as_u64(),
+        Some(received),
+        "the clients' frames are the poses the client got"
+    );
     println!(
-        "/metrics: {} samples, {checked} compared with the WebSocket status ({frames} frames)",
+        "/metrics: {} samples, {checked} compared with the WebSocket status ({frames} frames, \
+         {received} poses to a client)",
         samples.len()
     );
 }

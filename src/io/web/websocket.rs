@@ -205,7 +205,8 @@ pub struct Shared {
     pub controls: Controls,
     /// All clients' input counters, as one input.
     pub input_stats: Arc<InputStats>,
-    /// All clients' output counters (messages, bytes, lag drops).
+    /// All clients' output counters: poses delivered (a frame per pose per client),
+    /// messages, bytes, lag drops.
     pub output_stats: Arc<OutputStats>,
     pub status: Status,
 }
@@ -351,19 +352,21 @@ async fn client(
     };
     let out = &shared.output_stats;
     loop {
-        let outgoing: Vec<Message> = tokio::select! {
+        // What goes out, and whether it is poses (each one a frame delivered).
+        let (outgoing, poses_out): (Vec<Message>, bool) = tokio::select! {
             incoming = source.next() => match incoming {
                 Some(Ok(Message::Text(text))) => {
                     shared.input_stats.packets.fetch_add(1, Relaxed);
-                    session.text(&text).await.into_iter().map(Message::from).collect()
+                    let replies = session.text(&text).await;
+                    (replies.into_iter().map(Message::from).collect(), false)
                 }
                 Some(Ok(Message::Binary(_))) => {
                     shared.input_stats.packets.fetch_add(1, Relaxed);
                     shared.input_stats.bad.fetch_add(1, Relaxed);
-                    Vec::new()
+                    (Vec::new(), false)
                 }
                 Some(Ok(Message::Close(_))) | None => break,
-                Some(Ok(_)) => Vec::new(), // ping/pong: answered by tungstenite
+                Some(Ok(_)) => (Vec::new(), false), // ping/pong: answered by tungstenite
                 Some(Err(e)) => {
                     shared.input_stats.bad.fetch_add(1, Relaxed);
                     tracing::info!(%peer, %e, "WebSocket client dropped");
@@ -371,25 +374,28 @@ async fn client(
                 }
             },
             pose = poses.recv(), if format != Format::None => match pose {
-                Ok(first) => newest_poses(first, &mut poses, out)
-                    .into_iter()
-                    .filter_map(|p| match format {
-                        Format::Json => p.json.clone().map(Message::Text),
-                        Format::Binary => p.binary.clone().map(Message::Binary),
-                        Format::None => None,
-                    })
-                    .collect(),
+                Ok(first) => {
+                    let messages = newest_poses(first, &mut poses, out)
+                        .into_iter()
+                        .filter_map(|p| match format {
+                            Format::Json => p.json.clone().map(Message::Text),
+                            Format::Binary => p.binary.clone().map(Message::Binary),
+                            Format::None => None,
+                        })
+                        .collect();
+                    (messages, true)
+                }
                 Err(broadcast::error::RecvError::Lagged(n)) => {
                     out.drops.fetch_add(n, Relaxed);
-                    Vec::new()
+                    (Vec::new(), false)
                 }
                 Err(broadcast::error::RecvError::Closed) => break,
             },
             source = sources.recv(), if options.sources => match source {
-                Ok(s) => vec![Message::Text(s.json.clone())],
+                Ok(s) => (vec![Message::Text(s.json.clone())], false),
                 Err(broadcast::error::RecvError::Lagged(n)) => {
                     out.drops.fetch_add(n, Relaxed);
-                    Vec::new()
+                    (Vec::new(), false)
                 }
                 Err(broadcast::error::RecvError::Closed) => break,
             },
@@ -412,6 +418,9 @@ async fn client(
             }
             out.packets.fetch_add(1, Relaxed);
             out.bytes.fetch_add(len as u64, Relaxed);
+            if poses_out {
+                out.frames.fetch_add(1, Relaxed);
+            }
         }
     }
     unsubscribe(counter, &shared, &options);
