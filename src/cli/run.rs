@@ -11,6 +11,7 @@ use mocap_bridge::bridge::config::{BridgeConfig, ConfigError};
 use mocap_bridge::bridge::{self, ReplaySource, RunOptions};
 use mocap_bridge::formats::LoadOptions;
 use mocap_bridge::humanoid::CustomNames;
+use mocap_bridge::record::recorder::not_written;
 use mocap_bridge::takes::load::{LoadedTake, is_framed, load_take};
 use mocap_bridge::takes::replay::{Replay, stream_fps};
 
@@ -221,11 +222,15 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{}", summary.line);
     for take in &summary.takes {
-        let _ = writeln!(
-            out,
-            "wrote {}: {} frames, {:.2} s ({})",
-            take.file, take.frames, take.seconds, take.performer
-        );
+        let _ = if take.written {
+            writeln!(
+                out,
+                "wrote {}: {} frames, {:.2} s ({})",
+                take.file, take.frames, take.seconds, take.performer
+            )
+        } else {
+            writeln!(out, "{}", not_written(&take.performer, &take.file))
+        };
     }
     Ok(())
 }

@@ -7,7 +7,7 @@
 //! `/bridge/record/start|stop`), or for everyone from the first frame
 //! (`run --record`). A take ends when it is stopped, when its performer times out,
 //! or when the bridge stops; ending writes the `.vrma` (off the async threads) and
-//! removes the journal. Names are untrusted: `journal::recording_path` confines
+//! removes the journal; a take that got no frame writes nothing. Names are untrusted: `journal::recording_path` confines
 //! them to the recordings folder, and a taken name gets the next free number.
 
 use std::collections::HashMap;
@@ -100,14 +100,16 @@ impl TakeBounds {
 
 const MEGABYTE: u64 = 1_000_000;
 
-/// A take that was written.
+/// A take that ended.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct FinishedTake {
     pub performer: String,
-    /// The .vrma written.
+    /// The .vrma written; when `written` is false, the one the take would have had.
     pub file: String,
     pub frames: usize,
     pub seconds: f64,
+    /// Whether `file` was written: a take that got no frame writes nothing.
+    pub written: bool,
 }
 
 /// Where the recorder answers a start: (performer, file) pairs, or why not.
@@ -126,7 +128,8 @@ pub enum RecordCommand {
         name: Option<String>,
         reply: Option<StartReply>,
     },
-    /// Stop recording `performer` (everyone when `None`); replies with the takes.
+    /// Stop recording `performer` (everyone when `None`); replies with the takes
+    /// ended (written or, without frames, not).
     Stop {
         performer: Option<String>,
         reply: Option<oneshot::Sender<Result<Vec<FinishedTake>, String>>>,
@@ -195,7 +198,7 @@ pub struct Recorder {
     pub wants_poses: Arc<AtomicBool>,
 }
 
-/// What a recorder run ends with: every take written.
+/// What a recorder run ends with: every take ended, written or, without frames, not.
 pub type Takes = Vec<FinishedTake>;
 
 impl Recorder {
@@ -522,8 +525,25 @@ fn report(take: &mut OpenTake, result: Result<(), FrameError>) {
     }
 }
 
-/// Writes a take's `.vrma` off the async threads and notes it in `written`.
+/// Writes a take's `.vrma` off the async threads and notes it in `written`. A take
+/// that got no frame writes nothing (a `.vrma` without frames animates nothing):
+/// its journal is removed, and it is noted as not written.
 async fn finish(performer: PerformerName, take: OpenTake, written: &mut Takes) {
+    if take.recording.frame_count() == 0 {
+        let file = take.recording.path().display().to_string();
+        if let Some(journal) = take.recording.discard() {
+            tracing::warn!("cannot remove {}", journal.display());
+        }
+        tracing::info!("{}", not_written(performer.as_str(), &file));
+        written.push(FinishedTake {
+            performer: performer.to_string(),
+            file,
+            frames: 0,
+            seconds: 0.0,
+            written: false,
+        });
+        return;
+    }
     let finished = tokio::task::spawn_blocking(move || take.recording.finish()).await;
     match finished {
         Ok(Ok(done)) => {
@@ -538,11 +558,19 @@ async fn finish(performer: PerformerName, take: OpenTake, written: &mut Takes) {
                 file: done.path.display().to_string(),
                 frames: done.frames,
                 seconds,
+                written: true,
             });
         }
         Ok(Err(e)) => tracing::error!("{e}"),
         Err(e) => tracing::error!("writing a take failed: {e}"),
     }
+}
+
+/// What is said of a take of `performer` that got no frame: nothing written
+/// (`file` is the name it would have had).
+#[must_use]
+pub fn not_written(performer: &str, file: &str) -> String {
+    format!("no frame recorded for {performer}; nothing written ({file})")
 }
 
 #[cfg(test)]

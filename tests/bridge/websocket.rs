@@ -387,3 +387,69 @@ fn bad_websocket_messages_are_counted_and_the_server_keeps_serving() {
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
 }
+
+#[test]
+fn a_take_stopped_before_its_first_frame_writes_nothing_and_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_tcp_port();
+    let mut config = websocket_config(port);
+    // The performer stays, silent, while its take starts and stops.
+    config["pipeline"] = json!({"performerTimeoutS": 600.0});
+    let bridge = Bridge::start(dir.path(), &config, &[]);
+    let mut client = connect(port, "?poses=none").expect("connects");
+    let (messages, _) = lab19_frames("still", 1);
+    client
+        .send(Message::text(messages[0].to_string()))
+        .expect("send");
+    // The take starts once the recorder knows the performer (before, the request
+    // only arms it for its next frame: disarmed again, and asked again).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let file = loop {
+        let started = request(
+            &mut client,
+            json!({"type": "startRecording", "id": 1, "performer": "still", "name": "empty"}),
+        );
+        assert_eq!(started["type"], "recordingStarted", "{started}");
+        if let Some(file) = started["recordings"][0]["file"].as_str() {
+            break file.to_owned();
+        }
+        request(
+            &mut client,
+            json!({"type": "stopRecording", "id": 2, "performer": "still"}),
+        );
+        assert!(Instant::now() < deadline, "the performer never appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        dir.path().join(format!("{file}.journal")).exists(),
+        "{file}"
+    );
+    let stopped = request(
+        &mut client,
+        json!({"type": "stopRecording", "id": 3, "performer": "still"}),
+    );
+    assert_eq!(stopped["type"], "recordingStopped", "{stopped}");
+    assert_eq!(
+        stopped["recordings"],
+        json!([{"performer": "still", "file": null, "frames": 0}]),
+        "no file for a take without frames"
+    );
+    let recordings: Vec<_> = std::fs::read_dir(dir.path().join("recordings"))
+        .expect("the recordings folder")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        recordings.is_empty(),
+        "neither take nor journal: {recordings:?}"
+    );
+    let (code, lines, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+    let said = format!("no frame recorded for still; nothing written ({file})");
+    assert!(lines.contains(&said), "`{said}` in\n{}", lines.join("\n"));
+    assert!(
+        !lines.iter().any(|l| l.starts_with("wrote ")),
+        "{}",
+        lines.join("\n")
+    );
+}

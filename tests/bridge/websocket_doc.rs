@@ -81,6 +81,35 @@ fn same_shape(doc: &Value, got: &Value, at: &str) -> Result<(), String> {
     }
 }
 
+/// Alice's next frame (the example's, a frame later), once it is in her take: a
+/// take stopped before any frame writes nothing.
+fn alice_moves(client: &mut crate::websocket::Client, skeleton: &Value) {
+    let mut next = skeleton.clone();
+    next["frame"] = json!(skeleton["frame"].as_u64().expect("frame") + 1);
+    next["time"] = json!(skeleton["time"].as_f64().expect("time") + 1.0 / 60.0);
+    client
+        .send(tungstenite::Message::text(next.to_string()))
+        .expect("send");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let status = request(client, json!({"type": "status", "id": 1001}));
+        let recorded = status["status"]["outputs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|o| o["name"] == "recorder")
+            .and_then(|o| o["frames"].as_u64());
+        if recorded.is_some_and(|n| n > 0) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "alice's frame never reached her take: {status}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn the_websocket_doc_examples_get_the_replies_the_doc_shows() {
     let page = std::fs::read_to_string(repo().join("docs/websocket.md")).expect("the page");
@@ -140,6 +169,9 @@ fn the_websocket_doc_examples_get_the_replies_the_doc_shows() {
             .zip(got["recordings"].as_array().into_iter().flatten())
         {
             assert_eq!(g["file"], d["file"], "{sent}: {got}");
+        }
+        if sent["type"] == "startRecording" && sent["performer"] == "alice" {
+            alice_moves(&mut client, &skeleton);
         }
     }
     let (code, _, stderr) = bridge.stop();

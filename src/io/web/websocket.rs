@@ -582,7 +582,7 @@ impl Session {
                         .iter()
                         .map(|t| StoppedRecording {
                             performer: &t.performer,
-                            file: &t.file,
+                            file: t.written.then_some(t.file.as_str()),
                             frames: t.frames as u64,
                         })
                         .collect();

@@ -36,7 +36,8 @@ pub struct StartedRecording<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct StoppedRecording<'a> {
     pub performer: &'a str,
-    pub file: &'a str,
+    /// The file written; `None` for a take that got no frame (nothing written).
+    pub file: Option<&'a str>,
     /// Frames written.
     pub frames: u64,
 }
@@ -108,11 +109,18 @@ mod tests {
             performer: "alice",
             file: "recordings/take-01-alice.vrma",
         }];
-        let stopped = [StoppedRecording {
-            performer: "alice",
-            file: "recordings/take-01-alice.vrma",
-            frames: 600,
-        }];
+        let stopped = [
+            StoppedRecording {
+                performer: "alice",
+                file: Some("recordings/take-01-alice.vrma"),
+                frames: 600,
+            },
+            StoppedRecording {
+                performer: "bob",
+                file: None,
+                frames: 0,
+            },
+        ];
         let status = serde_json::json!({"uptime": 12.5, "clients": 2});
         let cases = [
             (
@@ -134,7 +142,7 @@ mod tests {
                     id: None,
                     recordings: &stopped,
                 },
-                r#"{"type":"recordingStopped","id":null,"recordings":[{"performer":"alice","file":"recordings/take-01-alice.vrma","frames":600}]}"#,
+                r#"{"type":"recordingStopped","id":null,"recordings":[{"performer":"alice","file":"recordings/take-01-alice.vrma","frames":600},{"performer":"bob","file":null,"frames":0}]}"#,
             ),
             (
                 Reply::Calibrated {

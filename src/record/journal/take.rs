@@ -251,6 +251,16 @@ impl Recording {
         })
     }
 
+    /// Ends a take that has no frame: nothing is written (a `.vrma` without frames
+    /// animates nothing) and the journal is removed. Returns the journal when it
+    /// could not be removed.
+    #[must_use]
+    pub fn discard(self) -> Option<PathBuf> {
+        let journal = self.journal.path().to_owned();
+        drop(self.journal);
+        fs::remove_file(&journal).err().map(|_| journal)
+    }
+
     fn journal_result(&mut self, result: io::Result<()>) -> Result<(), FrameError> {
         result.map_err(|source| {
             self.journal_stopped = true;
@@ -324,6 +334,16 @@ mod tests {
             Err(RecordError::Name(RecordingNameError::Separator(_)))
         ));
         drop(second);
+    }
+
+    #[test]
+    fn a_discarded_recording_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let recording =
+            Recording::start(dir.path(), "take", "Ai", VrmaRest::standard(0.9)).unwrap();
+        assert!(recording.journal_path().exists());
+        assert_eq!(recording.discard(), None);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

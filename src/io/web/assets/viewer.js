@@ -327,7 +327,10 @@ async function act(what, request) {
 
 function describe(reply) {
   if (reply.recordings) {
-    return reply.recordings.map((r) => r.frames === undefined ? r.file : `${r.file} (${r.frames} frames)`).join(", ") || "nothing";
+    return reply.recordings.map((r) => {
+      if (r.frames === undefined) return r.file;
+      return r.file === null ? `${r.performer}: no frame, nothing written` : `${r.file} (${r.frames} frames)`;
+    }).join(", ") || "nothing";
   }
   return reply.type;
 }
