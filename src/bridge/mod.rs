@@ -82,8 +82,11 @@ pub struct RunOptions {
     pub loop_replays: bool,
     /// Replays as fast as the pipeline takes them instead of in real time.
     pub fast_replays: bool,
-    /// Print the monitor lines (each performer's motion) every status interval.
+    /// Print the monitor lines (each performer's motion) every
+    /// `status.monitorIntervalS`.
     pub monitor: bool,
+    /// Print when a performer appears and when it goes.
+    pub announce: bool,
     /// Called once every socket is bound and the solver runs, with a line naming
     /// the endpoints.
     pub on_ready: Option<ReadyCallback>,
@@ -159,10 +162,10 @@ pub async fn run(
         None => None,
     };
     let recorder = wiring.recorder(&config.recorder, &avatar_rest, record_commands);
-    if options.monitor {
-        wiring.monitor(Duration::from_secs_f32(
-            config.status.monitor_interval_s.max(0.0),
-        ));
+    let motion = Duration::from_secs_f32(config.status.monitor_interval_s.max(0.0));
+    let motion = (options.monitor && !motion.is_zero()).then_some(motion);
+    if options.announce || motion.is_some() {
+        wiring.monitor(motion);
     }
     let solver = wiring.start_solver(&solver_thread, &config, &skeletons, &avatars);
     let (calibrations, calibration_requests) = mpsc::unbounded_channel();

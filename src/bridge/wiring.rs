@@ -377,17 +377,16 @@ impl<'a> Wiring<'a> {
         )
     }
 
-    /// The console monitor, printing every `interval` (none when zero).
-    pub fn monitor(&mut self, interval: Duration) {
-        if interval.is_zero() {
-            return;
-        }
+    /// The console monitor: when a performer appears and goes, and with `motion`,
+    /// each performer's newest pose that often (without, it is sent no poses).
+    pub fn monitor(&mut self, motion: Option<Duration>) {
         let (port, ring) = output_ring("monitor", self.pipeline.output_ring, Delivery::Newest);
-        self.output_ports.push(port);
+        let wants_poses = Arc::new(AtomicBool::new(motion.is_some()));
+        self.output_ports.push(port.with_poses_gate(wants_poses));
         self.outputs.spawn(
             Monitor {
                 ring,
-                interval,
+                interval: motion,
                 shutdown: self.stop.clone(),
             }
             .run(),

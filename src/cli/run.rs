@@ -185,6 +185,7 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         loop_replays: args.repeat,
         fast_replays: args.fast,
         monitor: !args.quiet,
+        announce: true,
         config_file: args.config.clone(),
         on_ready: Some(Box::new(|line: &str| {
             let mut out = std::io::stdout().lock();

@@ -7,6 +7,7 @@ mod avatar_ik;
 mod bad_input;
 #[path = "../common/mod.rs"]
 mod common;
+mod console;
 mod fairness;
 mod harness;
 mod http;

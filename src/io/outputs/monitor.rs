@@ -1,7 +1,8 @@
-//! The console view of a running bridge: an output that keeps each performer's
-//! newest pose and prints one line per performer every interval, describing the
-//! motion in words a person can check (hips position, arm elevation, elbow and
-//! knee bends), so `run` shows that motion flows without any viewer.
+//! The console view of a running bridge: an output that says when a performer
+//! appears and goes and, unless asked not to (`run --quiet`), keeps each
+//! performer's newest pose and prints one line per performer every interval,
+//! describing the motion in words a person can check (hips position, arm elevation,
+//! elbow and knee bends), so `run` shows that motion flows without any viewer.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -73,18 +74,21 @@ impl std::fmt::Display for PoseSummary {
     }
 }
 
-/// Prints the newest pose of each performer every `interval`.
+/// Prints when a performer appears and goes, and the newest pose of each
+/// performer every `interval` (never when `None`).
 pub struct Monitor {
     pub ring: OutputRing,
-    pub interval: Duration,
+    pub interval: Option<Duration>,
     pub shutdown: watch::Receiver<bool>,
 }
 
 impl Monitor {
     pub async fn run(mut self) {
         let mut latest: BTreeMap<String, Latest> = BTreeMap::new();
-        let mut tick = tokio::time::interval(self.interval);
-        tick.tick().await;
+        let mut tick = self.interval.map(tokio::time::interval);
+        if let Some(tick) = &mut tick {
+            tick.tick().await;
+        }
         loop {
             tokio::select! {
                 () = self.ring.ready() => {
@@ -114,10 +118,20 @@ impl Monitor {
                         return;
                     }
                 }
-                _ = tick.tick() => print_lines(&mut latest),
+                () = next_tick(tick.as_mut()) => print_lines(&mut latest),
                 _ = self.shutdown.changed() => {}
             }
         }
+    }
+}
+
+/// The next tick of `tick`; never without one.
+async fn next_tick(tick: Option<&mut tokio::time::Interval>) {
+    match tick {
+        Some(tick) => {
+            tick.tick().await;
+        }
+        None => std::future::pending().await,
     }
 }
 
@@ -213,7 +227,7 @@ mod tests {
         rt.block_on(
             Monitor {
                 ring,
-                interval: Duration::from_secs(1),
+                interval: Some(Duration::from_secs(1)),
                 shutdown,
             }
             .run(),
