@@ -421,3 +421,51 @@ fn record_counts_and_drops_bad_datagrams_and_keeps_the_rest() {
         "{summary}"
     );
 }
+
+/// `send --loop` stopped as a user or a service manager stops it (Ctrl-C,
+/// SIGTERM, SIGHUP) ends as a finished `send` does: exit 0 and its summary line.
+#[cfg(unix)]
+#[test]
+fn send_loop_stopped_by_a_signal_prints_its_summary() {
+    use std::io::{BufRead, Read};
+    for signal in ["-INT", "-TERM", "-HUP"] {
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket
+            .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+            .unwrap();
+        let to = socket.local_addr().unwrap().to_string();
+        let mut sender = std::process::Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+            .args(["send", "--loop", "--to", &to])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = std::io::BufReader::new(sender.stdout.take().unwrap());
+        let mut first_line = String::new();
+        stdout.read_line(&mut first_line).unwrap();
+        assert!(
+            first_line.contains("looping until interrupted"),
+            "{first_line}"
+        );
+        // Frames are going out.
+        let mut buf = [0u8; 2048];
+        socket.recv(&mut buf).expect("a datagram");
+        let pid = sender.id().to_string();
+        let signalled = std::process::Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .unwrap();
+        assert!(signalled.success());
+        let status = sender.wait().unwrap();
+        let mut rest = String::new();
+        stdout.read_to_string(&mut rest).unwrap();
+        assert!(status.success(), "{signal}: {status}\n{rest}");
+        let frames: u64 = rest
+            .strip_prefix("sent ")
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{signal}: no summary: {rest:?}"));
+        assert!(frames > 0, "{rest}");
+        assert!(rest.contains("refused (no receiver listening)"), "{rest}");
+        println!("after {signal}: {}", rest.trim_end());
+    }
+}

@@ -13,6 +13,8 @@ pub mod send;
 pub mod simulate;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Parser, Subcommand};
 use mocap_bridge::formats::{LoadOptions, Units, UpAxis};
@@ -137,6 +139,18 @@ pub fn parse_fps(s: &str) -> Result<f32, String> {
             "`{s}` is not a positive number of frames per second"
         )),
     }
+}
+
+/// A flag set when the user stops a command that streams until interrupted:
+/// Ctrl-C, SIGTERM (`kill`, a service manager) or SIGHUP (the terminal closed). The
+/// command sees it between frames and ends as it would have ended by itself, with
+/// its summary.
+pub fn stop_on_interrupt() -> CliResult<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
+        .map_err(|e| format!("cannot catch Ctrl-C: {e}"))?;
+    Ok(stop)
 }
 
 pub fn load_options(rig: &RigArgs) -> LoadOptions {

@@ -1,7 +1,9 @@
-//! `send`: a recording out to a VMC receiver, paced in real time.
+//! `send`: a recording out to a VMC receiver, paced in real time, until it ends or
+//! the user stops it (then with its summary all the same).
 
 use std::io::Write as _;
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 
 use mocap_bridge::formats::vrma::VrmaRest;
 use mocap_bridge::humanoid::{CustomNames, HumanoidPose};
@@ -11,7 +13,7 @@ use mocap_bridge::takes::load::is_framed;
 use mocap_bridge::takes::replay::{Pacer, Replay, stream_fps};
 
 use super::load_take;
-use super::{CliResult, RigArgs};
+use super::{CliResult, RigArgs, stop_on_interrupt};
 use mocap_bridge::takes::load::LoadedTake;
 
 /// Options of `send`.
@@ -82,6 +84,7 @@ pub fn run(args: SendArgs) -> CliResult<()> {
     };
     let mut sender = VmcSender::connect(to, VmcEncoder::new(names, &rest), rate)
         .map_err(|e| format!("cannot send to {to}: {e}"))?;
+    let stop = stop_on_interrupt()?;
     let mut stdout = std::io::stdout().lock();
     writeln!(
         stdout,
@@ -94,11 +97,15 @@ pub fn run(args: SendArgs) -> CliResult<()> {
             ""
         }
     )?;
+    stdout.flush()?;
     let mut pose = HumanoidPose::default();
-    loop {
+    'play: loop {
         let pacer = (!fast).then(Pacer::start);
         replay.rewind();
         while let Some(t) = replay.next_frame(&mut pose) {
+            if stop.load(Ordering::Relaxed) {
+                break 'play;
+            }
             if let Some(p) = &pacer {
                 p.wait_for(t);
             }

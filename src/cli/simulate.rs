@@ -8,8 +8,7 @@
 use std::io::Write as _;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use glam::{Quat, Vec3};
 use mocap_bridge::formats::skeleton_json::{self, StreamFormat};
@@ -23,7 +22,7 @@ use mocap_bridge::takes::demo;
 use mocap_bridge::takes::replay::{Pacer, Replay, frame_times};
 
 use super::load_take;
-use super::{CliResult, RigArgs, load_options};
+use super::{CliResult, RigArgs, load_options, stop_on_interrupt};
 use mocap_bridge::formats::inspect::map_rig;
 use mocap_bridge::takes::load::{LoadedTake, is_vrma};
 
@@ -298,10 +297,7 @@ pub fn run(args: SimulateArgs) -> CliResult<()> {
     let socket = UdpSocket::bind(local)
         .and_then(|s| s.connect(to).map(|()| s))
         .map_err(|e| format!("cannot send to {to}: {e}"))?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
-        .map_err(|e| format!("cannot catch Ctrl-C: {e}"))?;
+    let stop = stop_on_interrupt()?;
 
     let mut stdout = std::io::stdout().lock();
     let names: Vec<&str> = subjects.iter().map(PerformerName::as_str).collect();
