@@ -248,10 +248,19 @@ fn missing_and_unknown_files_are_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/file.bvh"));
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "notes.txt", b"hello");
-    assert_one_line_error(
-        &bridge(&["inspect", path.to_str().unwrap()]),
-        &["notes.txt", "unknown file type"],
-    );
+    // The types named are the ones the command reads: inspect and the commands
+    // that play recordings read .vrma files too.
+    let expected = "unknown file type (expected .bvh, .gltf, .glb, .vrm, .vrma or .json)";
+    let notes = path.to_str().unwrap();
+    let out = dir.path().join("out.vrma");
+    for args in [
+        vec!["inspect", notes],
+        vec!["convert", notes, "-o", out.to_str().unwrap()],
+        vec!["send", notes],
+        vec!["retarget", notes],
+    ] {
+        assert_one_line_error(&bridge(&args), &["notes.txt", expected]);
+    }
 }
 
 #[test]

@@ -162,7 +162,8 @@ fn write(
             });
         }
     } else {
-        let loaded = formats::load_rig(input, &load_options(rig))?;
+        let loaded =
+            formats::load_rig(input, &load_options(rig)).map_err(formats::FormatError::or_vrma)?;
         let src = map_rig(&label, &loaded, explicit_map(rig.map.as_deref())?)?;
         let clips: Vec<&formats::Clip> = if all_clips {
             loaded.clips.iter().collect()

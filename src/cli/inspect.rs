@@ -45,7 +45,9 @@ pub fn run(args: InspectArgs) -> CliResult<()> {
     };
     let loaded = match animations {
         Some(_) => formats::gltf::load_skeleton(&file)?,
-        None => formats::load_rig(&file, &load_options(&rig))?,
+        None => {
+            formats::load_rig(&file, &load_options(&rig)).map_err(formats::FormatError::or_vrma)?
+        }
     };
     let explicit = explicit_map(rig.map.as_deref())?;
     if let Some(chosen) = &explicit {

@@ -241,8 +241,34 @@ pub enum FormatError {
     Gltf(#[from] gltf::GltfError),
     #[error(transparent)]
     Json(#[from] skeleton_json::SkeletonJsonError),
-    #[error("{path}: unknown file type (expected .bvh, .gltf, .glb, .vrm or .json)")]
-    UnknownType { path: PathBuf },
+    /// `expected` names the types the caller reads: `RIG_TYPES`, or
+    /// `RIG_AND_VRMA_TYPES` after `or_vrma`.
+    #[error("{path}: unknown file type (expected {expected})")]
+    UnknownType {
+        path: PathBuf,
+        expected: &'static str,
+    },
+}
+
+/// The file types `load_rig` reads.
+pub const RIG_TYPES: &str = ".bvh, .gltf, .glb, .vrm or .json";
+
+/// The file types of a command that reads VRM Animations as well as rigs.
+pub const RIG_AND_VRMA_TYPES: &str = ".bvh, .gltf, .glb, .vrm, .vrma or .json";
+
+impl FormatError {
+    /// The error as a caller that reads `.vrma` files too (before `load_rig`)
+    /// says it: an unknown type names `.vrma` among the types expected.
+    #[must_use]
+    pub fn or_vrma(self) -> Self {
+        match self {
+            Self::UnknownType { path, .. } => Self::UnknownType {
+                path,
+                expected: RIG_AND_VRMA_TYPES,
+            },
+            other => other,
+        }
+    }
 }
 
 /// Loads any supported rig file, chosen by its extension.
@@ -257,6 +283,7 @@ pub fn load_rig(path: &Path, options: &LoadOptions) -> Result<Rig, FormatError> 
         Some("json") => Ok(skeleton_json::load(path, options)?),
         _ => Err(FormatError::UnknownType {
             path: path.to_owned(),
+            expected: RIG_TYPES,
         }),
     }
 }

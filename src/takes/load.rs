@@ -96,7 +96,7 @@ pub fn load_take(
             normalized(path, summary, rest, CustomNames::default(), replay)
         }
         Some(path) => {
-            let loaded = formats::load_rig(path, options)?;
+            let loaded = formats::load_rig(path, options).map_err(FormatError::or_vrma)?;
             let label = path.display().to_string();
             let mapped = map_rig(&label, &loaded, explicit_map(map_file)?)?;
             let motion = loaded
