@@ -46,8 +46,7 @@ fn record_to(
     duration: Option<f32>,
     hips_height: Option<f32>,
 ) -> CliResult<()> {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::Ordering;
     let journal_file = journal_path(output);
     if journal_file.exists() {
         return Err(format!(
@@ -62,10 +61,7 @@ fn record_to(
     let socket =
         std::net::UdpSocket::bind(listen).map_err(|e| format!("cannot listen on {listen}: {e}"))?;
     socket.set_read_timeout(Some(DEFAULT_FLUSH_INTERVAL / 2))?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
-        .map_err(|e| format!("cannot catch Ctrl-C: {e}"))?;
+    let stop = super::stop_on_interrupt()?;
     let mut stdout = std::io::stdout().lock();
     writeln!(
         stdout,
