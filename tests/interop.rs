@@ -830,18 +830,20 @@ fn free_udp_address() -> String {
     format!("127.0.0.1:{}", socket.local_addr().unwrap().port())
 }
 
-/// `mocap-bridge record` of a sender streaming VMC (`stream_vmc_then_signal`),
-/// stopped by `signal`: the recorder exits 0 and says what it wrote; the take's
-/// path, in a folder kept while the returned guard lives.
+/// `mocap-bridge record -o out --listen listen`, started: the process and its
+/// stdout past the line saying it records.
 #[cfg(unix)]
-fn record_take(signal: &str, restart_at: Option<usize>) -> (tempfile::TempDir, PathBuf) {
-    use std::io::{BufRead, Read};
+fn start_record(
+    out: &Path,
+    listen: &str,
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
+    use std::io::BufRead;
 
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("take.vrma");
-    let listen = free_udp_address();
     let mut recorder = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
-        .args(["record", "-o", out.to_str().unwrap(), "--listen", &listen])
+        .args(["record", "-o", out.to_str().unwrap(), "--listen", listen])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -849,6 +851,20 @@ fn record_take(signal: &str, restart_at: Option<usize>) -> (tempfile::TempDir, P
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
     assert!(line.starts_with("recording VMC on"), "{line}");
+    (recorder, stdout)
+}
+
+/// `mocap-bridge record` of a sender streaming VMC (`stream_vmc_then_signal`),
+/// stopped by `signal`: the recorder exits 0 and says what it wrote; the take's
+/// path, in a folder kept while the returned guard lives.
+#[cfg(unix)]
+fn record_take(signal: &str, restart_at: Option<usize>) -> (tempfile::TempDir, PathBuf) {
+    use std::io::Read;
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("take.vrma");
+    let listen = free_udp_address();
+    let (mut recorder, mut stdout) = start_record(&out, &listen);
     stream_vmc_then_signal(&listen, recorder.id(), signal, restart_at);
     let status = recorder.wait().unwrap();
     let mut rest = String::new();
@@ -937,30 +953,19 @@ fn run_record_keeps_the_take_on_sigint_sigterm_and_sighup() {
 #[cfg(unix)]
 #[test]
 fn a_killed_record_leaves_a_journal_that_recover_rebuilds_the_take_from() {
-    use std::io::BufRead;
-
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("take.vrma");
     let listen = free_udp_address();
-    let record = || {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"));
-        c.args(["record", "-o", out.to_str().unwrap(), "--listen", &listen]);
-        c
-    };
-    let mut recorder = record()
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = std::io::BufReader::new(recorder.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert!(line.starts_with("recording VMC on"), "{line}");
+    let (mut recorder, _stdout) = start_record(&out, &listen);
     stream_vmc_then_signal(&listen, recorder.id(), "KILL", None);
     assert!(!recorder.wait().unwrap().success());
     assert!(!out.exists());
     let journal = dir.path().join("take.vrma.journal");
     assert!(journal.exists());
-    let again = record().output().unwrap();
+    let again = Command::new(env!("CARGO_BIN_EXE_mocap-bridge"))
+        .args(["record", "-o", out.to_str().unwrap(), "--listen", &listen])
+        .output()
+        .unwrap();
     let said = String::from_utf8_lossy(&again.stderr);
     assert_eq!(again.status.code(), Some(2), "{said}");
     assert!(
