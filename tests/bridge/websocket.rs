@@ -264,6 +264,54 @@ fn skeleton_frames_become_poses_for_other_clients_and_a_recording() {
     assert!(worst <= 0.01 && worst_take <= 0.01, "{worst} {worst_take}");
 }
 
+/// A client that sends no `time` (it is optional): every frame is 0 s on its
+/// clock, and the performer's time goes on by the frames' arrivals, so a take keeps
+/// every frame in order.
+#[test]
+fn skeleton_frames_without_time_are_all_recorded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_tcp_port();
+    let mut config = websocket_config(port);
+    config["pipeline"] = json!({"performerTimeoutS": 600.0});
+    let bridge = Bridge::start(dir.path(), &config, &[]);
+    let mut sender = connect(port, "?poses=none").expect("sender connects");
+    let mut viewer = connect(port, "").expect("viewer connects");
+    let started = request(
+        &mut sender,
+        json!({"type": "startRecording", "id": 1, "performer": "no-clock", "name": "t0"}),
+    );
+    assert_eq!(started["type"], "recordingStarted", "{started}");
+    let (messages, _) = lab19_frames("no-clock", 30);
+    for mut m in messages {
+        m.as_object_mut().expect("an object").remove("time");
+        sender.send(Message::text(m.to_string())).expect("send");
+        std::thread::sleep(std::time::Duration::from_secs_f32(1.0 / 60.0));
+    }
+    // Every frame solved before the take stops.
+    let mut custom = CustomNames::default();
+    let mut last_seq = 0;
+    while last_seq < 30 {
+        if let Message::Text(text) = viewer.read().expect("a pose") {
+            last_seq = decode_pose_json(&text, &mut custom)
+                .expect("pose json")
+                .0
+                .seq;
+        }
+    }
+    let stopped = request(&mut sender, json!({"type": "stopRecording", "id": 3}));
+    let take = &stopped["recordings"][0];
+    assert_eq!(take["frames"], 30, "{stopped}");
+    let file = dir.path().join(take["file"].as_str().expect("file"));
+    let (code, _, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+    let times = vrma::load(&file, None)
+        .expect("the take loads")
+        .frame_times()
+        .to_vec();
+    assert_eq!(times.len(), 30);
+    assert!(times.windows(2).all(|w| w[1] > w[0]), "{times:?}");
+}
+
 #[test]
 fn a_token_is_required_when_configured_and_open_interfaces_need_one() {
     let dir = tempfile::tempdir().expect("tempdir");
