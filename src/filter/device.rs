@@ -300,6 +300,14 @@ impl<const P: usize> DeviceFilter<P> {
         }
     }
 
+    /// Forgets device `point`'s samples: it starts afresh when it comes back.
+    pub fn forget(&mut self, point: usize) {
+        if let (Some(p), Some(r)) = (self.positions.get_mut(point), self.rotations.get_mut(point)) {
+            *p = History::default();
+            *r = History::default();
+        }
+    }
+
     /// Filters device `point`'s position this frame.
     pub fn filter(&mut self, point: usize, p: Vec3) -> Vec3 {
         match self.positions.get_mut(point) {

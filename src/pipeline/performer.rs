@@ -103,12 +103,20 @@ enum KindState {
         /// Whether `calibration` was measured (stored in the config or taken
         /// live) rather than guessed from the avatar's body.
         calibrated: bool,
-        /// The devices as last seen (a frame may carry only some).
+        /// The devices as last seen (a frame may carry only some), and when each
+        /// was last seen on the performer's timeline, seconds.
         last: Box<TrackerFrame>,
+        seen: Box<[f64; TrackedPoint::COUNT]>,
         /// The devices as the IK takes them: `last` through the device filter.
         smoothed: Box<Smoothed>,
     },
 }
+
+/// A device a performer's frames leave out this long is lost, seconds: the IK
+/// solves without it (a tracker whose battery died, or out of its base stations'
+/// sight), where holding its last pose would pull the body away from the others.
+/// Devices sent every frame at 30 Hz or more miss a dozen frames before.
+const DEVICE_LOST_SECONDS: f64 = 0.5;
 
 /// Device poses after the device filter.
 #[derive(Debug, Clone)]
@@ -136,6 +144,13 @@ impl Smoothed {
 
     fn point(&self, point: TrackedPoint) -> Option<DevicePose> {
         self.points[point as usize]
+    }
+
+    /// Drops device `k`'s filter history.
+    fn forget(&mut self, k: usize) {
+        if let Some(filter) = &mut self.filter {
+            filter.forget(k);
+        }
     }
 }
 
@@ -283,6 +298,7 @@ impl Performer {
                     .calibration
                     .unwrap_or_else(|| Calibration::of_body(&avatar.body, HEAD_TO_EYE)),
                 last: Box::new(TrackerFrame::new(name)),
+                seen: Box::new([0.0; TrackedPoint::COUNT]),
                 smoothed: Box::new(Smoothed {
                     filter: settings.device_filter.map(DeviceFilter::new),
                     points: [None; TrackedPoint::COUNT],
@@ -420,15 +436,21 @@ impl Performer {
             ik,
             calibration,
             last,
+            seen,
             smoothed,
             ..
         } = &mut self.source
         else {
             return Err(SolveError::SourceChanged);
         };
-        for (slot, pose) in last.points.iter_mut().zip(frame.points) {
+        for (k, (slot, pose)) in last.points.iter_mut().zip(frame.points).enumerate() {
             if pose.is_some() {
                 *slot = pose;
+                seen[k] = time;
+            } else if slot.is_some() && time - seen[k] > DEVICE_LOST_SECONDS {
+                // Lost: solved without it from now on, filtered afresh if it comes back.
+                *slot = None;
+                smoothed.forget(k);
             }
         }
         smoothed.update(last, dt);
@@ -770,6 +792,53 @@ mod tests {
         assert_ne!(
             default.pose.rest_hips_height, own.pose.rest_hips_height,
             "the default avatar's hips are elsewhere"
+        );
+    }
+
+    #[test]
+    fn a_tracker_that_stops_sending_is_lost_and_the_body_follows_the_others() {
+        // A user walks 1.2 m ahead over 4 s; the hips tracker stops sending at 1 s
+        // (its battery died). Held where it was, it would keep the hips behind.
+        let avatar = avatar();
+        let name = PerformerName::new("vr").unwrap();
+        let now = Instant::now();
+        let mut p = Performer::new(
+            name,
+            SourceKind::Trackers,
+            None,
+            unfiltered(),
+            &avatar,
+            0,
+            now,
+        );
+        for i in 0..=240 {
+            let t = f64::from(i) / 60.0;
+            let ahead = Vec3::new(0.0, 0.0, 0.3 * t as f32);
+            let mut frame = TrackerFrame::new(name);
+            frame.time = t;
+            for (point, at) in [
+                (TrackedPoint::Head, Vec3::new(0.0, 1.5, 0.08)),
+                (TrackedPoint::LeftHand, Vec3::new(0.3, 1.0, 0.2)),
+                (TrackedPoint::RightHand, Vec3::new(-0.3, 1.0, 0.2)),
+                (TrackedPoint::Hips, Vec3::new(0.0, 0.95, 0.0)),
+            ] {
+                if point != TrackedPoint::Hips || t < 1.0 {
+                    frame.set(point, DevicePose::new(at + ahead, Quat::IDENTITY));
+                }
+            }
+            p.solve_trackers(&frame, &avatar, now).unwrap();
+        }
+        let hips = p.pose.hips_position;
+        assert!(
+            (hips.z - 1.2).abs() < 0.2,
+            "hips at {hips}, the head at z 1.28"
+        );
+        let KindState::Trackers { last, .. } = &p.source else {
+            panic!("a tracker performer");
+        };
+        assert!(
+            last.point(TrackedPoint::Hips).is_none(),
+            "the hips tracker is held"
         );
     }
 

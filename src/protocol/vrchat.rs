@@ -21,7 +21,8 @@
 //!
 //! Each message carries half a pose, so `VrchatTrackers` keeps the latest
 //! position and rotation of each tracker, and a point appears in the frame once
-//! both have arrived. Senders send a tick's messages bundled or bare (VRChat's
+//! both have arrived, in the frames of the ticks that sent it (a tracker that stops
+//! sending drops out of the frames). Senders send a tick's messages bundled or bare (VRChat's
 //! page shows one message per datagram); either way a frame is handed on once per
 //! sender tick, as `protocol::ticks` tells it (each position and each rotation is
 //! one key). Which `TrackedPoint` a numbered tracker drives is a
@@ -121,6 +122,8 @@ pub struct VrchatTrackers {
     rotations: [Option<Quat>; TRACKER_COUNT + 1],
     /// The sender's ticks; key `2 · slot` a position, `2 · slot + 1` a rotation.
     ticks: Ticks,
+    /// Slots updated since the last tick ended, bit `slot`.
+    fresh: u32,
 }
 
 /// Which half of a pose a message carries.
@@ -164,6 +167,7 @@ impl VrchatTrackers {
             positions: [None; TRACKER_COUNT + 1],
             rotations: [None; TRACKER_COUNT + 1],
             ticks: Ticks::default(),
+            fresh: 0,
         }
     }
 
@@ -207,7 +211,9 @@ impl VrchatTrackers {
             let key = 2 * slot as u32 + u32::from(field == Field::Rotation);
             if self.ticks.repeats(key) {
                 on_tick(self);
+                self.fresh = 0;
             }
+            self.fresh |= 1 << slot;
             match field {
                 // The X flip is its own inverse: Unity to internal as back.
                 Field::Position => self.positions[slot] = Some(to_unity_position(v)),
@@ -215,19 +221,22 @@ impl VrchatTrackers {
             }
             if self.ticks.set(key) {
                 on_tick(self);
+                self.fresh = 0;
             }
             stats.updates += 1;
         }
         if self.ticks.datagram_end(ticks::is_bundle(datagram)) {
             on_tick(self);
+            self.fresh = 0;
         }
         stats
     }
 
-    /// Sets, in `frame`, every point whose tracker has sent both a position and a
-    /// rotation; other points are left as they are.
+    /// Sets, in `frame`, every point whose tracker sent a position or a rotation in
+    /// the tick that ended, once it has sent both; every other point is cleared.
     pub fn write_frame(&self, frame: &mut TrackerFrame) {
-        for slot in 0..=TRACKER_COUNT {
+        frame.points = [None; TrackedPoint::COUNT];
+        for slot in (0..=TRACKER_COUNT).filter(|s| self.fresh & (1 << s) != 0) {
             let point = match slot {
                 HEAD => Some(TrackedPoint::Head),
                 n => self.assignment.point(n),
@@ -483,9 +492,8 @@ mod tests {
                 message("/tracking/trackers/head/position", three([0.0, 1.6, 0.0])),
                 message("/tracking/trackers/head/rotation", three([0.0, 90.0, 0.0])),
             ]),
-            |_| {},
+            |t| t.write_frame(&mut frame),
         );
-        trackers.write_frame(&mut frame);
         assert_eq!(frame.point(TrackedPoint::Hips), None);
         let head = frame.point(TrackedPoint::Head).unwrap();
         assert!(head.position.abs_diff_eq(Vec3::new(0.0, 1.6, 0.0), 1e-6));
@@ -496,9 +504,8 @@ mod tests {
                 "/tracking/trackers/1/rotation",
                 three([0.0, 0.0, 0.0]),
             )),
-            |_| {},
+            |t| t.write_frame(&mut frame),
         );
-        trackers.write_frame(&mut frame);
         let hips = frame.point(TrackedPoint::Hips).unwrap();
         assert!(hips.position.abs_diff_eq(Vec3::new(-1.0, 0.9, 2.0), 1e-6));
         assert!(hips.rotation.abs_diff_eq(Quat::IDENTITY, 1e-6));
@@ -506,15 +513,14 @@ mod tests {
         let mut assignment = [None; TRACKER_COUNT];
         assignment[0] = Some(TrackedPoint::LeftHand);
         let mut other = VrchatTrackers::new(TrackerAssignment::new(assignment));
+        let mut frame = TrackerFrame::new(name);
         other.decode(
             &bundle(vec![
                 message("/tracking/trackers/1/position", three([1.0, 0.9, 2.0])),
                 message("/tracking/trackers/1/rotation", three([0.0, 0.0, 0.0])),
             ]),
-            |_| {},
+            |t| t.write_frame(&mut frame),
         );
-        let mut frame = TrackerFrame::new(name);
-        other.write_frame(&mut frame);
         assert!(frame.point(TrackedPoint::LeftHand).is_some());
         assert_eq!(frame.point(TrackedPoint::Hips), None);
     }

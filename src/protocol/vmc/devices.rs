@@ -11,7 +11,9 @@
 //! floor (below a quarter of the headset's height) is a foot, on the side it is
 //! on, one below two thirds of it the hips, any higher the chest. The assignment
 //! then sticks, so crossing the arms does not swap the hands. Raw positions are
-//! used (`/Local` duplicates, relative to the avatar, are ignored).
+//! used (`/Local` duplicates, relative to the avatar, are ignored). A frame holds
+//! the devices the tick sent: one that stops sending drops out of the frames, and
+//! the performer solves without it once it has been gone a while.
 
 use std::collections::HashMap;
 
@@ -29,6 +31,8 @@ pub struct VmcDevices {
     configured: HashMap<String, TrackedPoint>,
     assigned: HashMap<String, TrackedPoint>,
     frame: TrackerFrame,
+    /// Points set since the last frame ended, bit `TrackedPoint as usize`.
+    fresh: u32,
     /// The sender's ticks; key: the tracked point's index.
     ticks: Ticks,
     /// Frames of the ticks that ended in the datagram being read, in order.
@@ -44,6 +48,7 @@ impl VmcDevices {
             configured,
             assigned: HashMap::new(),
             frame: TrackerFrame::new(performer),
+            fresh: 0,
             ticks: Ticks::default(),
             ended: Vec::new(),
             pending: Vec::new(),
@@ -67,12 +72,13 @@ impl VmcDevices {
         if let Some(point) = point {
             let key = point as u32;
             if self.ticks.repeats(key) {
-                self.ended.push(self.frame);
+                self.end_frame();
             }
             self.frame.set(point, pose);
+            self.fresh |= 1 << key;
             self.frame.time = time;
             if self.ticks.set(key) {
-                self.ended.push(self.frame);
+                self.end_frame();
             }
         }
     }
@@ -82,11 +88,23 @@ impl VmcDevices {
     /// ended in it, in order.
     pub fn datagram_end(&mut self, bundle: bool, mut on_frame: impl FnMut(TrackerFrame)) {
         if self.ticks.datagram_end(bundle) {
-            self.ended.push(self.frame);
+            self.end_frame();
         }
         for frame in self.ended.drain(..) {
             on_frame(frame);
         }
+    }
+
+    /// Ends the open frame: the devices set since the last one.
+    fn end_frame(&mut self) {
+        let mut frame = self.frame;
+        for (k, point) in frame.points.iter_mut().enumerate() {
+            if self.fresh & (1 << k) == 0 {
+                *point = None;
+            }
+        }
+        self.fresh = 0;
+        self.ended.push(frame);
     }
 
     fn assign(&mut self, device: Device, serial: &str, pose: DevicePose) -> Option<TrackedPoint> {
