@@ -78,7 +78,10 @@ pub enum SolveError {
     SkeletonChanged { expected: u16, got: u16 },
     #[error("frame kind differs from the performer's source")]
     SourceChanged,
-    #[error("tracker frame without headset and both controllers")]
+    #[error(
+        "tracker frame without the headset and both hands (VR-mode IK needs the head, \
+         leftHand and rightHand)"
+    )]
     MissingDevices,
     #[error(transparent)]
     Retarget(#[from] JobError),
@@ -168,6 +171,8 @@ pub struct Performer {
     pub pose: HumanoidPose,
     pub seq: u64,
     pub last_seen: Instant,
+    /// Whether the log has said why a frame of this performer was not solved.
+    pub unsolved_said: bool,
     /// The sender's clock as a timeline from its first frame that never goes
     /// back, and the last time on it, seconds; arrivals are read from `appeared`.
     clock: SenderClock,
@@ -316,6 +321,7 @@ impl Performer {
             pose: HumanoidPose::default(),
             seq: 0,
             last_seen: now,
+            unsolved_said: false,
             clock: SenderClock::default(),
             last_time: 0.0,
             appeared: now,

@@ -334,7 +334,15 @@ impl Solver {
             Err(err) => {
                 self.stats.errors.fetch_add(1, Relaxed);
                 input.bad.fetch_add(1, Relaxed);
-                tracing::debug!(%err, performer = %name, "frame not solved");
+                // Still sending: it stays (no appearing and going every timeout),
+                // and the log says once why its frames give no pose.
+                let performer = &mut self.performers[index];
+                performer.last_seen = now;
+                if std::mem::replace(&mut performer.unsolved_said, true) {
+                    tracing::debug!(%err, performer = %name, "frame not solved");
+                } else {
+                    tracing::warn!(%err, performer = %name, "frames not solved (said once)");
+                }
             }
         }
     }
@@ -600,6 +608,32 @@ mod tests {
         );
         assert_eq!(poses[2].pose, expected);
         assert!(matches!(got.last(), Some(OutputMsg::Gone { .. })));
+    }
+
+    #[test]
+    fn a_performer_whose_frames_cannot_be_solved_stays_while_it_sends() {
+        // A headset without hands for longer than the timeout: no pose, but one
+        // performer that appears once and goes once it falls silent.
+        let mut run = start(Duration::from_secs(1));
+        let mut frame = TrackerFrame::new(name("no-hands"));
+        frame.set(
+            TrackedPoint::Head,
+            DevicePose::new(Vec3::new(0.0, 1.6, 0.0), Quat::IDENTITY),
+        );
+        for i in 0..30 {
+            frame.time = f64::from(i) * 0.05;
+            assert!(run.port.push(input(SourceFrame::Trackers(frame))));
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let mut got = Vec::new();
+        run.wait_for(&mut got, |got| {
+            got.iter().any(|m| matches!(m, OutputMsg::Gone { .. }))
+        });
+        got.extend(run.finish());
+        let count = |f: fn(&OutputMsg) -> bool| got.iter().filter(|m| f(m)).count();
+        assert_eq!(count(|m| matches!(m, OutputMsg::Appeared { .. })), 1);
+        assert_eq!(count(|m| matches!(m, OutputMsg::Gone { .. })), 1);
+        assert_eq!(count(|m| matches!(m, OutputMsg::Pose(_))), 0);
     }
 
     #[test]
