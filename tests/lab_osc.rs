@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::UdpSocket;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use glam::Quat;
 use mocap_bridge::formats::skeleton_json::{StreamFormat, parse_with_stream};
@@ -168,12 +168,13 @@ fn check_schema(
 /// Decodes every datagram with the assembler, counting its allocations.
 fn decode(datagrams: &[Vec<u8>], lab: &LabSkeleton) -> (Vec<JointFrame>, LabStats) {
     let mut assembler = LabAssembler::default();
+    let received = Instant::now();
     let mut frames = Vec::with_capacity(datagrams.len());
     let mut total = LabStats::default();
     ALLOCATIONS.with(|a| a.set(0));
     for d in datagrams {
         COUNTING.with(|c| c.set(true));
-        let stats = assembler.datagram(d, |_| Some(lab), |f| frames.push(*f));
+        let stats = assembler.datagram(d, received, |_| Some(lab), |f| frames.push(*f));
         COUNTING.with(|c| c.set(false));
         total += stats;
     }

@@ -10,6 +10,7 @@
 
 use std::path::Path;
 use std::sync::LazyLock;
+use std::time::Instant;
 
 use mocap_bridge::formats::{self, LoadOptions, Rig};
 use mocap_bridge::protocol::frame::JointFrame;
@@ -141,7 +142,7 @@ pub fn vrchat(data: &[u8]) {
 pub fn lab_osc(data: &[u8]) {
     let mut assembler = LabAssembler::new(4);
     let lab = &LAB19.1;
-    let _ = assembler.datagram(data, |_| Some(lab), |_| {});
+    let _ = assembler.datagram(data, Instant::now(), |_| Some(lab), |_| {});
 }
 
 /// A WebSocket text message: parsed, and a skeleton frame decoded against lab19.

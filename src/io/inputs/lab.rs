@@ -58,6 +58,7 @@ impl LabInput {
                 port.stats.packets.fetch_add(1, Relaxed);
                 let stats = assembler.datagram(
                     datagram,
+                    received,
                     |subject| {
                         skeletons
                             .get(usize::from(index_of(subject)))

@@ -2,6 +2,14 @@
 //! one input task; keeps one partial frame per subject (the least recently seen
 //! forgotten when there are too many), places each part by its header, and hands a
 //! frame on once its every part has arrived. Allocation-free per datagram.
+//!
+//! A part of a frame older than the subject's newest is late (dropped) only when
+//! it is a recent one: at most `STALE_WINDOW` frames and `LATE_SPAN` of capture
+//! time back, its capture time not after the newest frame's, with the subject heard
+//! within `RESTART_SILENCE`. Anything else is a sender that restarted its numbering
+//! (or its clock, or went quiet and came back): a new sequence, every frame taken.
+
+use std::time::{Duration, Instant};
 
 use glam::Quat;
 
@@ -13,8 +21,16 @@ use crate::protocol::frame::{JointFrame, MAX_JOINTS, PerformerName};
 use crate::protocol::osc::{self, Arg, Message};
 
 /// A part of a frame up to this many frames older than the newest one of its
-/// subject is late (dropped); further back, the sender is taken to have restarted.
+/// subject may be late (dropped); further back, the sender has restarted.
 const STALE_WINDOW: u64 = 120;
+
+/// A part of a frame captured up to this long before the newest one of its
+/// subject may be late (dropped); further back, the sender has restarted.
+const LATE_SPAN: f64 = 0.25;
+
+/// A subject heard from again after this long a silence starts a new sequence:
+/// whatever its frame number, the sender has restarted.
+const RESTART_SILENCE: Duration = Duration::from_millis(500);
 
 /// One subject's frame being assembled.
 struct Subject {
@@ -29,6 +45,8 @@ struct Subject {
     last_complete: Option<u64>,
     /// The assembler's datagram count when this subject last sent a header.
     last_seen: u64,
+    /// When this subject last sent a header.
+    heard: Instant,
 }
 
 /// What the messages read so far in a datagram belong to.
@@ -124,14 +142,16 @@ impl LabAssembler {
         }
     }
 
-    /// Reads one datagram. `skeleton_for` gives the skeleton of a subject (by
-    /// name), `None` for subjects not to be read; `on_frame` gets every frame the
-    /// datagram completes: local rotations in internal axes, root position in
-    /// metres. Allocates nothing (beyond a new subject's first header, within the
-    /// capacity taken by `new`), never panics.
+    /// Reads one datagram, received at `received` (which tells a subject's silences).
+    /// `skeleton_for` gives the skeleton of a subject (by name), `None` for subjects
+    /// not to be read; `on_frame` gets every frame the datagram completes: local
+    /// rotations in internal axes, root position in metres. Allocates nothing
+    /// (beyond a new subject's first header, within the capacity taken by `new`),
+    /// never panics.
     pub fn datagram<'s>(
         &mut self,
         bytes: &[u8],
+        received: Instant,
         skeleton_for: impl Fn(&str) -> Option<&'s LabSkeleton>,
         mut on_frame: impl FnMut(&JointFrame),
     ) -> LabStats {
@@ -140,7 +160,14 @@ impl LabAssembler {
         let mut part = Part::None;
         for message in osc::messages(bytes) {
             match message {
-                Ok(m) => self.message(&m, &mut part, &skeleton_for, &mut on_frame, &mut stats),
+                Ok(m) => self.message(
+                    &m,
+                    received,
+                    &mut part,
+                    &skeleton_for,
+                    &mut on_frame,
+                    &mut stats,
+                ),
                 Err(_) => stats.broken += 1,
             }
         }
@@ -151,6 +178,7 @@ impl LabAssembler {
     fn message<'s>(
         &mut self,
         message: &Message<'_>,
+        received: Instant,
         part: &mut Part<'s>,
         skeleton_for: &impl Fn(&str) -> Option<&'s LabSkeleton>,
         on_frame: &mut impl FnMut(&JointFrame),
@@ -159,7 +187,7 @@ impl LabAssembler {
         let address = message.address;
         if address == FRAME_ADDRESS.as_bytes() {
             self.close(*part, on_frame, stats);
-            *part = self.open(message, skeleton_for, stats);
+            *part = self.open(message, received, skeleton_for, stats);
             return;
         }
         let is_joint = address == JOINT_ADDRESS.as_bytes();
@@ -210,6 +238,7 @@ impl LabAssembler {
     fn open<'s>(
         &mut self,
         message: &Message<'_>,
+        received: Instant,
         skeleton_for: &impl Fn(&str) -> Option<&'s LabSkeleton>,
         stats: &mut LabStats,
     ) -> Part<'s> {
@@ -228,20 +257,26 @@ impl LabAssembler {
             stats.unknown_subjects += 1;
             return Part::Skip;
         };
-        let slot = self.slot(name, stats);
+        let slot = self.slot(name, received, stats);
         let subject = &mut self.subjects[slot];
         subject.last_seen = self.clock;
-        let n = header.frame;
-        let late = |newest: u64| n < newest && newest - n <= STALE_WINDOW;
-        let bit = 1u64 << header.part;
-        if subject.parts != 0 {
-            let current = subject.frame.frame;
-            if n == current {
+        let silent = received.saturating_duration_since(subject.heard) >= RESTART_SILENCE;
+        subject.heard = received;
+        let begun = subject.parts != 0 || subject.last_complete.is_some();
+        if begun && !silent {
+            // The newest frame: the one being assembled, or the last completed.
+            let (newest, newest_time) = (subject.frame.frame, subject.frame.time);
+            let n = header.frame;
+            if n == newest {
+                if subject.parts == 0 {
+                    stats.stale_parts += 1;
+                    return Part::Skip;
+                }
                 if header.parts != subject.parts {
                     stats.malformed += 1;
                     return Part::Skip;
                 }
-                if subject.received & bit != 0 {
+                if subject.received & (1u64 << header.part) != 0 {
                     stats.stale_parts += 1;
                     return Part::Skip;
                 }
@@ -252,20 +287,18 @@ impl LabAssembler {
                     part: header.part,
                 };
             }
-            if late(current) {
+            let behind = newest_time - header.time;
+            if n < newest && newest - n <= STALE_WINDOW && (0.0..=LATE_SPAN).contains(&behind) {
                 stats.stale_parts += 1;
                 return Part::Skip;
             }
+        }
+        if subject.parts != 0 {
             stats.incomplete_frames += 1;
-        } else if let Some(last) = subject.last_complete
-            && (n == last || late(last))
-        {
-            stats.stale_parts += 1;
-            return Part::Skip;
         }
         // A new frame.
         let frame = &mut subject.frame;
-        frame.frame = n;
+        frame.frame = header.frame;
         frame.time = header.time;
         frame.root_position = None;
         frame.joint_count = skeleton.joint_count() as u16;
@@ -283,7 +316,7 @@ impl LabAssembler {
 
     /// The slot of subject `name`: found, new, or the least recently seen one
     /// taken over.
-    fn slot(&mut self, name: PerformerName, stats: &mut LabStats) -> usize {
+    fn slot(&mut self, name: PerformerName, received: Instant, stats: &mut LabStats) -> usize {
         if let Some(i) = self.subjects.iter().position(|s| s.frame.performer == name) {
             return i;
         }
@@ -293,6 +326,7 @@ impl LabAssembler {
             received: 0,
             last_complete: None,
             last_seen: self.clock,
+            heard: received,
         };
         if self.subjects.len() < self.max_subjects {
             self.subjects.push(fresh);
@@ -347,8 +381,8 @@ mod tests {
     use crate::formats::skeleton_json::{AngleUnit, Handedness, StreamFormat};
     use crate::formats::{Units, UpAxis};
     use crate::protocol::lab_osc::test_support::{
-        Rng, assert_same_frame, bundle, decode, euler, header_msg, joint_msg, lab19, msg, plain,
-        random_frame, stream,
+        Rng, assert_same_frame, bundle, decode, decode_at, epoch, euler, header_msg, joint_msg,
+        lab19, msg, plain, random_frame, stream,
     };
     use crate::protocol::lab_osc::{MAX_DATAGRAM, MAX_JOINT_NAME};
     use crate::skeleton::{Joint, Skeleton, Transform};
@@ -416,6 +450,7 @@ mod tests {
             let mut got = Vec::new();
             let stats = assembler.datagram(
                 &datagram,
+                epoch(),
                 |name| (name == "ann").then_some(&skeleton),
                 |f| got.push(*f),
             );
@@ -526,6 +561,76 @@ mod tests {
         assert_same_frame(&next, &got[0], "after a lost part");
         assert_eq!(stats.incomplete_frames, 1, "{stats:?}");
         assert_eq!(stats.stale_parts, 3, "{stats:?}");
+    }
+
+    #[test]
+    fn a_sender_restarting_its_numbering_starts_a_new_sequence() {
+        let skeleton = LabSkeleton::new(&lab19(), plain()).unwrap();
+        let mut rng = Rng(21);
+        // Frames `numbers` of `subject` at 60 Hz, the first received `at` seconds
+        // after the epoch, its capture time `time(n)`: the frames taken, the counts.
+        let mut send = |assembler: &mut LabAssembler,
+                        subject: &str,
+                        numbers: std::ops::Range<u64>,
+                        time: &dyn Fn(u64) -> f64,
+                        at: f64| {
+            let mut total = (0, LabStats::default());
+            for (i, n) in numbers.enumerate() {
+                let mut frame = random_frame(&mut rng, 19, subject, n);
+                frame.time = time(n);
+                let datagrams = skeleton.encode(&frame);
+                let (got, stats) =
+                    decode_at(assembler, &skeleton, &datagrams, at + i as f64 / 60.0);
+                total.0 += got.len();
+                total.1 += stats;
+            }
+            total
+        };
+        let capture = |n: u64| n as f64 / 60.0;
+        let mut assembler = LabAssembler::default();
+
+        // Stopped at frame 99, silent 3 s, restarted at 0: every frame taken.
+        assert_eq!(send(&mut assembler, "ann", 0..100, &capture, 0.0).0, 100);
+        let (taken, stats) = send(&mut assembler, "ann", 0..150, &capture, 100.0 / 60.0 + 3.0);
+        assert_eq!(
+            (taken, stats.dropped()),
+            (150, 0),
+            "after a pause: {stats:?}"
+        );
+
+        // 0 to 59, then at once 0 to 59 again (the capture clock restarted too).
+        assert_eq!(send(&mut assembler, "bob", 0..60, &capture, 10.0).0, 60);
+        let (taken, stats) = send(&mut assembler, "bob", 0..60, &capture, 11.0);
+        assert_eq!((taken, stats.dropped()), (60, 0), "at once: {stats:?}");
+
+        // The numbering restarted, the capture clock going on.
+        assert_eq!(send(&mut assembler, "cy", 0..60, &capture, 20.0).0, 60);
+        let later = |n: u64| 1.0 + n as f64 / 60.0;
+        let (taken, stats) = send(&mut assembler, "cy", 0..60, &later, 21.0);
+        assert_eq!(
+            (taken, stats.dropped()),
+            (60, 0),
+            "clock going on: {stats:?}"
+        );
+
+        // A sender with no clock (time 0 throughout), back after 0.6 s of silence.
+        let none = |_: u64| 0.0;
+        assert_eq!(send(&mut assembler, "dee", 0..60, &none, 30.0).0, 60);
+        let (taken, stats) = send(&mut assembler, "dee", 0..60, &none, 31.6);
+        assert_eq!((taken, stats.dropped()), (60, 0), "no clock: {stats:?}");
+
+        // A late part of a recent frame, or one sent twice, is still dropped.
+        assert_eq!(send(&mut assembler, "eve", 0..11, &capture, 40.0).0, 11);
+        for n in [8, 10, 0] {
+            let (taken, stats) = send(&mut assembler, "eve", n..n + 1, &capture, 40.2);
+            assert_eq!((taken, stats.stale_parts), (0, 1), "frame {n}: {stats:?}");
+        }
+        let (taken, stats) = send(&mut assembler, "eve", 11..20, &capture, 40.2);
+        assert_eq!(
+            (taken, stats.dropped()),
+            (9, 0),
+            "after late parts: {stats:?}"
+        );
     }
 
     #[test]

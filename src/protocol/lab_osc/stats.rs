@@ -40,8 +40,8 @@ pub struct LabStats {
     pub ignored: u32,
     /// Root and joint messages with no header before them in their datagram.
     pub orphaned: u32,
-    /// Parts received twice, parts of frames already complete and parts older
-    /// than the frame being assembled.
+    /// Parts received twice, parts of frames already complete and late parts of
+    /// recent frames older than the newest (not a sender restarting).
     pub stale_parts: u32,
     /// Frames given up with parts missing, when a newer frame began.
     pub incomplete_frames: u32,

@@ -2,6 +2,9 @@
 //! bundles built with `rosc` (or by hand, so they may be garbage), random frames,
 //! and decoding through a `LabAssembler` with the counts summed.
 
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
 use glam::{EulerRot, Quat, Vec3};
 use rosc::{OscMessage, OscPacket, OscType};
 
@@ -88,16 +91,34 @@ pub(super) fn bundle(elements: &[Vec<u8>]) -> Vec<u8> {
     d
 }
 
-/// Every frame the datagrams complete, and the summed counts.
+/// The instant the tests' datagrams are received at, unless they say otherwise.
+pub(super) fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// Every frame the datagrams complete, and the summed counts, all received at
+/// `epoch()`.
 pub(super) fn decode(
     assembler: &mut LabAssembler,
     skeleton: &LabSkeleton,
     datagrams: &[Vec<u8>],
 ) -> (Vec<JointFrame>, LabStats) {
+    decode_at(assembler, skeleton, datagrams, 0.0)
+}
+
+/// As `decode`, the datagrams received `seconds` after `epoch()`.
+pub(super) fn decode_at(
+    assembler: &mut LabAssembler,
+    skeleton: &LabSkeleton,
+    datagrams: &[Vec<u8>],
+    seconds: f64,
+) -> (Vec<JointFrame>, LabStats) {
+    let received = epoch() + Duration::from_secs_f64(seconds);
     let mut frames = Vec::new();
     let mut total = LabStats::default();
     for d in datagrams {
-        total += assembler.datagram(d, |_| Some(skeleton), |f| frames.push(*f));
+        total += assembler.datagram(d, received, |_| Some(skeleton), |f| frames.push(*f));
     }
     (frames, total)
 }
