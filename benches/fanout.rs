@@ -547,7 +547,7 @@ fn through_vmc(receivers_n: usize, seconds: f64) -> Run {
                     socket,
                     encoder: VmcEncoder::new(ExpressionNames::Vrm1, &VrmaRest::standard(0.95)),
                     ring,
-                    min_interval: None,
+                    rate_cap: None,
                     shows: Shows::All,
                     latency,
                     datagrams: Datagrams::new(),

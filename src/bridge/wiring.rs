@@ -29,6 +29,7 @@ use crate::io::inputs::vmc::VmcInput;
 use crate::io::inputs::vrchat::VrchatInput;
 use crate::io::outputs::monitor::Monitor;
 use crate::io::outputs::vmc::{self, Shows, VmcOutput};
+use crate::io::rate_cap::RateCap;
 use crate::io::web::WebServer;
 use crate::io::web::avatars::ConfiguredAvatars;
 use crate::io::web::guard::Guard;
@@ -276,8 +277,7 @@ impl<'a> Wiring<'a> {
                 // Bone offsets of the avatar the receiver shows.
                 encoder: VmcEncoder::new(out.names.into(), avatars.output_rest(i)),
                 ring,
-                min_interval: (out.rate_hz > 0.0)
-                    .then(|| Duration::from_secs_f32(1.0 / out.rate_hz)),
+                rate_cap: RateCap::from_hz(out.rate_hz),
                 shows,
                 latency,
                 datagrams: Datagrams::new(),

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 
 use mocap_bridge::formats::vrma::VrmaRest;
 use mocap_bridge::humanoid::{CustomNames, HumanoidPose};
+use mocap_bridge::io::rate_cap::RateCap;
 use mocap_bridge::io::vmc_sender::VmcSender;
 use mocap_bridge::protocol::vmc::{ExpressionNames, VmcEncoder};
 use mocap_bridge::takes::load::is_framed;
@@ -27,7 +28,8 @@ pub struct SendArgs {
     /// Expression names the receiver knows: vrm0 (`Joy`, `A`) or vrm1 (`happy`, `aa`).
     #[arg(long, default_value = "vrm0", value_parser = super::parse_names)]
     pub names: ExpressionNames,
-    /// Send at most this many frames per second (default: every frame).
+    /// Send at most this many frames per second of the take: frames at least 1/HZ
+    /// apart in its time, also with --fast (default: every frame).
     #[arg(long, value_name = "HZ")]
     pub rate: Option<f32>,
     /// Stream at this many frames per second, each pose interpolated as the file
@@ -82,7 +84,8 @@ pub fn run(args: SendArgs) -> CliResult<()> {
             (*replay, *rest, names)
         }
     };
-    let mut sender = VmcSender::connect(to, VmcEncoder::new(names, &rest), rate)
+    let cap = rate.and_then(RateCap::from_hz);
+    let mut sender = VmcSender::connect(to, VmcEncoder::new(names, &rest), cap)
         .map_err(|e| format!("cannot send to {to}: {e}"))?;
     let stop = stop_on_interrupt()?;
     let mut stdout = std::io::stdout().lock();

@@ -9,11 +9,13 @@
 //! - `nats`: the connection to a NATS server that the NATS input and output
 //!   share.
 //! - `udp`: batched receive and send shared by the UDP edges.
+//! - `rate_cap`: the VMC senders' rate cap (`vmcOutputs.rateHz`, `send --rate`).
 //! - `vmc_sender`: the `send` command's blocking VMC sender.
 
 pub mod inputs;
 pub mod nats;
 pub mod outputs;
+pub mod rate_cap;
 pub mod udp;
 pub mod vmc_sender;
 pub mod web;

@@ -20,7 +20,6 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Duration;
 
 use tokio::net::UdpSocket;
 use tokio::time::Instant;
@@ -31,6 +30,7 @@ use crate::pipeline::{OutputMsg, OutputRing, OutputStats, PoseFrame};
 use crate::protocol::frame::PerformerName;
 use crate::protocol::vmc::{Datagrams, VmcEncoder};
 
+use crate::io::rate_cap::RateCap;
 use crate::io::udp::SendBatch;
 
 /// Without a rate cap, a waiting frame that a newer one of its performer finds
@@ -51,8 +51,8 @@ pub struct VmcOutput {
     pub socket: UdpSocket,
     pub encoder: VmcEncoder,
     pub ring: OutputRing,
-    /// Shortest interval between two frames of one performer.
-    pub min_interval: Option<Duration>,
+    /// At most so many frames per second of one performer, on the wall clock.
+    pub rate_cap: Option<RateCap>,
     pub shows: Shows,
     pub latency: Latency,
     /// Reused for every frame: encoding allocates nothing once warmed up.
@@ -107,7 +107,7 @@ impl VmcOutput {
             }
             let shows = &self.shows;
             let mut early = self
-                .min_interval
+                .rate_cap
                 .is_none()
                 .then_some((&self.encoder, &mut self.datagrams));
             self.ring
@@ -123,7 +123,7 @@ impl VmcOutput {
 
     /// When the earliest frame held back by the rate cap may go.
     fn next_due(&self, s: &Sending) -> Option<Instant> {
-        let min = self.min_interval?;
+        let min = self.rate_cap?.min_gap();
         s.waiting
             .iter()
             .filter_map(|p| s.tracks.get(p)?.last_sent.map(|sent| sent + min))
@@ -146,10 +146,8 @@ impl VmcOutput {
             let Some(track) = tracks.get_mut(performer) else {
                 return false;
             };
-            let allowed = match (self.min_interval, track.last_sent) {
-                (Some(min), Some(last)) => flush || now.duration_since(last) >= min,
-                _ => true,
-            };
+            let since = track.last_sent.map(|last| now.duration_since(last));
+            let allowed = flush || self.rate_cap.is_none_or(|cap| cap.allows(since));
             if !allowed {
                 return true;
             }
