@@ -284,6 +284,28 @@ fn simulate_streams_the_built_in_performance_as_lab19_would() {
     assert!(ahead > 0);
 }
 
+/// The opening line the guide's `simulate` section shows is the one it prints.
+#[test]
+fn simulate_opens_with_the_line_the_guide_shows() {
+    let guide =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guide.md"))
+            .unwrap();
+    let lead = "It opens with a line naming what it plays and how (`";
+    let start = guide.find(lead).expect("the guide shows the opening line") + lead.len();
+    let quoted = &guide[start..start + guide[start..].find('`').unwrap()];
+    let shown = quoted.split_whitespace().collect::<Vec<_>>().join(" ");
+    // What follows `simulating ...`, up to the address (a socket of the test's own).
+    let (_, shown) = shown.split_once("... ").unwrap();
+    let shown = shown.strip_suffix("127.0.0.1:39541").unwrap();
+    let run = simulate(&["--loops", "1"]);
+    let first = run.stdout.lines().next().unwrap_or_default();
+    assert!(first.starts_with("simulating "), "{first}");
+    assert!(
+        first.contains(shown),
+        "the guide shows `{shown}`; it prints `{first}`"
+    );
+}
+
 #[test]
 fn simulate_streams_the_lab_bvh_joint_by_joint() {
     let Some(assets) = common::assets() else {
