@@ -875,6 +875,11 @@ fn record_take(signal: &str, restart_at: Option<usize>) -> (tempfile::TempDir, P
         rest.contains(" 0 frames out of order"),
         "SIG{signal}: {rest}"
     );
+    // The take is written: its journal is gone.
+    assert!(
+        !dir.path().join("take.vrma.journal").exists(),
+        "SIG{signal}"
+    );
     (dir, out)
 }
 
