@@ -144,25 +144,35 @@ fn websocket_config(port: u16) -> Value {
     config
 }
 
+/// A bridge on `port` whose performers stay while clients read, however slowly, a
+/// sender that reads no poses and a viewer that reads them all; recording `performer`
+/// into `take` is armed before it exists, so it starts with its first frame.
+fn recording_bridge(
+    dir: &std::path::Path,
+    port: u16,
+    performer: &str,
+    take: &str,
+) -> (Bridge, Client, Client) {
+    let mut config = websocket_config(port);
+    config["pipeline"] = json!({"performerTimeoutS": 600.0});
+    let bridge = Bridge::start(dir, &config, &[]);
+    let mut sender = connect(port, "?poses=none").expect("sender connects");
+    let viewer = connect(port, "").expect("viewer connects");
+    let started = request(
+        &mut sender,
+        json!({"type": "startRecording", "id": 1, "performer": performer, "name": take}),
+    );
+    assert_eq!(started["type"], "recordingStarted", "{started}");
+    assert_eq!(started["id"], 1);
+    (bridge, sender, viewer)
+}
+
 #[test]
 fn skeleton_frames_become_poses_for_other_clients_and_a_recording() {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_tcp_port();
-    let mut config = websocket_config(port);
-    // The performer (and its take) stays while the clients read, however slowly.
-    config["pipeline"] = json!({"performerTimeoutS": 600.0});
-    let bridge = Bridge::start(dir.path(), &config, &[]);
-    let mut sender = connect(port, "?poses=none").expect("sender connects");
-    let mut viewer = connect(port, "").expect("viewer connects");
+    let (bridge, mut sender, mut viewer) = recording_bridge(dir.path(), port, "ws-lab", "ws-take");
     let mut watcher = connect(port, "?poses=none&sources=true").expect("watcher connects");
-
-    // Recording armed before the performer exists: it starts with its first frame.
-    let started = request(
-        &mut sender,
-        json!({"type": "startRecording", "id": 1, "performer": "ws-lab", "name": "ws-take"}),
-    );
-    assert_eq!(started["type"], "recordingStarted", "{started}");
-    assert_eq!(started["id"], 1);
 
     let (messages, expected) = lab19_frames("ws-lab", 120);
     for m in &messages {
@@ -271,16 +281,7 @@ fn skeleton_frames_become_poses_for_other_clients_and_a_recording() {
 fn skeleton_frames_without_time_are_all_recorded() {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_tcp_port();
-    let mut config = websocket_config(port);
-    config["pipeline"] = json!({"performerTimeoutS": 600.0});
-    let bridge = Bridge::start(dir.path(), &config, &[]);
-    let mut sender = connect(port, "?poses=none").expect("sender connects");
-    let mut viewer = connect(port, "").expect("viewer connects");
-    let started = request(
-        &mut sender,
-        json!({"type": "startRecording", "id": 1, "performer": "no-clock", "name": "t0"}),
-    );
-    assert_eq!(started["type"], "recordingStarted", "{started}");
+    let (bridge, mut sender, mut viewer) = recording_bridge(dir.path(), port, "no-clock", "t0");
     let (messages, _) = lab19_frames("no-clock", 30);
     for mut m in messages {
         m.as_object_mut().expect("an object").remove("time");
