@@ -174,9 +174,8 @@ pub struct Performer {
     /// Whether the log has said why a frame of this performer was not solved.
     pub unsolved_said: bool,
     /// The sender's clock as a timeline from its first frame that never goes
-    /// back, and the last time on it, seconds; arrivals are read from `appeared`.
+    /// back; arrivals are read from `appeared`.
     clock: SenderClock,
-    last_time: f64,
     appeared: Instant,
 }
 
@@ -323,7 +322,6 @@ impl Performer {
             last_seen: now,
             unsolved_said: false,
             clock: SenderClock::default(),
-            last_time: 0.0,
             appeared: now,
         }
     }
@@ -334,14 +332,14 @@ impl Performer {
     /// and after a pause).
     fn clock(&mut self, t: f64, arrived: Instant) -> (f64, f32) {
         let arrived = arrived.saturating_duration_since(self.appeared);
+        let before = self.clock.last();
         let time = self.clock.time(t, arrived.as_secs_f64());
-        let dt = (time - self.last_time) as f32;
+        let dt = (time - before) as f32;
         let dt = if self.seq > 0 && dt > 0.0 && dt < 1.0 {
             dt
         } else {
             1.0 / 60.0
         };
-        self.last_time = time;
         (time, dt)
     }
 

@@ -29,6 +29,12 @@ pub struct SenderClock {
 }
 
 impl SenderClock {
+    /// The last time handed out, seconds (0 before the first frame).
+    #[must_use]
+    pub fn last(&self) -> f64 {
+        self.last
+    }
+
     /// The timeline's time for sender time `t` of a frame that arrived at
     /// `arrived` (seconds on any clock that goes forward): 0 for the first frame,
     /// then the sender's own steps; one frame interval on where its clock stalls
