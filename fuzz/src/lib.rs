@@ -134,7 +134,7 @@ pub fn vrchat(data: &[u8]) {
     };
     let mut frame = mocap_bridge::protocol::frame::TrackerFrame::new(performer);
     // A datagram may hold several ticks: each is written out as the input does.
-    let _ = trackers.decode(data, |ticked| ticked.write_frame(&mut frame));
+    let _ = trackers.decode(data, 0.0, |ticked| ticked.write_frame(&mut frame));
     trackers.write_frame(&mut frame);
 }
 

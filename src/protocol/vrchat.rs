@@ -124,6 +124,9 @@ pub struct VrchatTrackers {
     ticks: Ticks,
     /// Slots updated since the last tick ended, bit `slot`.
     fresh: u32,
+    /// When the last message was taken, seconds on the receiver's clock: a tick
+    /// ended by the next one's first message is stamped with its own last.
+    time: f64,
 }
 
 /// Which half of a pose a message carries.
@@ -168,15 +171,22 @@ impl VrchatTrackers {
             rotations: [None; TRACKER_COUNT + 1],
             ticks: Ticks::default(),
             fresh: 0,
+            time: 0.0,
         }
     }
 
     /// Takes the positions and rotations of one datagram (a bundle or a bare
-    /// message); a bad message is counted and dropped without losing the rest.
+    /// message) received at `now` (seconds on the receiver's clock); a bad message
+    /// is counted and dropped without losing the rest.
     /// `on_tick` is called with the trackers as they stand each time a sender tick
     /// ends (before the message that begins the next, or after the one that ends
     /// it): write its frame then.
-    pub fn decode(&mut self, datagram: &[u8], mut on_tick: impl FnMut(&Self)) -> VrchatStats {
+    pub fn decode(
+        &mut self,
+        datagram: &[u8],
+        now: f64,
+        mut on_tick: impl FnMut(&Self),
+    ) -> VrchatStats {
         let mut stats = VrchatStats::default();
         for message in osc::messages(datagram) {
             let Ok(message) = message else {
@@ -214,6 +224,7 @@ impl VrchatTrackers {
                 self.fresh = 0;
             }
             self.fresh |= 1 << slot;
+            self.time = now;
             match field {
                 // The X flip is its own inverse: Unity to internal as back.
                 Field::Position => self.positions[slot] = Some(to_unity_position(v)),
@@ -233,8 +244,10 @@ impl VrchatTrackers {
     }
 
     /// Sets, in `frame`, every point whose tracker sent a position or a rotation in
-    /// the tick that ended, once it has sent both; every other point is cleared.
+    /// the tick that ended, once it has sent both (every other point is cleared),
+    /// and the time its last message came.
     pub fn write_frame(&self, frame: &mut TrackerFrame) {
+        frame.time = self.time;
         frame.points = [None; TrackedPoint::COUNT];
         for slot in (0..=TRACKER_COUNT).filter(|s| self.fresh & (1 << s) != 0) {
             let point = match slot {
@@ -463,7 +476,7 @@ mod tests {
         ];
         for (what, datagram, want) in cases {
             let mut trackers = VrchatTrackers::new(assignment);
-            assert_eq!(trackers.decode(&datagram, |_| {}), want, "{what}");
+            assert_eq!(trackers.decode(&datagram, 0.0, |_| {}), want, "{what}");
         }
         // A bundle with a bad message between good ones, its end cut off: the
         // good message before the cut is kept.
@@ -473,11 +486,11 @@ mod tests {
             message("/tracking/trackers/1/rotation", three(ok)),
         ]);
         let mut trackers = VrchatTrackers::new(assignment);
-        let got = trackers.decode(&datagram[..datagram.len() - 4], |_| {});
+        let got = trackers.decode(&datagram[..datagram.len() - 4], 0.0, |_| {});
         assert_eq!(got, stats(1, 0, 0, 0, 1, 1));
         // Every prefix of a datagram: no panic.
         for len in 0..datagram.len() {
-            let _ = trackers.decode(&datagram[..len], |_| {});
+            let _ = trackers.decode(&datagram[..len], 0.0, |_| {});
         }
     }
 
@@ -492,6 +505,7 @@ mod tests {
                 message("/tracking/trackers/head/position", three([0.0, 1.6, 0.0])),
                 message("/tracking/trackers/head/rotation", three([0.0, 90.0, 0.0])),
             ]),
+            0.0,
             |t| t.write_frame(&mut frame),
         );
         assert_eq!(frame.point(TrackedPoint::Hips), None);
@@ -504,6 +518,7 @@ mod tests {
                 "/tracking/trackers/1/rotation",
                 three([0.0, 0.0, 0.0]),
             )),
+            0.0,
             |t| t.write_frame(&mut frame),
         );
         let hips = frame.point(TrackedPoint::Hips).unwrap();
@@ -519,6 +534,7 @@ mod tests {
                 message("/tracking/trackers/1/position", three([1.0, 0.9, 2.0])),
                 message("/tracking/trackers/1/rotation", three([0.0, 0.0, 0.0])),
             ]),
+            0.0,
             |t| t.write_frame(&mut frame),
         );
         assert!(frame.point(TrackedPoint::LeftHand).is_some());
@@ -546,33 +562,48 @@ mod tests {
                 })
                 .collect()
         };
-        // Bare: one message per datagram, as VRChat's page shows.
+        // Bare: one message per datagram, as VRChat's page shows, a tick every
+        // 0.1 s and its messages 1 ms apart.
         let mut trackers = VrchatTrackers::new(TrackerAssignment::default());
         let mut heads = Vec::new();
         for n in 0..10 {
-            for m in tick(n) {
-                trackers.decode(&encode(&m), |t| {
+            for (i, m) in tick(n).into_iter().enumerate() {
+                let now = n as f64 * 0.1 + i as f64 * 0.001;
+                trackers.decode(&encode(&m), now, |t| {
                     let mut frame = TrackerFrame::new(name);
                     t.write_frame(&mut frame);
                     let hips = frame.point(TrackedPoint::Hips).expect("whole tick");
                     heads.push((
                         frame.point(TrackedPoint::Head).unwrap().position.x,
                         hips.position.x,
+                        (frame.time * 1000.0).round(),
                     ));
                 });
             }
         }
-        // Every tick is a frame, whole: the head and the hips of the same tick.
-        let want: Vec<(f32, f32)> = (0..10)
-            .map(|n| (-(n as f32) * 0.01, -(n as f32) * 0.01))
+        // Every tick is a frame, whole: the head and the hips of the same tick, at
+        // the time of its last message (the first tick too, though it is handed on
+        // only when the second begins).
+        let want: Vec<(f32, f32, f64)> = (0..10)
+            .map(|n| {
+                (
+                    -(n as f32) * 0.01,
+                    -(n as f32) * 0.01,
+                    n as f64 * 100.0 + 11.0,
+                )
+            })
             .collect();
         assert_eq!(heads, want);
-        // Bundled: one frame per bundle from the first.
+        // Bundled: one frame per bundle from the first, at the bundle's time.
         let mut trackers = VrchatTrackers::new(TrackerAssignment::default());
-        let mut frames = 0;
+        let mut times = Vec::new();
         for n in 0..10 {
-            trackers.decode(&bundle(tick(n)), |_| frames += 1);
+            trackers.decode(&bundle(tick(n)), n as f64, |t| {
+                let mut frame = TrackerFrame::new(name);
+                t.write_frame(&mut frame);
+                times.push(frame.time);
+            });
         }
-        assert_eq!(frames, 10);
+        assert_eq!(times, (0..10).map(|n| n as f64).collect::<Vec<_>>());
     }
 }

@@ -39,9 +39,9 @@ impl VrchatInput {
         udp::receive_until_shutdown(&socket, &mut shutdown, |batch, received| {
             for (datagram, _) in batch.iter() {
                 port.stats.packets.fetch_add(1, Relaxed);
-                let stats = trackers.decode(datagram, |trackers| {
+                let now = started.elapsed().as_secs_f64();
+                let stats = trackers.decode(datagram, now, |trackers| {
                     trackers.write_frame(&mut frame);
-                    frame.time = started.elapsed().as_secs_f64();
                     port.push_unwoken(InputFrame {
                         received,
                         frame: SourceFrame::Trackers(frame),
