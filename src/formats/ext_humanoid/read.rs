@@ -561,7 +561,7 @@ mod tests {
                         .unwrap()
                         .push(copy);
                 }),
-                "`hips` rotation is already animated by channels[1]",
+                "rotation is already animated by channels[1]",
             ),
             (
                 "weights",

@@ -98,6 +98,15 @@ impl VmcEncoder {
             }
             out.push_encoded(max, &self.bone_headers[b.index()], &floats);
         };
+        // The hips carry the body's place: sent even when the pose leaves their
+        // rotation out (an absent bone is at its T-pose).
+        if !pose.has(HumanBone::Hips) {
+            bone(
+                HumanBone::Hips,
+                to_unity_position(pose.hips_position),
+                Quat::IDENTITY,
+            );
+        }
         for (b, q) in pose.bones() {
             let position = if b == HumanBone::Hips {
                 to_unity_position(pose.hips_position)
@@ -344,6 +353,13 @@ mod tests {
                 ],
             )
         };
+        if !pose.has(HumanBone::Hips) {
+            out.push(bone(
+                HumanBone::Hips,
+                to_unity_position(pose.hips_position),
+                Quat::IDENTITY,
+            ));
+        }
         for (b, q) in pose.bones() {
             let position = if b == HumanBone::Hips {
                 to_unity_position(pose.hips_position)
