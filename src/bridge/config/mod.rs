@@ -147,6 +147,13 @@ impl Default for PipelineConfig {
     }
 }
 
+/// The largest ring, client queue or performer count a file may ask for: each
+/// is allocated when `run` starts.
+pub const MAX_COUNT: usize = 1 << 16;
+
+/// The longest timeout or interval a file may ask for, seconds (a day).
+pub const MAX_SECONDS: f32 = 86_400.0;
+
 /// The periodic status line.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
@@ -278,17 +285,50 @@ impl BridgeConfig {
         if p.input_ring == 0 || p.output_ring == 0 || p.recorder_ring == 0 {
             return Err(field("pipeline", "ring sizes must be at least 1".into()));
         }
-        if !(p.performer_timeout_s.is_finite() && p.performer_timeout_s > 0.0) {
+        // Each slot is allocated up front: a size past this would abort on allocation.
+        for (key, size) in [
+            ("pipeline.inputRing", p.input_ring),
+            ("pipeline.outputRing", p.output_ring),
+            ("pipeline.recorderRing", p.recorder_ring),
+            ("pipeline.maxPerformers", p.max_performers),
+        ]
+        .into_iter()
+        .chain(
+            self.websocket
+                .as_ref()
+                .map(|ws| ("websocket.clientQueue", ws.client_queue)),
+        ) {
+            if size > MAX_COUNT {
+                return Err(field(key, format!("{size} is more than {MAX_COUNT}")));
+            }
+        }
+        if !(p.performer_timeout_s.is_finite()
+            && p.performer_timeout_s > 0.0
+            && p.performer_timeout_s <= MAX_SECONDS)
+        {
             return Err(field(
                 "pipeline.performerTimeoutS",
-                "must be a positive number of seconds".into(),
+                format!("must be a positive number of seconds, at most {MAX_SECONDS}"),
             ));
         }
+        for (key, seconds) in [
+            ("status.logIntervalS", self.status.log_interval_s),
+            ("status.monitorIntervalS", self.status.monitor_interval_s),
+        ] {
+            if !(seconds.is_finite() && (0.0..=MAX_SECONDS).contains(&seconds)) {
+                return Err(field(
+                    key,
+                    format!("{seconds} is not a number of seconds from 0 to {MAX_SECONDS}"),
+                ));
+            }
+        }
         for (i, out) in self.vmc_outputs.iter().enumerate() {
-            if !(out.rate_hz.is_finite() && out.rate_hz >= 0.0) {
+            if !(out.rate_hz.is_finite()
+                && (out.rate_hz == 0.0 || out.rate_hz >= 1.0 / MAX_SECONDS))
+            {
                 return Err(field(
                     &format!("vmcOutputs[{i}].rateHz"),
-                    "must be 0 (no cap) or a positive number".into(),
+                    "must be 0 (no cap) or a positive number, at least one frame a day".into(),
                 ));
             }
         }

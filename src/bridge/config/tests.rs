@@ -395,7 +395,7 @@ fn bad_files_name_the_place() {
         ),
         (
             r#"{"pipeline": {"performerTimeoutS": -1}}"#,
-            "bridge.json: pipeline.performerTimeoutS: must be a positive number of seconds",
+            "bridge.json: pipeline.performerTimeoutS: must be a positive number of seconds, at most 86400",
         ),
     ] {
         assert_eq!(parse(text).unwrap_err(), expected, "{text}");
@@ -409,4 +409,43 @@ fn notes_are_ignored_and_a_token_opens_other_interfaces() {
     )
     .unwrap();
     assert_eq!(config.websocket.unwrap().token.as_deref(), Some("s3cret"));
+}
+
+/// Numbers that would panic on a `Duration` or abort on allocation when `run`
+/// starts are refused with the key instead.
+#[test]
+fn numbers_run_cannot_honour_are_refused_with_their_key() {
+    for (text, expected) in [
+        (
+            r#"{"status": {"logIntervalS": 1e6}}"#,
+            "bridge.json: status.logIntervalS: 1000000 is not a number of seconds from 0 to 86400",
+        ),
+        (
+            r#"{"status": {"monitorIntervalS": -1}}"#,
+            "bridge.json: status.monitorIntervalS: -1 is not a number of seconds from 0 to 86400",
+        ),
+        (
+            r#"{"pipeline": {"performerTimeoutS": 1e30}}"#,
+            "bridge.json: pipeline.performerTimeoutS: must be a positive number of seconds, at most 86400",
+        ),
+        (
+            r#"{"vmcOutputs": [{"rateHz": 1e-30}]}"#,
+            "bridge.json: vmcOutputs[0].rateHz: must be 0 (no cap) or a positive number, at least one frame a day",
+        ),
+        (
+            r#"{"pipeline": {"inputRing": 1000000000}}"#,
+            "bridge.json: pipeline.inputRing: 1000000000 is more than 65536",
+        ),
+        (
+            r#"{"pipeline": {"maxPerformers": 1000000000000}}"#,
+            "bridge.json: pipeline.maxPerformers: 1000000000000 is more than 65536",
+        ),
+        (
+            r#"{"websocket": {"clientQueue": 1000000000000}}"#,
+            "bridge.json: websocket.clientQueue: 1000000000000 is more than 65536",
+        ),
+    ] {
+        assert_eq!(parse(text).unwrap_err(), expected, "{text}");
+    }
+    parse(r#"{"status": {"logIntervalS": 0, "monitorIntervalS": 86400}}"#).unwrap();
 }
