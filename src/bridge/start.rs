@@ -21,6 +21,7 @@ use crate::protocol::frame::PerformerName;
 use crate::protocol::lab_osc::LabSkeleton;
 use crate::protocol::record_control::RecordCommandsFrom;
 use crate::protocol::vmc::frames::SenderRest;
+use crate::protocol::vmc::{ExpressionNames, VmcEncoder};
 use crate::retarget::MappedSkeleton;
 
 /// The skeletons senders may stream, and what the lab OSC inputs stream with them.
@@ -190,6 +191,8 @@ pub(super) struct AvatarPlan {
     /// The avatar each VMC output's receiver shows, by output: its own, else
     /// that of the performer it names, else the default.
     pub by_output: Vec<usize>,
+    /// Whether the default is the built-in humanoid (no avatar named).
+    pub built_in_default: bool,
 }
 
 /// Avatar files as they are loaded, each once (see `same_avatar_file`).
@@ -252,6 +255,7 @@ impl AvatarPlan {
             rests,
             by_performer,
             by_output,
+            built_in_default: config.default_avatar().is_none(),
         })
     }
 
@@ -267,13 +271,18 @@ impl AvatarPlan {
         &self.rests[0]
     }
 
-    /// The T-pose of the avatar VMC output `output` (its index in the
-    /// configuration) shows.
+    /// The encoder for VMC output `output` (its index in the configuration):
+    /// for the avatar its receiver shows, or with the built-in humanoid's bone
+    /// offsets and every bone when no avatar is named.
     #[must_use]
-    pub fn output_rest(&self, output: usize) -> &VrmaRest {
-        self.by_output
-            .get(output)
-            .map_or_else(|| self.default_rest(), |&i| &self.rests[i])
+    pub fn output_encoder(&self, output: usize, names: ExpressionNames) -> VmcEncoder {
+        let shown = self.by_output.get(output).copied().unwrap_or(0);
+        let rest = &self.rests[shown];
+        if shown == 0 && self.built_in_default {
+            VmcEncoder::new(names, rest)
+        } else {
+            VmcEncoder::for_avatar(names, rest)
+        }
     }
 }
 

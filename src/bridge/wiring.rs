@@ -42,7 +42,7 @@ use crate::pipeline::{
     Delivery, InputRing, InputStats, OutputPort, OutputStats, input_ring, output_ring,
 };
 use crate::protocol::lab_osc::LabAssembler;
-use crate::protocol::vmc::{Datagrams, VmcEncoder};
+use crate::protocol::vmc::Datagrams;
 use crate::protocol::vrchat::VrchatTrackers;
 use crate::record::recorder::{RecordCommand, Recorder, TakeBounds, Takes};
 
@@ -275,7 +275,7 @@ impl<'a> Wiring<'a> {
             let task = VmcOutput {
                 socket,
                 // Bone offsets of the avatar the receiver shows.
-                encoder: VmcEncoder::new(out.names.into(), avatars.output_rest(i)),
+                encoder: avatars.output_encoder(i, out.names.into()),
                 ring,
                 rate_cap: RateCap::from_hz(out.rate_hz),
                 shows,

@@ -204,8 +204,9 @@ fn measure(source: &Source, model: &Model, frames: &[VmcFrame]) -> Feet {
 }
 
 /// The largest difference, metres, between a bone's `/VMC/Ext/Bone/Pos` position
-/// (its rest offset from its spec parent, Unity axes) in `frame` and the same
-/// offset in `model`'s T-pose, over the bones the model has with their parents.
+/// (its rest offset from its nearest ancestor the model has, Unity axes) in
+/// `frame` and the same offset in `model`'s T-pose, over the bones the model has;
+/// a bone the model lacks must not be sent.
 fn rest_offset_error(model: &Model, frame: &VmcFrame) -> f32 {
     let world = model.mapped.correction.t_pose_world(&model.mapped.skeleton);
     let at = |b: HumanBone| {
@@ -218,7 +219,14 @@ fn rest_offset_error(model: &Model, frame: &VmcFrame) -> f32 {
         let Some(bone) = bone_from_unity(name).filter(|b| *b != HumanBone::Hips) else {
             continue;
         };
-        let (Some(own), Some(parent)) = (at(bone), bone.parent().and_then(at)) else {
+        assert!(
+            model.mapped.map.joint(bone).is_some(),
+            "{name} sent, which the avatar does not have"
+        );
+        // From the nearest bone the avatar has (Example.vrm has no upperChest:
+        // its neck and shoulders from the chest).
+        let nearest = bone.parent_in(|b| model.mapped.map.joint(b).is_some());
+        let (Some(own), Some(parent)) = (at(bone), nearest.and_then(at)) else {
             continue;
         };
         let offset = own - parent;

@@ -56,6 +56,9 @@ fn standard_offset(bone: HumanBone) -> Vec3 {
 #[derive(Debug, Clone, PartialEq)]
 pub struct VrmaRest {
     positions: [Vec3; BONE_COUNT],
+    /// The bones the model has, bit `HumanBone::index()` per bone; the others'
+    /// positions are standard proportions filled in.
+    own: u64,
     /// Where the eyes look from, relative to the head, when the rig says so.
     pub look_at_offset: Option<Vec3>,
 }
@@ -64,7 +67,10 @@ impl VrmaRest {
     /// Standard human proportions with the hips `hips_height` metres up.
     #[must_use]
     pub fn standard(hips_height: f32) -> Self {
-        Self::fill(&[None; BONE_COUNT], hips_height / STANDARD_HIPS_HEIGHT)
+        Self {
+            own: u64::MAX >> (64 - BONE_COUNT),
+            ..Self::fill(&[None; BONE_COUNT], hips_height / STANDARD_HIPS_HEIGHT)
+        }
     }
 
     /// The T-pose of a mapped rig (facing-corrected), standard proportions scaled to
@@ -111,18 +117,35 @@ impl VrmaRest {
         }
     }
 
+    /// Standard proportions at `scale` for every bone `known` leaves out, which
+    /// the rest then does not count as the model's own (but for `standard`,
+    /// where every bone is the standard model's own).
     fn fill(known: &[Option<Vec3>; BONE_COUNT], scale: f32) -> Self {
         let mut positions = [Vec3::ZERO; BONE_COUNT];
+        let mut own = 0;
         for bone in ALL {
-            positions[bone.index()] = known[bone.index()].unwrap_or_else(|| {
-                let parent = bone.parent().map_or(Vec3::ZERO, |p| positions[p.index()]);
-                parent + standard_offset(bone) * scale
-            });
+            positions[bone.index()] = match known[bone.index()] {
+                Some(p) => {
+                    own |= 1 << bone.index();
+                    p
+                }
+                None => {
+                    let parent = bone.parent().map_or(Vec3::ZERO, |p| positions[p.index()]);
+                    parent + standard_offset(bone) * scale
+                }
+            };
         }
         Self {
             positions,
+            own,
             look_at_offset: None,
         }
+    }
+
+    /// Whether the model has `bone` (not filled in from standard proportions).
+    #[must_use]
+    pub fn has(&self, bone: HumanBone) -> bool {
+        self.own & (1 << bone.index()) != 0
     }
 
     /// The same T-pose scaled about the floor's origin so that the hips stand
@@ -138,6 +161,7 @@ impl VrmaRest {
         let scale = hips_height / current;
         Self {
             positions: self.positions.map(|p| p * scale),
+            own: self.own,
             look_at_offset: self.look_at_offset.map(|o| o * scale),
         }
     }

@@ -16,8 +16,17 @@ use crate::humanoid::{CustomNames, HumanBone, HumanoidPose};
 #[derive(Debug, Clone)]
 pub struct VmcEncoder {
     names: ExpressionNames,
-    /// Rest offset of each bone from its spec parent, Unity space.
+    /// Rest offset of each bone from its nearest sent ancestor, Unity space.
     offsets: Vec<Vec3>,
+    /// The bones sent, bit `HumanBone::index()` per bone: every bone, or those
+    /// of the avatar the receiver shows.
+    sent: u64,
+    /// Per bone, its ancestors up to its nearest sent one that are not sent,
+    /// nearest first: their rotations are carried by the bone.
+    folded: Vec<Vec<HumanBone>>,
+    /// The hips height of the avatar the receiver shows, metres: hips positions
+    /// are scaled from the pose's rest hips height to it.
+    avatar_hips_height: Option<f32>,
     /// Per bone, its `/VMC/Ext/Bone/Pos` message up to the seven floats: the
     /// address, the type tags and the bone's Unity name, each OSC-padded.
     bone_headers: Vec<Vec<u8>>,
@@ -25,14 +34,50 @@ pub struct VmcEncoder {
 }
 
 impl VmcEncoder {
-    /// An encoder naming expressions as `names`, sending bone offsets of `rest`.
+    /// An encoder naming expressions as `names`, sending every bone a pose has,
+    /// with the bone offsets of `rest` and the hips where the pose has them (the
+    /// receiver's avatar unknown).
     #[must_use]
     pub fn new(names: ExpressionNames, rest: &VrmaRest) -> Self {
+        Self::build(names, rest, |_| true, None)
+    }
+
+    /// An encoder for a receiver showing the avatar whose T-pose is `rest`: it
+    /// sends the avatar's bones only, each with its offset from its nearest
+    /// ancestor the avatar has. A bone the avatar lacks (an `upperChest`, a
+    /// shoulder) hands its rotation on to the bones below it, so they turn in the
+    /// world as the pose turns them; the hips are scaled from the pose's rest hips
+    /// height to the avatar's.
+    #[must_use]
+    pub fn for_avatar(names: ExpressionNames, rest: &VrmaRest) -> Self {
+        let hips = rest.position(HumanBone::Hips).y;
+        let height = (hips.is_finite() && hips > 0.0).then_some(hips);
+        Self::build(names, rest, |b| b == HumanBone::Hips || rest.has(b), height)
+    }
+
+    fn build(
+        names: ExpressionNames,
+        rest: &VrmaRest,
+        sent: impl Fn(HumanBone) -> bool,
+        avatar_hips_height: Option<f32>,
+    ) -> Self {
         let offsets = ALL
             .iter()
             .map(|b| {
-                let parent = b.parent().map_or(Vec3::ZERO, |p| rest.position(p));
+                let parent = b.parent_in(&sent).map_or(Vec3::ZERO, |p| rest.position(p));
                 to_unity_position(rest.position(*b) - parent)
+            })
+            .collect();
+        let folded = ALL
+            .iter()
+            .map(|b| {
+                let mut chain = Vec::new();
+                let mut above = b.parent();
+                while let Some(a) = above.filter(|a| !sent(*a)) {
+                    chain.push(a);
+                    above = a.parent();
+                }
+                chain
             })
             .collect();
         let bone_headers = ALL
@@ -48,8 +93,61 @@ impl VmcEncoder {
         Self {
             names,
             offsets,
+            sent: ALL
+                .iter()
+                .filter(|b| sent(**b))
+                .fold(0, |m, b| m | 1 << b.index()),
+            folded,
+            avatar_hips_height,
             bone_headers,
             max_datagram: MAX_DATAGRAM,
+        }
+    }
+
+    /// The `/VMC/Ext/Bone/Pos` bones of a frame, parents first: each bone sent
+    /// that the pose has, or whose folded ancestors it has, with its position
+    /// (Unity space) and its rotation (internal axes); the hips always (they carry
+    /// the body's place; an absent bone is at its T-pose); then the eyes from the
+    /// lookAt when the pose has none.
+    fn bones<'a>(
+        &'a self,
+        pose: &'a HumanoidPose,
+    ) -> impl Iterator<Item = (HumanBone, Vec3, Quat)> + 'a {
+        let sent = move |b: HumanBone| self.sent & (1 << b.index()) != 0;
+        let posed = ALL.into_iter().filter_map(move |b| {
+            let folded = &self.folded[b.index()];
+            let moved = pose.has(b) || folded.iter().any(|a| pose.has(*a));
+            if !sent(b) || !(moved || b == HumanBone::Hips) {
+                return None;
+            }
+            let rotation = folded.iter().fold(pose.rotation_or_identity(b), |q, a| {
+                pose.rotation_or_identity(*a) * q
+            });
+            let position = if b == HumanBone::Hips {
+                to_unity_position(self.hips_position(pose))
+            } else {
+                self.offsets[b.index()]
+            };
+            Some((b, position, rotation))
+        });
+        let eyes = [HumanBone::LeftEye, HumanBone::RightEye]
+            .into_iter()
+            .filter(move |e| sent(*e) && !pose.has(*e))
+            .filter_map(move |e| {
+                let look = pose.look_at?;
+                Some((e, self.offsets[e.index()], look.to_rotation()))
+            });
+        posed.chain(eyes)
+    }
+
+    /// The pose's hips position, scaled to the avatar's hips height when the
+    /// receiver shows one.
+    fn hips_position(&self, pose: &HumanoidPose) -> Vec3 {
+        match self.avatar_hips_height {
+            Some(h) if pose.rest_hips_height.is_finite() && pose.rest_hips_height > 0.0 => {
+                pose.hips_position * (h / pose.rest_hips_height)
+            }
+            _ => pose.hips_position,
         }
     }
 
@@ -98,29 +196,8 @@ impl VmcEncoder {
             }
             out.push_encoded(max, &self.bone_headers[b.index()], &floats);
         };
-        // The hips carry the body's place: sent even when the pose leaves their
-        // rotation out (an absent bone is at its T-pose).
-        if !pose.has(HumanBone::Hips) {
-            bone(
-                HumanBone::Hips,
-                to_unity_position(pose.hips_position),
-                Quat::IDENTITY,
-            );
-        }
-        for (b, q) in pose.bones() {
-            let position = if b == HumanBone::Hips {
-                to_unity_position(pose.hips_position)
-            } else {
-                self.offsets[b.index()]
-            };
-            bone(b, position, q);
-        }
-        if let Some(look) = pose.look_at {
-            for eye in [HumanBone::LeftEye, HumanBone::RightEye] {
-                if !pose.has(eye) {
-                    bone(eye, self.offsets[eye.index()], look.to_rotation());
-                }
-            }
+        for (b, position, rotation) in self.bones(pose) {
+            bone(b, position, rotation);
         }
         let mut blend = |name: &str, weight: f32| {
             out.push_message(
@@ -353,27 +430,8 @@ mod tests {
                 ],
             )
         };
-        if !pose.has(HumanBone::Hips) {
-            out.push(bone(
-                HumanBone::Hips,
-                to_unity_position(pose.hips_position),
-                Quat::IDENTITY,
-            ));
-        }
-        for (b, q) in pose.bones() {
-            let position = if b == HumanBone::Hips {
-                to_unity_position(pose.hips_position)
-            } else {
-                encoder.offsets[b.index()]
-            };
-            out.push(bone(b, position, q));
-        }
-        if let Some(look) = pose.look_at {
-            for eye in [HumanBone::LeftEye, HumanBone::RightEye] {
-                if !pose.has(eye) {
-                    out.push(bone(eye, encoder.offsets[eye.index()], look.to_rotation()));
-                }
-            }
+        for (b, position, rotation) in encoder.bones(pose) {
+            out.push(bone(b, position, rotation));
         }
         let blend = |name: &str, weight: f32| {
             message(
@@ -526,12 +584,111 @@ mod tests {
             let got: Vec<&[u8]> = out.iter().collect();
             assert_eq!(got, want, "seed {seed}");
         }
-        // An empty pose: OK, T and Root only, one datagram.
+        // An empty pose: OK, T, Root and the hips (at the pose's place), one datagram.
         let encoder = VmcEncoder::new(ExpressionNames::Vrm1, &VrmaRest::standard(0.8));
         let empty = HumanoidPose::default();
         encoder.encode_into(0.0, &empty, &CustomNames::default(), &mut out);
         assert_eq!(out.len(), 1);
         let want = rosc_encode(&encoder, 0.0, &empty, &CustomNames::default());
         assert_eq!(out.iter().collect::<Vec<_>>(), want);
+    }
+
+    /// The bones one frame sends, decoded (back to internal axes): bone →
+    /// (position, rotation).
+    fn sent_bones(
+        encoder: &VmcEncoder,
+        pose: &HumanoidPose,
+    ) -> std::collections::HashMap<HumanBone, (Vec3, Quat)> {
+        let mut out = Datagrams::new();
+        encoder.encode_into(0.0, pose, &CustomNames::default(), &mut out);
+        let mut bones = std::collections::HashMap::new();
+        for d in out.iter() {
+            super::super::decode(d, &mut |e| {
+                if let super::super::VmcEvent::Bone {
+                    bone,
+                    position,
+                    rotation,
+                } = e
+                {
+                    bones.insert(bone, (position, rotation));
+                }
+            });
+        }
+        bones
+    }
+
+    #[test]
+    fn a_receivers_avatar_gets_its_own_bones_offsets_and_hips_height() {
+        // An avatar without upperChest and left shoulder, hips 0.8 m up.
+        let standard = VrmaRest::standard(0.8);
+        let mut known = [None; crate::humanoid::bone::BONE_COUNT];
+        for b in ALL {
+            known[b.index()] = Some(standard.position(b));
+        }
+        for b in [HumanBone::UpperChest, HumanBone::LeftShoulder] {
+            known[b.index()] = None;
+        }
+        let rest = VrmaRest::from_positions(&known, None);
+        let avatar = VmcEncoder::for_avatar(ExpressionNames::Vrm1, &rest);
+        // A pose of a taller body (hips 1.0 m) bending every spine bone.
+        let (mut pose, _, _) = random_pose(11);
+        pose.rest_hips_height = 1.0;
+        pose.hips_position = Vec3::new(0.1, 1.0, -0.2);
+        for b in [
+            HumanBone::Chest,
+            HumanBone::UpperChest,
+            HumanBone::Neck,
+            HumanBone::LeftShoulder,
+            HumanBone::LeftUpperArm,
+        ] {
+            let axis = Vec3::new(0.3, 1.0, 0.2 + b.index() as f32 * 0.1).normalize();
+            pose.set_rotation(b, Quat::from_axis_angle(axis, 0.4));
+        }
+        let got = sent_bones(&avatar, &pose);
+        // Only the avatar's bones.
+        assert!(!got.contains_key(&HumanBone::UpperChest));
+        assert!(!got.contains_key(&HumanBone::LeftShoulder));
+        // Offsets from the nearest bone the avatar has.
+        let offset = |b: HumanBone, from: HumanBone| rest.position(b) - rest.position(from);
+        for (b, from) in [
+            (HumanBone::Neck, HumanBone::Chest),
+            (HumanBone::RightShoulder, HumanBone::Chest),
+            (HumanBone::LeftUpperArm, HumanBone::Chest),
+            (HumanBone::Chest, HumanBone::Spine),
+        ] {
+            assert!(got[&b].0.abs_diff_eq(offset(b, from), 1e-6), "{b:?}");
+        }
+        // The missing bones' turns are carried below them: the neck and the arm
+        // turn in the world as the pose turns them.
+        let world = |bones: &[HumanBone]| {
+            bones
+                .iter()
+                .fold(Quat::IDENTITY, |q, b| q * pose.rotation_or_identity(*b))
+        };
+        let sent = |b: HumanBone| got[&b].1;
+        let chest = sent(HumanBone::Chest);
+        assert!(chest.abs_diff_eq(pose.rotation_or_identity(HumanBone::Chest), 1e-6));
+        let neck = world(&[HumanBone::UpperChest, HumanBone::Neck]);
+        assert!(sent(HumanBone::Neck).abs_diff_eq(neck, 1e-5));
+        let arm = world(&[
+            HumanBone::UpperChest,
+            HumanBone::LeftShoulder,
+            HumanBone::LeftUpperArm,
+        ]);
+        assert!(sent(HumanBone::LeftUpperArm).abs_diff_eq(arm, 1e-5));
+        // The hips at the avatar's height.
+        let hips = got[&HumanBone::Hips].0;
+        assert!(
+            hips.abs_diff_eq(Vec3::new(0.08, 0.8, -0.16), 1e-6),
+            "{hips}"
+        );
+        // With no avatar named, every bone the pose has, where the pose has it.
+        let every = sent_bones(&VmcEncoder::new(ExpressionNames::Vrm1, &rest), &pose);
+        assert!(every.contains_key(&HumanBone::UpperChest));
+        assert!(
+            every[&HumanBone::Hips]
+                .0
+                .abs_diff_eq(pose.hips_position, 1e-6)
+        );
     }
 }
