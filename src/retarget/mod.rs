@@ -19,7 +19,12 @@
 //!                                     below q down to b (absent bones: identity)
 //! ```
 //!
-//! with the target's non-humanoid joints left at rest.
+//! with the target's non-humanoid joints left at rest. `q` is found from the joint:
+//! the bone driving its nearest mapped ancestor joint. When that bone `a` is not a
+//! humanoid ancestor of `b` (a declared map hanging the legs below the spine's joint,
+//! as a VRM whose `hips` is a node at the floor), `q` is where the two branches meet
+//! and `a`'s branch, which the joint's parent carries, is undone:
+//! `L(t) = W(par)⁻¹ · N(q→a)⁻¹ · N(q→b) · W(t)`.
 //!
 //! A bone hanging outside the hips' subtree (a foot IK moves, hung from the root, or
 //! an upper leg beside the hips: `BoneMap::detached_bones`) is driven from the bone
@@ -316,12 +321,32 @@ impl ToNormalized<'_> {
     }
 }
 
-/// Longest run of humanoid bones between a target bone and its nearest mapped
-/// humanoid ancestor: with the required bones mapped, at most chest → upperChest →
-/// leftShoulder → leftUpperArm (4).
-const MAX_CHAIN: usize = 4;
+/// Longest run of humanoid bones below a target bone's nearest mapped ancestor:
+/// with the required bones mapped, at most chest → upperChest → leftShoulder →
+/// leftUpperArm (4), and for a branch undone, spine → chest → upperChest → neck →
+/// head (5).
+const MAX_CHAIN: usize = 5;
 
-/// One mapped bone of a target: `L = pre · N(chain…) · post`.
+/// The humanoid bones strictly below `ancestor` (from the hips when `None`) down to
+/// and including `bone`, parents first, with their count (at most `MAX_CHAIN`).
+fn humanoid_chain(bone: HumanBone, ancestor: Option<HumanBone>) -> ([HumanBone; MAX_CHAIN], u8) {
+    let mut chain = [HumanBone::Hips; MAX_CHAIN];
+    let mut len = 0;
+    let mut b = Some(bone);
+    while let Some(k) = b {
+        // A resolved map has every required bone, so chains stay short.
+        if Some(k) == ancestor || len == MAX_CHAIN {
+            break;
+        }
+        chain[len] = k;
+        len += 1;
+        b = k.parent();
+    }
+    chain[..len].reverse();
+    (chain, len as u8)
+}
+
+/// One mapped bone of a target: `L = pre · N(back…)⁻¹ · N(chain…) · post`.
 #[derive(Debug, Clone)]
 struct TargetBone {
     joint: u16,
@@ -333,6 +358,11 @@ struct TargetBone {
     /// Humanoid bones below the nearest mapped ancestor down to this one.
     chain: [HumanBone; MAX_CHAIN],
     chain_len: u8,
+    /// Humanoid bones below that ancestor down to the one driving the joint's
+    /// nearest mapped ancestor joint, when that one is on another branch (a leg
+    /// hung below the spine: the spine), whose turn the joint's parent carries.
+    back: [HumanBone; MAX_CHAIN],
+    back_len: u8,
 }
 
 /// A detached bone of a target, placed where its anchor holds it every frame.
@@ -374,30 +404,22 @@ impl TargetRig {
         let facing = mapped.correction.facing;
         let mut bones = Vec::new();
         for (bone, joint) in mapped.map.pairs() {
-            // The nearest mapped humanoid ancestor driving one of the joint's own
-            // ancestors (a detached bone has none: its chain starts at the hips).
-            let ancestor =
-                std::iter::successors(mapped.map.parent(bone), |&b| mapped.map.parent(b)).find(
-                    |&b| {
-                        mapped
-                            .map
-                            .joint(b)
-                            .is_some_and(|j| skeleton.is_ancestor(j, joint))
-                    },
-                );
-            let mut chain = [HumanBone::Hips; MAX_CHAIN];
-            let mut len = 0;
-            let mut b = Some(bone);
-            while let Some(k) = b {
-                // A resolved map has every required bone, so chains stay short.
-                if Some(k) == ancestor || len == MAX_CHAIN {
-                    break;
-                }
-                chain[len] = k;
-                len += 1;
-                b = k.parent();
-            }
-            chain[..len].reverse();
+            // The humanoid bone driving the joint's nearest mapped ancestor joint (a
+            // detached bone has none: its chain starts at the hips). Most often it is
+            // a humanoid ancestor of `bone`; when not (legs hung below the spine), the
+            // chain runs from where the two meet and the other branch is undone.
+            let driver = std::iter::successors(skeleton.parent(joint), |&j| skeleton.parent(j))
+                .find_map(|j| mapped.map.bone_of(j));
+            let meet = driver.map(|a| {
+                std::iter::successors(Some(a), |&b| b.parent())
+                    .find(|&c| std::iter::successors(Some(bone), |&b| b.parent()).any(|b| b == c))
+            });
+            let ancestor = meet.flatten();
+            let (chain, len) = humanoid_chain(bone, ancestor);
+            let (back, back_len) = match driver {
+                Some(a) if Some(a) != ancestor => humanoid_chain(a, ancestor),
+                _ => ([HumanBone::Hips; MAX_CHAIN], 0),
+            };
             let pre = match skeleton.parent(joint) {
                 Some(p) => world[p].conjugate(),
                 None => facing.conjugate(),
@@ -407,7 +429,9 @@ impl TargetRig {
                 pre,
                 post: world[joint],
                 chain,
-                chain_len: len as u8,
+                chain_len: len,
+                back,
+                back_len,
             });
         }
         let hips = mapped.map.joint(HumanBone::Hips).unwrap_or_default();
@@ -540,8 +564,15 @@ impl FromNormalized<'_> {
         let n = target.rest_locals.len();
         self.local_rotations[..n].copy_from_slice(&target.rest_locals);
         for b in &target.bones {
-            // L(t) = W(par)⁻¹ · N(q→b) · W(t)
+            // L(t) = W(par)⁻¹ · N(q→a)⁻¹ · N(q→b) · W(t)
             let mut q = b.pre;
+            if b.back_len > 0 {
+                let mut back = Quat::IDENTITY;
+                for &bone in &b.back[..usize::from(b.back_len)] {
+                    back *= self.pose.rotation_or_identity(bone);
+                }
+                q *= back.conjugate();
+            }
             for &bone in &b.chain[..usize::from(b.chain_len)] {
                 q *= self.pose.rotation_or_identity(bone);
             }
@@ -834,7 +865,7 @@ pub(crate) mod tests {
     /// joint lands where it was, turned as it was.
     fn round_trip_is_exact(m: &MappedSkeleton, held: &[(&str, &str)]) {
         let (source, target) = (SourceRig::new(m), TargetRig::new(m));
-        assert!(!target.held.is_empty());
+        assert_eq!(target.held.is_empty(), held.is_empty());
         let joint = |name: &str| m.skeleton.find(name).unwrap();
         let n = m.skeleton.len();
         let rest_world = m.skeleton.rest_world();
@@ -906,5 +937,27 @@ pub(crate) mod tests {
             .collect();
         assert_eq!(held, [HumanBone::LeftUpperLeg, HumanBone::RightUpperLeg]);
         round_trip_is_exact(&m, &[("lThigh", "Body"), ("rThigh", "Body")]);
+    }
+
+    /// A declared map whose legs hang in the node tree below the spine, as a VRM
+    /// whose `hips` is a node at the floor and whose `spine` is the pelvis: the
+    /// spine's turn reaches the legs, and the legs undo it.
+    fn legs_below_the_spine() -> MappedSkeleton {
+        game_rig(
+            r#",
+            {"name": "lThigh", "parent": "spine", "offset": [0.1, -0.15, 0]},
+            {"name": "lShin", "parent": "lThigh", "offset": [0, -0.38, 0.06]},
+            {"name": "lFoot", "parent": "lShin", "offset": [0, -0.37, -0.06]},
+            {"name": "lToe", "parent": "lFoot", "offset": [0, -0.05, 0.12], "end": [0, 0, 0.05]},
+            {"name": "rThigh", "parent": "spine", "offset": [-0.1, -0.15, 0]},
+            {"name": "rShin", "parent": "rThigh", "offset": [0, -0.38, 0.06]},
+            {"name": "rFoot", "parent": "rShin", "offset": [0, -0.37, -0.06]},
+            {"name": "rToe", "parent": "rFoot", "offset": [0, -0.05, 0.12], "end": [0, 0, 0.05]}"#,
+        )
+    }
+
+    #[test]
+    fn legs_hung_below_the_spine_follow_the_hips_not_the_spine() {
+        round_trip_is_exact(&legs_below_the_spine(), &[]);
     }
 }
