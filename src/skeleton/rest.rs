@@ -250,7 +250,13 @@ fn tip(
             }
         }
     }
-    skeleton_tip(skeleton, world, joint, origin)
+    // A foot's children are toes and heels fanned every way, none in line with the
+    // shin: among those as deep, the first written stays its direction.
+    let in_line = !matches!(
+        bone,
+        B::LeftFoot | B::RightFoot | B::LeftToes | B::RightToes
+    );
+    skeleton_tip(skeleton, world, joint, origin, in_line)
 }
 
 /// An end site shorter than this share of the bone leading to its joint is a
@@ -267,14 +273,16 @@ pub(crate) const FOLDED_BACK: f32 = -0.707;
 
 /// The end of a joint's bone from the skeleton alone: its end site, or the first
 /// place down its main child chain (the child with the most descendants, one away
-/// from the joint before one at its place) that is not the joint itself. A
-/// placeholder end site tells nothing, nor does one folded back onto the bone into
-/// the joint (`FOLDED_BACK`): the bone then keeps its rest turn against its parent.
+/// from the joint before one at its place, then, when `in_line`, the one most in
+/// line with the bone into the joint) that is not the joint itself. A placeholder
+/// end site tells nothing, nor does one folded back onto the bone into the joint
+/// (`FOLDED_BACK`): the bone then keeps its rest turn against its parent.
 fn skeleton_tip(
     skeleton: &Skeleton,
     world: &[Affine3A],
     joint: usize,
     origin: Vec3,
+    in_line: bool,
 ) -> Option<Vec3> {
     let into_bone = skeleton
         .parent(joint)
@@ -294,10 +302,23 @@ fn skeleton_tip(
         }
         // Among children as deep, one leaving the joint before one at its place:
         // SFU's hands hold a thumb at the wrist (its end ahead) and a wrist end
-        // along the hand.
-        let child = skeleton.children(j).max_by_key(|&c| {
-            let away = Vec3::from(world[c].translation).distance(origin) > COINCIDENT;
-            (descendant_count(skeleton, c), away, std::cmp::Reverse(c))
+        // along the hand. Among those, the one that carries on the bone into the
+        // joint: an Xsens wrist holds `Prop1` and `Prop2` leaves off to the side
+        // before its own end (`RightWrist_Site`, where the hand points), and the
+        // first of them would turn the hand a third of a right angle.
+        let key = |c: usize| {
+            let at = Vec3::from(world[c].translation);
+            let away = at.distance(origin) > COINCIDENT;
+            let along = if in_line && into > COINCIDENT {
+                (at - origin).normalize_or_zero().dot(into_bone / into)
+            } else {
+                0.0
+            };
+            ((descendant_count(skeleton, c), away), along)
+        };
+        let child = skeleton.children(j).max_by(|&a, &b| {
+            let ((ka, la), (kb, lb)) = (key(a), key(b));
+            ka.cmp(&kb).then(la.total_cmp(&lb)).then(b.cmp(&a))
         })?;
         // Blender's leaf nub along local +Y on a rig whose bones run along another
         // axis: no direction either (`leaf_nub`).
@@ -772,6 +793,28 @@ mod tests {
                 vec![
                     ("thumb", Vec3::ZERO, Some(Vec3::new(0.0, 0.0, 0.1))),
                     ("handEnd", Vec3::new(0.1 * side, 0.0, 0.0), None),
+                ]
+            },
+            |_| vec![],
+        );
+        let turned = turns(&skeleton, &map, [B::LeftHand, B::RightHand]);
+        assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
+    }
+
+    #[test]
+    fn a_hand_points_along_its_own_end_not_a_prop_beside_it() {
+        // Xsens MVN's right wrist: two prop leaves off to the side and back (each with
+        // an end site 0.8 m away) written before the wrist's own end, which the BVH
+        // reader makes a leaf joint since the figure branches there. No finger is
+        // mapped: the hand points along its end, not to the first prop (32.6° off).
+        let (skeleton, map) = t_posed_body(
+            |side| {
+                let prop = Vec3::new(0.036 * side, -0.01, -0.02);
+                let far = Some(Vec3::new(0.76 * side, -0.31, 0.24));
+                vec![
+                    ("Prop1", prop, far),
+                    ("Prop2", prop, far),
+                    ("Hand_Site", Vec3::new(0.187 * side, 0.0, 0.0), None),
                 ]
             },
             |_| vec![],
