@@ -20,7 +20,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::protocol::frame::TrackedPoint;
+use crate::protocol::frame::{MAX_NAME, PerformerName, TrackedPoint};
 use crate::protocol::vrchat::TRACKER_COUNT;
 
 pub use calibration::save_calibration;
@@ -355,6 +355,14 @@ impl BridgeConfig {
                 }
             }
         }
+        for (key, name) in self.performer_names() {
+            if PerformerName::new(name).is_none() {
+                return Err(field(
+                    &key,
+                    format!("performer name `{name}` is empty or longer than {MAX_NAME} bytes"),
+                ));
+            }
+        }
         for (i, lab) in self.lab_inputs.iter().enumerate() {
             for name in std::iter::once(&lab.skeleton).chain(lab.subjects.values()) {
                 if !self.has_skeleton(name) {
@@ -367,6 +375,39 @@ impl BridgeConfig {
         }
         self.check_avatars(path, "avatar")?;
         self.check_nats(path)
+    }
+
+    /// Every performer name the file gives, with its key: the inputs'
+    /// `performer`s, the lab subjects, the VMC outputs' (`"*"` aside) and the
+    /// `performers` entries.
+    fn performer_names(&self) -> Vec<(String, &str)> {
+        let mut names = Vec::new();
+        for (i, vmc) in self.vmc_inputs.iter().enumerate() {
+            names.push((format!("vmcInputs[{i}].performer"), vmc.performer.as_str()));
+        }
+        for (i, vrchat) in self.vrchat_inputs.iter().enumerate() {
+            names.push((
+                format!("vrchatInputs[{i}].performer"),
+                vrchat.performer.as_str(),
+            ));
+        }
+        for (i, lab) in self.lab_inputs.iter().enumerate() {
+            for subject in lab.subjects.keys() {
+                names.push((
+                    format!("labInputs[{i}].subjects.{subject}"),
+                    subject.as_str(),
+                ));
+            }
+        }
+        for (i, out) in self.vmc_outputs.iter().enumerate() {
+            if let Some(name) = out.performer.as_deref().filter(|name| *name != "*") {
+                names.push((format!("vmcOutputs[{i}].performer"), name));
+            }
+        }
+        for name in self.performers.keys() {
+            names.push((format!("performers.{name}"), name.as_str()));
+        }
+        names
     }
 
     /// The avatar file of `performer`, in order: its own entry's

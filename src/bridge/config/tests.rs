@@ -449,3 +449,39 @@ fn numbers_run_cannot_honour_are_refused_with_their_key() {
     }
     parse(r#"{"status": {"logIntervalS": 0, "monitorIntervalS": 86400}}"#).unwrap();
 }
+
+/// Every key that names a performer is held to the performer name's length,
+/// the error naming the file and the key.
+#[test]
+fn performer_names_are_checked_with_their_key() {
+    let long = "x".repeat(33);
+    for (text, expected) in [
+        (
+            r#"{"vmcInputs": [{"performer": ""}]}"#.to_owned(),
+            "bridge.json: vmcInputs[0].performer: performer name `` is empty or longer than 32 bytes".to_owned(),
+        ),
+        (
+            format!(r#"{{"vrchatInputs": [{{"performer": "{long}"}}]}}"#),
+            format!("bridge.json: vrchatInputs[0].performer: performer name `{long}` is empty or longer than 32 bytes"),
+        ),
+        (
+            r#"{"labInputs": [{"subjects": {"": "lab19"}}]}"#.to_owned(),
+            "bridge.json: labInputs[0].subjects.: performer name `` is empty or longer than 32 bytes".to_owned(),
+        ),
+        (
+            r#"{"vmcOutputs": [{"performer": ""}]}"#.to_owned(),
+            "bridge.json: vmcOutputs[0].performer: performer name `` is empty or longer than 32 bytes".to_owned(),
+        ),
+        (
+            format!(r#"{{"performers": {{"{long}": {{}}}}}}"#),
+            format!("bridge.json: performers.{long}: performer name `{long}` is empty or longer than 32 bytes"),
+        ),
+    ] {
+        assert_eq!(parse(&text).unwrap_err(), expected, "{text}");
+    }
+    parse(&format!(
+        r#"{{"vmcOutputs": [{{"performer": "*"}}], "performers": {{"{}": {{}}}}}}"#,
+        "x".repeat(32)
+    ))
+    .unwrap();
+}
