@@ -187,6 +187,76 @@ fn bad_skeleton_json_names_the_field() {
     }
 }
 
+/// Files the bridge's configuration names (a VMC sender's `rest`, a streamed
+/// skeleton) that cannot be used stop `run` before it binds anything, with one
+/// line naming the configuration file, the key and the loader's own reason.
+#[test]
+fn files_a_config_names_that_cannot_be_used_name_the_key_and_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let arm = write(
+        dir.path(),
+        "arm.json",
+        br#"{"joints": [{"name": "a", "parent": null, "offset": [0, 1, 0]}]}"#,
+    );
+    let binary = write(dir.path(), "model.glb", &[0xff, 0xfe, 0x00, 0x80]);
+    let missing = dir.path().join("missing.vrm");
+    // Every socket on port 0 and no server: a bind never gets in the way.
+    let quiet = r#""labInputs": [], "websocket": null, "vmcOutputs": []"#;
+    let rest = |path: &Path| {
+        format!(
+            r#"{{"vmcInputs": [{{"listen": "127.0.0.1:0", "rest": {:?}}}], {quiet}}}"#,
+            path.to_str().unwrap()
+        )
+    };
+    let skeleton = |path: &Path| {
+        format!(
+            r#"{{"vmcInputs": [], {quiet}, "skeletons": {{"x": {:?}}}}}"#,
+            path.to_str().unwrap()
+        )
+    };
+    let cases: [(String, &[&str]); 4] = [
+        (
+            rest(&missing),
+            &[
+                "bridge.json: vmcInputs[0].rest: ",
+                "missing.vrm",
+                "No such file",
+            ],
+        ),
+        (
+            rest(&arm),
+            &[
+                "bridge.json: vmcInputs[0].rest: ",
+                "arm.json",
+                "no humanoid bone map",
+            ],
+        ),
+        (
+            skeleton(&missing),
+            &["bridge.json: skeletons.x: ", "missing.vrm", "No such file"],
+        ),
+        (
+            skeleton(&binary),
+            &[
+                "bridge.json: skeletons.x: ",
+                "model.glb",
+                "not a skeleton JSON file",
+            ],
+        ),
+    ];
+    for (text, needles) in cases {
+        let config = write(dir.path(), "bridge.json", text.as_bytes());
+        let out = bridge(&[
+            "run",
+            "--config",
+            config.to_str().unwrap(),
+            "--duration",
+            "0",
+        ]);
+        assert_one_line_error(&out, needles);
+    }
+}
+
 #[test]
 fn bad_bone_maps_name_the_map_file_and_the_bone() {
     let dir = tempfile::tempdir().unwrap();

@@ -47,6 +47,11 @@ pub enum BridgeError {
     },
     #[error("{name}: {message}")]
     Skeleton { name: String, message: String },
+    /// A file the configuration names that cannot be used: `place` is the
+    /// configuration file and the key (`bridge.json: vmcInputs[0].rest`),
+    /// `message` the loader's reason.
+    #[error("{place}: {message}")]
+    Setting { place: String, message: String },
     /// An avatar file that cannot be used: one line naming it.
     #[error("{0}")]
     Avatar(String),
@@ -128,9 +133,11 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<RunSummary, BridgeError> {
     // Loaded before anything binds: a bad skeleton fails start-up at once.
-    let skeletons = Skeletons::load(&config)?;
+    let file = options.config_file.as_deref();
+    let skeletons = Skeletons::load(&config, file)?;
     let lab_plans = skeletons.lab_plans(&config.lab_inputs)?;
     let avatars = AvatarPlan::load(&config)?;
+    let sender_rests = start::sender_rests(&config.vmc_inputs, file)?;
     let avatar_rest = avatars.default_rest().clone();
 
     // The solver thread starts first: inputs need its handle to wake it.
@@ -140,7 +147,7 @@ pub async fn run(
     let (mut wiring, record_commands) =
         Wiring::new(&config.pipeline, solver_thread.wake(), stop_rx);
 
-    wiring.vmc_inputs(&config.vmc_inputs)?;
+    wiring.vmc_inputs(&config.vmc_inputs, sender_rests)?;
     wiring.lab_inputs(lab_plans, &skeletons)?;
     wiring.vrchat_inputs(&config.vrchat_inputs)?;
     wiring.replays(options.replays, options.loop_replays, options.fast_replays)?;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use tokio::net::UdpSocket;
 
 use super::BridgeError;
-use super::config::{BridgeConfig, LabInputConfig, same_avatar_file};
+use super::config::{BridgeConfig, LabInputConfig, VmcInputConfig, same_avatar_file};
 use crate::formats::inspect;
 use crate::formats::vrma::VrmaRest;
 use crate::formats::{self, LoadOptions, skeleton_json};
@@ -42,8 +42,46 @@ pub(super) struct LabPlan {
     pub record_commands: RecordCommandsFrom,
 }
 
+/// Where a setting of the configuration is: the file `run` was started with (if
+/// any) and the key, as `BridgeConfig` names places (`bridge.json: skeletons.x`).
+fn setting(file: Option<&Path>, key: &str, message: String) -> BridgeError {
+    BridgeError::Setting {
+        place: match file {
+            Some(file) => format!("{}: {key}", file.display()),
+            None => key.to_owned(),
+        },
+        message,
+    }
+}
+
+/// An error and its causes on one line (`cannot read x.vrm: No such file ...`).
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        let text = e.to_string();
+        if !message.contains(&text) {
+            message = format!("{message}: {text}");
+        }
+        source = e.source();
+    }
+    message
+}
+
+/// `message` about the file at `path`, naming it once.
+fn naming(path: &Path, message: String) -> String {
+    let file = path.display().to_string();
+    if message.contains(&file) {
+        message
+    } else {
+        format!("{file}: {message}")
+    }
+}
+
 impl Skeletons {
-    pub fn load(config: &BridgeConfig) -> Result<Self, BridgeError> {
+    /// The built-in skeletons, then those `config.skeletons` lists; an error
+    /// names `file` (the configuration file, if any) and the entry's key.
+    pub fn load(config: &BridgeConfig, file: Option<&Path>) -> Result<Self, BridgeError> {
         let mut loaded = Vec::new();
         for (name, json) in [
             ("lab19", crate::skeleton::builtin::LAB19_JSON),
@@ -55,10 +93,17 @@ impl Skeletons {
             loaded.push((name.to_owned(), parsed));
         }
         for (name, path) in &config.skeletons {
-            let parsed = skeleton_json::load_with_stream(path, &LoadOptions::default())
-                .map_err(|e| skeleton_error(name, e.to_string()))?;
+            let fail = |message: String| {
+                setting(file, &format!("skeletons.{name}"), naming(path, message))
+            };
+            let (rig, stream) = skeleton_json::load_with_stream(path, &LoadOptions::default())
+                .map_err(|e| fail(with_causes(&e)))?;
+            let map = rig.bone_map.as_ref().ok_or_else(|| {
+                fail("the skeleton file has no boneMap: a streamed skeleton needs one".into())
+            })?;
+            MappedSkeleton::new(rig.skeleton.clone(), map).map_err(|e| fail(with_causes(&e)))?;
             loaded.retain(|(n, _)| n != name);
-            loaded.push((name.clone(), parsed));
+            loaded.push((name.clone(), (rig, stream)));
         }
         let mut streams = Vec::new();
         let mut labs = Vec::new();
@@ -114,20 +159,36 @@ fn skeleton_error(name: &str, message: String) -> BridgeError {
     }
 }
 
-/// The rest pose of VMC senders whose avatar is the model at `path`.
-pub(super) fn sender_rest(path: &Path) -> Result<SenderRest, BridgeError> {
-    let fail = |message: String| BridgeError::Skeleton {
-        name: path.display().to_string(),
-        message,
-    };
-    let rig = formats::load_rig(path, &LoadOptions::default()).map_err(|e| fail(e.to_string()))?;
-    let chosen = inspect::choose_map(&rig, None).ok_or_else(|| {
-        fail(format!(
-            "no humanoid bone map: it is {}",
-            inspect::why_no_map(&rig)
-        ))
-    })?;
-    let mapped = MappedSkeleton::new(rig.skeleton, &chosen.map).map_err(|e| fail(e.to_string()))?;
+/// The rest pose of each VMC input's senders (`vmcInputs[i].rest`), loaded
+/// before anything binds; an error names `file` (the configuration file, if
+/// any), the key and the loader's reason.
+pub(super) fn sender_rests(
+    inputs: &[VmcInputConfig],
+    file: Option<&Path>,
+) -> Result<Vec<Option<Arc<SenderRest>>>, BridgeError> {
+    inputs
+        .iter()
+        .enumerate()
+        .map(|(i, vmc)| {
+            vmc.rest
+                .as_deref()
+                .map(|path| {
+                    sender_rest(path).map(Arc::new).map_err(|message| {
+                        setting(file, &format!("vmcInputs[{i}].rest"), naming(path, message))
+                    })
+                })
+                .transpose()
+        })
+        .collect()
+}
+
+/// The rest pose of VMC senders whose avatar is the model at `path`; the error
+/// is the loader's reason.
+fn sender_rest(path: &Path) -> Result<SenderRest, String> {
+    let rig = formats::load_rig(path, &LoadOptions::default()).map_err(|e| with_causes(&e))?;
+    let chosen = inspect::choose_map(&rig, None)
+        .ok_or_else(|| format!("no humanoid bone map: it is {}", inspect::why_no_map(&rig)))?;
+    let mapped = MappedSkeleton::new(rig.skeleton, &chosen.map).map_err(|e| with_causes(&e))?;
     Ok(SenderRest::from_mapped(&mapped))
 }
 
@@ -148,12 +209,7 @@ fn built_in_avatar() -> (Avatar, VrmaRest) {
 pub(super) fn load_avatar(path: &Path) -> Result<(Avatar, VrmaRest), BridgeError> {
     // One line naming the file once (the loaders' own messages mostly name it).
     let fail = |error: &dyn std::error::Error| {
-        let mut message = error.to_string();
-        let mut source = error.source();
-        while let Some(e) = source {
-            message = format!("{message}: {e}");
-            source = e.source();
-        }
+        let message = with_causes(error);
         let file = path.display().to_string();
         BridgeError::Avatar(if message.contains(&file) {
             format!("avatar: {message}")

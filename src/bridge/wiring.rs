@@ -20,7 +20,7 @@ use super::config::{
     BridgeConfig, PerformerOverrides, PipelineConfig, RecorderConfig, VmcInputConfig,
     VmcOutputConfig, VrchatInputConfig, WebSocketConfig,
 };
-use super::start::{AvatarPlan, LabPlan, Skeletons, bind, performer_name, sender_rest};
+use super::start::{AvatarPlan, LabPlan, Skeletons, bind, performer_name};
 use super::{BridgeError, ReplaySource};
 use crate::formats::vrma::VrmaRest;
 use crate::io::inputs::lab::LabInput;
@@ -43,6 +43,7 @@ use crate::pipeline::{
 };
 use crate::protocol::lab_osc::LabAssembler;
 use crate::protocol::vmc::Datagrams;
+use crate::protocol::vmc::frames::SenderRest;
 use crate::protocol::vrchat::VrchatTrackers;
 use crate::record::recorder::{RecordCommand, Recorder, TakeBounds, Takes};
 
@@ -143,8 +144,14 @@ impl<'a> Wiring<'a> {
         });
     }
 
-    pub fn vmc_inputs(&mut self, inputs: &[VmcInputConfig]) -> Result<(), BridgeError> {
-        for (i, vmc) in inputs.iter().enumerate() {
+    /// Binds and starts the VMC inputs; `rests` holds each one's sender rest
+    /// (`start::sender_rests`), in order.
+    pub fn vmc_inputs(
+        &mut self,
+        inputs: &[VmcInputConfig],
+        rests: Vec<Option<Arc<SenderRest>>>,
+    ) -> Result<(), BridgeError> {
+        for ((i, vmc), rest) in inputs.iter().enumerate().zip(rests) {
             let name = format!("vmc-in:{}", vmc.listen);
             let socket = bind(
                 &format!("VMC input {i}"),
@@ -158,10 +165,7 @@ impl<'a> Wiring<'a> {
                 port,
                 performer: vmc.performer.clone(),
                 devices: vmc.device_points(),
-                rest: match &vmc.rest {
-                    None => None,
-                    Some(path) => Some(Arc::new(sender_rest(path)?)),
-                },
+                rest,
                 record: self.record.clone(),
                 record_commands: vmc.record_commands,
                 sender_timeout: Duration::from_secs_f32(self.pipeline.performer_timeout_s),

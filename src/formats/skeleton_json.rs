@@ -53,6 +53,8 @@ pub enum SkeletonJsonError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{path}: not a skeleton JSON file: it is not UTF-8 text")]
+    NotText { path: PathBuf },
     #[error("{path}:{line}:{column}: {field}: {message}")]
     Syntax {
         path: PathBuf,
@@ -247,9 +249,12 @@ pub fn load_with_stream(
     path: &Path,
     options: &LoadOptions,
 ) -> Result<(Rig, StreamFormat), SkeletonJsonError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SkeletonJsonError::Read {
+    let bytes = std::fs::read(path).map_err(|source| SkeletonJsonError::Read {
         path: path.to_owned(),
         source,
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| SkeletonJsonError::NotText {
+        path: path.to_owned(),
     })?;
     parse_with_stream(&text, path, options)
 }
