@@ -665,6 +665,41 @@ fn eval_ik_reports_vr_mode_and_mocap_mode() {
     assert_one_line_error(&out, &["--rotation-noise -1", "not a noise level"]);
 }
 
+/// `eval-ik --config` and `--device-filter` are held to the ranges the bridge's
+/// configuration file is, before any file is read.
+#[test]
+fn eval_ik_settings_out_of_their_range_name_the_flag_and_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().to_str().unwrap();
+    let target = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/config/skeletons/humanoid.json"
+    );
+    let cases: [(Vec<&str>, &[&str]); 3] = [
+        (
+            vec!["--target", target, "--config", r#"{"handWeight": 2}"#],
+            &["--config: handWeight: 2 is not from 0 to 1"],
+        ),
+        (
+            vec!["--mode", "vr", "--config", r#"{"shoulderShare": -1}"#],
+            &["--config: shoulderShare: -1 is not from 0 to 1"],
+        ),
+        (
+            vec!["--mode", "vr", "--device-filter", r#"{"smoothness": -1}"#],
+            &["--device-filter: smoothness: -1 is not 0 or more"],
+        ),
+    ];
+    for (args, needles) in cases {
+        let out = bridge(&[&["eval-ik", folder][..], &args].concat());
+        assert!(
+            out.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert_one_line_error(&out, needles);
+    }
+}
+
 /// A humanoid of plain glTF nodes (Mixamo's names, no skin) under a node scaled by
 /// `mirror`, with a one-second clip that turns the hips and swings a leg and an arm,
 /// written as `NAME.gltf` and `NAME.bin` in `dir`.

@@ -17,6 +17,7 @@
 
 use std::path::{Path, PathBuf};
 
+use mocap_bridge::bridge::config::Ranges;
 use mocap_bridge::eval::corpus::{
     Skipped, VrSettings, locomotion_clips, mocap_row, mocap_table, vr_row, vr_table,
 };
@@ -97,6 +98,12 @@ fn noise_level(flag: &str, v: f32) -> CliResult<f32> {
 pub fn run(args: EvalIkArgs) -> CliResult<()> {
     if let Some(factor) = args.legs.iter().find(|f| !(f.is_finite() && **f > 0.0)) {
         return Err(format!("--legs {factor}: not a positive number").into());
+    }
+    // The settings are checked before any file is read.
+    if args.mode == EvalMode::Vr {
+        vr_settings(&args)?;
+    } else {
+        mocap_config(&args)?;
     }
     match args.sources.as_slice() {
         [one] if !one.is_dir() => run_one(one, &args),
@@ -263,9 +270,17 @@ fn run_table(args: &EvalIkArgs) -> CliResult<()> {
 /// `--config` as mocap-mode settings.
 fn mocap_config(args: &EvalIkArgs) -> CliResult<MocapIkConfig> {
     match &args.config {
-        Some(json) => Ok(serde_json::from_str(json).map_err(|e| format!("--config: {e}"))?),
+        Some(json) => settings("--config", json),
         None => Ok(MocapIkConfig::default()),
     }
+}
+
+/// Settings given as JSON on the command line (`flag`), held to the ranges a
+/// configuration file's are (`Ranges`); an error names the flag and the key.
+fn settings<T: serde::de::DeserializeOwned + Ranges>(flag: &str, json: &str) -> CliResult<T> {
+    let value: T = serde_json::from_str(json).map_err(|e| format!("{flag}: {e}"))?;
+    value.check_ranges().map_err(|e| format!("{flag}: {e}"))?;
+    Ok(value)
 }
 
 /// One file: the detailed report.
@@ -458,7 +473,7 @@ fn eval_vr(
 /// device filter of the perturbed runs (`--device-filter`) of VR mode.
 fn vr_settings(args: &EvalIkArgs) -> CliResult<(VrIkConfig, Perturbation, DeviceFilterConfig)> {
     let config: VrIkConfig = match &args.config {
-        Some(json) => serde_json::from_str(json).map_err(|e| format!("--config: {e}"))?,
+        Some(json) => settings("--config", json)?,
         None => VrIkConfig::default(),
     };
     let mut perturbation = Perturbation::default();
@@ -486,5 +501,8 @@ fn vr_settings(args: &EvalIkArgs) -> CliResult<(VrIkConfig, Perturbation, Device
     }
     let smoothing: DeviceFilterConfig =
         serde_json::from_value(smoothing).map_err(|e| format!("--device-filter: {e}"))?;
+    smoothing
+        .check_ranges()
+        .map_err(|e| format!("--device-filter: {e}"))?;
     Ok((config, perturbation, smoothing))
 }

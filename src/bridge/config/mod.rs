@@ -13,6 +13,7 @@ mod inputs;
 mod nats;
 mod outputs;
 mod performers;
+mod ranges;
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -28,6 +29,7 @@ pub use inputs::{LabInputConfig, VmcInputConfig, VrchatInputConfig};
 pub use nats::{NatsInputConfig, NatsOutputConfig};
 pub use outputs::{NamesConfig, RecorderConfig, VmcOutputConfig, WebSocketConfig};
 pub use performers::{MocapIkSetting, PerformerConfig, PerformerDefaults, PerformerOverrides};
+pub use ranges::{OutOfRange, Range, Ranges};
 
 /// Why a configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -285,6 +287,16 @@ impl BridgeConfig {
         if p.input_ring == 0 || p.output_ring == 0 || p.recorder_ring == 0 {
             return Err(field("pipeline", "ring sizes must be at least 1".into()));
         }
+        if p.max_performers == 0 {
+            return Err(field("pipeline.maxPerformers", "must be at least 1".into()));
+        }
+        if self
+            .websocket
+            .as_ref()
+            .is_some_and(|ws| ws.client_queue == 0)
+        {
+            return Err(field("websocket.clientQueue", "must be at least 1".into()));
+        }
         // Each slot is allocated up front: a size past this would abort on allocation.
         for (key, size) in [
             ("pipeline.inputRing", p.input_ring),
@@ -373,8 +385,40 @@ impl BridgeConfig {
                 }
             }
         }
+        self.check_performer_settings(path)?;
         self.check_avatars(path, "avatar")?;
         self.check_nats(path)
+    }
+
+    /// Every kind's defaults and every performer's entry against the ranges of
+    /// the solver's settings (`Ranges`). A performer's entry is checked as it
+    /// applies to each kind: the kinds' defaults are checked first, so a number
+    /// out of range is the entry's own.
+    fn check_performer_settings(&self, path: &Path) -> Result<(), ConfigError> {
+        let field = |place: String, e: OutOfRange| ConfigError::Field {
+            path: path.to_owned(),
+            field: format!("{place}.{}", e.key),
+            message: e.message,
+        };
+        let d = &self.performer_defaults;
+        let kinds = [
+            ("humanoid", &d.humanoid),
+            ("skeleton", &d.skeleton),
+            ("trackers", &d.trackers),
+        ];
+        for (kind, settings) in kinds {
+            settings
+                .check_ranges()
+                .map_err(|e| field(format!("performerDefaults.{kind}"), e))?;
+        }
+        for (name, own) in &self.performers {
+            for (_, settings) in kinds {
+                own.apply(settings)
+                    .check_ranges()
+                    .map_err(|e| field(format!("performers.{name}"), e))?;
+            }
+        }
+        Ok(())
     }
 
     /// Every performer name the file gives, with its key: the inputs'

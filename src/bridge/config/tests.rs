@@ -485,3 +485,92 @@ fn performer_names_are_checked_with_their_key() {
     ))
     .unwrap();
 }
+
+/// The solver's settings are held to the ranges configuration.md states, in the
+/// kinds' defaults and in each performer's entry, the error naming the key.
+#[test]
+fn solver_settings_out_of_their_range_name_the_key() {
+    let defaults = |kind: &str, object: &str, key: &str, value: &str| {
+        format!(r#"{{"performerDefaults": {{"{kind}": {{"{object}": {{"{key}": {value}}}}}}}}}"#)
+    };
+    let calibration = |key: &str, value: &str| {
+        format!(r#"{{"performers": {{"vr": {{"calibration": {{"{key}": {value}}}}}}}}}"#)
+    };
+    for (text, expected) in [
+        (
+            defaults("skeleton", "mocapIk", "handWeight", "2"),
+            "performerDefaults.skeleton.mocapIk.handWeight: 2 is not from 0 to 1",
+        ),
+        (
+            defaults("skeleton", "mocapIk", "footWeight", "-0.5"),
+            "performerDefaults.skeleton.mocapIk.footWeight: -0.5 is not from 0 to 1",
+        ),
+        (
+            defaults("skeleton", "mocapIk", "floorPercentile", "2"),
+            "performerDefaults.skeleton.mocapIk.floorPercentile: 2 is not from 0 to 1",
+        ),
+        (
+            defaults("skeleton", "mocapIk", "softness", "-1"),
+            "performerDefaults.skeleton.mocapIk.softness: -1 is not 0 or more",
+        ),
+        (
+            defaults("skeleton", "mocapIk", "contactRelease", "0.5"),
+            "performerDefaults.skeleton.mocapIk.contactRelease: 0.5 is not 1 or more",
+        ),
+        (
+            defaults("trackers", "vrIk", "shoulderShare", "-1"),
+            "performerDefaults.trackers.vrIk.shoulderShare: -1 is not from 0 to 1",
+        ),
+        (
+            defaults("trackers", "vrIk", "stepSeconds", "0"),
+            "performerDefaults.trackers.vrIk.stepSeconds: 0 is not more than 0, at most 86400",
+        ),
+        (
+            defaults("humanoid", "filter", "minCutoff", "-1"),
+            "performerDefaults.humanoid.filter.minCutoff: -1 is not more than 0",
+        ),
+        (
+            defaults("trackers", "deviceFilter", "noiseM", "-1"),
+            "performerDefaults.trackers.deviceFilter.noiseM: -1 is not 0 or more",
+        ),
+        (
+            defaults("trackers", "deviceFilter", "taps", "1000"),
+            "performerDefaults.trackers.deviceFilter.taps: 1000 is not from 2 to 48",
+        ),
+        (
+            r#"{"performers": {"alice": {"mocapIk": {"handWeight": 2}}}}"#.to_owned(),
+            "performers.alice.mocapIk.handWeight: 2 is not from 0 to 1",
+        ),
+        (
+            calibration("height", "0"),
+            "performers.vr.calibration.height: 0 is not more than 0",
+        ),
+        (
+            calibration("height", "-1"),
+            "performers.vr.calibration.height: -1 is not more than 0",
+        ),
+        (
+            calibration("headRotation", "[0, 0, 0, 0]"),
+            "performers.vr.calibration.headRotation: [0.0, 0.0, 0.0, 0.0] is not a rotation: \
+             a quaternion [x, y, z, w] of non-zero length",
+        ),
+        (
+            r#"{"pipeline": {"maxPerformers": 0}}"#.to_owned(),
+            "pipeline.maxPerformers: must be at least 1",
+        ),
+        (
+            r#"{"websocket": {"clientQueue": 0}}"#.to_owned(),
+            "websocket.clientQueue: must be at least 1",
+        ),
+    ] {
+        assert_eq!(
+            parse(&text).unwrap_err(),
+            format!("bridge.json: {expected}"),
+            "{text}"
+        );
+    }
+    // The ends of the ranges are settings too.
+    parse(&defaults("skeleton", "mocapIk", "handWeight", "0")).unwrap();
+    parse(&defaults("trackers", "vrIk", "softness", "0")).unwrap();
+    parse(&defaults("trackers", "deviceFilter", "taps", "48")).unwrap();
+}
