@@ -665,6 +665,28 @@ fn eval_ik_reports_vr_mode_and_mocap_mode() {
     assert_one_line_error(&out, &["--rotation-noise -1", "not a noise level"]);
 }
 
+/// A folder with no clip to measure is an error, in either mode: no table of
+/// nothing claims the goals met.
+#[test]
+fn eval_ik_with_no_clip_measured_says_so_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().to_str().unwrap();
+    let target = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/config/skeletons/humanoid.json"
+    );
+    for args in [
+        vec!["eval-ik", folder, "--mode", "vr"],
+        vec!["eval-ik", folder, "--target", target],
+    ] {
+        let out = bridge(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains("goals met"), "{stdout}");
+        assert!(stdout.contains("no clip measured"), "{stdout}");
+        assert_one_line_error(&out, &["no clip measured", "0 files"]);
+    }
+}
+
 /// `eval-ik --config` and `--device-filter` are held to the ranges the bridge's
 /// configuration file is, before any file is read.
 #[test]

@@ -248,6 +248,7 @@ fn run_table(args: &EvalIkArgs) -> CliResult<()> {
             }
         }
         print!("{}", vr_table(&rows, &skipped));
+        nothing_measured(rows.is_empty(), files.len())?;
     } else {
         let config = mocap_config(args)?;
         let mut rows = Vec::with_capacity(clips.len());
@@ -263,6 +264,19 @@ fn run_table(args: &EvalIkArgs) -> CliResult<()> {
             }
         }
         print!("{}", mocap_table(&rows, &skipped));
+        nothing_measured(rows.is_empty(), files.len())?;
+    }
+    Ok(())
+}
+
+/// A table with no clip measured is an error: there is nothing to judge the
+/// goals on.
+fn nothing_measured(empty: bool, files: usize) -> CliResult<()> {
+    if empty {
+        return Err(format!(
+            "no clip measured: {files} files, no locomotion clip among them (see above why)"
+        )
+        .into());
     }
     Ok(())
 }

@@ -320,6 +320,10 @@ pub fn vr_table(rows: &[VrRow], skipped: &[Skipped]) -> String {
             r[0].ground_truth_flips,
         );
     }
+    if rows.is_empty() {
+        write_nothing_measured(&mut out, skipped);
+        return out;
+    }
     let means = vr_means(rows);
     let _ = writeln!(
         out,
@@ -474,6 +478,10 @@ pub fn mocap_table(rows: &[MocapRow], skipped: &[Skipped]) -> String {
         .iter()
         .flat_map(|r| r.reports.iter().map(|(_, report)| report))
         .collect();
+    if rows.is_empty() {
+        write_nothing_measured(&mut out, skipped);
+        return out;
+    }
     let n = all.len().max(1) as f32;
     let _ = writeln!(
         out,
@@ -502,6 +510,12 @@ pub fn mocap_table(rows: &[MocapRow], skipped: &[Skipped]) -> String {
     );
     write_failures(&mut out, &mocap_failures(rows));
     out
+}
+
+/// The end of a table with no row: what was left out, and no goal checked.
+fn write_nothing_measured(out: &mut String, skipped: &[Skipped]) {
+    write_skipped(out, skipped);
+    let _ = writeln!(out, "no clip measured: no goal checked");
 }
 
 fn write_skipped(out: &mut String, skipped: &[Skipped]) {
