@@ -560,6 +560,31 @@ fn convert_writes_vrma_from_bvh_and_from_vrma() {
     );
 }
 
+/// A take is never lost to `-o`: `convert` and `record` refuse an output that
+/// exists, naming it and `--force`, and leave it as it was; `--force` overwrites.
+#[test]
+fn convert_and_record_refuse_an_existing_output_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = write(dir.path(), "take.vrma", b"a take");
+    let out_arg = out.to_str().unwrap();
+    let needles: &[&str] = &["take.vrma: already exists", "--force"];
+    assert_one_line_error(&bridge(&["convert", "-o", out_arg]), needles);
+    let record = [
+        "record",
+        "-o",
+        out_arg,
+        "--listen",
+        "127.0.0.1:0",
+        "--duration",
+        "0",
+    ];
+    assert_one_line_error(&bridge(&record), needles);
+    assert_eq!(std::fs::read(&out).unwrap(), b"a take");
+    let stdout = bridge_ok(&["convert", "-o", out_arg, "--force"]);
+    assert!(stdout.contains("wrote"), "{stdout}");
+    mocap_bridge::formats::vrma::load(&out, None).unwrap();
+}
+
 #[test]
 fn convert_refuses_bad_input_and_output() {
     let dir = tempfile::tempdir().unwrap();

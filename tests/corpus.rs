@@ -302,11 +302,17 @@ fn compare_maps(
     bones
 }
 
-/// Runs `convert --all-clips` into its own folder under `scratch`; returns the
-/// outputs written, which must be `expected` (none: `convert` must say the file
-/// has no animation).
-fn convert_clips(path: &Path, scratch: &Path, expected: usize) -> Result<Vec<PathBuf>, String> {
-    let dir = scratch.join(path.file_name().unwrap_or_default());
+/// Runs `convert --all-clips` into its own folder under `scratch` (named after
+/// `rel`, the file's path in the corpus: two `scene.gltf` get two folders, as
+/// `convert` refuses to overwrite a clip); returns the outputs written, which
+/// must be `expected` (none: `convert` must say the file has no animation).
+fn convert_clips(
+    path: &Path,
+    rel: &str,
+    scratch: &Path,
+    expected: usize,
+) -> Result<Vec<PathBuf>, String> {
+    let dir = scratch.join(rel.replace('/', "__"));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let out = run(&[
         "convert".into(),
@@ -534,7 +540,7 @@ fn check_file(path: &Path, rel: &str, expected_dir: &Path, scratch: &Path) -> Ou
         // Refused, rightly or not (said above): `convert` would refuse it the same way.
         line.push_str("; clips not converted (no bone map)");
     } else if expected.humanoid == Some(true) && (mapped || vrma) {
-        match convert_clips(path, scratch, expected.clips) {
+        match convert_clips(path, rel, scratch, expected.clips) {
             Ok(outputs) => {
                 if vrma && !outcome.loaded {
                     outcome.loaded = true;

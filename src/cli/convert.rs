@@ -26,6 +26,9 @@ pub struct ConvertArgs {
     /// (`walk.vrma` -> `walk_Idle.vrma`, ...).
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
+    /// Overwrite OUT (with --all-clips, each file derived from it) when it exists.
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub rig: RigArgs,
     /// Which animation to convert, by name or index (default: the first).
@@ -58,6 +61,7 @@ pub fn run(args: ConvertArgs) -> CliResult<()> {
     let ConvertArgs {
         input,
         output,
+        force,
         rig,
         clip,
         all_clips,
@@ -65,6 +69,10 @@ pub fn run(args: ConvertArgs) -> CliResult<()> {
         target,
         target_map,
     } = args;
+    if !all_clips {
+        // Before any reading: the file names of --all-clips wait for the clips.
+        super::refuse_existing(&output, force)?;
+    }
     let bake = match target {
         None => None,
         Some(path) => {
@@ -87,7 +95,10 @@ pub fn run(args: ConvertArgs) -> CliResult<()> {
     }
     write(
         input.as_deref(),
-        &output,
+        &Output {
+            path: &output,
+            force,
+        },
         &rig,
         clip.as_deref(),
         all_clips,
@@ -96,16 +107,23 @@ pub fn run(args: ConvertArgs) -> CliResult<()> {
     )
 }
 
+/// Where `convert` writes: `-o`, and whether an existing file may be replaced.
+struct Output<'a> {
+    path: &'a Path,
+    force: bool,
+}
+
 /// Reads `input`'s clips (or the built-in performance) and writes them.
 fn write(
     input: Option<&Path>,
-    output: &Path,
+    out: &Output<'_>,
     rig: &RigArgs,
     clip: Option<&str>,
     all_clips: bool,
     fps: Option<f32>,
     bake: Option<&Bake>,
 ) -> CliResult<()> {
+    let output = out.path;
     let format = OutputFormat::from_path(output).ok_or_else(|| {
         format!(
             "{}: the output must be a .vrma file (VRM Animation) or a .glb file (EXT_skeleton_humanoid)",
@@ -126,7 +144,7 @@ fn write(
             rest: VrmaRest::from_mapped(&src),
             custom_names: CustomNames::default(),
         });
-        return write_jobs("built-in performance", jobs, output, format, bake);
+        return write_jobs("built-in performance", jobs, out, format, bake);
     };
     let label = input.display().to_string();
     if let Some(clips) = ext_clips(input, clip, all_clips)? {
@@ -186,25 +204,45 @@ fn write(
             });
         }
     }
-    write_jobs(&label, jobs, output, format, bake)
+    write_jobs(&label, jobs, out, format, bake)
 }
 
-/// Writes each job's file.
+/// Writes each job's file: `output`, or with several jobs a name derived from it
+/// per clip. Every name is checked before any file is written: none may exist
+/// (unless `output.force`) and no two clips may share one.
 fn write_jobs(
     label: &str,
     jobs: Vec<ClipToWrite>,
-    output: &Path,
+    output: &Output<'_>,
     format: OutputFormat,
     bake: Option<&Bake>,
 ) -> CliResult<()> {
     let mut stdout = std::io::stdout().lock();
     let several = jobs.len() > 1;
-    for mut job in jobs {
-        let out = if several {
-            clip_path(output, &job.name)
-        } else {
-            output.to_owned()
-        };
+    let paths: Vec<PathBuf> = jobs
+        .iter()
+        .map(|job| {
+            if several {
+                clip_path(output.path, &job.name)
+            } else {
+                output.path.to_owned()
+            }
+        })
+        .collect();
+    for (i, path) in paths.iter().enumerate() {
+        if let Some(first) = paths[..i].iter().position(|p| p == path) {
+            return Err(format!(
+                "{}: clips `{}` and `{}` would both be written there; convert them one at a \
+                 time with --clip",
+                path.display(),
+                jobs[first].name,
+                jobs[i].name
+            )
+            .into());
+        }
+        super::refuse_existing(path, output.force)?;
+    }
+    for (mut job, out) in jobs.into_iter().zip(paths) {
         let started = std::time::Instant::now();
         let bar = indicatif::ProgressBar::new(job.replay.len() as u64);
         if job.replay.len() < 10_000 {

@@ -24,6 +24,19 @@ use mocap_bridge::takes::{self, load::LoadedTake};
 /// What a command returns: any error prints as `error: …` and exits with code 2.
 pub type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// An output file that exists is refused unless `force` says to overwrite it: a
+/// take is never lost to a mistyped `-o`.
+pub fn refuse_existing(output: &Path, force: bool) -> CliResult<()> {
+    if !force && output.exists() {
+        return Err(format!(
+            "{}: already exists; pass --force to overwrite it, or -o to write elsewhere",
+            output.display()
+        )
+        .into());
+    }
+    Ok(())
+}
+
 #[derive(Parser)]
 #[command(
     name = "mocap-bridge",

@@ -22,6 +22,9 @@ pub struct RecordArgs {
     /// The .vrma to write.
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
+    /// Overwrite OUT when it exists.
+    #[arg(long)]
+    pub force: bool,
     /// Where to listen for VMC (OSC over UDP).
     #[arg(long, default_value = "127.0.0.1:39540", value_name = "HOST:PORT")]
     pub listen: std::net::SocketAddr,
@@ -36,6 +39,8 @@ pub struct RecordArgs {
 
 /// `record`: see `record_to`.
 pub fn run(args: RecordArgs) -> CliResult<()> {
+    // Refused before anything is recorded, not when the take is written.
+    super::refuse_existing(&args.output, args.force)?;
     record_to(&args.output, args.listen, args.duration, args.hips_height)
 }
 

@@ -37,13 +37,7 @@ pub fn run(args: RecoverArgs) -> CliResult<()> {
         )
         .into());
     }
-    if !force && output.exists() {
-        return Err(format!(
-            "{}: already exists; pass --force to overwrite it, or -o to write elsewhere",
-            output.display()
-        )
-        .into());
-    }
+    super::refuse_existing(&output, force)?;
     let recovered = journal::recover(&journal)?;
     if recovered.frames == 0 {
         let why = recovered
