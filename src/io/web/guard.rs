@@ -7,9 +7,11 @@
 //! - `Host` must be an IP address (nothing to rebind), `localhost` or a name under
 //!   `.localhost`, or one the config lists (`websocket.allowedHosts`).
 //! - `Origin`, when a browser sends one, must be the bridge's own (the scheme and
-//!   the request's `Host`), a loopback host's (`localhost`, `127.0.0.1`, `[::1]`,
-//!   any port), or one the config lists (`websocket.allowedOrigins`). Programs that
-//!   are not browsers send no `Origin` and pass; the token rule applies to all.
+//!   the request's `Host`), a page on this machine (`http` or `https`, any port,
+//!   host `localhost`, a name under `.localhost` or any loopback address: all of
+//!   `127.0.0.0/8` and `[::1]`), or one the config lists
+//!   (`websocket.allowedOrigins`). Programs that are not browsers send no `Origin`
+//!   and pass; the token rule applies to all.
 
 use std::net::IpAddr;
 
