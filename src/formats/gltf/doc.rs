@@ -858,7 +858,7 @@ fn trim_padding(json: &[u8]) -> &[u8] {
 }
 
 /// Decodes standard or URL-safe base64, with or without padding.
-fn decode_base64(text: &str) -> Option<Vec<u8>> {
+pub(super) fn decode_base64(text: &str) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len() / 4 * 3);
     let (mut acc, mut bits, mut padded) = (0u32, 0u32, false);
     for c in text.bytes() {
@@ -890,7 +890,7 @@ fn decode_base64(text: &str) -> Option<Vec<u8>> {
 }
 
 /// `%20` and friends in a relative URI, as a file path.
-fn percent_decode(uri: &str) -> String {
+pub(super) fn percent_decode(uri: &str) -> String {
     let bytes = uri.as_bytes();
     let hex = |i: usize| bytes.get(i).and_then(|&b| char::from(b).to_digit(16));
     let mut out = Vec::with_capacity(bytes.len());

@@ -12,13 +12,15 @@
 //! joints outside every scene are all read: the skeleton is the nodes', whichever
 //! scene shows them. glTF is already metres, +Y up and right-handed: no
 //! unit conversion happens here, and the only axis turn is a Z-up figure's
-//! (`stand_up`). A VRM model's map declares its rest the
-//! T-pose; a VRM 0.x model faces -Z, which is noted and left to the rest correction's
+//! (`stand_up`). A VRM model's map declares its rest the T-pose (a VRM 1.0 model's
+//! rest is its nodes' pose, as three-vrm reads it, whatever its inverse bind matrices
+//! bind); a VRM 0.x model faces -Z, which is noted and left to the rest correction's
 //! facing turn. A node scaled to zero (hidden), by TRS or by its `matrix`, is read at
 //! scale 1 on its zero axes, with a note; joints under a negative scale (a mirror)
 //! are read as the figure the scene shows, their frames flipped in X (`mirror`).
 //!
-//! One file per part of the file read:
+//! One file per part of the file read (and `as_vrm`, which writes a glTF humanoid as a
+//! VRM 1.0 for the viewer):
 //! - `doc`: the GLB container, the JSON, buffers and accessors, every length checked
 //!   (the `.vrma` and `EXT_skeleton_humanoid` readers open their files with it too);
 //! - `external`: buffer files a `.gltf` names, read only inside its folder and up to
@@ -49,6 +51,7 @@
 
 mod animation_pointer;
 mod armature_copy;
+pub mod as_vrm;
 mod bind_frame;
 mod clips;
 mod doc;
@@ -187,7 +190,14 @@ impl Document<'_> {
             parents: &parents,
             node_rest: &node_rest,
         };
-        let bind_worlds = self.bind_worlds(&skins, &nodes, &node_world, &mut notes)?;
+        // A VRM 1.0 model's rest is its nodes' pose, as three-vrm reads it, whatever
+        // its inverse bind matrices bind (a model the bridge stood up in its T-pose
+        // keeps the bind of its source, `as_vrm`).
+        let vrm_1 = self.doc.raw["extensions"].get("VRMC_vrm").is_some();
+        let bind_worlds = match vrm_1 {
+            true => std::collections::HashMap::new(),
+            false => self.bind_worlds(&skins, &nodes, &node_world, &mut notes)?,
+        };
         let mut rest = rest_transforms(&order, &parents, &node_rest, &bind_worlds);
 
         let names = joint_names(&self.doc.root, &order);
