@@ -761,3 +761,29 @@ fn a_take_played_in_the_viewer_turns_the_avatar_as_three_vrm_animation_does_in_n
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
 }
+
+#[test]
+fn the_viewer_draws_a_replay_on_a_configured_glb_humanoid_made_a_vrm_by_the_bridge() {
+    let Some(assets) = assets_dir() else { return };
+    let Some(t) = setup() else { return };
+    let file = "CesiumMan.glb";
+    let avatar = assets.join("gltf").join(file);
+    if !avatar.exists() {
+        eprintln!("skipping: no {}", avatar.display());
+        return;
+    }
+    // What the bridge serves: the same conversion, written where Model can load it.
+    let rig = load_rig(&avatar, &LoadOptions::default()).expect("loads");
+    let mapped = map_rig(file, &rig, None).expect("a humanoid");
+    let bytes = std::fs::read(&avatar).expect("read");
+    let vrm = mocap_bridge::formats::gltf::as_vrm::to_vrm(&bytes, &avatar, &mapped)
+        .expect("converts")
+        .expect("not a VRM");
+    let converted = t.dir.path().join("converted.vrm");
+    std::fs::write(&converted, vrm).expect("write");
+    // The page names the avatar's file and loads it as a VRM 1.0, or times out.
+    let r = avatar_run(&t, Some(&avatar), file, &[]);
+    let samples = r["samples"].as_array().expect("samples");
+    assert_eq!(samples[0]["metaVersion"], "1");
+    check_avatar_bones("a glTF humanoid made VRM 1.0", &converted, samples);
+}

@@ -1394,3 +1394,71 @@ fn a_gltfpack_compressed_copy_loads_as_its_source() {
     assert!(worst_deg < 0.01, "rotations {worst_deg}° off");
     assert!(worst_m < 1e-4, "translations {worst_m} m off");
 }
+
+/// The validator's errors, and its warnings other than those in `but`.
+fn findings(file: &Value, but: &[String]) -> Vec<String> {
+    file["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["severity"].as_u64() == Some(0) || m["severity"].as_u64() == Some(1))
+        .filter(|m| !but.iter().any(|c| m["code"].as_str() == Some(c.as_str())))
+        .map(|m| format!("{} {} at {}", m["code"], m["message"], m["pointer"]))
+        .collect()
+}
+
+/// glTF humanoids written as VRM 1.0 for the viewer (`formats::gltf::as_vrm`) pass the
+/// Khronos validator: no errors, and no warning the source file does not have.
+#[test]
+fn glb_humanoids_made_vrm_pass_the_khronos_validator() {
+    use mocap_bridge::formats::gltf::as_vrm::to_vrm;
+    use mocap_bridge::formats::inspect::map_rig;
+    use mocap_bridge::formats::{LoadOptions, load_rig};
+    let Some(assets) = mocap_bridge::assets::assets_dir() else {
+        eprintln!("skipping: no ../shared/assets");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    for name in [
+        "CesiumMan.glb",
+        "quaternius_KnightCharacter.glb",
+        "quaternius_Adventurer_6scenes.gltf",
+    ] {
+        let source = assets.join("gltf").join(name);
+        if !source.exists() {
+            eprintln!("skipping {name}: not in the assets");
+            continue;
+        }
+        let rig = load_rig(&source, &LoadOptions::default()).expect("loads");
+        let mapped = map_rig(name, &rig, None).expect("a humanoid");
+        let bytes = std::fs::read(&source).expect("read");
+        let vrm = to_vrm(&bytes, &source, &mapped)
+            .expect("converts")
+            .expect("not a VRM");
+        let out = dir.path().join(format!("{name}.vrm"));
+        std::fs::write(&out, vrm).expect("write");
+        let report = validate(&[&source, &out]);
+        let files = report["files"].as_array().expect("files");
+        let source_codes: Vec<String> = files[0]["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["code"].as_str().map(str::to_owned))
+            .collect();
+        println!(
+            "{name} as VRM: {} errors, {} warnings (source: {} errors, {} warnings)",
+            files[1]["numErrors"],
+            files[1]["numWarnings"],
+            files[0]["numErrors"],
+            files[0]["numWarnings"]
+        );
+        assert_eq!(
+            files[1]["numErrors"],
+            0,
+            "{name}: {:?}",
+            findings(&files[1], &[])
+        );
+        let new = findings(&files[1], &source_codes);
+        assert!(new.is_empty(), "{name}: {new:?}");
+    }
+}

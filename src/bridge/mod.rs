@@ -111,17 +111,19 @@ pub struct RunSummary {
     pub takes: Vec<FinishedTake>,
 }
 
-/// The .vrm the viewer draws a performer on (`Some(name)`), or every performer
+/// The avatar the viewer draws a performer on (`Some(name)`), or every performer
 /// without one of its own (`None`): the config's avatar keys (`avatar`, each
-/// performer's, the VMC outputs'), as `run --avatar` left them.
-fn configured_avatars(config: &BridgeConfig) -> ConfiguredAvatars {
+/// performer's, the VMC outputs'), as `run --avatar` left them, served as
+/// `avatars` made them for the viewer when they loaded.
+fn configured_avatars(config: &BridgeConfig, avatars: &AvatarPlan) -> ConfiguredAvatars {
     let config = config.clone();
+    let viewers = avatars.viewers.clone();
     Arc::new(move |performer: Option<&str>| {
         match performer {
             Some(name) => config.avatar_for(name),
             None => config.default_avatar(),
         }
-        .map(std::path::Path::to_path_buf)
+        .map(|path| start::viewer_of(&viewers, path))
     })
 }
 
@@ -191,7 +193,7 @@ pub async fn run(
             controls,
             &avatar_rest,
             config.recorder.dir.clone(),
-            configured_avatars(&config),
+            configured_avatars(&config, &avatars),
         )
     });
     let status_log = wiring.status_log(Duration::from_secs_f32(

@@ -6,16 +6,18 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio::net::UdpSocket;
 
 use super::BridgeError;
 use super::config::{BridgeConfig, LabInputConfig, VmcInputConfig, same_avatar_file};
+use crate::formats::gltf::as_vrm;
 use crate::formats::inspect;
 use crate::formats::vrma::VrmaRest;
 use crate::formats::{self, LoadOptions, skeleton_json};
+use crate::io::web::avatars::ViewerAvatar;
 use crate::pipeline::performer::{Avatar, Avatars, StreamSkeleton};
 use crate::protocol::frame::PerformerName;
 use crate::protocol::lab_osc::LabSkeleton;
@@ -192,21 +194,45 @@ fn sender_rest(path: &Path) -> Result<SenderRest, String> {
     Ok(SenderRest::from_mapped(&mapped))
 }
 
-/// The built-in avatar: the VRM 1.0 T-pose humanoid.
-fn built_in_avatar() -> (Avatar, VrmaRest) {
+/// The built-in avatar: the VRM 1.0 T-pose humanoid (the viewer draws the
+/// mannequin for it).
+fn built_in_avatar() -> LoadedAvatar {
     let rig = skeleton_json::embedded_rig("humanoid", crate::skeleton::builtin::HUMANOID_JSON);
     // The embedded humanoid is checked by the test suite: it has its bone map.
     let map = rig.bone_map.clone().unwrap_or_default();
     let mapped = MappedSkeleton::new(rig.skeleton, &map)
         .unwrap_or_else(|e| unreachable!("the embedded humanoid is valid: {e}"));
-    (Avatar::new(&mapped), VrmaRest::from_mapped(&mapped))
+    LoadedAvatar {
+        avatar: Avatar::new(&mapped),
+        rest: VrmaRest::from_mapped(&mapped),
+        viewer: ViewerAvatar::File(PathBuf::new()),
+    }
+}
+
+/// What the viewer is served for the avatar file at `path`, among `viewers`
+/// (`AvatarPlan::viewers`); the file as it is when it is not there.
+#[must_use]
+pub(super) fn viewer_of(viewers: &[(PathBuf, ViewerAvatar)], path: &Path) -> ViewerAvatar {
+    viewers
+        .iter()
+        .find(|(file, _)| same_avatar_file(file, path))
+        .map_or_else(|| ViewerAvatar::File(path.to_owned()), |(_, v)| v.clone())
+}
+
+/// An avatar as the solver and the viewer take it.
+pub(super) struct LoadedAvatar {
+    pub avatar: Avatar,
+    pub rest: VrmaRest,
+    /// What `/api/avatar` serves for it.
+    pub viewer: ViewerAvatar,
 }
 
 /// The avatar model at `path`: loaded as `retarget --target` loads a model, its
 /// bone map chosen as `inspect::choose_map` does (the file's own, a catalog map,
 /// else recognized) and its rest turned into the T-pose facing +Z (a VRM 0.x
-/// model's half turn included).
-pub(super) fn load_avatar(path: &Path) -> Result<(Avatar, VrmaRest), BridgeError> {
+/// model's half turn included); a glTF humanoid that is not a VRM is written as
+/// one for the viewer (`as_vrm`).
+pub(super) fn load_avatar(path: &Path) -> Result<LoadedAvatar, BridgeError> {
     // One line naming the file once (the loaders' own messages mostly name it).
     let fail = |error: &dyn std::error::Error| {
         let message = with_causes(error);
@@ -231,7 +257,41 @@ pub(super) fn load_avatar(path: &Path) -> Result<(Avatar, VrmaRest), BridgeError
             )));
         }
     }
-    Ok((avatar, VrmaRest::from_mapped(&mapped)))
+    Ok(LoadedAvatar {
+        avatar,
+        rest: VrmaRest::from_mapped(&mapped),
+        viewer: viewer_avatar(path, &mapped),
+    })
+}
+
+/// What the viewer draws for the avatar at `path`: a .vrm as it is, a glTF
+/// humanoid as the VRM 1.0 `as_vrm` makes of it (as it is, with a warning, when
+/// that fails: the page then says it is not a VRM), a skeleton's stick figure.
+fn viewer_avatar(path: &Path, mapped: &MappedSkeleton) -> ViewerAvatar {
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if !matches!(extension.as_deref(), Some("gltf" | "glb" | "vrm")) {
+        return ViewerAvatar::Skeleton { name };
+    }
+    let converted = std::fs::read(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))
+        .and_then(|bytes| as_vrm::to_vrm(&bytes, path, mapped).map_err(|e| e.to_string()));
+    match converted {
+        Ok(Some(glb)) => ViewerAvatar::Converted {
+            name,
+            glb: glb.into(),
+        },
+        Ok(None) => ViewerAvatar::File(path.to_owned()),
+        Err(e) => {
+            tracing::warn!(%e, "the viewer gets the avatar as it is, not as a VRM");
+            ViewerAvatar::File(path.to_owned())
+        }
+    }
 }
 
 /// Every performer's and VMC receiver's avatar, built once: the default
@@ -249,13 +309,15 @@ pub(super) struct AvatarPlan {
     pub by_output: Vec<usize>,
     /// Whether the default is the built-in humanoid (no avatar named).
     pub built_in_default: bool,
+    /// Each avatar file and what the viewer is served for it.
+    pub viewers: Vec<(PathBuf, ViewerAvatar)>,
 }
 
 /// Avatar files as they are loaded, each once (see `same_avatar_file`).
 struct AvatarFiles<'a> {
     /// The file of each avatar; `None`: the built-in humanoid (only ever 0).
     files: Vec<Option<&'a Path>>,
-    loaded: Vec<(Avatar, VrmaRest)>,
+    loaded: Vec<LoadedAvatar>,
 }
 
 impl<'a> AvatarFiles<'a> {
@@ -304,7 +366,16 @@ impl AvatarPlan {
                 files.index(shown)
             })
             .collect::<Result<_, _>>()?;
-        let (mut avatars, rests): (Vec<_>, Vec<_>) = files.loaded.into_iter().unzip();
+        let mut viewers = Vec::new();
+        let mut avatars = Vec::new();
+        let mut rests = Vec::new();
+        for (file, loaded) in files.files.iter().zip(files.loaded) {
+            if let Some(file) = file {
+                viewers.push((file.to_path_buf(), loaded.viewer));
+            }
+            avatars.push(loaded.avatar);
+            rests.push(loaded.rest);
+        }
         let default = avatars.remove(0);
         Ok(Self {
             avatars: Avatars::new(default, avatars),
@@ -312,6 +383,7 @@ impl AvatarPlan {
             by_performer,
             by_output,
             built_in_default: config.default_avatar().is_none(),
+            viewers,
         })
     }
 

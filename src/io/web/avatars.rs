@@ -1,9 +1,12 @@
 //! The avatars the viewer draws performers on: `/api/avatar/{performer}` serves
-//! the .vrm configured for that performer (or for every performer), and
+//! the avatar configured for that performer (or for every performer), and
 //! `/api/avatar` the one configured for every performer, which the page's take
 //! player uses; either is the bridge's mannequin when none is configured (also at
-//! `/avatars/mannequin.vrm`). A configured file is read when asked for, so a
-//! changed file shows on the page's next load. The bridge says which file that is
+//! `/avatars/mannequin.vrm`). A configured .vrm is read when asked for, so a
+//! changed file shows on the page's next load; a glTF humanoid is served as the
+//! VRM 1.0 the bridge made of it when it loaded it (`formats::gltf::as_vrm`); a
+//! skeleton without a mesh (.bvh, skeleton .json) is a `204 No Content` naming the
+//! file, and the page draws a stick figure. The bridge says which avatar that is
 //! (`ConfiguredAvatars`, from its config); this edge only reads and serves it.
 
 use std::path::{Path, PathBuf};
@@ -15,9 +18,21 @@ use axum::response::{IntoResponse, Response};
 
 use crate::formats::mannequin::mannequin_vrm;
 
-/// Which .vrm is configured for a performer (`Some(name)`), or for every
+/// Which avatar is configured for a performer (`Some(name)`), or for every
 /// performer (`None`); `None` when there is none.
-pub type ConfiguredAvatars = Arc<dyn Fn(Option<&str>) -> Option<PathBuf> + Send + Sync>;
+pub type ConfiguredAvatars = Arc<dyn Fn(Option<&str>) -> Option<ViewerAvatar> + Send + Sync>;
+
+/// What the viewer is served for a configured avatar file.
+#[derive(Debug, Clone)]
+pub enum ViewerAvatar {
+    /// A .vrm (or a glTF the bridge could not convert), read when asked for.
+    File(PathBuf),
+    /// A glTF humanoid written as a VRM 1.0 when the bridge loaded it, served
+    /// under its file's `name`.
+    Converted { name: String, glb: Bytes },
+    /// A skeleton without a mesh (.bvh, skeleton .json), called `name`.
+    Skeleton { name: String },
+}
 
 /// The bridge's own avatar, written when first asked for.
 static MANNEQUIN: LazyLock<Vec<u8>> = LazyLock::new(mannequin_vrm);
@@ -30,8 +45,17 @@ pub fn mannequin() -> Response {
 /// The configured avatar for `performer` (or for everyone), read now; else the
 /// mannequin.
 pub async fn serve(configured: &ConfiguredAvatars, performer: Option<&str>) -> Response {
-    let Some(path) = configured(performer) else {
-        return mannequin();
+    let path = match configured(performer) {
+        None => return mannequin(),
+        Some(ViewerAvatar::Converted { name, glb }) => return vrm(glb, &name),
+        Some(ViewerAvatar::Skeleton { name }) => {
+            return (
+                StatusCode::NO_CONTENT,
+                [(header::CONTENT_DISPOSITION, content_disposition(&name))],
+            )
+                .into_response();
+        }
+        Some(ViewerAvatar::File(path)) => path,
     };
     match tokio::fs::read(&path).await {
         Ok(bytes) => vrm(bytes.into(), file_name(&path)),

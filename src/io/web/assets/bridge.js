@@ -27,6 +27,8 @@ export async function getFile(path) {
   const disposition = response.headers.get("content-disposition") || "";
   const named = /filename="([^"]*)"/.exec(disposition);
   const name = named ? named[1] : decodeURIComponent(path.split("/").pop());
+  // 204: an avatar that is a skeleton without a mesh (a .bvh, a skeleton .json).
+  if (response.status === 204) return { name, bytes: null };
   return { name, bytes: await response.arrayBuffer() };
 }
 

@@ -106,6 +106,14 @@ async function assignAvatar(p) {
   const load = ++p.avatarLoads;
   try {
     const file = await avatarFileFor(p);
+    if (!file.bytes) {
+      // A skeleton without a mesh: the stick figure is what there is to draw.
+      if (load !== p.avatarLoads) return;
+      p.avatarName = `${file.name} (stick figure)`;
+      updateFacts();
+      note(`${p.name}'s avatar ${file.name}: a skeleton without a mesh: stick figure`);
+      return;
+    }
     const vrm = await loadVrm(file.bytes);
     if (load !== p.avatarLoads) {
       new Avatar(vrm).dispose();
@@ -133,7 +141,9 @@ async function assignPlayerAvatar() {
   const load = ++playerAvatarLoads;
   try {
     const file = dropped || await getFile("/api/avatar");
-    const vrm = await loadVrm(file.bytes);
+    // A skeleton without a mesh: the take plays on the mannequin.
+    const bytes = file.bytes || (await getFile("/avatars/mannequin.vrm")).bytes;
+    const vrm = await loadVrm(bytes);
     if (load !== playerAvatarLoads) return;
     if (player.avatar) {
       player.avatar.dispose();
