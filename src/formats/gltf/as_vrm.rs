@@ -90,7 +90,10 @@ pub fn to_vrm(
         };
         let local = parent.unwrap_or(DAffine3::IDENTITY).inverse() * own;
         let (scale, rotation, translation) = DMat4::from(local).to_scale_rotation_translation();
-        if let Some(n) = json["nodes"].get_mut(node).and_then(Value::as_object_mut) {
+        // A skinned mesh's node transform does nothing (the joints place the mesh):
+        // it is left as it is, as the validator asks.
+        let node_json = json["nodes"].get_mut(node).and_then(Value::as_object_mut);
+        if let Some(n) = node_json.filter(|n| !n.contains_key("skin")) {
             n.remove("matrix");
             n.insert("translation".into(), json!(translation.to_array()));
             n.insert("rotation".into(), json!(rotation.normalize().to_array()));
@@ -244,10 +247,8 @@ fn embed_images(path: &Path, json: &mut Value, bin: &mut Vec<u8>) -> Result<(), 
             image.insert("mimeType".into(), json!(mime));
         }
     }
-    if let Some(buffers) = json["buffers"].as_array_mut() {
-        if let Some(b) = buffers.first_mut() {
-            b["byteLength"] = json!(bin.len());
-        }
+    if let Some(b) = json["buffers"].as_array_mut().and_then(|b| b.first_mut()) {
+        b["byteLength"] = json!(bin.len());
     }
     Ok(())
 }
