@@ -284,8 +284,14 @@ impl BridgeConfig {
             ));
         }
         let p = &self.pipeline;
-        if p.input_ring == 0 || p.output_ring == 0 || p.recorder_ring == 0 {
-            return Err(field("pipeline", "ring sizes must be at least 1".into()));
+        for (key, size) in [
+            ("pipeline.inputRing", p.input_ring),
+            ("pipeline.outputRing", p.output_ring),
+            ("pipeline.recorderRing", p.recorder_ring),
+        ] {
+            if size == 0 {
+                return Err(field(key, "must be at least 1".into()));
+            }
         }
         if p.max_performers == 0 {
             return Err(field("pipeline.maxPerformers", "must be at least 1".into()));

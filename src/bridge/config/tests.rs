@@ -437,6 +437,10 @@ fn numbers_run_cannot_honour_are_refused_with_their_key() {
             "bridge.json: pipeline.inputRing: 1000000000 is more than 65536",
         ),
         (
+            r#"{"pipeline": {"recorderRing": 0}}"#,
+            "bridge.json: pipeline.recorderRing: must be at least 1",
+        ),
+        (
             r#"{"pipeline": {"maxPerformers": 1000000000000}}"#,
             "bridge.json: pipeline.maxPerformers: 1000000000000 is more than 65536",
         ),

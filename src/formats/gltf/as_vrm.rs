@@ -74,6 +74,17 @@ pub fn to_vrm(
     let nodes = NodeTree::read(&json).map_err(|(place, m)| invalid(place, m))?;
     let joint_nodes = joint_nodes(&json, mapped).map_err(|m| invalid("nodes".into(), m))?;
     let t_pose = mapped.correction.t_pose_world(&mapped.skeleton);
+    // A VRM stands on its origin: the whole scene is lifted so that the hips stand
+    // their hips height over it (a rig centred on its origin, its feet below it).
+    let hips = mapped
+        .map
+        .joint(crate::humanoid::HumanBone::Hips)
+        .map_or(0.0, |j| t_pose[j].translation.y);
+    let stand = DAffine3::from_translation(DVec3::new(
+        0.0,
+        f64::from(mapped.rest_hips_height() - hips),
+        0.0,
+    ));
     let mut world = vec![None::<DAffine3>; nodes.local.len()];
     for &node in &nodes.order {
         let parent_world = nodes.parent[node]
@@ -88,7 +99,10 @@ pub fn to_vrm(
         let (Some(own), parent) = (world[node], nodes.parent[node].and_then(|p| world[p])) else {
             continue;
         };
-        let local = parent.unwrap_or(DAffine3::IDENTITY).inverse() * own;
+        let local = match parent {
+            Some(parent) => parent.inverse() * own,
+            None => stand * own,
+        };
         let (scale, rotation, translation) = DMat4::from(local).to_scale_rotation_translation();
         // A skinned mesh's node transform does nothing (the joints place the mesh):
         // it is left as it is, as the validator asks.
@@ -400,17 +414,23 @@ mod tests {
     use glam::{Mat4, Quat, Vec3};
 
     /// The built-in humanoid's joints as a skinned glTF under an `Armature` node
-    /// turned to face -Z, its upper arms 45° down (an A-pose), bound as it stands.
+    /// turned to face -Z and centred on the origin, its upper arms 45° down (an
+    /// A-pose), bound as it stands.
     fn a_pose_facing_back() -> Value {
         let humanoid = embedded_rig("humanoid", crate::skeleton::builtin::HUMANOID_JSON);
         let joints = humanoid.skeleton.joints();
         let down = 45f32.to_radians();
+        // Centred on its origin, as Blender's metarigs are: the feet 0.9 m below it.
         let mut nodes = vec![json!({
             "name": "Armature",
+            "translation": [0.0, -0.9, 0.0],
             "rotation": Quat::from_rotation_y(std::f32::consts::PI).to_array(),
             "children": [1],
         })];
-        let mut local = vec![Mat4::from_rotation_y(std::f32::consts::PI)];
+        let mut local = vec![Mat4::from_rotation_translation(
+            Quat::from_rotation_y(std::f32::consts::PI),
+            Vec3::new(0.0, -0.9, 0.0),
+        )];
         for (j, joint) in joints.iter().enumerate() {
             let rotation = match joint.name.as_str() {
                 "leftUpperArm" => Quat::from_rotation_z(-down),
@@ -483,6 +503,19 @@ mod tests {
             );
         }
         assert!(c.bones.len() >= 8, "{} bones checked", c.bones.len());
+        // It stands on its origin, as a VRM does: the hips their height over it.
+        let hips = converted.skeleton.rest_world()[converted
+            .map
+            .joint(crate::humanoid::HumanBone::Hips)
+            .expect("hips")]
+        .translation
+        .y;
+        let height = mapped.rest_hips_height();
+        assert!(
+            (hips - height).abs() < 1e-4,
+            "hips at {hips}, {height} tall"
+        );
+        assert!((converted.rest_hips_height() - height).abs() < 1e-4);
         // The hands are where the T-pose puts them: out to the sides, facing +Z.
         let world = converted.skeleton.rest_world();
         let hand = |bone| Vec3::from(world[converted.map.joint(bone).expect("mapped")].translation);
