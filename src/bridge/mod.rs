@@ -206,6 +206,8 @@ pub async fn run(
         Some(on_ready) => on_ready(&ready),
         None => tracing::info!("{ready}"),
     }
+    // Then the replays: their performers appear after the ready line.
+    wiring.start_replays();
     let mut running = RunningBridge {
         stop: stop_tx,
         inputs: wiring.inputs,

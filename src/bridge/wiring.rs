@@ -96,6 +96,9 @@ pub(super) struct Wiring<'a> {
     input_rings: Vec<InputRing>,
     output_ports: Vec<OutputPort>,
     pub inputs: JoinSet<()>,
+    /// Replays wired but not started: they start once the bridge is ready
+    /// (`start_replays`), so no performer appears before the ready line.
+    pending_replays: Vec<ReplayInput>,
     pub replays: JoinSet<u64>,
     pub outputs: JoinSet<()>,
 }
@@ -117,6 +120,7 @@ impl<'a> Wiring<'a> {
             input_rings: Vec::new(),
             output_ports: Vec::new(),
             inputs: JoinSet::new(),
+            pending_replays: Vec::new(),
             replays: JoinSet::new(),
             outputs: JoinSet::new(),
         };
@@ -226,7 +230,8 @@ impl<'a> Wiring<'a> {
         Ok(())
     }
 
-    /// Each recording as a performer, looping or not, in real time or `fast`.
+    /// Each recording as a performer, looping or not, in real time or `fast`;
+    /// started by `start_replays`.
     pub fn replays(
         &mut self,
         sources: Vec<ReplaySource>,
@@ -246,9 +251,16 @@ impl<'a> Wiring<'a> {
                 fast,
                 shutdown: self.stop.clone(),
             };
-            self.replays.spawn(task.run());
+            self.pending_replays.push(task);
         }
         Ok(())
+    }
+
+    /// Starts the replays wired, once everything else is.
+    pub fn start_replays(&mut self) {
+        for task in self.pending_replays.drain(..) {
+            self.replays.spawn(task.run());
+        }
     }
 
     pub async fn vmc_outputs(

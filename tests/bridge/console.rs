@@ -1,5 +1,6 @@
-//! What `run` prints on stdout: with `--quiet`, the performers' motion lines go,
-//! and the lines saying when a performer appeared and went stay.
+//! What `run` prints on stdout: the ready line first; with `--quiet`, the
+//! performers' motion lines go, and the lines saying when a performer appeared
+//! and went stay.
 
 use crate::harness::{Bridge, quiet_config, repo};
 
@@ -23,6 +24,8 @@ fn quiet_drops_the_motion_lines_and_keeps_appeared_and_gone() {
         let all = lines.join("\n");
         let has = |line: &str| lines.iter().any(|l| l == line);
         assert!(has("performer walk-and-wave appeared (Humanoid)"), "{all}");
+        // The ready line before any performer's.
+        assert!(lines[0].starts_with("ready: "), "{all}");
         assert!(has("performer walk-and-wave gone"), "{all}");
         let motion = lines
             .iter()
