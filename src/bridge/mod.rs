@@ -173,8 +173,10 @@ pub async fn run(
     let recorder = wiring.recorder(&config.recorder, &avatar_rest, record_commands);
     let motion = Duration::from_secs_f32(config.status.monitor_interval_s.max(0.0));
     let motion = (options.monitor && !motion.is_zero()).then_some(motion);
+    // The console's lines wait for the ready line.
+    let (said_ready, ready) = watch::channel(false);
     if options.announce || motion.is_some() {
-        wiring.monitor(motion);
+        wiring.monitor(motion, ready);
     }
     let solver = wiring.start_solver(&solver_thread, &config, &skeletons, &avatars);
     let (calibrations, calibration_requests) = mpsc::unbounded_channel();
@@ -206,8 +208,7 @@ pub async fn run(
         Some(on_ready) => on_ready(&ready),
         None => tracing::info!("{ready}"),
     }
-    // Then the replays: their performers appear after the ready line.
-    wiring.start_replays();
+    said_ready.send_replace(true);
     let mut running = RunningBridge {
         stop: stop_tx,
         inputs: wiring.inputs,

@@ -96,9 +96,6 @@ pub(super) struct Wiring<'a> {
     input_rings: Vec<InputRing>,
     output_ports: Vec<OutputPort>,
     pub inputs: JoinSet<()>,
-    /// Replays wired but not started: they start once the bridge is ready
-    /// (`start_replays`), so no performer appears before the ready line.
-    pending_replays: Vec<ReplayInput>,
     pub replays: JoinSet<u64>,
     pub outputs: JoinSet<()>,
 }
@@ -120,7 +117,6 @@ impl<'a> Wiring<'a> {
             input_rings: Vec::new(),
             output_ports: Vec::new(),
             inputs: JoinSet::new(),
-            pending_replays: Vec::new(),
             replays: JoinSet::new(),
             outputs: JoinSet::new(),
         };
@@ -230,8 +226,7 @@ impl<'a> Wiring<'a> {
         Ok(())
     }
 
-    /// Each recording as a performer, looping or not, in real time or `fast`;
-    /// started by `start_replays`.
+    /// Each recording as a performer, looping or not, in real time or `fast`.
     pub fn replays(
         &mut self,
         sources: Vec<ReplaySource>,
@@ -251,16 +246,9 @@ impl<'a> Wiring<'a> {
                 fast,
                 shutdown: self.stop.clone(),
             };
-            self.pending_replays.push(task);
-        }
-        Ok(())
-    }
-
-    /// Starts the replays wired, once everything else is.
-    pub fn start_replays(&mut self) {
-        for task in self.pending_replays.drain(..) {
             self.replays.spawn(task.run());
         }
+        Ok(())
     }
 
     pub async fn vmc_outputs(
@@ -395,7 +383,7 @@ impl<'a> Wiring<'a> {
 
     /// The console monitor: when a performer appears and goes, and with `motion`,
     /// each performer's newest pose that often (without, it is sent no poses).
-    pub fn monitor(&mut self, motion: Option<Duration>) {
+    pub fn monitor(&mut self, motion: Option<Duration>, ready: watch::Receiver<bool>) {
         let (port, ring) = output_ring("monitor", self.pipeline.output_ring, Delivery::Newest);
         let wants_poses = Arc::new(AtomicBool::new(motion.is_some()));
         self.output_ports.push(port.with_poses_gate(wants_poses));
@@ -403,6 +391,7 @@ impl<'a> Wiring<'a> {
             Monitor {
                 ring,
                 interval: motion,
+                ready,
                 shutdown: self.stop.clone(),
             }
             .run(),

@@ -79,11 +79,18 @@ impl std::fmt::Display for PoseSummary {
 pub struct Monitor {
     pub ring: OutputRing,
     pub interval: Option<Duration>,
+    /// True once the bridge has said it is ready: nothing is printed before its
+    /// ready line (what arrives meanwhile waits in the ring).
+    pub ready: watch::Receiver<bool>,
     pub shutdown: watch::Receiver<bool>,
 }
 
 impl Monitor {
     pub async fn run(mut self) {
+        tokio::select! {
+            _ = self.ready.wait_for(|ready| *ready) => {}
+            _ = self.shutdown.changed() => {}
+        }
         let mut latest: BTreeMap<String, Latest> = BTreeMap::new();
         let mut tick = self.interval.map(tokio::time::interval);
         if let Some(tick) = &mut tick {
@@ -228,6 +235,7 @@ mod tests {
             Monitor {
                 ring,
                 interval: Some(Duration::from_secs(1)),
+                ready: watch::channel(true).1,
                 shutdown,
             }
             .run(),
