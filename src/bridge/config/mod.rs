@@ -284,27 +284,9 @@ impl BridgeConfig {
             ));
         }
         let p = &self.pipeline;
-        for (key, size) in [
-            ("pipeline.inputRing", p.input_ring),
-            ("pipeline.outputRing", p.output_ring),
-            ("pipeline.recorderRing", p.recorder_ring),
-        ] {
-            if size == 0 {
-                return Err(field(key, "must be at least 1".into()));
-            }
-        }
-        if p.max_performers == 0 {
-            return Err(field("pipeline.maxPerformers", "must be at least 1".into()));
-        }
-        if self
-            .websocket
-            .as_ref()
-            .is_some_and(|ws| ws.client_queue == 0)
-        {
-            return Err(field("websocket.clientQueue", "must be at least 1".into()));
-        }
-        // Each slot is allocated up front: a size past this would abort on allocation.
-        for (key, size) in [
+        // Each slot is allocated up front: a size past `MAX_COUNT` would abort on
+        // allocation.
+        let counts = [
             ("pipeline.inputRing", p.input_ring),
             ("pipeline.outputRing", p.output_ring),
             ("pipeline.recorderRing", p.recorder_ring),
@@ -315,7 +297,11 @@ impl BridgeConfig {
             self.websocket
                 .as_ref()
                 .map(|ws| ("websocket.clientQueue", ws.client_queue)),
-        ) {
+        );
+        for (key, size) in counts {
+            if size == 0 {
+                return Err(field(key, "must be at least 1".into()));
+            }
             if size > MAX_COUNT {
                 return Err(field(key, format!("{size} is more than {MAX_COUNT}")));
             }
