@@ -187,9 +187,10 @@ fn bad_skeleton_json_names_the_field() {
     }
 }
 
-/// Files the bridge's configuration names (a VMC sender's `rest`, a streamed
-/// skeleton) that cannot be used stop `run` before it binds anything, with one
-/// line naming the configuration file, the key and the loader's own reason.
+/// Files the bridge's configuration names (an avatar, a VMC sender's `rest`, a
+/// streamed skeleton) that cannot be used stop `run` before it binds anything,
+/// with one line naming the configuration file, the key and the loader's own
+/// reason (`run --avatar` for a file given with that flag).
 #[test]
 fn files_a_config_names_that_cannot_be_used_name_the_key_and_the_reason() {
     let dir = tempfile::tempdir().unwrap();
@@ -214,7 +215,31 @@ fn files_a_config_names_that_cannot_be_used_name_the_key_and_the_reason() {
             path.to_str().unwrap()
         )
     };
-    let cases: [(String, &[&str]); 4] = [
+    let avatar = |key: &str, path: &Path| {
+        let file = format!("{:?}", path.to_str().unwrap());
+        let keys = match key {
+            "performer" => format!(r#""performers": {{"alice": {{"avatar": {file}}}}}"#),
+            _ => format!(r#""vmcOutputs": [{{"to": "127.0.0.1:9", "avatar": {file}}}]"#),
+        };
+        format!(r#"{{"vmcInputs": [], "labInputs": [], "websocket": null, {keys}}}"#)
+    };
+    let cases: [(String, &[&str]); 6] = [
+        (
+            avatar("performer", &missing),
+            &[
+                "bridge.json: performers.alice.avatar: ",
+                "missing.vrm",
+                "No such file",
+            ],
+        ),
+        (
+            avatar("output", &arm),
+            &[
+                "bridge.json: vmcOutputs[0].avatar: ",
+                "arm.json",
+                "no bone map",
+            ],
+        ),
         (
             rest(&missing),
             &[
@@ -255,6 +280,22 @@ fn files_a_config_names_that_cannot_be_used_name_the_key_and_the_reason() {
         ]);
         assert_one_line_error(&out, needles);
     }
+    // A file given on the command line: the flag, not a key of the config.
+    let config = write(
+        dir.path(),
+        "bridge.json",
+        avatar("performer", &arm).as_bytes(),
+    );
+    let out = bridge(&[
+        "run",
+        "--config",
+        config.to_str().unwrap(),
+        "--avatar",
+        &format!("alice={}", missing.display()),
+        "--duration",
+        "0",
+    ]);
+    assert_one_line_error(&out, &["run --avatar: ", "missing.vrm", "No such file"]);
 }
 
 #[test]
@@ -558,6 +599,30 @@ fn convert_writes_vrma_from_bvh_and_from_vrma() {
         "{}",
         baked.rest_hips_position
     );
+}
+
+/// A frame rate is above 0 and at most 1000 for every command that takes one: a
+/// grid past that would hold billions of frame times.
+#[test]
+fn frame_rates_past_a_thousand_are_refused_by_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.vrma");
+    let out = out.to_str().unwrap();
+    for args in [
+        &["run", "--demo", "--fps", "1e30", "--duration", "0"][..],
+        &["send", "--fps", "1001", "--to", "127.0.0.1:9"],
+        &["convert", "-o", out, "--fps", "0"],
+        &["convert", "-o", out, "--fps", "inf"],
+    ] {
+        let run = bridge(args);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("frames per second above 0 and at most 1000"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert!(!Path::new(out).exists());
 }
 
 /// A take is never lost to `-o`: `convert` and `record` refuse an output that

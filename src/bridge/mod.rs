@@ -52,9 +52,6 @@ pub enum BridgeError {
     /// `message` the loader's reason.
     #[error("{place}: {message}")]
     Setting { place: String, message: String },
-    /// An avatar file that cannot be used: one line naming it.
-    #[error("{0}")]
-    Avatar(String),
     #[error("performer name `{0}` is empty or longer than 32 bytes")]
     PerformerName(String),
     #[error("cannot start the solver thread")]
@@ -98,6 +95,9 @@ pub struct RunOptions {
     /// The configuration file `config` came from, if any: calibrations taken
     /// live are saved into it.
     pub config_file: Option<PathBuf>,
+    /// The avatar files given on the command line (`run --avatar`): an error
+    /// loading one names the flag, not a key of the configuration.
+    pub avatar_flags: Vec<PathBuf>,
 }
 
 /// What a finished run did.
@@ -138,7 +138,7 @@ pub async fn run(
     let file = options.config_file.as_deref();
     let skeletons = Skeletons::load(&config, file)?;
     let lab_plans = skeletons.lab_plans(&config.lab_inputs)?;
-    let avatars = AvatarPlan::load(&config)?;
+    let avatars = AvatarPlan::load(&config, file, &options.avatar_flags)?;
     let sender_rests = start::sender_rests(&config.vmc_inputs, file)?;
     let avatar_rest = avatars.default_rest().clone();
 

@@ -232,17 +232,8 @@ pub(super) struct LoadedAvatar {
 /// else recognized) and its rest turned into the T-pose facing +Z (a VRM 0.x
 /// model's half turn included); a glTF humanoid that is not a VRM is written as
 /// one for the viewer (`as_vrm`).
-pub(super) fn load_avatar(path: &Path) -> Result<LoadedAvatar, BridgeError> {
-    // One line naming the file once (the loaders' own messages mostly name it).
-    let fail = |error: &dyn std::error::Error| {
-        let message = with_causes(error);
-        let file = path.display().to_string();
-        BridgeError::Avatar(if message.contains(&file) {
-            format!("avatar: {message}")
-        } else {
-            format!("avatar {file}: {message}")
-        })
-    };
+pub(super) fn load_avatar(path: &Path) -> Result<LoadedAvatar, String> {
+    let fail = |error: &dyn std::error::Error| naming(path, with_causes(error));
     let rig = formats::load_rig(path, &LoadOptions::default()).map_err(|e| fail(&e))?;
     let label = path.display().to_string();
     let mapped = inspect::map_rig(&label, &rig, None).map_err(|e| fail(&e))?;
@@ -250,11 +241,11 @@ pub(super) fn load_avatar(path: &Path) -> Result<LoadedAvatar, BridgeError> {
     // What the IK needs of a body: both arms and legs.
     for limb in crate::ik::body::Limb::ALL {
         if let Some(bone) = limb.bones().into_iter().find(|b| !avatar.body.has(*b)) {
-            return Err(BridgeError::Avatar(format!(
-                "avatar {}: the humanoid bone {} is not mapped: the IK needs both arms and legs",
+            return Err(format!(
+                "{}: the humanoid bone {} is not mapped: the IK needs both arms and legs",
                 path.display(),
                 bone.name()
-            )));
+            ));
         }
     }
     Ok(LoadedAvatar {
@@ -318,6 +309,9 @@ struct AvatarFiles<'a> {
     /// The file of each avatar; `None`: the built-in humanoid (only ever 0).
     files: Vec<Option<&'a Path>>,
     loaded: Vec<LoadedAvatar>,
+    /// Where an avatar file was named, for an error: `run --avatar` or the
+    /// configuration file and the key.
+    place: &'a dyn Fn(&Path) -> String,
 }
 
 impl<'a> AvatarFiles<'a> {
@@ -331,24 +325,51 @@ impl<'a> AvatarFiles<'a> {
         if let Some(i) = self.files.iter().position(named) {
             return Ok(i);
         }
-        self.loaded.push(load_avatar(path)?);
+        self.loaded.push(self.load(path)?);
         self.files.push(Some(path));
         Ok(self.files.len() - 1)
+    }
+
+    /// The avatar at `path`, an error naming where it was named.
+    fn load(&self, path: &Path) -> Result<LoadedAvatar, BridgeError> {
+        load_avatar(path).map_err(|message| BridgeError::Setting {
+            place: (self.place)(path),
+            message,
+        })
     }
 }
 
 impl AvatarPlan {
     /// Loads every avatar file `config` names (each once, in the order of the
     /// file: the default first, then the performers' by name, then the outputs').
-    pub fn load(config: &BridgeConfig) -> Result<Self, BridgeError> {
+    /// An error names `run --avatar` for a file among `flags`, else `file` (the
+    /// configuration file, if any) and the key naming it.
+    pub fn load(
+        config: &BridgeConfig,
+        file: Option<&Path>,
+        flags: &[PathBuf],
+    ) -> Result<Self, BridgeError> {
+        let place = |path: &Path| {
+            if flags.iter().any(|flag| flag == path) {
+                "run --avatar".to_owned()
+            } else {
+                match file {
+                    Some(file) => format!("{}: {}", file.display(), config.avatar_key(path)),
+                    None => config.avatar_key(path),
+                }
+            }
+        };
         let default = config.default_avatar();
         let mut files = AvatarFiles {
             files: vec![default],
-            loaded: vec![match default {
-                Some(path) => load_avatar(path)?,
-                None => built_in_avatar(),
-            }],
+            loaded: Vec::new(),
+            place: &place,
         };
+        let first = match default {
+            Some(path) => files.load(path)?,
+            None => built_in_avatar(),
+        };
+        files.loaded.push(first);
         let mut by_performer = HashMap::new();
         for name in config.named_performers() {
             if let Some(path) = config.avatar_for(name) {

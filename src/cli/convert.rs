@@ -38,7 +38,7 @@ pub struct ConvertArgs {
     #[arg(long)]
     pub all_clips: bool,
     /// Resample at this many frames per second (default: keep the source's frames).
-    #[arg(long, value_name = "FPS")]
+    #[arg(long, value_name = "FPS", value_parser = super::parse_fps)]
     pub fps: Option<f32>,
     /// Bake onto this model's proportions: its T-pose becomes the file's rest and
     /// hips positions are scaled to its hips height.
@@ -88,11 +88,6 @@ pub fn run(args: ConvertArgs) -> CliResult<()> {
             })
         }
     };
-    if let Some(rate) = fps
-        && !(rate.is_finite() && rate > 0.0)
-    {
-        return Err(format!("--fps {rate}: not a positive number").into());
-    }
     write(
         input.as_deref(),
         &Output {

@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use clap::{Parser, Subcommand};
 use mocap_bridge::formats::{LoadOptions, Units, UpAxis};
 use mocap_bridge::protocol::vmc::ExpressionNames;
+use mocap_bridge::takes::replay::MAX_FPS;
 use mocap_bridge::takes::{self, load::LoadedTake};
 
 /// What a command returns: any error prints as `error: …` and exits with code 2.
@@ -147,9 +148,9 @@ pub fn parse_up(s: &str) -> Result<UpAxis, String> {
 /// A frame rate given on the command line: a positive number.
 pub fn parse_fps(s: &str) -> Result<f32, String> {
     match s.parse::<f32>() {
-        Ok(fps) if fps > 0.0 && fps.is_finite() => Ok(fps),
+        Ok(fps) if fps > 0.0 && fps <= MAX_FPS => Ok(fps),
         _ => Err(format!(
-            "`{s}` is not a positive number of frames per second"
+            "`{s}` is not a number of frames per second above 0 and at most {MAX_FPS}"
         )),
     }
 }

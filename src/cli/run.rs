@@ -187,6 +187,7 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         monitor: !args.quiet,
         announce: true,
         config_file: args.config.clone(),
+        avatar_flags: args.avatar.iter().map(|a| avatar_arg(a).1).collect(),
         on_ready: Some(Box::new(|line: &str| {
             let mut out = std::io::stdout().lock();
             // A closed stdout does not stop the bridge.

@@ -62,6 +62,11 @@ pub fn frame_times(own: &[f32], duration: f32, fps: Option<f32>) -> Vec<f32> {
     }
 }
 
+/// The most frames per second a replay streams at or a take is resampled to
+/// (`run --fps`, `replay.fps`, `send --fps`, `convert --fps`): past every
+/// capture and display rate, and each frame's time and pose are kept in memory.
+pub const MAX_FPS: f32 = 1000.0;
+
 /// Frames per second of a replay streamed live whose file has no frame rate of
 /// its own (see `stream_fps`).
 pub const DEFAULT_STREAM_FPS: f32 = 60.0;

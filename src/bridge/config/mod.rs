@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use crate::protocol::frame::{MAX_NAME, PerformerName, TrackedPoint};
 use crate::protocol::vrchat::TRACKER_COUNT;
+use crate::takes::replay::MAX_FPS;
 
 pub use calibration::save_calibration;
 pub use inputs::{LabInputConfig, VmcInputConfig, VrchatInputConfig};
@@ -276,11 +277,13 @@ impl BridgeConfig {
             ));
         }
         if let Some(fps) = self.replay.fps
-            && !(fps.is_finite() && fps > 0.0)
+            && !(fps > 0.0 && fps <= MAX_FPS)
         {
             return Err(field(
                 "replay.fps",
-                "must be a positive number of frames per second, or null".into(),
+                format!(
+                    "must be a number of frames per second above 0 and at most {MAX_FPS}, or null"
+                ),
             ));
         }
         let p = &self.pipeline;
@@ -463,6 +466,24 @@ impl BridgeConfig {
                     .find_map(|out| out.avatar.as_deref())
             })
             .or_else(|| self.default_avatar())
+    }
+
+    /// The key that names the avatar file `path`, first of: `avatar`,
+    /// `performers.<name>.avatar`, `vmcOutputs[i].avatar` (`avatar` when none
+    /// does, as for the built-in default).
+    #[must_use]
+    pub fn avatar_key(&self, path: &Path) -> String {
+        let named = |avatar: &Option<PathBuf>| avatar.as_deref() == Some(path);
+        if named(&self.avatar) {
+            return "avatar".into();
+        }
+        if let Some((name, _)) = self.performers.iter().find(|(_, p)| named(&p.avatar)) {
+            return format!("performers.{name}.avatar");
+        }
+        match self.vmc_outputs.iter().position(|out| named(&out.avatar)) {
+            Some(i) => format!("vmcOutputs[{i}].avatar"),
+            None => "avatar".into(),
+        }
     }
 
     /// The avatar file of every performer without one of its own: `avatar` (or

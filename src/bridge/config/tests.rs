@@ -448,10 +448,15 @@ fn numbers_run_cannot_honour_are_refused_with_their_key() {
             r#"{"websocket": {"clientQueue": 1000000000000}}"#,
             "bridge.json: websocket.clientQueue: 1000000000000 is more than 65536",
         ),
+        (
+            r#"{"replay": {"fps": 1e30}}"#,
+            "bridge.json: replay.fps: must be a number of frames per second above 0 and at most 1000, or null",
+        ),
     ] {
         assert_eq!(parse(text).unwrap_err(), expected, "{text}");
     }
     parse(r#"{"status": {"logIntervalS": 0, "monitorIntervalS": 86400}}"#).unwrap();
+    parse(r#"{"replay": {"fps": 1000}}"#).unwrap();
 }
 
 /// Every key that names a performer is held to the performer name's length,
