@@ -435,6 +435,16 @@ fn bad_websocket_messages_are_counted_and_the_server_keeps_serving() {
     assert_eq!(input["unknown"], 1, "{input}");
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
+    // The first bad message that gets no reply is logged with why; the rest only
+    // counted.
+    let logged: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("WebSocket message dropped"))
+        .collect();
+    assert_eq!(logged.len(), 1, "{stderr}");
+    assert!(logged[0].contains("why=expected ident"), "{stderr}");
+    // A log that is no terminal is plain text.
+    assert!(!stderr.contains('\u{1b}'), "{stderr}");
 }
 
 #[test]

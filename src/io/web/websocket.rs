@@ -41,8 +41,8 @@ use crate::pipeline::{
 };
 use crate::protocol::frame::{JointFrame, PerformerName, TrackedPoint};
 use crate::protocol::ws::{
-    self, ClientMessage, ErrorKind, PerformerSummary, PoseHeader, Reply, SourcePoint,
-    StartedRecording, StoppedRecording,
+    self, ClientMessage, PerformerSummary, PoseHeader, Reply, SourcePoint, StartedRecording,
+    StoppedRecording,
 };
 use crate::record::recorder::RecordCommand;
 
@@ -345,6 +345,8 @@ async fn client(
     }
     let mut session = Session {
         shared: shared.clone(),
+        peer,
+        bad_logged: false,
         port: None,
         frame: Box::new(JointFrame::new(
             PerformerName::new("_").unwrap_or_else(|| unreachable!("a one-letter name is valid")),
@@ -362,7 +364,7 @@ async fn client(
                 }
                 Some(Ok(Message::Binary(_))) => {
                     shared.input_stats.packets.fetch_add(1, Relaxed);
-                    shared.input_stats.bad.fetch_add(1, Relaxed);
+                    session.bad(&"a binary message: the bridge reads JSON text");
                     (Vec::new(), false)
                 }
                 Some(Ok(Message::Close(_))) | None => break,
@@ -465,6 +467,11 @@ fn newest_poses(
 /// One client's side of the conversation.
 struct Session {
     shared: Arc<Shared>,
+    /// The client's address, for the log.
+    peer: SocketAddr,
+    /// Whether a bad message of this client's has been logged: the first is, with
+    /// why; the rest are only counted (a sender at 90 Hz would flood the log).
+    bad_logged: bool,
     /// This client's ring to the solver, made on its first frame.
     port: Option<InputPort>,
     /// Reused for every skeleton frame.
@@ -472,6 +479,19 @@ struct Session {
 }
 
 impl Session {
+    /// Counts a bad message that gets no reply, logging why for the first.
+    fn bad(&mut self, why: &dyn std::fmt::Display) {
+        self.shared.input_stats.bad.fetch_add(1, Relaxed);
+        if !self.bad_logged {
+            self.bad_logged = true;
+            tracing::warn!(
+                peer = %self.peer,
+                %why,
+                "WebSocket message dropped (more bad ones from this client are only counted)"
+            );
+        }
+    }
+
     fn push(&mut self, frame: SourceFrame) {
         let shared = &self.shared;
         let port = self.port.get_or_insert_with(|| {
@@ -494,26 +514,30 @@ impl Session {
     /// Handles one text message; returns the reply, if any.
     async fn text(&mut self, text: &str) -> Option<String> {
         let stats = self.shared.input_stats.clone();
-        if text.len() > self.shared.rules.max_message_bytes {
-            stats.bad.fetch_add(1, Relaxed);
+        let limit = self.shared.rules.max_message_bytes;
+        if text.len() > limit {
+            self.bad(&format_args!(
+                "{} bytes, over maxMessageBytes ({limit})",
+                text.len()
+            ));
             return None;
         }
         let message = match ws::parse(text) {
             Ok(m) => m,
             Err(e) => {
-                match e.kind() {
-                    ErrorKind::Malformed | ErrorKind::InvalidValue | ErrorKind::Oversize => {
-                        stats.bad.fetch_add(1, Relaxed);
-                    }
-                }
                 // Requests get an error reply; frames are only counted.
-                return ws::rejected_request_id(text).map(|id| {
+                let Some(id) = ws::rejected_request_id(text) else {
+                    self.bad(&e);
+                    return None;
+                };
+                stats.bad.fetch_add(1, Relaxed);
+                return Some(
                     Reply::Error {
                         id,
                         message: &e.to_string(),
                     }
-                    .to_json()
-                });
+                    .to_json(),
+                );
             }
         };
         match message {
@@ -538,9 +562,7 @@ impl Session {
                             frame,
                         });
                     }
-                    Err(_) => {
-                        stats.bad.fetch_add(1, Relaxed);
-                    }
+                    Err(e) => self.bad(&e),
                 }
                 None
             }
