@@ -91,7 +91,7 @@ struct FileJoint {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct File {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "units_text")]
     units: Option<String>,
     #[serde(default)]
     up: Option<String>,
@@ -109,9 +109,23 @@ struct FileStream {
     format: Option<String>,
     euler_order: Option<String>,
     angles: Option<String>,
+    #[serde(default, deserialize_with = "units_text")]
     units: Option<String>,
     up: Option<String>,
     handedness: Option<String>,
+}
+
+/// `units` as written: a name (`"cm"`), or metres per unit as a number (`0.01`)
+/// or in a string (`"0.01"`); `Units::parse` reads the text.
+fn units_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    match Option::<serde_json::Value>::deserialize(d)? {
+        None => Ok(None),
+        Some(serde_json::Value::String(name)) => Ok(Some(name)),
+        Some(serde_json::Value::Number(per_unit)) => Ok(Some(per_unit.to_string())),
+        Some(other) => Err(serde::de::Error::custom(format!(
+            "`{other}` is not m, dm, cm, mm, in or a number"
+        ))),
+    }
 }
 
 /// How a lab system streams a skeleton (the file's `stream` object): what its
@@ -599,6 +613,28 @@ mod tests {
         assert_eq!(partial.space, RotationSpace::Global);
         assert_eq!(partial.handedness, Handedness::Left);
         assert_eq!((partial.units, partial.up), (Units::Centimetres, UpAxis::Y));
+    }
+
+    #[test]
+    fn units_are_a_name_or_metres_per_unit_as_a_number_or_a_string() {
+        for units in ["0.01", "\"0.01\"", "\"cm\""] {
+            let stream = stream_of(&format!(
+                r#"{{"units": {units}, "joints": [{{"name": "a", "offset": [0, 0, 0]}}],
+                    "stream": {{"units": {units}}}}}"#
+            ));
+            let scale = |u: Units| u.metres_per_unit();
+            assert!((scale(stream.units) - 0.01).abs() < 1e-9, "{units}");
+        }
+        let wrong = parse_with_stream(
+            r#"{"units": true, "joints": [{"name": "a", "offset": [0, 0, 0]}]}"#,
+            Path::new("s.json"),
+            &LoadOptions::default(),
+        );
+        let message = wrong.unwrap_err().to_string();
+        assert!(
+            message.contains("units") && message.contains("`true` is not m, dm, cm, mm, in"),
+            "{message}"
+        );
     }
 
     #[test]

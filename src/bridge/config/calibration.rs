@@ -9,7 +9,7 @@ use crate::ik::calibration::Calibration;
 
 /// Writes `calibration` as `performers.<performer>.calibration` into the
 /// configuration file at `path`, keeping everything else in it (notes, order,
-/// other settings) as it was. The file is replaced whole (written beside it,
+/// other settings) as it was, laid out as `serde_json` pretty-prints. The file is replaced whole (written beside it,
 /// then renamed), so a crash never leaves half a file. Returns a one-line error
 /// naming the file.
 pub fn save_calibration(
