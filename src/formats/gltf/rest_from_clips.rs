@@ -6,8 +6,10 @@
 //!
 //! Only for a rig that declares no humanoid map; a rig that never stands as a body
 //! (a quadruped, a vehicle) keeps its rest and is refused as before, and so does one
-//! refused whatever its pose (a many-legged body, `NotHumanoid::any_pose`), though
-//! a frame with all but two legs lifted might pass for a biped. Pure: runs on the skeleton and clips `mod.rs` has read.
+//! refused whatever its pose (`NotHumanoid::any_pose`): a many-legged body, though a
+//! frame with all but two legs lifted might pass for a biped, and a hand split per
+//! finger, though a frame may swing one palm chain out where the recognizer takes it
+//! for the hand. Pure: runs on the skeleton and clips `mod.rs` has read.
 
 use super::super::Clip;
 use crate::skeleton::{Joint, Recognition, Skeleton, Transform, recognize};

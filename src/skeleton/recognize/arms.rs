@@ -423,6 +423,23 @@ fn line_roles<'a>(rig: &'a RestJoints<'_>, line: &[usize]) -> impl Fn(usize) -> 
     }
 }
 
+/// Why an arm has no VRM bones: the reason, and whether it holds in any pose of the
+/// rig (`NotHumanoid::any_pose`), so that no frame of a clip is tried as the rest.
+pub(super) struct ArmRefusal {
+    pub(super) reason: String,
+    pub(super) any_pose: bool,
+}
+
+impl ArmRefusal {
+    /// A refusal that another pose of the rig may lift.
+    fn posed(reason: String) -> Self {
+        Self {
+            reason,
+            any_pose: false,
+        }
+    }
+}
+
 /// Heuristic: upper arm, elbow and hand are the joints `u < e < h` of the arm's line
 /// (coincident joints merged) minimizing a cost: the upper arm 1.15 forearms long
 /// (log ratio, 0.4 to 2.5 allowed), the upper arm starting out to the side (at least
@@ -444,22 +461,27 @@ pub(super) fn solve_arm(
     branch: usize,
     midline: &Midline,
     chest: Vec3,
-) -> Result<Arm, String> {
+) -> Result<Arm, ArmRefusal> {
     let (line, hand_fork) = follow_out(rig, root, branch);
     if let Some(&fork) = line.last().filter(|_| hand_fork)
         && let Some(chains) = split_palm(rig, fork)
     {
-        return Err(format!(
-            "arm `{}`: no hand joint: the chains `{}` start together past `{}`, each from its \
-             own joint, where the wrist is, so no joint is the hand",
-            rig.name(root),
-            chains
-                .iter()
-                .map(|&j| rig.name(j))
-                .collect::<Vec<_>>()
-                .join("`, `"),
-            rig.name(fork)
-        ));
+        // The chains' starts and their distance from the fork are bone lengths, the
+        // same in every pose: no frame of a clip has a hand joint either.
+        return Err(ArmRefusal {
+            reason: format!(
+                "arm `{}`: no hand joint: the chains `{}` start together past `{}`, each \
+                 from its own joint, where the wrist is, so no joint is the hand",
+                rig.name(root),
+                chains
+                    .iter()
+                    .map(|&j| rig.name(j))
+                    .collect::<Vec<_>>()
+                    .join("`, `"),
+                rig.name(fork)
+            ),
+            any_pose: true,
+        });
     }
     let reps = rig.collapse(&line);
     let n = reps.len();
@@ -520,23 +542,23 @@ pub(super) fn solve_arm(
             && out.len() < n
             && !hand_fork
         {
-            return Err(format!(
+            return Err(ArmRefusal::posed(format!(
                 "no hands: the arm `{}` is a clavicle from the midline, then `{}` ends at `{}` \
                  (an upper arm and a forearm, no hand joint), so no VRM map has the required \
                  hands",
                 rig.name(root),
                 rig.name(upper),
                 rig.name(fore)
-            ));
+            )));
         }
-        return Err(format!(
+        return Err(ArmRefusal::posed(format!(
             "arm `{}`: no upper arm, forearm and hand in proportion along `{}`",
             rig.name(root),
             line.iter()
                 .map(|&j| rig.name(j))
                 .collect::<Vec<_>>()
                 .join("`, `")
-        ));
+        )));
     };
     let upper = reps[u];
     let before: Vec<usize> = line
@@ -697,6 +719,8 @@ mod tests {
             "{}",
             n.reason
         );
+        // Bone lengths say so, the same in every pose: no clip frame is tried as the rest.
+        assert!(n.any_pose, "{}", n.reason);
         // One palm joint at the wrist carrying the three is the hand.
         limb.push(("Palm", "LowerArm", [0.71, 1.45, 0.0]));
         for row in limb

@@ -11,7 +11,7 @@ use glam::Vec3;
 use crate::humanoid::HumanBone as B;
 use crate::humanoid::{HumanBone, Side};
 
-use super::arms::{Arm, ArmBranch, find_arm_branch, solve_arm};
+use super::arms::{Arm, ArmBranch, ArmRefusal, find_arm_branch, solve_arm};
 use super::body::Body;
 use super::face::{Face, solve_face};
 use super::facing::{Facing, Midline, facing};
@@ -378,7 +378,7 @@ fn put_head(
 fn put_arms(
     body: &mut Body,
     rig: &RestJoints,
-    arms: &[Result<Arm, String>; 2],
+    arms: &[Result<Arm, ArmRefusal>; 2],
     facing: &Facing,
     front: Vec3,
 ) {
@@ -387,8 +387,12 @@ fn put_arms(
         let bone = |b: HumanBone| on_side(side, b);
         let arm = match arm {
             Ok(a) => a,
+            Err(e) if e.any_pose => {
+                body.fail_in_any_pose(e.reason.clone());
+                continue;
+            }
             Err(e) => {
-                body.fail(e.clone());
+                body.fail(e.reason.clone());
                 continue;
             }
         };
