@@ -12,6 +12,7 @@ use mocap_bridge::takes::replay::Replay;
 
 use super::{CliResult, RigArgs, load_options};
 use mocap_bridge::formats::inspect::{explicit_map, map_rig};
+use mocap_bridge::formats::still_map::clips_leave_the_map_still;
 use mocap_bridge::takes::load::{ext_clips, is_vrma};
 
 /// Options of `convert`.
@@ -178,6 +179,9 @@ fn write(
         let loaded =
             formats::load_rig(input, &load_options(rig)).map_err(formats::FormatError::or_vrma)?;
         let src = map_rig(&label, &loaded, explicit_map(rig.map.as_deref())?)?;
+        if let Some(still) = clips_leave_the_map_still(&loaded, &src.map) {
+            eprintln!("warning: {label}: {still}");
+        }
         let clips: Vec<&formats::Clip> = if all_clips {
             loaded.clips.iter().collect()
         } else {

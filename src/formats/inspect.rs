@@ -13,6 +13,7 @@ use std::fmt::{self, Write as _};
 use std::path::Path;
 
 use crate::formats::Rig;
+use crate::formats::still_map::clips_leave_the_map_still;
 use crate::formats::vrma::VrmaAnimation;
 use crate::humanoid::HumanBone;
 use crate::humanoid::bone::ALL;
@@ -225,6 +226,12 @@ impl Report {
             if !missing.is_empty() {
                 map_lines.push(format!("(not mapped: {})", missing.join(", ")));
             }
+        }
+        if let Some(still) = mapped
+            .as_ref()
+            .and_then(|m| clips_leave_the_map_still(rig, &m.map))
+        {
+            problems.push(still);
         }
         let rest_hips_height = mapped.as_ref().map(MappedSkeleton::rest_hips_height);
         let rest_floor = mapped.as_ref().map(MappedSkeleton::rest_floor);

@@ -14,6 +14,7 @@ pub mod inspect;
 pub mod mannequin;
 pub mod sampler;
 pub mod skeleton_json;
+pub mod still_map;
 pub mod text_encoding;
 pub mod tracks;
 pub mod units;
