@@ -27,7 +27,10 @@ pub(super) struct ArmBranch {
 /// children whose subtrees each reach out to one side, at least 1.4 hip half-widths
 /// from the midline, crossing it by less than half a hip half-width, and three or
 /// more joints deep (a quadruped's front legs are no wider than its hind legs, so
-/// they do not qualify). Among several, deforming
+/// they do not qualify). The reach counts end sites, the crossing only joints: an
+/// End Site is a bone's tip with no joint of its own, and a writer's stray one (an
+/// arm's last offset thrown across the body to the other hand) moves no joint over.
+/// Among several, deforming
 /// names win, then the farthest reach (hands are the body's farthest-out joints in
 /// any rest pose). The head is the branch's tallest child starting near the midline.
 /// The spine rises to the branch: a branch further ahead of the hips than above them
@@ -42,8 +45,13 @@ pub(super) fn find_arm_branch(
     let n = rig.len();
     let mut lat_hi = vec![f32::NEG_INFINITY; n];
     let mut lat_lo = vec![f32::INFINITY; n];
+    // The same over joints alone, for how far a subtree crosses the midline.
+    let mut cross_hi = vec![f32::NEG_INFINITY; n];
+    let mut cross_lo = vec![f32::INFINITY; n];
     let body = rig.subtree(pelvis.spine_root);
     for &j in body.iter().rev() {
+        let at = midline.lateral_of(rig.pos[j]);
+        (cross_hi[j], cross_lo[j]) = (at, at);
         for p in std::iter::once(rig.pos[j]).chain(rig.end[j]) {
             let l = midline.lateral_of(p);
             lat_hi[j] = lat_hi[j].max(l);
@@ -52,6 +60,8 @@ pub(super) fn find_arm_branch(
         for &c in &rig.kids[j] {
             lat_hi[j] = lat_hi[j].max(lat_hi[c]);
             lat_lo[j] = lat_lo[j].min(lat_lo[c]);
+            cross_hi[j] = cross_hi[j].max(cross_hi[c]);
+            cross_lo[j] = cross_lo[j].min(cross_lo[c]);
         }
     }
     let half = midline.hip_half.max(0.02 * pelvis.span);
@@ -65,7 +75,7 @@ pub(super) fn find_arm_branch(
             if rig.depth[c] < 3 {
                 continue;
             }
-            for (s, (far, back)) in [(lat_hi[c], -lat_lo[c]), (-lat_lo[c], lat_hi[c])]
+            for (s, (far, back)) in [(lat_hi[c], -cross_lo[c]), (-lat_lo[c], cross_hi[c])]
                 .into_iter()
                 .enumerate()
             {
@@ -138,7 +148,7 @@ pub(super) fn find_arm_branch(
     }
     best.map(|(_, branch)| branch).ok_or_else(|| {
         let sides = |c: usize| {
-            [(lat_hi[c], -lat_lo[c]), (-lat_lo[c], lat_hi[c])]
+            [(lat_hi[c], -cross_lo[c]), (-lat_lo[c], cross_hi[c])]
                 .map(|(far, back)| rig.depth[c] >= 2 && far >= 1.4 * half && back <= 0.5 * half)
         };
         handless_arms(rig, &body, sides)
@@ -644,6 +654,47 @@ mod tests {
         assert_eq!(at(B::LeftUpperArm), Some("LeftShoulder"));
         assert_eq!(at(B::RightHand), Some("RightWrist"));
         assert_eq!(at(B::LeftFoot), Some("LeftAnkle"));
+    }
+
+    #[test]
+    fn a_stray_end_site_thrown_across_the_body_still_leaves_the_arm_one_sided() {
+        // A writer's bug (DeepPushRecovery-style `Character1_` rig): the right hand's
+        // End Site offset is 1.6 m along +X, so the tip lands beyond the left hand;
+        // every joint of the right arm stays on the right.
+        let body = [
+            ("Character1_Hips", "", [0.0, 1.0, 0.0]),
+            ("Character1_Spine", "Character1_Hips", [0.0, 1.09, -0.01]),
+            ("Character1_Spine1", "Character1_Spine", [0.0, 1.20, -0.02]),
+            ("Character1_Neck", "Character1_Spine1", [0.0, 1.51, -0.01]),
+            ("Character1_Head", "Character1_Neck", [0.0, 1.59, 0.02]),
+        ];
+        let limb = [
+            ("Shoulder", "Character1_Spine1", [0.015, 1.47, -0.01]),
+            ("Arm", "Shoulder", [0.20, 1.45, -0.01]),
+            ("ForeArm", "Arm", [0.52, 1.48, 0.02]),
+            ("Hand", "ForeArm", [0.81, 1.49, 0.05]),
+            ("UpLeg", "Character1_Hips", [0.09, 0.95, 0.02]),
+            ("Leg", "UpLeg", [0.10, 0.55, 0.03]),
+            ("Foot", "Leg", [0.08, 0.09, -0.01]),
+            ("ToeBase", "Foot", [0.06, 0.02, 0.14]),
+        ];
+        let sides = ["Character1_Left", "Character1_Right"];
+        let mut joints = with_limbs(&body, sides, &limb).joints().to_vec();
+        let hand = |j: &[crate::skeleton::Joint], n: &str| {
+            j.iter().position(|j| j.name == n).expect("the hand")
+        };
+        let left = hand(&joints, "Character1_LeftHand");
+        joints[left].end = Some(glam::Vec3::new(0.003, 0.001, 0.009));
+        let right = hand(&joints, "Character1_RightHand");
+        joints[right].end = Some(glam::Vec3::new(1.62, 0.001, 0.009));
+        let rig = crate::skeleton::Skeleton::new(joints).unwrap();
+        let Recognition::Humanoid(r) = recognize(&rig) else {
+            panic!("not recognized as a humanoid")
+        };
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::LeftHand), Some("Character1_LeftHand"));
+        assert_eq!(at(B::RightUpperArm), Some("Character1_RightArm"));
+        assert_eq!(at(B::RightHand), Some("Character1_RightHand"));
     }
 
     #[test]
