@@ -3,11 +3,12 @@
 //! rotations, so the figure built from the offsets alone (all rotations 0, the BVH
 //! rest pose) is a tangle, not a standing body. The rest is then taken from the
 //! motion (`choose_rest_frame`): among frames sampled along the clip that stand
-//! as a body, the one the recognizer is surest of, the straightest among equals,
+//! as a body, those on straight legs first (`STANDING_REACH`: not a crouch, a tuck
+//! or a stride), the one the recognizer is surest of, the straightest among equals,
 //! unless their mean pose stands more surely than any frame. A frame standing in
-//! a T-pose (`Standing::t_pose`) goes before every other frame: it is the
-//! reference pose exporters and actors' calibrations put in a take, its arms
-//! rolled as a T-pose holds them. The T-pose correction swings each arm bone onto
+//! a T-pose (`Standing::t_pose`) on straight legs goes before every other frame:
+//! it is the reference pose exporters and actors' calibrations put in a take, its
+//! arms rolled as a T-pose holds them. The T-pose correction swings each arm bone onto
 //! its T-pose direction and keeps the roll the rest has about the bone's length,
 //! so a rest on a frame with an arm raised and turned rolls that arm by as much on
 //! every frame, and its elbow bends about the wrong axis.
@@ -394,8 +395,9 @@ pub(super) struct RestFrame {
 /// Frames are sampled evenly (`FRAMES_SAMPLED`) and read with the up axis given,
 /// else with each of Y and Z; along each axis they are ranked by how far both legs
 /// reach down (`FilePose::legs_reach`: straight legs reach farthest, whatever the
-/// arms do), and the rest is the frame standing as a
-/// body that the recognizer is surest of, the straightest among equals: a walk's
+/// arms do), and the rest is the frame standing as a body (on straight legs first,
+/// `surest_standing`) that the recognizer is surest of, the straightest among
+/// equals: a walk's
 /// straightest frames may swing the arms in to the body or turn the body so that
 /// geometry reads a side against its name, so every sampled frame is a candidate.
 /// Both axes are tried because a take's shape does not tell its up axis: a crawl
@@ -529,31 +531,53 @@ fn ranked_by_reach(defs: &[JointDef], sampled: &[(usize, FilePose)], up: UpAxis)
     ranked.into_iter().map(|(_, i)| i).collect()
 }
 
-/// Which of `sampled` stands as a body along `up` first (`Standing::before`: a
-/// T-pose, then the surest; and its index), the one whose legs reach down farthest
-/// among equal ones, then the earliest; with how sure the recognizer is of the
-/// surest frame standing, T-pose or not.
+/// Legs reaching down less than this share of the farthest sampled reach are bent
+/// or lifted: a crouch, a tuck or a stride, which the rest is taken from only when
+/// no frame standing straighter stands as a body (a T-pose aside).
+const STANDING_REACH: f32 = 0.9;
+
+/// Which of `sampled` stands as a body along `up` first (and its index): a T-pose
+/// on straight legs (reaching down at least `STANDING_REACH` of the farthest),
+/// then any frame on straight legs, then the others; among equals the surest, the
+/// one whose legs reach down farthest, then the earliest; with how sure the
+/// recognizer is of the surest frame standing as straight as that one.
 fn surest_standing(
     defs: &[JointDef],
     sampled: &[(usize, FilePose)],
     up: UpAxis,
 ) -> Option<(Standing, usize, f32)> {
-    let mut first: Option<(Standing, usize, f32)> = None;
-    for i in ranked_by_reach(defs, sampled, up) {
-        if let Ok(standing) = stands(defs, &sampled[i].1, Upright::along(up)) {
-            first = match first {
-                Some((best, j, surest)) if !standing.before(best) => {
-                    Some((best, j, surest.max(standing.sure)))
-                }
-                other => Some((
-                    standing,
-                    i,
-                    other.map_or(standing.sure, |(.., surest)| surest.max(standing.sure)),
-                )),
-            };
+    let reach = |i: usize| sampled[i].1.legs_reach(defs, Upright::along(up));
+    let ranked = ranked_by_reach(defs, sampled, up);
+    let farthest = ranked.first().map_or(0.0, |&i| reach(i));
+    let standing: Vec<(Standing, bool, usize)> = ranked
+        .into_iter()
+        .filter_map(|i| {
+            let straight = reach(i) >= STANDING_REACH * farthest;
+            stands(defs, &sampled[i].1, Upright::along(up))
+                .ok()
+                .map(|s| (s, straight, i))
+        })
+        .collect();
+    // A T-pose is arms out level on straight legs: arms out over a crouch or a
+    // tuck are no reference pose.
+    let class = |s: Standing, straight: bool| (s.t_pose && straight, straight);
+    let goes_before = |(a, a_straight): (Standing, bool), (b, b_straight): (Standing, bool)| {
+        let (a_class, b_class) = (class(a, a_straight), class(b, b_straight));
+        a_class > b_class || (a_class == b_class && a.sure > b.sure)
+    };
+    let mut first: Option<(Standing, bool, usize)> = None;
+    for &(s, straight, i) in &standing {
+        if first.is_none_or(|(b, b_straight, _)| goes_before((s, straight), (b, b_straight))) {
+            first = Some((s, straight, i));
         }
     }
-    first
+    let (best, straight, i) = first?;
+    let surest = standing
+        .iter()
+        .filter(|(_, s, _)| *s == straight)
+        .map(|(s, ..)| s.sure)
+        .fold(best.sure, f32::max);
+    Some((best, i, surest))
 }
 
 /// How a figure stands as a body (`stands`).
@@ -937,6 +961,39 @@ mod tests {
         // arms keep their roll about their own length in the rest.
         let rig = guessed(&rokoko_style(&[arms_down(), figure(10.0)]));
         assert_note(&rig, "rest pose: frame 2 of the motion");
+    }
+
+    #[test]
+    fn arms_out_over_a_crouch_are_no_t_pose_before_a_straight_frame() {
+        // The second frame holds the arms out level over a deep crouch: alone it
+        // stands as a body and is the rest; after a frame standing straight with
+        // the arms down it is no reference pose, and the straight frame is the rest.
+        let crouch = crouched(45.0);
+        let alone = guessed(&rokoko_style(&[crouch.clone(), crouch.clone()]));
+        assert_note(&alone, "rest pose: frame 1 of the motion");
+        let rig = guessed(&rokoko_style(&[arms_down(), crouch]));
+        assert_note(&rig, "rest pose: frame 1 of the motion");
+    }
+
+    /// `figure(0.0)` in a crouch: each thigh `degrees` forward of straight down and
+    /// each shin as far back, the feet under the hips and level.
+    fn crouched(degrees: f32) -> Vec<(String, Option<usize>, Vec3)> {
+        let (sin, cos) = degrees.to_radians().sin_cos();
+        let mut fig = figure(0.0);
+        for side in ["Left", "Right"] {
+            let at = |name: &str| fig.iter().position(|(n, ..)| n == &format!("{side}{name}"));
+            let (Some(hip), Some(knee), Some(foot), Some(toe)) =
+                (at("UpLeg"), at("Leg"), at("Foot"), at("ToeBase"))
+            else {
+                unreachable!("figure has both legs")
+            };
+            let k = fig[hip].2 + 40.0 * Vec3::new(0.0, -cos, sin);
+            let f = k + 43.0 * Vec3::new(0.0, -cos, -sin);
+            fig[knee].2 = k;
+            fig[foot].2 = f;
+            fig[toe].2 = f + Vec3::new(0.0, -6.0, 12.0);
+        }
+        fig
     }
 
     /// `fig` with each leg's knee, foot and toe `x` centimetres to its own side of
