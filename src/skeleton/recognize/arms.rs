@@ -30,9 +30,8 @@ pub(super) struct ArmBranch {
 /// they do not qualify). The reach counts end sites, the crossing only joints: an
 /// End Site is a bone's tip with no joint of its own, and a writer's stray one (an
 /// arm's last offset thrown across the body to the other hand) moves no joint over.
-/// Among several, deforming
-/// names win, then the farthest reach (hands are the body's farthest-out joints in
-/// any rest pose). The head is the branch's tallest child starting near the midline.
+/// Among several, deforming names win, then the farthest reach (hands are the
+/// body's farthest-out joints in any rest pose). The head is the branch's tallest child starting near the midline.
 /// The spine rises to the branch: a branch further ahead of the hips than above them
 /// is a four-legged animal's chest, its front legs splayed wider than the hind ones.
 /// When nothing goes up from the branch, the head may leave the spine below it
