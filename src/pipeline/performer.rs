@@ -79,10 +79,10 @@ pub enum SolveError {
     #[error("frame kind differs from the performer's source")]
     SourceChanged,
     #[error(
-        "tracker frame without the headset and both hands (VR-mode IK needs the head, \
-         leftHand and rightHand)"
+        "tracker frame without {0} (VR-mode IK needs the head, leftHand and rightHand: \
+         the input's device or tracker map assigns them)"
     )]
-    MissingDevices,
+    MissingDevices(MissingPoints),
     #[error(transparent)]
     Retarget(#[from] JobError),
     #[error(transparent)]
@@ -180,12 +180,46 @@ pub struct Performer {
 }
 
 /// Headset and both controllers, when all three have been seen.
-fn three_points(devices: &Smoothed) -> Option<(DevicePose, DevicePose, DevicePose)> {
-    Some((
-        devices.point(TrackedPoint::Head)?,
-        devices.point(TrackedPoint::LeftHand)?,
-        devices.point(TrackedPoint::RightHand)?,
-    ))
+fn three_points(devices: &Smoothed) -> Result<(DevicePose, DevicePose, DevicePose), SolveError> {
+    let [head, left, right] = MissingPoints::NEEDED.map(|p| devices.point(p));
+    match (head, left, right) {
+        (Some(head), Some(left), Some(right)) => Ok((head, left, right)),
+        _ => Err(SolveError::MissingDevices(MissingPoints([
+            head.is_none(),
+            left.is_none(),
+            right.is_none(),
+        ]))),
+    }
+}
+
+/// Which of the points VR-mode IK needs a tracker frame lacks (`NEEDED` order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MissingPoints([bool; 3]);
+
+impl MissingPoints {
+    /// What VR-mode IK cannot solve without.
+    const NEEDED: [TrackedPoint; 3] = [
+        TrackedPoint::Head,
+        TrackedPoint::LeftHand,
+        TrackedPoint::RightHand,
+    ];
+}
+
+impl std::fmt::Display for MissingPoints {
+    /// `head`, `leftHand and rightHand`, ...
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = Self::NEEDED
+            .iter()
+            .zip(self.0)
+            .filter(|(_, missing)| *missing)
+            .map(|(p, _)| p.name())
+            .collect();
+        match names.as_slice() {
+            [] => f.write_str("nothing"),
+            [one] => f.write_str(one),
+            [rest @ .., last] => write!(f, "{} and {last}", rest.join(", ")),
+        }
+    }
 }
 
 /// The avatar the solved poses are for: its body scales tracker input and is the
@@ -459,9 +493,7 @@ impl Performer {
         }
         smoothed.update(last, dt);
         let point = |p: TrackedPoint| smoothed.point(p);
-        let Some((head, left, right)) = three_points(smoothed) else {
-            return Err(SolveError::MissingDevices);
-        };
+        let (head, left, right) = three_points(smoothed)?;
         let position = |p: TrackedPoint| point(p).map(|d: DevicePose| d.position);
         let input = VrInput {
             head,
@@ -516,7 +548,7 @@ impl Performer {
         else {
             return false;
         };
-        let Some((head, left, right)) = three_points(smoothed) else {
+        let Ok((head, left, right)) = three_points(smoothed) else {
             return false;
         };
         *calibration = Calibration::from_t_pose(head, left, right);
@@ -796,6 +828,42 @@ mod tests {
         assert_ne!(
             default.pose.rest_hips_height, own.pose.rest_hips_height,
             "the default avatar's hips are elsewhere"
+        );
+    }
+
+    #[test]
+    fn a_tracker_frame_without_the_hands_says_which_points_it_lacks() {
+        let avatar = avatar();
+        let name = PerformerName::new("vr").unwrap();
+        let now = Instant::now();
+        let mut p = Performer::new(
+            name,
+            SourceKind::Trackers,
+            None,
+            unfiltered(),
+            &avatar,
+            0,
+            now,
+        );
+        let mut frame = TrackerFrame::new(name);
+        for point in [TrackedPoint::Head, TrackedPoint::Hips] {
+            frame.set(point, DevicePose::new(Vec3::Y, Quat::IDENTITY));
+        }
+        let err = p.solve_trackers(&frame, &avatar, now).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("tracker frame without leftHand and rightHand (VR-mode IK"),
+            "{err}"
+        );
+        frame.set(
+            TrackedPoint::LeftHand,
+            DevicePose::new(Vec3::X, Quat::IDENTITY),
+        );
+        let err = p.solve_trackers(&frame, &avatar, now).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("tracker frame without rightHand ("),
+            "{err}"
         );
     }
 
