@@ -230,6 +230,24 @@ impl Solver {
             })
     }
 
+    /// Keeps a calibration taken live among `performer`'s settings: if it goes (a
+    /// dropout past the timeout) and comes back in this run, it starts calibrated,
+    /// as it does on the next run from the configuration file.
+    fn keep_calibration(&mut self, performer: &str, calibration: Calibration) {
+        let defaults = SettingsByKind {
+            humanoid: self.config.humanoid,
+            skeleton: self.config.skeleton,
+            trackers: self.config.trackers,
+            avatar: 0,
+        };
+        let own = self
+            .config
+            .performers
+            .entry(performer.to_owned())
+            .or_insert(defaults);
+        own.trackers.calibration = Some(calibration);
+    }
+
     /// The performer's index, adding it on its first frame (`None`: over the cap).
     fn performer(
         &mut self,
@@ -388,6 +406,9 @@ impl Solver {
                         )),
                     },
                 };
+                if let Ok(calibration) = result {
+                    self.keep_calibration(&performer, calibration);
+                }
                 // The asker may have gone; nothing to do then.
                 let _ = reply.send(result);
             }
@@ -634,6 +655,54 @@ mod tests {
         assert_eq!(count(|m| matches!(m, OutputMsg::Appeared { .. })), 1);
         assert_eq!(count(|m| matches!(m, OutputMsg::Gone { .. })), 1);
         assert_eq!(count(|m| matches!(m, OutputMsg::Pose(_))), 0);
+    }
+
+    #[test]
+    fn a_performer_calibrated_live_that_goes_and_comes_back_stays_calibrated() {
+        let mut run = start(Duration::from_millis(300));
+        let mut frame = TrackerFrame::new(name("vr"));
+        for (point, at) in [
+            (TrackedPoint::Head, Vec3::new(0.0, 1.6, 0.0)),
+            (TrackedPoint::LeftHand, Vec3::new(0.7, 1.4, 0.0)),
+            (TrackedPoint::RightHand, Vec3::new(-0.7, 1.4, 0.0)),
+        ] {
+            frame.set(point, DevicePose::new(at, Quat::IDENTITY));
+        }
+        run.port.push(input(SourceFrame::Trackers(frame)));
+        let mut got = Vec::new();
+        run.wait_for(&mut got, |got| {
+            got.iter().any(|m| matches!(m, OutputMsg::Pose(_)))
+        });
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        run.control
+            .send(SolverControl::Calibrate {
+                performer: "vr".into(),
+                reply,
+            })
+            .unwrap();
+        run.thread.thread().unpark();
+        let calibration = answer.blocking_recv().unwrap().unwrap();
+        // Silent past the timeout: gone. Then it sends again.
+        run.wait_for(&mut got, |got| {
+            got.iter().any(|m| matches!(m, OutputMsg::Gone { .. }))
+        });
+        frame.time = 1.0;
+        run.port.push(input(SourceFrame::Trackers(frame)));
+        run.wait_for(&mut got, |got| {
+            got.iter()
+                .filter(|m| matches!(m, OutputMsg::Appeared { .. }))
+                .count()
+                == 2
+        });
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        run.control
+            .send(SolverControl::Performers { reply })
+            .unwrap();
+        run.thread.thread().unpark();
+        let listed = answer.blocking_recv().unwrap();
+        assert!(listed[0].calibrated, "{listed:?}");
+        assert_eq!(listed[0].calibration, Some(calibration));
+        run.finish();
     }
 
     #[test]
