@@ -204,6 +204,9 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         .build()?;
     let duration = args.duration;
     let summary = runtime.block_on(async move {
+        // Listening from now on, before anything binds: a stop that comes as soon
+        // as the ready line is out still finishes the takes.
+        let interrupts = Interrupts::listen();
         let shutdown = async move {
             let timer = async {
                 match duration {
@@ -215,7 +218,7 @@ pub fn run(args: RunArgs) -> CliResult<()> {
             };
             tokio::select! {
                 () = timer => {}
-                () = interrupted() => eprintln!("stopping: finishing recordings"),
+                () = interrupts.received() => eprintln!("stopping: finishing recordings"),
             }
         };
         bridge::run(config, options, shutdown).await
@@ -238,37 +241,83 @@ pub fn run(args: RunArgs) -> CliResult<()> {
 }
 
 /// Ctrl-C, or on Unix SIGTERM (a service manager, `kill`) or SIGHUP (the terminal
-/// closed, an ssh session dropped): each stops the bridge as Ctrl-C does.
-async fn interrupted() {
+/// closed, an ssh session dropped): each stops the bridge as Ctrl-C does. Each is
+/// caught from `listen` on (a handler is installed when its stream is made, not
+/// when it is first awaited); one whose handler cannot be installed is waited on
+/// never.
+struct Interrupts {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        // A signal whose handler cannot be installed is waited on never.
-        let mut term = signal(SignalKind::terminate()).ok();
-        let mut hangup = signal(SignalKind::hangup()).ok();
-        async fn received(s: Option<&mut tokio::signal::unix::Signal>) {
-            match s {
-                Some(s) => {
-                    s.recv().await;
-                }
-                None => std::future::pending().await,
+    signals: Vec<tokio::signal::unix::Signal>,
+}
+
+impl Interrupts {
+    /// Installs the handlers (inside the runtime).
+    fn listen() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let kinds = [
+                SignalKind::interrupt(),
+                SignalKind::terminate(),
+                SignalKind::hangup(),
+            ];
+            Self {
+                signals: kinds.into_iter().filter_map(|k| signal(k).ok()).collect(),
             }
         }
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            () = received(term.as_mut()) => {}
-            () = received(hangup.as_mut()) => {}
+        #[cfg(not(unix))]
+        {
+            Self {}
         }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
+
+    /// Completes when one of them arrives.
+    async fn received(self) {
+        #[cfg(unix)]
+        {
+            let waits = self.signals.into_iter().map(|mut s| {
+                Box::pin(async move {
+                    s.recv().await;
+                })
+            });
+            if waits.len() == 0 {
+                return std::future::pending().await;
+            }
+            futures_util::future::select_all(waits).await;
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stop that comes before anything awaits it (the ready line just out, the
+    /// bridge not yet waiting) is caught, not the end of the process.
+    #[cfg(unix)]
+    #[test]
+    fn a_stop_signal_before_anything_waits_for_it_is_caught() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let interrupts = Interrupts::listen();
+            let pid = std::process::id().to_string();
+            let sent = std::process::Command::new("kill")
+                .args(["-HUP", &pid])
+                .status()
+                .unwrap();
+            assert!(sent.success());
+            tokio::time::timeout(Duration::from_secs(30), interrupts.received())
+                .await
+                .expect("the hangup is caught");
+        });
+    }
 
     #[test]
     fn an_avatar_argument_is_for_one_performer_when_it_starts_with_a_name() {
