@@ -112,8 +112,18 @@ pub struct FinishedTake {
     pub written: bool,
 }
 
-/// Where the recorder answers a start: (performer, file) pairs, or why not.
-pub type StartReply = oneshot::Sender<Result<Vec<(String, String)>, String>>;
+/// What a start began: the takes now recording, and the performers not present
+/// that will record from their first frame.
+#[derive(Debug, Default, PartialEq)]
+pub struct Started {
+    /// (performer, file) of each take started.
+    pub recordings: Vec<(String, String)>,
+    /// Named performers not present yet: each starts recording with its first frame.
+    pub waiting: Vec<String>,
+}
+
+/// Where the recorder answers a start, or says why not.
+pub type StartReply = oneshot::Sender<Result<Started, String>>;
 
 /// What the recorder can be asked (WebSocket control, OSC `/bridge/record/*`).
 #[derive(Debug)]
@@ -472,7 +482,7 @@ impl Recorder {
         name: Option<String>,
         tracks: &mut HashMap<PerformerName, RecordedPerformer>,
         armed: &mut HashMap<String, Option<String>>,
-    ) -> Result<Vec<(String, String)>, String> {
+    ) -> Result<Started, String> {
         let targets: Vec<PerformerName> = match &performer {
             Some(p) => tracks.keys().filter(|k| k.as_str() == p).copied().collect(),
             None => tracks.keys().copied().collect(),
@@ -485,7 +495,10 @@ impl Recorder {
                 return Err(format!("`{p}` is not a performer name"));
             }
             armed.insert(p.clone(), name);
-            return Ok(Vec::new());
+            return Ok(Started {
+                recordings: Vec::new(),
+                waiting: vec![p.clone()],
+            });
         }
         let several = targets.len() > 1;
         let mut started = Vec::new();
@@ -508,7 +521,10 @@ impl Recorder {
             ));
             track.take = Some(take);
         }
-        Ok(started)
+        Ok(Started {
+            recordings: started,
+            waiting: Vec::new(),
+        })
     }
 }
 

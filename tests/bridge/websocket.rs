@@ -470,8 +470,10 @@ fn a_take_stopped_before_its_first_frame_writes_nothing_and_says_so() {
         );
         assert_eq!(started["type"], "recordingStarted", "{started}");
         if let Some(file) = started["recordings"][0]["file"].as_str() {
+            assert_eq!(started["waiting"], json!([]), "{started}");
             break file.to_owned();
         }
+        assert_eq!(started["waiting"], json!(["still"]), "{started}");
         request(
             &mut client,
             json!({"type": "stopRecording", "id": 2, "performer": "still"}),

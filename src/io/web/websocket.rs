@@ -581,14 +581,17 @@ impl Session {
                     name: name.map(|n| n.into_owned()),
                     reply: Some(reply),
                 });
-                Some(answer_json(id, answer.await, |files| {
-                    let entries: Vec<StartedRecording<'_>> = files
+                Some(answer_json(id, answer.await, |started| {
+                    let entries: Vec<StartedRecording<'_>> = started
+                        .recordings
                         .iter()
                         .map(|(performer, file)| StartedRecording { performer, file })
                         .collect();
+                    let waiting: Vec<&str> = started.waiting.iter().map(String::as_str).collect();
                     Reply::RecordingStarted {
                         id,
                         recordings: &entries,
+                        waiting: &waiting,
                     }
                     .to_json()
                 }))

@@ -51,10 +51,12 @@ pub enum Reply<'a> {
         id: Option<u64>,
         performers: &'a [PerformerSummary<'a>],
     },
-    /// To `startRecording`: one entry per performer now recording.
+    /// To `startRecording`: one entry per performer now recording, and the named
+    /// performers not present that start recording with their first frame.
     RecordingStarted {
         id: Option<u64>,
         recordings: &'a [StartedRecording<'a>],
+        waiting: &'a [&'a str],
     },
     /// To `stopRecording`: one entry per file finished.
     RecordingStopped {
@@ -134,8 +136,17 @@ mod tests {
                 Reply::RecordingStarted {
                     id: Some(2),
                     recordings: &started,
+                    waiting: &[],
                 },
-                r#"{"type":"recordingStarted","id":2,"recordings":[{"performer":"alice","file":"recordings/take-01-alice.vrma"}]}"#,
+                r#"{"type":"recordingStarted","id":2,"recordings":[{"performer":"alice","file":"recordings/take-01-alice.vrma"}],"waiting":[]}"#,
+            ),
+            (
+                Reply::RecordingStarted {
+                    id: Some(3),
+                    recordings: &[],
+                    waiting: &["bob"],
+                },
+                r#"{"type":"recordingStarted","id":3,"recordings":[],"waiting":["bob"]}"#,
             ),
             (
                 Reply::RecordingStopped {
