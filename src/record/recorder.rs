@@ -300,9 +300,7 @@ impl Recorder {
                     finish(*performer, take, &mut written).await;
                 }
             }
-            let wanted =
-                self.record_all || !armed.is_empty() || tracks.values().any(|t| t.take.is_some());
-            self.wants_poses.store(wanted, Relaxed);
+            self.want_poses(&tracks, &armed);
             if self.ring.is_closed() {
                 // The solver is done and announced everyone gone; finish the rest.
                 for (performer, track) in tracks.drain() {
@@ -425,6 +423,9 @@ impl Recorder {
                 if let Err(e) = &result {
                     tracing::warn!("recording not started: {e}");
                 }
+                // Before the reply: a client that sends its frames once it has it
+                // must find the solver sending them.
+                self.want_poses(tracks, armed);
                 if let Some(reply) = reply {
                     let _ = reply.send(result);
                 }
@@ -474,6 +475,18 @@ impl Recorder {
                 let _ = reply.send(list);
             }
         }
+    }
+
+    /// Tells the solver whether to send poses: while a take is open, a performer
+    /// is armed, or every performer is recorded.
+    fn want_poses(
+        &self,
+        tracks: &HashMap<PerformerName, RecordedPerformer>,
+        armed: &HashMap<String, Option<String>>,
+    ) {
+        let wanted =
+            self.record_all || !armed.is_empty() || tracks.values().any(|t| t.take.is_some());
+        self.wants_poses.store(wanted, Relaxed);
     }
 
     fn start_command(
@@ -592,6 +605,47 @@ pub fn not_written(performer: &str, file: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::{Delivery, output_ring};
+
+    /// A client sends its frames once it has the reply to its start: by then the
+    /// solver must already be sending poses, or the take's first frames (all of
+    /// them, for a performer that sends one) never reach it.
+    #[test]
+    fn poses_are_wanted_before_a_start_is_answered() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (_port, ring) = output_ring("recorder", 8, Delivery::Every);
+        let (_send, commands) = mpsc::unbounded_channel();
+        let wants_poses = Arc::new(AtomicBool::new(false));
+        let mut recorder = Recorder {
+            ring,
+            commands,
+            dir: dir.path().to_owned(),
+            flush_interval: Duration::from_millis(100),
+            sync: false,
+            record_all: false,
+            bounds: TakeBounds::new(0.0, 0, 0),
+            rest: VrmaRest::standard(0.95),
+            wants_poses: wants_poses.clone(),
+        };
+        let (mut tracks, mut armed, mut written) = (HashMap::new(), HashMap::new(), Vec::new());
+        let (reply, mut answer) = oneshot::channel();
+        let start = RecordCommand::Start {
+            performer: Some("alice".into()),
+            name: None,
+            reply: Some(reply),
+        };
+        runtime.block_on(recorder.command(start, &mut tracks, &mut armed, &mut written));
+        let started = answer.try_recv().unwrap().unwrap();
+        assert_eq!(started.waiting, vec!["alice".to_owned()]);
+        assert!(
+            wants_poses.load(Relaxed),
+            "not wanted when the reply is out"
+        );
+    }
 
     #[test]
     fn a_take_stops_at_the_first_bound_it_reaches_and_says_which() {
