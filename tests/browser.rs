@@ -787,3 +787,53 @@ fn the_viewer_draws_a_replay_on_a_configured_glb_humanoid_made_a_vrm_by_the_brid
     assert_eq!(samples[0]["metaVersion"], "1");
     check_avatar_bones("a glTF humanoid made VRM 1.0", &converted, samples);
 }
+
+// --- the viewer's panel, links and layout -------------------------------------
+
+/// The sample take replayed in a loop, as the first performer.
+fn replay_args(sample: &Path) -> Vec<&str> {
+    vec![
+        "--replay",
+        sample.to_str().expect("path"),
+        "--loop",
+        "--quiet",
+    ]
+}
+
+#[test]
+fn a_rows_dropped_vrm_stays_over_one_dropped_on_the_view_and_bad_files_are_said_in_words() {
+    let Some(t) = setup() else { return };
+    let sample = repo().join("recordings/walk-and-wave.vrma");
+    let mut args = replay_args(&sample);
+    args.extend(["--replay", sample.to_str().expect("path")]);
+    let bridge = Bridge::start(t.dir.path(), &web_config(t.port), &args);
+    let r = drive(
+        &t.web,
+        "drops.mjs",
+        &format!("http://127.0.0.1:{}/", t.port),
+        &[("one", "walk-and-wave"), ("two", "walk-and-wave-2")],
+    );
+    assert_eq!(r["errors"], json!([]), "the page logged errors");
+    // The guide's order: a row's .vrm, then the view's, then the configured one.
+    let drawn = json!({ "walk-and-wave": "row.vrm", "walk-and-wave-2": "view.vrm" });
+    for (key, value) in drawn.as_object().expect("object") {
+        assert_eq!(&r["afterDrops"][key], value, "{}", r["afterDrops"]);
+        assert_eq!(&r["afterBad"][key], value, "a bad file changed an avatar");
+    }
+    for (file, starts) in [
+        ("noise.vrm", "noise.vrm: not a glTF/VRM file"),
+        ("notes.txt", "notes.txt: not a glTF/VRM file"),
+        ("cut.vrm", "cut.vrm: the file is cut short ("),
+        (
+            "missing-node.vrm",
+            "missing-node.vrm: not a usable VRM (its humanoid's hips is node 9999",
+        ),
+    ] {
+        let note = &r["notes"][file];
+        let text = note["text"].as_str().expect("a note");
+        assert!(text.starts_with(starts), "{file}: {text:?}");
+        assert_eq!(note["error"], true, "{file}: {note}");
+    }
+    let (code, _, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+}

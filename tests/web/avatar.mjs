@@ -9,7 +9,7 @@
 //          [--pixels SHOT] [--drop PATH]
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
-import { args, launch, openPage, run } from "./browser.mjs";
+import { args, dropFile, launch, openPage, run } from "./browser.mjs";
 
 const { url, out, performer, file, samples, pixels, drop } = args();
 
@@ -40,14 +40,7 @@ run(async () => {
   }
   if (drop) {
     const name = basename(drop);
-    const base64 = readFileSync(drop).toString("base64");
-    const dataTransfer = await page.evaluateHandle(([b64, n]) => {
-      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-      const transfer = new DataTransfer();
-      transfer.items.add(new File([bytes], n, { type: "model/gltf-binary" }));
-      return transfer;
-    }, [base64, name]);
-    await page.dispatchEvent("#view", "drop", { dataTransfer });
+    await dropFile(page, "#view", name, readFileSync(drop));
     await onAvatar(page, name);
     result.dropped = { file: name, samples: await sample(page, name) };
     result.note = await page.textContent("#note");

@@ -26,8 +26,8 @@ export async function launch() {
 }
 
 /// A page whose console errors and uncaught exceptions are collected.
-export async function openPage(browser, url, { init } = {}) {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 760 } });
+export async function openPage(browser, url, { init, viewport = { width: 1200, height: 760 } } = {}) {
+  const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
@@ -37,6 +37,18 @@ export async function openPage(browser, url, { init } = {}) {
   if (init) await page.addInitScript(init);
   await page.goto(url);
   return { page, errors };
+}
+
+/// Drops a file named `name` holding `bytes` (a Buffer) on the element `selector`
+/// matches: a drop event carrying the file, as a user's drag would.
+export async function dropFile(page, selector, name, bytes) {
+  const dataTransfer = await page.evaluateHandle(([b64, n]) => {
+    const data = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([data], n, { type: "model/gltf-binary" }));
+    return transfer;
+  }, [bytes.toString("base64"), name]);
+  await page.dispatchEvent(selector, "drop", { dataTransfer });
 }
 
 /// The command line's `--name value` pairs.

@@ -8,6 +8,10 @@
 // model. A VRM 0.x model faces -Z; three-vrm turns its scene half a turn about +Y
 // (`VRMUtils.rotateVRM0`), under which the same pose is its rotations and hips
 // turned half a turn too: x and z negated (as three-vrm-animation does).
+//
+// A file that cannot be drawn is said in words (`FileProblem`: not a glTF/VRM
+// file, cut short, not a usable VRM and why); what three.js or three-vrm threw
+// goes to the console only.
 
 import { GLTFLoader } from "three/addons/loaders/GLTFLoader.js";
 import { VRMLoaderPlugin, VRMUtils } from "@pixiv/three-vrm";
@@ -36,14 +40,78 @@ export const PARENTS = Int32Array.from(BONES, (name) => (name in PARENT_NAMES ? 
 
 const RAD2DEG = 180 / Math.PI;
 
-/// Reads a .vrm's bytes into a VRM (three-vrm's object); throws when the file is
-/// not a VRM.
+/// What is wrong with a file, in words for the page (after the file's name).
+export class FileProblem extends Error {}
+
+const GLB_MAGIC = 0x46546c67; // "glTF"
+const GLB_JSON = 0x4e4f534a; // "JSON"
+
+/// A glTF's JSON from a GLB's or a .gltf's bytes, the container checked whole.
+function gltfJson(bytes) {
+  const view = new DataView(bytes);
+  const size = bytes.byteLength;
+  const cut = (length) => new FileProblem(`the file is cut short (${size} of its ${length} bytes)`);
+  let text;
+  if (size >= 4 && view.getUint32(0, true) === GLB_MAGIC) {
+    if (size < 20) throw new FileProblem("the file is cut short");
+    const length = view.getUint32(8, true);
+    if (length > size) throw cut(length);
+    const jsonLength = view.getUint32(12, true);
+    if (view.getUint32(16, true) !== GLB_JSON) throw new FileProblem("not a glTF/VRM file (its first chunk is not JSON)");
+    if (20 + jsonLength > length) throw cut(20 + jsonLength);
+    const bin = 20 + jsonLength;
+    if (bin + 8 <= length && bin + 8 + view.getUint32(bin, true) > length) throw cut(bin + 8 + view.getUint32(bin, true));
+    text = new Uint8Array(bytes, 20, jsonLength);
+  } else {
+    const start = new Uint8Array(bytes, 0, Math.min(size, 64)).find((b) => b > 0x20);
+    if (start !== 0x7b) throw new FileProblem("not a glTF/VRM file"); // "{"
+    text = new Uint8Array(bytes);
+  }
+  let json;
+  try {
+    json = JSON.parse(new TextDecoder().decode(text));
+  } catch (e) {
+    console.warn("the file's glTF JSON:", e);
+    throw new FileProblem("not a glTF/VRM file (its JSON does not parse)");
+  }
+  if (!json || typeof json.asset !== "object") throw new FileProblem("not a glTF/VRM file (no glTF asset)");
+  return json;
+}
+
+/// Checks that a glTF is a VRM whose humanoid bones are nodes of the file.
+function checkHumanoid(json) {
+  const extensions = json.extensions || {};
+  const vrm1 = extensions.VRMC_vrm && extensions.VRMC_vrm.humanoid;
+  const vrm0 = extensions.VRM && extensions.VRM.humanoid;
+  if (!vrm1 && !vrm0) throw new FileProblem("not a VRM (a glTF with no VRMC_vrm or VRM humanoid)");
+  const bones = vrm1
+    ? Object.entries(vrm1.humanBones || {}).map(([bone, b]) => [bone, b && b.node])
+    : (vrm0.humanBones || []).map((b) => [b && b.bone, b && b.node]);
+  const nodes = (json.nodes || []).length;
+  for (const [bone, node] of bones) {
+    if (!Number.isInteger(node) || node < 0 || node >= nodes) {
+      throw new FileProblem(`not a usable VRM (its humanoid's ${bone} is node ${node}, which the file does not have)`);
+    }
+  }
+}
+
+/// Reads a .vrm's bytes into a VRM (three-vrm's object); throws a FileProblem
+/// when the file is not a VRM that can be drawn.
 export async function loadVrm(bytes) {
+  checkHumanoid(gltfJson(bytes));
   const loader = new GLTFLoader();
   loader.register((parser) => new VRMLoaderPlugin(parser));
-  const gltf = await loader.parseAsync(bytes, "");
+  let gltf;
+  try {
+    gltf = await loader.parseAsync(bytes, "");
+  } catch (e) {
+    console.warn("three.js or three-vrm could not read the file:", e);
+    throw new FileProblem("not a usable VRM (three.js or three-vrm could not read it; the console says why)");
+  }
   const vrm = gltf.userData.vrm;
-  if (!vrm) throw new Error("not a VRM (no VRMC_vrm or VRM extension)");
+  if (!vrm || !vrm.humanoid || !vrm.humanoid.getNormalizedBoneNode("hips")) {
+    throw new FileProblem("not a usable VRM (three-vrm finds no humanoid with hips in it)");
+  }
   VRMUtils.removeUnnecessaryVertices(gltf.scene);
   VRMUtils.combineSkeletons(gltf.scene);
   VRMUtils.rotateVRM0(vrm);

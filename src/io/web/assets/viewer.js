@@ -184,12 +184,14 @@ async function onDrop(event) {
     return;
   }
   dropped = { name: file.name, bytes };
+  // A performer with a .vrm dropped on its row keeps it.
+  const own = [];
   for (const p of performers.values()) {
-    p.avatarFile = null;
-    assignAvatar(p);
+    if (p.avatarFile) own.push(p.name);
+    else assignAvatar(p);
   }
   if (player.avatar) assignPlayerAvatar();
-  note(`every performer is drawn on ${file.name}`);
+  note(`every performer is drawn on ${file.name}` + (own.length ? ` (${own.join(", ")}: the one dropped on its row)` : ""));
 }
 
 function onPose(data) {
