@@ -837,3 +837,43 @@ fn a_rows_dropped_vrm_stays_over_one_dropped_on_the_view_and_bad_files_are_said_
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
 }
+
+#[test]
+fn the_viewer_fits_narrow_windows_with_every_control_reachable() {
+    let Some(t) = setup() else { return };
+    let sample = repo().join("recordings/walk-and-wave.vrma");
+    let bridge = Bridge::start(t.dir.path(), &web_config(t.port), &replay_args(&sample));
+    let r = drive(
+        &t.web,
+        "narrow.mjs",
+        &format!("http://127.0.0.1:{}/", t.port),
+        &[("performer", "walk-and-wave")],
+    );
+    assert_eq!(r["errors"], json!([]), "the page logged errors");
+    for (size, width) in [("600x800", 600.0), ("375x667", 375.0)] {
+        let s = &r["sizes"][size];
+        assert_eq!(
+            s["overflow"], 0,
+            "{size}: the page is wider than the window"
+        );
+        let controls = s["controls"].as_array().expect("controls");
+        assert!(controls.len() >= 9, "{size}: {controls:?}");
+        for c in controls {
+            assert!(
+                c["inside"] == true && c["reached"] == true,
+                "{size}: {c} cannot be reached"
+            );
+        }
+        let stage = &s["stage"];
+        let (w, h) = (
+            stage["width"].as_f64().expect("width"),
+            stage["height"].as_f64().expect("height"),
+        );
+        assert!(
+            w >= 0.9 * width && h >= 240.0,
+            "{size}: the view is {w}x{h}"
+        );
+    }
+    let (code, _, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+}
