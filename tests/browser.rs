@@ -264,6 +264,10 @@ fn the_xr_page_sends_a_mocked_headset_and_the_avatar_follows() {
         let got = at(name);
         assert!(distance(got, want) < 1e-5, "{name} at {got:?}");
     }
+    // Calibrating from the viewer's row or from /xr says where it was saved.
+    let saved = format!("calibrated; saved in {}", dir.join("bridge.json").display());
+    assert_eq!(r["calibrated"]["viewer"], format!("calibrate xr: {saved}"));
+    assert_eq!(r["calibrated"]["xr"], saved);
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
 }
@@ -801,6 +805,114 @@ fn replay_args(sample: &Path) -> Vec<&str> {
 }
 
 #[test]
+fn a_performer_that_goes_leaves_the_viewer_and_comes_back_with_it() {
+    let Some(t) = setup() else { return };
+    let sample = repo().join("recordings/walk-and-wave.vrma");
+    let mut config = web_config(t.port);
+    config["pipeline"] = json!({ "performerTimeoutS": 1.0 });
+    let bridge = Bridge::start(t.dir.path(), &config, &replay_args(&sample));
+    let r = drive(
+        &t.web,
+        "gone.mjs",
+        &format!("http://127.0.0.1:{}/", t.port),
+        &[("performer", "walk-and-wave"), ("ghost", "ghost")],
+    );
+    assert_eq!(r["errors"], json!([]), "the page logged errors");
+    assert_eq!(r["before"]["ghost"], true, "{}", r["before"]);
+    let gone = &r["gone"];
+    assert_eq!(gone["ghostRow"], "performer gone", "{gone}");
+    assert_eq!(
+        gone["ghost"], false,
+        "drawn while its row says gone: {gone}"
+    );
+    assert_eq!(
+        gone["ghostAvatarVisible"], false,
+        "its avatar shows: {gone}"
+    );
+    assert_eq!(gone["live"], true, "the live performer left too: {gone}");
+    let back = &r["back"];
+    assert_eq!(back["ghost"], true, "{back}");
+    assert_eq!(back["ghostAvatarVisible"], true, "{back}");
+    let (code, _, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+/// Waits until a script running in `script` writes `path`: `false` when the
+/// script ends first, or after two minutes.
+fn script_asks(path: &Path, script: &std::thread::JoinHandle<Value>) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !path.exists() {
+        if script.is_finished() || std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    true
+}
+
+/// The result of a script running in `script`, its failure raised here.
+fn script_result(script: std::thread::JoinHandle<Value>) -> Value {
+    script
+        .join()
+        .unwrap_or_else(|failure| std::panic::resume_unwind(failure))
+}
+
+#[test]
+fn while_the_bridge_is_down_the_viewer_says_its_rows_are_not_live_and_clears_that_after() {
+    let Some(t) = setup() else { return };
+    let dir = t.dir.path();
+    let sample = repo().join("recordings/walk-and-wave.vrma");
+    let config = web_config(t.port);
+    let bridge = Bridge::start(dir, &config, &replay_args(&sample));
+    let (web, url) = (t.web.clone(), format!("http://127.0.0.1:{}/", t.port));
+    let dir_arg = dir.to_str().expect("path").to_owned();
+    let script = std::thread::spawn(move || {
+        drive(
+            &web,
+            "reconnect.mjs",
+            &url,
+            &[("performer", "walk-and-wave"), ("dir", &dir_arg)],
+        )
+    });
+    if !script_asks(&dir.join("stop"), &script) {
+        script_result(script);
+        panic!("reconnect.mjs never asked to stop the bridge");
+    }
+    let (code, _, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+    if !script_asks(&dir.join("start"), &script) {
+        script_result(script);
+        panic!("reconnect.mjs never asked to start the bridge again");
+    }
+    let bridge = Bridge::start(dir, &config, &replay_args(&sample));
+    let r = script_result(script);
+    assert_eq!(r["errors"], json!([]), "the page logged errors");
+    let rate = |facts: &Value| {
+        let facts = facts.as_str().expect("facts");
+        facts
+            .split(" · ")
+            .any(|part| part.ends_with(" Hz") && part != "0 Hz")
+    };
+    assert!(rate(&r["before"]["facts"]), "{}", r["before"]);
+    let down = &r["down"];
+    assert_eq!(down["row"], "performer offline", "{down}");
+    let facts = down["facts"].as_str().expect("facts");
+    assert!(
+        facts.starts_with("not live: no connection to the bridge")
+            && !facts.contains(" Hz")
+            && !facts.contains("latency"),
+        "{facts}"
+    );
+    let back = &r["back"];
+    assert_eq!(back["row"], "performer", "{back}");
+    assert!(rate(&back["facts"]), "{back}");
+    assert_eq!(back["note"], "", "an error of the outage stayed: {back}");
+    assert_eq!(back["noteIsError"], false, "{back}");
+    let (code, _, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
 fn a_rows_dropped_vrm_stays_over_one_dropped_on_the_view_and_bad_files_are_said_in_words() {
     let Some(t) = setup() else { return };
     let sample = repo().join("recordings/walk-and-wave.vrma");
@@ -834,6 +946,27 @@ fn a_rows_dropped_vrm_stays_over_one_dropped_on_the_view_and_bad_files_are_said_
         assert!(text.starts_with(starts), "{file}: {text:?}");
         assert_eq!(note["error"], true, "{file}: {note}");
     }
+    let (code, _, stderr) = bridge.stop();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn the_pages_opened_with_a_token_link_to_each_other_with_it() {
+    let Some(t) = setup() else { return };
+    let mut config = web_config(t.port);
+    config["websocket"]["token"] = json!("s3cret");
+    let bridge = Bridge::start(t.dir.path(), &config, &["--quiet"]);
+    let base = format!("http://127.0.0.1:{}", t.port);
+    let r = drive(&t.web, "links.mjs", &format!("{base}/?token=s3cret"), &[]);
+    assert_eq!(r["errors"], json!([]), "the pages logged errors");
+    assert_eq!(r["viewer"]["connection"], "connected", "{r}");
+    assert_eq!(r["viewer"]["performers"], "none yet");
+    assert_eq!(r["viewer"]["link"], "/xr?token=s3cret");
+    assert_eq!(r["xr"]["url"], format!("{base}/xr?token=s3cret"));
+    assert_eq!(r["xr"]["connection"], "connected", "{r}");
+    assert_eq!(r["xr"]["link"], "/?token=s3cret");
+    assert_eq!(r["back"]["url"], format!("{base}/?token=s3cret"));
+    assert_eq!(r["back"]["connection"], "connected", "{r}");
     let (code, _, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
 }

@@ -1,7 +1,8 @@
 // The WebXR sender at `/xr` with a mocked `navigator.xr` (a headset standing
 // still and two controllers, 72 frames a second): the page sends tracker frames,
 // the bridge solves a body, and the viewer at `/` shows the avatar's left hand
-// rise when the mocked left controller does.
+// rise when the mocked left controller does. Calibrating from either page says
+// where the calibration was saved.
 // Usage: node xr.mjs --url http://127.0.0.1:PORT/ --out DIR
 import { args, launch, openPage, run } from "./browser.mjs";
 
@@ -144,6 +145,15 @@ run(async () => {
   await viewer.waitForTimeout(300);
   const devices = await viewer.evaluate(() => window.viewer.performers.get("xr").source);
   await viewer.screenshot({ path: `${out}/xr-viewer-sources.png` });
+  // The viewer's Calibrate button on the performer's row, then the /xr page's.
+  await viewer.click('.performer[data-name="xr"] button:has-text("Calibrate")');
+  await viewer.waitForFunction(() => document.getElementById("note").textContent.startsWith("calibrate xr: "),
+    null, { timeout: 60000 });
+  const calibrated = { viewer: await viewer.textContent("#note") };
+  await xr.click("#calibrate");
+  await xr.waitForFunction(() => document.getElementById("xrState").textContent.startsWith("calibrated"),
+    null, { timeout: 60000 });
+  calibrated.xr = await xr.textContent("#xrState");
   await xr.waitForTimeout(1100); // the table refreshes each second
   await xr.screenshot({ path: `${out}/xr-page.png` });
   const sent = await xr.evaluate(() => ({
@@ -154,5 +164,5 @@ run(async () => {
     table: document.getElementById("devices").textContent,
   }));
   await browser.close();
-  return { down, up, fingers, sent, devices, errors: [...xrErrors, ...viewerErrors] };
+  return { down, up, fingers, sent, devices, calibrated, errors: [...xrErrors, ...viewerErrors] };
 });

@@ -1,6 +1,8 @@
 // Talking to the bridge that served this page: the WebSocket (same host and
-// port, `wss:` under HTTPS), requests answered by id, and the token the page was
-// opened with (`?token=...`), passed on to everything that carries data.
+// port, `wss:` under HTTPS), requests answered by id, the token the page was
+// opened with (`?token=...`), passed on to everything that carries data and to
+// the links between the pages, and the words for the bridge's replies that both
+// pages show.
 
 export const token = new URLSearchParams(location.search).get("token");
 
@@ -10,6 +12,13 @@ export function withToken(path, params = {}) {
   if (token !== null) query.set("token", token);
   const q = query.toString();
   return q ? `${path}?${q}` : path;
+}
+
+/// A `calibrated` reply in words: where the calibration was saved, or why not.
+export function describeCalibrated(reply) {
+  if (reply.saved) return `calibrated; saved in ${reply.saved}`;
+  if (reply.saveError) return `calibrated (in use), but not saved: ${reply.saveError}`;
+  return "calibrated (in use until the bridge stops: it runs without a config file)";
 }
 
 /// GETs JSON from the bridge; throws with the bridge's answer on an error.

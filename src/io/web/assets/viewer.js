@@ -4,9 +4,11 @@
 // controls, the recordings, and a player for them. Poses arrive in the binary
 // form (docs/websocket.md) and are decoded into one slot per performer; each
 // display frame poses every avatar with the newest pose of its performer and
-// draws once: poses that came in between are replaced, never queued.
+// draws once: poses that came in between are replaced, never queued. A performer
+// the bridge no longer lists (gone) leaves the view until it is listed again;
+// while the page has no connection to the bridge, the rows say they are not live.
 
-import { Connection, getFile, getJson, withToken } from "./bridge.js";
+import { Connection, describeCalibrated, getFile, getJson, withToken } from "./bridge.js";
 import { BONES, PRESETS, Pose, Rig, decodeBinaryPose } from "./pose.js";
 import { Scene } from "./scene.js";
 import { Stage } from "./stage.js";
@@ -37,6 +39,8 @@ class Performer {
     this.rate = 0;
     this.rateCount = 0;
     this.info = null; // from listPerformers
+    this.gone = false; // the bridge's list left it out: not drawn until listed again
+    this.inView = false; // drawn in the last display frame
     this.row = null;
     this.source = null; // the newest `source` message, when asked for
     this.sourcePositions = new Float32Array(0);
@@ -77,6 +81,7 @@ let lastFrame = 0;
 let connection = null;
 let hovered = null;
 let bridgeStatus = null;
+let noteClearsOnConnect = false; // the note is an error from losing the bridge
 
 function performer(name) {
   let p = performers.get(name);
@@ -265,15 +270,20 @@ function draw() {
   const avatars = stage !== null && $("avatarsShown").checked;
   const skeletons = $("skeleton").checked || !avatars;
   const start = performance.now();
+  let shown = 0;
+  for (const p of performers.values()) {
+    p.inView = p.received > 0 && !p.gone;
+    if (p.group) p.group.visible = p.inView && avatars;
+    if (p.inView) shown++;
+  }
   let i = 0;
   for (const p of performers.values()) {
-    if (p.received === 0) continue;
+    if (!p.inView) continue;
     rig.positions(p.pose, p.positions);
-    const dx = spread ? (i - (performers.size - 1) / 2) * 2.0 : 0;
+    const dx = spread ? (i - (shown - 1) / 2) * 2.0 : 0;
     for (let b = 0; b < BONES.length; b++) p.positions[3 * b] += dx;
     drawSource(p, dx);
     if (p.avatar) {
-      p.group.visible = avatars;
       if (avatars && p.drawnSeq !== p.pose.seq) {
         p.avatar.setPose(p.pose);
         p.drawn.copyFrom(p.pose);
@@ -344,17 +354,28 @@ function describe(reply) {
       return r.file === null ? `${r.performer}: no frame, nothing written` : `${r.file} (${r.frames} frames)`;
     }).join(", ") || "nothing";
   }
+  if (reply.type === "calibrated") return describeCalibrated(reply);
   return reply.type;
 }
 
+/// Says one line under the performers; an error said while the page has no
+/// connection to the bridge goes once it is connected again.
 function note(text, error = false) {
   const n = $("note");
   n.textContent = text;
   n.className = error ? "error" : "";
+  noteClearsOnConnect = error && !(connection && connection.isOpen);
+}
+
+function onConnected() {
+  if (noteClearsOnConnect) note("");
+  refreshPerformers();
+  refreshRecordings();
 }
 
 function renderPanel() {
   const list = $("performers");
+  list.querySelector(".none")?.remove();
   for (const p of performers.values()) {
     if (p.row) continue;
     const row = document.createElement("div");
@@ -387,28 +408,33 @@ function renderPanel() {
   }
 }
 
+/// Each row's facts; while the page has no connection to the bridge, the rows
+/// say so and show no rates (the bridge's own facts are the last it gave).
 function updateFacts() {
-  const latency = bridgeStatus && bridgeStatus.outputs.find((o) => o.latency && o.name.startsWith("websocket"));
+  const online = connection !== null && connection.isOpen;
+  const latency = online && bridgeStatus && bridgeStatus.outputs.find((o) => o.latency && o.name.startsWith("websocket"));
   for (const p of performers.values()) {
     if (!p.facts) continue;
     const info = p.info;
     const parts = [];
+    if (!online) parts.push("not live: no connection to the bridge");
+    if (p.gone) parts.push("gone");
     if (info) {
       parts.push(info.skeleton ? `${info.source} (${info.skeleton})` : info.source);
-      if (info.sinceLastFrame > 2) parts.push(`silent ${info.sinceLastFrame.toFixed(0)} s`);
-    } else {
-      parts.push("gone");
+      if (online && info.sinceLastFrame > 2) parts.push(`silent ${info.sinceLastFrame.toFixed(0)} s`);
     }
-    parts.push(`${p.rate.toFixed(0)} Hz`);
+    const live = online && !p.gone;
+    if (live) parts.push(`${p.rate.toFixed(0)} Hz`);
     parts.push(`missed ${p.gaps}`);
-    if (latency) parts.push(`latency p50 ${(latency.latency.p50Us / 1000).toFixed(1)} ms p99 ${(latency.latency.p99Us / 1000).toFixed(1)} ms`);
+    if (live && latency) parts.push(`latency p50 ${(latency.latency.p50Us / 1000).toFixed(1)} ms p99 ${(latency.latency.p99Us / 1000).toFixed(1)} ms`);
     if (info && info.source === "trackers") parts.push(info.calibrated ? "calibrated" : "not calibrated");
     if (info && info.recording) parts.push("● recording");
     if (p.avatarName) parts.push(`on ${p.avatarName}`);
     p.facts.textContent = parts.join(" · ");
     p.row.classList.toggle("recording", Boolean(info && info.recording));
     p.calibrate.hidden = !(info && info.source === "trackers");
-    p.row.classList.toggle("gone", !info);
+    p.row.classList.toggle("gone", p.gone);
+    p.row.classList.toggle("offline", !online);
   }
 }
 
@@ -418,10 +444,17 @@ async function refreshPerformers() {
     const reply = await connection.request({ type: "listPerformers" });
     const listed = new Set();
     for (const info of reply.performers) {
-      performer(info.name).info = info;
+      const p = performer(info.name);
+      p.info = info;
+      p.gone = false;
       listed.add(info.name);
     }
-    for (const p of performers.values()) if (!listed.has(p.name)) p.info = null;
+    for (const p of performers.values()) {
+      if (!listed.has(p.name)) {
+        p.info = null;
+        p.gone = true;
+      }
+    }
     const status = await connection.request({ type: "status" });
     bridgeStatus = status.status;
     const outputs = bridgeStatus.outputs.filter((o) => o.name.endsWith("clients"));
@@ -454,7 +487,8 @@ async function refreshRecordings() {
     }));
     if (recordings.length === 0) list.innerHTML = "<li class=none>none yet</li>";
   } catch (e) {
-    note(e.message, true);
+    console.warn("the recordings:", e);
+    note(connection.isOpen ? `the recordings: ${e.message}` : "the recordings: the bridge cannot be reached", true);
   }
 }
 
@@ -509,9 +543,13 @@ async function main() {
   connection = new Connection(params(), {
     onPose,
     onSource,
-    onState: (s) => ($("connection").textContent = s),
-    onOpen: () => refreshPerformers(),
+    onState: (s) => {
+      $("connection").textContent = s;
+      updateFacts();
+    },
+    onOpen: onConnected,
   });
+  $("xrLink").href = withToken("/xr");
   requestAnimationFrame(draw);
   try {
     rig = new Rig(await getJson("/api/rig"));
@@ -530,6 +568,11 @@ window.viewer = {
   performers,
   get hovered() {
     return hovered;
+  },
+  /// Whether a performer was in the 3D view in the last frame drawn.
+  inView(name) {
+    const p = performers.get(name);
+    return Boolean(p && p.inView);
   },
   /// A performer's joint position as last drawn, metres.
   joint(name, bone) {

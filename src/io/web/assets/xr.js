@@ -9,7 +9,7 @@
 // rotations turn half a turn about +Y: (x, y, z) → (-x, y, -z), and a rotation
 // (x, y, z, w) → (-x, y, -z, w) (the same turn applied to the device's frame).
 
-import { Connection } from "./bridge.js";
+import { Connection, describeCalibrated, withToken } from "./bridge.js";
 
 const $ = (id) => document.getElementById(id);
 const DEVICES = ["head", "leftHand", "rightHand"];
@@ -135,8 +135,8 @@ async function enter() {
 /// The performer stands in a T-pose now: the bridge measures it.
 async function calibrate() {
   try {
-    await connection.request({ type: "calibrate", performer: $("performer").value });
-    $("xrState").textContent = "calibrated";
+    const reply = await connection.request({ type: "calibrate", performer: $("performer").value });
+    $("xrState").textContent = describeCalibrated(reply);
   } catch (e) {
     $("xrState").textContent = `calibration: ${e.message}`;
   }
@@ -159,6 +159,7 @@ function show() {
 }
 
 async function main() {
+  $("viewerLink").href = withToken("/");
   const button = $("enter");
   const secure = window.isSecureContext;
   $("secure").textContent = secure
