@@ -349,10 +349,13 @@ async function act(what, request) {
 
 function describe(reply) {
   if (reply.recordings) {
-    return reply.recordings.map((r) => {
+    const lines = reply.recordings.map((r) => {
       if (r.frames === undefined) return r.file;
       return r.file === null ? `${r.performer}: no frame, nothing written` : `${r.file} (${r.frames} frames)`;
-    }).join(", ") || "nothing";
+    });
+    // A performer not present records from its first frame.
+    for (const p of reply.waiting || []) lines.push(`${p}: not here; records from its next frame`);
+    return lines.join(", ") || "nothing";
   }
   if (reply.type === "calibrated") return describeCalibrated(reply);
   return reply.type;
