@@ -403,7 +403,7 @@ fn an_avatar_file_that_cannot_be_used_stops_run_with_one_line_naming_it() {
         let lines: Vec<&str> = stderr.lines().collect();
         assert_eq!(lines.len(), 1, "{stderr}");
         assert!(
-            lines[0].starts_with("error: avatar") && lines[0].contains(&file),
+            lines[0].starts_with("error: run --avatar: ") && lines[0].contains(&file),
             "{stderr}"
         );
         // Nothing started: no ready line.
