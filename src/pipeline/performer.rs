@@ -831,20 +831,24 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_tracker_frame_without_the_hands_says_which_points_it_lacks() {
-        let avatar = avatar();
-        let name = PerformerName::new("vr").unwrap();
-        let now = Instant::now();
-        let mut p = Performer::new(
+    /// A tracker performer `name` on `avatar`'s default body, unfiltered.
+    fn vr_performer(name: PerformerName, avatar: &Avatars, now: Instant) -> Performer {
+        Performer::new(
             name,
             SourceKind::Trackers,
             None,
             unfiltered(),
-            &avatar,
+            avatar,
             0,
             now,
-        );
+        )
+    }
+
+    #[test]
+    fn a_tracker_frame_without_the_hands_says_which_points_it_lacks() {
+        let avatar = avatar();
+        let (name, now) = (PerformerName::new("vr").unwrap(), Instant::now());
+        let mut p = vr_performer(name, &avatar, now);
         let mut frame = TrackerFrame::new(name);
         for point in [TrackedPoint::Head, TrackedPoint::Hips] {
             frame.set(point, DevicePose::new(Vec3::Y, Quat::IDENTITY));
@@ -872,17 +876,8 @@ mod tests {
         // A user walks 1.2 m ahead over 4 s; the hips tracker stops sending at 1 s
         // (its battery died). Held where it was, it would keep the hips behind.
         let avatar = avatar();
-        let name = PerformerName::new("vr").unwrap();
-        let now = Instant::now();
-        let mut p = Performer::new(
-            name,
-            SourceKind::Trackers,
-            None,
-            unfiltered(),
-            &avatar,
-            0,
-            now,
-        );
+        let (name, now) = (PerformerName::new("vr").unwrap(), Instant::now());
+        let mut p = vr_performer(name, &avatar, now);
         for i in 0..=240 {
             let t = f64::from(i) / 60.0;
             let ahead = Vec3::new(0.0, 0.0, 0.3 * t as f32);

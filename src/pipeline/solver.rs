@@ -545,6 +545,19 @@ mod tests {
             }
         }
 
+        /// Asks the solver to calibrate `performer` and waits for its answer.
+        fn calibrate(&self, performer: &str) -> Result<Calibration, String> {
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            self.control
+                .send(SolverControl::Calibrate {
+                    performer: performer.into(),
+                    reply,
+                })
+                .unwrap();
+            self.thread.thread().unpark();
+            answer.blocking_recv().unwrap()
+        }
+
         fn finish(mut self) -> Vec<OutputMsg> {
             self.stop.store(true, Relaxed);
             self.thread.thread().unpark();
@@ -673,15 +686,7 @@ mod tests {
         run.wait_for(&mut got, |got| {
             got.iter().any(|m| matches!(m, OutputMsg::Pose(_)))
         });
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        run.control
-            .send(SolverControl::Calibrate {
-                performer: "vr".into(),
-                reply,
-            })
-            .unwrap();
-        run.thread.thread().unpark();
-        let calibration = answer.blocking_recv().unwrap().unwrap();
+        let calibration = run.calibrate("vr").unwrap();
         // Silent past the timeout: gone. Then it sends again.
         run.wait_for(&mut got, |got| {
             got.iter().any(|m| matches!(m, OutputMsg::Gone { .. }))
@@ -730,29 +735,13 @@ mod tests {
         run.wait_for(&mut got, |got| {
             got.iter().any(|m| matches!(m, OutputMsg::Pose(_)))
         });
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        run.control
-            .send(SolverControl::Calibrate {
-                performer: "vr".into(),
-                reply,
-            })
-            .unwrap();
-        run.thread.thread().unpark();
-        let calibration = answer.blocking_recv().unwrap().unwrap();
+        let calibration = run.calibrate("vr").unwrap();
         assert!(
             (calibration.arm_span - 1.4).abs() < 0.2,
             "{}",
             calibration.arm_span
         );
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        run.control
-            .send(SolverControl::Calibrate {
-                performer: "nobody".into(),
-                reply,
-            })
-            .unwrap();
-        run.thread.thread().unpark();
-        assert!(answer.blocking_recv().unwrap().is_err());
+        assert!(run.calibrate("nobody").is_err());
         got.extend(run.finish());
         let poses = got
             .iter()
