@@ -830,11 +830,22 @@ fn a_performer_that_goes_leaves_the_viewer_and_comes_back_with_it() {
         "its avatar shows: {gone}"
     );
     assert_eq!(gone["live"], true, "the live performer left too: {gone}");
+    assert_eq!(
+        r["recordNote"], "record ghost: ghost: not here; records from its next frame",
+        "{r}"
+    );
     let back = &r["back"];
     assert_eq!(back["ghost"], true, "{back}");
     assert_eq!(back["ghostAvatarVisible"], true, "{back}");
-    let (code, _, stderr) = bridge.stop();
+    let (code, lines, stderr) = bridge.stop();
     assert_eq!(code, 0, "{stderr}");
+    // Its take started with the first frame it sent on its return.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("wrote ") && l.ends_with("(ghost)")),
+        "{lines:?}"
+    );
 }
 
 /// Waits until a script running in `script` writes `path`: `false` when the

@@ -1,7 +1,8 @@
 // A performer that goes leaves the viewer's 3D view, and comes back with it: the
 // page itself sends `trackers` frames for GHOST over a WebSocket of its own
 // beside the replay LIVE, stops until the bridge drops GHOST (its row turns
-// "gone"), then sends again.
+// "gone"), records it while it is gone (its take waits for its next frame), then
+// sends again.
 // Usage: node gone.mjs --url URL --out DIR --performer LIVE --ghost GHOST
 import { args, launch, openPage, run } from "./browser.mjs";
 
@@ -58,10 +59,16 @@ run(async () => {
   await page.waitForTimeout(200); // a few frames drawn since
   const gone = await seen(page);
   await page.screenshot({ path: `${out}/gone.png` });
+  // Recording it while it is gone arms its take; the note says so.
+  await page.evaluate((n) => [...document.querySelectorAll(`.performer[data-name="${n}"] button`)]
+    .find((b) => b.textContent === "Record").click(), ghost);
+  await page.waitForFunction(() => document.getElementById("note").textContent.includes("next frame"),
+    null, { timeout: 60000 });
+  const recordNote = await page.evaluate(() => document.getElementById("note").textContent);
   await page.evaluate(sendTrackers, [ghost, true]);
   await rowGone(false);
   await inView(ghost, true);
   const back = await seen(page);
   await browser.close();
-  return { before, gone, back, errors };
+  return { before, gone, recordNote, back, errors };
 });
