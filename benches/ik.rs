@@ -136,11 +136,11 @@ fn vr_benches(c: &mut Criterion) {
     let three = VrInput {
         head: DevicePose::new(head + Vec3::new(0.02, -0.05, 0.1), turn),
         hands: [
-            DevicePose::new(head + Vec3::new(0.25, -0.45, 0.3), turn),
-            DevicePose::new(
+            Some(DevicePose::new(head + Vec3::new(0.25, -0.45, 0.3), turn)),
+            Some(DevicePose::new(
                 head + Vec3::new(-0.2, -0.35, 0.35),
                 Quat::from_rotation_z(0.5),
-            ),
+            )),
         ],
         ..VrInput::default()
     };
@@ -189,7 +189,7 @@ fn vr_benches(c: &mut Criterion) {
     // a frame, and the tap design it redoes when the frame rate changes.
     let filter_config = DeviceFilterConfig::default();
     let mut filter = DeviceFilter::<6>::new(filter_config);
-    let devices = [Some(six.head), Some(six.hands[0]), Some(six.hands[1])]
+    let devices = [Some(six.head), six.hands[0], six.hands[1]]
         .into_iter()
         .chain([six.hips, six.feet[0], six.feet[1]])
         .map(|d| d.unwrap_or(DevicePose::new(Vec3::ZERO, Quat::IDENTITY)))

@@ -454,7 +454,7 @@ fn devices(cal: &Calibration, head: Vec3, yaw: f32, hands: [Vec3; 2]) -> VrInput
     let turn = Quat::from_rotation_y(yaw);
     VrInput {
         head: DevicePose::new(head + turn * cal.head_to_eye, turn),
-        hands: hands.map(|h| DevicePose::new(h, turn)),
+        hands: hands.map(|h| Some(DevicePose::new(h, turn))),
         ..VrInput::default()
     }
 }
@@ -805,7 +805,7 @@ fn vr_mode_rejects_a_bad_interval_and_a_non_finite_device() {
         pose: &mut pose,
     };
     assert!(job.validate().is_err());
-    input.hands[1].rotation = Quat::from_xyzw(0.0, f32::NAN, 0.0, 1.0);
+    input.hands[1].as_mut().expect("held").rotation = Quat::from_xyzw(0.0, f32::NAN, 0.0, 1.0);
     let job = VrIk {
         config: &config,
         body: &body,
@@ -816,7 +816,7 @@ fn vr_mode_rejects_a_bad_interval_and_a_non_finite_device() {
         pose: &mut pose,
     };
     assert!(job.validate().is_err());
-    input.hands[1].rotation = Quat::IDENTITY;
+    input.hands[1].as_mut().expect("held").rotation = Quat::IDENTITY;
     input.feet[0] = Some(DevicePose::new(Vec3::NAN, Quat::IDENTITY));
     let job = VrIk {
         config: &config,
@@ -1054,7 +1054,9 @@ fn vr_mode_keeps_the_standing_foot_planted_through_noisy_controllers() {
             ];
             let mut input = devices(&cal, head, 0.0, hands);
             filter.step(dt);
-            let [left, right] = &mut input.hands;
+            let [Some(left), Some(right)] = &mut input.hands else {
+                panic!("both hands held");
+            };
             for (k, d) in [&mut input.head, left, right].into_iter().enumerate() {
                 d.position = filter.filter(k, d.position + jitter());
             }

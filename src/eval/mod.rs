@@ -652,7 +652,7 @@ pub fn evaluate_vr(
                     Vec3::new(-o.x, o.y, o.z)
                 }
             });
-            input.hands[side] = jitter_of(d.point(offset), d.rotation);
+            input.hands[side] = Some(jitter_of(d.point(offset), d.rotation));
         }
         if devices == VrDevices::SixPoint {
             let hips = device(B::Hips);
@@ -671,7 +671,7 @@ pub fn evaluate_vr(
             f.step(dt);
             let [left, right] = &mut input.hands;
             let [left_foot, right_foot] = &mut input.feet;
-            let devices = [Some(&mut input.head), Some(left), Some(right)]
+            let devices = [Some(&mut input.head), left.as_mut(), right.as_mut()]
                 .into_iter()
                 .chain([input.hips.as_mut(), left_foot.as_mut(), right_foot.as_mut()]);
             for (k, device) in devices.enumerate() {
@@ -709,10 +709,11 @@ pub fn evaluate_vr(
             let error = t.position(hand).distance(s.position(hand));
             hand_error += f64::from(error);
             let (l1, l2) = body.limb_lengths(limb);
-            let wanted = calibration.hand(
-                usize::from(limb == Limb::RightArm),
-                &input.hands[usize::from(limb == Limb::RightArm)],
-            );
+            let side = usize::from(limb == Limb::RightArm);
+            let Some(controller) = input.hands[side] else {
+                continue;
+            };
+            let wanted = calibration.hand(side, &controller);
             if s.position(upper).distance(wanted.position) <= (l1 + l2) * 0.999 {
                 let miss = wanted.position.distance(s.position(hand)) * 1000.0;
                 report.max_reachable_hand_error_mm = report.max_reachable_hand_error_mm.max(miss);

@@ -80,6 +80,20 @@ impl Calibration {
         }
     }
 
+    /// Measures a user standing straight with no controllers: the height and the
+    /// headset's mount as `from_t_pose` takes them; the hands keep the defaults (no
+    /// mount, the wrist at the device), for controllers or wrist trackers that come
+    /// later.
+    #[must_use]
+    pub fn from_head(head: DevicePose) -> Self {
+        Self {
+            height: (head.position - HEAD_TO_EYE).y,
+            head_rotation: head.rotation,
+            head_to_eye: head.rotation.conjugate() * HEAD_TO_EYE,
+            ..Self::default()
+        }
+    }
+
     /// The calibration of a user built exactly like `body`, with devices in the bones'
     /// T-pose orientation on the head (headset `head_to_eye` from the head joint) and
     /// on the wrists: what the evaluation uses.

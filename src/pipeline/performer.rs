@@ -79,10 +79,10 @@ pub enum SolveError {
     #[error("frame kind differs from the performer's source")]
     SourceChanged,
     #[error(
-        "tracker frame without {0} (VR-mode IK needs the head, leftHand and rightHand: \
-         the input's device or tracker map assigns them)"
+        "tracker frame without the head (VR-mode IK needs the headset: the input's \
+         device or tracker map assigns it)"
     )]
-    MissingDevices(MissingPoints),
+    MissingHead,
     #[error(transparent)]
     Retarget(#[from] JobError),
     #[error(transparent)]
@@ -177,49 +177,6 @@ pub struct Performer {
     /// back; arrivals are read from `appeared`.
     clock: SenderClock,
     appeared: Instant,
-}
-
-/// Headset and both controllers, when all three have been seen.
-fn three_points(devices: &Smoothed) -> Result<(DevicePose, DevicePose, DevicePose), SolveError> {
-    let [head, left, right] = MissingPoints::NEEDED.map(|p| devices.point(p));
-    match (head, left, right) {
-        (Some(head), Some(left), Some(right)) => Ok((head, left, right)),
-        _ => Err(SolveError::MissingDevices(MissingPoints([
-            head.is_none(),
-            left.is_none(),
-            right.is_none(),
-        ]))),
-    }
-}
-
-/// Which of the points VR-mode IK needs a tracker frame lacks (`NEEDED` order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MissingPoints([bool; 3]);
-
-impl MissingPoints {
-    /// What VR-mode IK cannot solve without.
-    const NEEDED: [TrackedPoint; 3] = [
-        TrackedPoint::Head,
-        TrackedPoint::LeftHand,
-        TrackedPoint::RightHand,
-    ];
-}
-
-impl std::fmt::Display for MissingPoints {
-    /// `head`, `leftHand and rightHand`, ...
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names: Vec<&str> = Self::NEEDED
-            .iter()
-            .zip(self.0)
-            .filter(|(_, missing)| *missing)
-            .map(|(p, _)| p.name())
-            .collect();
-        match names.as_slice() {
-            [] => f.write_str("nothing"),
-            [one] => f.write_str(one),
-            [rest @ .., last] => write!(f, "{} and {last}", rest.join(", ")),
-        }
-    }
 }
 
 /// The avatar the solved poses are for: its body scales tracker input and is the
@@ -493,11 +450,14 @@ impl Performer {
         }
         smoothed.update(last, dt);
         let point = |p: TrackedPoint| smoothed.point(p);
-        let (head, left, right) = three_points(smoothed)?;
+        let head = point(TrackedPoint::Head).ok_or(SolveError::MissingHead)?;
         let position = |p: TrackedPoint| point(p).map(|d: DevicePose| d.position);
         let input = VrInput {
             head,
-            hands: [left, right],
+            hands: [
+                point(TrackedPoint::LeftHand),
+                point(TrackedPoint::RightHand),
+            ],
             hips: point(TrackedPoint::Hips),
             chest: point(TrackedPoint::Chest),
             feet: [
@@ -536,7 +496,9 @@ impl Performer {
     }
 
     /// Takes the devices as last seen (filtered) as this performer's T-pose
-    /// calibration. `false` when headset or controllers were never seen.
+    /// calibration: the headset and both controllers (`Calibration::from_t_pose`),
+    /// else the headset alone (`Calibration::from_head`). `false` when the headset
+    /// was never seen.
     pub fn calibrate(&mut self) -> bool {
         let KindState::Trackers {
             calibration,
@@ -548,10 +510,17 @@ impl Performer {
         else {
             return false;
         };
-        let Ok((head, left, right)) = three_points(smoothed) else {
+        let point = |p: TrackedPoint| smoothed.point(p);
+        let Some(head) = point(TrackedPoint::Head) else {
             return false;
         };
-        *calibration = Calibration::from_t_pose(head, left, right);
+        *calibration = match (
+            point(TrackedPoint::LeftHand),
+            point(TrackedPoint::RightHand),
+        ) {
+            (Some(left), Some(right)) => Calibration::from_t_pose(head, left, right),
+            _ => Calibration::from_head(head),
+        };
         *calibrated = true;
         ik.reset();
         true
@@ -845,30 +814,32 @@ mod tests {
     }
 
     #[test]
-    fn a_tracker_frame_without_the_hands_says_which_points_it_lacks() {
+    fn a_tracker_frame_without_the_head_says_so_and_one_without_controllers_is_solved() {
         let avatar = avatar();
         let (name, now) = (PerformerName::new("vr").unwrap(), Instant::now());
         let mut p = vr_performer(name, &avatar, now);
         let mut frame = TrackerFrame::new(name);
-        for point in [TrackedPoint::Head, TrackedPoint::Hips] {
-            frame.set(point, DevicePose::new(Vec3::Y, Quat::IDENTITY));
-        }
+        frame.set(TrackedPoint::Hips, DevicePose::new(Vec3::Y, Quat::IDENTITY));
         let err = p.solve_trackers(&frame, &avatar, now).unwrap_err();
         assert!(
             err.to_string()
-                .starts_with("tracker frame without leftHand and rightHand (VR-mode IK"),
+                .starts_with("tracker frame without the head (VR-mode IK"),
             "{err}"
         );
+        assert!(!p.calibrate(), "no headset, no calibration");
+        // A headset and body trackers, no controllers: solved, and calibrated from
+        // the headset's height.
         frame.set(
-            TrackedPoint::LeftHand,
-            DevicePose::new(Vec3::X, Quat::IDENTITY),
+            TrackedPoint::Head,
+            DevicePose::new(Vec3::new(0.0, 1.7, 0.1), Quat::IDENTITY),
         );
-        let err = p.solve_trackers(&frame, &avatar, now).unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("tracker frame without rightHand ("),
-            "{err}"
-        );
+        p.solve_trackers(&frame, &avatar, now).unwrap();
+        assert!(p.pose.has(HumanBone::LeftLowerArm));
+        assert!(p.calibrate());
+        let KindState::Trackers { calibration, .. } = &p.source else {
+            panic!("a tracker performer");
+        };
+        assert!((calibration.height - 1.63).abs() < 1e-4, "{calibration:?}");
     }
 
     #[test]

@@ -402,7 +402,7 @@ impl Solver {
                     Some(p) => match (p.calibrate(), p.calibration()) {
                         (true, Some(calibration)) => Ok(calibration),
                         _ => Err(format!(
-                            "`{performer}` is not a tracker source with a headset and both controllers"
+                            "`{performer}` is not a tracker source with a headset"
                         )),
                     },
                 };
@@ -646,13 +646,13 @@ mod tests {
 
     #[test]
     fn a_performer_whose_frames_cannot_be_solved_stays_while_it_sends() {
-        // A headset without hands for longer than the timeout: no pose, but one
-        // performer that appears once and goes once it falls silent.
+        // A hips tracker without a headset for longer than the timeout: no pose,
+        // but one performer that appears once and goes once it falls silent.
         let mut run = start(Duration::from_secs(1));
-        let mut frame = TrackerFrame::new(name("no-hands"));
+        let mut frame = TrackerFrame::new(name("no-head"));
         frame.set(
-            TrackedPoint::Head,
-            DevicePose::new(Vec3::new(0.0, 1.6, 0.0), Quat::IDENTITY),
+            TrackedPoint::Hips,
+            DevicePose::new(Vec3::new(0.0, 0.9, 0.0), Quat::IDENTITY),
         );
         for i in 0..30 {
             frame.time = f64::from(i) * 0.05;
@@ -714,13 +714,17 @@ mod tests {
     fn tracker_frames_drive_vr_ik_and_calibrate_on_request() {
         let mut run = start(Duration::from_secs(5));
         let mut frame = TrackerFrame::new(name("vr"));
-        // Only a headset: the solver cannot solve yet (counted, not fatal).
+        // Only a hips tracker: the solver cannot solve yet (counted, not fatal).
+        frame.set(
+            TrackedPoint::Hips,
+            DevicePose::new(Vec3::new(0.0, 0.9, 0.0), Quat::IDENTITY),
+        );
+        run.port.push(input(SourceFrame::Trackers(frame)));
+        frame.time = 1.0 / 60.0;
         frame.set(
             TrackedPoint::Head,
             DevicePose::new(Vec3::new(0.0, 1.6, 0.0), Quat::IDENTITY),
         );
-        run.port.push(input(SourceFrame::Trackers(frame)));
-        frame.time = 1.0 / 60.0;
         frame.set(
             TrackedPoint::LeftHand,
             DevicePose::new(Vec3::new(0.7, 1.4, 0.0), Quat::IDENTITY),

@@ -1,4 +1,5 @@
-//! VR devices into the running bridge: VRChat-style OSC trackers and VMC's
+//! VR devices into the running bridge: VRChat-style OSC trackers (with hands
+//! assigned, and with the default map, which has none) and VMC's
 //! `/VMC/Ext/Hmd|Con|Tra/Pos`, both encoded by rosc (not our encoder), become
 //! performers solved by VR-mode IK, whose poses a WebSocket client reads; VRChat
 //! trackers sent by python-osc one message per datagram are solved once per tick.
@@ -38,11 +39,14 @@ fn floats(v: &[f32]) -> Vec<OscType> {
 fn vrchat_trackers_and_vmc_devices_become_vr_performers() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (vmc_port, vrchat_port, ws_port) = (free_udp_port(), free_udp_port(), free_tcp_port());
+    let body_port = free_udp_port();
     let mut config = quiet_config();
     config["vmcInputs"] = json!([{"listen": format!("127.0.0.1:{vmc_port}"), "performer": "vmc"}]);
     config["vrchatInputs"] = json!([{
         "listen": format!("127.0.0.1:{vrchat_port}"), "performer": "vrchat",
         "trackers": {"1": "hips", "7": "leftHand", "8": "rightHand"}
+    }, {
+        "listen": format!("127.0.0.1:{body_port}"), "performer": "body"
     }]);
     config["websocket"] = json!({"listen": format!("127.0.0.1:{ws_port}")});
     let bridge = Bridge::start(dir.path(), &config, &[]);
@@ -76,6 +80,35 @@ fn vrchat_trackers_and_vmc_devices_become_vr_performers() {
         sender
             .send_to(&vrchat, ("127.0.0.1", vrchat_port))
             .expect("send");
+        // Body trackers alone on the default map (1 hips, 2 and 3 feet, 4 chest,
+        // 5 and 6 knees): no hands, so the arms hang.
+        let mut body = vec![
+            message(
+                "/tracking/trackers/head/position",
+                floats(&[0.0, 1.6, sway]),
+            ),
+            message("/tracking/trackers/head/rotation", floats(&[0.0, 0.0, 0.0])),
+        ];
+        for (n, at) in [
+            (1, [0.0, 0.95, 0.0]),
+            (2, [-0.1, 0.08, 0.0]),
+            (3, [0.1, 0.08, 0.0]),
+            (4, [0.0, 1.3, 0.0]),
+            (5, [-0.1, 0.5, 0.05]),
+            (6, [0.1, 0.5, 0.05]),
+        ] {
+            body.push(message(
+                &format!("/tracking/trackers/{n}/position"),
+                floats(&at),
+            ));
+            body.push(message(
+                &format!("/tracking/trackers/{n}/rotation"),
+                floats(&[0.0, 0.0, 0.0]),
+            ));
+        }
+        sender
+            .send_to(&bundle(body), ("127.0.0.1", body_port))
+            .expect("send");
         // VMC devices: serial, position, rotation (Unity axes).
         let device = |addr: &str, serial: &str, p: [f32; 3]| {
             let mut args = vec![OscType::String(serial.into())];
@@ -96,7 +129,7 @@ fn vrchat_trackers_and_vmc_devices_become_vr_performers() {
     let mut seen = std::collections::HashMap::new();
     let mut custom = CustomNames::default();
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while seen.len() < 2 && std::time::Instant::now() < deadline {
+    while seen.len() < 3 && std::time::Instant::now() < deadline {
         if let Ok(Message::Text(text)) = client.read()
             && let Ok((header, pose)) = decode_pose_json(&text, &mut custom)
         {
@@ -122,6 +155,7 @@ fn vrchat_trackers_and_vmc_devices_become_vr_performers() {
         status["status"]["solver"]
     );
     assert!(seen.contains_key("vrchat"), "{seen:?}");
+    assert!(seen.contains_key("body"), "{seen:?}");
     assert!(seen.contains_key("vmc-vr"), "{seen:?}");
     assert_eq!(status["status"]["solver"]["errors"], 0, "{status}");
     let (code, _, stderr) = bridge.stop();

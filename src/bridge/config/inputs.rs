@@ -84,7 +84,7 @@ pub struct VrchatInputConfig {
     pub performer: String,
     /// Tracker number ("1" to "8") → tracked point; empty: 1 hips, 2 left foot,
     /// 3 right foot, 4 chest, 5 left knee, 6 right knee, 7 left elbow, 8 right
-    /// elbow. VR IK needs both hands: assign two trackers to them.
+    /// elbow; arms whose hands no tracker holds hang.
     pub trackers: BTreeMap<String, String>,
 }
 

@@ -4,7 +4,8 @@
 //! toward the elbow tracker, else across the arm from a hinge out to the side
 //! (back for a hanging arm, down and out for one held forward), turned a little with
 //! the controller's roll; then `forearm_twist` of the hand's roll moves into the lower
-//! arm.
+//! arm. An arm with no controller hangs (`PlaceArm::hang`): the upper arm toward the
+//! elbow tracker, else down at the side, the forearm down and a little forward.
 
 use glam::{Quat, Vec3};
 
@@ -32,8 +33,8 @@ pub(super) struct PlaceArm<'a> {
     /// The arm's shoulder (clavicle) bone.
     pub(super) shoulder: HumanBone,
     /// The wrist joint and the hand's rotation relative to its T-pose, avatar model
-    /// space.
-    pub(super) wrist: DevicePose,
+    /// space; `None` when no controller holds the hand (the arm hangs).
+    pub(super) wrist: Option<DevicePose>,
     /// The elbow tracker's position (a pole), avatar model space.
     pub(super) elbow: Option<Vec3>,
     /// The hips' yaw, a turn about +Y: which way "back" and "out" are.
@@ -46,15 +47,17 @@ pub(super) struct PlaceArm<'a> {
 
 impl PlaceArm<'_> {
     pub(super) fn run(mut self) -> Result<(), IkError> {
+        let Some(wrist) = self.wrist else {
+            return self.hang();
+        };
         if self.body.has(self.shoulder) && self.config.shoulder_share > 0.0 {
-            self.turn_shoulder();
+            self.turn_shoulder(wrist);
         }
-        let pole = self.elbow_pole();
+        let pole = self.elbow_pole(wrist);
         let PlaceArm {
             config: c,
             body,
             limb,
-            wrist,
             frame,
             pose,
             ..
@@ -81,8 +84,8 @@ impl PlaceArm<'_> {
     /// nears the arm's full reach: then the shoulder turns the root in to the
     /// `eased_reach` of the wrist (`shoulder_to_reach`). The turn is that fraction
     /// of the arc from the arm's root to the wrist about the shoulder joint.
-    fn turn_shoulder(&mut self) {
-        let (c, body, shoulder, wrist) = (self.config, self.body, self.shoulder, self.wrist);
+    fn turn_shoulder(&mut self, wrist: DevicePose) {
+        let (c, body, shoulder) = (self.config, self.body, self.shoulder);
         let frame = &mut *self.frame;
         let [upper, lower, hand] = self.limb.bones();
         let (l1, l2) = body.limb_lengths(self.limb);
@@ -131,15 +134,10 @@ impl PlaceArm<'_> {
     /// along it), so it turns smoothly with the arm: a fixed point below the body
     /// lies on a hanging arm's line, and an arm swinging back past it would swing
     /// the elbow from back to out and forward.
-    fn elbow_pole(&self) -> Vec3 {
+    fn elbow_pole(&self, wrist: DevicePose) -> Vec3 {
         let [upper, _, _] = self.limb.bones();
         let root = self.frame.position(upper);
-        let sign = if self.limb == Limb::LeftArm {
-            1.0
-        } else {
-            -1.0
-        };
-        let wrist = self.wrist;
+        let sign = self.out();
         self.elbow.unwrap_or_else(|| {
             let d = (self.hips_yaw.conjugate() * (wrist.position - root)).normalize_or_zero();
             let hinge = Vec3::new(1.0, sign, 0.0).normalize();
@@ -147,7 +145,55 @@ impl PlaceArm<'_> {
             root.lerp(wrist.position, 0.5) + bend
         })
     }
+
+    /// +1 for the left arm (out is +X), −1 for the right.
+    fn out(&self) -> f32 {
+        if self.limb == Limb::LeftArm {
+            1.0
+        } else {
+            -1.0
+        }
+    }
+
+    /// An arm no controller holds hangs: the upper arm from its root toward the
+    /// elbow tracker, else `HANG` (down, a little out to the side); the forearm
+    /// `FOREARM_HANG` from the elbow (down, a little out and forward), both turned
+    /// with the hips' yaw; the hand goes on along the forearm. The shoulder stays at
+    /// rest. `LimbIk` puts the elbow `l₁` along the upper arm's line (its pole) and
+    /// the wrist `l₂` on from it.
+    fn hang(self) -> Result<(), IkError> {
+        let out = self.out();
+        let turned = |v: Vec3| self.hips_yaw * Vec3::new(out * v.x, v.y, v.z).normalize();
+        let [upper, _, _] = self.limb.bones();
+        let (l1, l2) = self.body.limb_lengths(self.limb);
+        let root = self.frame.position(upper);
+        let along = self
+            .elbow
+            .and_then(|e| (e - root).try_normalize())
+            .unwrap_or_else(|| turned(HANG));
+        let elbow = root + along * l1;
+        LimbIk {
+            body: self.body,
+            limb: self.limb,
+            target: elbow + turned(FOREARM_HANG) * l2,
+            pole: elbow,
+            end_rotation: None,
+            softness: self.config.softness,
+            weight: 1.0,
+            frame: self.frame,
+            pose: self.pose,
+        }
+        .run()
+    }
 }
+
+/// A hanging upper arm's direction, left arm (+X out), hips' yawed frame: down and
+/// about 8° out from the side, clear of the body.
+const HANG: Vec3 = Vec3::new(0.15, -1.0, 0.0);
+
+/// A hanging forearm's direction from the elbow, left arm, hips' yawed frame: down,
+/// as far out as the upper arm and about 17° forward, a relaxed elbow's bend.
+const FOREARM_HANG: Vec3 = Vec3::new(0.15, -1.0, 0.3);
 
 /// How far from the wrist target the arm's root should be for a target `distance`
 /// away: the distance itself up to `start`, then eased toward `most` and never past

@@ -1,5 +1,5 @@
-//! One frame of VR devices: as they come (`VrInput`: headset, two controllers and
-//! whatever trackers are present, model space, user metres) and as VR mode's stages
+//! One frame of VR devices: as they come (`VrInput`: the headset and whatever
+//! controllers and trackers are present, model space, user metres) and as VR mode's stages
 //! use them (`AvatarDevices`: calibrated and scaled into the avatar's model space).
 
 use glam::{Quat, Vec3};
@@ -14,8 +14,8 @@ use crate::ik::calibration::Calibration;
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct VrInput {
     pub head: DevicePose,
-    /// Left, right controller.
-    pub hands: [DevicePose; 2],
+    /// Left, right controller (or a tracker on the wrist); an arm without one hangs.
+    pub hands: [Option<DevicePose>; 2],
     pub hips: Option<DevicePose>,
     /// The upper chest (the chest when the body has none).
     pub chest: Option<DevicePose>,
@@ -37,7 +37,7 @@ pub(super) struct AvatarDevices {
     /// The head joint and the head's rotation relative to its T-pose.
     pub(super) head: DevicePose,
     /// Left, right wrist joint and the hand's rotation relative to its T-pose.
-    pub(super) hands: [DevicePose; 2],
+    pub(super) hands: [Option<DevicePose>; 2],
     pub(super) hips: Option<DevicePose>,
     /// The chest tracker's rotation (its position is not used).
     pub(super) chest: Option<Quat>,
@@ -58,7 +58,7 @@ impl AvatarDevices {
         Self {
             scale: s,
             head: scaled(calibration.head(&input.head)),
-            hands: [0, 1].map(|i| scaled(calibration.hand(i, &input.hands[i]))),
+            hands: [0, 1].map(|i| input.hands[i].map(|h| scaled(calibration.hand(i, &h)))),
             hips: input.hips.map(scaled),
             chest: input.chest.map(|d| d.rotation),
             feet: input.feet.map(|f| f.map(scaled)),

@@ -396,10 +396,13 @@ impl PlaceLegs<'_> {
     }
 
     /// How far the left hand (wrist) is ahead of the right along `axis`, avatar
-    /// metres: what the arms' swing is read from.
+    /// metres: what the arms' swing is read from; 0 without both hands (hanging
+    /// arms never swing, and the head's sway says the steps).
     fn arms_ahead(&self, axis: Vec3) -> f32 {
-        let [left, right] = self.inputs.devices.hands;
-        (left.position - right.position).dot(axis)
+        match self.inputs.devices.hands {
+            [Some(left), Some(right)] => (left.position - right.position).dot(axis),
+            _ => 0.0,
+        }
     }
 
     /// Where each untracked foot goes next: its footprint (where it stands under the

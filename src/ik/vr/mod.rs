@@ -1,4 +1,4 @@
-//! VR mode: a full humanoid pose from a headset, two controllers and whatever
+//! VR mode: a full humanoid pose from a headset and whatever controllers and
 //! trackers are present.
 //!
 //! Order of a frame (all in the avatar's humanoid model space, device positions
@@ -193,8 +193,9 @@ impl VrIk<'_> {
             }
         }
         let i = self.input;
-        let positions = [i.head.position, i.hands[0].position, i.hands[1].position]
+        let positions = [i.head.position]
             .into_iter()
+            .chain(i.hands.iter().flatten().map(|d| d.position))
             .chain(i.hips.map(|d| d.position))
             .chain(i.chest.map(|d| d.position))
             .chain(i.feet.iter().flatten().map(|d| d.position))
@@ -206,8 +207,9 @@ impl VrIk<'_> {
             }
         }
         // Rotations: a non-finite or zero one would poison the pose.
-        let rotations = [i.head, i.hands[0], i.hands[1]]
+        let rotations = [i.head]
             .into_iter()
+            .chain(i.hands.iter().flatten().copied())
             .chain(i.hips)
             .chain(i.chest)
             .chain(i.feet.iter().flatten().copied())
@@ -326,7 +328,7 @@ mod tests {
         let hand = |x: f32, z: f32| DevicePose::new(head + Vec3::new(x, -0.55, z), Quat::IDENTITY);
         let input = VrInput {
             head: DevicePose::new(head + HEAD_TO_EYE, Quat::IDENTITY),
-            hands: [hand(0.2, 0.1 + swing), hand(-0.2, 0.1 - swing)],
+            hands: [Some(hand(0.2, 0.1 + swing)), Some(hand(-0.2, 0.1 - swing))],
             ..VrInput::default()
         };
         (head, input)
@@ -463,7 +465,7 @@ mod tests {
                 |x: f32, z: f32| DevicePose::new(head + Vec3::new(x, -0.55, z), Quat::IDENTITY);
             let input = VrInput {
                 head: DevicePose::new(head + HEAD_TO_EYE, Quat::IDENTITY),
-                hands: [hand(0.2, 0.1 + swing), hand(-0.2, 0.1 - swing)],
+                hands: [Some(hand(0.2, 0.1 + swing)), Some(hand(-0.2, 0.1 - swing))],
                 ..VrInput::default()
             };
             solve(&body, &cal, &input, RUN_DT, &mut state, &mut pose);
@@ -609,7 +611,7 @@ mod tests {
             let hand = |x: f32| DevicePose::new(head + Vec3::new(x, -0.6, 0.0), Quat::IDENTITY);
             let input = VrInput {
                 head: DevicePose::new(head + HEAD_TO_EYE, Quat::IDENTITY),
-                hands: [hand(0.25), hand(-0.25)],
+                hands: [Some(hand(0.25)), Some(hand(-0.25))],
                 ..VrInput::default()
             };
             solve(&body, &cal, &input, dt, &mut state, &mut pose);
@@ -642,5 +644,71 @@ mod tests {
             }
         }
         assert!(high > 20, "{high} frames high in the air");
+    }
+
+    #[test]
+    fn arms_no_controller_holds_hang_at_the_sides_or_from_their_elbow_trackers() {
+        // A headset, a hips tracker and two ankle trackers (the trackers a VRChat
+        // OSC sender has), the user turned 90° to face +X. No controllers: each
+        // hand hangs below its shoulder, out to its own side of the body, no
+        // farther forward than a relaxed elbow's bend and never behind, the elbow
+        // bent a little. Then an elbow tracker out level with the shoulder: the
+        // upper arm points at it and the forearm hangs from it.
+        let body = humanoid();
+        let cal = Calibration::of_body(&body, HEAD_TO_EYE);
+        let yaw = Quat::from_rotation_y(std::f32::consts::FRAC_PI_2);
+        let at = |b: HumanBone| yaw * body.rest_position(b);
+        let tracker = |b: HumanBone| Some(DevicePose::new(at(b), yaw));
+        let mut input = VrInput {
+            head: DevicePose::new(at(HumanBone::Head) + yaw * HEAD_TO_EYE, yaw),
+            hips: tracker(HumanBone::Hips),
+            feet: [tracker(HumanBone::LeftFoot), tracker(HumanBone::RightFoot)],
+            ..VrInput::default()
+        };
+        let (mut state, mut pose) = (VrIkState::default(), HumanoidPose::default());
+        for _ in 0..10 {
+            solve(&body, &cal, &input, 1.0 / 60.0, &mut state, &mut pose);
+        }
+        let f = &state.frame;
+        let (forward, left) = (yaw * Vec3::Z, yaw * Vec3::X);
+        for (limb, out) in [(Limb::LeftArm, 1.0), (Limb::RightArm, -1.0)] {
+            let [upper, lower, hand] = limb.bones();
+            let (l1, l2) = body.limb_lengths(limb);
+            let (root, elbow, wrist) = (f.position(upper), f.position(lower), f.position(hand));
+            let drop = root.y - wrist.y;
+            assert!(drop > 0.9 * (l1 + l2), "{limb:?}: the hand {drop} m below");
+            let side = (wrist - root).dot(left) * out;
+            assert!(
+                (0.0..0.25 * (l1 + l2)).contains(&side),
+                "{limb:?}: out {side}"
+            );
+            let ahead = (wrist - root).dot(forward);
+            assert!(
+                (0.0..0.25 * (l1 + l2)).contains(&ahead),
+                "{limb:?}: ahead {ahead}"
+            );
+            let bend = (elbow - root).angle_between(wrist - elbow).to_degrees();
+            assert!((5.0..40.0).contains(&bend), "{limb:?}: elbow bent {bend}°");
+            let hips = f.position(HumanBone::Hips);
+            assert!(
+                (hips - at(HumanBone::Hips)).length() < 0.02,
+                "hips at {hips}"
+            );
+        }
+        // The left elbow tracker 20 cm out beyond the arm's reach along the T-pose.
+        let root = f.position(HumanBone::LeftUpperArm);
+        let (l1, _) = body.limb_lengths(Limb::LeftArm);
+        input.elbows[0] = Some(root + left * (l1 + 0.2));
+        for _ in 0..10 {
+            solve(&body, &cal, &input, 1.0 / 60.0, &mut state, &mut pose);
+        }
+        let f = &state.frame;
+        let upper = f.position(HumanBone::LeftLowerArm) - f.position(HumanBone::LeftUpperArm);
+        assert!(
+            upper.angle_between(left).to_degrees() < 3.0,
+            "upper arm {upper}"
+        );
+        let forearm = f.position(HumanBone::LeftHand) - f.position(HumanBone::LeftLowerArm);
+        assert!(forearm.normalize().y < -0.9, "forearm {forearm}");
     }
 }

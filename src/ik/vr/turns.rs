@@ -182,7 +182,7 @@ mod tests {
         let mut devices = AvatarDevices {
             scale: 1.0,
             head: crate::humanoid::DevicePose::new(Vec3::new(0.0, 1.6, 0.0), Quat::IDENTITY),
-            hands: [crate::humanoid::DevicePose::new(Vec3::ZERO, Quat::IDENTITY); 2],
+            hands: [Some(crate::humanoid::DevicePose::new(Vec3::ZERO, Quat::IDENTITY)); 2],
             hips: None,
             chest: None,
             feet: [None; 2],

@@ -284,8 +284,8 @@ fn parse_trackers(wire: TrackersWire<'_>) -> Result<TrackerFrame, WsError> {
     };
     let points = [
         (TrackedPoint::Head, Some(full(wire.head))),
-        (TrackedPoint::LeftHand, Some(full(wire.left_hand))),
-        (TrackedPoint::RightHand, Some(full(wire.right_hand))),
+        (TrackedPoint::LeftHand, wire.left_hand.map(full)),
+        (TrackedPoint::RightHand, wire.right_hand.map(full)),
         (TrackedPoint::Hips, wire.hips.map(full)),
         (TrackedPoint::Chest, wire.chest.map(full)),
         (TrackedPoint::LeftFoot, wire.left_foot.map(full)),
@@ -411,6 +411,10 @@ mod tests {
                     r#"{{"type":"trackers","performer":"vr","time":2.5,{HANDS},"hips":{{"position":[0,1,0],"rotation":[0,1,0,0]}},"leftKnee":{{"position":[0.1,0.5,0]}}}}"#
                 ),
                 r#"trackers vr time=2.5 ["head", "leftHand", "rightHand", "hips", "leftKnee"]"#,
+            ),
+            (
+                r#"{"type":"trackers","performer":"vr","head":{"position":[0,1.6,0],"rotation":[0,0,0,1]},"hips":{"position":[0,1,0],"rotation":[0,0,0,1]}}"#,
+                r#"trackers vr time=0 ["head", "hips"]"#,
             ),
             (
                 r#"{"type":"startRecording"}"#,

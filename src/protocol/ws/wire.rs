@@ -180,8 +180,8 @@ pub(super) struct TrackersWire<'a> {
     #[serde(default)]
     pub(super) time: f64,
     pub(super) head: DeviceWire,
-    pub(super) left_hand: DeviceWire,
-    pub(super) right_hand: DeviceWire,
+    pub(super) left_hand: Option<DeviceWire>,
+    pub(super) right_hand: Option<DeviceWire>,
     pub(super) hips: Option<DeviceWire>,
     pub(super) chest: Option<DeviceWire>,
     pub(super) left_foot: Option<DeviceWire>,
