@@ -212,7 +212,7 @@ fn the_xr_page_sends_a_mocked_headset_and_the_avatar_follows() {
     assert!(sent > 20, "{sent} frames sent");
     assert_eq!(
         r["sent"]["skipped"], 0,
-        "every mocked frame had all devices"
+        "every mocked frame had the headset"
     );
     // The mocked controllers in WebXR space (user facing -Z) are, in the bridge's
     // space, the left one at (0.22, 0.85, 0.05) then (0.2, 2.0, 0.05): reachable
@@ -264,6 +264,12 @@ fn the_xr_page_sends_a_mocked_headset_and_the_avatar_follows() {
         let got = at(name);
         assert!(distance(got, want) < 1e-5, "{name} at {got:?}");
     }
+    // The left hand lost by the session: the page sends on (nothing skipped), and the
+    // left arm hangs, the hand below the shoulders, while the right stays put.
+    let hung = point(&r["hung"]["left"]);
+    assert!(hung[1] < 1.1, "the lost left hand at {hung:?}");
+    let right = distance(point(&r["held"]["right"]), point(&r["hung"]["right"]));
+    assert!(right < 0.01, "the right hand moved {right} m");
     // Calibrating from the viewer's row or from /xr says where it was saved.
     let saved = format!("calibrated; saved in {}", dir.join("bridge.json").display());
     assert_eq!(r["calibrated"]["viewer"], format!("calibrate xr: {saved}"));

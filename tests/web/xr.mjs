@@ -1,8 +1,8 @@
 // The WebXR sender at `/xr` with a mocked `navigator.xr` (a headset standing
 // still and two controllers, 72 frames a second): the page sends tracker frames,
 // the bridge solves a body, and the viewer at `/` shows the avatar's left hand
-// rise when the mocked left controller does. Calibrating from either page says
-// where the calibration was saved.
+// rise when the mocked left controller does, and hang once the session loses it.
+// Calibrating from either page says where the calibration was saved.
 // Usage: node xr.mjs --url http://127.0.0.1:PORT/ --out DIR
 import { args, launch, openPage, run } from "./browser.mjs";
 
@@ -12,7 +12,8 @@ const { url, out } = args();
 // (local-floor, the user facing -Z, their left toward -X).
 function mockXr() {
   window.__xrPhase = 0; // 0: hands at the sides; 1: left hand above the head;
-  // 2: the left hand tracked as a hand, its index finger bent down after the knuckle
+  // 2: the left hand tracked as a hand, its index finger bent down after the knuckle;
+  // 3: the left hand no longer seen (the session has only the right controller)
   window.__xrFrames = 0;
   const pose = (x, y, z, q = [0, 0, 0, 1]) => ({
     transform: { position: { x, y, z, w: 1 }, orientation: { x: q[0], y: q[1], z: q[2], w: q[3] } },
@@ -51,6 +52,7 @@ function mockXr() {
         if (this.ended) return;
         const t = performance.now();
         window.__xrFrames++;
+        this.inputSources = window.__xrPhase === 3 ? [right] : [left, right];
         const up = window.__xrPhase >= 1;
         left.hand = window.__xrPhase === 2 ? handSpaces : undefined;
         const frame = {
@@ -154,6 +156,11 @@ run(async () => {
   await xr.waitForFunction(() => document.getElementById("xrState").textContent.startsWith("calibrated"),
     null, { timeout: 60000 });
   calibrated.xr = await xr.textContent("#xrState");
+  // The left hand lost: the page goes on sending, and the arm comes down to hang.
+  const held = await settled(viewer, hand, (h) => h.right);
+  await xr.evaluate(() => (window.__xrPhase = 3));
+  const hung = await settled(viewer, hand, (h) => h.left, { from: held.left, away: 0.3 });
+  await viewer.screenshot({ path: `${out}/xr-viewer-hung.png` });
   await xr.waitForTimeout(1100); // the table refreshes each second
   await xr.screenshot({ path: `${out}/xr-page.png` });
   const sent = await xr.evaluate(() => ({
@@ -164,5 +171,5 @@ run(async () => {
     table: document.getElementById("devices").textContent,
   }));
   await browser.close();
-  return { down, up, fingers, sent, devices, calibrated, errors: [...xrErrors, ...viewerErrors] };
+  return { down, up, fingers, held, hung, sent, devices, calibrated, errors: [...xrErrors, ...viewerErrors] };
 });

@@ -1,5 +1,5 @@
 // The WebXR sender: an immersive-vr session on local-floor; every frame the
-// headset and both controllers (grip poses; the wrist joint when hands are
+// headset and the controllers it sees (grip poses; the wrist joint when hands are
 // tracked instead) go to the bridge as a `trackers` message (docs/websocket.md)
 // at the device's frame rate, with the 25 joints of each tracked hand, which
 // bend the avatar's fingers. The table shows what was last sent.
@@ -19,7 +19,7 @@ const state = {
   space: null,
   gl: null,
   sent: 0,
-  skipped: 0, // frames without all three devices
+  skipped: 0, // frames without the headset's pose
   handJoints: { left: 0, right: 0 },
   last: {},
   rateCount: 0,
@@ -92,7 +92,9 @@ function onFrame(time, frame) {
       if (joints) message.rightHandJoints = joints;
     }
   }
-  if (DEVICES.every((d) => message[d]) && connection.send(message)) {
+  // A hand the session does not see is left out: the bridge holds it for half a
+  // second, then that arm hangs until it is seen again.
+  if (message.head && connection.send(message)) {
     state.sent++;
     state.rateCount++;
     state.last = message;
@@ -154,7 +156,7 @@ function show() {
     return `<tr><td>${d}</td><td>${pose ? fmt(pose.position) : "—"}</td><td>${pose ? fmt(pose.rotation) : "—"}</td></tr>`;
   });
   $("devices").innerHTML = rows.join("");
-  $("counts").textContent = `sent ${state.sent} frames · ${state.rate} Hz · skipped ${state.skipped} (a device missing)` +
+  $("counts").textContent = `sent ${state.sent} frames · ${state.rate} Hz · skipped ${state.skipped} (no headset pose)` +
     ` · hand joints tracked: left ${state.handJoints.left}, right ${state.handJoints.right}`;
 }
 
