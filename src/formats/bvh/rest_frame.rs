@@ -8,10 +8,14 @@
 //! unless their mean pose stands more surely than any frame. A frame standing in
 //! a T-pose (`Standing::t_pose`) on straight legs goes before every other frame:
 //! it is the reference pose exporters and actors' calibrations put in a take, its
-//! arms rolled as a T-pose holds them. The T-pose correction swings each arm bone onto
-//! its T-pose direction and keeps the roll the rest has about the bone's length,
-//! so a rest on a frame with an arm raised and turned rolls that arm by as much on
-//! every frame, and its elbow bends about the wrong axis.
+//! arms rolled as a T-pose holds them. Next goes a frame on straight legs with both
+//! upper arms out level to the sides, the elbows bent (`Standing::arms_out`: the
+//! calibration pose of captures estimated from video, whose forearms are never
+//! level). The T-pose correction swings each arm bone onto its T-pose direction
+//! and keeps the roll the rest has about the bone's length, so a rest on a frame
+//! with an arm raised and turned rolls that arm by as much on every frame, and its
+//! elbow bends about the wrong axis; a forearm bent at the elbow swings straight
+//! about the elbow's own axis, which it keeps.
 //!
 //! "Stands as a body" is geometry, not names: the figure, turned to +Y up, is
 //! recognized as a humanoid (`skeleton::recognize`: legs going down from a pelvis
@@ -538,7 +542,8 @@ const STANDING_REACH: f32 = 0.9;
 
 /// Which of `sampled` stands as a body along `up` first (and its index): a T-pose
 /// on straight legs (reaching down at least `STANDING_REACH` of the farthest),
-/// then any frame on straight legs, then the others; among equals the surest, the
+/// then upper arms out level on straight legs (`Standing::arms_out`), then any
+/// frame on straight legs, then the others; among equals the surest, the
 /// one whose legs reach down farthest, then the earliest; with how sure the
 /// recognizer is of the surest frame standing as straight as that one.
 fn surest_standing(
@@ -560,7 +565,8 @@ fn surest_standing(
         .collect();
     // A T-pose is arms out level on straight legs: arms out over a crouch or a
     // tuck are no reference pose.
-    let class = |s: Standing, straight: bool| (s.t_pose && straight, straight);
+    let class =
+        |s: Standing, straight: bool| (s.t_pose && straight, s.arms_out && straight, straight);
     let goes_before = |(a, a_straight): (Standing, bool), (b, b_straight): (Standing, bool)| {
         let (a_class, b_class) = (class(a, a_straight), class(b, b_straight));
         a_class > b_class || (a_class == b_class && a.sure > b.sure)
@@ -589,13 +595,16 @@ struct Standing {
     /// `T_POSE_ARMS` of horizontal (the T-pose class `inspect` prints, and the
     /// elbows straight).
     t_pose: bool,
+    /// Both upper arms out level to the sides, the elbows straight or bent
+    /// (`upper_arms_out`): a T-pose's upper arms, rolled as a T-pose holds them.
+    arms_out: bool,
 }
 
 impl Standing {
     /// Whether this goes before `other` as the rest: a T-pose before any other
-    /// pose, then the surer.
+    /// pose, then upper arms out level, then the surer.
     fn before(self, other: Standing) -> bool {
-        (self.t_pose, self.sure) > (other.t_pose, other.sure)
+        (self.t_pose, self.arms_out, self.sure) > (other.t_pose, other.arms_out, other.sure)
     }
 }
 
@@ -626,11 +635,39 @@ fn arms_level(skeleton: &Skeleton, map: &BoneMap) -> bool {
     .all(|(from, to)| level(from, to))
 }
 
+/// Whether `skeleton` (+Y up) holds both upper arms out level to its sides
+/// (`Standing::arms_out`), judged on its mapped upper arms and forearms: each upper
+/// arm within `T_POSE_ARMS` of horizontal and of the line through both shoulders
+/// (the upper arms' roots), pointing away from the other shoulder. The forearms may
+/// point anywhere: arms held forward level, or crossed, are not out.
+fn upper_arms_out(skeleton: &Skeleton, map: &BoneMap) -> bool {
+    use crate::humanoid::HumanBone as B;
+    let world = skeleton.rest_world();
+    let at = |bone| map.joint(bone).map(|j| Vec3::from(world[j].translation));
+    let (Some(left), Some(left_elbow), Some(right), Some(right_elbow)) = (
+        at(B::LeftUpperArm),
+        at(B::LeftLowerArm),
+        at(B::RightUpperArm),
+        at(B::RightLowerArm),
+    ) else {
+        return false;
+    };
+    let limit = T_POSE_ARMS.to_radians();
+    let out = |arm: Vec3, side: Vec3| {
+        arm.length() > 0.0
+            && side.length() > 0.0
+            && arm.y.abs() <= arm.length() * limit.sin()
+            && arm.angle_between(side) <= limit
+    };
+    let across = left - right;
+    out(left_elbow - left, across) && out(right_elbow - right, -across)
+}
+
 /// Whether the figure of `pose`, turned `upright`, stands as a body (a recognized
 /// humanoid whose feet do not point along the shins, `pointed_feet`): how sure the
 /// recognizer is of it (its bones' mean confidence: geometry that reads clearly and
-/// agrees with the names scores higher) and whether its arms stand in a T-pose,
-/// else the recognizer's or `pointed_feet`'s reason.
+/// agrees with the names scores higher) and whether its arms stand in a T-pose or
+/// hold the upper arms out level, else the recognizer's or `pointed_feet`'s reason.
 fn stands(defs: &[JointDef], pose: &FilePose, upright: Upright) -> Result<Standing, String> {
     let basis = upright.basis(Units::Metres);
     let skeleton = Skeleton::new(pose.joints(defs, &basis)).map_err(|e| e.to_string())?;
@@ -643,7 +680,8 @@ fn stands(defs: &[JointDef], pose: &FilePose, upright: Upright) -> Result<Standi
             let sum: f32 = r.evidence.values().map(|e| e.confidence).sum();
             Ok(Standing {
                 sure: sum / r.evidence.len().max(1) as f32,
-                t_pose: map.is_some_and(|map| arms_level(&skeleton, &map)),
+                t_pose: map.as_ref().is_some_and(|map| arms_level(&skeleton, map)),
+                arms_out: map.is_some_and(|map| upper_arms_out(&skeleton, &map)),
             })
         }
         Recognition::NotHumanoid(n) => Err(n.reason),
@@ -961,6 +999,61 @@ mod tests {
         // arms keep their roll about their own length in the rest.
         let rig = guessed(&rokoko_style(&[arms_down(), figure(10.0)]));
         assert_note(&rig, "rest pose: frame 2 of the motion");
+    }
+
+    /// `figure(0.0)` with both upper arms out level and each forearm bent at the
+    /// elbow `forward` degrees forward and 20 degrees up (bones as long as
+    /// `figure`'s): the calibration pose of a capture estimated from video.
+    fn elbows_bent(forward: f32) -> Vec<(String, Option<usize>, Vec3)> {
+        let (f, up) = (forward.to_radians(), 20f32.to_radians());
+        figure(0.0)
+            .into_iter()
+            .map(|(name, parent, p)| {
+                let s = p.x.signum();
+                let d = Vec3::new(s * f.cos() * up.cos(), up.sin(), f.sin() * up.cos());
+                let at = match name.trim_start_matches("Left").trim_start_matches("Right") {
+                    "Hand" => Vec3::new(s * 45.0, 142.0, 0.0) + 25.0 * d,
+                    _ => p,
+                };
+                (name, parent, at)
+            })
+            .collect()
+    }
+
+    /// `figure(0.0)` with both arms held forward, level and straight.
+    fn arms_forward() -> Vec<(String, Option<usize>, Vec3)> {
+        figure(0.0)
+            .into_iter()
+            .map(|(name, parent, p)| {
+                let x = p.x.signum() * 17.0;
+                let at = match name.trim_start_matches("Left").trim_start_matches("Right") {
+                    "ForeArm" => Vec3::new(x, 142.0, 28.0),
+                    "Hand" => Vec3::new(x, 142.0, 53.0),
+                    _ => p,
+                };
+                (name, parent, at)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn upper_arms_out_level_with_the_elbows_bent_are_the_rest_before_other_frames() {
+        // The first frame stands straight with the arms down; the second holds
+        // the upper arms out level, the forearms bent forward and up (no T-pose:
+        // the forearms are not level). The second is the rest: its upper arms are
+        // rolled as a T-pose holds them, and its forearms swing straight about
+        // the elbows' own axes.
+        let rig = guessed(&rokoko_style(&[arms_down(), elbows_bent(40.0)]));
+        assert_note(&rig, "rest pose: frame 2 of the motion");
+        // Upper arms held forward level are not out to the sides.
+        for (fig, out) in [(elbows_bent(40.0), true), (arms_forward(), false)] {
+            let rig = guessed(&rokoko_style(&[fig.clone(), fig]));
+            let map = match recognize(&rig.skeleton) {
+                Recognition::Humanoid(r) => BoneMap::resolve(&r.map, &rig.skeleton).unwrap(),
+                Recognition::NotHumanoid(n) => panic!("{}", n.reason),
+            };
+            assert_eq!(upper_arms_out(&rig.skeleton, &map), out);
+        }
     }
 
     #[test]
