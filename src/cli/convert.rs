@@ -161,7 +161,16 @@ fn write(
         } else {
             vec![vrma::parse(&bytes, input, clip)?]
         };
+        let mut said = Vec::new();
         for (i, animation) in animations.into_iter().enumerate() {
+            // What reading found (a bone whose turns the file plays on no bone,
+            // key times without min/max), once per file.
+            for note in animation.notes() {
+                if !said.contains(note) {
+                    eprintln!("note: {label}: {note}");
+                    said.push(note.clone());
+                }
+            }
             let name = animation
                 .name
                 .clone()

@@ -399,6 +399,38 @@ mod tests {
     }
 
     #[test]
+    fn a_bone_on_an_unkeyed_node_below_a_keyed_one_is_said_in_a_note() {
+        // As a BVH-to-VRMA writer does: `head` names an end site below the node
+        // the head's keys turn. That turn moves no bone; the note says so. An eye
+        // on a still node below the keyed head says nothing (eyes are not turned).
+        let (writer, _, _) = performance();
+        let moved = with_json(&writer.to_bytes(), |v| {
+            let head = v["extensions"][EXTENSION]["humanoid"]["humanBones"]["head"]["node"]
+                .as_u64()
+                .unwrap() as usize;
+            let nodes = v["nodes"].as_array_mut().unwrap();
+            let tip = nodes.len();
+            nodes.push(serde_json::json!({"name": "HeadTip", "translation": [0.0, 0.1, 0.0]}));
+            nodes.push(serde_json::json!({"name": "Eye", "translation": [0.03, 0.05, 0.05]}));
+            nodes[head]["name"] = "Head".into();
+            nodes[head]["children"] = serde_json::json!([tip, tip + 1]);
+            let bones = &mut v["extensions"][EXTENSION]["humanoid"]["humanBones"];
+            bones["head"] = serde_json::json!({"node": tip});
+            bones["leftEye"] = serde_json::json!({"node": tip + 1});
+        });
+        let read = parse(&moved, Path::new("tip.vrma"), None).unwrap();
+        assert_eq!(
+            read.notes(),
+            [
+                "`head` is node `HeadTip`, which no channel turns, below `Head`, which channels turn and which hold no humanoid bone: their turns are played on no bone (as three-vrm-animation plays the file)"
+            ]
+        );
+        assert!(!read.bones().any(|b| b == crate::humanoid::HumanBone::Head));
+        let plain = parse(&writer.to_bytes(), Path::new("plain.vrma"), None).unwrap();
+        assert!(plain.notes().is_empty(), "{:?}", plain.notes());
+    }
+
+    #[test]
     fn a_look_at_preset_keyed_as_an_expression_reads_with_a_note_and_is_not_written() {
         // The spec keeps lookUp/Down/Left/Right for lookAt; a file keying one as an
         // expression (the `happy` track renamed) reads it, says so, and a copy leaves

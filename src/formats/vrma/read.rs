@@ -233,8 +233,72 @@ fn read_doc(mut doc: GltfDoc, pick: Pick) -> Result<VrmaAnimation, VrmaError> {
             _ => {}
         }
     }
+    let turned: Vec<bool> = (0..doc.root.nodes.len())
+        .map(|n| {
+            anim.channels.iter().any(|c| {
+                c.target.node.value() == n
+                    && c.target.path
+                        == json::validation::Checked::Valid(json::animation::Property::Rotation)
+            })
+        })
+        .collect();
+    let notes = unplayed_turns(&doc, &declared, &turned, &result);
+    result.notes.extend(notes);
     result.duration = result.last_key_time();
     Ok(result)
+}
+
+/// A note for each declared bone no channel turns that hangs below nodes of no
+/// humanoid bone which channels do turn (between it and its humanoid parent's
+/// node): a bone is played from its own node's channel, here as in
+/// three-vrm-animation, so those turns move no bone. A `.vrma` written from a BVH
+/// (pixiv's `idle_loop.vrma`) names as `head` the end site above the keyed head.
+fn unplayed_turns(
+    doc: &GltfDoc,
+    declared: &Declared,
+    turned: &[bool],
+    read: &VrmaAnimation,
+) -> Vec<String> {
+    let node_of = |bone: HumanBone| declared.bones[bone.index()];
+    let name = |n: usize| {
+        doc.root.nodes[n]
+            .name
+            .clone()
+            .map_or_else(|| format!("node {n}"), |name| format!("`{name}`"))
+    };
+    let mut notes = Vec::new();
+    for bone in crate::humanoid::bone::ALL {
+        let Some(node) = node_of(bone) else { continue };
+        // The hips have no parent to turn them; the eyes are not played by rotation.
+        let unplayed = matches!(
+            bone,
+            HumanBone::Hips | HumanBone::LeftEye | HumanBone::RightEye
+        );
+        if unplayed || read.rotations.iter().any(|(b, _)| *b == bone) {
+            continue;
+        }
+        let stop = bone.parent_in(|b| node_of(b).is_some()).and_then(node_of);
+        let mut between = Vec::new();
+        let mut at = parent_of(doc, node);
+        while let Some(n) = at.filter(|&n| Some(n) != stop && between.len() < doc.root.nodes.len())
+        {
+            if turned.get(n).copied().unwrap_or(false) {
+                between.push(name(n));
+            }
+            at = parent_of(doc, n);
+        }
+        if !between.is_empty() {
+            notes.push(format!(
+                "`{}` is node {}, which no channel turns, below {}, which channels turn and \
+                 which hold no humanoid bone: their turns are played on no bone (as \
+                 three-vrm-animation plays the file)",
+                bone.name(),
+                name(node),
+                between.join(" and ")
+            ));
+        }
+    }
+    notes
 }
 
 /// How far up a rest whose hips lie at or below the origin (a figure hanging below
