@@ -402,7 +402,10 @@ impl Bodies<'_> {
         }
         let frame = &mut state.target_frame;
         frame.update_bones(self.target, pose, &[toe]);
-        let rest = self.target.rest_height(toe);
+        // A toe resting under the floor (the lowest joint, a rounding error below it,
+        // or a VRM's toe up to `BELOW_ORIGIN_M` under its origin) is asked no lower
+        // than the floor.
+        let rest = self.target.rest_height(toe).max(0.0);
         let wanted = if self.source.has(toe) {
             let source_toe =
                 state.source_frame.position(toe).y - floor - self.source.rest_height(toe);
@@ -552,6 +555,16 @@ mod tests {
     /// A stick body 1 m at the hips, its feet 8 cm up, toes (when given) `toe_length`
     /// ahead of the ankles and 6 cm lower.
     fn body(toe_length: Option<f32>) -> BodyProportions {
+        body_with_toes_at(toe_length, 0.02)
+    }
+
+    /// `body`, its toes (when given) `toe_height` over the floor.
+    fn body_with_toes_at(toe_length: Option<f32>, toe_height: f32) -> BodyProportions {
+        stick_body(0.08, toe_length, toe_height)
+    }
+
+    /// `body`, its ankles `ankle_height` over the floor.
+    fn stick_body(ankle_height: f32, toe_length: Option<f32>, toe_height: f32) -> BodyProportions {
         use HumanBone as B;
         let mut positions = [None; BONE_COUNT];
         let mut put =
@@ -561,9 +574,9 @@ mod tests {
             let pick = |l: B, r: B| if side == 0 { l } else { r };
             put(pick(B::LeftUpperLeg, B::RightUpperLeg), 0.1 * x, 0.95, 0.0);
             put(pick(B::LeftLowerLeg, B::RightLowerLeg), 0.1 * x, 0.5, 0.0);
-            put(pick(B::LeftFoot, B::RightFoot), 0.1 * x, 0.08, 0.0);
+            put(pick(B::LeftFoot, B::RightFoot), 0.1 * x, ankle_height, 0.0);
             if let Some(length) = toe_length {
-                put(pick(B::LeftToes, B::RightToes), 0.1 * x, 0.02, length);
+                put(pick(B::LeftToes, B::RightToes), 0.1 * x, toe_height, length);
             }
             put(pick(B::LeftUpperArm, B::RightUpperArm), 0.2 * x, 1.5, 0.0);
             put(pick(B::LeftLowerArm, B::RightLowerArm), 0.5 * x, 1.5, 0.0);
@@ -697,6 +710,27 @@ mod tests {
                 );
                 let at = frame.position(foot);
                 assert!((at.y - ankle).abs() < 1e-3, "{at}, wanted {ankle}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_target_whose_toes_rest_under_its_floor_is_solved() {
+        // Toes resting a rounding error under the floor (the avatar's lowest joint) or
+        // 0.4 mm under a VRM's origin: the toe is asked no lower than the floor, and
+        // mocap mode runs (it asked for a height between 0 and a negative rest, and
+        // panicked).
+        let source = body(Some(0.12));
+        for toe_height in [-3e-8, -4e-4] {
+            let target = body_with_toes_at(Some(0.12), toe_height);
+            let rest = target.rest_height(HumanBone::LeftToes);
+            assert!(rest < 0.0, "{rest}");
+            let mut pose = HumanoidPose::default();
+            pose.hips_position = Vec3::Y;
+            let frame = settle(&source, &target, &pose);
+            for toe in [HumanBone::LeftToes, HumanBone::RightToes] {
+                let at = frame.position(toe);
+                assert!(at.y > toe_height - 1e-4 && at.y < 1e-3, "{toe}: {at}");
             }
         }
     }
