@@ -9,7 +9,7 @@
 //! T-pose height above the floor:
 //!
 //! ```text
-//! foot target  = (x, (y − h_source(foot)) + h_target(foot)/s, z) · s    x, y, z: the source's foot
+//! foot target  = (x, max(0, y − h_source(foot) + h_target(foot)/s), z) · s   (x, y, z: source's)
 //! hand target  = P_t(upperArm) + (P_s(hand) − P_s(upperArm)) · arm_t / arm_s
 //! pole         = P_t(root) + (P_s(middle) − P_s(root)) · s
 //! ```
@@ -372,11 +372,13 @@ struct Bodies<'a> {
 
 impl Bodies<'_> {
     /// The source's foot over the source's floor, scaled, at the target's ankle
-    /// height (module header).
+    /// height (module header), never under the target's floor: an ankle resting on
+    /// it (a foot without toes, its ankle the sole) is not pushed through it when the
+    /// source's ankle comes nearer its floor than its rest height (a heel strike).
     fn foot_target(&self, state: &MocapIkState, foot: HumanBone, scale: f32, floor: f32) -> Vec3 {
         let p = state.source_frame.position(foot);
         let y = p.y - floor - self.source.rest_height(foot) + self.target.rest_height(foot) / scale;
-        Vec3::new(p.x, y, p.z) * scale
+        Vec3::new(p.x, y.max(0.0), p.z) * scale
     }
 
     /// Lifts the target's toe of foot `side` to where the source's is (its height
@@ -732,6 +734,26 @@ mod tests {
                 let at = frame.position(toe);
                 assert!(at.y > toe_height - 1e-4 && at.y < 1e-3, "{toe}: {at}");
             }
+        }
+    }
+
+    #[test]
+    fn an_ankle_resting_on_the_floor_is_not_asked_under_it() {
+        // The source's feet pitched toes up by 20°: its soles (the toes) 4.5 cm over
+        // their rest, so its floor is there and its ankles 4.5 cm nearer it than their
+        // rest height. A target without toes whose ankles rest on its floor keeps
+        // them on it, not 4.5 cm under it.
+        let source = body(Some(0.12));
+        let target = stick_body(0.0, None, 0.0);
+        let mut pose = HumanoidPose::default();
+        pose.hips_position = Vec3::Y;
+        for foot in [HumanBone::LeftFoot, HumanBone::RightFoot] {
+            pose.set_rotation(foot, Quat::from_rotation_x(-20f32.to_radians()));
+        }
+        let frame = settle(&source, &target, &pose);
+        for foot in [HumanBone::LeftFoot, HumanBone::RightFoot] {
+            let at = frame.position(foot);
+            assert!(at.y > -1e-3, "{foot}: {at}");
         }
     }
 }
