@@ -223,7 +223,16 @@ fn files_a_config_names_that_cannot_be_used_name_the_key_and_the_reason() {
         };
         format!(r#"{{"vmcInputs": [], "labInputs": [], "websocket": null, {keys}}}"#)
     };
-    let cases: [(String, &[&str]); 6] = [
+    let grounded = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hips_at_the_floor.json");
+    let cases: [(String, &[&str]); 7] = [
+        (
+            avatar("performer", &grounded),
+            &[
+                "bridge.json: performers.alice.avatar: ",
+                "hips_at_the_floor.json: the hips (joint `Armature`) rest 0.000 m above the floor",
+                "no pelvis",
+            ],
+        ),
         (
             avatar("performer", &missing),
             &[

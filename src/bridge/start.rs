@@ -237,6 +237,9 @@ pub(super) fn load_avatar(path: &Path) -> Result<LoadedAvatar, String> {
     let rig = formats::load_rig(path, &LoadOptions::default()).map_err(|e| fail(&e))?;
     let label = path.display().to_string();
     let mapped = inspect::map_rig(&label, &rig, None).map_err(|e| fail(&e))?;
+    if let Some(problem) = mapped.hips_at_the_floor() {
+        return Err(format!("{}: {problem}", path.display()));
+    }
     let avatar = Avatar::from_model(&mapped);
     // What the IK needs of a body: both arms and legs.
     for limb in crate::ik::body::Limb::ALL {

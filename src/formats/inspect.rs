@@ -180,6 +180,7 @@ impl Report {
             )),
             Some(chosen) => match MappedSkeleton::new(skeleton.clone(), &chosen.map) {
                 Ok(m) => {
+                    problems.extend(m.hips_at_the_floor());
                     resolved = Some(m.map.clone());
                     mapped = Some(m);
                 }

@@ -83,6 +83,11 @@ pub enum SolveError {
          device or tracker map assigns it)"
     )]
     MissingHead,
+    #[error(
+        "solving the frame panicked (a bug: the log has the panic's message; please report \
+         it): the performer starts afresh from its next frame"
+    )]
+    Panicked,
     #[error(transparent)]
     Retarget(#[from] JobError),
     #[error(transparent)]

@@ -316,22 +316,28 @@ impl Solver {
         let skeletons = self.skeletons.clone();
         let performer = &mut self.performers[index];
         let arrived = frame.received;
-        let solved = match &frame.frame {
+        let avatars = &self.avatars;
+        let solved = caught(|| match &frame.frame {
             SourceFrame::Humanoid { time, pose, .. } => {
                 performer.solve_humanoid(*time, pose, frame.received)
             }
             SourceFrame::Joints { skeleton, frame } => {
                 match skeletons.get(usize::from(*skeleton)) {
-                    Some(s) => performer.solve_joints(*skeleton, s, frame, &self.avatars, arrived),
+                    Some(s) => performer.solve_joints(*skeleton, s, frame, avatars, arrived),
                     None => Err(SolveError::SourceChanged),
                 }
             }
-            SourceFrame::Trackers(t) => performer.solve_trackers(t, &self.avatars, frame.received),
-            SourceFrame::ExpressionName { .. } => return,
-        };
+            SourceFrame::Trackers(t) => performer.solve_trackers(t, avatars, frame.received),
+            // Broadcast above, before any performer is looked up.
+            SourceFrame::ExpressionName { .. } => Err(SolveError::SourceChanged),
+        });
+        if solved == Err(SolveError::Panicked) {
+            self.restart(index, now);
+        }
         match solved {
             Ok(time) => {
                 self.stats.frames.fetch_add(1, Relaxed);
+                let performer = &self.performers[index];
                 let msg = OutputMsg::Pose(PoseFrame {
                     performer: performer.name,
                     seq: performer.seq,
@@ -363,6 +369,23 @@ impl Solver {
                 }
             }
         }
+    }
+
+    /// Replaces performer `index` by a new one of the same name, kind, skeleton,
+    /// settings and avatar, as on its first frame (its filters, IK state and last
+    /// pose gone), keeping its sequence number (its poses' numbers go on) and what
+    /// the log has said. No output hears of it: the performer stays.
+    fn restart(&mut self, index: usize, now: Instant) {
+        let old = &self.performers[index];
+        let (name, kind, seq, said) = (old.name, old.kind, old.seq, old.unsolved_said);
+        let skeleton = old.skeleton();
+        let (settings, avatar) = self.settings(name, kind);
+        let skeletons = self.skeletons.clone();
+        let skeleton = skeleton.and_then(|s| skeletons.get(usize::from(s)).map(|k| (s, k)));
+        let mut fresh = Performer::new(name, kind, skeleton, settings, &self.avatars, avatar, now);
+        fresh.seq = seq;
+        fresh.unsolved_said = said;
+        self.performers[index] = fresh;
     }
 
     /// Drops performers silent for longer than the timeout.
@@ -443,10 +466,20 @@ fn broadcast(outputs: &mut [OutputPort], msg: &OutputMsg) {
     }
 }
 
+/// Runs one frame's `solve`, a panic in it becoming `SolveError::Panicked`: a bug
+/// that panics on one performer's frame must not stop every other performer and
+/// the takes. The frame is counted as an error and the performer starts afresh
+/// (`Solver::restart`); the panic's message goes to the log as any panic's does.
+/// Costs nothing when nothing panics.
+fn caught(solve: impl FnOnce() -> Result<f64, SolveError>) -> Result<f64, SolveError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(solve))
+        .unwrap_or(Err(SolveError::Panicked))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::humanoid::DevicePose;
+    use crate::humanoid::{DevicePose, HumanoidPose};
     use crate::pipeline::performer::{Avatar, PerformerSettings};
     use crate::pipeline::{Delivery, InputPort, OutputRing, input_ring, output_ring};
     use crate::protocol::frame::{JointFrame, TrackedPoint, TrackerFrame};
@@ -752,5 +785,67 @@ mod tests {
             .filter(|m| matches!(m, OutputMsg::Pose(_)))
             .count();
         assert_eq!(poses, 1, "one solvable frame");
+    }
+
+    #[test]
+    fn a_panic_solving_a_frame_is_an_error_of_that_frame() {
+        assert_eq!(caught(|| Ok(2.5)), Ok(2.5));
+        assert_eq!(
+            caught(|| Err(SolveError::MissingHead)),
+            Err(SolveError::MissingHead)
+        );
+        assert_eq!(caught(|| panic!("a bug")), Err(SolveError::Panicked));
+    }
+
+    #[test]
+    fn a_restarted_performer_starts_afresh_and_its_poses_number_on() {
+        // The solver driven on this thread: a VR performer solved on three frames,
+        // restarted (as after a panic), then solved again.
+        let avatar = Avatar::new(&mapped("humanoid", crate::skeleton::builtin::HUMANOID_JSON));
+        let (_port, ring) = input_ring("test", 8, std::thread::current());
+        let (out_port, mut out) = output_ring("out", 64, Delivery::Every);
+        let config = SolverConfig {
+            performer_timeout: Duration::from_secs(5),
+            max_performers: 2,
+            humanoid: settings(),
+            skeleton: settings(),
+            trackers: settings(),
+            performers: HashMap::new(),
+        };
+        let (_control, control_rx) = mpsc::channel();
+        let mut solver = Solver::new(
+            config,
+            Arc::from(Vec::new()),
+            avatar,
+            vec![ring],
+            vec![out_port],
+            control_rx,
+        );
+        let stats = InputStats::default();
+        let mut frame = TrackerFrame::new(name("vr"));
+        frame.set(
+            TrackedPoint::Head,
+            DevicePose::new(Vec3::new(0.0, 1.6, 0.0), Quat::IDENTITY),
+        );
+        for i in 0..3 {
+            frame.time = f64::from(i) / 60.0;
+            solver.frame(&stats, &input(SourceFrame::Trackers(frame)));
+        }
+        let solved = solver.performers[0].pose;
+        assert_eq!(solver.performers[0].seq, 3);
+        assert_ne!(solved, HumanoidPose::default());
+        solver.restart(0, Instant::now());
+        let fresh = &solver.performers[0];
+        assert_eq!((fresh.seq, fresh.kind), (3, SourceKind::Trackers));
+        assert_eq!(fresh.pose, HumanoidPose::default(), "the last pose is gone");
+        solver.frame(&stats, &input(SourceFrame::Trackers(frame)));
+        assert_eq!(solver.performers[0].seq, 4);
+        let mut seqs = Vec::new();
+        while let Some(m) = out.try_pop() {
+            if let OutputMsg::Pose(p) = m {
+                seqs.push(p.seq);
+            }
+        }
+        assert_eq!(seqs, [1, 2, 3, 4]);
     }
 }

@@ -78,6 +78,32 @@ impl MappedSkeleton {
         hips - floor
     }
 
+    /// Why poses cannot be scaled onto this rig, if they cannot: its hips rest at
+    /// its floor or less than `LOWEST_HIPS` of the way up from it to the head joint.
+    /// A hips translation is scaled by the hips height, so such a rig takes every
+    /// walk as one in place at the floor. A map that puts `hips` where no pelvis is
+    /// (a VRM whose map names its root node on the ground) does this.
+    #[must_use]
+    pub fn hips_at_the_floor(&self) -> Option<String> {
+        let (hips, floor, _) = self.rest_hips_and_floor();
+        let head = self.map.joint(HumanBone::Head)?;
+        let head = self.correction.t_pose_world(&self.skeleton)[head]
+            .translation
+            .y
+            - floor;
+        let height = hips - floor;
+        (height.is_finite() && head > 0.0 && height < LOWEST_HIPS * head).then(|| {
+            format!(
+                "the hips (joint `{}`) rest {height:.3} m above the floor, with the head \
+                 {head:.3} m up: no pelvis sits that low, so the map's `hips` is no pelvis, \
+                 and poses cannot be scaled onto it",
+                self.map
+                    .joint(HumanBone::Hips)
+                    .map_or("?", |j| self.skeleton.joints()[j].name.as_str())
+            )
+        })
+    }
+
     /// What the hips height is measured from. A VRM model (its rest declared the
     /// T-pose) stands on its origin, y = 0, as VRM players scale hips motion by the
     /// hips' height above it; a joint below the origin lowers the floor to it. Other
@@ -109,6 +135,10 @@ impl MappedSkeleton {
         (world[hips].translation.y, floor, kind)
     }
 }
+
+/// Least share of the head joint's height above the floor the hips rest at: a
+/// person's hips are about half of it, a crouching or big-headed figure's a third.
+const LOWEST_HIPS: f32 = 0.1;
 
 /// How far below a VRM model's origin a joint must reach to be its floor, metres:
 /// exporters leave soles a rounding error below y = 0.
@@ -642,6 +672,27 @@ pub(crate) mod tests {
         )
         .unwrap();
         MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_map_whose_hips_rest_at_the_floor_is_said_to_be_no_pelvis() {
+        assert_eq!(lab19().hips_at_the_floor(), None);
+        // `hips` on the ground node under the pelvis, as a VRM map naming its
+        // armature's root does: 0 m up, the head 1.5 m (also `cli`'s avatar).
+        let rig = skeleton_json::parse(
+            include_str!("../../tests/data/hips_at_the_floor.json"),
+            std::path::Path::new("grounded.json"),
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        let mapped = MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap()).unwrap();
+        let problem = mapped.hips_at_the_floor().expect("a problem");
+        assert!(
+            problem.starts_with(
+                "the hips (joint `Armature`) rest 0.000 m above the floor, with the head 1.500 m up"
+            ),
+            "{problem}"
+        );
     }
 
     /// A rig without toes whose ankles are 6 cm above its origin, hips at `hips_y`.
