@@ -975,21 +975,33 @@ mod tests {
         assert_maps(&rig, "leftUpperArm", "LeftArm");
     }
 
-    /// `figure(0.0)` with both arms hanging at its sides (bones as long as
-    /// `figure`'s).
-    fn arms_down() -> Vec<(String, Option<usize>, Vec3)> {
+    /// `figure(0.0)` with each elbow and wrist where `elbow` and `wrist` put them,
+    /// given the arm's side (+1 left, −1 right).
+    fn arms_at(
+        elbow: impl Fn(f32) -> Vec3,
+        wrist: impl Fn(f32) -> Vec3,
+    ) -> Vec<(String, Option<usize>, Vec3)> {
         figure(0.0)
             .into_iter()
             .map(|(name, parent, p)| {
-                let x = p.x.signum() * 17.0;
+                let side = p.x.signum();
                 let at = match name.trim_start_matches("Left").trim_start_matches("Right") {
-                    "ForeArm" => Vec3::new(x, 114.0, 0.0),
-                    "Hand" => Vec3::new(x, 89.0, 0.0),
+                    "ForeArm" => elbow(side),
+                    "Hand" => wrist(side),
                     _ => p,
                 };
                 (name, parent, at)
             })
             .collect()
+    }
+
+    /// `figure(0.0)` with both arms hanging at its sides (bones as long as
+    /// `figure`'s).
+    fn arms_down() -> Vec<(String, Option<usize>, Vec3)> {
+        arms_at(
+            |s| Vec3::new(s * 17.0, 114.0, 0.0),
+            |s| Vec3::new(s * 17.0, 89.0, 0.0),
+        )
     }
 
     #[test]
@@ -1006,34 +1018,17 @@ mod tests {
     /// `figure`'s): the calibration pose of a capture estimated from video.
     fn elbows_bent(forward: f32) -> Vec<(String, Option<usize>, Vec3)> {
         let (f, up) = (forward.to_radians(), 20f32.to_radians());
-        figure(0.0)
-            .into_iter()
-            .map(|(name, parent, p)| {
-                let s = p.x.signum();
-                let d = Vec3::new(s * f.cos() * up.cos(), up.sin(), f.sin() * up.cos());
-                let at = match name.trim_start_matches("Left").trim_start_matches("Right") {
-                    "Hand" => Vec3::new(s * 45.0, 142.0, 0.0) + 25.0 * d,
-                    _ => p,
-                };
-                (name, parent, at)
-            })
-            .collect()
+        let elbow = |s: f32| Vec3::new(s * 45.0, 142.0, 0.0);
+        let bent = |s: f32| Vec3::new(s * f.cos() * up.cos(), up.sin(), f.sin() * up.cos());
+        arms_at(elbow, |s| elbow(s) + 25.0 * bent(s))
     }
 
     /// `figure(0.0)` with both arms held forward, level and straight.
     fn arms_forward() -> Vec<(String, Option<usize>, Vec3)> {
-        figure(0.0)
-            .into_iter()
-            .map(|(name, parent, p)| {
-                let x = p.x.signum() * 17.0;
-                let at = match name.trim_start_matches("Left").trim_start_matches("Right") {
-                    "ForeArm" => Vec3::new(x, 142.0, 28.0),
-                    "Hand" => Vec3::new(x, 142.0, 53.0),
-                    _ => p,
-                };
-                (name, parent, at)
-            })
-            .collect()
+        arms_at(
+            |s| Vec3::new(s * 17.0, 142.0, 28.0),
+            |s| Vec3::new(s * 17.0, 142.0, 53.0),
+        )
     }
 
     #[test]
