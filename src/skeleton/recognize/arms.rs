@@ -50,7 +50,21 @@ pub(super) fn find_arm_branch(
     let body = rig.subtree(pelvis.spine_root);
     for &j in body.iter().rev() {
         let at = midline.lateral_of(rig.pos[j]);
-        (cross_hi[j], cross_lo[j]) = (at, at);
+        // A leaf whose End Site is zero-length, beside a sibling, is a point hung on the
+        // limb, not a bone of it: a writer's helper such as MotionBuilder's
+        // `R_Radius_RIGMESH` next to the hand, whose OFFSET some exporters copy from the
+        // other arm. It counts for the reach, as an End Site does, not for the side. A
+        // hand that is its forearm's only child still counts wherever it is.
+        let point = rig.kids[j].is_empty()
+            && rig.end[j].is_some_and(|e| e.distance(rig.pos[j]) <= rig.eps)
+            && rig.skeleton.joints()[j]
+                .parent
+                .is_some_and(|p| rig.kids[p].len() > 1);
+        (cross_hi[j], cross_lo[j]) = if point {
+            (f32::NEG_INFINITY, f32::INFINITY)
+        } else {
+            (at, at)
+        };
         for p in std::iter::once(rig.pos[j]).chain(rig.end[j]) {
             let l = midline.lateral_of(p);
             lat_hi[j] = lat_hi[j].max(l);
@@ -653,6 +667,65 @@ mod tests {
         assert_eq!(at(B::LeftUpperArm), Some("LeftShoulder"));
         assert_eq!(at(B::RightHand), Some("RightWrist"));
         assert_eq!(at(B::LeftFoot), Some("LeftAnkle"));
+    }
+
+    #[test]
+    fn point_helpers_thrown_across_the_body_still_leave_the_arm_one_sided() {
+        // MASS-style `Character1_` rig: MotionBuilder `_RIGMESH` helpers are leaves
+        // with zero-length End Sites; the right arm's copy their OFFSETs from the left
+        // arm, so they sit across the body. Every bone of the right arm is on the right.
+        let body = [
+            ("Character1_Hips", "", [0.0, 1.0, 0.0]),
+            ("Character1_Spine", "Character1_Hips", [0.0, 1.09, -0.01]),
+            ("Character1_Spine1", "Character1_Spine", [0.0, 1.20, -0.02]),
+            ("Character1_Neck", "Character1_Spine1", [0.0, 1.51, -0.01]),
+            ("Character1_Head", "Character1_Neck", [0.0, 1.59, 0.02]),
+        ];
+        let limb = [
+            ("Shoulder", "Character1_Spine1", [0.015, 1.47, -0.01]),
+            ("Arm", "Shoulder", [0.20, 1.45, -0.01]),
+            ("ForeArm", "Arm", [0.52, 1.48, 0.02]),
+            ("Hand", "ForeArm", [0.81, 1.49, 0.05]),
+            ("UpLeg", "Character1_Hips", [0.09, 0.95, 0.02]),
+            ("Leg", "UpLeg", [0.10, 0.55, 0.03]),
+            ("Foot", "Leg", [0.08, 0.09, -0.01]),
+            ("ToeBase", "Foot", [0.06, 0.02, 0.14]),
+        ];
+        let sides = ["Character1_Left", "Character1_Right"];
+        let mut joints = with_limbs(&body, sides, &limb).joints().to_vec();
+        let at = |j: &[crate::skeleton::Joint], n: &str| {
+            j.iter().position(|j| j.name == n).expect("a joint")
+        };
+        // Helpers under the right upper arm and forearm, placed on the left side.
+        for (helper, parent, x) in [
+            ("R_Humerus_RIGMESH", "Character1_RightArm", 0.20),
+            ("R_Radius_RIGMESH", "Character1_RightForeArm", 0.52),
+        ] {
+            let p = at(&joints, parent);
+            let from = (0..)
+                .scan(Some(p), |j, _| {
+                    let i = (*j)?;
+                    *j = joints[i].parent;
+                    Some(joints[i].rest.translation)
+                })
+                .fold(glam::Vec3::ZERO, |a, t| a + t);
+            joints.push(crate::skeleton::Joint {
+                name: helper.to_owned(),
+                parent: Some(p),
+                rest: crate::skeleton::Transform::from_translation(
+                    glam::Vec3::new(x, from.y, from.z) - from,
+                ),
+                end: Some(glam::Vec3::ZERO),
+            });
+        }
+        let rig = crate::skeleton::Skeleton::new(joints).unwrap();
+        let Recognition::Humanoid(r) = recognize(&rig) else {
+            panic!("not recognized as a humanoid")
+        };
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::RightUpperArm), Some("Character1_RightArm"));
+        assert_eq!(at(B::RightHand), Some("Character1_RightHand"));
+        assert_eq!(at(B::LeftHand), Some("Character1_LeftHand"));
     }
 
     #[test]
