@@ -669,11 +669,9 @@ mod tests {
         assert_eq!(at(B::LeftFoot), Some("LeftAnkle"));
     }
 
-    #[test]
-    fn point_helpers_thrown_across_the_body_still_leave_the_arm_one_sided() {
-        // MASS-style `Character1_` rig: MotionBuilder `_RIGMESH` helpers are leaves
-        // with zero-length End Sites; the right arm's copy their OFFSETs from the left
-        // arm, so they sit across the body. Every bone of the right arm is on the right.
+    /// The joints of a MotionBuilder `Character1_` rig as DeepPushRecovery and
+    /// MASS write it: a T-pose, metres.
+    fn character1() -> Vec<crate::skeleton::Joint> {
         let body = [
             ("Character1_Hips", "", [0.0, 1.0, 0.0]),
             ("Character1_Spine", "Character1_Hips", [0.0, 1.09, -0.01]),
@@ -692,7 +690,15 @@ mod tests {
             ("ToeBase", "Foot", [0.06, 0.02, 0.14]),
         ];
         let sides = ["Character1_Left", "Character1_Right"];
-        let mut joints = with_limbs(&body, sides, &limb).joints().to_vec();
+        with_limbs(&body, sides, &limb).joints().to_vec()
+    }
+
+    #[test]
+    fn point_helpers_thrown_across_the_body_still_leave_the_arm_one_sided() {
+        // MASS-style `Character1_` rig: MotionBuilder `_RIGMESH` helpers are leaves
+        // with zero-length End Sites; the right arm's copy their OFFSETs from the left
+        // arm, so they sit across the body. Every bone of the right arm is on the right.
+        let mut joints = character1();
         let at = |j: &[crate::skeleton::Joint], n: &str| {
             j.iter().position(|j| j.name == n).expect("a joint")
         };
@@ -733,25 +739,7 @@ mod tests {
         // A writer's bug (DeepPushRecovery-style `Character1_` rig): the right hand's
         // End Site offset is 1.6 m along +X, so the tip lands beyond the left hand;
         // every joint of the right arm stays on the right.
-        let body = [
-            ("Character1_Hips", "", [0.0, 1.0, 0.0]),
-            ("Character1_Spine", "Character1_Hips", [0.0, 1.09, -0.01]),
-            ("Character1_Spine1", "Character1_Spine", [0.0, 1.20, -0.02]),
-            ("Character1_Neck", "Character1_Spine1", [0.0, 1.51, -0.01]),
-            ("Character1_Head", "Character1_Neck", [0.0, 1.59, 0.02]),
-        ];
-        let limb = [
-            ("Shoulder", "Character1_Spine1", [0.015, 1.47, -0.01]),
-            ("Arm", "Shoulder", [0.20, 1.45, -0.01]),
-            ("ForeArm", "Arm", [0.52, 1.48, 0.02]),
-            ("Hand", "ForeArm", [0.81, 1.49, 0.05]),
-            ("UpLeg", "Character1_Hips", [0.09, 0.95, 0.02]),
-            ("Leg", "UpLeg", [0.10, 0.55, 0.03]),
-            ("Foot", "Leg", [0.08, 0.09, -0.01]),
-            ("ToeBase", "Foot", [0.06, 0.02, 0.14]),
-        ];
-        let sides = ["Character1_Left", "Character1_Right"];
-        let mut joints = with_limbs(&body, sides, &limb).joints().to_vec();
+        let mut joints = character1();
         let hand = |j: &[crate::skeleton::Joint], n: &str| {
             j.iter().position(|j| j.name == n).expect("the hand")
         };
