@@ -263,18 +263,8 @@ impl Solver {
             self.stats.refused.fetch_add(1, Relaxed);
             return None;
         }
-        let (settings, avatar) = self.settings(name, kind);
-        let skeletons = self.skeletons.clone();
-        let skeleton = skeleton.and_then(|s| skeletons.get(usize::from(s)).map(|k| (s, k)));
-        self.performers.push(Performer::new(
-            name,
-            kind,
-            skeleton,
-            settings,
-            &self.avatars,
-            avatar,
-            now,
-        ));
+        let performer = self.new_performer(name, kind, skeleton, now);
+        self.performers.push(performer);
         let index = self.performers.len() - 1;
         self.by_name.insert(name, index);
         self.stats
@@ -377,15 +367,25 @@ impl Solver {
     /// the log has said. No output hears of it: the performer stays.
     fn restart(&mut self, index: usize, now: Instant) {
         let old = &self.performers[index];
-        let (name, kind, seq, said) = (old.name, old.kind, old.seq, old.unsolved_said);
-        let skeleton = old.skeleton();
-        let (settings, avatar) = self.settings(name, kind);
-        let skeletons = self.skeletons.clone();
-        let skeleton = skeleton.and_then(|s| skeletons.get(usize::from(s)).map(|k| (s, k)));
-        let mut fresh = Performer::new(name, kind, skeleton, settings, &self.avatars, avatar, now);
+        let (seq, said) = (old.seq, old.unsolved_said);
+        let mut fresh = self.new_performer(old.name, old.kind, old.skeleton(), now);
         fresh.seq = seq;
         fresh.unsolved_said = said;
         self.performers[index] = fresh;
+    }
+
+    /// A performer as on its first frame: its settings and avatar from the config
+    /// (`settings`), streaming `skeleton` (an index of the skeleton table) if any.
+    fn new_performer(
+        &self,
+        name: PerformerName,
+        kind: SourceKind,
+        skeleton: Option<u16>,
+        now: Instant,
+    ) -> Performer {
+        let (settings, avatar) = self.settings(name, kind);
+        let skeleton = skeleton.and_then(|s| self.skeletons.get(usize::from(s)).map(|k| (s, k)));
+        Performer::new(name, kind, skeleton, settings, &self.avatars, avatar, now)
     }
 
     /// Drops performers silent for longer than the timeout.

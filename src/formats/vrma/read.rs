@@ -280,8 +280,8 @@ fn unplayed_turns(
         let stop = bone.parent_in(|b| node_of(b).is_some()).and_then(node_of);
         let mut between = Vec::new();
         let mut at = parent_of(doc, node);
-        while let Some(n) = at.filter(|&n| Some(n) != stop && between.len() < doc.root.nodes.len())
-        {
+        // No cycle: `node_worlds` refused the file before.
+        while let Some(n) = at.filter(|&n| Some(n) != stop) {
             if turned.get(n).copied().unwrap_or(false) {
                 between.push(name(n));
             }
