@@ -1,8 +1,9 @@
 //! The live bridge: `run` loads the skeletons, binds the configured inputs and
 //! outputs, starts the solver thread and the tokio tasks around it (`wiring`, in
 //! stages), and stops them all, in order (`shutdown`), when the caller's shutdown
-//! future completes (Ctrl-C, SIGTERM or SIGHUP in the CLI, a oneshot in tests) or the
-//! replays end. `config` reads and writes the configuration file.
+//! future completes (Ctrl-C, SIGTERM or SIGHUP in the CLI, a oneshot in tests), the
+//! replays end, or the solver thread stops on a bug (a panic it could not catch).
+//! `config` reads and writes the configuration file.
 
 pub mod config;
 mod shutdown;
@@ -109,6 +110,9 @@ pub struct RunSummary {
     pub line: String,
     /// Every take the recorder wrote.
     pub takes: Vec<FinishedTake>,
+    /// The solver thread panicked (outside any one frame's solve, which it
+    /// catches): the bridge stopped on that, not on the caller's shutdown.
+    pub solver_panicked: bool,
 }
 
 /// The avatar the viewer draws a performer on (`Some(name)`), or every performer
@@ -225,10 +229,14 @@ pub async fn run(
     let has_replays = !running.replays.is_empty();
     let replays = &mut running.replays;
     let replays_done = async { while replays.join_next().await.is_some() {} };
+    let solver_ended = &mut running.solver_thread.ended;
     tokio::pin!(shutdown);
     tokio::select! {
         () = &mut shutdown => {}
         () = replays_done, if has_replays && !options.loop_replays => {}
+        _ = solver_ended => {
+            tracing::error!("the solver thread stopped: stopping the bridge, finishing every take");
+        }
     }
     Ok(running.shut_down().await)
 }

@@ -54,7 +54,8 @@ impl RunningBridge {
         let handle = self.solver_thread.handle;
         handle.thread().unpark();
         let joined = tokio::task::spawn_blocking(move || handle.join()).await;
-        if !matches!(joined, Ok(Ok(()))) {
+        let solver_panicked = !matches!(joined, Ok(Ok(())));
+        if solver_panicked {
             tracing::error!("the solver thread panicked");
         }
         // 3. Outputs drain and end; the recorder writes every open take.
@@ -68,6 +69,7 @@ impl RunningBridge {
             status: self.status.report(),
             line: self.status.line(),
             takes,
+            solver_panicked,
         }
     }
 }

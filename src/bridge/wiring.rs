@@ -13,7 +13,7 @@ use std::thread::{JoinHandle, Thread};
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
 use super::config::{
@@ -52,21 +52,32 @@ use crate::record::recorder::{RecordCommand, Recorder, TakeBounds, Takes};
 pub(super) struct SolverThread {
     pub handle: JoinHandle<()>,
     solver: std::sync::mpsc::Sender<Solver>,
+    /// Closes when the thread ends, however it ends: the thread holds the sender,
+    /// which is dropped on its return and as a panic unwinds it alike. Before the
+    /// bridge is told to stop, that is a bug stopping the solver (a panic outside
+    /// any one frame's solve, which `Solver` catches itself).
+    pub ended: oneshot::Receiver<()>,
 }
 
 impl SolverThread {
     /// Starts the thread; it runs its solver until `stopping` is set.
     pub fn start(stopping: Arc<AtomicBool>) -> Result<Self, BridgeError> {
         let (solver, solver_rx) = std::sync::mpsc::channel::<Solver>();
+        let (alive, ended) = oneshot::channel::<()>();
         let handle = std::thread::Builder::new()
             .name("solver".into())
             .spawn(move || {
+                let _alive = alive;
                 if let Ok(solver) = solver_rx.recv() {
                     solver.run(&stopping);
                 }
             })
             .map_err(BridgeError::Thread)?;
-        Ok(Self { handle, solver })
+        Ok(Self {
+            handle,
+            solver,
+            ended,
+        })
     }
 
     pub fn wake(&self) -> Thread {
@@ -551,5 +562,29 @@ pub(super) async fn keep_calibrations(
             Err(e) => Err(e.to_string()),
         };
         let _ = save.reply.send(answer);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `ended` stays open while the solver thread runs and closes as it ends, so
+    /// the bridge hears of a solver gone before its shutdown. (The thread here ends
+    /// by returning, with no solver sent; a panic drops the same sender as it
+    /// unwinds the thread.)
+    #[tokio::test]
+    async fn the_bridge_hears_when_the_solver_thread_ends() {
+        let SolverThread {
+            handle,
+            solver,
+            mut ended,
+        } = SolverThread::start(Arc::new(AtomicBool::new(false))).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(ended.try_recv(), Err(oneshot::error::TryRecvError::Empty));
+        drop(solver);
+        let closed = tokio::time::timeout(Duration::from_secs(10), ended).await;
+        assert!(matches!(closed, Ok(Err(_))), "{closed:?}");
+        assert!(handle.join().is_ok());
     }
 }

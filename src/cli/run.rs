@@ -237,6 +237,13 @@ pub fn run(args: RunArgs) -> CliResult<()> {
             writeln!(out, "{}", not_written(&take.performer, &take.file))
         };
     }
+    if summary.solver_panicked {
+        return Err(
+            "the solver stopped on a bug (its panic is in the log above), so the bridge \
+                    stopped; the takes above hold every frame solved until then"
+                .into(),
+        );
+    }
     Ok(())
 }
 
