@@ -309,8 +309,8 @@ fn asset_table() -> Vec<(&'static str, Expected)> {
         ),
         // Not humanoids: quadrupeds (one with humanoid names), legs alone, a hand
         // alone, a 7-joint toy, a 4-joint chain.
-        ("gltf/Fox.glb", Rejected("no arms")),
-        ("gltf/quaternius_Horse.glb", Rejected("no arms")),
+        ("gltf/Fox.glb", Rejected("four legs, no arms")),
+        ("gltf/quaternius_Horse.glb", Rejected("four legs, no arms")),
         ("gltf/quaternius_witch_legs_only.glb", Rejected("no arms")),
         ("gltf/LeftHandHumanoid.gltf", Rejected("no joint branches")),
         (

@@ -166,6 +166,7 @@ pub(super) fn find_arm_branch(
         };
         handless_arms(rig, &body, sides)
             .or_else(|| arms_on_the_hips(rig, pelvis, midline, half))
+            .or_else(|| front_legs(rig, pelvis, &body, midline))
             .unwrap_or_else(|| {
             format!(
                 "no arms: no joint above the hips `{}` has two chains reaching out to either side",
@@ -297,6 +298,46 @@ fn arms_on_the_hips(
         rig.name(hips),
         rig.name(pelvis.spine_root)
     ))
+}
+
+/// Heuristic, for the reason a rig is no humanoid: a four-legged animal's front
+/// legs. A joint of the body above the hips with two children on either side of
+/// the midline whose chains go down near the floor the legs stand on (within a
+/// quarter of the hips' height: a fox's front paws end at a joint, its hind feet at
+/// their toes) from well above it (more than half the hips' height) is where front
+/// legs hang, as a horse's or a fox's do from the chest, however their joints are
+/// named; the hind legs found as the legs, their joint was taken for the hips. Arms
+/// hanging from a biped's shoulders end far higher, at about its hips' height.
+/// Names the front legs, where they hang from and the hips.
+fn front_legs(
+    rig: &RestJoints,
+    pelvis: &Pelvis,
+    body: &[usize],
+    midline: &Midline,
+) -> Option<String> {
+    let reaches_floor = |c: usize| {
+        rig.pos[c].y - pelvis.floor > 0.5 * pelvis.span
+            && rig.low[c] - pelvis.floor <= 0.25 * pelvis.span
+            && rig.low_depth[c] >= 2
+            && !rig.avoid(c)
+    };
+    body.iter().find_map(|&j| {
+        let on = |side: f32| {
+            rig.kids[j]
+                .iter()
+                .copied()
+                .find(|&c| reaches_floor(c) && side * midline.lateral_of(rig.pos[c]) > rig.eps)
+        };
+        let (a, b) = (on(1.0)?, on(-1.0)?);
+        Some(format!(
+            "four legs, no arms: `{}` and `{}` hang from `{}` down to the floor, as the legs \
+             from the hips `{}` do (a four-legged animal)",
+            rig.name(a),
+            rig.name(b),
+            rig.name(j),
+            rig.name(pelvis.hips)
+        ))
+    })
 }
 
 /// One arm's joints.

@@ -1094,7 +1094,16 @@ mod tests {
         let Recognition::NotHumanoid(n) = recognize(&fox) else {
             panic!("a fox recognized")
         };
-        assert!(n.reason.contains("no arms"), "{}", n.reason);
+        // Said to be four-legged, the front legs named whatever they are called.
+        for part in [
+            "four legs, no arms: `b_",
+            "`b_LeftUpperArm`",
+            "`b_RightUpperArm`",
+            "hang from `b_Chest` down to the floor",
+            "the hips `b_Hip`",
+        ] {
+            assert!(n.reason.contains(part), "{part}: {}", n.reason);
+        }
     }
 
     #[test]
