@@ -70,7 +70,9 @@ impl Facing {
 /// the knees bulge from the thigh-ankle line (0.5) and where the eyes sit from the
 /// head (1). With A on the left, the front is `lateral × up`. When the geometry says
 /// nothing, the names' sides decide; when they do not either, the rig faces +Z as
-/// glTF says.
+/// glTF says. The knees alone (toes that point nowhere ahead, no eyes) do not
+/// overrule the names: a straight leg whose ankle sits a little ahead of the knee
+/// bends the wrong way by that measure, and generated rigs draw them so.
 pub(super) fn facing(
     rig: &RestJoints,
     midline: &Midline,
@@ -80,7 +82,9 @@ pub(super) fn facing(
     span: f32,
 ) -> Facing {
     let front_if_a_left = midline.lateral.cross(Vec3::Y);
+    // Toes and eyes (`vote`) apart from the knees (`knees`).
     let mut vote = 0.0;
+    let mut knees = 0.0;
     let mut cues = Vec::new();
     for leg in legs {
         if let Some(ankle) = leg.foot {
@@ -91,14 +95,17 @@ pub(super) fn facing(
                 .filter(|p| p.distance(rig.pos[ankle]) > rig.eps)
                 .collect();
             if !ahead.is_empty() {
-                let toward = ahead.iter().sum::<Vec3>() / ahead.len() as f32 - rig.pos[ankle];
-                vote += horizontal(toward).dot(front_if_a_left) / span;
-                cues.push("toes");
+                let toward =
+                    horizontal(ahead.iter().sum::<Vec3>() / ahead.len() as f32 - rig.pos[ankle]);
+                vote += toward.dot(front_if_a_left) / span;
+                if toward.length() > rig.eps {
+                    cues.push("toes");
+                }
             }
         }
         if let (Some(u), Some(k), Some(a)) = (leg.upper, leg.lower, leg.foot) {
             let bulge = rig.pos[k] - (rig.pos[u] + rig.pos[a]) * 0.5;
-            vote += 0.5 * horizontal(bulge).dot(front_if_a_left) / span;
+            knees += 0.5 * horizontal(bulge).dot(front_if_a_left) / span;
         }
     }
     if let (Some((l, r)), Some(h)) = (eyes, head) {
@@ -107,7 +114,10 @@ pub(super) fn facing(
         cues.push("eyes");
     }
     cues.dedup();
-    if vote.abs() > 2e-3 {
+    let names = names_vote(rig, legs);
+    let knees_against_names = vote.abs() <= 2e-3 && names != 0 && (knees > 0.0) != (names > 0);
+    let vote = vote + knees;
+    if vote.abs() > 2e-3 && !knees_against_names {
         let cue = if cues.is_empty() {
             "knees".to_owned()
         } else {
@@ -118,6 +128,27 @@ pub(super) fn facing(
             how: format!("from the {cue}"),
         };
     }
+    if names != 0 {
+        let how = if knees_against_names && knees.abs() > 2e-3 {
+            "from the names (the rest pose shows only the knees, bent the other way)"
+        } else {
+            "from the names (the rest pose does not show the front)"
+        };
+        return Facing {
+            a_is_left: names > 0,
+            how: how.to_owned(),
+        };
+    }
+    Facing {
+        a_is_left: front_if_a_left.z >= 0.0,
+        how: "assumed +Z as glTF says (neither the rest pose nor the names show the front)"
+            .to_owned(),
+    }
+}
+
+/// The names' vote on leg A being the left one: + for each joint of leg A named
+/// left or of leg B named right, - for the opposite.
+fn names_vote(rig: &RestJoints, legs: &[Leg; 2]) -> i32 {
     let mut names = 0i32;
     for (leg, sign) in legs.iter().zip([1, -1]) {
         for &j in &leg.line {
@@ -128,15 +159,45 @@ pub(super) fn facing(
             }
         }
     }
-    if names != 0 {
-        return Facing {
-            a_is_left: names > 0,
-            how: "from the names (the rest pose does not show the front)".to_owned(),
-        };
-    }
-    Facing {
-        a_is_left: front_if_a_left.z >= 0.0,
-        how: "assumed +Z as glTF says (neither the rest pose nor the names show the front)"
-            .to_owned(),
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::recognized_with_limbs;
+    use crate::humanoid::HumanBone as B;
+
+    #[test]
+    fn knees_alone_bent_backward_do_not_overrule_the_names() {
+        // A generated rig facing +Z, its left at +X as named: the feet are leaves (no
+        // toe direction), each ankle 5 cm ahead of the straight thigh and knee, so
+        // the knee sits behind the thigh-ankle line as if it bent forward-facing -Z.
+        let body = [
+            ("Hips", "", [0.0, 1.0, 0.0]),
+            ("Spine", "Hips", [0.0, 1.15, 0.0]),
+            ("Spine1", "Spine", [0.0, 1.3, 0.0]),
+            ("Neck", "Spine1", [0.0, 1.5, 0.0]),
+            ("Head", "Neck", [0.0, 1.6, 0.0]),
+        ];
+        let limb = [
+            ("Shoulder", "Spine1", [0.12, 1.48, 0.0]),
+            ("Arm", "Shoulder", [0.28, 1.48, 0.0]),
+            ("ForeArm", "Arm", [0.52, 1.48, 0.0]),
+            ("Hand", "ForeArm", [0.72, 1.48, 0.0]),
+            ("UpLeg", "Hips", [0.1, 0.95, 0.0]),
+            ("Leg", "UpLeg", [0.1, 0.5, 0.0]),
+            ("Foot", "Leg", [0.1, 0.06, 0.05]),
+        ];
+        let r = recognized_with_limbs(&body, ["Left", "Right"], &limb);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::LeftUpperLeg), Some("LeftUpLeg"));
+        assert_eq!(at(B::LeftFoot), Some("LeftFoot"));
+        assert_eq!(at(B::LeftHand), Some("LeftHand"));
+        assert_eq!(at(B::RightUpperArm), Some("RightArm"));
+        assert!(
+            r.notes.iter().any(|n| n.contains("from the names")),
+            "{:?}",
+            r.notes
+        );
     }
 }
