@@ -177,6 +177,10 @@ pub enum BvhError {
         values: usize,
         channels: usize,
     },
+    /// A zero byte where text was expected (and no UTF-16 byte order mark): a
+    /// binary file, whatever its name says.
+    #[error("{path}: byte {at} is a zero byte: binary data, not a BVH text file")]
+    Binary { path: PathBuf, at: usize },
     #[error("{path}: {source}")]
     Skeleton {
         path: PathBuf,
@@ -186,12 +190,21 @@ pub enum BvhError {
 }
 
 /// Reads and parses a BVH file. Text that is not UTF-8 (Latin-1 or Shift-JIS joint
-/// names) is read in the encoding its bytes suggest, and the first note says which.
+/// names) is read in the encoding its bytes suggest, and the first note says which;
+/// a zero byte outside UTF-16 is no text at all.
 pub fn load(path: &Path, options: &LoadOptions) -> Result<Rig, BvhError> {
     let bytes = std::fs::read(path).map_err(|source| BvhError::Read {
         path: path.to_owned(),
         source,
     })?;
+    if encoding_rs::Encoding::for_bom(&bytes).is_none()
+        && let Some(at) = bytes.iter().position(|&b| b == 0)
+    {
+        return Err(BvhError::Binary {
+            path: path.to_owned(),
+            at,
+        });
+    }
     let (text, encoding) = text_encoding::decode(&bytes);
     let mut rig = parse(&text, path, options)?;
     rig.notes.splice(0..0, encoding);
@@ -221,6 +234,27 @@ mod tests {
     use super::*;
     use crate::formats::{Units, UpAxis};
     use glam::Vec3;
+
+    #[test]
+    fn a_binary_file_is_said_to_be_no_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("take.bvh");
+        std::fs::write(&path, [0x14, 0xeb, 0x01, 0x00, 0x03, 0x00]).unwrap();
+        let err = load(&path, &LoadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with("take.bvh: byte 3 is a zero byte: binary data, not a BVH text file"),
+            "{err}"
+        );
+        // UTF-16 with its byte order mark is text, zero bytes and all.
+        let utf16: Vec<u8> = [0xff, 0xfe]
+            .into_iter()
+            .chain(GOOD.encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        std::fs::write(&path, utf16).unwrap();
+        assert!(load(&path, &LoadOptions::default()).is_ok());
+    }
 
     #[test]
     fn classic_mac_line_ends_read_as_any_other() {
