@@ -28,13 +28,29 @@ fn network_address() -> Option<IpAddr> {
     (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
 }
 
-/// Waits until `path` exists; panics after a minute.
-fn wait_for_file(path: &Path) {
+/// Waits until `done` holds; panics after a minute, saying `what`.
+fn wait_for(what: &str, done: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !path.exists() {
-        assert!(Instant::now() < deadline, "no {}", path.display());
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Waits until `path` exists.
+fn wait_for_file(path: &Path) {
+    wait_for(&format!("no {}", path.display()), || path.exists());
+}
+
+/// Waits until the journal at `path` holds a frame. It is created with its header
+/// when the take starts, before any frame: a take stopped then writes nothing.
+fn wait_for_a_frame(path: &Path) {
+    let len = || std::fs::metadata(path).map_or(0, |m| m.len());
+    wait_for(&format!("no header in {}", path.display()), || len() > 0);
+    let header = len();
+    wait_for(&format!("no frame in {}", path.display()), || {
+        len() > header
+    });
 }
 
 #[test]
@@ -67,9 +83,9 @@ fn record_commands_from_the_network_are_refused_from_this_machine_obeyed() {
             ("127.0.0.1", port),
         )
         .expect("send");
-    // The take is under way (its journal is there), then stopped and written:
+    // The take is under way (its journal holds a frame), then stopped and written:
     // each waited for, up to a minute, however slowly a busy machine gets there.
-    wait_for_file(&recordings.join("from-here.vrma.journal"));
+    wait_for_a_frame(&recordings.join("from-here.vrma.journal"));
     local
         .send_to(&command("/bridge/record/stop", &[]), ("127.0.0.1", port))
         .expect("send");
