@@ -107,23 +107,31 @@ impl MappedSkeleton {
     /// What the hips height is measured from. A VRM model (its rest declared the
     /// T-pose) stands on its origin, y = 0, as VRM players scale hips motion by the
     /// hips' height above it; a joint below the origin lowers the floor to it. Other
-    /// rigs stand on their lowest point (joint or bone end, `Skeleton::floor_ends`),
-    /// not the origin, because mocap skeletons often rest with the hips at the origin.
+    /// rigs stand on their body's lowest point (joint or bone end, `Skeleton::floor_ends`;
+    /// the hips, its ancestors and descendants, see `rest_hips_and_floor`), not the origin, because mocap skeletons often rest with the hips at the origin.
     #[must_use]
     pub fn rest_floor(&self) -> Floor {
         self.rest_hips_and_floor().2
     }
 
     /// The hips' height and the floor's in the T-pose, model space, and the floor's kind.
+    /// The floor is read from the body: the mapped joints, the joints below them and
+    /// those above them. A branch that holds no mapped joint (IK controls or a
+    /// root-motion helper beside the hips, a prop, a second armature) is no point the
+    /// figure stands on: a game rig that skins its foot-roll controls ends them under
+    /// the soles.
     fn rest_hips_and_floor(&self) -> (f32, f32, Floor) {
         let world = self.correction.t_pose_world(&self.skeleton);
         let hips = self.map.joint(HumanBone::Hips).unwrap_or_default();
+        let body = self.body_joints();
         let lowest = self
             .skeleton
             .floor_ends()
             .into_iter()
             .zip(&world)
-            .flat_map(|(end, w)| {
+            .zip(body)
+            .filter(|&(_, on_body)| on_body)
+            .flat_map(|((end, w), _)| {
                 let end = end.map(|e| w.transform_point3(e).y);
                 std::iter::once(w.translation.y).chain(end)
             })
@@ -133,6 +141,39 @@ impl MappedSkeleton {
             _ => (lowest, Floor::LowestPoint),
         };
         (world[hips].translation.y, floor, kind)
+    }
+}
+
+impl MappedSkeleton {
+    /// For each joint, whether it is part of the body: a mapped joint, below one or
+    /// above one (`rest_hips_and_floor`).
+    fn body_joints(&self) -> Vec<bool> {
+        let n = self.skeleton.len();
+        let mut mapped = vec![false; n];
+        for (_, j) in self.map.pairs() {
+            mapped[j] = true;
+        }
+        let mut body = vec![false; n];
+        for j in 0..n {
+            // Below a mapped joint (or one itself)?
+            let mut at = Some(j);
+            while let Some(a) = at {
+                if mapped[a] {
+                    body[j] = true;
+                    break;
+                }
+                at = self.skeleton.parent(a);
+            }
+            // Above one: mark its ancestors.
+            if mapped[j] {
+                let mut at = self.skeleton.parent(j);
+                while let Some(a) = at {
+                    body[a] = true;
+                    at = self.skeleton.parent(a);
+                }
+            }
+        }
+        body
     }
 }
 
@@ -757,6 +798,77 @@ pub(crate) mod tests {
         let (h, floor) = height(0.7999, declared);
         assert!((h - 0.7999).abs() < 1e-5, "{h}");
         assert_eq!(floor, Floor::Origin);
+    }
+
+    #[test]
+    fn joints_beside_the_hips_do_not_set_the_floor() {
+        // A game rig: `root` on the ground holds the hips (ankles 6 cm up, no toes)
+        // and, beside them, a foot-roll control whose end nub reaches 20 cm under the
+        // soles; a prop is a second root further down.
+        let text = r#"{"name": "controls", "units": "m", "up": "y", "joints": [
+            {"name": "root", "parent": null, "offset": [0, 0, 0]},
+            {"name": "hips", "parent": "root", "offset": [0, 0.86, 0]},
+            {"name": "spine", "parent": "hips", "offset": [0, 0.1, 0]},
+            {"name": "chest", "parent": "spine", "offset": [0, 0.1, 0]},
+            {"name": "neck", "parent": "chest", "offset": [0, 0.2, 0]},
+            {"name": "head", "parent": "neck", "offset": [0, 0.1, 0]},
+            {"name": "lArm", "parent": "chest", "offset": [0.15, 0.18, 0]},
+            {"name": "lFore", "parent": "lArm", "offset": [0.25, 0, 0]},
+            {"name": "lHand", "parent": "lFore", "offset": [0.25, 0, 0]},
+            {"name": "rArm", "parent": "chest", "offset": [-0.15, 0.18, 0]},
+            {"name": "rFore", "parent": "rArm", "offset": [-0.25, 0, 0]},
+            {"name": "rHand", "parent": "rFore", "offset": [-0.25, 0, 0]},
+            {"name": "lThigh", "parent": "hips", "offset": [0.1, 0, 0]},
+            {"name": "lShin", "parent": "lThigh", "offset": [0, -0.4, 0]},
+            {"name": "lAnkle", "parent": "lShin", "offset": [0, -0.4, 0]},
+            {"name": "rThigh", "parent": "hips", "offset": [-0.1, 0, 0]},
+            {"name": "rShin", "parent": "rThigh", "offset": [0, -0.4, 0]},
+            {"name": "rAnkle", "parent": "rShin", "offset": [0, -0.4, 0]},
+            {"name": "FootIK", "parent": "root", "offset": [0.1, 0.06, 0]},
+            {"name": "FootIK_end", "parent": "FootIK", "offset": [0, -0.26, 0.3]},
+            {"name": "prop", "parent": null, "offset": [0.5, -0.5, 0]}
+        ], "boneMap": {"hips": "hips", "spine": "spine", "chest": "chest", "neck": "neck",
+            "head": "head", "leftUpperArm": "lArm", "leftLowerArm": "lFore",
+            "leftHand": "lHand", "rightUpperArm": "rArm", "rightLowerArm": "rFore",
+            "rightHand": "rHand", "leftUpperLeg": "lThigh", "leftLowerLeg": "lShin",
+            "leftFoot": "lAnkle", "rightUpperLeg": "rThigh", "rightLowerLeg": "rShin",
+            "rightFoot": "rAnkle"}}"#;
+        let rig = skeleton_json::parse(
+            text,
+            std::path::Path::new("controls.json"),
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        let mapped = MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap()).unwrap();
+        // It stands on its root, the lowest point of the body, not on the control.
+        let h = mapped.rest_hips_height();
+        assert!((h - 0.86).abs() < 1e-5, "{h}");
+        assert_eq!(mapped.rest_floor(), Floor::LowestPoint);
+
+        // Legs that are roots of their own beside the hips (a stick figure's) are
+        // body: it stands on their ankles, 6 cm above the root.
+        let detached = text
+            .replace(
+                r#""name": "lThigh", "parent": "hips", "offset": [0.1, 0, 0]"#,
+                r#""name": "lThigh", "parent": null, "offset": [0.1, 0.86, 0]"#,
+            )
+            .replace(
+                r#""name": "rThigh", "parent": "hips", "offset": [-0.1, 0, 0]"#,
+                r#""name": "rThigh", "parent": null, "offset": [-0.1, 0.86, 0]"#,
+            )
+            .replace(
+                r#""name": "hips", "parent": "root", "offset": [0, 0.86, 0]"#,
+                r#""name": "hips", "parent": null, "offset": [0, 0.86, 0]"#,
+            );
+        let rig = skeleton_json::parse(
+            &detached,
+            std::path::Path::new("detached.json"),
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        let mapped = MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap()).unwrap();
+        let h = mapped.rest_hips_height();
+        assert!((h - 0.80).abs() < 1e-5, "{h}");
     }
 
     #[test]
