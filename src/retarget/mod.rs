@@ -108,7 +108,8 @@ impl MappedSkeleton {
     /// T-pose) stands on its origin, y = 0, as VRM players scale hips motion by the
     /// hips' height above it; a joint below the origin lowers the floor to it. Other
     /// rigs stand on their body's lowest point (joint or bone end, `Skeleton::floor_ends`;
-    /// the hips, its ancestors and descendants, see `rest_hips_and_floor`), not the origin, because mocap skeletons often rest with the hips at the origin.
+    /// the body as `rest_hips_and_floor` reads it), not the origin, because mocap
+    /// skeletons often rest with the hips at the origin.
     #[must_use]
     pub fn rest_floor(&self) -> Floor {
         self.rest_hips_and_floor().2
@@ -142,9 +143,7 @@ impl MappedSkeleton {
         };
         (world[hips].translation.y, floor, kind)
     }
-}
 
-impl MappedSkeleton {
     /// For each joint, whether it is part of the body: a mapped joint, below one or
     /// above one (`rest_hips_and_floor`).
     fn body_joints(&self) -> Vec<bool> {
