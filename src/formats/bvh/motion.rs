@@ -1,7 +1,8 @@
 //! The `MOTION` block: the `Frames:` and `Frame Time:` header and the stream of
 //! values, checked against the hierarchy's channel count. Frames usually end at
 //! line breaks; when the stream does not add up, the error names the line where
-//! the first short or long frame starts. A count of 0 over whole frames, one to a
+//! the first short or long frame starts (a file cut in the middle of a value, its
+//! last word `-` or `1e`, so too). A count of 0 over whole frames, one to a
 //! line, is a count the writer never filled in: those frames are read.
 
 use super::hierarchy::Parser;
@@ -72,13 +73,25 @@ impl<'a> Parser<'a> {
         let mut values = Vec::new();
         let mut lines = Vec::new();
         let mut text_after = None;
-        for (line, text) in lexer.into_remaining_lines() {
+        let remaining: Vec<(usize, &str)> = lexer.into_remaining_lines().collect();
+        for (at, &(line, text)) in remaining.iter().enumerate() {
             let before = values.len();
+            let words = text.split_whitespace().count();
             for (i, word) in text.split_whitespace().enumerate() {
                 match number(self.path, word, line, i + 1) {
                     Ok(value) => values.push(value),
                     Err(_) if channels > 0 && values.len() >= needed => {
                         text_after = Some(line);
+                        break;
+                    }
+                    // A file cut in the middle of a value (`-`, `1e`): the last word
+                    // of the file, short of the frames declared, is no value, and
+                    // the frame it ends is reported short below.
+                    Err(_)
+                        if i + 1 == words
+                            && is_cut_number(word)
+                            && remaining[at + 1..].iter().all(|(_, t)| t.trim().is_empty()) =>
+                    {
                         break;
                     }
                     Err(err) => return Err(err),
@@ -187,6 +200,13 @@ impl<'a> Parser<'a> {
             })
         }
     }
+}
+
+/// Whether `word` can be the start of a number cut short: signs, digits, a point
+/// and exponent marks only (`-`, `1e`, `.`).
+fn is_cut_number(word: &str) -> bool {
+    word.bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E'))
 }
 
 /// How the motion lines split into frames.
@@ -328,6 +348,21 @@ mod tests {
         assert_eq!(msg, "bad.bvh:20: value 3 (`x`) is not a number");
         let msg = error(&good_with(19, "0 90 0 0 0 0 0 NaN 0"));
         assert_eq!(msg, "bad.bvh:19: value 8 is NaN or infinite");
+    }
+
+    #[test]
+    fn a_file_cut_in_the_middle_of_a_value_reports_the_short_frame() {
+        // The cut leaves `-` or `1e` as the file's last word: no value, the frame
+        // it ends is short. The same word before the end is no number.
+        for cut in ["-", "1e", "-."] {
+            let msg = error(&(good_until(19) + "\n1 90 0 0 " + cut));
+            assert_eq!(
+                msg, "bad.bvh:20: frame 2 has 4 values, the hierarchy has 9 channels",
+                "{cut}"
+            );
+        }
+        let msg = error(&(good_until(19) + "\n1 90 0 0 - 0 0 0 0"));
+        assert_eq!(msg, "bad.bvh:20: value 5 (`-`) is not a number");
     }
 
     #[test]

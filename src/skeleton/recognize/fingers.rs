@@ -246,8 +246,9 @@ fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
     out
 }
 
-/// A path's joints once coincident joints are merged, end nubs named so dropped
-/// and joints named metacarpals dropped from the start (keeping two).
+/// A path's joints once coincident joints are merged, end nubs named so dropped,
+/// joints named metacarpals dropped from the start (keeping two) and a finger's
+/// metacarpal numbered 0 dropped (`numbered_metacarpal`).
 fn digit_joints(rig: &RestJoints, path: &[usize]) -> Vec<usize> {
     let mut joints = rig.collapse(path);
     while joints.last().is_some_and(|&j| rig.names[j].helper) {
@@ -260,7 +261,33 @@ fn digit_joints(rig: &RestJoints, path: &[usize]) -> Vec<usize> {
     {
         joints.remove(0);
     }
+    if let [first, next, ..] = joints[..]
+        && numbered_metacarpal(rig, first, next)
+    {
+        joints.remove(0);
+    }
     joints
+}
+
+/// Heuristic: a finger's joint numbered 0 (H-Anim's `l_index0` .. `l_pinky0`, the
+/// carpometacarpal joints; its thumb's is `l_thumb1`) that starts at the wrist,
+/// within `KNUCKLE` lengths of its bone (to `next`) from its parent, is the
+/// metacarpal: no VRM bone, so the phalanges start at the joint numbered 1. A
+/// finger counted from 0 at the knuckles (`Index0` .. `Index2`, a proximal phalanx
+/// past the palm) keeps its 0.
+fn numbered_metacarpal(rig: &RestJoints, joint: usize, next: usize) -> bool {
+    let finger = matches!(
+        rig.names[joint].role,
+        Some(Role::Index | Role::Middle | Role::Ring | Role::Little)
+    );
+    let Some(parent) = rig.skeleton.joints()[joint].parent else {
+        return false;
+    };
+    let bone = rig.pos[joint].distance(rig.pos[next]);
+    finger
+        && rig.names[joint].key.rsplit(' ').next() == Some("0")
+        && bone > 0.0
+        && rig.pos[joint].distance(rig.pos[parent]) < KNUCKLE * bone
 }
 
 /// Heuristic: whether a digit of four or more joints starts at the knuckles (at
@@ -538,6 +565,37 @@ mod tests {
                 "LeftFinger2Distal"
             ]
         );
+    }
+
+    #[test]
+    fn a_finger_joint_numbered_0_at_the_wrist_is_its_metacarpal() {
+        // H-Anim: `l_index0` .. `l_pinky0` are the carpometacarpal joints, at the
+        // wrist; the proximal phalanx starts at `l_index1`, past the palm. A hand
+        // counted from 0 at the knuckles (`LeftIndex0`) keeps its 0.
+        for (names, start, want) in [
+            (["l_index0", "l_index1", "l_index2"], 0.01f32, 1),
+            (["LeftIndex0", "LeftIndex1", "LeftIndex2"], 0.09, 0),
+        ] {
+            let hand = if start < 0.05 { "l_wrist" } else { "LeftHand" };
+            let mut rows = vec![(hand.to_owned(), None, [0.0f32, 0.0, 0.0])];
+            let xs = if start < 0.05 {
+                [start, 0.09, 0.13]
+            } else {
+                [start, 0.13, 0.16]
+            };
+            let mut parent = hand.to_owned();
+            for (name, x) in names.iter().zip(xs) {
+                rows.push((name.to_string(), Some(parent), [x, 0.0, 0.02]));
+                parent = name.to_string();
+            }
+            let s = owned_skeleton(&rows);
+            let rig = RestJoints::new(&s);
+            let digits = solve_fingers(&rig, 0, Vec3::Z);
+            let d = digits.first().expect("the index finger");
+            assert_eq!(d.finger, 1, "{names:?}");
+            let got: Vec<&str> = d.joints.iter().map(|&j| rig.name(j)).collect();
+            assert_eq!(got, names[want..], "{names:?}");
+        }
     }
 
     #[test]
