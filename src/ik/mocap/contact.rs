@@ -2,10 +2,14 @@
 //! (`FootContact`): the test mocap mode runs live and `eval` runs over a whole clip,
 //! so the two differ only by the floor they are given.
 //!
-//! A foot's speed is its ankle's motion since the previous frame; a foot comes into
-//! contact while it is slower than `contact_speed` hips heights per second and its
-//! ankle is within `contact_height` hips heights of its rest height over the floor,
-//! and stays in contact until either goes over `contact_release` times its limit.
+//! A foot's speed is its ankle's motion over the last `SPEED_SPAN` seconds (the whole
+//! number of frames nearest it, one at 30 Hz and below): a standing foot's capture
+//! noise of a few millimetres a frame reads as a speed that grows with the frame
+//! rate when measured frame to frame (30-100 cm/s at 120 Hz), over a fixed span it
+//! does not. A foot comes into contact while it is slower than `contact_speed` hips
+//! heights per second and its ankle is within `contact_height` hips heights of its
+//! rest height over the floor, and stays in contact until either goes over
+//! `contact_release` times its limit.
 //! The margin is what keeps a noisy or floating foot (a video estimate's feet drift
 //! a centimetre a frame and hover a few centimetres) from flickering in and out
 //! of contact on every frame of a step. A slow sole (the toe joint, the ankle
@@ -18,19 +22,28 @@ use glam::Vec3;
 use super::MocapIkConfig;
 use super::levels::STANDING;
 
+/// The time a foot's speed is measured over, seconds (module header).
+pub const SPEED_SPAN: f32 = 1.0 / 30.0;
+/// How many past frames a foot remembers: `SPEED_SPAN` at up to 240 Hz (shorter
+/// above).
+const HISTORY: usize = 8;
+
 /// One foot's contact state, carried from frame to frame.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct FootContact {
-    /// Last frame's ankle and sole joint, `None` before the first frame.
-    previous: Option<(Vec3, Vec3)>,
+    /// The last `HISTORY` frames' ankle and sole joint, each with the time since the
+    /// frame before it: a ring, the newest at `newest`, `filled` of them set.
+    past: [(Vec3, Vec3, f32); HISTORY],
+    newest: usize,
+    filled: usize,
     /// In contact on the last frame.
     in_contact: bool,
     /// How long the sole has been slow on end, seconds (`stands`).
     slow_for: f32,
 }
 
-/// How fast a foot moves on one frame, in the metres of its positions per second;
-/// `None` on the first frame.
+/// How fast a foot moves on one frame (over `SPEED_SPAN`), in the metres of its
+/// positions per second; `None` on the first frame.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct FootSpeeds {
     /// The ankle's: what contact is decided on.
@@ -40,17 +53,30 @@ pub struct FootSpeeds {
 }
 
 impl FootContact {
-    /// The speeds of the `ankle` and `sole` joint (`sole_joint`) since the previous
-    /// frame (positions in any metres, `dt` seconds); remembers both.
+    /// The speeds of the `ankle` and `sole` joint (`sole_joint`) this frame, `dt`
+    /// seconds after the previous one (positions in any metres): their displacement
+    /// from where they were the whole number of frames of `dt` nearest `SPEED_SPAN`
+    /// ago (at least one, as many as were seen) over the time since; remembers both.
     pub fn track(&mut self, ankle: Vec3, sole: Vec3, dt: f32) -> FootSpeeds {
         let dt = dt.max(1e-6);
-        let speeds = self
-            .previous
-            .map_or(FootSpeeds::default(), |(a, s)| FootSpeeds {
-                ankle: Some(a.distance(ankle) / dt),
-                sole: Some(s.distance(sole) / dt),
-            });
-        self.previous = Some((ankle, sole));
+        let stride = ((SPEED_SPAN / dt).round() as usize).clamp(1, HISTORY);
+        let back = stride.min(self.filled);
+        let at = |k: usize| self.past[(self.newest + HISTORY - k) % HISTORY];
+        let speeds = match back {
+            0 => FootSpeeds::default(),
+            _ => {
+                // The time from the frame `back` frames ago (at `back - 1`) to this one.
+                let span = dt + (0..back - 1).map(|k| at(k).2).sum::<f32>();
+                let (a, s, _) = at(back - 1);
+                FootSpeeds {
+                    ankle: Some(a.distance(ankle) / span),
+                    sole: Some(s.distance(sole) / span),
+                }
+            }
+        };
+        self.newest = (self.newest + 1) % HISTORY;
+        self.past[self.newest] = (ankle, sole, dt);
+        self.filled = (self.filled + 1).min(HISTORY);
         speeds
     }
 
@@ -136,5 +162,43 @@ mod tests {
         let high = config.contact_height * config.contact_release * 1.01;
         assert!(!foot.update(still.ankle, high, 1.0, &config));
         assert!(is_slow(still.sole, 1.0, &config));
+    }
+
+    #[test]
+    fn a_noisy_standing_foot_is_slow_at_any_frame_rate() {
+        // A foot standing still with 5 mm of white noise (RMS distance from its
+        // place), hips 1 m up, 2 s. At 120 Hz, frame to frame, it reads about
+        // 0.8 m/s, well over `contactSpeed`; over `SPEED_SPAN` about 0.2 m/s, in
+        // contact. At 30 Hz the span is one frame: the speeds are frame to frame.
+        let config = MocapIkConfig::default();
+        let mut seed = 12345_u32;
+        let mut noise = move || {
+            let mut unit = || {
+                seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                (seed >> 8) as f32 / (1 << 24) as f32 - 0.5
+            };
+            // Sum of 3 uniforms (sigma 0.5) per axis: roughly Gaussian, 5 mm / √3.
+            let mut axis = || (unit() + unit() + unit()) * 0.01 / 3f32.sqrt();
+            Vec3::new(axis(), axis(), axis())
+        };
+        let rest = Vec3::new(0.1, 0.08, 0.0);
+        let mut share = |rate: f32| {
+            let mut foot = FootContact::default();
+            let frames = (2.0 * rate) as usize;
+            let positions: Vec<Vec3> = (0..frames).map(|_| rest + noise()).collect();
+            let mut contacts = 0;
+            for (i, &at) in positions.iter().enumerate() {
+                let speeds = foot.track(at, at + Vec3::Z * 0.12, 1.0 / rate);
+                if rate <= 30.0 && i > 0 {
+                    let step = at.distance(positions[i - 1]) * rate;
+                    assert!((speeds.ankle.unwrap() - step).abs() < 1e-4, "frame {i}");
+                }
+                contacts += usize::from(foot.update(speeds.ankle, 0.0, 1.0, &config));
+            }
+            contacts as f32 / frames as f32
+        };
+        let (fast, slow) = (share(120.0), share(30.0));
+        assert!(fast > 0.9, "120 Hz: {fast}");
+        assert!(slow > 0.9, "30 Hz: {slow}");
     }
 }

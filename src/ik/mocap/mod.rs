@@ -69,8 +69,8 @@ pub struct MocapIkConfig {
     pub foot_weight: f32,
     /// `TwoBoneIk::softness` for all limbs (default 0.01).
     pub softness: f32,
-    /// Contact when the foot moves slower than this, hips heights per second
-    /// (default 0.3).
+    /// Contact when the foot moves slower than this, hips heights per second, over
+    /// `contact::SPEED_SPAN` (default 0.3).
     pub contact_speed: f32,
     /// Contact only within this of the foot's rest height over the floor, hips
     /// heights (default 0.1).
