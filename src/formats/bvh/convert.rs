@@ -112,7 +112,10 @@ pub(super) fn build(
         None => {
             let (units, note) = Units::guess_from_height(height);
             notes.extend(note);
-            notes.push(format!("units: {}", describe_guess(units, height)));
+            // A figure with no height gave no guess: the note above says so.
+            if height.is_finite() && height > 0.0 {
+                notes.push(format!("units: {}", describe_guess(units, height)));
+            }
             units
         }
     };
@@ -574,6 +577,23 @@ mod tests {
         assert_eq!(
             rig.notes[1],
             "units: 0.0567 m per unit (guessed from a 30.00-unit figure)"
+        );
+    }
+
+    #[test]
+    fn a_figure_with_no_height_is_said_to_give_no_guess_once() {
+        // A chain lying along +X: no height to guess the units from.
+        let text = "HIERARCHY\nROOT A\n{\n  OFFSET 0 0 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  \
+                    JOINT B\n  {\n    OFFSET 10 0 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n    \
+                    End Site\n    {\n      OFFSET 10 0 0\n    }\n  }\n}\nMOTION\nFrames: 1\n\
+                    Frame Time: 0.0333333\n0 0 0 0 0 0\n";
+        let rig = parse(text, Path::new("flat.bvh"), &LoadOptions::default()).unwrap();
+        let units: Vec<&String> = rig.notes.iter().filter(|n| n.contains("units")).collect();
+        assert_eq!(
+            units,
+            ["cannot tell the units; assumed metres"],
+            "{:?}",
+            rig.notes
         );
     }
 
