@@ -30,8 +30,10 @@ pub(super) struct ArmBranch {
 /// they do not qualify). The reach counts end sites, the crossing only joints: an
 /// End Site is a bone's tip with no joint of its own, and a writer's stray one (an
 /// arm's last offset thrown across the body to the other hand) moves no joint over.
-/// Among several, deforming names win, then the farthest reach (hands are the
-/// body's farthest-out joints in any rest pose). The head is the branch's tallest child starting near the midline.
+/// Among several, one named as the head loses (hair or ribbons hanging from `Head`
+/// reach farther out than the hands of an A-pose), then deforming names win, then the
+/// farthest reach (hands are the body's farthest-out joints in any rest pose). The
+/// head is the branch's tallest child starting near the midline.
 /// The spine rises to the branch: a branch further ahead of the hips than above them
 /// is a four-legged animal's chest, its front legs splayed wider than the hind ones.
 /// When nothing goes up from the branch, the head may leave the spine below it
@@ -78,7 +80,7 @@ pub(super) fn find_arm_branch(
         }
     }
     let half = midline.hip_half.max(0.02 * pelvis.span);
-    let mut best: Option<((f32, f32), ArmBranch)> = None;
+    let mut best: Option<((bool, f32, f32), ArmBranch)> = None;
     for &b in &body {
         if rig.kids[b].len() < 2 {
             continue;
@@ -130,7 +132,10 @@ pub(super) fn find_arm_branch(
             Some((from, h)) => (Some(h), from),
             None => (head, b),
         };
-        let key = (pa + pb, fa.min(fb));
+        // A branch named as the head carries hair, ears or ribbons, not arms: long
+        // twin tails hanging from `Head` reach farther out than hands in an A-pose.
+        let on_head = matches!(rig.names[b].role, Some(Role::Head | Role::HeadTop));
+        let key = (!on_head, pa + pb, fa.min(fb));
         if best.as_ref().is_none_or(|(k, _)| key > *k) {
             best = Some((
                 key,
@@ -708,6 +713,44 @@ mod tests {
         assert_eq!(at(B::LeftUpperArm), Some("LeftShoulder"));
         assert_eq!(at(B::RightHand), Some("RightWrist"));
         assert_eq!(at(B::LeftFoot), Some("LeftAnkle"));
+    }
+
+    #[test]
+    fn hair_hanging_from_the_head_farther_out_than_the_hands_is_no_arm() {
+        // An A-pose figure with two long strands hanging from `Head` out past the
+        // hands: the head also branches into two one-sided chains reaching far out.
+        let body = [
+            ("Hips", "", [0.0, 1.0, 0.0]),
+            ("Spine", "Hips", [0.0, 1.12, 0.0]),
+            ("Chest", "Spine", [0.0, 1.3, 0.0]),
+            ("Neck", "Chest", [0.0, 1.45, 0.0]),
+            ("Head", "Neck", [0.0, 1.55, 0.0]),
+            ("HeadTop", "Head", [0.0, 1.7, 0.0]),
+        ];
+        let limb = [
+            ("Shoulder", "Chest", [0.04, 1.42, 0.0]),
+            ("UpperArm", "Shoulder", [0.15, 1.40, 0.0]),
+            ("LowerArm", "UpperArm", [0.35, 1.20, 0.0]),
+            ("Hand", "LowerArm", [0.52, 1.03, 0.0]),
+            ("Middle1", "Hand", [0.58, 0.97, 0.0]),
+            ("Middle2", "Middle1", [0.62, 0.93, 0.0]),
+            ("Strand1", "Head", [0.08, 1.65, -0.05]),
+            ("Strand2", "Strand1", [0.25, 1.4, -0.15]),
+            ("Strand3", "Strand2", [0.45, 1.1, -0.2]),
+            ("Strand4", "Strand3", [0.7, 0.8, -0.25]),
+            ("Strand5", "Strand4", [0.75, 0.4, -0.3]),
+            ("UpperLeg", "Hips", [0.09, 1.0, 0.0]),
+            ("LowerLeg", "UpperLeg", [0.09, 0.53, 0.0]),
+            ("Foot", "LowerLeg", [0.09, 0.08, 0.0]),
+            ("Toes", "Foot", [0.09, 0.0, 0.12]),
+        ];
+        let r = recognized_with_limbs(&body, ["Left", "Right"], &limb);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::Chest), Some("Chest"));
+        assert_eq!(at(B::UpperChest), None);
+        assert_eq!(at(B::Head), Some("Head"));
+        assert_eq!(at(B::LeftUpperArm), Some("LeftUpperArm"));
+        assert_eq!(at(B::RightHand), Some("RightHand"));
     }
 
     /// The joints of a MotionBuilder `Character1_` rig as DeepPushRecovery and
