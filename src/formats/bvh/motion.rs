@@ -73,27 +73,27 @@ impl<'a> Parser<'a> {
         let mut values = Vec::new();
         let mut lines = Vec::new();
         let mut text_after = None;
-        let remaining: Vec<(usize, &str)> = lexer.into_remaining_lines().collect();
-        for (at, &(line, text)) in remaining.iter().enumerate() {
+        // A number cut short as the last word of a line (`-`, `1e`) is a file cut in the
+        // middle of a value when no other word follows in the file: it is no value, and
+        // the frame it ends is reported short below. Else it is the error it is.
+        let mut cut = None;
+        for (line, text) in lexer.into_remaining_lines() {
+            if text.trim().is_empty() {
+                continue;
+            }
+            if let Some(err) = cut.take() {
+                return Err(err);
+            }
             let before = values.len();
-            let words = text.split_whitespace().count();
-            for (i, word) in text.split_whitespace().enumerate() {
+            let mut words = text.split_whitespace().enumerate().peekable();
+            while let Some((i, word)) = words.next() {
                 match number(self.path, word, line, i + 1) {
                     Ok(value) => values.push(value),
                     Err(_) if channels > 0 && values.len() >= needed => {
                         text_after = Some(line);
                         break;
                     }
-                    // A file cut in the middle of a value (`-`, `1e`): the last word
-                    // of the file, short of the frames declared, is no value, and
-                    // the frame it ends is reported short below.
-                    Err(_)
-                        if i + 1 == words
-                            && is_cut_number(word)
-                            && remaining[at + 1..].iter().all(|(_, t)| t.trim().is_empty()) =>
-                    {
-                        break;
-                    }
+                    Err(err) if words.peek().is_none() && is_cut_number(word) => cut = Some(err),
                     Err(err) => return Err(err),
                 }
             }
