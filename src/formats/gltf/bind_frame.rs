@@ -65,6 +65,30 @@ pub(super) fn pose_free_carry(
     ))
 }
 
+/// The axes of a carry that is a change of frame only: its turn, when that turn is
+/// one of the 24 quarter-turn rotations within `max_deg` and its scale is uniform.
+/// `None` for a carry that also holds a pose (a turn off the axes), or a sheared one.
+#[must_use]
+pub(super) fn frame_axes(carry: DAffine3, max_deg: f64) -> Option<DMat3> {
+    let m = carry.matrix3;
+    let scale = m.x_axis.length();
+    if !(scale.is_finite() && scale > 0.0)
+        || [m.y_axis.length(), m.z_axis.length()]
+            .iter()
+            .any(|s| ((s - scale) / scale).abs() > UNIFORM_SCALE)
+    {
+        return None;
+    }
+    let turn = m * (1.0 / scale);
+    if turn.determinant() < 0.0 {
+        return None;
+    }
+    let snapped = nearest_quarter_turn(turn)?;
+    let rest = DQuat::from_mat3(&(snapped.transpose() * turn)).normalize();
+    let angle = (2.0 * rest.xyz().length().atan2(rest.w.abs())).to_degrees();
+    (angle <= max_deg).then_some(snapped)
+}
+
 /// The rotation among the 24 that map each axis onto an axis (signed) nearest to
 /// the rotation `turn`: each column onto the axis it points closest to, when those
 /// axes are three different ones.

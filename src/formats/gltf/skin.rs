@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 use glam::{DAffine3, DMat4, DVec3};
 use gltf::json::accessor::Type;
 
-use super::bind_frame::pose_free_carry;
+use super::bind_frame::{frame_axes, pose_free_carry};
 use super::hierarchy::{decompose, to_affine};
 use super::{AccessorSpec, Document, GltfError};
 use crate::skeleton::Transform;
@@ -167,8 +167,13 @@ impl Document<'_> {
             }
             let raw = drop_unbound_identities(raw, skeleton);
             if raw.dropped > 0 {
+                let identities = if raw.scaled > 0 {
+                    "identity inverse bind matrices in a uniform scale"
+                } else {
+                    "identity inverse bind matrices"
+                };
                 notes.push(format!(
-                    "skin {s}: {} joints below bound ones have identity inverse bind matrices (joints that bind no vertex): they rest where their nodes hang from their parents",
+                    "skin {s}: {} joints below bound ones have {identities} (joints that bind no vertex): they rest where their nodes hang from their parents",
                     raw.dropped
                 ));
             }
@@ -196,9 +201,9 @@ impl Document<'_> {
                     bound_anchor_for_unbound_root(skeleton, &raw, anchor_world * anchor_ibm)
             {
                 notes.push(format!(
-                    "skin {s}'s root joint has an identity inverse bind matrix in another scale than \
-                     its bound joints: the bind pose is carried into the scene through its first \
-                     bound joint"
+                    "skin {s}'s root joint has an identity inverse bind matrix in another scale or \
+                     on other axes than its bound joints: the bind pose is carried into the scene \
+                     through its first bound joint"
                 ));
                 (anchor, anchor_ibm, anchor_world) = (node, ibm, world);
             }
@@ -313,12 +318,15 @@ fn carry_scale(carry: DAffine3) -> f64 {
 /// The first bound joint (skeleton order, non-identity inverse bind matrix) with its
 /// matrix and node world, when the skin's root joint has the identity and carrying
 /// the bind pose through it (`root_carry`) scales the skin otherwise than carrying
-/// it through that bound joint, by more than `CARRY_SCALE_MISMATCH`. Sketchfab's FBX
-/// conversions write the identity for `GLTF_created_0_rootJoint`, which binds no
-/// vertex and hangs under the biped's root node with that node's scale (0.01):
-/// through it the whole bind pose would shrink to a point. A bound joint's matrix
-/// pairs with its node; an unscaled pose cannot change a carry's scale, so the two
-/// scales agree whenever the root's identity is a true bind.
+/// it through that bound joint, by more than `CARRY_SCALE_MISMATCH`, or turns it
+/// onto other axes while the bound joint's carry is a change of frame and nothing
+/// else (its node not posed off its bind at all). Sketchfab's FBX conversions write
+/// the identity for `GLTF_created_0_rootJoint` or `_rootJoint`, which binds no vertex
+/// and hangs under the armature node with that node's scale (0.01) or its quarter
+/// turn (Z-up to Y-up): through it the whole bind pose would shrink to a point, or
+/// lie on its back. A bound joint's matrix pairs with its node; an unscaled pose
+/// cannot change a carry's scale, and a posed joint's carry is off the axes, so the
+/// two agree whenever the root's identity is a true bind.
 fn bound_anchor_for_unbound_root(
     skeleton: &SkeletonNodes,
     raw: &[JointBind],
@@ -337,8 +345,11 @@ fn bound_anchor_for_unbound_root(
     let world = skeleton.world_of(node, &HashMap::new())?;
     let (root_scale, bound_scale) = (carry_scale(root_carry), carry_scale(world * ibm));
     let mismatch = (root_scale / bound_scale - 1.0).abs();
-    (bound_scale > 0.0 && mismatch.is_finite() && mismatch > CARRY_SCALE_MISMATCH)
-        .then_some((node, ibm, world))
+    let scaled_otherwise =
+        bound_scale > 0.0 && mismatch.is_finite() && mismatch > CARRY_SCALE_MISMATCH;
+    let turned_otherwise = frame_axes(world * ibm, POSED_ANGLE_DEG)
+        .is_some_and(|bound| frame_axes(root_carry, 45.0).is_some_and(|root| root != bound));
+    (scaled_otherwise || turned_otherwise).then_some((node, ibm, world))
 }
 
 /// Heuristic: the inverse bind matrices are already in the scene's frame, and the
@@ -444,20 +455,32 @@ fn binds_collapse(raw: &[JointBind], position: &[Option<usize>], node_world: &[D
     nodes.is_finite() && nodes > 0.0 && bind <= POSED_DISTANCE_FRACTION * nodes
 }
 
-/// A skin's joints after `drop_unbound_identities`: those kept, and how many went.
+/// A skin's joints after `drop_unbound_identities`: those kept, how many went, and
+/// how many of those had a scaled identity.
 struct KeptBinds {
     kept: Vec<JointBind>,
     dropped: usize,
+    scaled: usize,
 }
 
-/// Drops the joints whose inverse bind matrix is the identity below a joint of the
-/// same skin whose is not. Exporters write the identity for a joint that binds no
-/// vertex (Sketchfab's conversions of FBX files, for fingers and twist joints), which
-/// would put it at the mesh frame's origin however far its parent is; such a joint
-/// rests where its node hangs from its parent's bind pose. Identities from the root
-/// down (root joints at the mesh's origin) stay: nothing bound is above them.
+/// Whether an inverse bind matrix is the identity in some scale: a uniform positive
+/// scale with no turn and no offset (the identity itself included).
+fn is_scaled_identity(ibm: &DAffine3) -> bool {
+    let s = ibm.matrix3.x_axis.x;
+    s > 0.0 && ibm.abs_diff_eq(DAffine3::from_scale(DVec3::splat(s)), 1e-6 * s.max(1.0))
+}
+
+/// Drops the joints whose inverse bind matrix is the identity, in any scale, below a
+/// joint of the same skin whose is not. Exporters write the identity for a joint that
+/// binds no vertex (Sketchfab's conversions of FBX files, for fingers and twist
+/// joints), or the identity scaled by the armature node's inverse scale (100 under a
+/// centimetre armature: FBX end nubs and IK targets); either would put the joint at
+/// the mesh frame's origin however far its parent is, and its chain would end on the
+/// floor; such a joint rests where its node hangs from its parent's bind pose.
+/// Identities from the root down (root joints at the mesh's origin) stay: nothing
+/// bound is above them.
 fn drop_unbound_identities(raw: Vec<JointBind>, skeleton: &SkeletonNodes) -> KeptBinds {
-    let is_identity = |ibm: &DAffine3| ibm.abs_diff_eq(DAffine3::IDENTITY, 1e-6);
+    let is_identity = is_scaled_identity;
     let bound: HashSet<usize> = raw
         .iter()
         .filter(|(_, ibm, _)| !is_identity(ibm))
@@ -474,13 +497,21 @@ fn drop_unbound_identities(raw: Vec<JointBind>, skeleton: &SkeletonNodes) -> Kep
         false
     };
     let before = raw.len();
+    let mut scaled = 0;
     let kept: Vec<_> = raw
         .into_iter()
-        .filter(|(node, ibm, _)| !(is_identity(ibm) && below_bound(*node)))
+        .filter(|(node, ibm, _)| {
+            let drop = is_identity(ibm) && below_bound(*node);
+            if drop && !ibm.abs_diff_eq(DAffine3::IDENTITY, 1e-6) {
+                scaled += 1;
+            }
+            !drop
+        })
         .collect();
     KeptBinds {
         dropped: before - kept.len(),
         kept,
+        scaled,
     }
 }
 
@@ -667,6 +698,29 @@ mod tests {
     }
 
     #[test]
+    fn a_scaled_identity_inverse_bind_matrix_below_a_bound_joint_hangs_from_its_parent() {
+        // As above, but the unbound forearm's matrix is the identity scaled by 100:
+        // Sketchfab's conversions of FBX files write so for end nubs and IK targets
+        // under a centimetre armature. Taken as a bind pose it would put the forearm
+        // at the mesh origin, and the arm's chain would end on the floor.
+        let bind = t_pose_bind_worlds();
+        let scaled = Mat4::from_scale(Vec3::splat(100.0));
+        let inverse = [bind[0].inverse(), bind[1].inverse(), scaled];
+        let rig = parse_doc(&skinned(arm_posed_down(), &[0, 1, 2], &inverse)).unwrap();
+        assert_eq!(
+            rig.notes,
+            [
+                "skin 0: 1 joints below bound ones have identity inverse bind matrices in a uniform scale (joints that bind no vertex): they rest where their nodes hang from their parents",
+                "rest pose taken from skin 0's inverse bind matrices (the nodes are posed differently)"
+            ]
+        );
+        for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
+            let got = Mat4::from(world(&rig, joint));
+            assert!(got.abs_diff_eq(expected, 1e-5), "{joint}: {got}");
+        }
+    }
+
+    #[test]
     fn identity_inverse_bind_matrices_leave_the_node_rest() {
         // Every joint bound at the skin's origin: no bone would have a length. The
         // nodes keep their rest, under every node frame.
@@ -818,6 +872,49 @@ mod tests {
             json!({"name": "Bip01_1", "matrix": biped.to_cols_array(), "children": [2]}),
             json!({"name": "GLTF_created_0", "children": [3]}),
             json!({"name": "GLTF_created_0_rootJoint", "children": [4]}),
+        ];
+        nodes.extend(body.iter().cloned());
+        let mesh_frame = model;
+        let mut inverse = vec![Mat4::IDENTITY];
+        inverse.extend(bind.map(|world| (mesh_frame.inverse() * world).inverse()));
+        let rig = parse_doc(&skinned(json!(nodes), &[3, 4, 5, 6], &inverse)).unwrap();
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.contains("carried into the scene through its first bound joint")),
+            "{:?}",
+            rig.notes
+        );
+        for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
+            let got = Mat4::from(world(&rig, joint));
+            assert!(got.abs_diff_eq(expected, 1e-4), "{joint}: {got}");
+        }
+    }
+
+    #[test]
+    fn an_unbound_root_joint_on_other_axes_does_not_carry_the_bind_pose() {
+        // Sketchfab's layout of an FBX armature in metres: the root joint has an
+        // identity inverse bind matrix (it binds no vertex) and hangs under nodes that
+        // turn a Z-up armature upright, so its node world is the scene's axes while
+        // the other matrices hold the T-pose in a frame turned a quarter about X. The
+        // hips' node pairs with its matrix exactly (not posed); the arm is posed down.
+        // Carried through the root joint the bind pose would lie on its back.
+        let quarter = std::f32::consts::FRAC_PI_2;
+        let armature = Mat4::from_quat(Quat::from_rotation_x(quarter));
+        let model = Mat4::from_quat(Quat::from_rotation_x(-quarter));
+        let root_world = model * armature;
+        let bind = t_pose_bind_worlds();
+        let hips_local = root_world.inverse() * bind[0];
+        let mut body = arm_posed_down();
+        let body = body.as_array_mut().unwrap();
+        body[0] = json!({"name": "Hips", "matrix": hips_local.to_cols_array(), "children": [5]});
+        body[1]["children"] = json!([6]);
+        let mut nodes = vec![
+            json!({"name": "Sketchfab_model", "rotation": Quat::from_rotation_x(-quarter).to_array(),
+                "children": [1]}),
+            json!({"name": "Armature", "matrix": armature.to_cols_array(), "children": [2]}),
+            json!({"name": "Object_6", "children": [3]}),
+            json!({"name": "_rootJoint", "children": [4]}),
         ];
         nodes.extend(body.iter().cloned());
         let mesh_frame = model;
