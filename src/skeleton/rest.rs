@@ -28,7 +28,8 @@
 //! applied, exactly half a turn for VRM 0.x as three-vrm's `rotateVRM0` gives it.
 //! A declared rest whose left side shows it facing the other way (a VRM 0.x file
 //! facing +Z, a VRM 1.0 file facing -Z) is turned all the same, as players turn it,
-//! and reported as a problem.
+//! and reported as a problem. A map crossing one pair of limbs (its legs' left side
+//! and its arms' pointing opposite ways) is reported as that pair, not as a facing.
 //! The rest is still measured, for `inspect`: its class, and how far each bone's
 //! rest direction is from the canonical one.
 
@@ -386,6 +387,30 @@ fn facing_against_declared(facing: Quat, left: Vec3) -> Option<f32> {
     Some(flat.angle_between(Vec3::X).to_degrees())
 }
 
+/// The pair of limbs the map crosses, as (left bone, right bone, "legs" or "arms"),
+/// when the legs' left side and the arms' left side point to opposite sides: the
+/// pair whose left side, turned by `facing`, points away from +X (the facing comes
+/// from the legs unless the map declares it, so a measured map can only cross its
+/// arms). A VRM 0.x file declaring `leftUpperLeg` on the `mixamorig:RightUpLeg`
+/// joint, its arms right, is such a map: it faces -Z as declared, and only its legs
+/// are wrong. `None` when both pairs agree or either is missing.
+fn crossed_pair(
+    facing: Quat,
+    leg_left: Option<Vec3>,
+    arm_left: Option<Vec3>,
+) -> Option<(HumanBone, HumanBone, &'static str)> {
+    let (legs, arms) = (leg_left?, arm_left?);
+    let flat = |v: Vec3| Vec3::new(v.x, 0.0, v.z);
+    if flat(legs).dot(flat(arms)) >= 0.0 {
+        return None;
+    }
+    if (facing * legs).x < 0.0 {
+        Some((B::LeftUpperLeg, B::RightUpperLeg, "legs"))
+    } else {
+        Some((B::LeftUpperArm, B::RightUpperArm, "arms"))
+    }
+}
+
 /// The smallest rotation turning unit `from` onto unit `to`, exact for tiny angles
 /// too (glam's `from_rotation_arc` returns the identity below about 0.04°).
 fn shortest_arc(from: Vec3, to: Vec3) -> Quat {
@@ -415,12 +440,10 @@ impl RestCorrection {
         let mut undirected = Vec::new();
         let world = skeleton.rest_world();
         let pos = |b: HumanBone| map.joint(b).map(|j| Vec3::from(world[j].translation));
-        let left = [
-            (B::LeftUpperLeg, B::RightUpperLeg),
-            (B::LeftUpperArm, B::RightUpperArm),
-        ]
-        .iter()
-        .find_map(|(l, r)| Some(pos(*l)? - pos(*r)?).filter(|v| v.length() > COINCIDENT));
+        let side = |l: B, r: B| Some(pos(l)? - pos(r)?).filter(|v| v.length() > COINCIDENT);
+        let leg_left = side(B::LeftUpperLeg, B::RightUpperLeg);
+        let arm_left = side(B::LeftUpperArm, B::RightUpperArm);
+        let left = leg_left.or(arm_left);
         let source = map.t_pose();
         let facing = match (source, left.and_then(facing_from_left)) {
             (TPoseSource::Declared { half_turn: true }, _) => {
@@ -437,7 +460,23 @@ impl RestCorrection {
             }
         };
         let declared = matches!(source, TPoseSource::Declared { .. });
+        let crossed = crossed_pair(facing, leg_left, arm_left);
+        if let Some((l, r, pair)) = crossed {
+            let name = |b: HumanBone| {
+                map.joint(b)
+                    .map_or("", |j| skeleton.joints()[j].name.as_str())
+            };
+            problems.push(format!(
+                "the map crosses the {pair}: {l} is `{}`, on the model's right, and {r} is `{}`, on \
+                 its left (the {} and the facing put the left on the other side), so each is driven \
+                 by the other's motion",
+                name(l),
+                name(r),
+                if pair == "legs" { "arms" } else { "legs" }
+            ));
+        }
         if let TPoseSource::Declared { half_turn } = source
+            && crossed.is_none()
             && let Some(off) = left.and_then(|l| facing_against_declared(facing, l))
         {
             let (version, front) = if half_turn {
@@ -1017,6 +1056,45 @@ mod tests {
             assert!(c.problems[0].contains(version), "{}", c.problems[0]);
             assert!(c.problems[0].contains("180°"), "{}", c.problems[0]);
         }
+    }
+
+    #[test]
+    fn a_declared_map_crossing_the_legs_is_named_not_taken_for_a_wrong_facing() {
+        // A VRM 0.x body facing -Z as declared, its arms right, its legs declared
+        // crossed (`leftUpperLeg` on the right leg's joint).
+        let (skeleton, _) =
+            body_with_a_turned_hand(-1.0, TPoseSource::Declared { half_turn: true });
+        let swap = |n: &str| {
+            n.replace("left", "LEFT")
+                .replace("right", "left")
+                .replace("LEFT", "right")
+        };
+        let named = NamedBoneMap {
+            bones: skeleton
+                .joints()
+                .iter()
+                .map(|j| {
+                    let joint = if j.name.contains("Leg") || j.name.contains("Foot") {
+                        swap(&j.name)
+                    } else {
+                        j.name.clone()
+                    };
+                    (j.name.parse().unwrap(), joint)
+                })
+                .collect(),
+            t_pose: TPoseSource::Declared { half_turn: true },
+        };
+        let map = BoneMap::resolve(&named, &skeleton).unwrap();
+        let c = RestCorrection::compute(&skeleton, &map);
+        assert_eq!(c.facing, Quat::from_rotation_y(std::f32::consts::PI));
+        assert_eq!(c.problems.len(), 1, "{:?}", c.problems);
+        assert!(
+            c.problems[0].starts_with(
+                "the map crosses the legs: leftUpperLeg is `rightUpperLeg`, on the model's right"
+            ),
+            "{}",
+            c.problems[0]
+        );
     }
 
     #[test]
