@@ -361,7 +361,8 @@ pub(super) fn zero_pose_upright(defs: &[JointDef], up: Option<UpAxis>) -> Result
 pub(super) enum RestSource {
     /// One frame (0-based).
     Frame(usize),
-    /// Every joint's mean over the sampled frames, this many, when no frame stands.
+    /// Every joint's mean over the sampled frames, this many, when no frame stands
+    /// (on both feet).
     Mean(usize),
     /// Every joint's mean over the sampled frames, this many, stood more surely than
     /// any frame.
@@ -410,7 +411,8 @@ pub(super) struct RestFrame {
 /// equal confidence the axis most sampled frames are taller along wins. An axis
 /// the root travels along like a floor (`travelled_axis`) is not tried. The mean
 /// pose of the sampled frames (`FilePose::mean`) is the rest instead when it stands
-/// along the winning axis more surely than that frame (a run's frames all stand
+/// on both feet where that frame has one foot ahead, or as that frame does and along
+/// the winning axis more surely (a run's frames all stand
 /// mid-stride, where a raised thigh can read as part of the pelvis), and when no
 /// frame stands, if it stands, along that axis first.
 pub(super) fn choose_rest_frame(
@@ -452,16 +454,26 @@ pub(super) fn choose_rest_frame(
             best = Some((standing, i, surest, axis));
         }
     }
-    if let Some((_, i, surest, up)) = best {
+    if let Some((best_frame, i, surest, up)) = best {
         // A mean pose the recognizer is surer of than of any frame is the rest: a
         // run's single frames stand mid-stride, a thigh raised so far that the legs
         // read a joint too low and the body turned.
         let ranked = ranked_by_reach(defs, &sampled, up);
         if let Some(mean) = FilePose::mean(ranked.iter().map(|&i| &sampled[i].1))
-            && stands(defs, &mean, Upright::along(up)).is_ok_and(|mean| mean.sure > surest)
+            && let Ok(standing) = stands(defs, &mean, Upright::along(up))
+            && let on_both_feet = best_frame.one_foot_ahead
+            && !standing.one_foot_ahead
+            && (on_both_feet
+                || (standing.one_foot_ahead == best_frame.one_foot_ahead && standing.sure > surest))
         {
+            // Over frames that stand only with one foot ahead, the mean stands on both.
+            let source = if on_both_feet {
+                RestSource::Mean(sampled.len())
+            } else {
+                RestSource::SurerMean(sampled.len())
+            };
             return Some(RestFrame {
-                source: RestSource::SurerMean(sampled.len()),
+                source,
                 pose: mean,
                 upright: Upright::along(up),
                 zero_pose,
@@ -540,7 +552,8 @@ fn ranked_by_reach(defs: &[JointDef], sampled: &[(usize, FilePose)], up: UpAxis)
 /// no frame standing straighter stands as a body (a T-pose aside).
 const STANDING_REACH: f32 = 0.9;
 
-/// Which of `sampled` stands as a body along `up` first (and its index): a T-pose
+/// Which of `sampled` stands as a body along `up` first (and its index), frames
+/// standing with one foot ahead (`Standing::one_foot_ahead`) after all others: a T-pose
 /// on straight legs (reaching down at least `STANDING_REACH` of the farthest),
 /// then upper arms out level on straight legs (`Standing::arms_out`), then any
 /// frame on straight legs, then the others; among equals the surest, the
@@ -565,8 +578,14 @@ fn surest_standing(
         .collect();
     // A T-pose is arms out level on straight legs: arms out over a crouch or a
     // tuck are no reference pose.
-    let class =
-        |s: Standing, straight: bool| (s.t_pose && straight, s.arms_out && straight, straight);
+    let class = |s: Standing, straight: bool| {
+        (
+            !s.one_foot_ahead,
+            s.t_pose && straight,
+            s.arms_out && straight,
+            straight,
+        )
+    };
     let goes_before = |(a, a_straight): (Standing, bool), (b, b_straight): (Standing, bool)| {
         let (a_class, b_class) = (class(a, a_straight), class(b, b_straight));
         a_class > b_class || (a_class == b_class && a.sure > b.sure)
@@ -598,13 +617,18 @@ struct Standing {
     /// Both upper arms out level to the sides, the elbows straight or bent
     /// (`upper_arms_out`): a T-pose's upper arms, rolled as a T-pose holds them.
     arms_out: bool,
+    /// Its sides told across the thighs alone, one foot ahead of the other
+    /// (`RecognizedMap::one_foot_ahead`): after every pose standing on both feet.
+    one_foot_ahead: bool,
 }
 
 impl Standing {
-    /// Whether this goes before `other` as the rest: a T-pose before any other
-    /// pose, then upper arms out level, then the surer.
+    /// Whether this goes before `other` as the rest: a pose standing on both feet
+    /// before one with a foot ahead, then a T-pose before any other pose, then upper
+    /// arms out level, then the surer.
     fn before(self, other: Standing) -> bool {
-        (self.t_pose, self.arms_out, self.sure) > (other.t_pose, other.arms_out, other.sure)
+        let key = |s: Standing| (!s.one_foot_ahead, s.t_pose, s.arms_out, s.sure);
+        key(self) > key(other)
     }
 }
 
@@ -682,6 +706,7 @@ fn stands(defs: &[JointDef], pose: &FilePose, upright: Upright) -> Result<Standi
                 sure: sum / r.evidence.len().max(1) as f32,
                 t_pose: map.as_ref().is_some_and(|map| arms_level(&skeleton, map)),
                 arms_out: map.is_some_and(|map| upper_arms_out(&skeleton, &map)),
+                one_foot_ahead: r.one_foot_ahead,
             })
         }
         Recognition::NotHumanoid(n) => Err(n.reason),

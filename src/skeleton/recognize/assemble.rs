@@ -38,7 +38,7 @@ pub(super) fn assemble(rig: &RestJoints, pelvis: &Pelvis) -> Body {
     }
 
     // Legs, and the midline they give.
-    let (legs, midline) = match legs_and_midline(rig, pelvis) {
+    let (legs, mut midline) = match legs_and_midline(rig, pelvis) {
         Ok(found) => found,
         Err(e) => {
             body.fail(e);
@@ -46,12 +46,25 @@ pub(super) fn assemble(rig: &RestJoints, pelvis: &Pelvis) -> Body {
         }
     };
 
-    // Arms and head.
+    // Arms and head, across the legs' axis, else across the thighs' (`stance_midline`).
+    let mut stance = false;
     let branch = match find_arm_branch(rig, pelvis, &midline) {
         Ok(b) => Some(b),
         Err(e) => {
-            body.fail(e);
-            None
+            let across_thighs = stance_midline(rig, &legs, &midline)
+                .and_then(|m| find_arm_branch(rig, pelvis, &m).ok().map(|b| (m, b)));
+            match across_thighs {
+                Some((m, b)) => {
+                    body.notes.push(notes::stance(rig, &legs, &midline, &m));
+                    midline = m;
+                    stance = true;
+                    Some(b)
+                }
+                None => {
+                    body.fail(e);
+                    None
+                }
+            }
         }
     };
     let arms = branch.as_ref().map(|b| {
@@ -114,6 +127,14 @@ pub(super) fn assemble(rig: &RestJoints, pelvis: &Pelvis) -> Body {
         return body;
     };
     put_arms(&mut body, rig, &arms, &facing, front);
+    if stance {
+        // Less sure than sides told across parallel legs: a frame of a take standing
+        // so ranks below every frame recognized across its legs.
+        body.sides_from_thighs(
+            STANCE_DOUBT,
+            "sides told across the thighs alone (one foot ahead)",
+        );
+    }
     if let Some(note) = notes::mirrored_names(rig, &body) {
         body.notes.push(note);
     }
@@ -164,6 +185,33 @@ fn legs_and_midline(rig: &RestJoints, pelvis: &Pelvis) -> Result<([Leg; 2], Midl
     }
     Ok((legs, midline))
 }
+
+/// Heuristic: the lateral axis of a body standing with one foot ahead of the other
+/// (a fighting stance, a step, a curtsy with the legs crossed): the knees and feet
+/// lie one behind the other, and the axis they give with the thighs turns toward the
+/// front, so no arms reach out across it. The pelvis carries the thighs' line in any
+/// stance: when the arms are not found across the legs' axis and the thighs' line is
+/// more than 30° off it, the arms are looked for across the thighs' line alone,
+/// through their middle. `None` when the thighs are not both found, coincide, or lie
+/// along the legs' axis.
+fn stance_midline(rig: &RestJoints, legs: &[Leg; 2], legs_axis: &Midline) -> Option<Midline> {
+    let (Some(a), Some(b)) = (legs[0].upper, legs[1].upper) else {
+        return None;
+    };
+    let thighs = Midline::from_pairs(&[(rig.pos[a], rig.pos[b])])?;
+    (thighs.lateral.dot(legs_axis.lateral) < STANCE_COS).then_some(Midline {
+        rough_knee_lateral: legs_axis.rough_knee_lateral,
+        ..thighs
+    })
+}
+
+/// `cos 30°`: the thighs' line is that far off the legs' axis in a stance with one
+/// foot ahead; parallel legs, in any rest or a standing frame, agree within a few
+/// degrees (`stance_midline`).
+const STANCE_COS: f32 = 0.866;
+
+/// How much less sure the sided bones are when told across the thighs alone.
+const STANCE_DOUBT: f32 = 0.2;
 
 /// `bone` (a left one) on `side`.
 fn on_side(side: Side, bone: HumanBone) -> HumanBone {
@@ -454,5 +502,58 @@ fn put_arms(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::skeleton;
+    use super::super::{Recognition, recognize};
+    use crate::humanoid::HumanBone as B;
+
+    #[test]
+    fn a_body_standing_with_one_foot_ahead_is_told_across_its_thighs() {
+        // A frame of a capture caught mid-curtsy, facing +Z, leg A's foot crossed in
+        // front of leg B's, so knees and feet lie one behind the other; the arms hang
+        // out at the sides. The joints' names say nothing of the sides.
+        let s = skeleton(&[
+            ("Hips", None, [0.0, 0.939, -0.03]),
+            ("Spine", Some("Hips"), [-0.017, 1.095, -0.013]),
+            ("Chest", Some("Spine"), [-0.022, 1.184, -0.005]),
+            ("Neck", Some("Chest"), [-0.02, 1.348, 0.002]),
+            ("Head", Some("Neck"), [-0.014, 1.412, -0.007]),
+            ("CollarA", Some("Chest"), [0.028, 1.313, 0.013]),
+            ("ArmA", Some("CollarA"), [0.079, 1.308, 0.028]),
+            ("ElbowA", Some("ArmA"), [0.257, 1.143, 0.032]),
+            ("WristA", Some("ElbowA"), [0.412, 0.993, 0.09]),
+            ("CollarB", Some("Chest"), [-0.068, 1.315, -0.016]),
+            ("ArmB", Some("CollarB"), [-0.121, 1.313, -0.022]),
+            ("ElbowB", Some("ArmB"), [-0.244, 1.104, -0.038]),
+            ("WristB", Some("ElbowB"), [-0.359, 0.914, -0.017]),
+            ("ThighA", Some("Hips"), [0.06, 0.921, -0.003]),
+            ("ShinA", Some("ThighA"), [0.014, 0.542, 0.086]),
+            ("AnkleA", Some("ShinA"), [-0.013, 0.134, 0.099]),
+            ("ToeA", Some("AnkleA"), [-0.018, 0.059, 0.189]),
+            ("ThighB", Some("Hips"), [-0.055, 0.915, -0.062]),
+            ("ShinB", Some("ThighB"), [-0.035, 0.525, -0.075]),
+            ("AnkleB", Some("ShinB"), [0.067, 0.134, -0.143]),
+            ("ToeB", Some("AnkleB"), [-0.022, 0.059, -0.126]),
+        ]);
+        let r = match recognize(&s) {
+            Recognition::Humanoid(r) => r,
+            Recognition::NotHumanoid(n) => panic!("not a humanoid: {}", n.reason),
+        };
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::LeftUpperLeg), Some("ThighA"));
+        assert_eq!(at(B::LeftFoot), Some("AnkleA"));
+        assert_eq!(at(B::RightFoot), Some("AnkleB"));
+        assert_eq!(at(B::LeftUpperArm), Some("ArmA"));
+        assert_eq!(at(B::LeftHand), Some("WristA"));
+        assert_eq!(at(B::RightHand), Some("WristB"));
+        assert!(
+            r.notes.iter().any(|n| n.contains("one foot ahead")),
+            "{:?}",
+            r.notes
+        );
     }
 }

@@ -38,6 +38,8 @@ pub(super) struct Body {
     any_pose: bool,
     /// The names' preference summed over the chosen joints (deforming chains win).
     preference: f32,
+    /// The sides were told across the thighs alone (`RecognizedMap::one_foot_ahead`).
+    one_foot_ahead: bool,
 }
 
 impl Body {
@@ -92,6 +94,19 @@ impl Body {
                 },
             },
         );
+    }
+
+    /// Marks the sides told across the thighs alone (a stance with one foot ahead),
+    /// lowering every sided bone's confidence by `by`, with the reason.
+    pub(super) fn sides_from_thighs(&mut self, by: f32, reason: &str) {
+        self.one_foot_ahead = true;
+        for (bone, found) in &mut self.bones {
+            if bone.side() != Side::Centre {
+                let e = &mut found.evidence;
+                e.confidence = (e.confidence - by).clamp(0.05, 0.99);
+                e.reasons.push(reason.to_owned());
+            }
+        }
     }
 
     /// Records why a required part is missing; the first reason stays.
@@ -153,7 +168,7 @@ impl Body {
             let limbs_outside = (feet > 0
                 && self.failures == feet
                 && BoneMap::resolve(&whole, rig.skeleton).is_ok())
-            .then(|| Box::new(Self::recognized(self.bones, self.notes, whole)));
+            .then(|| Box::new(Self::recognized(self.bones, self.notes, whole, false)));
             return Recognition::NotHumanoid(NotHumanoid {
                 reason,
                 partial: map,
@@ -169,7 +184,12 @@ impl Body {
                 any_pose: false,
             });
         }
-        Recognition::Humanoid(Self::recognized(self.bones, self.notes, map))
+        Recognition::Humanoid(Self::recognized(
+            self.bones,
+            self.notes,
+            map,
+            self.one_foot_ahead,
+        ))
     }
 
     /// The recognized map `map` with the evidence of `bones` and the `notes`.
@@ -177,11 +197,13 @@ impl Body {
         bones: BTreeMap<HumanBone, Found>,
         notes: Vec<String>,
         map: NamedBoneMap,
+        one_foot_ahead: bool,
     ) -> RecognizedMap {
         RecognizedMap {
             map,
             evidence: bones.into_iter().map(|(b, f)| (b, f.evidence)).collect(),
             notes,
+            one_foot_ahead,
         }
     }
 }

@@ -90,9 +90,13 @@ pub struct RecognizedMap {
     pub map: NamedBoneMap,
     /// Confidence and reasons for every bone in `map`.
     pub evidence: BTreeMap<HumanBone, BoneEvidence>,
-    /// Facts about the whole rig: where it faces and how that was told, mirrored
-    /// names, transform nodes skipped above the hips.
+    /// Facts about the whole rig: where it faces and how that was told, a stance
+    /// with one foot ahead, mirrored names, transform nodes skipped above the hips.
     pub notes: Vec<String>,
+    /// The sides were told across the thighs alone, the knees and feet standing one
+    /// behind the other (a stance with one foot ahead): a pose to rest on only when
+    /// no other stands.
+    pub one_foot_ahead: bool,
 }
 
 impl RecognizedMap {

@@ -1,12 +1,14 @@
 //! The notes on the whole rig that come with a recognized map: where it faces and how
-//! that was told, the transform nodes skipped above the hips, and names whose sides
-//! are swapped.
+//! that was told, a stance with one foot ahead, the transform nodes skipped above the
+//! hips, and names whose sides are swapped.
 
 use glam::Vec3;
 
 use crate::humanoid::Side;
 
 use super::body::Body;
+use super::facing::Midline;
+use super::legs::Leg;
 use super::rest_joints::RestJoints;
 
 /// `faces +Z (from the toes)`: the front direction and how it was told.
@@ -32,6 +34,29 @@ pub(super) fn ignored_above(rig: &RestJoints, hips: usize) -> Option<String> {
         above.len(),
         above.join("`, `")
     ))
+}
+
+/// `stands with one foot ahead: …`: the lateral axis taken from the thighs alone
+/// (`stance_midline`), and how far off the legs' axis it is.
+pub(super) fn stance(
+    rig: &RestJoints,
+    legs: &[Leg; 2],
+    legs_axis: &Midline,
+    thighs: &Midline,
+) -> String {
+    let name = |j: Option<usize>| j.map_or("?", |j| rig.name(j));
+    let off = thighs
+        .lateral
+        .dot(legs_axis.lateral)
+        .clamp(-1.0, 1.0)
+        .acos();
+    format!(
+        "stands with one foot ahead of the other: the sides are told across the thighs `{}` \
+         and `{}`, {:.0}° off the line of the knees and feet",
+        name(legs[0].upper),
+        name(legs[1].upper),
+        off.to_degrees()
+    )
 }
 
 /// Names on the limbs all on the other side: said once, when more than half of the
