@@ -3,8 +3,8 @@
 //! by `LimbIk` to the wrist with the controller's hand rotation, the elbow bending
 //! toward the elbow tracker, else across the arm from a hinge out to the side
 //! (back for a hanging arm, down and out for one held forward), turned a little with
-//! the controller's roll; then `forearm_twist` of the hand's roll moves into the lower
-//! arm. An arm with no controller hangs (`PlaceArm::hang`): the upper arm toward the
+//! the controller's roll, and toward where the hand's axis points the forearm; then
+//! `forearm_twist` of the hand's roll moves into the lower arm. An arm with no controller hangs (`PlaceArm::hang`): the upper arm toward the
 //! elbow tracker, else down at the side, the forearm down and a little forward.
 
 use glam::{Quat, Vec3};
@@ -126,14 +126,18 @@ impl PlaceArm<'_> {
     /// The elbow tracker, else a point off the middle of the arm toward where an
     /// elbow bends: across the arm from the hinge `(1, ±1, 0)` (out and up for the
     /// left arm, out and down for the right, turned with the hips' yaw), turned a
-    /// little with the controller's roll:
-    /// `lerp(root, wrist, ½) + Y(hips)·(k × d) + R(wrist)·(0, 0, −¼)`, with `d` the
-    /// root→wrist direction in the hips' yawed frame and `k` the unit hinge. A
-    /// hanging arm bends back, one held forward bends down and out, one held out
-    /// to the side bends back. The bend direction is always across the arm (never
-    /// along it), so it turns smoothly with the arm: a fixed point below the body
-    /// lies on a hanging arm's line, and an arm swinging back past it would swing
-    /// the elbow from back to out and forward.
+    /// little with the controller's roll, and toward where the hand's own axis
+    /// points the forearm from the wrist (a wrist bends little):
+    /// `lerp(root, wrist, ½) + Y(hips)·(k × d) + R(wrist)·(0, 0, −¼) + c·R(wrist)·(∓1, 0, 0)`,
+    /// with `d` the root→wrist direction in the hips' yawed frame, `k` the unit
+    /// hinge and `c` = `FOREARM_CUE`. The hinge bends a hanging arm back, one held
+    /// forward down and out, one held out to the side back; alone, it would swing an
+    /// arm raised up and out (a wave, hands up) from bending back to bending forward
+    /// as the arm passes the hinge's line, where the hand holds the elbow down and
+    /// out. The bend direction is always across the arm (never along it), so it
+    /// turns smoothly with the arm: a fixed point below the body lies on a hanging
+    /// arm's line, and an arm swinging back past it would swing the elbow from back
+    /// to out and forward.
     fn elbow_pole(&self, wrist: DevicePose) -> Vec3 {
         let [upper, _, _] = self.limb.bones();
         let root = self.frame.position(upper);
@@ -141,7 +145,10 @@ impl PlaceArm<'_> {
         self.elbow.unwrap_or_else(|| {
             let d = (self.hips_yaw.conjugate() * (wrist.position - root)).normalize_or_zero();
             let hinge = Vec3::new(1.0, sign, 0.0).normalize();
-            let bend = self.hips_yaw * hinge.cross(d) + wrist.rotation * Vec3::NEG_Z * 0.25;
+            let forearm = wrist.rotation * Vec3::new(-sign, 0.0, 0.0);
+            let bend = self.hips_yaw * hinge.cross(d)
+                + wrist.rotation * Vec3::NEG_Z * 0.25
+                + forearm * FOREARM_CUE;
             root.lerp(wrist.position, 0.5) + bend
         })
     }
@@ -186,6 +193,12 @@ impl PlaceArm<'_> {
         .run()
     }
 }
+
+/// Weight of where the hand's axis points the forearm in the elbow's pole, as much
+/// as the hinge's at most (`PlaceArm::elbow_pole`). Over Bandai Namco's waves, bows
+/// and gestures it puts the elbows 5.2 cm from the capture's from 3 points (7.5 from
+/// the hinge alone); weighted 2 or more, the hand's turns flip the elbows of dances.
+const FOREARM_CUE: f32 = 1.0;
 
 /// A hanging upper arm's direction, left arm (+X out), hips' yawed frame: down and
 /// about 8° out from the side, clear of the body.

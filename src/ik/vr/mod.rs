@@ -647,6 +647,50 @@ mod tests {
     }
 
     #[test]
+    fn raised_hands_hold_their_elbows_down_and_out() {
+        // Hands up: each upper arm out level to its side, the forearm raised 75° or
+        // straight up, the hand along the forearm. The arm then points up and out,
+        // near the line of the pole's hinge, where the hinge alone bends the elbow
+        // back; the hand's axis brings it down, below the line from shoulder to
+        // wrist (more down than back or forward), as a waving arm holds it.
+        let body = humanoid();
+        let cal = Calibration::of_body(&body, HEAD_TO_EYE);
+        let head = body.rest_position(HumanBone::Head);
+        for degrees in [75.0f32, 90.0] {
+            let raise = degrees.to_radians();
+            let hand = |limb: Limb, out: f32| {
+                let [upper, _, _] = limb.bones();
+                let (l1, l2) = body.limb_lengths(limb);
+                let elbow = body.rest_position(upper) + Vec3::X * out * l1;
+                let wrist = elbow + Vec3::new(out * raise.cos(), raise.sin(), 0.0) * l2;
+                Some(DevicePose::new(wrist, Quat::from_rotation_z(out * raise)))
+            };
+            let input = VrInput {
+                head: DevicePose::new(head + HEAD_TO_EYE, Quat::IDENTITY),
+                hands: [hand(Limb::LeftArm, 1.0), hand(Limb::RightArm, -1.0)],
+                ..VrInput::default()
+            };
+            let (mut state, mut pose) = (VrIkState::default(), HumanoidPose::default());
+            for _ in 0..10 {
+                solve(&body, &cal, &input, 1.0 / 60.0, &mut state, &mut pose);
+            }
+            let f = &state.frame;
+            for limb in [Limb::LeftArm, Limb::RightArm] {
+                let [upper, lower, hand] = limb.bones();
+                let (root, elbow, wrist) = (f.position(upper), f.position(lower), f.position(hand));
+                let line = (wrist - root).normalize();
+                let off = (elbow - root).reject_from_normalized(line);
+                assert!(off.length() > 0.05, "{degrees}° {limb:?}: elbow straight");
+                let off = off.normalize();
+                assert!(
+                    -off.y > off.z.abs(),
+                    "{degrees}° {limb:?}: elbow bent toward {off}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn arms_no_controller_holds_hang_at_the_sides_or_from_their_elbow_trackers() {
         // A headset, a hips tracker and two ankle trackers (the trackers a VRChat
         // OSC sender has), the user turned 90° to face +X. No controllers: each
