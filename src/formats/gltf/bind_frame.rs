@@ -33,24 +33,7 @@ pub(super) fn pose_free_carry(
     anchor_bind: DVec3,
     min_deg: f64,
 ) -> Option<(DAffine3, f64)> {
-    let m = carry.matrix3;
-    let scales = [m.x_axis.length(), m.y_axis.length(), m.z_axis.length()];
-    let scale = scales[0];
-    if !(scale.is_finite() && scale > 0.0)
-        || scales
-            .iter()
-            .any(|s| ((s - scale) / scale).abs() > UNIFORM_SCALE)
-    {
-        return None;
-    }
-    let turn = m * (1.0 / scale);
-    if turn.determinant() < 0.0 {
-        return None;
-    }
-    let snapped = nearest_quarter_turn(turn)?;
-    // Angle of the turn left out: snapped⁻¹ · turn.
-    let rest = DQuat::from_mat3(&(snapped.transpose() * turn)).normalize();
-    let angle = (2.0 * rest.xyz().length().atan2(rest.w.abs())).to_degrees();
+    let (snapped, scale, angle) = split(carry)?;
     if angle <= min_deg {
         return None;
     }
@@ -70,6 +53,14 @@ pub(super) fn pose_free_carry(
 /// `None` for a carry that also holds a pose (a turn off the axes), or a sheared one.
 #[must_use]
 pub(super) fn frame_axes(carry: DAffine3, max_deg: f64) -> Option<DMat3> {
+    let (snapped, _, angle) = split(carry)?;
+    (angle <= max_deg).then_some(snapped)
+}
+
+/// `carry`'s turn snapped to the nearest quarter-turn rotation, its uniform scale,
+/// and the angle of the turn left out, degrees. `None` when the scale is not uniform
+/// or the turn mirrors.
+fn split(carry: DAffine3) -> Option<(DMat3, f64, f64)> {
     let m = carry.matrix3;
     let scale = m.x_axis.length();
     if !(scale.is_finite() && scale > 0.0)
@@ -84,9 +75,10 @@ pub(super) fn frame_axes(carry: DAffine3, max_deg: f64) -> Option<DMat3> {
         return None;
     }
     let snapped = nearest_quarter_turn(turn)?;
+    // The turn left out: snapped⁻¹ · turn.
     let rest = DQuat::from_mat3(&(snapped.transpose() * turn)).normalize();
     let angle = (2.0 * rest.xyz().length().atan2(rest.w.abs())).to_degrees();
-    (angle <= max_deg).then_some(snapped)
+    Some((snapped, scale, angle))
 }
 
 /// The rotation among the 24 that map each axis onto an axis (signed) nearest to
