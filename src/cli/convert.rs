@@ -276,10 +276,10 @@ fn write_jobs(
         let bytes = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
         writeln!(
             stdout,
-            "wrote {}: clip `{}`, {} frames, {:.3} s, {} bytes, in {:.0} ms",
+            "wrote {}: clip `{}`, {}, {:.3} s, {} bytes, in {:.0} ms",
             out.display(),
             job.name,
-            writer.frame_count(),
+            super::frames(writer.frame_count()),
             job.replay.times().last().copied().unwrap_or(0.0),
             bytes,
             started.elapsed().as_secs_f64() * 1e3

@@ -25,6 +25,15 @@ use mocap_bridge::takes::{self, load::LoadedTake};
 /// What a command returns: any error prints as `error: …` and exits with code 2.
 pub type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// `1 frame`, `181 frames`: a count of frames for a message.
+pub fn frames(count: usize) -> String {
+    if count == 1 {
+        "1 frame".to_owned()
+    } else {
+        format!("{count} frames")
+    }
+}
+
 /// An output file that exists is refused unless `force` says to overwrite it: a
 /// take is never lost to a mistyped `-o`.
 pub fn refuse_existing(output: &Path, force: bool) -> CliResult<()> {

@@ -58,9 +58,9 @@ pub fn run(args: RecoverArgs) -> CliResult<()> {
 fn summary(r: &Recovered, journal: &Path, output: &Path) -> String {
     let seconds = r.span.map_or(0.0, |(first, last)| last - first);
     let mut line = format!(
-        "wrote {}: {} frames, {seconds:.2} s, recovered from {} (performer {}, take {:?}); torn tail dropped: {} bytes",
+        "wrote {}: {}, {seconds:.2} s, recovered from {} (performer {}, take {:?}); torn tail dropped: {} bytes",
         output.display(),
-        r.frames,
+        super::frames(r.frames),
         journal.display(),
         match r.header.performer.as_str() {
             "" => "unknown".to_owned(),

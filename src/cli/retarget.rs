@@ -86,10 +86,10 @@ pub fn run(args: RetargetArgs) -> CliResult<()> {
     };
     let describe = match &take {
         LoadedTake::Rig { mapped, motion } => format!(
-            "{}, {} joints, {} frames at {:.0} fps",
+            "{}, {} joints, {} at {:.0} fps",
             mapped.correction.pose,
             mapped.skeleton.len(),
-            motion.frame_count(),
+            super::frames(motion.frame_count()),
             motion.mean_rate()
         ),
         LoadedTake::Normalized { summary, .. } => summary.clone(),
@@ -202,7 +202,8 @@ pub fn run(args: RetargetArgs) -> CliResult<()> {
     };
     writeln!(
         stdout,
-        "{frames} frames retargeted, {:.0} ns per frame (source -> normalized -> target), {check}",
+        "{} retargeted, {:.0} ns per frame (source -> normalized -> target), {check}",
+        super::frames(frames),
         busy.as_nanos() as f64 / frames.max(1) as f64
     )?;
     Ok(())

@@ -230,8 +230,11 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         let _ = if take.written {
             writeln!(
                 out,
-                "wrote {}: {} frames, {:.2} s ({})",
-                take.file, take.frames, take.seconds, take.performer
+                "wrote {}: {}, {:.2} s ({})",
+                take.file,
+                super::frames(take.frames),
+                take.seconds,
+                take.performer
             )
         } else {
             writeln!(out, "{}", not_written(&take.performer, &take.file))

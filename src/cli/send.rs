@@ -91,8 +91,8 @@ pub fn run(args: SendArgs) -> CliResult<()> {
     let mut stdout = std::io::stdout().lock();
     writeln!(
         stdout,
-        "sending {label} ({} frames, {:.2} s) to {to} as VMC{}",
-        replay.len(),
+        "sending {label} ({}, {:.2} s) to {to} as VMC{}",
+        super::frames(replay.len()),
         replay.times().last().copied().unwrap_or(0.0),
         if repeat {
             ", looping until interrupted"
