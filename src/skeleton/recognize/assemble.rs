@@ -555,5 +555,15 @@ mod tests {
             "{:?}",
             r.notes
         );
+        assert!(r.one_foot_ahead);
+        // The sided bones say they are less sure; the centre ones, no side decides.
+        let doubted = |bone| {
+            r.evidence[&bone]
+                .reasons
+                .iter()
+                .any(|why| why.contains("across the thighs alone"))
+        };
+        assert!(doubted(B::LeftUpperArm) && doubted(B::RightFoot));
+        assert!(!doubted(B::Spine));
     }
 }
