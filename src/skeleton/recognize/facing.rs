@@ -70,9 +70,10 @@ impl Facing {
 /// the knees bulge from the thigh-ankle line (0.5) and where the eyes sit from the
 /// head (1). With A on the left, the front is `lateral × up`. When the geometry says
 /// nothing, the names' sides decide; when they do not either, the rig faces +Z as
-/// glTF says. The knees alone (toes that point nowhere ahead, no eyes) do not
-/// overrule the names: a straight leg whose ankle sits a little ahead of the knee
-/// bends the wrong way by that measure, and generated rigs draw them so.
+/// glTF says. The knees do not overrule the names unless the toes and eyes side with
+/// the knees: a straight leg whose ankle sits a little ahead of the knee bends the
+/// wrong way by that measure, and generated rigs draw them so (feet pointing almost
+/// straight down then tip the toes only a little ahead).
 pub(super) fn facing(
     rig: &RestJoints,
     midline: &Midline,
@@ -115,7 +116,22 @@ pub(super) fn facing(
     }
     cues.dedup();
     let names = names_vote(rig, legs);
-    let knees_against_names = vote.abs() <= 2e-3 && names != 0 && (knees > 0.0) != (names > 0);
+    // The knees overrule the names only with the toes and eyes on their side.
+    // `toes_with_names`: the toes and eyes side with the names, and the knees would
+    // turn them over.
+    let toes_with_names =
+        vote.abs() > 2e-3 && (vote > 0.0) == (names > 0) && (vote + knees > 0.0) != (vote > 0.0);
+    let knees_against_names =
+        (vote.abs() <= 2e-3 || toes_with_names) && names != 0 && (knees > 0.0) != (names > 0);
+    if knees_against_names && toes_with_names {
+        return Facing {
+            a_is_left: vote > 0.0,
+            how: format!(
+                "from the {} and the names (the knees bend the other way)",
+                cues.join(" and ")
+            ),
+        };
+    }
     let vote = vote + knees;
     if vote.abs() > 2e-3 && !knees_against_names {
         let cue = if cues.is_empty() {
@@ -196,6 +212,43 @@ mod tests {
         assert_eq!(at(B::RightUpperArm), Some("RightArm"));
         assert!(
             r.notes.iter().any(|n| n.contains("from the names")),
+            "{:?}",
+            r.notes
+        );
+    }
+
+    #[test]
+    fn knees_bent_backward_do_not_overrule_toes_and_names_that_agree() {
+        // A Mixamo rig facing +Z, its left at +X as named, whose feet point almost
+        // straight down: each toe 2.7 cm below its ankle and 0.4 cm ahead. The knees
+        // sit 1.6 cm behind the thigh-ankle line, which alone would say -Z; the toes
+        // and the names both say +Z.
+        let body = [
+            ("Hips", "", [0.0, 1.39, 0.0]),
+            ("Spine", "Hips", [0.0, 1.47, 0.0]),
+            ("Spine1", "Spine", [0.0, 1.57, 0.0]),
+            ("Spine2", "Spine1", [0.0, 1.68, 0.0]),
+            ("Neck", "Spine2", [0.0, 1.81, 0.0]),
+            ("Head", "Neck", [0.0, 1.87, 0.0]),
+        ];
+        let limb = [
+            ("Shoulder", "Spine2", [0.054, 1.78, 0.0]),
+            ("Arm", "Shoulder", [0.16, 1.72, 0.0]),
+            ("ForeArm", "Arm", [0.42, 1.4, 0.0]),
+            ("Hand", "ForeArm", [0.66, 1.1, 0.0]),
+            ("UpLeg", "Hips", [0.086, 1.338, -0.009]),
+            ("Leg", "UpLeg", [0.091, 0.695, -0.021]),
+            ("Foot", "Leg", [0.088, 0.0, 0.0]),
+            ("ToeBase", "Foot", [0.086, -0.027, 0.004]),
+            ("Toe_End", "ToeBase", [0.085, -0.033, 0.005]),
+        ];
+        let r = recognized_with_limbs(&body, ["Left", "Right"], &limb);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::LeftUpperLeg), Some("LeftUpLeg"));
+        assert_eq!(at(B::LeftHand), Some("LeftHand"));
+        assert_eq!(at(B::RightUpperArm), Some("RightArm"));
+        assert!(
+            !r.notes.iter().any(|n| n.contains("swapped")),
             "{:?}",
             r.notes
         );
