@@ -49,6 +49,7 @@ pub(super) fn find_arm_branch(
     // The same over joints alone, for how far a subtree crosses the midline.
     let mut cross_hi = vec![f32::NEG_INFINITY; n];
     let mut cross_lo = vec![f32::INFINITY; n];
+    let mut attached = vec![false; n];
     let body = rig.subtree(pelvis.spine_root);
     for &j in body.iter().rev() {
         let at = midline.lateral_of(rig.pos[j]);
@@ -72,7 +73,13 @@ pub(super) fn find_arm_branch(
             lat_hi[j] = lat_hi[j].max(l);
             lat_lo[j] = lat_lo[j].min(l);
         }
-        for &c in &rig.kids[j] {
+        // A chain of attachments or controls alone hanging from a body joint (a
+        // `weapon` held in one hand across the body, `Ear` chains on the head) is no
+        // part of the limb it hangs from: it counts for neither its reach nor its side.
+        // Under a joint named so too (a rig of `ORG-` joints alone) it is the body.
+        attached[j] = rig.avoid(j) && rig.kids[j].iter().all(|&c| attached[c]);
+        let own = |c: usize| !attached[c] || rig.avoid(j);
+        for &c in rig.kids[j].iter().filter(|&&c| own(c)) {
             lat_hi[j] = lat_hi[j].max(lat_hi[c]);
             lat_lo[j] = lat_lo[j].min(lat_lo[c]);
             cross_hi[j] = cross_hi[j].max(cross_hi[c]);
@@ -751,6 +758,81 @@ mod tests {
         assert_eq!(at(B::Head), Some("Head"));
         assert_eq!(at(B::LeftUpperArm), Some("LeftUpperArm"));
         assert_eq!(at(B::RightHand), Some("RightHand"));
+    }
+
+    #[test]
+    fn a_weapon_held_across_the_body_leaves_the_arms_at_the_chest() {
+        // An A-pose Biped-style figure whose right hand holds a weapon: a 3-joint
+        // `weapon` chain hanging from `Bip01 R Hand` reaches across the midline past
+        // the left hand. The hand then branches into two chains reaching out to
+        // either side (fingers and weapon), and the right arm seems to cross the body.
+        let mut table: Vec<(String, Option<String>, [f32; 3])> = vec![
+            ("Bip01 Pelvis".into(), None, [0.0, 1.0, 0.0]),
+            (
+                "Bip01 Spine".into(),
+                Some("Bip01 Pelvis".into()),
+                [0.0, 1.12, 0.0],
+            ),
+            (
+                "Bip01 Spine1".into(),
+                Some("Bip01 Spine".into()),
+                [0.0, 1.3, 0.0],
+            ),
+            (
+                "Bip01 Neck".into(),
+                Some("Bip01 Spine1".into()),
+                [0.0, 1.45, 0.0],
+            ),
+            (
+                "Bip01 Head".into(),
+                Some("Bip01 Neck".into()),
+                [0.0, 1.55, 0.0],
+            ),
+        ];
+        for (s, x) in [("L", 1.0f32), ("R", -1.0)] {
+            let n = |part: &str| format!("Bip01 {s} {part}");
+            for (part, parent, [px, py, pz]) in [
+                ("Clavicle", "Bip01 Neck", [0.06, 1.42, 0.0]),
+                ("UpperArm", "Clavicle", [0.17, 1.40, 0.0]),
+                ("Forearm", "UpperArm", [0.37, 1.20, 0.0]),
+                ("Hand", "Forearm", [0.55, 1.03, 0.0]),
+                ("Finger0", "Hand", [0.58, 1.0, 0.04]),
+                ("Finger01", "Finger0", [0.6, 0.97, 0.06]),
+                ("Finger1", "Hand", [0.62, 0.97, 0.0]),
+                ("Finger11", "Finger1", [0.66, 0.93, 0.0]),
+                ("Thigh", "Bip01 Pelvis", [0.09, 1.0, 0.0]),
+                ("Calf", "Thigh", [0.09, 0.53, 0.0]),
+                ("Foot", "Calf", [0.09, 0.08, 0.0]),
+                ("Toe0", "Foot", [0.09, 0.0, 0.12]),
+            ] {
+                let parent = if parent.starts_with("Bip01") {
+                    parent.to_owned()
+                } else {
+                    n(parent)
+                };
+                table.push((n(part), Some(parent), [x * px, py, pz]));
+            }
+        }
+        for (name, parent, at) in [
+            ("weapon_01", "Bip01 R Hand", [0.2, 0.9, 0.1]),
+            ("Bone_weapon_01", "weapon_01", [0.9, 0.6, 0.1]),
+            ("Bone_weapon_02", "Bone_weapon_01", [1.0, 0.55, 0.1]),
+        ] {
+            table.push((name.into(), Some(parent.into()), at));
+        }
+        let rows: Vec<(&str, Option<&str>, [f32; 3])> = table
+            .iter()
+            .map(|(n, p, at)| (n.as_str(), p.as_deref(), *at))
+            .collect();
+        let rig = super::super::test_support::skeleton(&rows);
+        let Recognition::Humanoid(r) = recognize(&rig) else {
+            panic!("not recognized as a humanoid")
+        };
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::Head), Some("Bip01 Head"));
+        assert_eq!(at(B::RightUpperArm), Some("Bip01 R UpperArm"));
+        assert_eq!(at(B::RightHand), Some("Bip01 R Hand"));
+        assert_eq!(at(B::LeftHand), Some("Bip01 L Hand"));
     }
 
     /// The joints of a MotionBuilder `Character1_` rig as DeepPushRecovery and
