@@ -109,7 +109,7 @@ pub(super) struct Neck {
 /// climbed through) to the first fork or leaf: the head.
 /// A leaf at the top of three or more joints without an end site, whose bone is 1.5
 /// times the others or whose name says end, is the nub above the head (Mixamo's
-/// `HeadTop_End`); a leaf named jaw is the jaw below the head. With two or more
+/// `HeadTop_End`); a leaf named jaw or eye hangs from the head. With two or more
 /// joints left, the first is the neck. A joint
 /// named head above the first is the head, even where it shares its place with the
 /// joint below it.
@@ -148,6 +148,14 @@ pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> N
     if let [.., _, last] = line.as_slice()
         && rig.kids[*last].is_empty()
         && rig.names[*last].role == Some(Role::Jaw)
+    {
+        line.pop();
+    }
+    // So does a leaf named eye: one `Bone_eyes` joint for both eyes under a game
+    // rig's `Bip01 Head`, the head's only plain child.
+    if let [.., _, last] = line.as_slice()
+        && rig.kids[*last].is_empty()
+        && rig.names[*last].role == Some(Role::Eye)
     {
         line.pop();
     }
@@ -235,6 +243,38 @@ mod tests {
         assert_eq!(at(B::Head), Some("spine.005"));
         assert_eq!(at(B::Neck), Some("spine.004"));
         assert_eq!(at(B::Jaw), Some("jaw"));
+    }
+
+    #[test]
+    fn a_single_eye_leaf_above_the_head_is_no_head() {
+        // A 3ds Max Biped exported from a game: the collarbones hang from `Bip01
+        // Neck`, and `Bip01 Head` carries one `Bone_eyes` leaf for both eyes and a
+        // hair chain.
+        let body = [
+            ("Bip01 Pelvis", "", [0.0, 1.0, 0.0]),
+            ("Bip01 Spine", "Bip01 Pelvis", [0.0, 1.12, 0.0]),
+            ("Bip01 Spine1", "Bip01 Spine", [0.0, 1.26, 0.0]),
+            ("Bip01 Neck", "Bip01 Spine1", [0.0, 1.5, -0.02]),
+            ("Bip01 Head", "Bip01 Neck", [0.0, 1.58, 0.0]),
+            ("Bone_eyes", "Bip01 Head", [0.0, 1.65, 0.02]),
+            ("Bone_hair_01", "Bip01 Head", [0.0, 1.66, 0.03]),
+            ("Bone_hair_02", "Bone_hair_01", [0.0, 1.69, -0.02]),
+        ];
+        let limb = [
+            ("Clavicle", "Bip01 Neck", [0.07, 1.46, -0.05]),
+            ("UpperArm", "Clavicle", [0.2, 1.43, -0.05]),
+            ("Forearm", "UpperArm", [0.42, 1.28, -0.08]),
+            ("Hand", "Forearm", [0.65, 1.12, -0.02]),
+            ("Thigh", "Bip01 Pelvis", [0.12, 1.0, 0.0]),
+            ("Calf", "Thigh", [0.17, 0.55, 0.03]),
+            ("Foot", "Calf", [0.21, 0.11, -0.05]),
+            ("Toe0", "Foot", [0.21, 0.0, 0.05]),
+        ];
+        let r = recognized_with_limbs(&body, ["Bip01 L ", "Bip01 R "], &limb);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::Head), Some("Bip01 Head"));
+        assert_eq!(at(B::Neck), Some("Bip01 Neck"));
+        assert_eq!(at(B::LeftHand), Some("Bip01 L Hand"));
     }
 
     #[test]
