@@ -143,19 +143,12 @@ pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> N
     if nub.is_some() {
         line.pop();
     }
-    // A leaf named jaw that the chain climbs to (a Rigify-style head `spine.005`
-    // with only its `jaw` under it) hangs from the head: it is the jaw, not the head.
+    // A leaf named jaw or eye that the chain climbs to hangs from the head, and is
+    // not the head: a Rigify-style head `spine.005` with only its `jaw` under it, one
+    // `Bone_eyes` joint for both eyes as a game rig's `Bip01 Head`'s only plain child.
     if let [.., _, last] = line.as_slice()
         && rig.kids[*last].is_empty()
-        && rig.names[*last].role == Some(Role::Jaw)
-    {
-        line.pop();
-    }
-    // So does a leaf named eye: one `Bone_eyes` joint for both eyes under a game
-    // rig's `Bip01 Head`, the head's only plain child.
-    if let [.., _, last] = line.as_slice()
-        && rig.kids[*last].is_empty()
-        && rig.names[*last].role == Some(Role::Eye)
+        && matches!(rig.names[*last].role, Some(Role::Jaw | Role::Eye))
     {
         line.pop();
     }
