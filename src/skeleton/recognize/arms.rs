@@ -25,7 +25,7 @@ pub(super) struct ArmBranch {
 
 /// Heuristic: the upper chest is the joint (in the body above the hips) with two
 /// children whose subtrees each reach out to one side, at least 1.4 hip half-widths
-/// from the midline, crossing it by less than half a hip half-width, and three or
+/// from the midline, crossing it by little (`crosses_little`), and three or
 /// more joints deep (a quadruped's front legs are no wider than its hind legs, so
 /// they do not qualify). The reach counts end sites, the crossing only joints: an
 /// End Site is a bone's tip with no joint of its own, and a writer's stray one (an
@@ -33,7 +33,8 @@ pub(super) struct ArmBranch {
 /// Among several, one named as the head loses (hair or ribbons hanging from `Head`
 /// reach farther out than the hands of an A-pose), then deforming names win, then the
 /// farthest reach (hands are the body's farthest-out joints in any rest pose). The
-/// head is the branch's tallest child starting near the midline.
+/// head is the branch's tallest child starting within a hip half-width of the branch
+/// across the body (a body leaning to one side carries its neck over with the chest).
 /// The spine rises to the branch: a branch further ahead of the hips than above them
 /// is a four-legged animal's chest, its front legs splayed wider than the hind ones.
 /// When nothing goes up from the branch, the head may leave the spine below it
@@ -88,71 +89,82 @@ pub(super) fn find_arm_branch(
     }
     let half = midline.hip_half.max(0.02 * pelvis.span);
     let mut best: Option<((bool, f32, f32), ArmBranch)> = None;
-    for &b in &body {
-        if rig.kids[b].len() < 2 {
-            continue;
+    // Arms kept to their own side first; arms held across the body only when no
+    // joint has two of those (`crosses_little`).
+    for across in [false, true] {
+        if best.is_some() {
+            break;
         }
-        let mut sides: [Option<(f32, f32, usize)>; 2] = [None, None];
-        for &c in &rig.kids[b] {
-            if rig.depth[c] < 3 {
+        for &b in &body {
+            if rig.kids[b].len() < 2 {
                 continue;
             }
-            for (s, (far, back)) in [(lat_hi[c], -cross_lo[c]), (-lat_lo[c], cross_hi[c])]
-                .into_iter()
-                .enumerate()
-            {
-                if far >= 1.4 * half && back <= 0.5 * half {
-                    let candidate = (rig.pref(c), far / half, c);
-                    if sides[s].is_none_or(|(p, f, _)| (candidate.0, candidate.1) > (p, f)) {
-                        sides[s] = Some(candidate);
+            let mut sides: [Option<(f32, f32, usize)>; 2] = [None, None];
+            for &c in &rig.kids[b] {
+                if rig.depth[c] < 3 {
+                    continue;
+                }
+                for (s, (far, back)) in [(lat_hi[c], -cross_lo[c]), (-lat_lo[c], cross_hi[c])]
+                    .into_iter()
+                    .enumerate()
+                {
+                    if far >= 1.4 * half && crosses_little(far, back, half, across) {
+                        let candidate = (rig.pref(c), far / half, c);
+                        if sides[s].is_none_or(|(p, f, _)| (candidate.0, candidate.1) > (p, f)) {
+                            sides[s] = Some(candidate);
+                        }
                     }
                 }
             }
-        }
-        let [Some((pa, fa, a)), Some((pb, fb, bb))] = sides else {
-            continue;
-        };
-        let head = rig.kids[b]
-            .iter()
-            .copied()
-            .filter(|&c| {
-                c != a
-                    && c != bb
-                    && !rig.avoid(c)
-                    && rig.high[c] > rig.pos[b].y + 0.02 * pelvis.span
-                    && midline.lateral_of(rig.pos[c]).abs() < half
-            })
-            .max_by(|&x, &y| {
-                (rig.pref(x), rig.high[x])
-                    .partial_cmp(&(rig.pref(y), rig.high[y]))
-                    .unwrap_or(std::cmp::Ordering::Equal)
-            });
-        let below = match head {
-            Some(_) => None,
-            None => neck_below_branch(rig, pelvis, b, |c| {
-                midline.lateral_of(rig.pos[c]).abs() < half
-                    && lat_hi[c] < 1.4 * half
-                    && -lat_lo[c] < 1.4 * half
-            }),
-        };
-        let (head, neck_from) = match below {
-            Some((from, h)) => (Some(h), from),
-            None => (head, b),
-        };
-        // A branch named as the head carries hair, ears or ribbons, not arms: long
-        // twin tails hanging from `Head` reach farther out than hands in an A-pose.
-        let on_head = matches!(rig.names[b].role, Some(Role::Head | Role::HeadTop));
-        let key = (!on_head, pa + pb, fa.min(fb));
-        if best.as_ref().is_none_or(|(k, _)| key > *k) {
-            best = Some((
-                key,
-                ArmBranch {
-                    branch: b,
-                    arms: [a, bb],
-                    head,
-                    neck_from,
-                },
-            ));
+            let [Some((pa, fa, a)), Some((pb, fb, bb))] = sides else {
+                continue;
+            };
+            if a == bb {
+                continue;
+            }
+            let head = rig.kids[b]
+                .iter()
+                .copied()
+                .filter(|&c| {
+                    c != a
+                        && c != bb
+                        && !rig.avoid(c)
+                        && rig.high[c] > rig.pos[b].y + 0.02 * pelvis.span
+                        && (midline.lateral_of(rig.pos[c]) - midline.lateral_of(rig.pos[b])).abs()
+                            < half
+                })
+                .max_by(|&x, &y| {
+                    (rig.pref(x), rig.high[x])
+                        .partial_cmp(&(rig.pref(y), rig.high[y]))
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                });
+            let below = match head {
+                Some(_) => None,
+                None => neck_below_branch(rig, pelvis, b, |c| {
+                    midline.lateral_of(rig.pos[c]).abs() < half
+                        && lat_hi[c] < 1.4 * half
+                        && -lat_lo[c] < 1.4 * half
+                }),
+            };
+            let (head, neck_from) = match below {
+                Some((from, h)) => (Some(h), from),
+                None => (head, b),
+            };
+            // A branch named as the head carries hair, ears or ribbons, not arms: long
+            // twin tails hanging from `Head` reach farther out than hands in an A-pose.
+            let on_head = matches!(rig.names[b].role, Some(Role::Head | Role::HeadTop));
+            let key = (!on_head, pa + pb, fa.min(fb));
+            if best.as_ref().is_none_or(|(k, _)| key > *k) {
+                best = Some((
+                    key,
+                    ArmBranch {
+                        branch: b,
+                        arms: [a, bb],
+                        head,
+                        neck_from,
+                    },
+                ));
+            }
         }
     }
     if let Some((_, found)) = &best {
@@ -186,6 +198,20 @@ pub(super) fn find_arm_branch(
             )
         })
     })
+}
+
+/// Heuristic: whether a chain reaching `far` out to one side of the midline and
+/// crossing it by `back` (hip half-width `half`) stays on its side. Kept to its side,
+/// an arm crosses by less than half a hip half-width. Held `across` the body (hands
+/// clasped, a sword in both hands, arms folded), the forearm and hand cross over
+/// while the shoulder and elbow stay out: then it crosses by less than half its
+/// reach on its own side, where a body's two arms together reach as far either way.
+fn crosses_little(far: f32, back: f32, half: f32, across: bool) -> bool {
+    if across {
+        back < 0.5 * far
+    } else {
+        back <= 0.5 * half
+    }
 }
 
 /// Heuristic: a head chain that leaves the spine below the arm branch `branch`.
@@ -519,8 +545,8 @@ impl ArmRefusal {
 /// Heuristic: upper arm, elbow and hand are the joints `u < e < h` of the arm's line
 /// (coincident joints merged) minimizing a cost: the upper arm 1.15 forearms long
 /// (log ratio, 0.4 to 2.5 allowed), the upper arm starting out to the side (at least
-/// 1.15 hip half-widths from the midline: clavicles start near it; never in the
-/// chest's middle `chest`, `ON_MIDLINE`), what hangs past
+/// 1.15 hip half-widths from the chest's middle `chest`: clavicles start near it;
+/// never in that middle, `ON_MIDLINE`), what hangs past
 /// the hand no longer than the forearm, joints in between on the straight line
 /// (twist bones), and names (-0.3 for one that says the bone, +0.3 for one that says
 /// another). The hand is the fork of the fingers when there is one, and never a short
@@ -562,7 +588,10 @@ pub(super) fn solve_arm(
     let reps = rig.collapse(&line);
     let n = reps.len();
     let half = midline.hip_half.max(rig.eps);
-    let on_midline = |j: usize| (rig.pos[j] - chest).dot(midline.lateral).abs() < ON_MIDLINE * half;
+    // How far out to the side of the chest's middle: a body leaning to one side
+    // carries its arms over with the chest, off the legs' midline.
+    let out = |j: usize| (rig.pos[j] - chest).dot(midline.lateral).abs();
+    let on_midline = |j: usize| out(j) < ON_MIDLINE * half;
     let roles = line_roles(rig, &line);
     let mut best: Option<(f32, usize, usize, usize)> = None;
     let hands = if hand_fork { n - 1..n } else { 2..n };
@@ -590,7 +619,7 @@ pub(super) fn solve_arm(
                     continue;
                 }
                 let mut cost = (ratio / 1.15).ln().abs();
-                cost += 2.0 * (1.15 - midline.lateral_of(rig.pos[reps[u]]).abs() / half).max(0.0);
+                cost += 2.0 * (1.15 - out(reps[u]) / half).max(0.0);
                 cost += 2.0 * (tail / fore - 1.0).max(0.0);
                 let (pu, pe, ph) = (rig.pos[reps[u]], rig.pos[reps[e]], rig.pos[reps[h]]);
                 for &m in &reps[u + 1..e] {
@@ -648,7 +677,7 @@ pub(super) fn solve_arm(
         Some(first) => before[first..].to_vec(),
         None => before,
     };
-    let upper_out = midline.lateral_of(rig.pos[upper]).abs().max(rig.eps);
+    let upper_out = out(upper).max(rig.eps);
     let shoulder = before.iter().copied().max_by(|&a, &b| {
         let key = |j: usize| {
             let named = match rig.names[j].role {
@@ -663,7 +692,7 @@ pub(super) fn solve_arm(
                 .skip_while(|&&x| x != j)
                 .nth(1)
                 .map_or(0.0, |&x| rig.pos[x].distance(rig.pos[j]));
-            let inward = 1.0 - midline.lateral_of(rig.pos[j]).abs() / upper_out;
+            let inward = 1.0 - out(j) / upper_out;
             (named + helper, bone * inward.max(0.0))
         };
         key(a)
@@ -1056,5 +1085,122 @@ mod tests {
         assert_eq!(at(B::LeftLowerArm), Some("mixamorig:LeftForeArm"));
         assert_eq!(at(B::LeftHand), Some("mixamorig:LeftHand"));
         assert_eq!(at(B::RightUpperArm), Some("mixamorig:RightArm"));
+    }
+
+    /// The joints of a table `(name, parent, model-space position)` recognized, or
+    /// why not.
+    fn recognized(rows: &[(&str, Option<&str>, [f32; 3])]) -> super::super::RecognizedMap {
+        match recognize(&super::super::test_support::skeleton(rows)) {
+            Recognition::Humanoid(r) => r,
+            other => panic!("not recognized as a humanoid: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_arm_held_across_the_body_is_an_arm() {
+        // Waving with the right hand raised, the left hand held across the belly: the
+        // left forearm crosses the legs' midline by 8 cm, more than half a hip
+        // half-width (4.5 cm), while its shoulder and elbow stay out on the left.
+        let r = recognized(&[
+            ("Hips", None, [0.0, 0.9, 0.0]),
+            ("Spine", Some("Hips"), [0.0, 1.05, 0.0]),
+            ("Chest", Some("Spine"), [0.0, 1.2, 0.0]),
+            ("Neck", Some("Chest"), [0.0, 1.4, 0.0]),
+            ("Head", Some("Neck"), [0.0, 1.5, 0.0]),
+            ("HeadTop", Some("Head"), [0.0, 1.65, 0.0]),
+            ("LeftShoulder", Some("Chest"), [0.04, 1.36, 0.0]),
+            ("LeftUpperArm", Some("LeftShoulder"), [0.16, 1.36, 0.0]),
+            ("LeftLowerArm", Some("LeftUpperArm"), [0.18, 1.08, 0.05]),
+            ("LeftHand", Some("LeftLowerArm"), [-0.08, 0.98, 0.15]),
+            ("RightShoulder", Some("Chest"), [-0.04, 1.36, 0.0]),
+            ("RightUpperArm", Some("RightShoulder"), [-0.16, 1.36, 0.0]),
+            ("RightLowerArm", Some("RightUpperArm"), [-0.3, 1.58, 0.0]),
+            ("RightHand", Some("RightLowerArm"), [-0.32, 1.82, 0.02]),
+            ("LeftUpperLeg", Some("Hips"), [0.09, 0.88, 0.0]),
+            ("LeftLowerLeg", Some("LeftUpperLeg"), [0.09, 0.48, 0.01]),
+            ("LeftFoot", Some("LeftLowerLeg"), [0.09, 0.08, 0.0]),
+            ("LeftToes", Some("LeftFoot"), [0.09, 0.0, 0.12]),
+            ("RightUpperLeg", Some("Hips"), [-0.09, 0.88, 0.0]),
+            ("RightLowerLeg", Some("RightUpperLeg"), [-0.09, 0.48, 0.01]),
+            ("RightFoot", Some("RightLowerLeg"), [-0.09, 0.08, 0.0]),
+            ("RightToes", Some("RightFoot"), [-0.09, 0.0, 0.12]),
+        ]);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::LeftUpperArm), Some("LeftUpperArm"));
+        assert_eq!(at(B::LeftHand), Some("LeftHand"));
+        assert_eq!(at(B::RightHand), Some("RightHand"));
+        assert_eq!(at(B::Head), Some("Head"));
+    }
+
+    #[test]
+    fn a_body_leaning_to_one_side_keeps_its_head_over_the_chest() {
+        // The spine leans to the left: the neck leaves the chest 11 cm left of the
+        // legs' midline, more than a hip half-width (9 cm), 5 cm from the chest.
+        let r = recognized(&[
+            ("Hips", None, [0.0, 0.9, 0.0]),
+            ("Spine", Some("Hips"), [0.03, 1.05, 0.0]),
+            ("Chest", Some("Spine"), [0.06, 1.2, 0.0]),
+            ("Neck", Some("Chest"), [0.11, 1.37, 0.0]),
+            ("Head", Some("Neck"), [0.13, 1.47, 0.0]),
+            ("HeadTop", Some("Head"), [0.15, 1.61, 0.0]),
+            ("LeftShoulder", Some("Chest"), [0.1, 1.33, 0.0]),
+            ("LeftUpperArm", Some("LeftShoulder"), [0.22, 1.3, 0.0]),
+            ("LeftLowerArm", Some("LeftUpperArm"), [0.25, 1.02, 0.0]),
+            ("LeftHand", Some("LeftLowerArm"), [0.24, 0.78, 0.03]),
+            ("RightShoulder", Some("Chest"), [0.04, 1.36, 0.0]),
+            ("RightUpperArm", Some("RightShoulder"), [-0.02, 1.39, 0.0]),
+            ("RightLowerArm", Some("RightUpperArm"), [-0.24, 1.52, 0.0]),
+            ("RightHand", Some("RightLowerArm"), [-0.2, 1.76, 0.05]),
+            ("LeftUpperLeg", Some("Hips"), [0.09, 0.88, 0.0]),
+            ("LeftLowerLeg", Some("LeftUpperLeg"), [0.09, 0.48, 0.01]),
+            ("LeftFoot", Some("LeftLowerLeg"), [0.09, 0.08, 0.0]),
+            ("LeftToes", Some("LeftFoot"), [0.09, 0.0, 0.12]),
+            ("RightUpperLeg", Some("Hips"), [-0.09, 0.88, 0.0]),
+            ("RightLowerLeg", Some("RightUpperLeg"), [-0.09, 0.48, 0.01]),
+            ("RightFoot", Some("RightLowerLeg"), [-0.09, 0.08, 0.0]),
+            ("RightToes", Some("RightFoot"), [-0.09, 0.0, 0.12]),
+        ]);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::Neck), Some("Neck"));
+        assert_eq!(at(B::Head), Some("Head"));
+        assert_eq!(at(B::RightShoulder), Some("RightShoulder"));
+        assert_eq!(at(B::RightUpperArm), Some("RightUpperArm"));
+    }
+
+    #[test]
+    fn a_leaning_body_starts_its_upper_arm_out_from_the_chest() {
+        // The spine leans to the left, the head back over the hips; the right arm is
+        // raised along its clavicle's line, so the right upper arm starts on the legs'
+        // midline and the clavicle left of it. Names say nothing: out from the
+        // chest's middle, the upper arm starts farther out than the clavicle.
+        let r = recognized(&[
+            ("Hips", None, [0.0, 0.9, 0.0]),
+            ("Spine", Some("Hips"), [0.03, 1.05, 0.0]),
+            ("Chest", Some("Spine"), [0.06, 1.2, 0.0]),
+            ("Neck", Some("Chest"), [0.05, 1.37, 0.0]),
+            ("Head", Some("Neck"), [0.03, 1.47, 0.0]),
+            ("HeadTop", Some("Head"), [0.02, 1.61, 0.0]),
+            ("LeftA", Some("Chest"), [0.1, 1.33, 0.0]),
+            ("LeftB", Some("LeftA"), [0.22, 1.3, 0.0]),
+            ("LeftC", Some("LeftB"), [0.25, 1.02, 0.0]),
+            ("LeftD", Some("LeftC"), [0.24, 0.78, 0.03]),
+            ("RightA", Some("Chest"), [0.04, 1.36, 0.0]),
+            ("RightB", Some("RightA"), [-0.02, 1.39, 0.0]),
+            ("RightC", Some("RightB"), [-0.24, 1.52, 0.0]),
+            ("RightD", Some("RightC"), [-0.2, 1.76, 0.05]),
+            ("LeftUpperLeg", Some("Hips"), [0.09, 0.88, 0.0]),
+            ("LeftLowerLeg", Some("LeftUpperLeg"), [0.09, 0.48, 0.01]),
+            ("LeftFoot", Some("LeftLowerLeg"), [0.09, 0.08, 0.0]),
+            ("LeftToes", Some("LeftFoot"), [0.09, 0.0, 0.12]),
+            ("RightUpperLeg", Some("Hips"), [-0.09, 0.88, 0.0]),
+            ("RightLowerLeg", Some("RightUpperLeg"), [-0.09, 0.48, 0.01]),
+            ("RightFoot", Some("RightLowerLeg"), [-0.09, 0.08, 0.0]),
+            ("RightToes", Some("RightFoot"), [-0.09, 0.0, 0.12]),
+        ]);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::RightShoulder), Some("RightA"));
+        assert_eq!(at(B::RightUpperArm), Some("RightB"));
+        assert_eq!(at(B::RightLowerArm), Some("RightC"));
+        assert_eq!(at(B::LeftUpperArm), Some("LeftB"));
     }
 }
