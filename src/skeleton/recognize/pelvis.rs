@@ -269,9 +269,12 @@ pub(super) fn many_legs(rig: &RestJoints, pelvis: &Pelvis) -> Option<(usize, usi
 /// chains of two or more joints that start up at the body's height and go down to
 /// the same level, beside the child the body rises from. VRM's upper legs hang
 /// below its hips, and a hips at the floor is no pelvis, so no map fits. Chains the
-/// names call attachments (a dress's or a skirt's bones) are no legs. Returns the
-/// root, the legs' top joints and the body's first joint.
+/// names call attachments (a dress's or a skirt's bones) are no legs. The legs stand
+/// on the rig's floor: arms hanging from the chest beside the head, on a rig whose
+/// legs have no feet, also drop to the joint they hang from, but the legs below
+/// reach far lower. Returns the root, the legs' top joints and the body's first joint.
 pub(super) fn legs_beside_the_body(rig: &RestJoints) -> Option<(usize, [usize; 2], usize)> {
+    let floor = rig.low.iter().copied().fold(f32::INFINITY, f32::min);
     (0..rig.len()).find_map(|joint| {
         let y = rig.pos[joint].y;
         let kids = &rig.kids[joint];
@@ -298,8 +301,9 @@ pub(super) fn legs_beside_the_body(rig: &RestJoints) -> Option<(usize, [usize; 2
         let [a, b] = legs[..] else { return None };
         let drop = rig.pos[a].y - rig.low[a];
         let level = (rig.low[a] - rig.low[b]).abs() <= 0.12 * drop;
+        let on_floor = rig.low[a].max(rig.low[b]) - floor <= 0.25 * drop;
         let beside = rig.high[body] > rig.pos[a].y.max(rig.pos[b].y) + 0.15 * drop;
-        (level && beside).then_some((joint, [a, b], body))
+        (level && on_floor && beside).then_some((joint, [a, b], body))
     })
 }
 
