@@ -14,6 +14,7 @@ pub mod floor_ends;
 pub(crate) mod leaf_nub;
 pub mod recognize;
 pub mod rest;
+pub(crate) mod shared_end;
 
 pub use rest::{BoneCorrection, HeldBone, RestCorrection, RestPose, TPoseSource, place_held};
 

@@ -41,6 +41,7 @@ use crate::humanoid::HumanBone;
 use crate::humanoid::HumanBone as B;
 
 use super::leaf_nub::is_leaf_nub_off_axis;
+use super::shared_end::shared_end;
 use super::{BoneMap, DetachedBone, Skeleton};
 
 /// Where a rig's T-pose comes from: what its bone map's file says about its rest.
@@ -277,7 +278,8 @@ pub(crate) const FOLDED_BACK: f32 = -0.707;
 /// from the joint before one at its place, then, when `in_line`, the one most in
 /// line with the bone into the joint) that is not the joint itself. A placeholder
 /// end site tells nothing, nor does one folded back onto the bone into the joint
-/// (`FOLDED_BACK`): the bone then keeps its rest turn against its parent.
+/// (`FOLDED_BACK`), nor one whose offset every end site of the rig shares
+/// (`shared_end`): the bone then keeps its rest turn against its parent.
 fn skeleton_tip(
     skeleton: &Skeleton,
     world: &[Affine3A],
@@ -290,12 +292,16 @@ fn skeleton_tip(
         .map_or(Vec3::ZERO, |p| origin - Vec3::from(world[p].translation));
     let into = into_bone.length();
     let least_end = COINCIDENT.max(PLACEHOLDER_END * into);
+    // One offset on every end site of the rig is the writer's, not the bone's.
+    let shared = shared_end(skeleton, world);
     let folded_back = |p: Vec3| {
         into > COINCIDENT && (p - origin).normalize_or_zero().dot(into_bone / into) < FOLDED_BACK
     };
     let mut j = joint;
     loop {
-        if let Some(end) = skeleton.joints()[j].end {
+        if let Some(end) = skeleton.joints()[j].end
+            && shared.is_none()
+        {
             let p = world[j].transform_point3(end);
             if p.distance(origin) > least_end && !(j == joint && folded_back(p)) {
                 return Some(p);
@@ -962,6 +968,44 @@ mod tests {
         let turned = turns(&skeleton, &map, fingers);
         assert!(
             turned.iter().all(|&t| (t - 120.0).abs() < 0.05),
+            "{turned:?}"
+        );
+    }
+
+    #[test]
+    fn one_end_site_offset_on_every_leaf_is_no_direction() {
+        // A marker solver closes the head, both hands and both feet with `0 -5 0`:
+        // hands held out keep their rest turn rather than being bent 90° down.
+        let hands = [B::LeftHand, B::RightHand];
+        let with_ends = |head: Vec3| {
+            let (skeleton, _) = t_posed_body(|_| vec![], |_| vec![]);
+            let mut joints = skeleton.joints().to_vec();
+            for joint in &mut joints {
+                let leaf = ["Hand", "Foot"].iter().any(|n| joint.name.ends_with(n));
+                if leaf {
+                    joint.end = Some(Vec3::new(0.0, -0.05, 0.0));
+                } else if joint.name == "head" {
+                    joint.end = Some(head);
+                }
+            }
+            let skeleton = Skeleton::new(joints).unwrap();
+            let named = NamedBoneMap {
+                bones: skeleton
+                    .joints()
+                    .iter()
+                    .filter_map(|j| Some((j.name.parse().ok()?, j.name.clone())))
+                    .collect(),
+                t_pose: TPoseSource::Measured,
+            };
+            let map = BoneMap::resolve(&named, &skeleton).unwrap();
+            turns(&skeleton, &map, hands)
+        };
+        let turned = with_ends(Vec3::new(0.0, -0.05, 0.0));
+        assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
+        // With the head ending above it, the hands' ends are their own: bent down.
+        let turned = with_ends(Vec3::new(0.0, 0.1, 0.0));
+        assert!(
+            turned.iter().all(|&t| (t - 90.0).abs() < 0.05),
             "{turned:?}"
         );
     }
