@@ -786,6 +786,33 @@ fn eval_ik_with_no_clip_measured_says_so_and_fails() {
     }
 }
 
+/// A `.vrma` is left out of `eval-ik` as normalized poses only when it reads: a
+/// broken one is named as one that does not load, with where it breaks.
+#[test]
+fn eval_ik_names_a_broken_vrma_as_one_that_does_not_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.vrma");
+    bridge_ok(&["convert", "-o", good.to_str().unwrap()]);
+    let bytes = std::fs::read(&good).unwrap();
+    std::fs::write(dir.path().join("cut.vrma"), &bytes[..bytes.len() / 2]).unwrap();
+    let out = bridge(&["eval-ik", dir.path().to_str().unwrap(), "--mode", "vr"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("no line for {name}: {stdout}"))
+            .to_owned()
+    };
+    assert!(line("good.vrma").contains("normalized poses"), "{stdout}");
+    let cut = line("cut.vrma");
+    assert!(
+        cut.contains("does not load") && cut.contains("truncated"),
+        "{stdout}"
+    );
+    assert!(!cut.contains("normalized poses"), "{stdout}");
+}
+
 /// `eval-ik --config` and `--device-filter` are held to the ranges the bridge's
 /// configuration file is, before any file is read.
 #[test]

@@ -26,6 +26,7 @@ use mocap_bridge::eval::{
 };
 use mocap_bridge::filter::DeviceFilterConfig;
 use mocap_bridge::formats;
+use mocap_bridge::formats::vrma;
 use mocap_bridge::ik::{MocapIkConfig, VrIkConfig};
 use mocap_bridge::retarget::MappedSkeleton;
 
@@ -194,11 +195,15 @@ fn run_table(args: &EvalIkArgs) -> CliResult<()> {
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("vrma"))
         {
-            skip(
-                &mut skipped,
-                label,
-                "a VRM animation: normalized poses with no source rig to measure from".into(),
-            );
+            // Read it all the same: a file that is broken says so, not that it is an
+            // animation it could not be shown to be.
+            let reason = match vrma::load(path, None) {
+                Ok(_) | Err(vrma::VrmaError::NoAnimation { .. }) => {
+                    "a VRM animation: normalized poses with no source rig to measure from".into()
+                }
+                Err(e) => format!("does not load: {e}"),
+            };
+            skip(&mut skipped, label, reason);
             continue;
         }
         let rig = match formats::load_rig(path, &load_options(&args.rig)) {
