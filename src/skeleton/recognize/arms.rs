@@ -1132,25 +1132,37 @@ mod tests {
         assert_eq!(at(B::Head), Some("Head"));
     }
 
-    #[test]
-    fn a_body_leaning_to_one_side_keeps_its_head_over_the_chest() {
-        // The spine leans to the left: the neck leaves the chest 11 cm left of the
-        // legs' midline, more than a hip half-width (9 cm), 5 cm from the chest.
-        let r = recognized(&[
+    /// A figure leaning to its left, recognized: the spine 6 cm over at the chest, the
+    /// left arm hanging, the right one raised along its clavicle's line. The neck, head
+    /// and head top go over to `head_x` each, and the arms' joints are named by `arm`
+    /// from `Shoulder`, `UpperArm`, `LowerArm`, `Hand` with the side before them.
+    fn leaning(head_x: [f32; 3], arm: fn(&str) -> String) -> super::super::RecognizedMap {
+        let [neck, head, top] = head_x;
+        let arms = [
+            ("LeftShoulder", "Chest", [0.1, 1.33, 0.0]),
+            ("LeftUpperArm", "LeftShoulder", [0.22, 1.3, 0.0]),
+            ("LeftLowerArm", "LeftUpperArm", [0.25, 1.02, 0.0]),
+            ("LeftHand", "LeftLowerArm", [0.24, 0.78, 0.03]),
+            ("RightShoulder", "Chest", [0.04, 1.36, 0.0]),
+            ("RightUpperArm", "RightShoulder", [-0.02, 1.39, 0.0]),
+            ("RightLowerArm", "RightUpperArm", [-0.24, 1.52, 0.0]),
+            ("RightHand", "RightLowerArm", [-0.2, 1.76, 0.05]),
+        ]
+        .map(|(name, parent, at)| {
+            let parent = if parent == "Chest" {
+                parent.to_owned()
+            } else {
+                arm(parent)
+            };
+            (arm(name), parent, at)
+        });
+        let mut rows: Vec<(&str, Option<&str>, [f32; 3])> = vec![
             ("Hips", None, [0.0, 0.9, 0.0]),
             ("Spine", Some("Hips"), [0.03, 1.05, 0.0]),
             ("Chest", Some("Spine"), [0.06, 1.2, 0.0]),
-            ("Neck", Some("Chest"), [0.11, 1.37, 0.0]),
-            ("Head", Some("Neck"), [0.13, 1.47, 0.0]),
-            ("HeadTop", Some("Head"), [0.15, 1.61, 0.0]),
-            ("LeftShoulder", Some("Chest"), [0.1, 1.33, 0.0]),
-            ("LeftUpperArm", Some("LeftShoulder"), [0.22, 1.3, 0.0]),
-            ("LeftLowerArm", Some("LeftUpperArm"), [0.25, 1.02, 0.0]),
-            ("LeftHand", Some("LeftLowerArm"), [0.24, 0.78, 0.03]),
-            ("RightShoulder", Some("Chest"), [0.04, 1.36, 0.0]),
-            ("RightUpperArm", Some("RightShoulder"), [-0.02, 1.39, 0.0]),
-            ("RightLowerArm", Some("RightUpperArm"), [-0.24, 1.52, 0.0]),
-            ("RightHand", Some("RightLowerArm"), [-0.2, 1.76, 0.05]),
+            ("Neck", Some("Chest"), [neck, 1.37, 0.0]),
+            ("Head", Some("Neck"), [head, 1.47, 0.0]),
+            ("HeadTop", Some("Head"), [top, 1.61, 0.0]),
             ("LeftUpperLeg", Some("Hips"), [0.09, 0.88, 0.0]),
             ("LeftLowerLeg", Some("LeftUpperLeg"), [0.09, 0.48, 0.01]),
             ("LeftFoot", Some("LeftLowerLeg"), [0.09, 0.08, 0.0]),
@@ -1159,7 +1171,19 @@ mod tests {
             ("RightLowerLeg", Some("RightUpperLeg"), [-0.09, 0.48, 0.01]),
             ("RightFoot", Some("RightLowerLeg"), [-0.09, 0.08, 0.0]),
             ("RightToes", Some("RightFoot"), [-0.09, 0.0, 0.12]),
-        ]);
+        ];
+        rows.extend(
+            arms.iter()
+                .map(|(n, p, at)| (n.as_str(), Some(p.as_str()), *at)),
+        );
+        recognized(&rows)
+    }
+
+    #[test]
+    fn a_body_leaning_to_one_side_keeps_its_head_over_the_chest() {
+        // The neck leaves the chest 11 cm left of the legs' midline, more than a hip
+        // half-width (9 cm), 5 cm from the chest.
+        let r = leaning([0.11, 0.13, 0.15], str::to_owned);
         let at = |bone| r.map.bones.get(&bone).map(String::as_str);
         assert_eq!(at(B::Neck), Some("Neck"));
         assert_eq!(at(B::Head), Some("Head"));
@@ -1169,34 +1193,22 @@ mod tests {
 
     #[test]
     fn a_leaning_body_starts_its_upper_arm_out_from_the_chest() {
-        // The spine leans to the left, the head back over the hips; the right arm is
-        // raised along its clavicle's line, so the right upper arm starts on the legs'
-        // midline and the clavicle left of it. Names say nothing: out from the
-        // chest's middle, the upper arm starts farther out than the clavicle.
-        let r = recognized(&[
-            ("Hips", None, [0.0, 0.9, 0.0]),
-            ("Spine", Some("Hips"), [0.03, 1.05, 0.0]),
-            ("Chest", Some("Spine"), [0.06, 1.2, 0.0]),
-            ("Neck", Some("Chest"), [0.05, 1.37, 0.0]),
-            ("Head", Some("Neck"), [0.03, 1.47, 0.0]),
-            ("HeadTop", Some("Head"), [0.02, 1.61, 0.0]),
-            ("LeftA", Some("Chest"), [0.1, 1.33, 0.0]),
-            ("LeftB", Some("LeftA"), [0.22, 1.3, 0.0]),
-            ("LeftC", Some("LeftB"), [0.25, 1.02, 0.0]),
-            ("LeftD", Some("LeftC"), [0.24, 0.78, 0.03]),
-            ("RightA", Some("Chest"), [0.04, 1.36, 0.0]),
-            ("RightB", Some("RightA"), [-0.02, 1.39, 0.0]),
-            ("RightC", Some("RightB"), [-0.24, 1.52, 0.0]),
-            ("RightD", Some("RightC"), [-0.2, 1.76, 0.05]),
-            ("LeftUpperLeg", Some("Hips"), [0.09, 0.88, 0.0]),
-            ("LeftLowerLeg", Some("LeftUpperLeg"), [0.09, 0.48, 0.01]),
-            ("LeftFoot", Some("LeftLowerLeg"), [0.09, 0.08, 0.0]),
-            ("LeftToes", Some("LeftFoot"), [0.09, 0.0, 0.12]),
-            ("RightUpperLeg", Some("Hips"), [-0.09, 0.88, 0.0]),
-            ("RightLowerLeg", Some("RightUpperLeg"), [-0.09, 0.48, 0.01]),
-            ("RightFoot", Some("RightLowerLeg"), [-0.09, 0.08, 0.0]),
-            ("RightToes", Some("RightFoot"), [-0.09, 0.0, 0.12]),
-        ]);
+        // The head bends back over the hips. The right upper arm starts on the legs'
+        // midline and its clavicle left of it; names say nothing (`RightA` to
+        // `RightD`): out from the chest's middle, the upper arm starts farther out.
+        let plain = |name: &str| {
+            let side = if name.starts_with("Left") {
+                "Left"
+            } else {
+                "Right"
+            };
+            let part = ["Shoulder", "UpperArm", "LowerArm", "Hand"]
+                .iter()
+                .position(|p| name.ends_with(p))
+                .map_or("", |i| ["A", "B", "C", "D"][i]);
+            format!("{side}{part}")
+        };
+        let r = leaning([0.05, 0.03, 0.02], plain);
         let at = |bone| r.map.bones.get(&bone).map(String::as_str);
         assert_eq!(at(B::RightShoulder), Some("RightA"));
         assert_eq!(at(B::RightUpperArm), Some("RightB"));
