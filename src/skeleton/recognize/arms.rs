@@ -1087,6 +1087,18 @@ mod tests {
         assert_eq!(at(B::RightUpperArm), Some("mixamorig:RightArm"));
     }
 
+    /// Legs standing straight under hips at 0.9 m, facing +Z, the left at +X.
+    const LEGS: [(&str, Option<&str>, [f32; 3]); 8] = [
+        ("LeftUpperLeg", Some("Hips"), [0.09, 0.88, 0.0]),
+        ("LeftLowerLeg", Some("LeftUpperLeg"), [0.09, 0.48, 0.01]),
+        ("LeftFoot", Some("LeftLowerLeg"), [0.09, 0.08, 0.0]),
+        ("LeftToes", Some("LeftFoot"), [0.09, 0.0, 0.12]),
+        ("RightUpperLeg", Some("Hips"), [-0.09, 0.88, 0.0]),
+        ("RightLowerLeg", Some("RightUpperLeg"), [-0.09, 0.48, 0.01]),
+        ("RightFoot", Some("RightLowerLeg"), [-0.09, 0.08, 0.0]),
+        ("RightToes", Some("RightFoot"), [-0.09, 0.0, 0.12]),
+    ];
+
     /// The joints of a table `(name, parent, model-space position)` recognized, or
     /// why not.
     fn recognized(rows: &[(&str, Option<&str>, [f32; 3])]) -> super::super::RecognizedMap {
@@ -1101,30 +1113,28 @@ mod tests {
         // Waving with the right hand raised, the left hand held across the belly: the
         // left forearm crosses the legs' midline by 8 cm, more than half a hip
         // half-width (4.5 cm), while its shoulder and elbow stay out on the left.
-        let r = recognized(&[
-            ("Hips", None, [0.0, 0.9, 0.0]),
-            ("Spine", Some("Hips"), [0.0, 1.05, 0.0]),
-            ("Chest", Some("Spine"), [0.0, 1.2, 0.0]),
-            ("Neck", Some("Chest"), [0.0, 1.4, 0.0]),
-            ("Head", Some("Neck"), [0.0, 1.5, 0.0]),
-            ("HeadTop", Some("Head"), [0.0, 1.65, 0.0]),
-            ("LeftShoulder", Some("Chest"), [0.04, 1.36, 0.0]),
-            ("LeftUpperArm", Some("LeftShoulder"), [0.16, 1.36, 0.0]),
-            ("LeftLowerArm", Some("LeftUpperArm"), [0.18, 1.08, 0.05]),
-            ("LeftHand", Some("LeftLowerArm"), [-0.08, 0.98, 0.15]),
-            ("RightShoulder", Some("Chest"), [-0.04, 1.36, 0.0]),
-            ("RightUpperArm", Some("RightShoulder"), [-0.16, 1.36, 0.0]),
-            ("RightLowerArm", Some("RightUpperArm"), [-0.3, 1.58, 0.0]),
-            ("RightHand", Some("RightLowerArm"), [-0.32, 1.82, 0.02]),
-            ("LeftUpperLeg", Some("Hips"), [0.09, 0.88, 0.0]),
-            ("LeftLowerLeg", Some("LeftUpperLeg"), [0.09, 0.48, 0.01]),
-            ("LeftFoot", Some("LeftLowerLeg"), [0.09, 0.08, 0.0]),
-            ("LeftToes", Some("LeftFoot"), [0.09, 0.0, 0.12]),
-            ("RightUpperLeg", Some("Hips"), [-0.09, 0.88, 0.0]),
-            ("RightLowerLeg", Some("RightUpperLeg"), [-0.09, 0.48, 0.01]),
-            ("RightFoot", Some("RightLowerLeg"), [-0.09, 0.08, 0.0]),
-            ("RightToes", Some("RightFoot"), [-0.09, 0.0, 0.12]),
-        ]);
+        let r = recognized(
+            &[
+                ("Hips", None, [0.0, 0.9, 0.0]),
+                ("Spine", Some("Hips"), [0.0, 1.05, 0.0]),
+                ("Chest", Some("Spine"), [0.0, 1.2, 0.0]),
+                ("Neck", Some("Chest"), [0.0, 1.4, 0.0]),
+                ("Head", Some("Neck"), [0.0, 1.5, 0.0]),
+                ("HeadTop", Some("Head"), [0.0, 1.65, 0.0]),
+                ("LeftShoulder", Some("Chest"), [0.04, 1.36, 0.0]),
+                ("LeftUpperArm", Some("LeftShoulder"), [0.16, 1.36, 0.0]),
+                ("LeftLowerArm", Some("LeftUpperArm"), [0.18, 1.08, 0.05]),
+                ("LeftHand", Some("LeftLowerArm"), [-0.08, 0.98, 0.15]),
+                ("RightShoulder", Some("Chest"), [-0.04, 1.36, 0.0]),
+                ("RightUpperArm", Some("RightShoulder"), [-0.16, 1.36, 0.0]),
+                ("RightLowerArm", Some("RightUpperArm"), [-0.3, 1.58, 0.0]),
+                ("RightHand", Some("RightLowerArm"), [-0.32, 1.82, 0.02]),
+            ]
+            .iter()
+            .chain(&LEGS)
+            .copied()
+            .collect::<Vec<_>>(),
+        );
         let at = |bone| r.map.bones.get(&bone).map(String::as_str);
         assert_eq!(at(B::LeftUpperArm), Some("LeftUpperArm"));
         assert_eq!(at(B::LeftHand), Some("LeftHand"));
@@ -1163,15 +1173,8 @@ mod tests {
             ("Neck", Some("Chest"), [neck, 1.37, 0.0]),
             ("Head", Some("Neck"), [head, 1.47, 0.0]),
             ("HeadTop", Some("Head"), [top, 1.61, 0.0]),
-            ("LeftUpperLeg", Some("Hips"), [0.09, 0.88, 0.0]),
-            ("LeftLowerLeg", Some("LeftUpperLeg"), [0.09, 0.48, 0.01]),
-            ("LeftFoot", Some("LeftLowerLeg"), [0.09, 0.08, 0.0]),
-            ("LeftToes", Some("LeftFoot"), [0.09, 0.0, 0.12]),
-            ("RightUpperLeg", Some("Hips"), [-0.09, 0.88, 0.0]),
-            ("RightLowerLeg", Some("RightUpperLeg"), [-0.09, 0.48, 0.01]),
-            ("RightFoot", Some("RightLowerLeg"), [-0.09, 0.08, 0.0]),
-            ("RightToes", Some("RightFoot"), [-0.09, 0.0, 0.12]),
         ];
+        rows.extend(LEGS);
         rows.extend(
             arms.iter()
                 .map(|(n, p, at)| (n.as_str(), Some(p.as_str()), *at)),
