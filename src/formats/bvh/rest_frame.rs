@@ -1130,13 +1130,13 @@ mod tests {
     #[test]
     fn a_run_whose_frames_stand_only_doubtfully_rests_on_its_surer_mean_pose() {
         // A run's landing crosses the feet over the midline; its flight spreads the
-        // legs with a knee up. Only the landing stands, read with the legs mirrored
-        // against their names; the two average out to legs side by side.
+        // legs with a knee up. Only the landing stands, its sides told across the
+        // thighs alone; the two average out to legs side by side.
         let landing = legs_at(figure(0.0), -9.0);
         let flight = legs_at(figure(40.0), 27.0);
         let alone = guessed(&rokoko_style(&[landing.clone(), landing.clone()]));
         assert_note(&alone, "rest pose: frame 1 of the motion");
-        assert_maps(&alone, "leftUpperLeg", "RightUpLeg");
+        assert_maps(&alone, "leftUpperLeg", "LeftUpLeg");
         let rig = guessed(&rokoko_style(&[
             landing.clone(),
             flight.clone(),

@@ -20,7 +20,7 @@ use super::legs::{Leg, rough_knee, solve_leg};
 use super::names::Role;
 use super::notes;
 use super::pelvis::{Pelvis, follow_down, many_legs, pelvis_above};
-use super::rest_joints::RestJoints;
+use super::rest_joints::{RestJoints, horizontal};
 use super::spine::{Neck, solve_neck, split_spine};
 
 /// Builds the whole body from one hips candidate, stage by stage.
@@ -38,13 +38,16 @@ pub(super) fn assemble(rig: &RestJoints, pelvis: &Pelvis) -> Body {
     }
 
     // Legs, and the midline they give.
-    let (legs, mut midline) = match legs_and_midline(rig, pelvis) {
+    let (legs, mut midline, legs_crossed) = match legs_and_midline(rig, pelvis) {
         Ok(found) => found,
         Err(e) => {
             body.fail(e);
             return body;
         }
     };
+    if legs_crossed {
+        body.notes.push(notes::legs_crossed(rig, &legs));
+    }
 
     // Arms and head, across the legs' axis, else across the thighs' (`stance_midline`).
     let mut stance = false;
@@ -134,6 +137,13 @@ pub(super) fn assemble(rig: &RestJoints, pelvis: &Pelvis) -> Body {
             STANCE_DOUBT,
             "sides told across the thighs alone (one foot ahead)",
         );
+    } else if legs_crossed {
+        // As unsure, though the body stands on both feet: a frame of a take with
+        // its legs crossed ranks below every frame standing on parallel legs.
+        body.doubt_sides(
+            STANCE_DOUBT,
+            "sides told across the thighs alone (the legs cross below them)",
+        );
     }
     if let Some(note) = notes::mirrored_names(rig, &body) {
         body.notes.push(note);
@@ -142,8 +152,20 @@ pub(super) fn assemble(rig: &RestJoints, pelvis: &Pelvis) -> Body {
 }
 
 /// Both legs along their lines down from the pelvis, and the midline they give: first
-/// from the knees found roughly, then from the thighs, knees and ankles.
-fn legs_and_midline(rig: &RestJoints, pelvis: &Pelvis) -> Result<([Leg; 2], Midline), String> {
+/// from the knees found roughly, then from the thighs, knees and ankles; with whether
+/// the legs cross below the thighs.
+///
+/// Heuristic: legs crossed at the knees or feet (a curtsy, a dance step, a bye-bye
+/// with the ankles crossed) put leg A's knee or foot on leg B's side, so that pair
+/// points against the thighs' pair. Crossed far enough, the pairs together turn the
+/// lateral axis round and the legs read on the wrong sides. The thighs hang from the
+/// pelvis and never cross: when all pairs together point against the thighs', a pair
+/// pointing against theirs gives no axis, and the sides are told across the thighs.
+/// Feet together, a little crossed, turn the axis less and are read as before.
+fn legs_and_midline(
+    rig: &RestJoints,
+    pelvis: &Pelvis,
+) -> Result<([Leg; 2], Midline, bool), String> {
     let span = pelvis.span;
     let lines = pelvis.legs.map(|root| follow_down(rig, root, span));
     let knees = [
@@ -167,23 +189,28 @@ fn legs_and_midline(rig: &RestJoints, pelvis: &Pelvis) -> Result<([Leg; 2], Midl
     };
     let rough_knee_lateral = rough.hip_half;
     let legs = lines.map(|line| solve_leg(rig, line, &rough, pelvis));
-    let pairs: Vec<(Vec3, Vec3)> = [
-        (legs[0].upper, legs[1].upper),
-        (legs[0].lower, legs[1].lower),
-        (legs[0].foot, legs[1].foot),
+    let pair = |a: Option<usize>, b: Option<usize>| Some((rig.pos[a?], rig.pos[b?]));
+    let mut pairs: Vec<(Vec3, Vec3)> = [
+        pair(legs[0].upper, legs[1].upper),
+        pair(legs[0].lower, legs[1].lower),
+        pair(legs[0].foot, legs[1].foot),
     ]
     .into_iter()
-    .filter_map(|pair| match pair {
-        (Some(a), Some(b)) => Some((rig.pos[a], rig.pos[b])),
-        _ => None,
-    })
+    .flatten()
     .collect();
+    let thighs = pair(legs[0].upper, legs[1].upper).map(|(a, b)| horizontal(a - b));
+    let against = |thighs: Vec3, d: Vec3| horizontal(d).dot(thighs) < 0.0;
+    let all: Vec3 = pairs.iter().map(|(a, b)| *a - *b).sum();
+    let crossed = thighs.is_some_and(|t| against(t, all));
+    if let Some(t) = thighs.filter(|_| crossed) {
+        pairs.retain(|(a, b)| !against(t, *a - *b));
+    }
     let mut midline = Midline::from_pairs(&pairs).unwrap_or(rough);
     midline.rough_knee_lateral = rough_knee_lateral;
     if midline.hip_half < 0.02 * span {
         midline.hip_half = rough_knee_lateral;
     }
-    Ok((legs, midline))
+    Ok((legs, midline, crossed))
 }
 
 /// Heuristic: the lateral axis of a body standing with one foot ahead of the other
@@ -565,5 +592,60 @@ mod tests {
         };
         assert!(doubted(B::LeftUpperArm) && doubted(B::RightFoot));
         assert!(!doubted(B::Spine));
+    }
+
+    #[test]
+    fn legs_crossed_below_the_thighs_keep_their_sides() {
+        // A frame of a take standing with the legs crossed at the knees, facing +Z:
+        // leg A hangs from the hips at +X, its knee and foot across the midline at
+        // -X, and leg B's the other way round. The names say nothing of the sides.
+        let s = skeleton(&[
+            ("Hips", None, [0.0, 0.95, 0.0]),
+            ("Spine", Some("Hips"), [0.0, 1.1, 0.0]),
+            ("Chest", Some("Spine"), [0.0, 1.3, 0.0]),
+            ("Neck", Some("Chest"), [0.0, 1.48, 0.0]),
+            ("Head", Some("Neck"), [0.0, 1.58, 0.0]),
+            ("CollarA", Some("Chest"), [0.03, 1.42, 0.0]),
+            ("ArmA", Some("CollarA"), [0.17, 1.42, 0.0]),
+            ("ElbowA", Some("ArmA"), [0.26, 1.17, 0.0]),
+            ("WristA", Some("ElbowA"), [0.3, 0.92, 0.0]),
+            ("CollarB", Some("Chest"), [-0.03, 1.42, 0.0]),
+            ("ArmB", Some("CollarB"), [-0.17, 1.42, 0.0]),
+            ("ElbowB", Some("ArmB"), [-0.26, 1.17, 0.0]),
+            ("WristB", Some("ElbowB"), [-0.3, 0.92, 0.0]),
+            ("ThighA", Some("Hips"), [0.09, 0.92, 0.0]),
+            ("ShinA", Some("ThighA"), [-0.03, 0.52, 0.02]),
+            ("AnkleA", Some("ShinA"), [-0.08, 0.09, 0.0]),
+            ("ToeA", Some("AnkleA"), [-0.08, 0.02, 0.13]),
+            ("ThighB", Some("Hips"), [-0.09, 0.92, 0.0]),
+            ("ShinB", Some("ThighB"), [0.03, 0.52, -0.02]),
+            ("AnkleB", Some("ShinB"), [0.08, 0.09, 0.0]),
+            ("ToeB", Some("AnkleB"), [0.08, 0.02, 0.13]),
+        ]);
+        let r = match recognize(&s) {
+            Recognition::Humanoid(r) => r,
+            Recognition::NotHumanoid(n) => panic!("not a humanoid: {}", n.reason),
+        };
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::LeftUpperLeg), Some("ThighA"));
+        assert_eq!(at(B::LeftFoot), Some("AnkleA"));
+        assert_eq!(at(B::RightLowerLeg), Some("ShinB"));
+        assert_eq!(at(B::LeftUpperArm), Some("ArmA"));
+        assert_eq!(at(B::RightHand), Some("WristB"));
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("the legs cross below the thighs")),
+            "{:?}",
+            r.notes
+        );
+        // Less sure of the sides, though standing on both feet.
+        assert!(!r.one_foot_ahead);
+        assert!(
+            r.evidence[&B::LeftFoot]
+                .reasons
+                .iter()
+                .any(|why| why.contains("the legs cross below them"))
+        );
     }
 }

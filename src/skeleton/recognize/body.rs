@@ -100,6 +100,11 @@ impl Body {
     /// lowering every sided bone's confidence by `by`, with the reason.
     pub(super) fn sides_from_thighs(&mut self, by: f32, reason: &str) {
         self.one_foot_ahead = true;
+        self.doubt_sides(by, reason);
+    }
+
+    /// Lowers every sided bone's confidence by `by`, with the reason.
+    pub(super) fn doubt_sides(&mut self, by: f32, reason: &str) {
         for (bone, found) in &mut self.bones {
             if bone.side() != Side::Centre {
                 let e = &mut found.evidence;

@@ -59,6 +59,17 @@ pub(super) fn stance(
     )
 }
 
+/// `the legs cross below the thighs: …`: the lateral axis taken from the thighs
+/// and the pairs on their sides (`legs_and_midline`).
+pub(super) fn legs_crossed(rig: &RestJoints, legs: &[Leg; 2]) -> String {
+    let name = |j: Option<usize>| j.map_or("?", |j| rig.name(j));
+    format!(
+        "the legs cross below the thighs: the sides are told across the thighs `{}` and `{}`",
+        name(legs[0].upper),
+        name(legs[1].upper)
+    )
+}
+
 /// Names on the limbs all on the other side: said once, when more than half of the
 /// sided bones' names claim the other side.
 pub(super) fn mirrored_names(rig: &RestJoints, body: &Body) -> Option<String> {
