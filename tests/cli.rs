@@ -362,6 +362,54 @@ fn bad_bone_maps_name_the_map_file_and_the_bone() {
 }
 
 #[test]
+fn a_rest_from_a_file_that_gives_none_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let take = write(dir.path(), "take.bvh", GOOD_BVH.as_bytes());
+    let same = write(dir.path(), "same.bvh", GOOD_BVH.as_bytes());
+    let other = write(
+        dir.path(),
+        "other.bvh",
+        GOOD_BVH.replace("JOINT Spine", "JOINT Chest").as_bytes(),
+    );
+    let arg = |p: &PathBuf| p.to_str().unwrap().to_owned();
+    // A two-joint figure stands as no body in any pose: it gives no rest.
+    let out = bridge(&["inspect", &arg(&take), "--rest-from", &arg(&same)]);
+    assert_one_line_error(
+        &out,
+        &[
+            "take.bvh: no rest from ",
+            "same.bvh",
+            "no frame of its motion stands",
+        ],
+    );
+    let out = bridge(&["inspect", &arg(&take), "--rest-from", &arg(&other)]);
+    assert_one_line_error(
+        &out,
+        &[
+            "take.bvh: no rest from ",
+            "other.bvh",
+            "joint `Spine` (line 6) is `Chest` there",
+        ],
+    );
+    let vrma = dir.path().join("take.vrma");
+    for args in [
+        vec!["inspect".to_owned(), arg(&vrma)],
+        vec!["retarget".to_owned(), arg(&vrma)],
+        vec!["send".to_owned(), arg(&vrma)],
+        vec![
+            "convert".to_owned(),
+            arg(&vrma),
+            "-o".to_owned(),
+            arg(&dir.path().join("out.vrma")),
+        ],
+    ] {
+        let mut args = args;
+        args.extend(["--rest-from".to_owned(), arg(&same)]);
+        assert_one_line_error(&bridge(&args), &["take.vrma: --rest-from", "no .bvh file"]);
+    }
+}
+
+#[test]
 fn missing_and_unknown_files_are_errors() {
     let out = bridge(&["inspect", "no/such/file.bvh"]);
     assert_eq!(out.status.code(), Some(2));

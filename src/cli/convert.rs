@@ -10,7 +10,7 @@ use mocap_bridge::takes::convert::{Bake, OutputFormat, replay_into};
 use mocap_bridge::takes::demo;
 use mocap_bridge::takes::replay::Replay;
 
-use super::{CliResult, RigArgs, load_options};
+use super::{CliResult, RigArgs, load_options, target_load_options};
 use mocap_bridge::formats::inspect::{explicit_map, map_rig};
 use mocap_bridge::formats::still_map::clips_leave_the_map_still;
 use mocap_bridge::takes::load::{ext_clips, is_vrma};
@@ -77,7 +77,7 @@ pub fn run(args: ConvertArgs) -> CliResult<()> {
     let bake = match target {
         None => None,
         Some(path) => {
-            let loaded = formats::load_rig(&path, &load_options(&rig))?;
+            let loaded = formats::load_rig(&path, &target_load_options(&rig))?;
             let m = map_rig(
                 &path.display().to_string(),
                 &loaded,
@@ -126,6 +126,7 @@ fn write(
             output.display()
         )
     })?;
+    formats::check_rest_from(input, &load_options(rig))?;
     let mut jobs = Vec::new();
     let Some(input) = input else {
         // The built-in lab19 performance (two loops), as `retarget` and `send` play it.

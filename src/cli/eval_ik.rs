@@ -30,7 +30,7 @@ use mocap_bridge::formats::vrma;
 use mocap_bridge::ik::{MocapIkConfig, VrIkConfig};
 use mocap_bridge::retarget::MappedSkeleton;
 
-use super::{CliResult, RigArgs, load_options};
+use super::{CliResult, RigArgs, load_options, target_load_options};
 use mocap_bridge::formats::inspect::{explicit_map, map_rig};
 
 /// Options of `eval-ik`.
@@ -118,7 +118,7 @@ fn load_target(args: &EvalIkArgs) -> CliResult<(String, MappedSkeleton)> {
     match &args.target {
         Some(path) => {
             let label = path.display().to_string();
-            let target_rig = formats::load_rig(path, &load_options(&args.rig))?;
+            let target_rig = formats::load_rig(path, &target_load_options(&args.rig))?;
             let target = map_rig(
                 &label,
                 &target_rig,

@@ -30,6 +30,7 @@ pub fn run(args: InspectArgs) -> CliResult<()> {
         rig,
         write_map,
     } = args;
+    formats::check_rest_from(Some(&file), &load_options(&rig))?;
     // A `.vrma` is a glTF whose nodes are its rest humanoid: read as a rig (its
     // VRMC_vrm_animation map is the bone map), then its animations.
     let animations = if is_vrma(&file) {

@@ -73,6 +73,11 @@ pub struct RigArgs {
     /// Up axis of BVH/JSON files: y or z (default: from the file, else guessed).
     #[arg(long, value_parser = parse_up)]
     pub up: Option<UpAxis>,
+    /// BVH only: take the rest pose from another recording of the same skeleton (its
+    /// zero pose when that stands, else the frame its own load takes), for a take
+    /// that stands in no frame, such as a crawl.
+    #[arg(long, value_name = "BVH")]
+    pub rest_from: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -180,6 +185,16 @@ pub fn load_options(rig: &RigArgs) -> LoadOptions {
     LoadOptions {
         units: rig.units,
         up: rig.up,
+        rest_from: rig.rest_from.clone(),
+    }
+}
+
+/// The load options of a command's target model: the units and up axis given,
+/// never the source take's `--rest-from`.
+pub fn target_load_options(rig: &RigArgs) -> LoadOptions {
+    LoadOptions {
+        rest_from: None,
+        ..load_options(rig)
     }
 }
 

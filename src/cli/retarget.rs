@@ -10,7 +10,7 @@ use mocap_bridge::retarget::{FromNormalized, TargetRig, check};
 use mocap_bridge::takes::replay::{Pacer, Replay};
 
 use super::load_take;
-use super::{CliResult, RigArgs, load_options};
+use super::{CliResult, RigArgs, target_load_options};
 use mocap_bridge::formats::inspect::{explicit_map, map_rig};
 use mocap_bridge::takes::load::LoadedTake;
 
@@ -64,13 +64,12 @@ pub fn run(args: RetargetArgs) -> CliResult<()> {
         rig,
     );
     let opts = &args;
-    let options = load_options(rig);
     let mut stdout = std::io::stdout().lock();
     let clip = opts.clip.as_deref();
     let (source_label, take) = load_take(source, rig, clip, opts.loops)?;
     let (target_label, dst) = match target {
         Some(path) => {
-            let loaded = formats::load_rig(path, &options)?;
+            let loaded = formats::load_rig(path, &target_load_options(rig))?;
             let label = path.display().to_string();
             let dst = map_rig(&label, &loaded, explicit_map(target_map)?)?;
             (label, dst)

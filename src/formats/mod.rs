@@ -225,12 +225,15 @@ impl Motion {
 }
 
 /// How to read files whose units or axes the format does not fix.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     /// Override the unit (otherwise from the file or guessed from the height).
     pub units: Option<Units>,
     /// Override the up axis (otherwise from the file or guessed from the shape).
     pub up: Option<UpAxis>,
+    /// A BVH take's rest from this other BVH file of the same skeleton (otherwise
+    /// its zero pose, or a frame of its motion when that is no pose).
+    pub rest_from: Option<PathBuf>,
 }
 
 /// Why a rig file cannot be loaded.
@@ -244,6 +247,9 @@ pub enum FormatError {
     Json(#[from] skeleton_json::SkeletonJsonError),
     /// `expected` names the types the caller reads: `RIG_TYPES`, or
     /// `RIG_AND_VRMA_TYPES` after `or_vrma`.
+    /// `LoadOptions::rest_from` given for a file that is no BVH take.
+    #[error("{path}: --rest-from gives the rest of a BVH take, and this is no .bvh file")]
+    RestFromNotBvh { path: PathBuf },
     #[error("{path}: unknown file type (expected {expected})")]
     UnknownType {
         path: PathBuf,
@@ -272,6 +278,21 @@ impl FormatError {
     }
 }
 
+/// Refuses `options.rest_from` for a `source` that is no BVH file (the built-in
+/// performance when `None`): only a BVH take reads its rest from another file.
+pub fn check_rest_from(source: Option<&Path>, options: &LoadOptions) -> Result<(), FormatError> {
+    let is_bvh = |p: &Path| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("bvh"));
+    match source {
+        Some(path) if is_bvh(path) => Ok(()),
+        _ if options.rest_from.is_none() => Ok(()),
+        _ => Err(FormatError::RestFromNotBvh {
+            path: source
+                .unwrap_or(Path::new("the built-in performance"))
+                .to_owned(),
+        }),
+    }
+}
+
 /// Loads any supported rig file, chosen by its extension.
 pub fn load_rig(path: &Path, options: &LoadOptions) -> Result<Rig, FormatError> {
     let ext = path
@@ -280,6 +301,9 @@ pub fn load_rig(path: &Path, options: &LoadOptions) -> Result<Rig, FormatError> 
         .map(str::to_ascii_lowercase);
     match ext.as_deref() {
         Some("bvh") => Ok(bvh::load(path, options)?),
+        _ if options.rest_from.is_some() => Err(FormatError::RestFromNotBvh {
+            path: path.to_owned(),
+        }),
         Some("gltf" | "glb" | "vrm") => Ok(gltf::load(path)?),
         Some("json") => Ok(skeleton_json::load(path, options)?),
         _ => Err(FormatError::UnknownType {

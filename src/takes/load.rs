@@ -68,6 +68,7 @@ pub fn load_take(
     clip: Option<&str>,
     loops: u32,
 ) -> Result<(String, LoadedTake), TakeError> {
+    formats::check_rest_from(source, options)?;
     Ok(match source {
         Some(path) if is_vrma(path) => {
             let a = vrma::load(path, clip)?;

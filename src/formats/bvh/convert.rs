@@ -20,6 +20,7 @@ use super::motion_up::stand_take_up;
 use super::rest_frame::{
     FilePose, Upright, choose_rest_frame, sampled_frames, up_of, zero_pose_upright,
 };
+use super::rest_from::rest_from;
 use super::root_pivot::move_root_to_children;
 use super::teleport::hold_teleports;
 use crate::formats::{Basis, Clip, LoadOptions, Motion, Rig, Units, UpAxis};
@@ -52,21 +53,32 @@ pub(super) fn build(
         zero_position_joints(&defs, raw, along_up(zero_extent, up))
     });
     let zero_upright = zero_pose_upright(&defs, options.up);
-    let rest_frame = match &zero_upright {
-        Ok(_) => None,
-        Err(reason) => raw.as_ref().and_then(|raw| {
-            choose_rest_frame(&defs, raw, &keep_offset, options.up, reason.clone())
+    // The rest taken from the motion or from another file, with the note saying so.
+    let rest_frame: Option<(FilePose, Upright, String)> = match (&options.rest_from, &zero_upright)
+    {
+        (Some(from), _) => {
+            let other = rest_from(path, from, &defs, options.up)?;
+            let note = format!("rest pose: {} (--rest-from)", other.how);
+            Some((other.pose, other.upright, note))
+        }
+        (None, Ok(_)) => None,
+        (None, Err(reason)) => raw.as_ref().and_then(|raw| {
+            choose_rest_frame(&defs, raw, &keep_offset, options.up, reason.clone()).map(|f| {
+                let note = format!(
+                    "rest pose: {}; the zero pose (OFFSETs with no rotation) is no standing \
+                     body: {}",
+                    f.source, f.zero_pose
+                );
+                (f.pose, f.upright, note)
+            })
         }),
     };
     let (rest, extent) = match &rest_frame {
-        Some(f) => (&f.pose, f.pose.extent(&defs)),
+        Some((pose, ..)) => (pose, pose.extent(&defs)),
         None => (&zero, zero_extent),
     };
     match (&rest_frame, &zero_upright, &raw) {
-        (Some(f), ..) => notes.push(format!(
-            "rest pose: {}; the zero pose (OFFSETs with no rotation) is no standing body: {}",
-            f.source, f.zero_pose
-        )),
+        (Some((.., note)), ..) => notes.push(note.clone()),
         // A rig of fewer joints than VRM's required bones is no body in any frame.
         (None, Err(reason), Some(raw)) if defs.len() >= crate::humanoid::bone::REQUIRED.len() => {
             let axes = match options.up {
@@ -84,7 +96,7 @@ pub(super) fn build(
         _ => {}
     }
     let upright = match (&rest_frame, zero_upright) {
-        (Some(f), _) => f.upright,
+        (Some((_, upright, _)), _) => *upright,
         (None, Ok(upright)) => upright,
         (None, Err(_)) => Upright::along(up_of(extent, options.up)),
     };
@@ -188,7 +200,7 @@ fn along_up(extent: Vec3, up: UpAxis) -> f32 {
 
 /// Per joint: whether its position channels hold 0 in every frame while its
 /// `OFFSET` does not. Such joints keep `OFFSET` (see the module header).
-fn zero_position_joints(defs: &[JointDef], raw: &RawMotion, height: f32) -> Vec<bool> {
+pub(super) fn zero_position_joints(defs: &[JointDef], raw: &RawMotion, height: f32) -> Vec<bool> {
     let channels: usize = defs.iter().map(|d| d.channels.len()).sum();
     let small = 1e-4 * height.abs().min(f32::MAX);
     let mut keep = Vec::with_capacity(defs.len());
@@ -602,6 +614,7 @@ mod tests {
         let options = LoadOptions {
             units: Some(Units::Millimetres),
             up: Some(UpAxis::Y),
+            rest_from: None,
         };
         let rig = parse(&figure(175.0, UpAxis::Z), Path::new("a.bvh"), &options).unwrap();
         let head = rig.skeleton.joints()[1].rest.translation;

@@ -69,6 +69,7 @@ mod motion;
 mod motion_up;
 mod pointed_feet;
 mod rest_frame;
+mod rest_from;
 mod root_pivot;
 mod teleport;
 #[cfg(test)]
@@ -181,6 +182,14 @@ pub enum BvhError {
     /// binary file, whatever its name says.
     #[error("{path}: byte {at} is a zero byte: binary data, not a BVH text file")]
     Binary { path: PathBuf, at: usize },
+    /// The rest asked for from another file (`LoadOptions::rest_from`) is not
+    /// there: `reason` says why.
+    #[error("{path}: no rest from {from} (--rest-from): {reason}")]
+    RestFrom {
+        path: PathBuf,
+        from: PathBuf,
+        reason: String,
+    },
     #[error("{path}: {source}")]
     Skeleton {
         path: PathBuf,
@@ -193,6 +202,15 @@ pub enum BvhError {
 /// names) is read in the encoding its bytes suggest, and the first note says which;
 /// a zero byte outside UTF-16 is no text at all.
 pub fn load(path: &Path, options: &LoadOptions) -> Result<Rig, BvhError> {
+    let (text, encoding) = read_text(path)?;
+    let mut rig = parse(&text, path, options)?;
+    rig.notes.splice(0..0, encoding);
+    Ok(rig)
+}
+
+/// The text of the BVH file at `path`, with a note naming its encoding when it is
+/// not UTF-8 (see `load`).
+fn read_text(path: &Path) -> Result<(String, Option<String>), BvhError> {
     let bytes = std::fs::read(path).map_err(|source| BvhError::Read {
         path: path.to_owned(),
         source,
@@ -206,9 +224,7 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Rig, BvhError> {
         });
     }
     let (text, encoding) = text_encoding::decode(&bytes);
-    let mut rig = parse(&text, path, options)?;
-    rig.notes.splice(0..0, encoding);
-    Ok(rig)
+    Ok((text.into_owned(), encoding))
 }
 
 /// Parses the text of a BVH file; `path` only names the file in errors.
@@ -490,6 +506,7 @@ mod tests {
         let options = LoadOptions {
             units: Some(Units::Inches),
             up: Some(UpAxis::Z),
+            rest_from: None,
         };
         let rig = load(&dir.join("bvh_test3.bvh"), &options).unwrap();
         let first = frame_points(&rig, 0);

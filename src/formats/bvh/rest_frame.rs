@@ -719,9 +719,9 @@ mod tests {
 
     use glam::EulerRot;
 
-    use super::super::test_support::{guessed, motion};
+    use super::super::test_support::{guessed, motion, places};
     use super::*;
-    use crate::formats::Rig;
+    use crate::formats::{LoadOptions, Rig};
     use crate::skeleton::NamedBoneMap;
 
     /// A standing figure, centimetres, +Y up, facing +Z: (name, parent, position).
@@ -1245,6 +1245,72 @@ mod tests {
                 (name, parent, at)
             })
             .collect()
+    }
+
+    /// Files of one skeleton in a fresh folder: `stand.bvh`, a take standing in its
+    /// first frame and then crawling, and `crawl.bvh`, its crawl alone (the same
+    /// `OFFSET`s), which stands in no frame.
+    fn stand_and_crawl() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+        let text = rokoko_style(&[figure(0.0), crawling(), crawling()]);
+        let (hierarchy, motion) = text.split_once("MOTION\n").expect("motion");
+        let frames: Vec<&str> = motion.lines().skip(3).collect();
+        let crawl = format!(
+            "{hierarchy}MOTION\nFrames: 2\nFrame Time: 0.01\n{}\n",
+            frames.join("\n")
+        );
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let (stand_path, crawl_path) = (dir.path().join("stand.bvh"), dir.path().join("crawl.bvh"));
+        std::fs::write(&stand_path, &text).expect("written");
+        std::fs::write(&crawl_path, crawl).expect("written");
+        (dir, stand_path, crawl_path)
+    }
+
+    #[test]
+    fn a_take_that_never_stands_rests_on_another_take_of_its_skeleton() {
+        let (_dir, stand, crawl) = stand_and_crawl();
+        let y_up = LoadOptions {
+            up: Some(UpAxis::Y),
+            units: Some(Units::Centimetres),
+            ..LoadOptions::default()
+        };
+        let alone = super::super::load(&crawl, &y_up).expect("loads");
+        assert_note(&alone, "zero pose kept as the rest");
+        let options = LoadOptions {
+            rest_from: Some(stand),
+            ..y_up
+        };
+        let rig = super::super::load(&crawl, &options).expect("loads");
+        assert_note(
+            &rig,
+            "rest pose: frame 1 of the motion of `stand.bvh` (--rest-from)",
+        );
+        assert_maps(&rig, "leftUpperLeg", "LeftUpLeg");
+        assert_maps(&rig, "rightHand", "RightHand");
+        // The frames are the crawl's own, whichever rest they are read against.
+        for (a, b) in places(&alone).into_iter().zip(places(&rig)) {
+            assert!(a.abs_diff_eq(b, 1e-5), "{a} {b}");
+        }
+    }
+
+    #[test]
+    fn a_rest_from_another_skeleton_is_refused_naming_the_joint() {
+        let (_dir, _, crawl) = stand_and_crawl();
+        let other = crawl.with_file_name("longer_thighs.bvh");
+        let text = rokoko_style(&[legs_at(figure(0.0), 20.0)]);
+        std::fs::write(&other, text).expect("written");
+        let options = LoadOptions {
+            rest_from: Some(other),
+            ..LoadOptions::default()
+        };
+        let err = match super::super::load(&crawl, &options) {
+            Ok(_) => panic!("rests on another skeleton"),
+            Err(err) => err.to_string(),
+        };
+        assert!(err.contains("crawl.bvh: no rest from "), "{err}");
+        assert!(
+            err.contains("joint `LeftLeg`") && err.ends_with("another skeleton"),
+            "{err}"
+        );
     }
 
     #[test]

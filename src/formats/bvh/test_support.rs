@@ -13,6 +13,7 @@ use crate::formats::{LoadOptions, Motion, Rig, Units, UpAxis};
 pub(super) const AS_IS: LoadOptions = LoadOptions {
     units: Some(Units::Metres),
     up: Some(UpAxis::Y),
+    rest_from: None,
 };
 
 pub(super) fn rig(text: &str) -> Rig {
