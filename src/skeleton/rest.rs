@@ -41,7 +41,7 @@ use crate::humanoid::HumanBone;
 use crate::humanoid::HumanBone as B;
 
 use super::leaf_nub::is_leaf_nub_off_axis;
-use super::shared_end::shared_end;
+use super::shared_end::{shared_end, unmirrored_end};
 use super::{BoneMap, DetachedBone, Skeleton};
 
 /// Where a rig's T-pose comes from: what its bone map's file says about its rest.
@@ -258,6 +258,10 @@ fn tip(
         bone,
         B::LeftFoot | B::RightFoot | B::LeftToes | B::RightToes
     );
+    // Both sides closed by one offset across the body: no mirror images, no direction.
+    if unmirrored_end(skeleton, map, world, bone, joint) {
+        return None;
+    }
     skeleton_tip(skeleton, world, joint, origin, in_line)
 }
 
@@ -898,6 +902,31 @@ mod tests {
         let (skeleton, map) = middle_fingers_ending_at(|side| Vec3::new(0.03 * side, 0.0, 0.003));
         let turned = turns(&skeleton, &map, fingers);
         let expected = 0.1f32.atan().to_degrees();
+        assert!(
+            turned.iter().all(|&t| (t - expected).abs() < 0.01),
+            "{turned:?}"
+        );
+    }
+
+    #[test]
+    fn one_end_offset_across_both_feet_is_no_direction_and_mirrored_ends_are() {
+        // A writer closing both toes with `OFFSET -0.1 0 0` (toward the right) points
+        // the left toes inward and the right ones outward: no mirror images, so the
+        // toes are not turned 90° about +Y, either of them.
+        let toes_ending_at = |end: fn(f32) -> Vec3| {
+            t_posed_body(
+                |_| vec![],
+                move |side| vec![("Toes", Vec3::new(0.0, -0.05, 0.1), Some(end(side)))],
+            )
+        };
+        let toes = [B::LeftToes, B::RightToes];
+        let (skeleton, map) = toes_ending_at(|_| Vec3::new(-0.1, 0.0, 0.0));
+        let turned = turns(&skeleton, &map, toes);
+        assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
+        // Ends that mirror each other (toes turned in by half their length) are read.
+        let (skeleton, map) = toes_ending_at(|side| Vec3::new(-0.05 * side, 0.0, 0.1));
+        let turned = turns(&skeleton, &map, toes);
+        let expected = 0.5f32.atan().to_degrees();
         assert!(
             turned.iter().all(|&t| (t - expected).abs() < 0.01),
             "{turned:?}"
