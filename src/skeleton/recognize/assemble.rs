@@ -534,7 +534,7 @@ fn put_arms(
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::skeleton;
+    use super::super::test_support::{recognized_with_limbs, skeleton};
     use super::super::{Recognition, recognize};
     use crate::humanoid::HumanBone as B;
 
@@ -599,39 +599,30 @@ mod tests {
         // A frame of a take standing with the legs crossed at the knees, facing +Z:
         // leg A hangs from the hips at +X, its knee and foot across the midline at
         // -X, and leg B's the other way round. The names say nothing of the sides.
-        let s = skeleton(&[
-            ("Hips", None, [0.0, 0.95, 0.0]),
-            ("Spine", Some("Hips"), [0.0, 1.1, 0.0]),
-            ("Chest", Some("Spine"), [0.0, 1.3, 0.0]),
-            ("Neck", Some("Chest"), [0.0, 1.48, 0.0]),
-            ("Head", Some("Neck"), [0.0, 1.58, 0.0]),
-            ("CollarA", Some("Chest"), [0.03, 1.42, 0.0]),
-            ("ArmA", Some("CollarA"), [0.17, 1.42, 0.0]),
-            ("ElbowA", Some("ArmA"), [0.26, 1.17, 0.0]),
-            ("WristA", Some("ElbowA"), [0.3, 0.92, 0.0]),
-            ("CollarB", Some("Chest"), [-0.03, 1.42, 0.0]),
-            ("ArmB", Some("CollarB"), [-0.17, 1.42, 0.0]),
-            ("ElbowB", Some("ArmB"), [-0.26, 1.17, 0.0]),
-            ("WristB", Some("ElbowB"), [-0.3, 0.92, 0.0]),
-            ("ThighA", Some("Hips"), [0.09, 0.92, 0.0]),
-            ("ShinA", Some("ThighA"), [-0.03, 0.52, 0.02]),
-            ("AnkleA", Some("ShinA"), [-0.08, 0.09, 0.0]),
-            ("ToeA", Some("AnkleA"), [-0.08, 0.02, 0.13]),
-            ("ThighB", Some("Hips"), [-0.09, 0.92, 0.0]),
-            ("ShinB", Some("ThighB"), [0.03, 0.52, -0.02]),
-            ("AnkleB", Some("ShinB"), [0.08, 0.09, 0.0]),
-            ("ToeB", Some("AnkleB"), [0.08, 0.02, 0.13]),
-        ]);
-        let r = match recognize(&s) {
-            Recognition::Humanoid(r) => r,
-            Recognition::NotHumanoid(n) => panic!("not a humanoid: {}", n.reason),
-        };
+        let body = [
+            ("Hips", "", [0.0, 0.95, 0.0]),
+            ("Spine", "Hips", [0.0, 1.1, 0.0]),
+            ("Chest", "Spine", [0.0, 1.3, 0.0]),
+            ("Neck", "Chest", [0.0, 1.48, 0.0]),
+            ("Head", "Neck", [0.0, 1.58, 0.0]),
+        ];
+        let limb = [
+            ("Collar", "Chest", [0.03, 1.42, 0.0]),
+            ("Arm", "Collar", [0.17, 1.42, 0.0]),
+            ("Elbow", "Arm", [0.26, 1.17, 0.0]),
+            ("Wrist", "Elbow", [0.3, 0.92, 0.0]),
+            ("Thigh", "Hips", [0.09, 0.92, 0.0]),
+            ("Shin", "Thigh", [-0.03, 0.52, 0.02]),
+            ("Ankle", "Shin", [-0.08, 0.09, 0.0]),
+            ("Toe", "Ankle", [-0.08, 0.02, 0.13]),
+        ];
+        let r = recognized_with_limbs(&body, ["A", "B"], &limb);
         let at = |bone| r.map.bones.get(&bone).map(String::as_str);
-        assert_eq!(at(B::LeftUpperLeg), Some("ThighA"));
-        assert_eq!(at(B::LeftFoot), Some("AnkleA"));
-        assert_eq!(at(B::RightLowerLeg), Some("ShinB"));
-        assert_eq!(at(B::LeftUpperArm), Some("ArmA"));
-        assert_eq!(at(B::RightHand), Some("WristB"));
+        assert_eq!(at(B::LeftUpperLeg), Some("AThigh"));
+        assert_eq!(at(B::LeftFoot), Some("AAnkle"));
+        assert_eq!(at(B::RightLowerLeg), Some("BShin"));
+        assert_eq!(at(B::LeftUpperArm), Some("AArm"));
+        assert_eq!(at(B::RightHand), Some("BWrist"));
         assert!(
             r.notes
                 .iter()
