@@ -13,7 +13,9 @@
 //! node turned to Y-up does not lean and turn with the hips of a saved frame.
 //! A root joint whose identity matrix disagrees in scale with its bound joints'
 //! (Sketchfab's `GLTF_created_0_rootJoint`, binding no vertex) does not carry: the
-//! first bound joint does (`bound_anchor_for_unbound_root`).
+//! first bound joint does (`bound_anchor_for_unbound_root`). A joint below a bound one
+//! whose matrix puts it at the mesh origin (an identity, scaled or turned: it binds no
+//! vertex) hangs from its parent as its node does (`drop_unbound_identities`).
 //! Several skins over one armature (a mesh per body part) are carried into one frame
 //! through the joints they share, so the armature gets one rest whichever skin binds
 //! which joint.
@@ -167,7 +169,9 @@ impl Document<'_> {
             }
             let raw = drop_unbound_identities(raw, skeleton);
             if raw.dropped > 0 {
-                let identities = if raw.scaled > 0 {
+                let identities = if raw.turned > 0 {
+                    "inverse bind matrices that turn them at the mesh origin"
+                } else if raw.scaled > 0 {
                     "identity inverse bind matrices in a uniform scale"
                 } else {
                     "identity inverse bind matrices"
@@ -456,34 +460,75 @@ fn binds_collapse(raw: &[JointBind], position: &[Option<usize>], node_world: &[D
 }
 
 /// A skin's joints after `drop_unbound_identities`: those kept, how many went, and
-/// how many of those had a scaled identity.
+/// how many of those had a scaled identity or a turn.
 struct KeptBinds {
     kept: Vec<JointBind>,
     dropped: usize,
     scaled: usize,
+    turned: usize,
 }
 
-/// Whether an inverse bind matrix is the identity in some scale: a uniform positive
-/// scale with no turn and no offset (the identity itself included).
-fn is_scaled_identity(ibm: &DAffine3) -> bool {
-    let s = ibm.matrix3.x_axis.x;
-    s > 0.0 && ibm.abs_diff_eq(DAffine3::from_scale(DVec3::splat(s)), 1e-6 * s.max(1.0))
+/// How an inverse bind matrix that puts its joint at the mesh frame's origin does so.
+#[derive(Clone, Copy, PartialEq)]
+enum AtOrigin {
+    Identity,
+    Scaled,
+    Turned,
 }
 
-/// Drops the joints whose inverse bind matrix is the identity, in any scale, below a
-/// joint of the same skin whose is not. Exporters write the identity for a joint that
-/// binds no vertex (Sketchfab's conversions of FBX files, for fingers and twist
-/// joints), or the identity scaled by the armature node's inverse scale (100 under a
-/// centimetre armature: FBX end nubs and IK targets); either would put the joint at
-/// the mesh frame's origin however far its parent is, and its chain would end on the
-/// floor; such a joint rests where its node hangs from its parent's bind pose.
-/// Identities from the root down (root joints at the mesh's origin) stay: nothing
-/// bound is above them.
+/// Whether an inverse bind matrix puts its joint at the mesh frame's origin with no
+/// shear: a uniform positive scale and a turn, and no offset beyond `tolerance` (the
+/// identity itself included), and which kind it is.
+fn at_origin(ibm: &DAffine3, tolerance: f64) -> Option<AtOrigin> {
+    let m = ibm.matrix3;
+    let s = m.determinant().cbrt();
+    if !s.is_finite() || s <= 0.0 || ibm.translation.length() > tolerance * s.max(1.0) {
+        return None;
+    }
+    let turn = m * (1.0 / s);
+    let orthonormal = (turn.transpose() * turn).abs_diff_eq(glam::DMat3::IDENTITY, 1e-6);
+    if !orthonormal {
+        return None;
+    }
+    Some(if !turn.abs_diff_eq(glam::DMat3::IDENTITY, 1e-6) {
+        AtOrigin::Turned
+    } else if (s - 1.0).abs() > 1e-6 {
+        AtOrigin::Scaled
+    } else {
+        AtOrigin::Identity
+    })
+}
+
+/// Drops the joints whose inverse bind matrix puts them at the mesh frame's origin
+/// (the identity, in any scale and on any axes) below a joint of the same skin whose
+/// does not. Exporters write the identity for a joint that binds no vertex
+/// (Sketchfab's conversions of FBX files, for fingers and twist joints), the identity
+/// scaled by the armature node's inverse scale (100 under a centimetre armature: FBX
+/// end nubs and IK targets), or a turn with no offset (the armature's Z-up axes, or
+/// the joint's own, for end nubs); any of these would put the joint at the mesh
+/// frame's origin however far its parent is, and its chain would end on the floor;
+/// such a joint rests where its node hangs from its parent's bind pose. A turned
+/// matrix above it still counts as bound (a root bone may rest at the origin). "At the
+/// origin" allows `POSED_DISTANCE_FRACTION` of the skin's bind extent, as the
+/// matrices are written in floats. Matrices at the origin from the root down (root
+/// joints at the mesh's origin) stay: nothing bound is above them.
 fn drop_unbound_identities(raw: Vec<JointBind>, skeleton: &SkeletonNodes) -> KeptBinds {
-    let is_identity = is_scaled_identity;
+    let (low, high) = raw.iter().fold(
+        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+        |(low, high), (_, _, bind)| (low.min(bind.translation), high.max(bind.translation)),
+    );
+    let extent = (high - low).length();
+    let tolerance = if extent.is_finite() {
+        POSED_DISTANCE_FRACTION * extent
+    } else {
+        0.0
+    };
+    let kind = |ibm: &DAffine3| at_origin(ibm, tolerance);
+    // A turn at the origin may be a true bind (a root bone at the origin): it counts
+    // as bound for the joints below it.
     let bound: HashSet<usize> = raw
         .iter()
-        .filter(|(_, ibm, _)| !is_identity(ibm))
+        .filter(|(_, ibm, _)| kind(ibm).is_none_or(|k| k == AtOrigin::Turned))
         .map(|&(node, ..)| node)
         .collect();
     let below_bound = |node: usize| {
@@ -497,21 +542,26 @@ fn drop_unbound_identities(raw: Vec<JointBind>, skeleton: &SkeletonNodes) -> Kep
         false
     };
     let before = raw.len();
-    let mut scaled = 0;
+    let (mut scaled, mut turned) = (0, 0);
     let kept: Vec<_> = raw
         .into_iter()
         .filter(|(node, ibm, _)| {
-            let drop = is_identity(ibm) && below_bound(*node);
-            if drop && !ibm.abs_diff_eq(DAffine3::IDENTITY, 1e-6) {
-                scaled += 1;
+            let Some(kind) = kind(ibm).filter(|_| below_bound(*node)) else {
+                return true;
+            };
+            match kind {
+                AtOrigin::Scaled => scaled += 1,
+                AtOrigin::Turned => turned += 1,
+                AtOrigin::Identity => {}
             }
-            !drop
+            false
         })
         .collect();
     KeptBinds {
         dropped: before - kept.len(),
         kept,
         scaled,
+        turned,
     }
 }
 
@@ -717,6 +767,37 @@ mod tests {
         for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
             let got = Mat4::from(world(&rig, joint));
             assert!(got.abs_diff_eq(expected, 1e-5), "{joint}: {got}");
+        }
+    }
+
+    #[test]
+    fn a_turned_inverse_bind_matrix_at_the_origin_below_a_bound_joint_hangs_from_its_parent() {
+        // As above, but the unbound forearm's matrix is a turn with no offset (a
+        // quarter turn about X, the armature's Z-up axes, or about Y and Z, the
+        // nub's own axes), and its offset is a float's rounding off zero: Sketchfab's
+        // conversions of FBX files write so for end nubs. Taken as a bind pose it
+        // would put the forearm at the mesh origin, and the arm's chain would end on
+        // the floor.
+        let bind = t_pose_bind_worlds();
+        let quarter = std::f32::consts::FRAC_PI_2;
+        for turn in [
+            Quat::from_rotation_x(-quarter),
+            Quat::from_euler(glam::EulerRot::YZX, quarter, -quarter, 0.0),
+        ] {
+            let turned = Mat4::from_rotation_translation(turn, Vec3::new(1e-7, 0.0, 2e-7));
+            let inverse = [bind[0].inverse(), bind[1].inverse(), turned];
+            let rig = parse_doc(&skinned(arm_posed_down(), &[0, 1, 2], &inverse)).unwrap();
+            assert_eq!(
+                rig.notes,
+                [
+                    "skin 0: 1 joints below bound ones have inverse bind matrices that turn them at the mesh origin (joints that bind no vertex): they rest where their nodes hang from their parents",
+                    "rest pose taken from skin 0's inverse bind matrices (the nodes are posed differently)"
+                ]
+            );
+            for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
+                let got = Mat4::from(world(&rig, joint));
+                assert!(got.abs_diff_eq(expected, 1e-5), "{joint}: {got}");
+            }
         }
     }
 
