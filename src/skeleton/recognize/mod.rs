@@ -1063,10 +1063,29 @@ mod tests {
     }
 
     #[test]
+    fn a_big_headed_figure_with_hips_under_a_quarter_of_its_height_is_recognized() {
+        // A chibi figure (Maya's, converted by Sketchfab): the head's top 4.4 m above
+        // the floor, the hips 1 m, 23% of the height. It stands as drawn, facing +Z
+        // or turned to -Z: mapped from its rest, not from a frame of its clips.
+        for facing_minus_z in [false, true] {
+            let chibi = edited(small_table(facing_minus_z, "a_", "b_"), |t| {
+                if let Some(r) = t.iter_mut().find(|r| r.0 == "n_top") {
+                    r.2[1] = 4.4;
+                }
+            });
+            let r = recognize(&chibi).into_humanoid().unwrap();
+            assert_eq!(joint_of(&r, B::Hips), "n_hips");
+            assert_eq!(joint_of(&r, B::LeftUpperLeg), "a_thigh");
+            assert_eq!(joint_of(&r, B::LeftUpperArm), "a_arm");
+            assert_eq!(joint_of(&r, B::RightHand), "b_hand");
+        }
+    }
+
+    #[test]
     fn legs_that_end_at_the_knee_are_refused_for_their_missing_feet() {
-        // A Blender metarig figure: thigh and shin, nothing below the knee; with a
-        // tall head (a hat, a face rig) the hips stand under a quarter of the height
-        // above the knees.
+        // A Blender metarig figure: thigh and shin, nothing below the knee; also with
+        // a tall head (a hat, a face rig), the hips low against the height above the
+        // knees.
         for top in [1.78, 2.6] {
             let kneeless = edited(small_table(false, "L_", "R_"), |t| {
                 t.retain(|r| !r.0.ends_with("foot") && !r.0.ends_with("toe"));

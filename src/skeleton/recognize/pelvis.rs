@@ -28,9 +28,9 @@ pub(super) struct Pelvis {
 /// deforming names over IK/FK duplicates. Their end is the floor; no global lowest
 /// point is trusted, so hands hanging below the feet do not matter. Both legs may
 /// hang from one joint close below (a game rig's `Hips` under `Root`). The hips stand
-/// a quarter of the figure's height (end nubs left out) or more above the floor,
-/// measured from the feet hung from the root under legs that end at the knee
-/// (`detached_foot`). The body is
+/// a fifth of the figure's height (end nubs left out) or more above the floor (a
+/// big-headed chibi's stand at 22%), measured from the feet hung from the root under
+/// legs that end at the knee (`detached_foot`). The body is
 /// the child reaching highest, at least 15% of the hips' height above them (the
 /// arms, found next, are the real test).
 pub(super) fn find_pelvis(rig: &RestJoints, joint: usize) -> Option<Pelvis> {
@@ -65,7 +65,7 @@ pub(super) fn find_pelvis(rig: &RestJoints, joint: usize) -> Option<Pelvis> {
         .flatten()
         .fold(floor, |low, f| low.min(rig.pos[f].y));
     if span <= rig.eps
-        || y - ground < 0.25 * (rig.body_high[joint] - ground)
+        || y - ground < 0.2 * (rig.body_high[joint] - ground)
         || rig.high[spine_root] < y + 0.15 * span
     {
         return None;
