@@ -1083,9 +1083,9 @@ mod tests {
 
     #[test]
     fn legs_that_end_at_the_knee_are_refused_for_their_missing_feet() {
-        // A Blender metarig figure: thigh and shin, nothing below the knee; also with
-        // a tall head (a hat, a face rig), the hips low against the height above the
-        // knees.
+        // A Blender metarig figure: thigh and shin, nothing below the knee; with a
+        // tall head (a hat, a face rig) the hips stand under a quarter of the height
+        // above the knees.
         for top in [1.78, 2.6] {
             let kneeless = edited(small_table(false, "L_", "R_"), |t| {
                 t.retain(|r| !r.0.ends_with("foot") && !r.0.ends_with("toe"));
