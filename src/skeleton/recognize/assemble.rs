@@ -280,8 +280,10 @@ fn put_hips(body: &mut Body, rig: &RestJoints, pelvis: &Pelvis, hips: usize, bip
 fn put_legs(body: &mut Body, rig: &RestJoints, legs: &[Leg; 2], facing: &Facing) {
     for (i, leg) in legs.iter().enumerate() {
         let side = facing.side(i == 0);
-        if let Some(p) = &leg.problem {
-            body.fail(p.clone());
+        match &leg.problem {
+            Some(p) if leg.detached => body.fail_for_foot_outside(p.clone()),
+            Some(p) => body.fail(p.clone()),
+            None => {}
         }
 
         let foot_why = if leg.detached {

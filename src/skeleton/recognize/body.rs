@@ -31,6 +31,10 @@ pub(super) struct Body {
     failure: Option<String>,
     /// How many parts could not be found.
     failures: usize,
+    /// Why the legs whose feet hang outside them failed (`fail_for_foot_outside`).
+    feet_outside: Vec<String>,
+    /// Why the other parts could not be found.
+    not_feet: Vec<String>,
     /// Feet (and their toes) found hanging outside the legs (`Leg::detached`):
     /// mapped only in `NotHumanoid::limbs_outside`.
     outside: Vec<HumanBone>,
@@ -116,6 +120,18 @@ impl Body {
 
     /// Records why a required part is missing; the first reason stays.
     pub(super) fn fail(&mut self, reason: String) {
+        self.not_feet.push(reason.clone());
+        self.count_failure(reason);
+    }
+
+    /// Records a leg's failure for its foot hanging outside it (`Leg::detached`),
+    /// which a map driving that foot from the leg overcomes.
+    pub(super) fn fail_for_foot_outside(&mut self, reason: String) {
+        self.feet_outside.push(reason.clone());
+        self.count_failure(reason);
+    }
+
+    fn count_failure(&mut self, reason: String) {
         self.failures += 1;
         if self.failure.is_none() {
             self.failure = Some(reason);
@@ -170,10 +186,25 @@ impl Body {
                 .iter()
                 .filter(|b| matches!(b, HumanBone::LeftFoot | HumanBone::RightFoot))
                 .count();
-            let limbs_outside = (feet > 0
-                && self.failures == feet
-                && BoneMap::resolve(&whole, rig.skeleton).is_ok())
-            .then(|| Box::new(Self::recognized(self.bones, self.notes, whole, false)));
+            let fits = BoneMap::resolve(&whole, rig.skeleton);
+            let limbs_outside = (feet > 0 && self.failures == feet && fits.is_ok())
+                .then(|| Box::new(Self::recognized(self.bones, self.notes, whole, false)));
+            // Feet outside the legs, and something else besides: what keeps the map
+            // driving them from the legs from fitting too.
+            let besides = match (&fits, self.not_feet.as_slice()) {
+                _ if limbs_outside.is_some() => None,
+                (_, [_, ..]) => Some(self.not_feet.join("; ")),
+                (Err(e), []) => Some(format!("its bones do not fit the rig: {e}")),
+                (Ok(_), []) => None,
+            };
+            // Only when the feet are the first failure: a body failing before (four
+            // legs, no arms) is told by that.
+            let reason = match besides {
+                Some(more) if self.feet_outside.first() == Some(&reason) => {
+                    format!("{reason}; nor is there a map driving those feet from the legs: {more}")
+                }
+                _ => reason,
+            };
             return Recognition::NotHumanoid(NotHumanoid {
                 reason,
                 partial: map,

@@ -547,6 +547,34 @@ mod tests {
     }
 
     #[test]
+    fn feet_under_the_root_on_a_rig_without_hands_are_refused_naming_both() {
+        // Quaternius' monsters: the feet hang from the root, and the fingers start
+        // from the forearm, each from its own joint (no hand joint): no map drives
+        // those feet from the legs either.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            t.retain(|r| !r.0.ends_with("hand"));
+            for (side, x) in [("L_", 1.0f32), ("R_", -1.0)] {
+                reparent(t, &format!("{side}foot"), "Armature");
+                for (finger, z) in [("index", 0.03f32), ("pinky", -0.03), ("thumb", 0.06)] {
+                    let (first, second) = (format!("{side}{finger}1"), format!("{side}{finger}2"));
+                    t.push(row(&first, &format!("{side}forearm"), [x * 0.72, 1.4, z]));
+                    t.push(row(&second, &first, [x * 0.77, 1.4, z]));
+                }
+            }
+        });
+        let Recognition::NotHumanoid(n) = recognize(&s) else {
+            panic!("recognized as a strict VRM humanoid")
+        };
+        assert!(n.limbs_outside.is_none());
+        let (feet, besides) = n
+            .reason
+            .split_once("; nor is there a map driving those feet from the legs: ")
+            .unwrap_or_else(|| panic!("{}", n.reason));
+        assert!(feet.contains("driven by IK"), "{}", n.reason);
+        assert!(besides.contains("hand"), "{}", n.reason);
+    }
+
+    #[test]
     fn a_short_legged_figure_with_feet_under_the_root_is_refused_and_mapped_from_its_legs() {
         // A stylized Quaternius figure: legs end at the knee, the feet hang from the
         // root, and the body above the hips is long (hips 0.55 m, knees 0.31 m, head
