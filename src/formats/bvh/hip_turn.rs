@@ -53,7 +53,9 @@ impl HipTurn {
         let legs: Vec<(usize, Vec3)> = kids
             .iter()
             .filter_map(|&k| thigh(k).map(|o| (k, o)))
-            .filter(|(_, o)| o.normalize_or_zero().dot(up) < -0.5)
+            // Any way down: CMU's thighs start down and out from the root, a
+            // generated rig's beside it and a little below.
+            .filter(|(_, o)| o.normalize_or_zero().dot(up) < 0.0)
             .collect();
         let [a, b] = legs.as_slice() else {
             return None;
@@ -196,6 +198,28 @@ mod tests {
             "the back keeps its own bend: {:?}",
             frame.rotations[5]
         );
+    }
+
+    #[test]
+    fn hip_joints_whose_thighs_start_beside_the_root_share_its_turn_too() {
+        // A generated rig: the thighs start beside the root and a little below it
+        // (`10 -4 0`), not down and out as CMU's; the pelvis' turn sits on the
+        // zero-length joints.
+        let (root, undo, back) = ([90.0, 0.0, 0.0], [-90.0, 0.0, 0.0], [-90.0, 10.0, 0.0]);
+        let text = cmu_root(root, undo, undo, back)
+            .replace("OFFSET 9 -8 4", "OFFSET 10 -4 0")
+            .replace("OFFSET -9 -8 4", "OFFSET -10 -4 0");
+        let rig = rig(&text);
+        let frame = motion(&rig).frame(0);
+        assert!(
+            same_rotation(frame.rotations[0], Quat::IDENTITY),
+            "{:?}",
+            frame.rotations[0]
+        );
+        assert!(same_rotation(
+            frame.rotations[5],
+            Quat::from_rotation_x(10f32.to_radians())
+        ));
     }
 
     #[test]
