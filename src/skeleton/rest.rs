@@ -281,7 +281,7 @@ pub(crate) const FOLDED_BACK: f32 = -0.707;
 /// place down its main child chain (the child with the most descendants, one away
 /// from the joint before one at its place, then, when `in_line`, the one most in
 /// line with the bone into the joint) that is not the joint itself. A placeholder
-/// end site tells nothing, nor does one folded back onto the bone into the joint
+/// end site tells nothing, nor does a leaf joint as short, nor does one folded back onto the bone into the joint
 /// (`FOLDED_BACK`), nor one whose offset every end site of the rig shares
 /// (`shared_end`): the bone then keeps its rest turn against its parent.
 fn skeleton_tip(
@@ -337,6 +337,12 @@ fn skeleton_tip(
             return None;
         }
         let p = Vec3::from(world[child].translation);
+        // A leaf written as a node where a placeholder end site would be (three.js
+        // writes a BVH's End Sites as `ENDSITE` nodes a millimetre up) tells no more.
+        let leaf = skeleton.children(child).next().is_none();
+        if leaf && p.distance(origin) > COINCIDENT && p.distance(origin) <= least_end {
+            return None;
+        }
         if p.distance(origin) > COINCIDENT {
             return Some(p);
         }
@@ -963,6 +969,29 @@ mod tests {
                 name: format!("{}_end", joints[finger].name),
                 parent: Some(finger),
                 rest: Transform::from_translation(Vec3::new(0.0, 0.08, 0.0)),
+                end: None,
+            });
+        }
+        let skeleton = Skeleton::new(joints).unwrap();
+        let turned = turns(&skeleton, &map, fingers);
+        assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
+    }
+
+    #[test]
+    fn a_leaf_joint_as_short_as_a_placeholder_end_site_is_no_direction() {
+        // three.js writes a BVH's End Sites as leaf nodes `ENDSITE` a millimetre up
+        // from the fingertip: the fingertip keeps its rest turn rather than being
+        // turned 90° up.
+        let (skeleton, map) = middle_fingers_ending_at(|_| Vec3::ZERO);
+        let fingers = [B::LeftMiddleProximal, B::RightMiddleProximal];
+        let mut joints = skeleton.joints().to_vec();
+        for bone in fingers {
+            let finger = map.joint(bone).unwrap();
+            joints[finger].end = None;
+            joints.push(Joint {
+                name: format!("ENDSITE#{finger}"),
+                parent: Some(finger),
+                rest: Transform::from_translation(Vec3::new(0.0, 0.001, 0.0)),
                 end: None,
             });
         }

@@ -399,6 +399,31 @@ mod tests {
     }
 
     #[test]
+    fn an_end_site_written_as_a_node_named_endsite_is_a_nub() {
+        // A BVH converted to glTF by three.js: each digit `Index1`-`Index3`, then the
+        // BVH's `Index3_end`, then its End Site as a node of its own, `ENDSITE`. The
+        // phalanges are the first three joints from the knuckles, not the last three.
+        let s = skeleton(&[
+            ("LeftHand", None, [0.0, 0.0, 0.0]),
+            ("LeftHandIndex1", Some("LeftHand"), [0.08, 0.0, 0.0]),
+            ("LeftHandIndex2", Some("LeftHandIndex1"), [0.105, 0.0, 0.0]),
+            ("LeftHandIndex3", Some("LeftHandIndex2"), [0.121, 0.0, 0.0]),
+            (
+                "LeftHandIndex3_end",
+                Some("LeftHandIndex3"),
+                [0.142, 0.0, 0.0],
+            ),
+            ("ENDSITE", Some("LeftHandIndex3_end"), [0.163, 0.0, 0.0]),
+        ]);
+        let rig = RestJoints::new(&s);
+        let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4, 5], false)
+            .into_iter()
+            .map(|j| rig.name(j))
+            .collect();
+        assert_eq!(got, ["LeftHandIndex1", "LeftHandIndex2", "LeftHandIndex3"]);
+    }
+
+    #[test]
     fn a_fourth_finger_joint_whose_end_site_is_at_the_joint_is_the_tip() {
         // Mixamo's BVH export: `Index1`-`Index4`, `Index4` ending in `OFFSET 0 0 0`.
         // An end site a bone long past the fourth joint makes it the distal phalanx

@@ -139,9 +139,11 @@ const CONTROL_WORDS: &[&str] = &[
     "locator", "loc",
 ];
 
-/// Words of helper joints: ends, nubs, twist and roll bones.
+/// Words of helper joints: ends, nubs, twist and roll bones (`endsite`: a BVH End Site
+/// written as a node of its own, `ENDSITE`, by converters to glTF).
 const HELPER_WORDS: &[&str] = &[
     "end",
+    "endsite",
     "fin",
     "nub",
     "tip",
@@ -213,7 +215,7 @@ impl NameInfo {
                 info.preference -= 1.0;
             } else if HELPER_WORDS.contains(&w) {
                 info.helper = true;
-                info.nub |= matches!(w, "end" | "fin" | "nub");
+                info.nub |= matches!(w, "end" | "endsite" | "fin" | "nub");
                 info.twist |= matches!(w, "twist" | "roll");
             } else if let Some(rest) = w.strip_prefix("left").filter(|r| !r.is_empty()) {
                 info.side = Some(Side::Left);
