@@ -281,9 +281,10 @@ pub(crate) const FOLDED_BACK: f32 = -0.707;
 /// place down its main child chain (the child with the most descendants, one away
 /// from the joint before one at its place, then, when `in_line`, the one most in
 /// line with the bone into the joint) that is not the joint itself. A placeholder
-/// end site tells nothing, nor does a leaf joint as short, nor does one folded back onto the bone into the joint
-/// (`FOLDED_BACK`), nor one whose offset every end site of the rig shares
-/// (`shared_end`): the bone then keeps its rest turn against its parent.
+/// end site tells nothing, nor does a leaf joint as short, nor an end site folded
+/// back onto the bone into the joint (`FOLDED_BACK`), nor one whose offset every end
+/// site of the rig shares (`shared_end`): the bone then keeps its rest turn against
+/// its parent.
 fn skeleton_tip(
     skeleton: &Skeleton,
     world: &[Affine3A],
