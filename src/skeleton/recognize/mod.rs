@@ -286,7 +286,7 @@ mod test_support;
 mod tests {
     use super::*;
     use crate::humanoid::HumanBone as B;
-    use test_support::skeleton;
+    use test_support::{skeleton, with_limbs_named};
 
     /// A T-pose humanoid facing +Z (or -Z, turned 180 degrees) under two transform
     /// nodes, with a nub above the head; `left`/`right` prefix the limb names.
@@ -992,42 +992,31 @@ mod tests {
         // the hips, and arms hanging from the chest in a shallow slope, beside a head
         // rising high. The arms drop to the chest's level as legs beside a body do, but
         // the legs below reach far lower: the figure's legs end at the knee.
-        let mut table: Vec<(String, Option<String>, [f32; 3])> = [
-            ("rootJoint", None, [0.0, 0.0, 0.0]),
-            ("spine", Some("rootJoint"), [0.0, 0.17, 0.0]),
-            ("spine.001", Some("spine"), [0.0, 0.22, 0.0]),
-            ("spine.003", Some("spine.001"), [0.0, 0.33, 0.0]),
-            ("Head", Some("spine.003"), [0.0, 0.39, 0.0]),
-            ("Ear.L", Some("Head"), [0.12, 0.72, 0.0]),
-            ("Ear.R", Some("Head"), [-0.12, 0.72, 0.0]),
-            ("tail", Some("spine"), [0.0, 0.22, -0.1]),
-            ("tail.001", Some("tail"), [0.0, 0.21, -0.17]),
-        ]
-        .into_iter()
-        .map(|(n, p, x)| (n.to_owned(), p.map(str::to_owned), x))
-        .collect();
-        for (side, x) in [("L", 1.0f32), ("R", -1.0)] {
-            let limbs = [
-                ("shoulder", "spine.003", [0.004, 0.376, 0.015]),
-                ("upper_arm", "shoulder", [0.107, 0.336, 0.008]),
-                ("forearm", "upper_arm", [0.181, 0.322, 0.003]),
-                ("hand", "forearm", [0.237, 0.315, 0.004]),
-                ("thigh", "spine", [0.065, 0.16, 0.0]),
-                ("shin", "thigh", [0.065, 0.106, 0.006]),
-            ];
-            for (name, parent, [px, py, pz]) in limbs {
-                let parent = match parent {
-                    "spine.003" | "spine" => parent.to_owned(),
-                    _ => format!("{parent}.{side}"),
-                };
-                table.push((format!("{name}.{side}"), Some(parent), [x * px, py, pz]));
-            }
-        }
-        let table: Vec<(&str, Option<&str>, [f32; 3])> = table
-            .iter()
-            .map(|(n, p, x)| (n.as_str(), p.as_deref(), *x))
-            .collect();
-        let Recognition::NotHumanoid(n) = recognize(&skeleton(&table)) else {
+        let body = [
+            ("rootJoint", "", [0.0, 0.0, 0.0]),
+            ("spine", "rootJoint", [0.0, 0.17, 0.0]),
+            ("spine.001", "spine", [0.0, 0.22, 0.0]),
+            ("spine.003", "spine.001", [0.0, 0.33, 0.0]),
+            ("Head", "spine.003", [0.0, 0.39, 0.0]),
+            ("Ear.L", "Head", [0.12, 0.72, 0.0]),
+            ("Ear.R", "Head", [-0.12, 0.72, 0.0]),
+            ("tail", "spine", [0.0, 0.22, -0.1]),
+            ("tail.001", "tail", [0.0, 0.21, -0.17]),
+        ];
+        let limb = [
+            ("shoulder", "spine.003", [0.004, 0.376, 0.015]),
+            ("upper_arm", "shoulder", [0.107, 0.336, 0.008]),
+            ("forearm", "upper_arm", [0.181, 0.322, 0.003]),
+            ("hand", "forearm", [0.237, 0.315, 0.004]),
+            ("thigh", "spine", [0.065, 0.16, 0.0]),
+            ("shin", "thigh", [0.065, 0.106, 0.006]),
+        ];
+        let cat = with_limbs_named(
+            &body,
+            |side, name| format!("{name}.{}", ["L", "R"][side]),
+            &limb,
+        );
+        let Recognition::NotHumanoid(n) = recognize(&cat) else {
             panic!("legs without feet recognized")
         };
         assert!(

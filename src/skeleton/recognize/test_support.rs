@@ -49,17 +49,27 @@ pub(super) fn with_limbs(
     sides: [&str; 2],
     limb: &[(&str, &str, [f32; 3])],
 ) -> Skeleton {
+    with_limbs_named(body, |side, name| format!("{}{name}", sides[side]), limb)
+}
+
+/// `with_limbs` with each limb joint named `named(side, name)`, side 0 the left
+/// (+X) and 1 the right (`.L` and `.R` suffixes, say).
+pub(super) fn with_limbs_named(
+    body: &[(&str, &str, [f32; 3])],
+    named: impl Fn(usize, &str) -> String,
+    limb: &[(&str, &str, [f32; 3])],
+) -> Skeleton {
     let mut rows: Vec<(String, String, [f32; 3])> = body
         .iter()
         .map(|(n, p, at)| (n.to_string(), p.to_string(), *at))
         .collect();
-    for (side, x) in sides.into_iter().zip([1.0f32, -1.0]) {
+    for (side, x) in [1.0f32, -1.0].into_iter().enumerate() {
         for &(name, parent, [px, py, pz]) in limb {
             let parent = match body.iter().any(|(n, ..)| *n == parent) {
                 true => parent.to_owned(),
-                false => format!("{side}{parent}"),
+                false => named(side, parent),
             };
-            rows.push((format!("{side}{name}"), parent, [x * px, py, pz]));
+            rows.push((named(side, name), parent, [x * px, py, pz]));
         }
     }
     let table: Vec<(&str, Option<&str>, [f32; 3])> = rows
