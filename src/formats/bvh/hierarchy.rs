@@ -24,20 +24,30 @@ pub(super) enum Channel {
     Rotation(Axis),
 }
 
+/// Every channel with its name as BVH spells it.
+const CHANNELS: [(&str, Channel); 6] = [
+    ("Xposition", Channel::Position(Axis::X)),
+    ("Yposition", Channel::Position(Axis::Y)),
+    ("Zposition", Channel::Position(Axis::Z)),
+    ("Xrotation", Channel::Rotation(Axis::X)),
+    ("Yrotation", Channel::Rotation(Axis::Y)),
+    ("Zrotation", Channel::Rotation(Axis::Z)),
+];
+
 impl Channel {
     fn parse(name: &str) -> Option<Channel> {
-        let table = [
-            ("Xposition", Channel::Position(Axis::X)),
-            ("Yposition", Channel::Position(Axis::Y)),
-            ("Zposition", Channel::Position(Axis::Z)),
-            ("Xrotation", Channel::Rotation(Axis::X)),
-            ("Yrotation", Channel::Rotation(Axis::Y)),
-            ("Zrotation", Channel::Rotation(Axis::Z)),
-        ];
-        table
+        CHANNELS
             .into_iter()
             .find(|(spelling, _)| name.eq_ignore_ascii_case(spelling))
             .map(|(_, channel)| channel)
+    }
+
+    /// The channel's name as BVH spells it (`Xposition`).
+    pub(super) fn name(self) -> &'static str {
+        CHANNELS
+            .into_iter()
+            .find(|&(_, c)| c == self)
+            .map_or("", |(spelling, _)| spelling)
     }
 }
 

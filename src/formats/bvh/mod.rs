@@ -44,7 +44,8 @@
 //! (camera coordinates, image Y down) is read the other way up. Every guess is
 //! written into `Rig::notes`. `Basis` then converts the rest pose and every frame.
 //!
-//! Frames the root teleports to, farther from the take than a body moves between two
+//! Motion values written `nan` are gaps in the capture, filled from their own channel
+//! (`gaps.rs`), with a note. Frames the root teleports to, farther from the take than a body moves between two
 //! frames (decoder garbage, lost tracking), hold the nearest frame of the take
 //! (`teleport.rs`), with a note naming them. A take reaching farther below the file's
 //! origin than a tenth of the figure's height (a pelvis at the origin, as Kinect and
@@ -62,6 +63,7 @@
 mod convert;
 mod displaced;
 mod floor;
+mod gaps;
 mod hierarchy;
 mod hip_turn;
 mod lexer;
@@ -127,6 +129,15 @@ pub enum BvhError {
         path: PathBuf,
         line: usize,
         index: usize,
+    },
+    /// A channel whose every frame is `nan`, nothing to fill it from; `line` is
+    /// where the first missing value is.
+    #[error("{path}:{line}: channel {channel} of joint `{joint}` is `nan` in every frame")]
+    NoValue {
+        path: PathBuf,
+        line: usize,
+        joint: String,
+        channel: &'static str,
     },
     #[error(
         "{path}:{line}: unknown channel `{name}` (expected Xposition, Yposition, Zposition, Xrotation, Yrotation or Zrotation)"

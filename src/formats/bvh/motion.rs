@@ -5,7 +5,8 @@
 //! last word `-` or `1e`, so too). A count of 0 over whole frames, one to a
 //! line, is a count the writer never filled in: those frames are read.
 
-use super::hierarchy::Parser;
+use super::gaps;
+use super::hierarchy::{Channel, Parser};
 use super::lexer::{Lexer, Token, is, number, quote, strip_prefix_ignore_case};
 use super::{BvhError, MAX_FRAMES, MAX_SAMPLES};
 
@@ -77,6 +78,8 @@ impl<'a> Parser<'a> {
         // middle of a value when no other word follows in the file: it is no value, and
         // the frame it ends is reported short below. Else it is the error it is.
         let mut cut = None;
+        // Where the first missing value (`nan`) is, for the note or the error.
+        let mut first_gap = None;
         for (line, text) in lexer.into_remaining_lines() {
             if text.trim().is_empty() {
                 continue;
@@ -87,6 +90,11 @@ impl<'a> Parser<'a> {
             let before = values.len();
             let mut words = text.split_whitespace().enumerate().peekable();
             while let Some((i, word)) = words.next() {
+                if gaps::is_gap(word) && !(channels > 0 && values.len() >= needed) {
+                    first_gap.get_or_insert(line);
+                    values.push(f32::NAN);
+                    continue;
+                }
                 match number(self.path, word, line, i + 1) {
                     Ok(value) => values.push(value),
                     Err(_) if channels > 0 && values.len() >= needed => {
@@ -159,12 +167,61 @@ impl<'a> Parser<'a> {
             format!("ignored the text after the last of the {declared} frames (from line {line})")
         }));
         values.truncate(needed);
+        if let Some(line) = first_gap {
+            notes.extend(self.fill_gaps(&mut values, declared, line)?);
+        }
         Ok(RawMotion {
             frame_time,
             frames: declared,
             values,
             notes,
         })
+    }
+
+    /// Fills the take's missing values (`gaps.rs`), the first on `line`; the note
+    /// that says how many, or the error naming a channel missing in every frame.
+    fn fill_gaps(
+        &self,
+        values: &mut [f32],
+        frames: usize,
+        line: usize,
+    ) -> Result<Option<String>, BvhError> {
+        let kinds: Vec<(usize, &Channel)> = self
+            .joints
+            .iter()
+            .enumerate()
+            .flat_map(|(j, joint)| joint.channels.iter().map(move |c| (j, c)))
+            .collect();
+        let rotation: Vec<bool> = kinds
+            .iter()
+            .map(|(_, c)| matches!(c, Channel::Rotation(_)))
+            .collect();
+        match gaps::fill(values, &rotation, frames) {
+            Ok(filled) => Ok(filled.map(|f| {
+                let counted = |n: usize, what: &str| match n {
+                    1 => format!("1 {what}"),
+                    n => format!("{n} {what}s"),
+                };
+                format!(
+                    "{} in {} of the {frames} frames {} `nan` (gaps in the capture, the first on \
+                     line {line}, the longest {}): each is filled from its channel's values \
+                     before and after it",
+                    counted(f.values, "value"),
+                    f.frames,
+                    if f.values == 1 { "is" } else { "are" },
+                    counted(f.longest, "frame"),
+                )
+            })),
+            Err(c) => {
+                let (joint, channel) = kinds[c];
+                Err(BvhError::NoValue {
+                    path: self.path.to_owned(),
+                    line,
+                    joint: self.joints[joint].name.clone(),
+                    channel: channel.name(),
+                })
+            }
+        }
     }
 
     /// The value of a `Name: value` header line, given its first word (which may
@@ -276,7 +333,7 @@ fn frame_by_lines(lines: &[(usize, usize)], channels: usize, declared: usize) ->
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;
-    use glam::Vec3;
+    use glam::{Quat, Vec3};
 
     #[test]
     fn parse_rejects_too_few_or_too_many_values_in_a_frame() {
@@ -346,8 +403,39 @@ mod tests {
     fn parse_rejects_bad_motion_values() {
         let msg = error(&good_with(20, "1 90 x 0 0 0 0 0 0"));
         assert_eq!(msg, "bad.bvh:20: value 3 (`x`) is not a number");
-        let msg = error(&good_with(19, "0 90 0 0 0 0 0 NaN 0"));
+        let msg = error(&good_with(19, "0 90 0 0 0 0 0 inf 0"));
         assert_eq!(msg, "bad.bvh:19: value 8 is NaN or infinite");
+    }
+
+    #[test]
+    fn a_nan_motion_value_is_a_gap_filled_from_its_channel_with_a_note() {
+        // A marker lost for a frame: the root's height and a turn written `nan`.
+        let text = GOOD.replace("Frames: 2", "Frames: 3").replace(
+            "1 90 0 0 0 0 0 0 0",
+            "1 nan 0 0 0 0 0 -nan(ind) 0\n2 80 0 0 0 0 0 20 0",
+        );
+        let read = rig(&text);
+        let m = motion(&read);
+        assert_eq!(m.frame_count(), 3);
+        assert!(m.frame(1).translations[0].abs_diff_eq(Vec3::new(1.0, 85.0, 0.0), 1e-5));
+        let turned = Quat::from_rotation_x(10f32.to_radians());
+        assert!(m.frame(1).rotations[1].angle_between(turned) < 1e-5);
+        assert_eq!(
+            read.notes,
+            [
+                "2 values in 1 of the 3 frames are `nan` (gaps in the capture, the first on line 20, \
+              the longest 1 frame): each is filled from its channel's values before and after it"
+            ]
+        );
+        // A channel with no value in any frame has nothing to fill it from.
+        let msg = error(
+            &good_with(19, "0 90 0 0 0 0 0 0 nan")
+                .replace("1 90 0 0 0 0 0 0 0", "1 90 0 0 0 0 0 0 NaN"),
+        );
+        assert_eq!(
+            msg,
+            "bad.bvh:19: channel Yrotation of joint `Spine` is `nan` in every frame"
+        );
     }
 
     #[test]
