@@ -22,6 +22,7 @@ use super::rest_frame::{
 };
 use super::rest_from::rest_from;
 use super::root_pivot::move_root_to_children;
+use super::star::rehang_arms;
 use super::teleport::hold_teleports;
 use crate::formats::{Basis, Clip, LoadOptions, Motion, Rig, Units, UpAxis};
 use crate::skeleton::Skeleton;
@@ -36,8 +37,11 @@ pub(super) fn build(
     motion: Option<RawMotion>,
     options: &LoadOptions,
 ) -> Result<Rig, BvhError> {
-    let mut defs = defs;
-    let mut notes: Vec<String> = move_root_to_children(&mut defs).into_iter().collect();
+    let (mut defs, mut motion) = (defs, motion);
+    let mut notes: Vec<String> = rehang_arms(&mut defs, motion.as_mut())
+        .into_iter()
+        .collect();
+    notes.extend(move_root_to_children(&mut defs));
     let (mut raw, empty_notes) = match motion {
         Some(raw) if raw.frames > 0 => (Some(raw), Vec::new()),
         Some(raw) => (None, raw.notes),

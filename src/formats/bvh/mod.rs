@@ -38,6 +38,10 @@
 //! `SpineBase` at the floor under `HipLeft`, `HipRight`, `SpineMid`), is moved onto
 //! that point (`root_pivot.rs`), with a note: again every other joint stays in place.
 //!
+//! A star skeleton (Kinect/NiTE: the arms, legs and neck hung from one torso root through
+//! zero-length joints) has its arms' joints hung from the neck's (`star.rs`), so that a
+//! spine carries them; again every joint stays in place.
+//!
 //! Units and up axis come from `LoadOptions` or are guessed from the rest pose: up is
 //! Y or Z, whichever the figure is taller along, and the units follow from that
 //! height (`Units::guess_from_height`). A figure standing on its head along that axis
@@ -73,6 +77,7 @@ mod pointed_feet;
 mod rest_frame;
 mod rest_from;
 mod root_pivot;
+mod star;
 mod teleport;
 #[cfg(test)]
 mod test_support;
