@@ -93,7 +93,8 @@ pub(super) fn build(
             notes.push(format!(
                 "zero pose kept as the rest, though it is no standing body ({reason}): no \
                  frame of the motion stands as one either ({}, read with {axes} up), as in a \
-                 take that never stands up (a crawl, a take lying down)",
+                 take that never stands up (a crawl, a take lying down); `--rest-from` reads \
+                 it against the rest of another take of the same skeleton",
                 sampled_frames(raw.frames),
             ));
         }

@@ -929,6 +929,7 @@ mod tests {
             "no frame of the motion stands as one either (every one of the 3 frames, read \
              with +Y and with +Z up)",
             "never stands up",
+            "`--rest-from` reads it against the rest of another take of the same skeleton",
         ] {
             assert!(note.contains(part), "`{part}` in {note}");
         }
