@@ -14,6 +14,7 @@ use super::displaced::Displaced;
 use super::floor::lift_onto_floor;
 use super::hierarchy::{Axis, Channel, JointDef};
 use super::hip_turn::HipTurn;
+use super::lead_frame::hold_lead_frame;
 use super::lexer::quote;
 use super::motion::RawMotion;
 use super::motion_up::stand_take_up;
@@ -99,6 +100,10 @@ pub(super) fn build(
             ));
         }
         _ => {}
+    }
+    // After the rest is chosen: a reference T-pose before the take may be the rest.
+    if let Some(raw) = raw.as_mut() {
+        notes.extend(hold_lead_frame(&defs, raw, &keep_offset));
     }
     let upright = match (&rest_frame, zero_upright) {
         (Some((_, upright, _)), _) => *upright,

@@ -51,7 +51,9 @@
 //! Motion values written `nan` are gaps in the capture, filled from their own channel
 //! (`gaps.rs`), with a note. Frames the root teleports to, farther from the take than a body moves between two
 //! frames (decoder garbage, lost tracking), hold the nearest frame of the take
-//! (`teleport.rs`), with a note naming them. A take reaching farther below the file's
+//! (`teleport.rs`), with a note naming them; a first frame written before the take (a
+//! reference pose a joint turns further from than the take ever turns in a frame)
+//! holds the second (`lead_frame.rs`), with a note. A take reaching farther below the file's
 //! origin than a tenth of the figure's height (a pelvis at the origin, as Kinect and
 //! video estimates write it) is lifted onto its floor (`floor.rs`), with a note.
 //!
@@ -70,6 +72,7 @@ mod floor;
 mod gaps;
 mod hierarchy;
 mod hip_turn;
+mod lead_frame;
 mod lexer;
 mod motion;
 mod motion_up;

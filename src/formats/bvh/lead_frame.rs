@@ -1,0 +1,134 @@
+//! A first frame that is no frame of the take. Exporters write a reference pose
+//! before the capture (iPi's zero pose, the T-pose that starts CMU's converted takes,
+//! a dance dataset's all-zero frame at the origin): from it to frame 2 a joint turns
+//! further than it ever turns between two frames of the take, which no body does in
+//! one frame. Played, it is a pop at the start of the clip and of every loop, and a
+//! jump in the truth `eval-ik` measures against. Such a frame holds frame 2 (every
+//! channel), as frames the root teleports to hold the take's (`teleport.rs`); the
+//! rest pose is chosen before, so a reference T-pose may still be the rest
+//! (`rest_frame.rs`). Pure: file values in, file values out, and the note that says so.
+
+use super::hierarchy::JointDef;
+use super::motion::RawMotion;
+use super::rest_frame::FilePose;
+
+/// Least turn of a joint from frame 1 to frame 2, degrees, for frame 1 to be a pose
+/// written before the take: fast limbs turn less than this in a frame at 30 fps.
+const LEAD_TURN_DEG: f32 = 30.0;
+
+/// How many times the take's usual largest turn between two frames (its 99th
+/// percentile over the take) the turn from frame 1 to frame 2 must be.
+const LEAD_TIMES_USUAL: f32 = 3.0;
+
+/// Makes frame 1 hold frame 2 when frame 1 is a pose written before the take: a
+/// joint turns at least `LEAD_TURN_DEG` from it to frame 2, more than the take ever
+/// turns one between two frames, and `LEAD_TIMES_USUAL` times the usual. The note
+/// says how far; `None` for a take under three frames or one starting with motion.
+pub(super) fn hold_lead_frame(
+    defs: &[JointDef],
+    raw: &mut RawMotion,
+    keep_offset: &[bool],
+) -> Option<String> {
+    let width: usize = defs.iter().map(|d| d.channels.len()).sum();
+    if raw.frames < 3 || width == 0 || raw.values.len() < raw.frames * width {
+        return None;
+    }
+    // Largest turn of any joint between each frame and the next, radians.
+    let poses: Vec<FilePose> = (0..raw.frames)
+        .map(|f| FilePose::frame(defs, raw, keep_offset, f))
+        .collect();
+    let steps: Vec<f32> = poses
+        .windows(2)
+        .map(|pair| {
+            pair[0]
+                .rotations
+                .iter()
+                .zip(&pair[1].rotations)
+                .map(|(a, b)| a.angle_between(*b))
+                .fold(0.0f32, f32::max)
+        })
+        .collect();
+    let (&lead, later) = steps.split_first()?;
+    let most = later.iter().copied().fold(0.0f32, f32::max);
+    let mut sorted = later.to_vec();
+    sorted.sort_by(f32::total_cmp);
+    let usual = sorted[((sorted.len() - 1) as f32 * 0.99).round() as usize];
+    let lead_deg = lead.to_degrees();
+    if !(lead_deg >= LEAD_TURN_DEG && lead > most && lead >= LEAD_TIMES_USUAL * usual) {
+        return None;
+    }
+    raw.values.copy_within(width..2 * width, 0);
+    Some(format!(
+        "frame 1 turns a joint {lead_deg:.0}° from frame 2, where the take turns one at most \
+         {:.0}° between two frames: it is a pose written before the capture (a reference or \
+         T-pose), no frame of the take, and holds frame 2",
+        most.to_degrees()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{motion, rig};
+
+    /// A hips-and-spine file whose spine bends `bends` degrees about X, one frame
+    /// each, the hips walking along X.
+    fn bending(bends: &[f32]) -> String {
+        let mut text = String::from(
+            "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n  CHANNELS 6 Xposition Yposition \
+             Zposition Zrotation Xrotation Yrotation\n  JOINT Spine\n  {\n    OFFSET 0 0.5 0\n    \
+             CHANNELS 3 Zrotation Xrotation Yrotation\n    End Site\n    {\n      OFFSET 0 0.5 0\n    \
+             }\n  }\n}\nMOTION\n",
+        );
+        text += &format!("Frames: {}\nFrame Time: 0.0333333\n", bends.len());
+        for (i, bend) in bends.iter().enumerate() {
+            text += &format!("{} 1 0 0 0 0 0 {bend} 0\n", i as f32 * 0.02);
+        }
+        text
+    }
+
+    fn spine_bends(bends: &[f32]) -> (Vec<f32>, Vec<String>) {
+        let rig = rig(&bending(bends));
+        let m = motion(&rig);
+        let got = (0..bends.len())
+            .map(|f| {
+                let (axis, angle) = m.frame(f).rotations[1].to_axis_angle();
+                (axis.x.signum() * angle).to_degrees()
+            })
+            .collect();
+        (got, rig.notes)
+    }
+
+    #[test]
+    fn a_reference_pose_before_the_take_holds_its_first_frame() {
+        // Frame 1 stands straight (the zero pose); the take bends the spine 40-44°
+        // and moves it 1° a frame.
+        let (got, notes) = spine_bends(&[0.0, 40.0, 41.0, 42.0, 43.0, 44.0]);
+        assert!((got[0] - 40.0).abs() < 0.01, "{got:?}");
+        assert!((got[1] - 40.0).abs() < 0.01, "{got:?}");
+        assert!((got[5] - 44.0).abs() < 0.01, "{got:?}");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with(
+                "frame 1 turns a joint 40° from frame 2, where the take turns one at most 1°"
+            ),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn a_take_that_starts_moving_or_turns_as_far_later_keeps_its_first_frame() {
+        let cases: [&[f32]; 3] = [
+            // Fast from the start, as fast later.
+            &[0.0, 12.0, 24.0, 36.0, 48.0],
+            // A 40° pop at the start and another later: the take jumps so.
+            &[0.0, 40.0, 41.0, 0.0, 1.0],
+            // Two frames: nothing to compare the first step with.
+            &[0.0, 40.0],
+        ];
+        for bends in cases {
+            let (got, notes) = spine_bends(bends);
+            assert!(got[0].abs() < 0.01, "{bends:?}: {got:?}");
+            assert!(notes.is_empty(), "{bends:?}: {notes:?}");
+        }
+    }
+}
