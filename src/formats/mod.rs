@@ -10,6 +10,7 @@ pub mod bvh;
 pub mod ext_humanoid;
 pub mod glb;
 pub mod gltf;
+pub mod ik_feet;
 pub mod inspect;
 pub mod mannequin;
 pub mod sampler;
