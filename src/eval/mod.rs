@@ -55,8 +55,9 @@ fn frame_interval(times: &[f32], i: usize) -> f32 {
 type FeetSample = ([[Vec3; 2]; 2], [[f32; 2]; 2], [bool; 2]);
 
 /// A copy of `mapped` with its legs `factor` times as long: the rest offsets of the
-/// lower legs and feet (the upper and lower leg bones) and a lower leg's end site
-/// scaled, and the hips moved so the soles stay at the same height. Bones hung outside the hips
+/// lower legs and feet and of any joint between them and the bone above (the upper
+/// and lower leg bones) and a lower leg's end site scaled, and the hips moved so the
+/// soles stay at the same height. Bones hung outside the hips
 /// (`BoneMap::detached_bones`) stay where their anchors hold them: a foot at its
 /// scaled lower leg's end, an upper leg at the moved hips.
 pub fn scale_legs(mapped: &MappedSkeleton, factor: f32) -> Result<MappedSkeleton, EvalError> {
@@ -69,10 +70,27 @@ pub fn scale_legs(mapped: &MappedSkeleton, factor: f32) -> Result<MappedSkeleton
             .any(|h| h.detached.joint == joint)
     };
     let mut joints = mapped.skeleton.joints().to_vec();
-    for bone in [B::LeftLowerLeg, B::RightLowerLeg, B::LeftFoot, B::RightFoot] {
-        let joint = mapped.map.joint(bone).ok_or(EvalError::MissingBone(bone))?;
-        if let Some(j) = joints.get_mut(joint).filter(|_| !is_detached(joint)) {
-            j.rest.translation *= factor;
+    // A bone's offset may sit on joints between its mapped ones (assimp's
+    // `_$AssimpFbx$_Translation` nodes above a zero offset, twist joints): every
+    // joint from below the upper leg down to the lower leg, and from below it down
+    // to the foot, scales.
+    let joint = |bone: B| mapped.map.joint(bone).ok_or(EvalError::MissingBone(bone));
+    for [upper, lower, foot] in [
+        [B::LeftUpperLeg, B::LeftLowerLeg, B::LeftFoot],
+        [B::RightUpperLeg, B::RightLowerLeg, B::RightFoot],
+    ] {
+        let (lower, foot) = (joint(lower)?, joint(foot)?);
+        let mut scaled = match mapped.map.joint(upper) {
+            Some(upper) => joints_down_to(&mapped.skeleton, upper, lower),
+            None => vec![lower],
+        };
+        if !is_detached(foot) {
+            scaled.extend(joints_down_to(&mapped.skeleton, lower, foot));
+        }
+        for j in scaled {
+            if let Some(j) = joints.get_mut(j) {
+                j.rest.translation *= factor;
+            }
         }
     }
     // A lower leg that ends at the ankle with an end site (its foot hung outside it)
@@ -149,6 +167,21 @@ pub fn scale_legs(mapped: &MappedSkeleton, factor: f32) -> Result<MappedSkeleton
         map: mapped.map.clone(),
         correction,
     })
+}
+
+/// The joints below `top` down to `bottom` (included): the path a bone's offset is
+/// spread over. `bottom` alone when `top` is not above it.
+fn joints_down_to(skeleton: &Skeleton, top: usize, bottom: usize) -> Vec<usize> {
+    let mut path = vec![bottom];
+    let mut j = bottom;
+    while let Some(p) = skeleton.parent(j) {
+        if p == top {
+            return path;
+        }
+        path.push(p);
+        j = p;
+    }
+    vec![bottom]
 }
 
 /// Foot skate and floor contact of one retargeted clip.
@@ -831,6 +864,69 @@ mod tests {
                     (foot.distance(knee) - factor * shin).abs() < 1e-5,
                     "{factor}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn longer_legs_scale_the_offsets_helper_joints_hold() {
+        // assimp's FBX import: each leg joint sits at a zero offset under a
+        // `_$AssimpFbx$_Translation` node that holds the bone's offset.
+        let text = r#"{"name": "assimp rig", "units": "m", "up": "y", "joints": [
+            {"name": "hips", "parent": null, "offset": [0, 0.9, 0]},
+            {"name": "spine", "parent": "hips", "offset": [0, 0.1, 0]},
+            {"name": "chest", "parent": "spine", "offset": [0, 0.2, 0]},
+            {"name": "neck", "parent": "chest", "offset": [0, 0.2, 0]},
+            {"name": "head", "parent": "neck", "offset": [0, 0.1, 0], "end": [0, 0.2, 0]},
+            {"name": "lArm", "parent": "chest", "offset": [0.15, 0.18, 0]},
+            {"name": "lFore", "parent": "lArm", "offset": [0.25, 0, 0]},
+            {"name": "lHand", "parent": "lFore", "offset": [0.25, 0, 0], "end": [0.1, 0, 0]},
+            {"name": "rArm", "parent": "chest", "offset": [-0.15, 0.18, 0]},
+            {"name": "rFore", "parent": "rArm", "offset": [-0.25, 0, 0]},
+            {"name": "rHand", "parent": "rFore", "offset": [-0.25, 0, 0], "end": [-0.1, 0, 0]},
+            {"name": "lThigh", "parent": "hips", "offset": [0.1, -0.05, 0]},
+            {"name": "lShin_T", "parent": "lThigh", "offset": [0, -0.4, 0.02]},
+            {"name": "lShin", "parent": "lShin_T", "offset": [0, 0, 0]},
+            {"name": "lFoot_T", "parent": "lShin", "offset": [0, -0.4, -0.02]},
+            {"name": "lFoot", "parent": "lFoot_T", "offset": [0, 0, 0], "end": [0, -0.05, 0.1]},
+            {"name": "rThigh", "parent": "hips", "offset": [-0.1, -0.05, 0]},
+            {"name": "rShin_T", "parent": "rThigh", "offset": [0, -0.4, 0.02]},
+            {"name": "rShin", "parent": "rShin_T", "offset": [0, 0, 0]},
+            {"name": "rFoot_T", "parent": "rShin", "offset": [0, -0.4, -0.02]},
+            {"name": "rFoot", "parent": "rFoot_T", "offset": [0, 0, 0], "end": [0, -0.05, 0.1]}
+        ], "boneMap": {"hips": "hips", "spine": "spine", "chest": "chest", "neck": "neck",
+            "head": "head", "leftUpperArm": "lArm", "leftLowerArm": "lFore",
+            "leftHand": "lHand", "rightUpperArm": "rArm", "rightLowerArm": "rFore",
+            "rightHand": "rHand", "leftUpperLeg": "lThigh", "leftLowerLeg": "lShin",
+            "leftFoot": "lFoot", "rightUpperLeg": "rThigh", "rightLowerLeg": "rShin",
+            "rightFoot": "rFoot"}}"#;
+        let rig = crate::formats::skeleton_json::parse(
+            text,
+            std::path::Path::new("assimp.json"),
+            &crate::formats::LoadOptions::default(),
+        )
+        .unwrap();
+        let rig =
+            crate::retarget::MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap())
+                .unwrap();
+        let at = |m: &crate::retarget::MappedSkeleton, bone: B| {
+            let world = m.skeleton.rest_world();
+            Vec3::from(world[m.map.joint(bone).unwrap()].translation)
+        };
+        for factor in [0.8, 1.2] {
+            let scaled = scale_legs(&rig, factor).unwrap();
+            for [upper, lower, foot] in [
+                [B::LeftUpperLeg, B::LeftLowerLeg, B::LeftFoot],
+                [B::RightUpperLeg, B::RightLowerLeg, B::RightFoot],
+            ] {
+                for (from, to) in [(upper, lower), (lower, foot)] {
+                    let was = at(&rig, from).distance(at(&rig, to));
+                    let got = at(&scaled, from).distance(at(&scaled, to));
+                    assert!(
+                        (got - factor * was).abs() < 1e-5,
+                        "{factor} {to}: {got} {was}"
+                    );
+                }
             }
         }
     }
