@@ -68,22 +68,15 @@ pub(super) fn hold_lead_frame(
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{motion, rig};
+    use super::super::test_support::{hips_and_spine, motion, rig};
 
     /// A hips-and-spine file whose spine bends `bends` degrees about X, one frame
     /// each, the hips walking along X.
     fn bending(bends: &[f32]) -> String {
-        let mut text = String::from(
-            "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n  CHANNELS 6 Xposition Yposition \
-             Zposition Zrotation Xrotation Yrotation\n  JOINT Spine\n  {\n    OFFSET 0 0.5 0\n    \
-             CHANNELS 3 Zrotation Xrotation Yrotation\n    End Site\n    {\n      OFFSET 0 0.5 0\n    \
-             }\n  }\n}\nMOTION\n",
-        );
-        text += &format!("Frames: {}\nFrame Time: 0.0333333\n", bends.len());
-        for (i, bend) in bends.iter().enumerate() {
-            text += &format!("{} 1 0 0 0 0 0 {bend} 0\n", i as f32 * 0.02);
-        }
-        text
+        let rows: Vec<String> = (bends.iter().enumerate())
+            .map(|(i, bend)| format!("{} 1 0 0 0 0 0 {bend} 0", i as f32 * 0.02))
+            .collect();
+        hips_and_spine(0.5, &rows)
     }
 
     fn spine_bends(bends: &[f32]) -> (Vec<f32>, Vec<String>) {

@@ -236,63 +236,52 @@ mod tests {
     use crate::formats::Rig;
     use crate::skeleton::recognize::{Recognition, recognize};
 
+    const ROTATIONS: &str = "CHANNELS 3 Zrotation Xrotation Yrotation\n";
+
     /// A Kinect-style star in millimetres, facing +Z: the torso joint as the root,
     /// five zero-length joints at its place, each turning one chain; `extra` is
     /// written as one more child of the root. One frame of `values`.
     fn star(extra: &str, values: &str) -> String {
-        let chain = |name: &str, joints: [(&str, [f32; 3]); 3]| {
-            let [(a, p), (b, q), (c, r)] = joints;
-            format!(
-                "JOINT {name}\n{{\nOFFSET 0 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n\
-                 JOINT {a}\n{{\nOFFSET {} {} {}\nCHANNELS 3 Zrotation Xrotation Yrotation\n\
-                 JOINT {b}\n{{\nOFFSET {} {} {}\nCHANNELS 3 Zrotation Xrotation Yrotation\n\
-                 JOINT {c}\n{{\nOFFSET {} {} {}\nCHANNELS 3 Zrotation Xrotation Yrotation\n\
-                 End Site\n{{\nOFFSET 0 0 0\n}}\n}}\n}}\n}}\n}}\n",
-                p[0], p[1], p[2], q[0], q[1], q[2], r[0], r[1], r[2]
-            )
+        // A zero-length joint at the root's place and the chain of three it turns.
+        let chain = |name: &str, joints: [String; 3], offsets: [[f32; 3]; 3]| {
+            let mut text = format!("JOINT {name}\n{{\nOFFSET 0 0 0\n{ROTATIONS}");
+            for (joint, [x, y, z]) in joints.iter().zip(offsets) {
+                text += &format!("JOINT {joint}\n{{\nOFFSET {x} {y} {z}\n{ROTATIONS}");
+            }
+            text + "End Site\n{\nOFFSET 0 0 0\n}\n}\n}\n}\n}\n"
         };
-        let arm = |side: f32| {
-            [
-                (side * 156.0, 205.0, 28.0),
-                (side * 40.0, -290.0, 0.0),
-                (0.0, -230.0, 30.0),
-            ]
-        };
-        let leg = |side: f32| {
-            [
-                (side * 100.0, -205.0, 20.0),
-                (0.0, -440.0, 15.0),
-                (0.0, -405.0, 0.0),
-            ]
-        };
-        let named = |n: [&'static str; 3], at: [(f32, f32, f32); 3]| {
-            [0, 1, 2].map(|i| (n[i], [at[i].0, at[i].1, at[i].2]))
-        };
-        let neck = "JOINT TN\n{\nOFFSET 0 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n\
-                    JOINT NECK\n{\nOFFSET 0 210 -10\nCHANNELS 3 Zrotation Xrotation Yrotation\n\
-                    JOINT HEAD\n{\nOFFSET 0 120 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n\
-                    End Site\n{\nOFFSET 0 0 0\n}\n}\n}\n}\n";
+        // TLS, TRS, TLH, TRH and their chains, in that order: the left's offsets, the
+        // right's mirrored across X.
+        let arm = [
+            [156.0, 205.0, 28.0],
+            [40.0, -290.0, 0.0],
+            [0.0, -230.0, 30.0],
+        ];
+        let leg = [
+            [100.0, -205.0, 20.0],
+            [0.0, -440.0, 15.0],
+            [0.0, -405.0, 0.0],
+        ];
+        let mut limbs = String::new();
+        for (end, parts, offsets) in [
+            ("S", ["SHOULDER", "ELBOW", "HAND"], arm),
+            ("H", ["HIP", "KNEE", "FOOT"], leg),
+        ] {
+            for (s, side, x) in [("L", "LEFT", 1.0), ("R", "RIGHT", -1.0)] {
+                let joints = parts.map(|p| format!("{side}_{p}"));
+                let offsets = offsets.map(|[ox, oy, oz]: [f32; 3]| [x * ox, oy, oz]);
+                limbs += &chain(&format!("T{s}{end}"), joints, offsets);
+            }
+        }
+        let neck = format!(
+            "JOINT TN\n{{\nOFFSET 0 0 0\n{ROTATIONS}JOINT NECK\n{{\nOFFSET 0 210 -10\n{ROTATIONS}\
+             JOINT HEAD\n{{\nOFFSET 0 120 0\n{ROTATIONS}End Site\n{{\nOFFSET 0 0 0\n}}\n}}\n}}\n}}\n"
+        );
         let channels = 6 + 3 * (5 + 4 * 3 + 2) + if extra.is_empty() { 0 } else { 3 };
         format!(
             "HIERARCHY\nROOT TORSO\n{{\nOFFSET 0 0 0\n\
              CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
-             {}{}{}{}{neck}{extra}}}\nMOTION\nFrames: 1\nFrame Time: 0.033333\n{values}{}\n",
-            chain(
-                "TLS",
-                named(["LEFT_SHOULDER", "LEFT_ELBOW", "LEFT_HAND"], arm(1.0))
-            ),
-            chain(
-                "TRS",
-                named(["RIGHT_SHOULDER", "RIGHT_ELBOW", "RIGHT_HAND"], arm(-1.0))
-            ),
-            chain(
-                "TLH",
-                named(["LEFT_HIP", "LEFT_KNEE", "LEFT_FOOT"], leg(1.0))
-            ),
-            chain(
-                "TRH",
-                named(["RIGHT_HIP", "RIGHT_KNEE", "RIGHT_FOOT"], leg(-1.0))
-            ),
+             {limbs}{neck}{extra}}}\nMOTION\nFrames: 1\nFrame Time: 0.033333\n{values}{}\n",
             " 0".repeat(channels - values.split_whitespace().count()),
         )
     }

@@ -112,21 +112,14 @@ pub(super) fn hold_teleports(defs: &[JointDef], raw: &mut RawMotion, size: f32) 
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{motion, rig};
+    use super::super::test_support::{hips_and_spine, motion, rig};
 
     /// A hips-and-spine file, 20 units tall, whose hips stand at `xs` along X.
     fn walking(xs: &[f32]) -> String {
-        let mut text = String::from(
-            "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n  CHANNELS 6 Xposition Yposition \
-             Zposition Zrotation Xrotation Yrotation\n  JOINT Spine\n  {\n    OFFSET 0 10 0\n    \
-             CHANNELS 3 Zrotation Xrotation Yrotation\n    End Site\n    {\n      OFFSET 0 10 0\n    \
-             }\n  }\n}\nMOTION\n",
-        );
-        text += &format!("Frames: {}\nFrame Time: 0.0333333\n", xs.len());
-        for (i, x) in xs.iter().enumerate() {
-            text += &format!("{x} 10 0 {i} 0 0 0 0 0\n");
-        }
-        text
+        let rows: Vec<String> = (xs.iter().enumerate())
+            .map(|(i, x)| format!("{x} 10 0 {i} 0 0 0 0 0"))
+            .collect();
+        hips_and_spine(10.0, &rows)
     }
 
     #[test]

@@ -64,6 +64,23 @@ pub(super) fn one_joint(channels: &str, frame: &str) -> String {
     )
 }
 
+/// A hips-and-spine file, each bone `bone` long up +Y, one frame per row of nine values
+/// (the hips' position and `Zrotation Xrotation Yrotation`, the spine's turn).
+pub(super) fn hips_and_spine(bone: f32, rows: &[String]) -> String {
+    let mut text = format!(
+        "HIERARCHY\nROOT Hips\n{{\n  OFFSET 0 0 0\n  CHANNELS 6 Xposition Yposition Zposition \
+         Zrotation Xrotation Yrotation\n  JOINT Spine\n  {{\n    OFFSET 0 {bone} 0\n    CHANNELS 3 \
+         Zrotation Xrotation Yrotation\n    End Site\n    {{\n      OFFSET 0 {bone} 0\n    }}\n  }}\n\
+         }}\nMOTION\nFrames: {}\nFrame Time: 0.0333333\n",
+        rows.len()
+    );
+    for row in rows {
+        text += row;
+        text += "\n";
+    }
+    text
+}
+
 /// A valid file; the bad-input tests replace one of its (numbered) lines.
 pub(super) const GOOD: &str = "\
 HIERARCHY
