@@ -1076,3 +1076,37 @@ fn vr_mode_keeps_the_standing_foot_planted_through_noisy_controllers() {
         }
     }
 }
+
+#[test]
+fn vr_mode_seen_from_the_middle_of_a_walk_steps_the_lagging_foot_at_once() {
+    // Three-point VR at 90 Hz, the solve started on a walker already under way
+    // (1 m/s along +Z, the arms swinging ±15 cm against the legs, a 1 s stride), as
+    // when the bridge starts or the tracking comes back mid-walk. Both feet start
+    // under the body and fall behind where they land: once the gait has read the
+    // side the body is over, the other foot steps, well before the first change of
+    // side (it lifts at 0.08 s; without the first step, neither foot left the floor
+    // for 0.54 s).
+    let m = builtin_humanoid();
+    let body = BodyProportions::new(&m);
+    let cal = Calibration::of_body(&body, mocap_bridge::ik::calibration::HEAD_TO_EYE);
+    let head0 = body.rest_position(HumanBone::Head);
+    let (speed, stride, dt) = (1.0f32, 1.0f32, 1.0f32 / 90.0);
+    let mut state = VrIkState::default();
+    let mut first_lift = None;
+    for i in 0..(2.0 / dt) as usize {
+        let t = i as f32 * dt;
+        let head = head0 + Vec3::Z * (speed * t);
+        // A quarter stride in: the left arm forward, the right foot ahead.
+        let swing = 0.15 * (std::f32::consts::TAU * (t / stride + 0.25)).sin();
+        let hands = [
+            head + Vec3::new(0.2, -0.6, swing),
+            head + Vec3::new(-0.2, -0.6, -swing),
+        ];
+        vr_solve(&body, &cal, &devices(&cal, head, 0.0, hands), &mut state);
+        if first_lift.is_none() && !(state.is_planted(0) && state.is_planted(1)) {
+            first_lift = Some(t);
+        }
+    }
+    let first_lift = first_lift.expect("a foot stepped");
+    assert!(first_lift < 0.35, "the first foot lifted at {first_lift} s");
+}

@@ -43,6 +43,9 @@ pub(super) struct Gait {
     /// Seconds since the arms last swung (faster than `arm_swing_threshold` and
     /// their noise).
     arms_still: f32,
+    /// Whether the walk's first step, taken before any change of side, has started
+    /// (`Gait::take_first_step`).
+    first_step: bool,
     /// Whether the side has changed since the gait started (the side read first is
     /// no change).
     changed: bool,
@@ -177,6 +180,14 @@ impl Gait {
     /// The side the body is over: 1 left, −1 right, 0 not known yet.
     pub(super) fn side(&self) -> f32 {
         self.side
+    }
+
+    /// Whether the walk's first step may start now: the side the body is over is
+    /// read and has not changed yet, and no such step was taken; marks it taken.
+    pub(super) fn take_first_step(&mut self) -> bool {
+        let now = self.side != 0.0 && !self.changed && !self.first_step;
+        self.first_step |= now;
+        now
     }
 
     /// Seconds since the side last changed.

@@ -461,6 +461,10 @@ impl PlaceLegs<'_> {
         let speed = hips.ahead.max(c.gait_speed * height).max(1e-3);
         let step_time = (c.walk_ratio.max(0.0) * height / speed).sqrt();
         let state = &mut *self.state;
+        let reach = c.step_distance * height;
+        // The foot the body is not over, and how far it is from where it lands.
+        let swing = usize::from(state.gait.side() > 0.0);
+        let lag = horizontal(state.feet[swing].at - landing[swing]).length();
         match swayed {
             Some(over) if hips.walking => {
                 // Over the left (1): the right foot steps, and the other way round.
@@ -480,10 +484,24 @@ impl PlaceLegs<'_> {
                     foot.retime(half_stride);
                 }
             }
+            // A walk seen from its middle (the bridge started, the tracking back): the
+            // side the body is over is read, with no change of it yet, and the other
+            // foot lags where it lands: it steps now, not a half stride late, as a
+            // step with no gait to go by takes (landing before the gait's first
+            // change of side starts the other foot). A run lifts its feet itself.
+            _ if hips.walking
+                && hips.run == 0.0
+                && state.feet.iter().all(|f| f.progress.is_none())
+                && untracked[swing]
+                && lag > reach
+                && state.gait.take_first_step() =>
+            {
+                let seconds = standing_step_seconds(c, reach, lag);
+                state.feet[swing].step(seconds, walk_lift);
+            }
             _ if (!hips.walking || state.gait.is_stalled())
                 && state.feet.iter().all(|f| f.progress.is_none()) =>
             {
-                let reach = c.step_distance * height;
                 let off =
                     [0, 1].map(|side| horizontal(state.feet[side].at - landing[side]).length());
                 if let Some(side) = [0, 1]
