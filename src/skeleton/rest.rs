@@ -955,11 +955,10 @@ mod tests {
         )
     }
 
-    #[test]
-    fn a_leaf_nub_along_another_local_axis_is_no_direction() {
-        // Blender's FBX import on Unreal's mannequin: each fingertip's `_end` joint is
-        // as long as the finger bone and lies along its local +Y while the bone runs
-        // along X; the fingertip keeps its rest turn rather than turned 90° up.
+    /// How far each middle finger of `middle_fingers_ending_at` turns when a leaf
+    /// joint named by `name` (from the finger's name) replaces its end site, `up` along
+    /// the finger's local +Y.
+    fn leaf_turns(name: impl Fn(&str) -> String, up: f32) -> [f32; 2] {
         let (skeleton, map) = middle_fingers_ending_at(|_| Vec3::ZERO);
         let fingers = [B::LeftMiddleProximal, B::RightMiddleProximal];
         let mut joints = skeleton.joints().to_vec();
@@ -967,14 +966,22 @@ mod tests {
             let finger = map.joint(bone).unwrap();
             joints[finger].end = None;
             joints.push(Joint {
-                name: format!("{}_end", joints[finger].name),
+                name: name(&joints[finger].name),
                 parent: Some(finger),
-                rest: Transform::from_translation(Vec3::new(0.0, 0.08, 0.0)),
+                rest: Transform::from_translation(Vec3::new(0.0, up, 0.0)),
                 end: None,
             });
         }
         let skeleton = Skeleton::new(joints).unwrap();
-        let turned = turns(&skeleton, &map, fingers);
+        turns(&skeleton, &map, fingers)
+    }
+
+    #[test]
+    fn a_leaf_nub_along_another_local_axis_is_no_direction() {
+        // Blender's FBX import on Unreal's mannequin: each fingertip's `_end` joint is
+        // as long as the finger bone and lies along its local +Y while the bone runs
+        // along X; the fingertip keeps its rest turn rather than turned 90° up.
+        let turned = leaf_turns(|finger| format!("{finger}_end"), 0.08);
         assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
     }
 
@@ -983,21 +990,7 @@ mod tests {
         // three.js writes a BVH's End Sites as leaf nodes `ENDSITE` a millimetre up
         // from the fingertip: the fingertip keeps its rest turn rather than being
         // turned 90° up.
-        let (skeleton, map) = middle_fingers_ending_at(|_| Vec3::ZERO);
-        let fingers = [B::LeftMiddleProximal, B::RightMiddleProximal];
-        let mut joints = skeleton.joints().to_vec();
-        for bone in fingers {
-            let finger = map.joint(bone).unwrap();
-            joints[finger].end = None;
-            joints.push(Joint {
-                name: format!("ENDSITE#{finger}"),
-                parent: Some(finger),
-                rest: Transform::from_translation(Vec3::new(0.0, 0.001, 0.0)),
-                end: None,
-            });
-        }
-        let skeleton = Skeleton::new(joints).unwrap();
-        let turned = turns(&skeleton, &map, fingers);
+        let turned = leaf_turns(|finger| format!("ENDSITE#{finger}"), 0.001);
         assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
     }
 
