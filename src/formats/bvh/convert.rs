@@ -39,9 +39,8 @@ pub(super) fn build(
     options: &LoadOptions,
 ) -> Result<Rig, BvhError> {
     let (mut defs, mut motion) = (defs, motion);
-    let mut notes: Vec<String> = rehang_arms(&mut defs, motion.as_mut())
-        .into_iter()
-        .collect();
+    let (star_note, star) = rehang_arms(&mut defs, motion.as_mut()).unzip();
+    let mut notes: Vec<String> = star_note.into_iter().collect();
     notes.extend(move_root_to_children(&mut defs));
     let (mut raw, empty_notes) = match motion {
         Some(raw) if raw.frames > 0 => (Some(raw), Vec::new()),
@@ -142,11 +141,24 @@ pub(super) fn build(
         }
     };
     let basis = upright.basis(units);
-    let skeleton =
+    let mut skeleton =
         Skeleton::new(rest.joints(&defs, &basis)).map_err(|source| BvhError::Skeleton {
             path: path.to_owned(),
             source,
         })?;
+    // A star skeleton's root at its torso moves to its pelvis (`star.rs`).
+    let lowered = match star.and_then(|star| star.lower_root(&skeleton)) {
+        Some(Ok((lowered, moved))) => {
+            skeleton = moved;
+            notes.push(lowered.note(&skeleton));
+            Some(lowered)
+        }
+        Some(Err(stays)) => {
+            notes.push(stays);
+            None
+        }
+        None => None,
+    };
 
     notes.extend(empty_notes);
     // A rest taken from a frame keeps that frame's rotations as they are.
@@ -166,6 +178,9 @@ pub(super) fn build(
             displaced: displaced.as_ref(),
         };
         let (mut motion, turned, moved) = to_motion(&defs, &raw, &basis, &keep_offset, &changes);
+        if let Some(lowered) = &lowered {
+            lowered.motion(&mut motion);
+        }
         if let Some(h) = hip_turn.as_ref().filter(|_| turned > 0) {
             notes.push(hip_turn_note(&defs, h, turned));
         }

@@ -40,7 +40,9 @@
 //!
 //! A star skeleton (Kinect/NiTE: the arms, legs and neck hung from one torso root through
 //! zero-length joints) has its arms' joints hung from the neck's (`star.rs`), so that a
-//! spine carries them; again every joint stays in place.
+//! spine carries them; again every joint stays in place. Its root then moves from the
+//! torso to the pelvis, between the legs' first joints, so that the hips are measured
+//! from there.
 //!
 //! Units and up axis come from `LoadOptions` or are guessed from the rest pose: up is
 //! Y or Z, whichever the figure is taller along, and the units follow from that

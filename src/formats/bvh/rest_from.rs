@@ -14,6 +14,7 @@ use super::hierarchy::{JointDef, Parser};
 use super::lexer::Lexer;
 use super::rest_frame::{FilePose, Upright, choose_rest_frame, zero_pose_upright};
 use super::root_pivot::move_root_to_children;
+use super::star::rehang_arms;
 use super::teleport::hold_teleports;
 use super::{BvhError, read_text};
 use crate::formats::UpAxis;
@@ -55,8 +56,10 @@ pub(super) fn rest_from(
         notes: Vec::new(),
         sites_as_joints: 0,
     };
-    let motion = parser.parse_file()?;
+    let mut motion = parser.parse_file()?;
     let mut other = parser.joints;
+    // Read as the take is (`convert::build`): a star's arms hung from its neck joint.
+    rehang_arms(&mut other, motion.as_mut());
     move_root_to_children(&mut other);
     if let Some(reason) = other_skeleton(defs, &other) {
         return Err(refuse(reason));

@@ -12,16 +12,30 @@
 //! written back in the joint's own channel order), so every joint stays where the file
 //! puts it. The joints are reordered so that each parent still comes first.
 //!
-//! Works on `JointDef`s and the file's values, before any pose is built.
+//! The root stands at the torso's middle, a fifth of the figure above where the legs
+//! leave the body, and the hips are measured from it: a walk's stride, scaled onto an
+//! avatar by the two hips heights, would come out that much short. `StarBody::lower_root`
+//! moves the root down to between the legs' first joints (in the rest, and in every
+//! frame by the root's own turn), and the joints hung from it take the move back, so
+//! every other joint stays where the file puts it.
+//!
+//! `rehang_arms` works on `JointDef`s and the file's values, before any pose is built;
+//! `lower_root` on the converted skeleton and motion.
 
 use glam::{EulerRot, Quat, Vec3};
 
 use super::hierarchy::{Axis, Channel, JointDef, only_root_and_children};
 use super::motion::RawMotion;
+use crate::formats::Motion;
+use crate::skeleton::{InvalidSkeleton, Recognition, Skeleton, recognize};
 
 /// Hangs a star skeleton's arms from its neck joint (see the module header). Returns
-/// the note naming the joints; `None` (and nothing changed) for any other hierarchy.
-pub(super) fn rehang_arms(defs: &mut Vec<JointDef>, raw: Option<&mut RawMotion>) -> Option<String> {
+/// the note naming the joints and where the body hangs from the root; `None` (and
+/// nothing changed) for any other hierarchy.
+pub(super) fn rehang_arms(
+    defs: &mut Vec<JointDef>,
+    raw: Option<&mut RawMotion>,
+) -> Option<(String, StarBody)> {
     let star = Star::find(defs)?;
     let orders = [star.arms[0], star.arms[1], star.neck].map(|j| rotation_order(&defs[j]));
     let [Some(arm_a), Some(arm_b), Some(neck)] = orders else {
@@ -82,17 +96,136 @@ pub(super) fn rehang_arms(defs: &mut Vec<JointDef>, raw: Option<&mut RawMotion>)
         };
     }
     *defs = moved;
-    Some(note)
+    let body = StarBody {
+        root: place[star.root],
+        neck: place[star.neck],
+        legs: star.legs.map(|(leg, thigh)| (place[leg], place[thigh])),
+    };
+    Some((note, body))
+}
+
+/// A rehung star skeleton's root and what hangs from it: the neck's zero-length
+/// joint and each leg's, with the joint its leg starts at (indices of the new order).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct StarBody {
+    root: usize,
+    neck: usize,
+    legs: [(usize, usize); 2],
+}
+
+/// The move of a star skeleton's root from its torso to its pelvis (`lower_root`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct LoweredRoot {
+    body: StarBody,
+    /// From the root to the middle between the legs' first joints, in the root's frame
+    /// at rest (metres).
+    by: Vec3,
+}
+
+impl StarBody {
+    /// The root's move down to the middle between the legs' first joints in the rest of
+    /// `skeleton` (internal space), with the skeleton so moved; `None` when that middle
+    /// is not below the root. `Err` with the note saying so when the moved skeleton is
+    /// no humanoid to the recognizer: a zero pose with one foot raised ends its legs
+    /// level only as measured from the torso, and the root stays there.
+    pub(super) fn lower_root(
+        &self,
+        skeleton: &Skeleton,
+    ) -> Option<Result<(LoweredRoot, Skeleton), String>> {
+        let world = skeleton.rest_world();
+        let [(_, a), (_, b)] = self.legs;
+        let (root, a, b) = (world.get(self.root)?, world.get(a)?, world.get(b)?);
+        let middle = (a.translation + b.translation) * 0.5;
+        let by = Vec3::from(root.inverse().transform_point3a(middle));
+        if !(middle.y < root.translation.y && by.is_finite()) {
+            return None;
+        }
+        let lowered = LoweredRoot { body: *self, by };
+        let moved = lowered.skeleton(skeleton).ok()?;
+        Some(match recognize(&moved) {
+            Recognition::Humanoid(_) => Ok((lowered, moved)),
+            Recognition::NotHumanoid(_) => Err(format!(
+                "the star skeleton's root `{}` stays at the torso's middle, {:.3} m above \
+                 where the legs leave the body: with it there the zero pose is no body to the \
+                 recognizer (its legs do not end level), so the hips are measured from the \
+                 torso and a stride comes out shorter on an avatar",
+                skeleton
+                    .joints()
+                    .get(self.root)
+                    .map_or("", |j| j.name.as_str()),
+                by.length()
+            )),
+        })
+    }
+}
+
+impl LoweredRoot {
+    /// A joint's translation once the root has moved, from its rotation and translation:
+    /// the root moves by its own turn of `by`; the neck's joint and each leg's first
+    /// joint take it back; each leg's zero-length joint, turning about the new root
+    /// instead of the old one, takes back the difference its own turn makes.
+    fn moved(&self, joint: usize, rotation: Quat, translation: Vec3) -> Vec3 {
+        let StarBody { root, neck, legs } = self.body;
+        let by = self.by;
+        if joint == root {
+            translation + rotation * by
+        } else if joint == neck || legs.iter().any(|&(_, thigh)| thigh == joint) {
+            translation - by
+        } else if legs.iter().any(|&(leg, _)| leg == joint) {
+            translation - by + rotation * by
+        } else {
+            translation
+        }
+    }
+
+    /// The skeleton with its root moved in the rest.
+    fn skeleton(&self, skeleton: &Skeleton) -> Result<Skeleton, InvalidSkeleton> {
+        let mut joints = skeleton.joints().to_vec();
+        for (j, joint) in joints.iter_mut().enumerate() {
+            joint.rest.translation = self.moved(j, joint.rest.rotation, joint.rest.translation);
+        }
+        Skeleton::new(joints)
+    }
+
+    /// Every frame with its root moved.
+    pub(super) fn motion(&self, motion: &mut Motion) {
+        motion.map_joints(|j, rotation, translation| {
+            (rotation, self.moved(j, rotation, translation))
+        });
+    }
+
+    /// Says where the root went, naming the legs' first joints.
+    pub(super) fn note(&self, skeleton: &Skeleton) -> String {
+        let name = |j: usize| {
+            skeleton
+                .joints()
+                .get(j)
+                .map_or("", |joint| joint.name.as_str())
+        };
+        let [(_, a), (_, b)] = self.body.legs;
+        format!(
+            "the star skeleton's root `{}` stands at the torso's middle: it moves {:.3} m down \
+             to between `{}` and `{}`, where the legs leave the body, with the legs' zero-length \
+             joints, so that the hips are measured from the pelvis (every other joint stays \
+             where the file puts it)",
+            name(self.body.root),
+            self.by.length(),
+            name(a),
+            name(b)
+        )
+    }
 }
 
 /// A zero-length joint under the root and the direction its chain starts in.
 type Chain = (usize, Vec3);
 
-/// The root, the neck's zero-length joint and the two arms'.
+/// The root, the neck's zero-length joint, the two arms' and the two legs' (each
+/// with the joint its leg starts at).
 struct Star {
     root: usize,
     neck: usize,
     arms: [usize; 2],
+    legs: [(usize, usize); 2],
 }
 
 impl Star {
@@ -108,11 +241,11 @@ impl Star {
         if kids.len() != 5 || !kids.iter().all(|&k| coincident(&defs[k])) {
             return None;
         }
-        let start = |kid: usize| {
+        let first = |kid: usize| {
             defs.iter()
-                .find(|d| d.parent == Some(kid) && d.offset.length_squared() > 0.0)
-                .and_then(|d| d.offset.try_normalize())
+                .position(|d| d.parent == Some(kid) && d.offset.length_squared() > 0.0)
         };
+        let start = |kid: usize| first(kid).and_then(|j| defs[j].offset.try_normalize());
         let starts: Vec<Chain> = kids
             .iter()
             .filter_map(|&k| start(k).map(|s| (k, s)))
@@ -138,11 +271,18 @@ impl Star {
                 && along(c.1, d.1) < -0.5
                 && [a.0, b.0, c.0, d.0].iter().all(|&k| depth(k) >= 3)
                 && depth(neck) >= 1)
-                .then_some(Star {
-                    root,
-                    neck,
-                    arms: [a.0, b.0],
+                .then(|| {
+                    let [Some(thigh_c), Some(thigh_d)] = [first(c.0), first(d.0)] else {
+                        return None;
+                    };
+                    Some(Star {
+                        root,
+                        neck,
+                        arms: [a.0, b.0],
+                        legs: [(c.0, thigh_c), (d.0, thigh_d)],
+                    })
                 })
+                .flatten()
         })
     }
 }
@@ -242,6 +382,11 @@ mod tests {
     /// five zero-length joints at its place, each turning one chain; `extra` is
     /// written as one more child of the root. One frame of `values`.
     fn star(extra: &str, values: &str) -> String {
+        star_with_left_shin(extra, values, -405.0)
+    }
+
+    /// `star` with the left foot `shin` mm below the left knee (the right's is -405).
+    fn star_with_left_shin(extra: &str, values: &str, shin: f32) -> String {
         // A zero-length joint at the root's place and the chain of three it turns.
         let chain = |name: &str, joints: [String; 3], offsets: [[f32; 3]; 3]| {
             let mut text = format!("JOINT {name}\n{{\nOFFSET 0 0 0\n{ROTATIONS}");
@@ -269,7 +414,10 @@ mod tests {
         ] {
             for (s, side, x) in [("L", "LEFT", 1.0), ("R", "RIGHT", -1.0)] {
                 let joints = parts.map(|p| format!("{side}_{p}"));
-                let offsets = offsets.map(|[ox, oy, oz]: [f32; 3]| [x * ox, oy, oz]);
+                let mut offsets = offsets.map(|[ox, oy, oz]: [f32; 3]| [x * ox, oy, oz]);
+                if (end, side) == ("H", "LEFT") {
+                    offsets[2][1] = shin;
+                }
                 limbs += &chain(&format!("T{s}{end}"), joints, offsets);
             }
         }
@@ -356,7 +504,9 @@ mod tests {
                     End Site\n{\nOFFSET 0 0 50\n}\n}\n";
         let as_written = rig(&star(leaf, &turned()));
         assert!(as_written.notes.iter().all(|n| !n.contains("star")));
-        for joint in joints {
+        // The root and the legs' zero-length joints move to the pelvis (checked below).
+        let moved = ["TORSO", "TLH", "TRH"];
+        for joint in joints.iter().filter(|j| !moved.contains(&j.name.as_str())) {
             let (a, b) = (place(&rehung, &joint.name), place(&as_written, &joint.name));
             assert!(a.distance(b) < 1e-4, "{}: {a} against {b}", joint.name);
         }
@@ -380,6 +530,104 @@ mod tests {
         match recognize(&as_written.skeleton) {
             Recognition::Humanoid(_) => panic!("a star as written has no spine for its arms"),
             Recognition::NotHumanoid(_) => {}
+        }
+    }
+
+    fn hips_and_legs(rig: &Rig) -> (glam::Vec3, glam::Vec3) {
+        let middle = (place(rig, "LEFT_HIP") + place(rig, "RIGHT_HIP")) * 0.5;
+        (place(rig, "TORSO"), middle)
+    }
+
+    #[test]
+    fn a_star_skeletons_root_moves_from_its_torso_to_between_its_legs_first_joints() {
+        // Unturned, the root lands on the middle between the hip joints, 205 mm down and
+        // 20 forward (read as metres: the note's 205.973 m are as many millimetres).
+        let still = rig(&star("", "0 1000 0"));
+        let (root, middle) = hips_and_legs(&still);
+        assert!(root.distance(middle) < 1e-3, "{root} against {middle}");
+        assert!((root.y - 795.0).abs() < 1e-3, "{root}");
+        assert!(
+            still.notes.iter().any(|n| n.starts_with(
+                "the star skeleton's root `TORSO` stands at the torso's middle: it moves 205.973 \
+                 m down to between `LEFT_HIP` and `RIGHT_HIP`"
+            )),
+            "{:?}",
+            still.notes
+        );
+        // The rest's hips stand there too: its height is the pelvis', not the torso's.
+        let rest = still.skeleton.rest_world();
+        let torso = still.skeleton.find("TORSO").expect("the root");
+        let foot = still.skeleton.find("LEFT_FOOT").expect("a foot");
+        let height = rest[torso].translation.y - rest[foot].translation.y;
+        assert!((height - (440.0 + 405.0)).abs() < 1e-3, "{height}");
+        // Turned, it moves with the root's turn; every other joint stays (tested above).
+        let turned = rig(&star("", &turned()));
+        let (root, middle) = hips_and_legs(&turned);
+        assert!(
+            root.distance(middle) < 0.05 * 205.0,
+            "{root} against {middle}"
+        );
+        assert!(
+            root.distance(glam::Vec3::new(0.0, 1000.0, 0.0)) > 150.0,
+            "{root}"
+        );
+    }
+
+    #[test]
+    fn a_star_whose_legs_end_level_only_from_its_torso_keeps_its_root_there() {
+        // The left foot 105 mm up: level within an eighth of the legs' drop from the
+        // torso (945 mm), not from the pelvis (740 mm).
+        let raised = rig(&star_with_left_shin("", "0 1000 0", -300.0));
+        let (root, _) = hips_and_legs(&raised);
+        assert!(
+            root.distance(glam::Vec3::new(0.0, 1000.0, 0.0)) < 1e-3,
+            "{root}"
+        );
+        assert!(
+            raised.notes.iter().any(|n| n.starts_with(
+                "the star skeleton's root `TORSO` stays at the torso's middle, 205.973 m above \
+                 where the legs leave the body"
+            )),
+            "{:?}",
+            raised.notes
+        );
+        match recognize(&raised.skeleton) {
+            Recognition::Humanoid(r) => {
+                let hips = "hips".parse().expect("a bone");
+                assert_eq!(r.map.bones.get(&hips).map(String::as_str), Some("TORSO"));
+            }
+            Recognition::NotHumanoid(n) => panic!("{}", n.reason),
+        }
+    }
+
+    #[test]
+    fn a_star_take_rests_on_another_take_of_its_skeleton() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let (still, take) = (dir.path().join("still.bvh"), dir.path().join("take.bvh"));
+        std::fs::write(&still, star("", "0 1000 0")).expect("written");
+        std::fs::write(&take, star("", &turned())).expect("written");
+        let options = |rest_from| crate::formats::LoadOptions {
+            rest_from,
+            ..super::super::test_support::AS_IS
+        };
+        let alone = super::super::load(&take, &options(None)).expect("loads");
+        let rested = super::super::load(&take, &options(Some(still))).expect("loads");
+        assert!(
+            rested
+                .notes
+                .iter()
+                .any(|n| n == "rest pose: the zero pose of `still.bvh` (--rest-from)"),
+            "{:?}",
+            rested.notes
+        );
+        // Every joint but the moved ones stays where the file puts it (read against
+        // another file's rest, the hip joints' shared turn stays theirs, so the root
+        // carries another turn of its move).
+        for joint in alone.skeleton.joints() {
+            if !["TORSO", "TLH", "TRH"].contains(&joint.name.as_str()) {
+                let (a, b) = (place(&alone, &joint.name), place(&rested, &joint.name));
+                assert!(a.distance(b) < 1e-3, "{}: {a} against {b}", joint.name);
+            }
         }
     }
 }
