@@ -71,6 +71,7 @@
 mod convert;
 mod displaced;
 mod floor;
+mod frame_rate;
 mod gaps;
 mod hierarchy;
 mod hip_turn;

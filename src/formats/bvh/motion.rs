@@ -5,6 +5,7 @@
 //! last word `-` or `1e`, so too). A count of 0 over whole frames, one to a
 //! line, is a count the writer never filled in: those frames are read.
 
+use super::frame_rate::rounded_frame_time;
 use super::gaps;
 use super::hierarchy::{Channel, Parser};
 use super::lexer::{Lexer, Token, is, number, quote, strip_prefix_ignore_case};
@@ -114,6 +115,14 @@ impl<'a> Parser<'a> {
         }
 
         let mut notes = Vec::new();
+        // A frame time written rounded (`frame_rate.rs`).
+        let frame_time = match rounded_frame_time(time.text, frame_time).filter(|_| timed) {
+            Some((exact, note)) => {
+                notes.push(note);
+                exact
+            }
+            None => frame_time,
+        };
         // A header of 0 frames over whole frames, one to a line, with a frame time: a
         // writer that never filled in the count. The frames are read.
         let rows = lines.len();
@@ -405,6 +414,22 @@ mod tests {
         assert_eq!(msg, "bad.bvh:20: value 3 (`x`) is not a number");
         let msg = error(&good_with(19, "0 90 0 0 0 0 0 inf 0"));
         assert_eq!(msg, "bad.bvh:19: value 8 is NaN or infinite");
+    }
+
+    #[test]
+    fn a_rounded_frame_time_is_read_as_the_rate_it_was_rounded_from() {
+        let frame_time = |written: &str| {
+            let text = GOOD.replace("Frame Time: 0.0333333", &format!("Frame Time: {written}"));
+            let read = rig(&text);
+            (motion(&read).times()[1], read.notes)
+        };
+        let (step, notes) = frame_time("0.017");
+        assert!((step - 1.0 / 60.0).abs() < 1e-7, "{step}");
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].starts_with("frame time `0.017` s is 58.8 frames a second"));
+        let (step, notes) = frame_time("0.008");
+        assert!((step - 0.008).abs() < 1e-7, "{step}");
+        assert!(notes.is_empty(), "{notes:?}");
     }
 
     #[test]
