@@ -507,23 +507,38 @@ const ON_MIDLINE: f32 = 0.25;
 /// with none after it may be the upper arm (joint-named mocap's `LeftShoulder` below a
 /// `LeftCollar`). Helpers (twist, roll) are not read.
 fn line_roles<'a>(rig: &'a RestJoints<'_>, line: &[usize]) -> impl Fn(usize) -> Option<Role> + 'a {
-    let plain = |j: usize, role: fn(Role) -> bool| {
-        !rig.names[j].helper && rig.names[j].role.is_some_and(role)
-    };
-    let shoulder = line.iter().position(|&j| plain(j, |r| r == Role::Shoulder));
-    let arm = shoulder.and_then(|s| {
-        line[s + 1..]
-            .iter()
-            .copied()
-            .find(|&j| plain(j, |r| matches!(r, Role::Arm | Role::UpperArm)))
-    });
-    let pair = shoulder.zip(arm).map(|(s, a)| (line[s], a));
+    let pair = shoulder_and_arm(rig, line);
     move |j: usize| match pair {
         Some((s, _)) if j == s => Some(Role::Clavicle),
         Some((_, a)) if j == a => Some(Role::UpperArm),
         _ => rig.names[j].role,
     }
 }
+
+/// The line's `shoulder` and the `arm` or `upper arm` named after it, when names
+/// give both (`line_roles`).
+fn shoulder_and_arm(rig: &RestJoints, line: &[usize]) -> Option<(usize, usize)> {
+    let plain = |j: usize, role: fn(Role) -> bool| {
+        !rig.names[j].helper && rig.names[j].role.is_some_and(role)
+    };
+    let shoulder = line
+        .iter()
+        .position(|&j| plain(j, |r| r == Role::Shoulder))?;
+    let arm = line[shoulder + 1..]
+        .iter()
+        .copied()
+        .find(|&j| plain(j, |r| matches!(r, Role::Arm | Role::UpperArm)))?;
+    Some((line[shoulder], arm))
+}
+
+/// The shortest upper arm, in forearms, that proportions allow (`solve_arm`).
+const UPPER_ARM_MIN: f32 = 0.4;
+
+/// The shortest upper arm, in forearms, allowed to the arm named after a named
+/// shoulder (`shoulder_and_arm`): an auto-rig on a cartoon figure (Mixamo's on a
+/// chibi) can put the elbow a third of a forearm past the shoulder joint, and the
+/// clips turn the arm there; the clavicle before it is no upper arm.
+const NAMED_UPPER_ARM_MIN: f32 = 0.2;
 
 /// Why an arm has no VRM bones: the reason, and whether it holds in any pose of the
 /// rig (`NotHumanoid::any_pose`), so that no frame of a clip is tried as the rest.
@@ -544,7 +559,8 @@ impl ArmRefusal {
 
 /// Heuristic: upper arm, elbow and hand are the joints `u < e < h` of the arm's line
 /// (coincident joints merged) minimizing a cost: the upper arm 1.15 forearms long
-/// (log ratio, 0.4 to 2.5 allowed), the upper arm starting out to the side (at least
+/// (log ratio, 0.4 to 2.5 allowed, from 0.2 for the arm named after a named shoulder:
+/// `NAMED_UPPER_ARM_MIN`), the upper arm starting out to the side (at least
 /// 1.15 hip half-widths from the chest's middle `chest`: clavicles start near it;
 /// never in that middle, `ON_MIDLINE`), what hangs past
 /// the hand no longer than the forearm, joints in between on the straight line
@@ -593,6 +609,7 @@ pub(super) fn solve_arm(
     let out = |j: usize| (rig.pos[j] - chest).dot(midline.lateral).abs();
     let on_midline = |j: usize| out(j) < ON_MIDLINE * half;
     let roles = line_roles(rig, &line);
+    let named_arm = shoulder_and_arm(rig, &line).map(|(_, arm)| arm);
     let mut best: Option<(f32, usize, usize, usize)> = None;
     let hands = if hand_fork { n - 1..n } else { 2..n };
     for h in hands {
@@ -615,7 +632,12 @@ pub(super) fn solve_arm(
                     continue;
                 }
                 let ratio = upper / fore;
-                if !(0.4..=2.5).contains(&ratio) {
+                let shortest = if named_arm == Some(reps[u]) {
+                    NAMED_UPPER_ARM_MIN
+                } else {
+                    UPPER_ARM_MIN
+                };
+                if !(shortest..=2.5).contains(&ratio) {
                     continue;
                 }
                 let mut cost = (ratio / 1.15).ln().abs();
@@ -1084,6 +1106,46 @@ mod tests {
         assert_eq!(at(B::LeftUpperArm), Some("mixamorig:LeftArm"));
         assert_eq!(at(B::LeftLowerArm), Some("mixamorig:LeftForeArm"));
         assert_eq!(at(B::LeftHand), Some("mixamorig:LeftHand"));
+        assert_eq!(at(B::RightUpperArm), Some("mixamorig:RightArm"));
+    }
+
+    #[test]
+    fn a_cartoon_upper_arm_a_third_of_the_forearm_is_still_the_upper_arm() {
+        // A Mixamo auto-rig on a chibi figure: the elbow marker 9 cm past `LeftArm`, the
+        // forearm 28 cm, so the named upper arm is 0.32 forearms, shorter than
+        // proportions allow, and `LeftShoulder` to `LeftForeArm` looks like an upper arm
+        // 1.1 forearms long. The clips raise the arm at `LeftArm`.
+        let body = [
+            ("mixamorig:Hips", "", [0.0, 1.06, 0.0]),
+            ("mixamorig:Spine", "mixamorig:Hips", [0.0, 1.16, 0.0]),
+            ("mixamorig:Spine1", "mixamorig:Spine", [0.0, 1.26, 0.0]),
+            ("mixamorig:Spine2", "mixamorig:Spine1", [0.0, 1.38, 0.0]),
+            ("mixamorig:Neck", "mixamorig:Spine2", [0.0, 1.52, 0.0]),
+            ("mixamorig:Head", "mixamorig:Neck", [0.0, 1.60, 0.0]),
+            ("mixamorig:HeadTop_End", "mixamorig:Head", [0.0, 1.85, 0.0]),
+        ];
+        let limb = [
+            ("Shoulder", "mixamorig:Spine2", [0.08, 1.49, 0.0]),
+            ("Arm", "Shoulder", [0.31, 1.43, 0.0]),
+            ("ForeArm", "Arm", [0.40, 1.42, 0.0]),
+            ("Hand", "ForeArm", [0.68, 1.43, 0.0]),
+            ("HandIndex1", "Hand", [0.75, 1.43, 0.02]),
+            ("HandIndex2", "HandIndex1", [0.79, 1.43, 0.02]),
+            ("HandIndex3", "HandIndex2", [0.82, 1.43, 0.02]),
+            ("HandRing1", "Hand", [0.75, 1.43, -0.02]),
+            ("HandRing2", "HandRing1", [0.79, 1.43, -0.02]),
+            ("HandRing3", "HandRing2", [0.82, 1.43, -0.02]),
+            ("UpLeg", "mixamorig:Hips", [0.1, 1.0, 0.0]),
+            ("Leg", "UpLeg", [0.1, 0.55, 0.0]),
+            ("Foot", "Leg", [0.1, 0.1, 0.0]),
+            ("ToeBase", "Foot", [0.1, 0.0, 0.12]),
+        ];
+        let r = recognized_with_limbs(&body, ["mixamorig:Left", "mixamorig:Right"], &limb);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::LeftShoulder), Some("mixamorig:LeftShoulder"));
+        assert_eq!(at(B::LeftUpperArm), Some("mixamorig:LeftArm"));
+        assert_eq!(at(B::LeftLowerArm), Some("mixamorig:LeftForeArm"));
+        assert_eq!(at(B::RightShoulder), Some("mixamorig:RightShoulder"));
         assert_eq!(at(B::RightUpperArm), Some("mixamorig:RightArm"));
     }
 
