@@ -405,7 +405,13 @@ fn a_rest_from_a_file_that_gives_none_is_one_line() {
     ] {
         let mut args = args;
         args.extend(["--rest-from".to_owned(), arg(&same)]);
-        assert_one_line_error(&bridge(&args), &["take.vrma: --rest-from", "no .bvh file"]);
+        assert_one_line_error(
+            &bridge(&args),
+            &[
+                "take.vrma: --rest-from",
+                "no .bvh, .gltf, .glb or .vrm file",
+            ],
+        );
     }
 }
 

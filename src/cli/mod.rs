@@ -73,10 +73,11 @@ pub struct RigArgs {
     /// Up axis of BVH/JSON files: y or z (default: from the file, else guessed).
     #[arg(long, value_parser = parse_up)]
     pub up: Option<UpAxis>,
-    /// BVH only: take the rest pose from another recording of the same skeleton (its
-    /// zero pose when that stands, else the frame its own load takes), for a take
-    /// that stands in no frame, such as a crawl.
-    #[arg(long, value_name = "BVH")]
+    /// BVH and glTF: take the rest pose from another recording of the same skeleton
+    /// (the rest its own load takes: a BVH's zero pose when that stands, a glTF's bind
+    /// or nodes' pose, else a frame of its motion), for a take that stands in no
+    /// frame, such as a crawl or a flying clip of an animation library.
+    #[arg(long, value_name = "FILE")]
     pub rest_from: Option<PathBuf>,
 }
 

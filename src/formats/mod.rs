@@ -233,7 +233,9 @@ pub struct LoadOptions {
     /// Override the up axis (otherwise from the file or guessed from the shape).
     pub up: Option<UpAxis>,
     /// A BVH take's rest from this other BVH file of the same skeleton (otherwise
-    /// its zero pose, or a frame of its motion when that is no pose).
+    /// its zero pose, or a frame of its motion when that is no pose); a glTF rig's
+    /// from this other glTF file of the same skeleton (otherwise its bind pose, its
+    /// nodes' pose or a frame of its clips).
     pub rest_from: Option<PathBuf>,
 }
 
@@ -248,9 +250,12 @@ pub enum FormatError {
     Json(#[from] skeleton_json::SkeletonJsonError),
     /// `expected` names the types the caller reads: `RIG_TYPES`, or
     /// `RIG_AND_VRMA_TYPES` after `or_vrma`.
-    /// `LoadOptions::rest_from` given for a file that is no BVH take.
-    #[error("{path}: --rest-from gives the rest of a BVH take, and this is no .bvh file")]
-    RestFromNotBvh { path: PathBuf },
+    /// `LoadOptions::rest_from` given for a file that is no BVH take and no glTF rig.
+    #[error(
+        "{path}: --rest-from gives the rest of a BVH take or a glTF rig, and this is no .bvh, \
+         .gltf, .glb or .vrm file"
+    )]
+    RestFromUnsupported { path: PathBuf },
     #[error("{path}: unknown file type (expected {expected})")]
     UnknownType {
         path: PathBuf,
@@ -279,14 +284,19 @@ impl FormatError {
     }
 }
 
-/// Refuses `options.rest_from` for a `source` that is no BVH file (the built-in
-/// performance when `None`): only a BVH take reads its rest from another file.
+/// Refuses `options.rest_from` for a `source` that is no BVH or glTF file (the
+/// built-in performance when `None`): only those read their rest from another file.
 pub fn check_rest_from(source: Option<&Path>, options: &LoadOptions) -> Result<(), FormatError> {
-    let is_bvh = |p: &Path| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("bvh"));
+    let reads_rest = |p: &Path| {
+        p.extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .is_some_and(|e| matches!(e.as_str(), "bvh" | "gltf" | "glb" | "vrm"))
+    };
     match source {
-        Some(path) if is_bvh(path) => Ok(()),
+        Some(path) if reads_rest(path) => Ok(()),
         _ if options.rest_from.is_none() => Ok(()),
-        _ => Err(FormatError::RestFromNotBvh {
+        _ => Err(FormatError::RestFromUnsupported {
             path: source
                 .unwrap_or(Path::new("the built-in performance"))
                 .to_owned(),
@@ -302,10 +312,13 @@ pub fn load_rig(path: &Path, options: &LoadOptions) -> Result<Rig, FormatError> 
         .map(str::to_ascii_lowercase);
     match ext.as_deref() {
         Some("bvh") => Ok(bvh::load(path, options)?),
-        _ if options.rest_from.is_some() => Err(FormatError::RestFromNotBvh {
+        Some("gltf" | "glb" | "vrm") => Ok(match &options.rest_from {
+            Some(from) => gltf::load_with_rest_from(path, from)?,
+            None => gltf::load(path)?,
+        }),
+        _ if options.rest_from.is_some() => Err(FormatError::RestFromUnsupported {
             path: path.to_owned(),
         }),
-        Some("gltf" | "glb" | "vrm") => Ok(gltf::load(path)?),
         Some("json") => Ok(skeleton_json::load(path, options)?),
         _ => Err(FormatError::UnknownType {
             path: path.to_owned(),

@@ -39,6 +39,8 @@
 //!   turned to stand along +Y with its clips;
 //! - `rest_from_clips`: the rest from a clip frame when the nodes' pose stands as
 //!   no body;
+//! - `rest_from_file`: the rest from another file of the same skeleton
+//!   (`--rest-from`), for a clip that stands in no frame;
 //! - `rigify`: a Rigify rig read as its `DEF-` deform bones, each chain under its
 //!   deform parent.
 //!
@@ -62,6 +64,7 @@ mod humanoid_map;
 mod meshopt;
 mod mirror;
 mod rest_from_clips;
+mod rest_from_file;
 mod rigify;
 mod skin;
 mod stand_up;
@@ -99,6 +102,14 @@ pub enum GltfError {
         #[source]
         source: InvalidSkeleton,
     },
+    /// The rest asked for from another file (`LoadOptions::rest_from`) is not
+    /// this rig's: the other file does not load, or holds another skeleton.
+    #[error("{path}: no rest from {from} (--rest-from): {reason}")]
+    RestFrom {
+        path: PathBuf,
+        from: PathBuf,
+        reason: String,
+    },
 }
 
 /// Reads a `.gltf`, `.glb` or `.vrm` file (and the external buffers it names).
@@ -108,6 +119,18 @@ pub fn load(path: &Path) -> Result<Rig, GltfError> {
         source,
     })?;
     parse(&bytes, path)
+}
+
+/// Reads a glTF file with the rest of another file of the same skeleton, `from`
+/// (`rest_from_file`): for a clip whose every frame flies, swims or lies.
+pub fn load_with_rest_from(path: &Path, from: &Path) -> Result<Rig, GltfError> {
+    let rig = load(path)?;
+    let other = load(from).map_err(|e| GltfError::RestFrom {
+        path: path.to_owned(),
+        from: from.to_owned(),
+        reason: e.to_string(),
+    })?;
+    rest_from_file::with_rest_of(rig, path, &other, from)
 }
 
 /// Parses glTF JSON or GLB bytes. `path` names the file in errors and is where
