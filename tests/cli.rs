@@ -416,6 +416,40 @@ fn a_rest_from_a_file_that_gives_none_is_one_line() {
 }
 
 #[test]
+fn a_rest_from_for_a_humanoid_clip_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let same = write(dir.path(), "same.bvh", GOOD_BVH.as_bytes());
+    let clip = dir.path().join("clip.glb");
+    let arg = |p: &PathBuf| p.to_str().unwrap().to_owned();
+    let out = bridge(&["convert", "-o", &arg(&clip)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for args in [
+        vec!["retarget".to_owned(), arg(&clip)],
+        vec!["send".to_owned(), arg(&clip)],
+        vec![
+            "convert".to_owned(),
+            arg(&clip),
+            "-o".to_owned(),
+            arg(&dir.path().join("out.vrma")),
+        ],
+    ] {
+        let mut args = args;
+        args.extend(["--rest-from".to_owned(), arg(&same)]);
+        assert_one_line_error(
+            &bridge(&args),
+            &[
+                "clip.glb: --rest-from gives a rest to a rig's joints",
+                "EXT_skeleton_humanoid clip",
+            ],
+        );
+    }
+}
+
+#[test]
 fn missing_and_unknown_files_are_errors() {
     let out = bridge(&["inspect", "no/such/file.bvh"]);
     assert_eq!(out.status.code(), Some(2));

@@ -144,7 +144,8 @@ fn write(
         return write_jobs("built-in performance", jobs, out, format, bake);
     };
     let label = input.display().to_string();
-    if let Some(clips) = ext_clips(input, clip, all_clips)? {
+    let rest_from = load_options(rig).rest_from;
+    if let Some(clips) = ext_clips(input, clip, all_clips, rest_from.as_deref())? {
         for (i, c) in clips.into_iter().enumerate() {
             let name = c.name.clone().unwrap_or_else(|| format!("animation{i}"));
             let rest = c.rest.clone().unwrap_or_else(|| VrmaRest::standard(0.95));

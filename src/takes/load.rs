@@ -51,6 +51,12 @@ pub enum TakeError {
     },
     #[error("{}: no EXT_skeleton_humanoid clip", .0.display())]
     NoExtClip(PathBuf),
+    #[error(
+        "{}: --rest-from gives a rest to a rig's joints, and this EXT_skeleton_humanoid clip \
+         turns humanoid bones against its own rest",
+        .0.display()
+    )]
+    RestFromExt(PathBuf),
     #[error("{label}: the file has no motion to retarget")]
     NoMotion { label: String },
     #[error("{label}: the file has no clip `{clip}`")]
@@ -82,7 +88,10 @@ pub fn load_take(
             let replay = Replay::from_vrma(a, None);
             normalized(path, summary, rest, names, replay)
         }
-        Some(path) if let Some(mut clips) = ext_clips(path, clip, false)? => {
+        Some(path)
+            if let Some(mut clips) =
+                ext_clips(path, clip, false, options.rest_from.as_deref())? =>
+        {
             let c = clips
                 .pop()
                 .ok_or_else(|| TakeError::NoExtClip(path.to_owned()))?;
@@ -168,11 +177,13 @@ pub fn is_vrma(path: &Path) -> bool {
 
 /// The EXT_skeleton_humanoid clips of a glTF/GLB that has some (channels naming a
 /// `humanoidBoneName`): the one `clip` names (default the first), or every one
-/// with `all_clips`; `None` for any other file.
+/// with `all_clips`; `None` for any other file. Refused with a rest from another
+/// file (`rest_from`): the clip has no joints of its own to take it.
 pub fn ext_clips(
     input: &Path,
     clip: Option<&str>,
     all_clips: bool,
+    rest_from: Option<&Path>,
 ) -> Result<Option<Vec<ExtHumanoidClip>>, TakeError> {
     let ext = input
         .extension()
@@ -187,6 +198,9 @@ pub fn ext_clips(
     })?;
     if !ext_humanoid::has_humanoid_channels(&bytes) {
         return Ok(None);
+    }
+    if rest_from.is_some() {
+        return Err(TakeError::RestFromExt(input.to_owned()));
     }
     if !all_clips {
         return Ok(Some(vec![ext_humanoid::parse(&bytes, input, clip)?]));
