@@ -114,12 +114,16 @@ pub(super) struct StarBody {
 }
 
 /// The move of a star skeleton's root from its torso to its pelvis (`lower_root`).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct LoweredRoot {
     body: StarBody,
     /// From the root to the middle between the legs' first joints, in the root's frame
     /// at rest (metres).
     by: Vec3,
+    /// How far down that middle is at rest (metres).
+    drop: f32,
+    /// Per joint: whether it hangs from a leg's zero-length joint.
+    under_legs: Vec<bool>,
 }
 
 impl StarBody {
@@ -137,39 +141,52 @@ impl StarBody {
         let (root, a, b) = (world.get(self.root)?, world.get(a)?, world.get(b)?);
         let middle = (a.translation + b.translation) * 0.5;
         let by = Vec3::from(root.inverse().transform_point3a(middle));
-        if !(middle.y < root.translation.y && by.is_finite()) {
+        let drop = root.translation.y - middle.y;
+        if !(drop > 0.0 && by.is_finite()) {
             return None;
         }
-        let lowered = LoweredRoot { body: *self, by };
+        let legs = self.legs.map(|(leg, _)| Some(leg));
+        let under_legs = skeleton
+            .joints()
+            .iter()
+            .map(|j| j.parent.is_some() && legs.contains(&j.parent))
+            .collect();
+        let lowered = LoweredRoot {
+            body: *self,
+            by,
+            drop,
+            under_legs,
+        };
         let moved = lowered.skeleton(skeleton).ok()?;
-        Some(match recognize(&moved) {
-            Recognition::Humanoid(_) => Ok((lowered, moved)),
-            Recognition::NotHumanoid(_) => Err(format!(
-                "the star skeleton's root `{}` stays at the torso's middle, {:.3} m above \
-                 where the legs leave the body: with it there the zero pose is no body to the \
+        match (recognize(&moved), recognize(skeleton)) {
+            (Recognition::Humanoid(_), _) => Some(Ok((lowered, moved))),
+            (_, Recognition::Humanoid(_)) => Some(Err(format!(
+                "the star skeleton's root `{}` stays at the torso's middle, {drop:.3} m above \
+                 where the legs leave the body: with the root there the rest is no body to the \
                  recognizer (its legs do not end level), so the hips are measured from the \
                  torso and a stride comes out shorter on an avatar",
                 skeleton
                     .joints()
                     .get(self.root)
                     .map_or("", |j| j.name.as_str()),
-                by.length()
-            )),
-        })
+            ))),
+            // No body either way: nothing to move, nothing to say.
+            _ => None,
+        }
     }
 }
 
 impl LoweredRoot {
     /// A joint's translation once the root has moved, from its rotation and translation:
-    /// the root moves by its own turn of `by`; the neck's joint and each leg's first
-    /// joint take it back; each leg's zero-length joint, turning about the new root
-    /// instead of the old one, takes back the difference its own turn makes.
+    /// the root moves by its own turn of `by`; the neck's joint and every joint hung
+    /// from a leg's take it back; each leg's zero-length joint, turning about the new
+    /// root instead of the old one, takes back the difference its own turn makes.
     fn moved(&self, joint: usize, rotation: Quat, translation: Vec3) -> Vec3 {
         let StarBody { root, neck, legs } = self.body;
         let by = self.by;
         if joint == root {
             translation + rotation * by
-        } else if joint == neck || legs.iter().any(|&(_, thigh)| thigh == joint) {
+        } else if joint == neck || self.under_legs.get(joint) == Some(&true) {
             translation - by
         } else if legs.iter().any(|&(leg, _)| leg == joint) {
             translation - by + rotation * by
@@ -205,10 +222,11 @@ impl LoweredRoot {
         let [(_, a), (_, b)] = self.body.legs;
         format!(
             "the star skeleton's root `{}` stands at the torso's middle: it moves {:.3} m down \
-             to between `{}` and `{}`, where the legs leave the body, with the legs' zero-length \
-             joints, so that the hips are measured from the pelvis (every other joint stays \
-             where the file puts it)",
+             ({:.3} m in all) to between `{}` and `{}`, where the legs leave the body, with the \
+             legs' zero-length joints, so that the hips are measured from the pelvis (every \
+             other joint stays where the file puts it)",
             name(self.body.root),
+            self.drop,
             self.by.length(),
             name(a),
             name(b)
@@ -230,10 +248,11 @@ struct Star {
 
 impl Star {
     /// Heuristic: the file's only root, with five children at its place (`OFFSET` 0 0 0,
-    /// no position channel), each starting one chain (its first child with an
-    /// `OFFSET`). The neck's is the one with two chains starting on its side of the
-    /// root (the arms, one on either side of it) and two on the other (the legs, one
-    /// on either side), the arms' mean direction along it and the legs' against it.
+    /// no position channel), each starting one chain (its child with an `OFFSET` and
+    /// the deepest chain below). The neck's is the one with two chains starting on its
+    /// side of the root (the arms, one on either side of it) and two on the other (the
+    /// legs, one on either side), the arms' mean direction along it and the legs'
+    /// against it.
     /// The arms and legs are three joints deep or more below their zero-length joint.
     fn find(defs: &[JointDef]) -> Option<Star> {
         let (root, kids) = only_root_and_children(defs)?;
@@ -241,9 +260,12 @@ impl Star {
         if kids.len() != 5 || !kids.iter().all(|&k| coincident(&defs[k])) {
             return None;
         }
+        // The joint a chain starts at: the zero-length joint's child with an `OFFSET`
+        // and the deepest chain below it (a prop beside a thigh is no leg).
         let first = |kid: usize| {
-            defs.iter()
-                .position(|d| d.parent == Some(kid) && d.offset.length_squared() > 0.0)
+            (0..defs.len())
+                .filter(|&j| defs[j].parent == Some(kid) && defs[j].offset.length_squared() > 0.0)
+                .max_by_key(|&j| (deepest_below(defs, j), std::cmp::Reverse(j)))
         };
         let start = |kid: usize| first(kid).and_then(|j| defs[j].offset.try_normalize());
         let starts: Vec<Chain> = kids
@@ -541,15 +563,15 @@ mod tests {
     #[test]
     fn a_star_skeletons_root_moves_from_its_torso_to_between_its_legs_first_joints() {
         // Unturned, the root lands on the middle between the hip joints, 205 mm down and
-        // 20 forward (read as metres: the note's 205.973 m are as many millimetres).
+        // 20 forward (read as metres: the note's 205 m are as many millimetres).
         let still = rig(&star("", "0 1000 0"));
         let (root, middle) = hips_and_legs(&still);
         assert!(root.distance(middle) < 1e-3, "{root} against {middle}");
         assert!((root.y - 795.0).abs() < 1e-3, "{root}");
         assert!(
             still.notes.iter().any(|n| n.starts_with(
-                "the star skeleton's root `TORSO` stands at the torso's middle: it moves 205.973 \
-                 m down to between `LEFT_HIP` and `RIGHT_HIP`"
+                "the star skeleton's root `TORSO` stands at the torso's middle: it moves 205.000 \
+                 m down (205.973 m in all) to between `LEFT_HIP` and `RIGHT_HIP`"
             )),
             "{:?}",
             still.notes
@@ -585,7 +607,7 @@ mod tests {
         );
         assert!(
             raised.notes.iter().any(|n| n.starts_with(
-                "the star skeleton's root `TORSO` stays at the torso's middle, 205.973 m above \
+                "the star skeleton's root `TORSO` stays at the torso's middle, 205.000 m above \
                  where the legs leave the body"
             )),
             "{:?}",
@@ -629,5 +651,27 @@ mod tests {
                 assert!(a.distance(b) < 1e-3, "{}: {a} against {b}", joint.name);
             }
         }
+    }
+
+    #[test]
+    fn every_joint_hung_from_a_legs_zero_length_joint_stays_put() {
+        // A prop beside the left thigh, on the leg's zero-length joint: it stays where
+        // the file puts it, as the thigh does.
+        let prop = "JOINT LEFT_PROP\n{\nOFFSET 60 -120 0\nCHANNELS 3 Zrotation Xrotation \
+                    Yrotation\nEnd Site\n{\nOFFSET 0 0 0\n}\n}\nJOINT LEFT_HIP";
+        let text = star("", "0 1000 0").replacen("JOINT LEFT_HIP", prop, 1);
+        let (hierarchy, motion) = text.split_once("MOTION\n").expect("motion");
+        let with_prop = rig(&format!("{hierarchy}MOTION\n{} 0 0 0\n", motion.trim_end()));
+        assert!(
+            with_prop
+                .notes
+                .iter()
+                .any(|n| n.contains("moves 205.000 m down"))
+        );
+        let prop = place(&with_prop, "LEFT_PROP");
+        assert!(
+            prop.distance(glam::Vec3::new(60.0, 880.0, 0.0)) < 1e-3,
+            "{prop}"
+        );
     }
 }
