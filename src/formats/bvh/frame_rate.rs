@@ -14,7 +14,7 @@ const RATES: [f32; 14] = [
 ];
 
 /// How close a rate must be to a whole number of frames a second to be one.
-const WHOLE: f32 = 1e-3;
+const WHOLE: f32 = 1e-4;
 
 /// The frame time `text` (parsed as `time`) stands for when it is written rounded
 /// (see the module header), with the note saying so; `None` to keep it as written.
@@ -66,6 +66,8 @@ mod tests {
         assert_eq!(read("0.042"), Some(24.0));
         assert_eq!(read("0.0083"), Some(120.0));
         assert_eq!(read("0.067"), Some(15.0));
+        assert_eq!(read("0.0069"), Some(144.0));
+        assert_eq!(read("0.0042"), Some(240.0));
         let (_, note) = rounded_frame_time("0.017", 0.017).expect("rounded");
         assert_eq!(
             note,
