@@ -248,14 +248,14 @@ pub enum FormatError {
     Gltf(#[from] gltf::GltfError),
     #[error(transparent)]
     Json(#[from] skeleton_json::SkeletonJsonError),
-    /// `expected` names the types the caller reads: `RIG_TYPES`, or
-    /// `RIG_AND_VRMA_TYPES` after `or_vrma`.
     /// `LoadOptions::rest_from` given for a file that is no BVH take and no glTF rig.
     #[error(
         "{path}: --rest-from gives the rest of a BVH take or a glTF rig, and this is no .bvh, \
          .gltf, .glb or .vrm file"
     )]
     RestFromUnsupported { path: PathBuf },
+    /// `expected` names the types the caller reads: `RIG_TYPES`, or
+    /// `RIG_AND_VRMA_TYPES` after `or_vrma`.
     #[error("{path}: unknown file type (expected {expected})")]
     UnknownType {
         path: PathBuf,

@@ -5,7 +5,9 @@
 //! but another clip exported from the same library (an idle, a walk) stands. That
 //! file's rest, as loading it finds it, is this rig's rest when both hold the same
 //! joints under the same parents with the same bone lengths; the clips stay this
-//! file's own, as a BVH take's do (`bvh::rest_from`).
+//! file's own, as a BVH take's do (`bvh::rest_from`). Any rig that declares no
+//! humanoid map takes it so, a skinned one too (the other file's rest in place of
+//! its bind pose).
 
 use std::path::Path;
 
@@ -106,9 +108,10 @@ fn same_skeleton(
         }
         // The root's offset is where the figure stands, not a bone.
         let bone = |j: &Joint| j.rest.translation.length();
+        // The length first: whether the clips move a joint reads every frame.
         if joint.parent.is_some()
-            && !moving(&joint.name)
             && (bone(joint) - bone(&theirs[k])).abs() > SAME_BONE * size
+            && !moving(&joint.name)
         {
             return Err(format!(
                 "its bone into `{}` is {:.4} long, this file's {:.4}",
