@@ -392,26 +392,28 @@ fn a_rest_from_a_file_that_gives_none_is_one_line() {
         ],
     );
     let vrma = dir.path().join("take.vrma");
-    for args in [
-        vec!["inspect".to_owned(), arg(&vrma)],
-        vec!["retarget".to_owned(), arg(&vrma)],
-        vec!["send".to_owned(), arg(&vrma)],
-        vec![
-            "convert".to_owned(),
-            arg(&vrma),
-            "-o".to_owned(),
-            arg(&dir.path().join("out.vrma")),
+    assert_rest_from_refused(
+        &vrma,
+        &same,
+        &["inspect", "retarget", "send", "convert"],
+        &[
+            "take.vrma: --rest-from",
+            "no .bvh, .gltf, .glb or .vrm file",
         ],
-    ] {
-        let mut args = args;
-        args.extend(["--rest-from".to_owned(), arg(&same)]);
-        assert_one_line_error(
-            &bridge(&args),
-            &[
-                "take.vrma: --rest-from",
-                "no .bvh, .gltf, .glb or .vrm file",
-            ],
-        );
+    );
+}
+
+/// Each of `commands` run on `take` with `--rest-from rest` (`convert` writing beside
+/// `take`) refuses in one line naming each of `parts`.
+fn assert_rest_from_refused(take: &Path, rest: &Path, commands: &[&str], parts: &[&str]) {
+    let arg = |p: &Path| p.to_str().unwrap().to_owned();
+    for &command in commands {
+        let mut args = vec![command.to_owned(), arg(take)];
+        if command == "convert" {
+            args.extend(["-o".to_owned(), arg(&take.with_file_name("out.vrma"))]);
+        }
+        args.extend(["--rest-from".to_owned(), arg(rest)]);
+        assert_one_line_error(&bridge(&args), parts);
     }
 }
 
@@ -427,26 +429,15 @@ fn a_rest_from_for_a_humanoid_clip_is_one_line() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for args in [
-        vec!["retarget".to_owned(), arg(&clip)],
-        vec!["send".to_owned(), arg(&clip)],
-        vec![
-            "convert".to_owned(),
-            arg(&clip),
-            "-o".to_owned(),
-            arg(&dir.path().join("out.vrma")),
+    assert_rest_from_refused(
+        &clip,
+        &same,
+        &["retarget", "send", "convert"],
+        &[
+            "clip.glb: --rest-from gives a rest to a rig's joints",
+            "EXT_skeleton_humanoid clip",
         ],
-    ] {
-        let mut args = args;
-        args.extend(["--rest-from".to_owned(), arg(&same)]);
-        assert_one_line_error(
-            &bridge(&args),
-            &[
-                "clip.glb: --rest-from gives a rest to a rig's joints",
-                "EXT_skeleton_humanoid clip",
-            ],
-        );
-    }
+    );
 }
 
 #[test]

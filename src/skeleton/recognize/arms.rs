@@ -1068,13 +1068,10 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_shoulder_before_an_arm_is_the_clavicle_whatever_the_proportions() {
-        // A Mixamo auto-rig with the elbow marker placed early: `LeftForeArm` a third of
-        // the way down the real upper arm, so `LeftArm` to `LeftForeArm` is half the
-        // forearm and `LeftShoulder` to `LeftForeArm` looks like the upper arm, with
-        // `LeftArm` bent 20° off that line. Mixamo's `LeftShoulder` before a `LeftArm`
-        // is the clavicle, and the clips turn the arm at `LeftArm`.
+    /// A Mixamo auto-rig (hips at 1.06 m, facing +Z) whose arms have their shoulder,
+    /// upper arm, forearm and hand joints at `arm` (out along X, height), two fingers
+    /// past the hand, recognized.
+    fn mixamo_arms(arm: [[f32; 2]; 4]) -> super::super::RecognizedMap {
         let body = [
             ("mixamorig:Hips", "", [0.0, 1.06, 0.0]),
             ("mixamorig:Spine", "mixamorig:Hips", [0.0, 1.16, 0.0]),
@@ -1084,23 +1081,35 @@ mod tests {
             ("mixamorig:Head", "mixamorig:Neck", [0.0, 1.60, 0.0]),
             ("mixamorig:HeadTop_End", "mixamorig:Head", [0.0, 1.85, 0.0]),
         ];
+        let [shoulder, upper, fore, hand] = arm.map(|[x, y]| [x, y, 0.0]);
+        let finger = |dx: f32, z: f32| [hand[0] + dx, hand[1], z];
         let limb = [
-            ("Shoulder", "mixamorig:Spine2", [0.10, 1.49, 0.0]),
-            ("Arm", "Shoulder", [0.31, 1.43, 0.0]),
-            ("ForeArm", "Arm", [0.45, 1.44, 0.0]),
-            ("Hand", "ForeArm", [0.72, 1.45, 0.0]),
-            ("HandIndex1", "Hand", [0.79, 1.45, 0.02]),
-            ("HandIndex2", "HandIndex1", [0.83, 1.45, 0.02]),
-            ("HandIndex3", "HandIndex2", [0.86, 1.45, 0.02]),
-            ("HandRing1", "Hand", [0.79, 1.45, -0.02]),
-            ("HandRing2", "HandRing1", [0.83, 1.45, -0.02]),
-            ("HandRing3", "HandRing2", [0.86, 1.45, -0.02]),
+            ("Shoulder", "mixamorig:Spine2", shoulder),
+            ("Arm", "Shoulder", upper),
+            ("ForeArm", "Arm", fore),
+            ("Hand", "ForeArm", hand),
+            ("HandIndex1", "Hand", finger(0.07, 0.02)),
+            ("HandIndex2", "HandIndex1", finger(0.11, 0.02)),
+            ("HandIndex3", "HandIndex2", finger(0.14, 0.02)),
+            ("HandRing1", "Hand", finger(0.07, -0.02)),
+            ("HandRing2", "HandRing1", finger(0.11, -0.02)),
+            ("HandRing3", "HandRing2", finger(0.14, -0.02)),
             ("UpLeg", "mixamorig:Hips", [0.1, 1.0, 0.0]),
             ("Leg", "UpLeg", [0.1, 0.55, 0.0]),
             ("Foot", "Leg", [0.1, 0.1, 0.0]),
             ("ToeBase", "Foot", [0.1, 0.0, 0.12]),
         ];
-        let r = recognized_with_limbs(&body, ["mixamorig:Left", "mixamorig:Right"], &limb);
+        recognized_with_limbs(&body, ["mixamorig:Left", "mixamorig:Right"], &limb)
+    }
+
+    #[test]
+    fn a_shoulder_before_an_arm_is_the_clavicle_whatever_the_proportions() {
+        // A Mixamo auto-rig with the elbow marker placed early: `LeftForeArm` a third of
+        // the way down the real upper arm, so `LeftArm` to `LeftForeArm` is half the
+        // forearm and `LeftShoulder` to `LeftForeArm` looks like the upper arm, with
+        // `LeftArm` bent 20° off that line. Mixamo's `LeftShoulder` before a `LeftArm`
+        // is the clavicle, and the clips turn the arm at `LeftArm`.
+        let r = mixamo_arms([[0.10, 1.49], [0.31, 1.43], [0.45, 1.44], [0.72, 1.45]]);
         let at = |bone| r.map.bones.get(&bone).map(String::as_str);
         assert_eq!(at(B::LeftShoulder), Some("mixamorig:LeftShoulder"));
         assert_eq!(at(B::LeftUpperArm), Some("mixamorig:LeftArm"));
@@ -1115,32 +1124,7 @@ mod tests {
         // forearm 28 cm, so the named upper arm is 0.32 forearms, shorter than
         // proportions allow, and `LeftShoulder` to `LeftForeArm` looks like an upper arm
         // 1.1 forearms long. The clips raise the arm at `LeftArm`.
-        let body = [
-            ("mixamorig:Hips", "", [0.0, 1.06, 0.0]),
-            ("mixamorig:Spine", "mixamorig:Hips", [0.0, 1.16, 0.0]),
-            ("mixamorig:Spine1", "mixamorig:Spine", [0.0, 1.26, 0.0]),
-            ("mixamorig:Spine2", "mixamorig:Spine1", [0.0, 1.38, 0.0]),
-            ("mixamorig:Neck", "mixamorig:Spine2", [0.0, 1.52, 0.0]),
-            ("mixamorig:Head", "mixamorig:Neck", [0.0, 1.60, 0.0]),
-            ("mixamorig:HeadTop_End", "mixamorig:Head", [0.0, 1.85, 0.0]),
-        ];
-        let limb = [
-            ("Shoulder", "mixamorig:Spine2", [0.08, 1.49, 0.0]),
-            ("Arm", "Shoulder", [0.31, 1.43, 0.0]),
-            ("ForeArm", "Arm", [0.40, 1.42, 0.0]),
-            ("Hand", "ForeArm", [0.68, 1.43, 0.0]),
-            ("HandIndex1", "Hand", [0.75, 1.43, 0.02]),
-            ("HandIndex2", "HandIndex1", [0.79, 1.43, 0.02]),
-            ("HandIndex3", "HandIndex2", [0.82, 1.43, 0.02]),
-            ("HandRing1", "Hand", [0.75, 1.43, -0.02]),
-            ("HandRing2", "HandRing1", [0.79, 1.43, -0.02]),
-            ("HandRing3", "HandRing2", [0.82, 1.43, -0.02]),
-            ("UpLeg", "mixamorig:Hips", [0.1, 1.0, 0.0]),
-            ("Leg", "UpLeg", [0.1, 0.55, 0.0]),
-            ("Foot", "Leg", [0.1, 0.1, 0.0]),
-            ("ToeBase", "Foot", [0.1, 0.0, 0.12]),
-        ];
-        let r = recognized_with_limbs(&body, ["mixamorig:Left", "mixamorig:Right"], &limb);
+        let r = mixamo_arms([[0.08, 1.49], [0.31, 1.43], [0.40, 1.42], [0.68, 1.43]]);
         let at = |bone| r.map.bones.get(&bone).map(String::as_str);
         assert_eq!(at(B::LeftShoulder), Some("mixamorig:LeftShoulder"));
         assert_eq!(at(B::LeftUpperArm), Some("mixamorig:LeftArm"));
