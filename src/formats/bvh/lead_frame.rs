@@ -23,8 +23,8 @@ const LEAD_TURN_DEG: f32 = 30.0;
 /// percentile over the take) the turn from frame 1 to frame 2 must be.
 const LEAD_TIMES_USUAL: f32 = 3.0;
 
-/// How many times the take's first step (its largest turn from frame 2 to frame 3)
-/// the turn from frame 1 to frame 2 must be: a pose written before the take stands
+/// How many times the take's first step (the same joint's turn from frame 2 to frame
+/// 3) the turn from frame 1 to frame 2 must be: a pose written before the take stands
 /// apart from it (3.6 times at the least, 10 to 1800 times in the held-out takes),
 /// where a take starting in fast motion goes on turning about as far (1.0 times).
 const LEAD_TIMES_NEXT: f32 = 2.0;
@@ -32,7 +32,7 @@ const LEAD_TIMES_NEXT: f32 = 2.0;
 /// Makes frame 1 hold frame 2 when frame 1 is a pose written before the take: a
 /// joint turns at least `LEAD_TURN_DEG` from it to frame 2, more than the take ever
 /// turns one between two frames, `LEAD_TIMES_USUAL` times the usual and
-/// `LEAD_TIMES_NEXT` times the take's first step. The note
+/// `LEAD_TIMES_NEXT` times its own first step in the take (frame 2 to 3). The note
 /// says how far; `None` for a take under three frames or one starting with motion.
 pub(super) fn hold_lead_frame(
     defs: &[JointDef],
@@ -43,27 +43,25 @@ pub(super) fn hold_lead_frame(
     if raw.frames < 3 || width == 0 || raw.values.len() < raw.frames * width {
         return None;
     }
-    // Largest turn of any joint between each frame and the next, radians.
     let poses: Vec<FilePose> = (0..raw.frames)
         .map(|f| FilePose::frame(defs, raw, keep_offset, f))
         .collect();
-    let steps: Vec<f32> = poses
-        .windows(2)
-        .map(|pair| {
-            pair[0]
-                .rotations
-                .iter()
-                .zip(&pair[1].rotations)
-                .map(|(a, b)| a.angle_between(*b))
-                .fold(0.0f32, f32::max)
-        })
+    let turn = |from: usize, joint: usize| {
+        poses[from].rotations[joint].angle_between(poses[from + 1].rotations[joint])
+    };
+    // Largest turn of any joint between each frame and the next, radians.
+    let steps: Vec<f32> = (0..raw.frames - 1)
+        .map(|f| (0..defs.len()).map(|j| turn(f, j)).fold(0.0f32, f32::max))
         .collect();
     let (&lead, later) = steps.split_first()?;
     let most = later.iter().copied().fold(0.0f32, f32::max);
     let mut sorted = later.to_vec();
     sorted.sort_by(f32::total_cmp);
     let usual = sorted[((sorted.len() - 1) as f32 * 0.99).round() as usize];
-    let next = later.first().copied().unwrap_or(0.0);
+    // The joint that turns furthest from frame 1, and its own first step of the take:
+    // another joint's fast step says nothing about whether this one jumped.
+    let leader = (0..defs.len()).max_by(|&a, &b| turn(0, a).total_cmp(&turn(0, b)))?;
+    let next = turn(1, leader);
     let lead_deg = lead.to_degrees();
     if !(lead_deg >= LEAD_TURN_DEG
         && lead > most
@@ -120,6 +118,34 @@ mod tests {
                 "frame 1 turns a joint 40° from frame 2, where the take turns one at most 1°"
             ),
             "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn a_reference_pose_is_told_by_its_own_joint_whatever_another_does_next() {
+        // The spine jumps 90° from a reference pose, then bends 0.1° a frame, while the
+        // hips turn 50° at once from frame 2 to 3 (a fast first step of another joint)
+        // and hold: the spine's own next step is what the jump stands apart from.
+        let rows: Vec<String> = (0..200)
+            .map(|i| {
+                let bend = if i == 0 { 90.0 } else { 0.1 * i as f32 };
+                let hips = if i >= 2 { 50.0 } else { 0.0 };
+                format!("{} 1 0 0 {hips} 0 0 {bend} 0", i as f32 * 0.02)
+            })
+            .collect();
+        let rig = rig(&hips_and_spine(0.5, &rows));
+        let (_, angle) = motion(&rig).frame(0).rotations[1].to_axis_angle();
+        assert!(
+            (angle.to_degrees() - 0.1).abs() < 0.01,
+            "{}",
+            angle.to_degrees()
+        );
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.starts_with("frame 1 turns a joint 90°")),
+            "{:?}",
+            rig.notes
         );
     }
 
