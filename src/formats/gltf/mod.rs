@@ -82,7 +82,7 @@ use crate::skeleton::{InvalidSkeleton, Joint, NamedBoneMap, Skeleton};
 use hierarchy::{joint_names, world_transforms};
 use humanoid_map::read_humanoid;
 use mirror::{unmirror_clips, unmirror_plan, unmirror_rest};
-use rest_from_clips::rest_from_clips;
+use rest_from_clips::{ClipRest, rest_from_clips};
 use rigify::deform_skeleton;
 use skin::{SkeletonNodes, rest_transforms};
 use stand_up::stand_up;
@@ -295,7 +295,14 @@ impl Document<'_> {
                     None => skeleton,
                 };
                 let skeleton = noted(stand_up(&skeleton, &mut clips), skeleton);
-                noted(rest_from_clips(&skeleton, &clips), skeleton)
+                match rest_from_clips(&skeleton, &clips) {
+                    ClipRest::Frame(posed, note) => noted(Some((posed, note)), skeleton),
+                    ClipRest::NoFrame(note) => {
+                        notes.push(note);
+                        skeleton
+                    }
+                    ClipRest::NotLooked => skeleton,
+                }
             }
         };
 

@@ -12,30 +12,46 @@
 //! for the hand. Pure: runs on the skeleton and clips `mod.rs` has read.
 
 use super::super::Clip;
+use crate::humanoid::bone::REQUIRED;
 use crate::skeleton::{Joint, Recognition, Skeleton, Transform, recognize};
 
 /// Most frames looked at over all clips, spread evenly over each.
 const FRAMES_SAMPLED: usize = 64;
 
-/// The skeleton with its rest replaced by the clip frame that stands as a body most
-/// surely, and the note saying so; `None` when the rest already stands, or no frame
-/// does.
-pub(super) fn rest_from_clips(skeleton: &Skeleton, clips: &[Clip]) -> Option<(Skeleton, String)> {
+/// What the clips give a rest that stands as no body.
+#[derive(Debug)]
+pub(super) enum ClipRest {
+    /// The rest stands, or is refused in any pose or with only limbs outside the
+    /// hips: the clips are not looked at.
+    NotLooked,
+    /// The skeleton with the clip frame that stands as a body most surely as its
+    /// rest, and the note saying so.
+    Frame(Skeleton, String),
+    /// No sampled frame stands either: the note says so, and, for a rig of joints
+    /// enough for VRM's required bones, that `--rest-from` gives a body that never
+    /// stands up in its clips (a crawl, a flight) another file's rest.
+    NoFrame(String),
+}
+
+/// The rest the clips give `skeleton` (see `ClipRest`).
+pub(super) fn rest_from_clips(skeleton: &Skeleton, clips: &[Clip]) -> ClipRest {
     let Recognition::NotHumanoid(refused) = recognize(skeleton) else {
-        return None;
+        return ClipRest::NotLooked;
     };
     if refused.any_pose || refused.limbs_outside.is_some() {
         // Refused in any pose, or the rest stands with only limbs outside the hips.
-        return None;
+        return ClipRest::NotLooked;
     }
     let total: usize = clips.iter().map(|c| c.motion.frame_count()).sum();
     let step = total.div_ceil(FRAMES_SAMPLED).max(1);
+    let mut sampled = 0;
     let mut best: Option<(f32, Skeleton, &str, usize)> = None;
     for clip in clips {
         for i in (0..clip.motion.frame_count()).step_by(step) {
             let Some(posed) = posed(skeleton, clip, i) else {
                 continue;
             };
+            sampled += 1;
             if let Recognition::Humanoid(r) = recognize(&posed)
                 && best
                     .as_ref()
@@ -45,13 +61,25 @@ pub(super) fn rest_from_clips(skeleton: &Skeleton, clips: &[Clip]) -> Option<(Sk
             }
         }
     }
-    let (_, posed, clip, frame) = best?;
-    let note = format!(
-        "rest: the nodes' pose stands as no body ({}), so the rest is frame {frame} of clip \
-         `{clip}`, the frame sampled from the clips that the recognizer is surest of",
-        refused.reason
-    );
-    Some((posed, note))
+    match best {
+        Some((_, posed, clip, frame)) => ClipRest::Frame(
+            posed,
+            format!(
+                "rest: the nodes' pose stands as no body ({}), so the rest is frame {frame} of \
+                 clip `{clip}`, the frame sampled from the clips that the recognizer is surest \
+                 of",
+                refused.reason
+            ),
+        ),
+        None if sampled > 0 && skeleton.len() >= REQUIRED.len() => ClipRest::NoFrame(format!(
+            "rest: the nodes' pose stands as no body ({}), nor does any of the {sampled} \
+             frames sampled from the clips, as in a clip that never stands up (a crawl, a \
+             flight); `--rest-from` reads it against the rest of another file of the same \
+             skeleton",
+            refused.reason
+        )),
+        None => ClipRest::NotLooked,
+    }
 }
 
 /// `skeleton` with frame `i` of `clip` as its rest (each joint's scale kept).
@@ -147,7 +175,10 @@ mod tests {
             name: "walk".into(),
             motion: Motion::new(vec![0.0, 0.5, 1.0], n, vec![Quat::IDENTITY; 3 * n], frames),
         };
-        let (rest, note) = rest_from_clips(&striding, std::slice::from_ref(&clip)).unwrap();
+        let ClipRest::Frame(rest, note) = rest_from_clips(&striding, std::slice::from_ref(&clip))
+        else {
+            panic!("no rest from the clip");
+        };
         assert!(note.contains("frame 1 of clip `walk`"), "{note}");
         assert_eq!(rest.joints()[12].rest.translation, translations(false)[12]);
         let Recognition::Humanoid(r) = recognize(&rest) else {
@@ -158,12 +189,65 @@ mod tests {
             "LeftLeg"
         );
         // A rest that stands is kept; a clip that never stands gives none.
-        assert!(rest_from_clips(&figure(false), std::slice::from_ref(&clip)).is_none());
+        assert!(matches!(
+            rest_from_clips(&figure(false), std::slice::from_ref(&clip)),
+            ClipRest::NotLooked
+        ));
         let striding_clip = Clip {
             name: "stride".into(),
             motion: Motion::new(vec![0.0], n, vec![Quat::IDENTITY; n], translations(true)),
         };
-        assert!(rest_from_clips(&striding, &[striding_clip]).is_none());
+        assert!(matches!(
+            rest_from_clips(&striding, &[striding_clip]),
+            ClipRest::NoFrame(_)
+        ));
+    }
+
+    #[test]
+    fn a_clip_that_never_stands_says_so_and_points_to_rest_from() {
+        // Every frame strides as the nodes do: the rest stays, and the note names
+        // the frames looked at and `--rest-from`.
+        let striding = figure(true);
+        let n = FIGURE.len();
+        let clip = Clip {
+            name: "stride".into(),
+            motion: Motion::new(
+                vec![0.0, 0.5],
+                n,
+                vec![Quat::IDENTITY; 2 * n],
+                [true, true].map(translations).concat(),
+            ),
+        };
+        let ClipRest::NoFrame(note) = rest_from_clips(&striding, std::slice::from_ref(&clip))
+        else {
+            panic!("a rest from a clip that never stands");
+        };
+        for part in [
+            "the nodes' pose stands as no body (",
+            "nor does any of the 2 frames sampled from the clips",
+            "a clip that never stands up",
+            "`--rest-from` reads it against the rest of another file of the same skeleton",
+        ] {
+            assert!(note.contains(part), "`{part}` in {note}");
+        }
+        // Fewer joints than VRM's required bones: no body in any frame, no note.
+        let few: Vec<Joint> = striding.joints()[..REQUIRED.len() - 1].to_vec();
+        let few = Skeleton::new(few).unwrap();
+        let m = few.len();
+        let short = Clip {
+            name: "stride".into(),
+            motion: Motion::new(
+                vec![0.0],
+                m,
+                vec![Quat::IDENTITY; m],
+                translations(true)[..m].to_vec(),
+            ),
+        };
+        assert!(matches!(recognize(&few), Recognition::NotHumanoid(n) if !n.any_pose));
+        assert!(matches!(
+            rest_from_clips(&few, &[short]),
+            ClipRest::NotLooked
+        ));
     }
 
     #[test]
@@ -243,6 +327,9 @@ mod tests {
             ),
             "the lifted frame no longer passes for a biped: the test shows nothing"
         );
-        assert!(rest_from_clips(&robot, &[clip]).is_none());
+        assert!(matches!(
+            rest_from_clips(&robot, &[clip]),
+            ClipRest::NotLooked
+        ));
     }
 }
