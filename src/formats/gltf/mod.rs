@@ -114,22 +114,44 @@ pub enum GltfError {
 
 /// Reads a `.gltf`, `.glb` or `.vrm` file (and the external buffers it names).
 pub fn load(path: &Path) -> Result<Rig, GltfError> {
+    load_stood(path).map(|(rig, _)| rig)
+}
+
+/// `load`, and whether the figure was turned up from +Z (`stand_up`).
+fn load_stood(path: &Path) -> Result<(Rig, bool), GltfError> {
     let bytes = std::fs::read(path).map_err(|source| DocError::Read {
         path: path.to_owned(),
         source,
     })?;
-    parse(&bytes, path)
+    let doc = GltfDoc::from_bytes(&bytes, path)?;
+    Document { doc, clips: true }.read()
 }
 
 /// Reads a glTF file with the rest of another file of the same skeleton, `from`
-/// (`rest_from_file`): for a clip whose every frame flies, swims or lies.
+/// (`rest_from_file`): for a clip whose every frame flies, swims or lies. When one
+/// of the two was turned up from +Z (`stand_up`: a figure standing along +Z in its
+/// rest) and the other not (a clip lying in every frame is not), the clips of
+/// `path` take the same turn as `from`'s rest, so that the two keep to one frame.
 pub fn load_with_rest_from(path: &Path, from: &Path) -> Result<Rig, GltfError> {
-    let rig = load(path)?;
-    let other = load(from).map_err(|e| GltfError::RestFrom {
+    let (mut rig, stood) = load_stood(path)?;
+    let (other, other_stood) = load_stood(from).map_err(|e| GltfError::RestFrom {
         path: path.to_owned(),
         from: from.to_owned(),
         reason: e.to_string(),
     })?;
+    let turn = match (stood, other_stood) {
+        (false, true) => Some((stand_up::up_turn(), "turned -90° about X")),
+        (true, false) => Some((stand_up::up_turn().inverse(), "turned back")),
+        _ => None,
+    };
+    if let Some((turn, how)) = turn {
+        stand_up::turn_root_keys(&rig.skeleton, &mut rig.clips, turn);
+        rig.notes.push(format!(
+            "up axis: the clips are {how} to the rest of `{}`, whose figure is turned up \
+             from +Z and this file's is not",
+            from.display()
+        ));
+    }
     rest_from_file::with_rest_of(rig, path, &other, from)
 }
 
@@ -137,7 +159,7 @@ pub fn load_with_rest_from(path: &Path, from: &Path) -> Result<Rig, GltfError> {
 /// external buffer URIs are resolved from; nothing else touches the disk.
 pub fn parse(bytes: &[u8], path: &Path) -> Result<Rig, GltfError> {
     let doc = GltfDoc::from_bytes(bytes, path)?;
-    Document { doc, clips: true }.into_rig()
+    Document { doc, clips: true }.read().map(|(rig, _)| rig)
 }
 
 /// Reads a file's rig without its animations (`clips` empty, no notes about
@@ -145,7 +167,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Rig, GltfError> {
 /// `formats::vrma` reads.
 pub fn load_skeleton(path: &Path) -> Result<Rig, GltfError> {
     let doc = GltfDoc::open(path)?;
-    Document { doc, clips: false }.into_rig()
+    Document { doc, clips: false }.read().map(|(rig, _)| rig)
 }
 
 /// A parsed file, read into a rig.
@@ -161,8 +183,9 @@ impl Document<'_> {
         self.doc.invalid(place, message).into()
     }
 
-    /// Builds the rig: hierarchy, joint set, rest transforms, names, humanoid map.
-    fn into_rig(mut self) -> Result<Rig, GltfError> {
+    /// Builds the rig: hierarchy, joint set, rest transforms, names, humanoid map;
+    /// and whether its figure was turned up from +Z (`stand_up`).
+    fn read(mut self) -> Result<(Rig, bool), GltfError> {
         let mut notes = Vec::new();
         notes.extend(glb_chunk::views_past_byte_length(&self.doc));
         let node_count = self.doc.root.nodes.len();
@@ -284,6 +307,7 @@ impl Document<'_> {
         // A file's own humanoid map declares its rest; any other rest must stand,
         // along +Y (a Z-up figure written as it is turned up), or in a clip frame.
         let (skeleton, mut clips) = (skeleton, clips);
+        let mut stood = false;
         let skeleton = match declared {
             Some(_) => skeleton,
             None => {
@@ -294,7 +318,9 @@ impl Document<'_> {
                     }
                     None => skeleton,
                 };
-                let skeleton = noted(stand_up(&skeleton, &mut clips), skeleton);
+                let up = stand_up(&skeleton, &mut clips);
+                stood = up.is_some();
+                let skeleton = noted(up, skeleton);
                 match rest_from_clips(&skeleton, &clips) {
                     ClipRest::Frame(posed, note) => noted(Some((posed, note)), skeleton),
                     ClipRest::NoFrame(note) => {
@@ -321,13 +347,14 @@ impl Document<'_> {
             }
             None => (None, None),
         };
-        Ok(Rig {
+        let rig = Rig {
             skeleton,
             bone_map,
             map_source,
             clips,
             notes,
-        })
+        };
+        Ok((rig, stood))
     }
 }
 

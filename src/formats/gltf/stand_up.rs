@@ -46,7 +46,7 @@ pub(super) fn stand_up(skeleton: &Skeleton, clips: &mut [Clip]) -> Option<(Skele
         // It stands already (only limbs outside the hips), or is no biped at all.
         return None;
     }
-    let turn = Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2);
+    let turn = up_turn();
     let joints: Vec<Joint> = skeleton
         .joints()
         .iter()
@@ -66,18 +66,7 @@ pub(super) fn stand_up(skeleton: &Skeleton, clips: &mut [Clip]) -> Option<(Skele
     if !matches!(recognize(&turned), Recognition::Humanoid(_)) {
         return None;
     }
-    let roots: Vec<bool> = skeleton
-        .joints()
-        .iter()
-        .map(|j| j.parent.is_none())
-        .collect();
-    for clip in clips {
-        clip.motion
-            .map_joints(|k, rotation, translation| match roots[k] {
-                true => (turn * rotation, turn * translation),
-                false => (rotation, translation),
-            });
-    }
+    turn_root_keys(skeleton, clips, turn);
     let note = format!(
         "up axis: +Z (the rest reaches {:.2} units along Z and {:.2} along Y, no node turns \
          it to glTF's +Y, and lying it is refused: {}): the figure and its clips are turned \
@@ -85,6 +74,27 @@ pub(super) fn stand_up(skeleton: &Skeleton, clips: &mut [Clip]) -> Option<(Skele
         reach.z, reach.y, refused.reason
     );
     Some((turned, note))
+}
+
+/// The turn that stands a figure written along +Z up along +Y: -90° about X.
+pub(super) fn up_turn() -> Quat {
+    Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2)
+}
+
+/// Puts `turn` onto the keys of `skeleton`'s root joints in every clip.
+pub(super) fn turn_root_keys(skeleton: &Skeleton, clips: &mut [Clip], turn: Quat) {
+    let roots: Vec<bool> = skeleton
+        .joints()
+        .iter()
+        .map(|j| j.parent.is_none())
+        .collect();
+    for clip in clips {
+        clip.motion
+            .map_joints(|k, rotation, translation| match roots.get(k) {
+                Some(true) => (turn * rotation, turn * translation),
+                _ => (rotation, translation),
+            });
+    }
 }
 
 #[cfg(test)]
@@ -220,6 +230,91 @@ mod tests {
         assert_eq!(hips.map(String::as_str), Some("pelvis"));
         let head = super::super::test_support::position(&rig, "head");
         assert!((head - Vec3::new(0.0, 1.6, 0.0)).length() < 1e-5, "{head}");
+    }
+
+    /// `figure` as plain nodes of a glTF document, `root` turned by `root`, with a
+    /// clip of two keys holding that turn on `root` when `root` is not the identity.
+    fn document(figure: &Skeleton, root: Quat) -> serde_json::Value {
+        let nodes: Vec<serde_json::Value> = figure
+            .joints()
+            .iter()
+            .enumerate()
+            .map(|(k, joint)| {
+                let children: Vec<usize> = figure.children(k).collect();
+                let t = joint.rest.translation;
+                let r = if k == 0 { root } else { Quat::IDENTITY };
+                serde_json::json!({"name": joint.name, "translation": [t.x, t.y, t.z],
+                    "rotation": [r.x, r.y, r.z, r.w], "children": children})
+            })
+            .collect();
+        let mut doc = serde_json::json!({
+            "asset": {"version": "2.0"},
+            "scenes": [{"nodes": [0]}],
+            "nodes": nodes
+        });
+        if root != Quat::IDENTITY {
+            let floats = [0.0, 1.0 / 30.0]
+                .into_iter()
+                .chain([root, root].into_iter().flat_map(|q| q.to_array()));
+            let bytes: Vec<u8> = floats.flat_map(f32::to_le_bytes).collect();
+            let uri = format!(
+                "data:application/octet-stream;base64,{}",
+                super::super::test_support::base64(&bytes)
+            );
+            doc["buffers"] = serde_json::json!([{"byteLength": bytes.len(), "uri": uri}]);
+            doc["bufferViews"] = serde_json::json!([
+                {"buffer": 0, "byteOffset": 0, "byteLength": 8},
+                {"buffer": 0, "byteOffset": 8, "byteLength": 32}
+            ]);
+            doc["accessors"] = serde_json::json!([
+                {"bufferView": 0, "componentType": 5126, "count": 2, "type": "SCALAR",
+                    "min": [0.0], "max": [1.0 / 30.0]},
+                {"bufferView": 1, "componentType": 5126, "count": 2, "type": "VEC4"}
+            ]);
+            doc["animations"] = serde_json::json!([{
+                "name": "fly",
+                "samplers": [{"input": 0, "output": 1}],
+                "channels": [{"sampler": 0, "target": {"node": 0, "path": "rotation"}}]
+            }]);
+        }
+        doc
+    }
+
+    #[test]
+    fn a_clip_lying_in_every_frame_takes_the_turn_of_a_rest_turned_up() {
+        // The same figure written twice Z-up as plain nodes: an idle standing along
+        // +Z (turned up on loading) and a flight lying along +X in its nodes and in
+        // every key of its root (no frame stands, so it is not turned up).
+        let dir = tempfile::tempdir().expect("temp dir");
+        let written = figure(z_up());
+        let lay = Quat::from_rotation_y(std::f32::consts::FRAC_PI_2);
+        let write = |name: &str, doc: serde_json::Value| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, doc.to_string()).expect("written");
+            path
+        };
+        let idle = write("idle.gltf", document(&written, Quat::IDENTITY));
+        let fly = write("fly.gltf", document(&written, lay));
+        let alone = super::super::load(&fly).expect("the flight loads");
+        assert!(!alone.notes.iter().any(|n| n.starts_with("up axis")));
+        let rig = super::super::load_with_rest_from(&fly, &idle).expect("same skeleton");
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.starts_with("up axis: the clips are turned -90° about X")),
+            "{:?}",
+            rig.notes
+        );
+        // The flight's frame lies as written, turned up with the rest it stands on:
+        // the head where the file puts it, turned -90° about X.
+        let frame = rig.clips[0].motion.frame(0);
+        let world = rig
+            .skeleton
+            .world_transforms(frame.rotations, frame.translations);
+        let head = rig.skeleton.find("head").expect("head");
+        let want = up_turn() * (lay * (z_up() * Vec3::new(0.0, 1.6, 0.0)));
+        let got = Vec3::from(world[head].translation);
+        assert!((got - want).length() < 1e-4, "{got} against {want}");
     }
 
     #[test]
