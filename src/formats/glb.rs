@@ -14,8 +14,38 @@ use serde_json::{Value, json};
 
 use crate::formats::tracks::{Spool, Track};
 
+/// The UTF-8 encoding of U+FFFD, which a text decoder writes in place of each byte
+/// sequence that is not UTF-8.
+const REPLACEMENT_CHARACTER: [u8; 3] = [0xEF, 0xBF, 0xBD];
+
+/// Says why a GLB header that does not add up is so, when the header shows it: a
+/// binary file read as UTF-8 text and written back (by an uploader, an editor or a
+/// script that decodes it) has each byte sequence that is not UTF-8 replaced by U+FFFD,
+/// its lengths and binary data lost past repair. Only for a header already found
+/// wrong: a good header's length may hold those three bytes.
+pub fn explain_header_error(header: &[u8], error: String) -> String {
+    let fields = header.get(4..).unwrap_or_default();
+    let reencoded = fields
+        .windows(REPLACEMENT_CHARACTER.len())
+        .any(|w| w == REPLACEMENT_CHARACTER);
+    if reencoded {
+        format!(
+            "{error}: the header holds U+FFFD replacement characters (bytes EF BF BD), the \
+             file was re-encoded as UTF-8 text and its binary data is lost"
+        )
+    } else {
+        error
+    }
+}
+
 /// Splits a GLB into its JSON chunk and optional BIN chunk, checking every length.
 pub fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), String> {
+    let header = &bytes[..bytes.len().min(20)];
+    split_chunks(bytes).map_err(|error| explain_header_error(header, error))
+}
+
+/// `split_glb` without the header's explanation.
+fn split_chunks(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), String> {
     let u32_at = |at: usize| {
         bytes
             .get(at..at + 4)
@@ -373,8 +403,52 @@ pub fn with_json(bytes: &[u8], edit: impl Fn(&mut Value)) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A 400-byte GLB (a JSON chunk and a zeroed binary chunk): its length field,
+    /// `90 01 00 00`, holds a byte that is not UTF-8, as most GLBs' lengths do.
+    pub(crate) fn glb_of_400_bytes() -> Vec<u8> {
+        let json = br#"{"asset":{"version":"2.0"}} "#;
+        let bin = 400 - 12 - 8 - json.len() - 8;
+        let mut out = b"glTF".to_vec();
+        for word in [2, 400, json.len() as u32] {
+            out.extend(word.to_le_bytes());
+        }
+        out.extend(b"JSON");
+        out.extend(json);
+        out.extend((bin as u32).to_le_bytes());
+        out.extend(b"BIN\0");
+        out.resize(400, 0);
+        out
+    }
+
+    /// What a tool that reads a file as UTF-8 text and writes it back leaves.
+    pub(crate) fn reencoded_as_text(bytes: &[u8]) -> Vec<u8> {
+        String::from_utf8_lossy(bytes).into_owned().into_bytes()
+    }
+
+    #[test]
+    fn a_glb_reencoded_as_text_is_named_so_and_a_cut_one_is_not() {
+        let good = glb_of_400_bytes();
+        assert!(split_glb(&good).is_ok());
+
+        let err = split_glb(&reencoded_as_text(&good)).unwrap_err();
+        assert!(
+            err.starts_with("truncated GLB: the header says 29212655 bytes, the file has 402")
+                && err.ends_with(
+                    "the header holds U+FFFD replacement characters (bytes EF BF BD), the \
+                     file was re-encoded as UTF-8 text and its binary data is lost"
+                ),
+            "{err}"
+        );
+
+        let err = split_glb(&good[..300]).unwrap_err();
+        assert_eq!(
+            err,
+            "truncated GLB: the header says 400 bytes, the file has 300"
+        );
+    }
 
     #[test]
     fn written_containers_split_back() {

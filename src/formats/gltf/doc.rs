@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::animation_pointer::node_target;
 use super::external;
 use super::meshopt;
-use crate::formats::glb::split_glb;
+use crate::formats::glb::{explain_header_error, split_glb};
 
 /// Why a glTF document cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -164,22 +164,24 @@ impl<'a> GltfDoc<'a> {
                 header[at + 3],
             ]))
         };
+        // A header that does not add up says so, and why when it shows (`glb`).
+        let bad_header = |detail: String| not_gltf(explain_header_error(&header[..got], detail));
         if got < 20 {
-            return Err(not_gltf(format!(
+            return Err(bad_header(format!(
                 "truncated GLB: {size} bytes, shorter than its headers"
             )));
         }
         let (version, length, json_length) = (u32_at(4), u32_at(8), u32_at(12));
         if version != 2 {
-            return Err(not_gltf(format!("GLB version {version}, expected 2")));
+            return Err(bad_header(format!("GLB version {version}, expected 2")));
         }
         if length > size {
-            return Err(not_gltf(format!(
+            return Err(bad_header(format!(
                 "truncated GLB: the header says {length} bytes, the file has {size}"
             )));
         }
         if &header[16..20] != b"JSON" || 20 + json_length > length {
-            return Err(not_gltf(
+            return Err(bad_header(
                 "GLB does not start with a whole JSON chunk".to_owned(),
             ));
         }
@@ -196,7 +198,7 @@ impl<'a> GltfDoc<'a> {
                 u64::from(u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]));
             if &chunk[4..8] == b"BIN\0" {
                 if bin_header_at + 8 + bin_length > length {
-                    return Err(not_gltf(format!(
+                    return Err(bad_header(format!(
                         "truncated GLB: chunk 1 is {bin_length} bytes, only {} remain",
                         length - bin_header_at - 8
                     )));
@@ -973,5 +975,20 @@ mod tests {
         assert_eq!(decode_base64("+/+/"), Some(vec![0xFB, 0xFF, 0xBF]));
         assert_eq!(decode_base64("aG*s"), None);
         assert_eq!(decode_base64("aG=s"), None);
+    }
+
+    #[test]
+    fn a_glb_file_reencoded_as_text_is_named_so() {
+        use crate::formats::glb::tests::{glb_of_400_bytes, reencoded_as_text};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("text.glb");
+        std::fs::write(&path, reencoded_as_text(&glb_of_400_bytes())).expect("write");
+        let err = GltfDoc::open(&path).err().expect("refused").to_string();
+        assert!(
+            err.contains("not a glTF file: truncated GLB: the header says 29212655 bytes")
+                && err
+                    .ends_with("the file was re-encoded as UTF-8 text and its binary data is lost"),
+            "{err}"
+        );
     }
 }
