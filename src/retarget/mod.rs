@@ -120,17 +120,23 @@ impl MappedSkeleton {
     /// those above them. A branch that holds no mapped joint (IK controls or a
     /// root-motion helper beside the hips, a prop, a second armature) is no point the
     /// figure stands on: a game rig that skins its foot-roll controls ends them under
-    /// the soles.
+    /// the soles. Nor is a drawn tail (`Skeleton::drawn_tails`), an importer's `_end`
+    /// joint that may hang a toe's length under the sole.
     fn rest_hips_and_floor(&self) -> (f32, f32, Floor) {
         let world = self.correction.t_pose_world(&self.skeleton);
         let hips = self.map.joint(HumanBone::Hips).unwrap_or_default();
         let body = self.body_joints();
+        let tails = self.skeleton.drawn_tails();
         let lowest = self
             .skeleton
             .floor_ends()
             .into_iter()
             .zip(&world)
-            .zip(body)
+            .zip(
+                body.into_iter()
+                    .zip(tails)
+                    .map(|(on_body, tail)| on_body && !tail),
+            )
             .filter(|&(_, on_body)| on_body)
             .flat_map(|((end, w), _)| {
                 let end = end.map(|e| w.transform_point3(e).y);
@@ -868,6 +874,58 @@ pub(crate) mod tests {
         let mapped = MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap()).unwrap();
         let h = mapped.rest_hips_height();
         assert!((h - 0.80).abs() < 1e-5, "{h}");
+    }
+
+    #[test]
+    fn a_drawn_tail_under_a_toe_does_not_set_the_floor() {
+        // Toes on the ground 15 cm ahead of the ankles; the right toe's `_end` joint
+        // (an importer's drawn tail) hangs the foot bone's length under it, the left
+        // one's stands above it.
+        let text = r#"{"name": "tails", "units": "m", "up": "y", "joints": [
+            {"name": "hips", "parent": null, "offset": [0, 0.86, 0]},
+            {"name": "spine", "parent": "hips", "offset": [0, 0.1, 0]},
+            {"name": "chest", "parent": "spine", "offset": [0, 0.1, 0]},
+            {"name": "neck", "parent": "chest", "offset": [0, 0.2, 0]},
+            {"name": "head", "parent": "neck", "offset": [0, 0.1, 0]},
+            {"name": "lArm", "parent": "chest", "offset": [0.15, 0.18, 0]},
+            {"name": "lFore", "parent": "lArm", "offset": [0.25, 0, 0]},
+            {"name": "lHand", "parent": "lFore", "offset": [0.25, 0, 0]},
+            {"name": "rArm", "parent": "chest", "offset": [-0.15, 0.18, 0]},
+            {"name": "rFore", "parent": "rArm", "offset": [-0.25, 0, 0]},
+            {"name": "rHand", "parent": "rFore", "offset": [-0.25, 0, 0]},
+            {"name": "lThigh", "parent": "hips", "offset": [0.1, 0, 0]},
+            {"name": "lShin", "parent": "lThigh", "offset": [0, -0.4, 0]},
+            {"name": "lAnkle", "parent": "lShin", "offset": [0, -0.4, 0]},
+            {"name": "lToes", "parent": "lAnkle", "offset": [0, -0.06, 0.15]},
+            {"name": "lToes_end", "parent": "lToes", "offset": [0, 0.16155, 0]},
+            {"name": "rThigh", "parent": "hips", "offset": [-0.1, 0, 0]},
+            {"name": "rShin", "parent": "rThigh", "offset": [0, -0.4, 0]},
+            {"name": "rAnkle", "parent": "rShin", "offset": [0, -0.4, 0]},
+            {"name": "rToes", "parent": "rAnkle", "offset": [0, -0.06, 0.15]},
+            {"name": "rToes_end", "parent": "rToes", "offset": [0, -0.16155, 0]}
+        ], "boneMap": {"hips": "hips", "spine": "spine", "chest": "chest", "neck": "neck",
+            "head": "head", "leftUpperArm": "lArm", "leftLowerArm": "lFore",
+            "leftHand": "lHand", "rightUpperArm": "rArm", "rightLowerArm": "rFore",
+            "rightHand": "rHand", "leftUpperLeg": "lThigh", "leftLowerLeg": "lShin",
+            "leftFoot": "lAnkle", "leftToes": "lToes", "rightUpperLeg": "rThigh",
+            "rightLowerLeg": "rShin", "rightFoot": "rAnkle", "rightToes": "rToes"}}"#;
+        let height = |text: &str| {
+            let rig = skeleton_json::parse(
+                text,
+                std::path::Path::new("tails.json"),
+                &LoadOptions::default(),
+            )
+            .unwrap();
+            MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap())
+                .unwrap()
+                .rest_hips_height()
+        };
+        // It stands on its toes, not on the tail 16 cm under one of them.
+        let h = height(text);
+        assert!((h - 0.86).abs() < 0.01, "{h}");
+        // A nub of its own length under the toe is a point of the figure.
+        let h = height(&text.replace("[0, -0.16155, 0]", "[0, -0.08, 0]"));
+        assert!((h - 0.94).abs() < 0.01, "{h}");
     }
 
     #[test]

@@ -6,6 +6,11 @@
 //! one before it is such a copy, and no point of the figure. So is one repeating the
 //! bone into a leaf joint named as an end nub, in any line: FBX2glTF closes a bent
 //! shin with `LowerLeg.L_end` at the ankle and ends that nub a shin further down.
+//! A leaf joint named as an end nub may itself be no point of the figure
+//! (`drawn_tails`): Blender's FBX import draws a bone the file does not end with the
+//! length of the bone before it, along the bone's own axis, and the glTF export
+//! writes that tail as an `_end` joint; where those axes are the rig's own (a
+//! UE-style rig turns its right side's axes over), a toe's tail hangs under the sole.
 //! Pure: read from the rest pose, once per skeleton.
 
 use glam::Vec3;
@@ -53,6 +58,33 @@ impl Skeleton {
             })
             .collect()
     }
+
+    /// For each joint, whether it is a drawn tail (see the module header): a leaf
+    /// named as an end nub, as long as the bone into its parent (to `COPY_SHARE`)
+    /// and out of that bone's line. Such a joint is no point to stand on; a nub of
+    /// its own length, or one running on in the line, is kept.
+    #[must_use]
+    pub fn drawn_tails(&self) -> Vec<bool> {
+        let world = self.rest_world();
+        let at = |j: usize| Vec3::from(world[j].translation);
+        self.joints()
+            .iter()
+            .enumerate()
+            .map(|(i, joint)| {
+                let (Some(p), true) = (joint.parent, self.children(i).next().is_none()) else {
+                    return false;
+                };
+                let Some(g) = self.parent(p) else {
+                    return false;
+                };
+                let (tail, bone) = (at(i) - at(p), at(p) - at(g));
+                crate::skeleton::recognize::names::NameInfo::parse(&joint.name).nub
+                    && bone.length() > 0.0
+                    && (tail.length() - bone.length()).abs() <= COPY_SHARE * bone.length()
+                    && tail.normalize_or_zero().dot(bone.normalize()) < IN_LINE_COS
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -93,6 +125,41 @@ mod tests {
         ] {
             let s = leg(shin, end);
             assert_eq!(s.floor_ends()[3], Some(Vec3::from(end)), "shin {shin:?}");
+        }
+    }
+
+    #[test]
+    fn a_nub_drawn_with_the_bone_before_it_across_its_line_is_a_drawn_tail() {
+        // A toe 15 cm ahead of the ankle and 6 cm down, and its nub: straight down
+        // or up with the toe bone's length (Blender's drawn tail), of another length,
+        // in the toe's line, or not named as a nub.
+        let toe = Vec3::new(0.0, -0.06, 0.15);
+        let down = Vec3::new(0.0, -toe.length(), 0.0);
+        for (name, tail, drawn) in [
+            ("ball_r_end", down, true),
+            ("ball_l_end", -down, true),
+            ("ball_r_end", 0.5 * down, false),
+            ("ball_r_end", toe, false),
+            ("ball_r_tip", down, false),
+        ] {
+            let mut joints = leg([0.0, -0.4, 0.0], [0.0, 0.0, 0.0]).joints().to_vec();
+            joints[3].end = None;
+            joints.push(Joint {
+                name: "ball_r".into(),
+                parent: Some(3),
+                rest: Transform::from_translation(toe),
+                end: None,
+            });
+            joints.push(Joint {
+                name: name.into(),
+                parent: Some(4),
+                rest: Transform::from_translation(tail),
+                end: None,
+            });
+            let s = Skeleton::new(joints).expect("a skeleton");
+            let tails = s.drawn_tails();
+            assert_eq!(tails[5], drawn, "{name} {tail:?}");
+            assert!(!tails[..5].iter().any(|&t| t), "{name} {tail:?}");
         }
     }
 
