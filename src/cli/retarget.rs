@@ -85,11 +85,10 @@ pub fn run(args: RetargetArgs) -> CliResult<()> {
     };
     let describe = match &take {
         LoadedTake::Rig { mapped, motion } => format!(
-            "{}, {} joints, {} at {:.0} fps",
+            "{}, {} joints, {}",
             mapped.correction.pose,
             mapped.skeleton.len(),
-            super::frames(motion.frame_count()),
-            motion.mean_rate()
+            frames_at(motion.frame_count(), motion.mean_rate())
         ),
         LoadedTake::Normalized { summary, .. } => summary.clone(),
     };
@@ -206,4 +205,32 @@ pub fn run(args: RetargetArgs) -> CliResult<()> {
         busy.as_nanos() as f64 / frames.max(1) as f64
     )?;
     Ok(())
+}
+
+/// `count` frames at `rate` for the header: under 10 fps with a decimal or two (a
+/// clip keyed every few seconds is no "0 fps"), a single frame with no rate.
+fn frames_at(count: usize, rate: f32) -> String {
+    let frames = super::frames(count);
+    if count < 2 {
+        return frames;
+    }
+    let decimals = match rate {
+        r if r >= 10.0 => 0,
+        r if r >= 1.0 => 1,
+        _ => 2,
+    };
+    format!("{frames} at {rate:.decimals$} fps")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::frames_at;
+
+    #[test]
+    fn a_slow_clips_rate_keeps_its_digits_and_one_frame_has_none() {
+        assert_eq!(frames_at(120, 30.0), "120 frames at 30 fps");
+        assert_eq!(frames_at(2, 0.4), "2 frames at 0.40 fps");
+        assert_eq!(frames_at(5, 2.5), "5 frames at 2.5 fps");
+        assert_eq!(frames_at(1, 0.0), "1 frame");
+    }
 }
