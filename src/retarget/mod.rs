@@ -741,10 +741,12 @@ pub(crate) mod tests {
         );
     }
 
-    /// A rig without toes whose ankles are 6 cm above its origin, hips at `hips_y`.
-    fn ankles_above_the_origin(hips_y: f32) -> crate::formats::Rig {
-        let text = format!(
-            r#"{{"name": "no toes", "units": "m", "up": "y", "joints": [
+    /// A skeleton file `name`: hips `hips_y` up, a spine to the head, arms, and legs
+    /// to ankles 6 cm above its origin; `more` joints and `more_map` bone map entries
+    /// (each starting with a comma) after those.
+    fn body_file(name: &str, hips_y: f32, more: &str, more_map: &str) -> String {
+        format!(
+            r#"{{"name": "{name}", "units": "m", "up": "y", "joints": [
                 {{"name": "hips", "parent": null, "offset": [0, {hips_y}, 0]}},
                 {{"name": "spine", "parent": "hips", "offset": [0, 0.1, 0]}},
                 {{"name": "chest", "parent": "spine", "offset": [0, 0.1, 0]}},
@@ -761,16 +763,20 @@ pub(crate) mod tests {
                 {{"name": "lAnkle", "parent": "lShin", "offset": [0, -0.4, 0]}},
                 {{"name": "rThigh", "parent": "hips", "offset": [-0.1, 0, 0]}},
                 {{"name": "rShin", "parent": "rThigh", "offset": [0, -0.4, 0]}},
-                {{"name": "rAnkle", "parent": "rShin", "offset": [0, -0.4, 0]}}
+                {{"name": "rAnkle", "parent": "rShin", "offset": [0, -0.4, 0]}}{more}
             ], "boneMap": {{"hips": "hips", "spine": "spine", "chest": "chest", "neck": "neck",
                 "head": "head", "leftUpperArm": "lArm", "leftLowerArm": "lFore",
                 "leftHand": "lHand", "rightUpperArm": "rArm", "rightLowerArm": "rFore",
                 "rightHand": "rHand", "leftUpperLeg": "lThigh", "leftLowerLeg": "lShin",
                 "leftFoot": "lAnkle", "rightUpperLeg": "rThigh", "rightLowerLeg": "rShin",
-                "rightFoot": "rAnkle"}}}}"#
-        );
+                "rightFoot": "rAnkle"{more_map}}}}}"#
+        )
+    }
+
+    /// A rig without toes whose ankles are 6 cm above its origin, hips at `hips_y`.
+    fn ankles_above_the_origin(hips_y: f32) -> crate::formats::Rig {
         skeleton_json::parse(
-            &text,
+            &body_file("no toes", hips_y, "", ""),
             std::path::Path::new("no_toes.json"),
             &LoadOptions::default(),
         )
@@ -881,34 +887,16 @@ pub(crate) mod tests {
         // Toes on the ground 15 cm ahead of the ankles; the right toe's `_end` joint
         // (an importer's drawn tail) hangs the foot bone's length under it, the left
         // one's stands above it.
-        let text = r#"{"name": "tails", "units": "m", "up": "y", "joints": [
-            {"name": "hips", "parent": null, "offset": [0, 0.86, 0]},
-            {"name": "spine", "parent": "hips", "offset": [0, 0.1, 0]},
-            {"name": "chest", "parent": "spine", "offset": [0, 0.1, 0]},
-            {"name": "neck", "parent": "chest", "offset": [0, 0.2, 0]},
-            {"name": "head", "parent": "neck", "offset": [0, 0.1, 0]},
-            {"name": "lArm", "parent": "chest", "offset": [0.15, 0.18, 0]},
-            {"name": "lFore", "parent": "lArm", "offset": [0.25, 0, 0]},
-            {"name": "lHand", "parent": "lFore", "offset": [0.25, 0, 0]},
-            {"name": "rArm", "parent": "chest", "offset": [-0.15, 0.18, 0]},
-            {"name": "rFore", "parent": "rArm", "offset": [-0.25, 0, 0]},
-            {"name": "rHand", "parent": "rFore", "offset": [-0.25, 0, 0]},
-            {"name": "lThigh", "parent": "hips", "offset": [0.1, 0, 0]},
-            {"name": "lShin", "parent": "lThigh", "offset": [0, -0.4, 0]},
-            {"name": "lAnkle", "parent": "lShin", "offset": [0, -0.4, 0]},
-            {"name": "lToes", "parent": "lAnkle", "offset": [0, -0.06, 0.15]},
-            {"name": "lToes_end", "parent": "lToes", "offset": [0, 0.16155, 0]},
-            {"name": "rThigh", "parent": "hips", "offset": [-0.1, 0, 0]},
-            {"name": "rShin", "parent": "rThigh", "offset": [0, -0.4, 0]},
-            {"name": "rAnkle", "parent": "rShin", "offset": [0, -0.4, 0]},
-            {"name": "rToes", "parent": "rAnkle", "offset": [0, -0.06, 0.15]},
-            {"name": "rToes_end", "parent": "rToes", "offset": [0, -0.16155, 0]}
-        ], "boneMap": {"hips": "hips", "spine": "spine", "chest": "chest", "neck": "neck",
-            "head": "head", "leftUpperArm": "lArm", "leftLowerArm": "lFore",
-            "leftHand": "lHand", "rightUpperArm": "rArm", "rightLowerArm": "rFore",
-            "rightHand": "rHand", "leftUpperLeg": "lThigh", "leftLowerLeg": "lShin",
-            "leftFoot": "lAnkle", "leftToes": "lToes", "rightUpperLeg": "rThigh",
-            "rightLowerLeg": "rShin", "rightFoot": "rAnkle", "rightToes": "rToes"}}"#;
+        let text = body_file(
+            "tails",
+            0.86,
+            r#",
+                {"name": "lToes", "parent": "lAnkle", "offset": [0, -0.06, 0.15]},
+                {"name": "lToes_end", "parent": "lToes", "offset": [0, 0.16155, 0]},
+                {"name": "rToes", "parent": "rAnkle", "offset": [0, -0.06, 0.15]},
+                {"name": "rToes_end", "parent": "rToes", "offset": [0, -0.16155, 0]}"#,
+            r#", "leftToes": "lToes", "rightToes": "rToes""#,
+        );
         let height = |text: &str| {
             let rig = skeleton_json::parse(
                 text,
@@ -921,7 +909,7 @@ pub(crate) mod tests {
                 .rest_hips_height()
         };
         // It stands on its toes, not on the tail 16 cm under one of them.
-        let h = height(text);
+        let h = height(&text);
         assert!((h - 0.86).abs() < 0.01, "{h}");
         // A nub of its own length under the toe is a point of the figure.
         let h = height(&text.replace("[0, -0.16155, 0]", "[0, -0.08, 0]"));
