@@ -18,6 +18,24 @@
 //! rate changes, on fixed arrays (no heap; it runs on the solver thread).
 //! Hand-written because no crate designs this filter.
 //!
+//! One prior cannot be both still and agile: a standing foot, a resting hand
+//! or a head carried at a steady walk want heavy smoothing, a swing wants
+//! little. So positions run three designs of the filter at once, under the
+//! prior with its acceleration and jerk scaled by `MOTION_SCALES` (steady, the
+//! person's, a swing; the speed is the person's in all three), and weigh their
+//! estimates each frame by how likely each model finds the recent samples. The
+//! evidence is the contrast `d = x̂_swing − x̂_steady` of the two outer
+//! estimates: a linear function of the window, so under model `m` it is normal
+//! with variance `cᵀ·(Pₘ + σ²·I)·c` per axis (`c` the difference of the two
+//! designs' weights, which sums to 0, so the device's place drops out). The
+//! models' probabilities are updated with that likelihood (to the power `1/N`:
+//! consecutive windows share all but one sample, so each frame adds a window's
+//! evidence once per `N` frames) and a Markov chain that leaves a model with
+//! probability `dt / MODEL_DWELL_S` per frame, as in an interacting multiple
+//! model filter without the state mixing (a window filter has no state to
+//! mix). The weighted estimates sum to an offset from the newest sample, so a
+//! device at rest stays exactly put.
+//!
 //! Rotations get the same kind of filter, designed as the motion of a point
 //! `ROTATION_ARM` out from the device under the same prior: the quaternions of
 //! the window, each put on the hemisphere of the one before it, are summed with
@@ -36,6 +54,27 @@ const REFERENCE_DT: f64 = 1.0 / 120.0;
 /// (metres: a forearm), so its noise is weighed against the positions' motion
 /// prior: 1° of rotation noise counts as 5.2 mm at this arm.
 pub const ROTATION_ARM: f32 = 0.3;
+
+/// The motion models positions are filtered under: the factors on the prior's
+/// RMS acceleration and jerk (its speed stays the person's).
+/// - 0.1: a device held still or carried at a steady speed (a standing foot, a
+///   resting hand, a headset over an even walk), where what changes is a tenth
+///   of the person's average, the body's sway;
+/// - 1: the person's motion as configured;
+/// - 3: a swing: a foot's push-off and heel strike or a hand's turn at the end
+///   of its swing reach several times the RMS acceleration of a stride.
+const MOTION_SCALES: [f64; MODELS] = [0.1, 1.0, 3.0];
+
+/// How many motion models positions are filtered under.
+const MODELS: usize = 3;
+
+/// The motion model the filter starts in: the person's.
+const CONFIGURED_MODEL: usize = 1;
+
+/// How long a person's motion keeps its character, seconds: about a step (a
+/// stance phase lasts some 0.6 s at a walk, a swing 0.4 s). A model is left
+/// with probability `dt / MODEL_DWELL_S` per frame.
+const MODEL_DWELL_S: f32 = 0.5;
 
 /// How noisy the devices are and what motion to expect of them.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -98,6 +137,12 @@ impl Taps {
     /// Designs the weights for samples `dt` seconds apart (see the module docs).
     #[must_use]
     pub fn design(config: &DeviceFilterConfig, dt: f32) -> Self {
+        Self::design_scaled(config, dt, 1.0)
+    }
+
+    /// The weights under the motion prior with its acceleration and jerk scaled
+    /// by `scale`.
+    fn design_scaled(config: &DeviceFilterConfig, dt: f32, scale: f64) -> Self {
         let sigma2 = f64::from(config.noise_m).powi(2);
         let dt = f64::from(dt);
         if sigma2.is_nan() || sigma2 <= 0.0 || !dt.is_finite() || dt <= 0.0 {
@@ -107,22 +152,13 @@ impl Taps {
         let span = config.taps as f64 * REFERENCE_DT;
         let n = ((span / dt).round() as usize).clamp(2, MAX_TAPS);
         let lambda = f64::from(config.smoothness.max(0.0)) * (REFERENCE_DT / dt).powi(6);
-        let prior =
-            [config.velocity, config.acceleration, config.jerk].map(|s| f64::from(s).powi(2));
+        let prior = Prior::new(config, scale);
         // Third difference [1, -3, 3, -1]: its autocorrelation by lag.
         let third = [20.0, -15.0, 6.0, -1.0];
         let mut m = [[0.0f64; MAX_TAPS]; MAX_TAPS];
         for (i, row) in m.iter_mut().enumerate().take(n) {
             for (j, value) in row.iter_mut().enumerate().take(n) {
-                let (ti, tj) = (-(i as f64) * dt, -(j as f64) * dt);
-                let (mut pi, mut pj, mut factorial) = (1.0, 1.0, 1.0);
-                let mut p = 0.0;
-                for (order, variance) in prior.iter().enumerate() {
-                    pi *= ti;
-                    pj *= tj;
-                    factorial *= (order + 1) as f64;
-                    p += variance * pi * pj / (factorial * factorial);
-                }
+                let p = prior.covariance(i, j, dt);
                 let d = third.get(i.abs_diff(j)).copied().unwrap_or(0.0);
                 let identity = if i == j { 1.0 } else { 0.0 };
                 *value = p + sigma2 * identity + lambda * sigma2 * d;
@@ -156,6 +192,36 @@ impl Taps {
     #[must_use]
     pub fn weights(&self) -> &[f32] {
         &self.weights[..self.len]
+    }
+}
+
+/// The motion prior's variances: velocity, acceleration and jerk, m²/sⁿ.
+struct Prior([f64; 3]);
+
+impl Prior {
+    /// The configured prior with its acceleration and jerk scaled by `scale`.
+    fn new(config: &DeviceFilterConfig, scale: f64) -> Self {
+        let rms = [
+            f64::from(config.velocity),
+            f64::from(config.acceleration) * scale,
+            f64::from(config.jerk) * scale,
+        ];
+        Self(rms.map(|s| s * s))
+    }
+
+    /// The covariance of the offsets from now of the samples `i` and `j`
+    /// frames back, m²: `x₋ₖ − x = Σₘ cₘ·(−k·dt)ᵐ/m!`.
+    fn covariance(&self, i: usize, j: usize, dt: f64) -> f64 {
+        let (ti, tj) = (-(i as f64) * dt, -(j as f64) * dt);
+        let (mut pi, mut pj, mut factorial) = (1.0, 1.0, 1.0);
+        let mut p = 0.0;
+        for (order, variance) in self.0.iter().enumerate() {
+            pi *= ti;
+            pj *= tj;
+            factorial *= (order + 1) as f64;
+            p += variance * pi * pj / (factorial * factorial);
+        }
+        p
     }
 }
 
@@ -227,9 +293,9 @@ impl<S: Sample> Default for History<S> {
 }
 
 impl<S: Sample> History<S> {
-    /// Adds `p` and returns the weighted sum. Before the ring is full the first
-    /// sample stands in for the missing older ones.
-    fn push(&mut self, p: S, taps: &Taps) -> S {
+    /// Adds `p`. Before the ring is full the first sample stands in for the
+    /// missing older ones.
+    fn push(&mut self, p: S) {
         if !self.primed {
             self.samples = [p; 2 * MAX_TAPS];
             self.primed = true;
@@ -237,14 +303,19 @@ impl<S: Sample> History<S> {
         self.at = (self.at + 1) % MAX_TAPS;
         self.samples[self.at] = p;
         self.samples[self.at + MAX_TAPS] = p;
-        // Offsets from the newest sample, so a device at rest stays exactly put.
+    }
+
+    /// The weighted sum of the samples, newest first, as an offset from the
+    /// newest sample (so a device at rest stays exactly put).
+    fn offset(&self, taps: &Taps) -> S {
         let newest = self.at + MAX_TAPS;
+        let p = self.samples[newest];
         let window = &self.samples[newest + 1 - taps.len..newest];
         let mut offset = S::ZERO;
         for (w, s) in taps.weights()[1..].iter().zip(window.iter().rev()) {
             offset = offset + (*s - p) * *w;
         }
-        p + offset
+        offset
     }
 
     /// The newest sample.
@@ -253,17 +324,155 @@ impl<S: Sample> History<S> {
     }
 }
 
+/// The position filter's motion models for one frame interval (see the module
+/// docs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Models {
+    /// The weights under each model, in the order of `MOTION_SCALES`.
+    taps: [Taps; MODELS],
+    /// Per model, the variance of the contrast per axis, m², and the log of
+    /// the 3-D normal's scale, `−1.5·ln(variance)`.
+    contrast_variance: [f32; MODELS],
+    log_scale: [f32; MODELS],
+    /// The share of a window's evidence one frame's contrast carries: `1/n` for
+    /// `n` taps, since consecutive windows share all but one sample.
+    evidence: f32,
+    /// Probability per frame of leaving a model (for either other one).
+    leave: f32,
+    /// Whether the models are weighed: not when positions pass unfiltered or a
+    /// contrast variance is not positive.
+    adaptive: bool,
+}
+
+impl Models {
+    const IDENTITY: Self = Self {
+        taps: [Taps::IDENTITY; MODELS],
+        contrast_variance: [0.0; MODELS],
+        log_scale: [0.0; MODELS],
+        evidence: 0.0,
+        leave: 0.0,
+        adaptive: false,
+    };
+
+    fn design(config: &DeviceFilterConfig, dt: f32) -> Self {
+        let mut models = Self::IDENTITY;
+        for (taps, scale) in models.taps.iter_mut().zip(MOTION_SCALES) {
+            *taps = Taps::design_scaled(config, dt, scale);
+        }
+        let n = models.taps[0].len;
+        if n < 2 || models.taps.iter().any(|t| t.len != n) {
+            return models;
+        }
+        // The contrast's weights: the swing design's less the steady one's.
+        let mut c = [0.0f64; MAX_TAPS];
+        let [steady, .., swing] = &models.taps;
+        for (c, (a, b)) in c
+            .iter_mut()
+            .zip(swing.weights().iter().zip(steady.weights()))
+        {
+            *c = f64::from(*a) - f64::from(*b);
+        }
+        let sigma2 = f64::from(config.noise_m).powi(2);
+        let dt64 = f64::from(dt);
+        for (m, scale) in MOTION_SCALES.into_iter().enumerate() {
+            // cᵀ·(Pₘ + σ²·I)·c
+            let prior = Prior::new(config, scale);
+            let mut variance = 0.0;
+            for i in 0..n {
+                for j in 0..n {
+                    let noise = if i == j { sigma2 } else { 0.0 };
+                    variance += c[i] * c[j] * (prior.covariance(i, j, dt64) + noise);
+                }
+            }
+            if !variance.is_finite() || variance <= 0.0 {
+                return models;
+            }
+            models.contrast_variance[m] = variance as f32;
+            models.log_scale[m] = (-1.5 * variance.ln()) as f32;
+        }
+        models.evidence = 1.0 / n as f32;
+        models.leave = (dt / MODEL_DWELL_S).clamp(0.0, 0.5);
+        models.adaptive = models.contrast_variance.iter().all(|v| v.is_normal());
+        models
+    }
+}
+
+/// One device's positions and how likely each motion model is for it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Track {
+    history: History<Vec3A>,
+    probability: [f32; MODELS],
+}
+
+impl Default for Track {
+    fn default() -> Self {
+        let mut probability = [0.0; MODELS];
+        probability[CONFIGURED_MODEL] = 1.0;
+        Self {
+            history: History::default(),
+            probability,
+        }
+    }
+}
+
+impl Track {
+    /// Adds `p` and returns the estimate now: the models' estimates weighed by
+    /// their probabilities given the window.
+    fn push(&mut self, p: Vec3A, models: &Models) -> Vec3A {
+        self.history.push(p);
+        if !models.adaptive {
+            return p + self.history.offset(&models.taps[CONFIGURED_MODEL]);
+        }
+        let offsets = models.taps.map(|taps| self.history.offset(&taps));
+        let d2 = (offsets[MODELS - 1] - offsets[0]).length_squared();
+        // Log-likelihood of the contrast under each model (3-D normal), the
+        // share of it this frame adds.
+        let mut log = [0.0f32; MODELS];
+        for (m, log) in log.iter_mut().enumerate() {
+            let full = models.log_scale[m] - d2 / (2.0 * models.contrast_variance[m]);
+            *log = full * models.evidence;
+        }
+        let most = log.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        // Markov step (stay, or leave for either other model), then Bayes.
+        let leave = models.leave;
+        let mut total = 0.0;
+        for (probability, log) in self.probability.iter_mut().zip(log) {
+            let prior =
+                *probability * (1.0 - leave) + (1.0 - *probability) * leave / (MODELS - 1) as f32;
+            *probability = prior * (log - most).exp();
+            total += *probability;
+        }
+        if total.is_normal() {
+            for probability in &mut self.probability {
+                *probability /= total;
+            }
+        } else {
+            *self = Self {
+                history: self.history,
+                ..Self::default()
+            };
+        }
+        let mut offset = Vec3A::ZERO;
+        for (o, probability) in offsets.iter().zip(self.probability) {
+            offset += *o * probability;
+        }
+        p + offset
+    }
+}
+
 /// The filter over `P` device poses sharing one frame rate.
 #[derive(Debug, Clone)]
 pub struct DeviceFilter<const P: usize> {
     config: DeviceFilterConfig,
+    /// The positions' motion models; `taps` is the configured prior's design.
+    models: Models,
     taps: Taps,
     rotation_taps: Taps,
     /// The frame interval the taps are designed for, and the running mean of
     /// the measured one.
     designed_dt: f32,
     mean_dt: f32,
-    positions: [History<Vec3A>; P],
+    positions: [Track; P],
     /// Quaternions as 4-vectors, each on the hemisphere of the one before.
     rotations: [History<Vec4>; P],
 }
@@ -273,11 +482,12 @@ impl<const P: usize> DeviceFilter<P> {
     pub fn new(config: DeviceFilterConfig) -> Self {
         Self {
             config,
+            models: Models::IDENTITY,
             taps: Taps::IDENTITY,
             rotation_taps: Taps::IDENTITY,
             designed_dt: 0.0,
             mean_dt: 0.0,
-            positions: [History::default(); P],
+            positions: [Track::default(); P],
             rotations: [History::default(); P],
         }
     }
@@ -294,7 +504,8 @@ impl<const P: usize> DeviceFilter<P> {
             dt
         };
         if (self.mean_dt - self.designed_dt).abs() > 0.05 * self.designed_dt {
-            self.taps = Taps::design(&self.config, self.mean_dt);
+            self.models = Models::design(&self.config, self.mean_dt);
+            self.taps = self.models.taps[CONFIGURED_MODEL];
             self.rotation_taps = Taps::design_rotation(&self.config, self.mean_dt);
             self.designed_dt = self.mean_dt;
         }
@@ -303,15 +514,16 @@ impl<const P: usize> DeviceFilter<P> {
     /// Forgets device `point`'s samples: it starts afresh when it comes back.
     pub fn forget(&mut self, point: usize) {
         if let (Some(p), Some(r)) = (self.positions.get_mut(point), self.rotations.get_mut(point)) {
-            *p = History::default();
+            *p = Track::default();
             *r = History::default();
         }
     }
 
-    /// Filters device `point`'s position this frame.
+    /// Filters device `point`'s position this frame, under the motion models
+    /// weighed by how likely each finds its recent samples.
     pub fn filter(&mut self, point: usize, p: Vec3) -> Vec3 {
         match self.positions.get_mut(point) {
-            Some(history) => history.push(Vec3A::from(p), &self.taps).into(),
+            Some(track) => track.push(Vec3A::from(p), &self.models).into(),
             None => p,
         }
     }
@@ -325,7 +537,8 @@ impl<const P: usize> DeviceFilter<P> {
         let v = Vec4::from(q);
         let flip = history.newest().is_some_and(|last| last.dot(v) < 0.0);
         let aligned = if flip { -v } else { v };
-        let sum = history.push(aligned, &self.rotation_taps);
+        history.push(aligned);
+        let sum = aligned + history.offset(&self.rotation_taps);
         let out = if sum == aligned {
             aligned
         } else {
@@ -421,6 +634,79 @@ mod tests {
             }
         }
         assert!(worst < 2e-3, "lag {worst} m");
+    }
+
+    /// A hand's swing: 0.25 m at 1.5 Hz along a tilted line (peak acceleration
+    /// 22 m/s²) for `swing` frames, then held still where it stopped.
+    fn swing_then_rest(i: usize, swing: usize) -> Vec3 {
+        let t = i.min(swing) as f32 * DT;
+        let line = Vec3::new(0.8, 0.3, -0.5).normalize();
+        Vec3::new(0.2, 1.1, 0.3) + line * 0.25 * (std::f32::consts::TAU * 1.5 * t).sin()
+    }
+
+    /// `track` through the adaptive filter and through the configured prior's
+    /// design alone, with 1 cm of noise: the truth, then both outputs.
+    fn adaptive_and_one_design(
+        frames: usize,
+        track: impl Fn(usize) -> Vec3,
+    ) -> (Vec<Vec3>, Vec<Vec3>, Vec<Vec3>) {
+        let mut filter = DeviceFilter::<1>::new(noisy_config());
+        let taps = Taps::design(&noisy_config(), DT);
+        let mut one = History::<Vec3A>::default();
+        let mut noise = uniform_noise(0x0bad_cafe, 0.01);
+        let (mut truth, mut adaptive, mut fixed) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..frames {
+            filter.step(DT);
+            let x = track(i);
+            let y = x + Vec3::new(noise(), noise(), noise());
+            truth.push(x);
+            adaptive.push(filter.filter(0, y));
+            one.push(y.into());
+            fixed.push(y + Vec3::from(one.offset(&taps)));
+        }
+        (truth, adaptive, fixed)
+    }
+
+    #[test]
+    fn a_still_device_after_a_swing_settles_with_less_jitter_than_one_design() {
+        // Two swings, then 1.5 s at rest; jerk over the last second (0.063
+        // against 0.087).
+        let (_, adaptive, fixed) = adaptive_and_one_design(300, |i| swing_then_rest(i, 120));
+        let still = |xs: &[Vec3]| jerk(&xs[300 - 120 - 64..]);
+        let (a, f) = (still(&adaptive), still(&fixed));
+        assert!(a < 0.8 * f, "jerk at rest {a} against one design's {f}");
+    }
+
+    #[test]
+    fn a_swing_is_followed_with_no_more_error_than_one_design() {
+        let (truth, adaptive, fixed) = adaptive_and_one_design(600, |i| swing_then_rest(i, 600));
+        let rms = |xs: &[Vec3]| {
+            let sum: f32 = xs
+                .iter()
+                .zip(&truth)
+                .skip(64)
+                .map(|(x, t)| x.distance_squared(*t))
+                .sum();
+            (sum / (xs.len() - 64) as f32).sqrt()
+        };
+        let (a, f) = (rms(&adaptive), rms(&fixed));
+        assert!(
+            a <= f * 1.02,
+            "error in a swing {a} m against one design's {f} m"
+        );
+    }
+
+    #[test]
+    fn a_device_at_rest_after_a_swing_stays_exactly_put() {
+        let mut filter = DeviceFilter::<1>::new(noisy_config());
+        for i in 0..300 {
+            filter.step(DT);
+            let p = swing_then_rest(i, 100);
+            let out = filter.filter(0, p);
+            if i > 100 + MAX_TAPS {
+                assert_eq!(out, p);
+            }
+        }
     }
 
     #[test]
