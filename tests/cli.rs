@@ -929,8 +929,14 @@ fn eval_ik_settings_out_of_their_range_name_the_flag_and_the_key() {
 
 /// A humanoid of plain glTF nodes (Mixamo's names, no skin) under a node scaled by
 /// `mirror`, with a one-second clip that turns the hips and swings a leg and an arm,
-/// written as `NAME.gltf` and `NAME.bin` in `dir`.
+/// written as `NAME.gltf` and `NAME.bin` in `dir`, in metres.
 fn mirrored_humanoid(dir: &Path, name: &str, mirror: [f32; 3]) -> PathBuf {
+    humanoid_in_units(dir, name, mirror, 1.0)
+}
+
+/// `mirrored_humanoid` with `units` file units to a metre and no node scaling them
+/// (100: the centimetres of an FBX file whose exporter dropped its unit scale).
+fn humanoid_in_units(dir: &Path, name: &str, mirror: [f32; 3], units: f32) -> PathBuf {
     use glam::{Quat, Vec3};
     let mut joints: Vec<(&str, usize, Vec3)> = vec![("Hips", usize::MAX, Vec3::new(0.0, 1.0, 0.0))];
     let add =
@@ -969,6 +975,7 @@ fn mirrored_humanoid(dir: &Path, name: &str, mirror: [f32; 3]) -> PathBuf {
             .filter(|&c| joints[c].1 == k)
             .map(|c| c + 1)
             .collect();
+        let at = *at * units;
         let mut node = serde_json::json!({"name": joint, "translation": at.to_array()});
         if !children.is_empty() {
             node["children"] = serde_json::json!(children);
@@ -1048,4 +1055,52 @@ fn a_mirrored_humanoid_is_recognized_by_its_geometry_and_retargets_unmirrored() 
             .unwrap_or_else(|| panic!("{name}: {stdout}"));
         assert!(worst < 0.01, "{name}: {stdout}");
     }
+}
+
+/// glTF is metres, but an exporter that drops an FBX file's unit scale writes a
+/// humanoid 160 units tall: it is read in centimetres, said so, and reported in
+/// metres; `--units m` reads it as written.
+#[test]
+fn inspect_reads_a_gltf_humanoid_in_centimetres_in_metres() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = humanoid_in_units(dir.path(), "cm", [1.0; 3], 100.0);
+    let path = path.to_str().unwrap();
+    let hips_height = |report: &str| -> f32 {
+        report
+            .lines()
+            .find_map(|l| l.strip_prefix("hips height: "))
+            .and_then(|l| l.split(' ').next())
+            .and_then(|h| h.parse().ok())
+            .unwrap_or_else(|| panic!("no hips height in:\n{report}"))
+    };
+    let report = bridge_ok(&["inspect", path]);
+    let height = hips_height(&report);
+    assert!((0.9..1.1).contains(&height), "{height} m:\n{report}");
+    assert!(
+        report.contains("note: units: centimetres (guessed from a 1"),
+        "{report}"
+    );
+    let as_written = bridge_ok(&["inspect", path, "--units", "m"]);
+    let height = hips_height(&as_written);
+    assert!((90.0..110.0).contains(&height), "{height} m:\n{as_written}");
+    assert!(!as_written.contains("note: units"), "{as_written}");
+}
+
+/// `--units` reads the source, never a `--target` model: a BVH's centimetres would
+/// shrink a glTF model in metres a hundredfold.
+#[test]
+fn units_given_for_the_source_leave_the_target_model_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let metres = humanoid_in_units(dir.path(), "m", [1.0; 3], 1.0);
+    let metres = metres.to_str().unwrap();
+    let args = ["retarget", metres, "--units", "cm", "--target", metres];
+    let stdout = bridge_ok(&[&args[..], &["--every", "1000"]].concat());
+    // Frame 0: the target's hips stand at its own height, about 1 m.
+    let hips_y: f32 = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("0 "))
+        .and_then(|l| l.split(',').nth(1))
+        .and_then(|y| y.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no frame 0 in:\n{stdout}"));
+    assert!((0.9..1.1).contains(&hips_y), "{hips_y} m:\n{stdout}");
 }

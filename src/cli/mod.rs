@@ -66,8 +66,9 @@ pub struct RigArgs {
     /// the recognized one.
     #[arg(long, value_name = "MAP")]
     pub map: Option<PathBuf>,
-    /// Units of BVH/JSON files: m, dm, cm, mm, in, or metres per unit (default: from
-    /// the file, else guessed from the figure's height).
+    /// Units of BVH, skeleton JSON and glTF/GLB files (not VRM): m, dm, cm, mm, in,
+    /// or metres per unit (default: from the file, else guessed from the figure's
+    /// height). Never a --target model's.
     #[arg(long, value_parser = parse_units)]
     pub units: Option<Units>,
     /// Up axis of BVH/JSON files: y or z (default: from the file, else guessed).
@@ -190,10 +191,12 @@ pub fn load_options(rig: &RigArgs) -> LoadOptions {
     }
 }
 
-/// The load options of a command's target model: the units and up axis given,
-/// never the source take's `--rest-from`.
+/// The load options of a command's target model: the up axis given, never the
+/// source take's `--units` (a BVH's centimetres would shrink a glTF model in
+/// metres) or `--rest-from`.
 pub fn target_load_options(rig: &RigArgs) -> LoadOptions {
     LoadOptions {
+        units: None,
         rest_from: None,
         ..load_options(rig)
     }

@@ -3,7 +3,9 @@
 //!
 //! Every loader returns a `Rig` already in the internal space: metres, +Y up, glTF
 //! handedness. Loaders are pure over bytes (`parse_*` functions) with a thin
-//! `load(path)` that reads the file; errors name the file and the place.
+//! `load(path)` that reads the file; errors name the file and the place. A glTF
+//! file's lengths are scaled in `load_rig`, after the glTF loader (`gltf::in_metres`:
+//! a file an exporter left in centimetres or millimetres).
 //! `mannequin` writes the other way: the avatar the bridge ships, as a VRM 1.0.
 
 pub mod bvh;
@@ -43,6 +45,9 @@ pub struct Rig {
     pub clips: Vec<Clip>,
     /// What the loader noticed and a user should know (guessed units, ...).
     pub notes: Vec<String>,
+    /// The file's length unit: every length the file holds was multiplied by its
+    /// `metres_per_unit` into the metres of `skeleton` and `clips`.
+    pub units: Units,
 }
 
 /// A named animation of a rig.
@@ -312,10 +317,14 @@ pub fn load_rig(path: &Path, options: &LoadOptions) -> Result<Rig, FormatError> 
         .map(str::to_ascii_lowercase);
     match ext.as_deref() {
         Some("bvh") => Ok(bvh::load(path, options)?),
-        Some("gltf" | "glb" | "vrm") => Ok(match &options.rest_from {
-            Some(from) => gltf::load_with_rest_from(path, from)?,
-            None => gltf::load(path)?,
-        }),
+        Some("gltf" | "glb" | "vrm") => {
+            let rig = match &options.rest_from {
+                Some(from) => gltf::load_with_rest_from(path, from)?,
+                None => gltf::load(path)?,
+            };
+            // After every way the loader finds a rest: one scale of the whole rig.
+            Ok(gltf::in_metres(rig, options.units, path)?)
+        }
         _ if options.rest_from.is_some() => Err(FormatError::RestFromUnsupported {
             path: path.to_owned(),
         }),

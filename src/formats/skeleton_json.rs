@@ -398,6 +398,7 @@ pub fn parse_with_stream(
         bone_map,
         clips: Vec::new(),
         notes: Vec::new(),
+        units,
     };
     Ok((rig, stream))
 }

@@ -145,6 +145,7 @@ mod tests {
                 motion,
             }],
             notes: Vec::new(),
+            units: crate::formats::Units::Metres,
         };
         (rig, map)
     }

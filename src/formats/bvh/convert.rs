@@ -212,6 +212,7 @@ pub(super) fn build(
             .into_iter()
             .collect(),
         notes,
+        units,
     })
 }
 

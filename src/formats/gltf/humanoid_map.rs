@@ -29,6 +29,14 @@ const HUMANOID_EXTENSIONS: [(&str, &str); 4] = [
     ("VRMC_vrm_animation", "VRMC_vrm_animation humanoid"),
 ];
 
+/// Whether a file whose map comes from `source` (a `DeclaredMap::source`) is in
+/// metres by its own specification: a VRM model (1.0 or 0.x) or a VRM Animation.
+pub(super) fn metres_by_spec(source: &str) -> bool {
+    HUMANOID_EXTENSIONS
+        .iter()
+        .any(|&(key, s)| s == source && key != "EXT_skeleton_humanoid")
+}
+
 /// The humanoid map of the highest-precedence extension present (see
 /// `HUMANOID_EXTENSIONS`), with node indices checked.
 pub(super) fn read_humanoid(

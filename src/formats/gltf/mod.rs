@@ -10,14 +10,15 @@
 //! or more, but for leaves that only carry a mesh, camera or light and are not
 //! animated. Several scenes, a missing default scene, scenes without nodes and
 //! joints outside every scene are all read: the skeleton is the nodes', whichever
-//! scene shows them. glTF is already metres, +Y up and right-handed: no
-//! unit conversion happens here, and the only axis turn is a Z-up figure's
-//! (`stand_up`). A VRM model's map declares its rest the T-pose (a VRM 1.0 model's
-//! rest is its nodes' pose, as three-vrm reads it, whatever its inverse bind matrices
-//! bind); a VRM 0.x model faces -Z, which is noted and left to the rest correction's
-//! facing turn. A node scaled to zero (hidden), by TRS or by its `matrix`, is read at
-//! scale 1 on its zero axes, with a note; joints under a negative scale (a mirror)
-//! are read as the figure the scene shows, their frames flipped in X (`mirror`).
+//! scene shows them. glTF is metres, +Y up and right-handed: the only unit
+//! conversion is a figure's that an exporter left in centimetres or millimetres
+//! (`unit_scale`), and the only axis turn is a Z-up figure's (`stand_up`). A VRM
+//! model's map declares its rest the T-pose (a VRM 1.0 model's rest is its nodes'
+//! pose, as three-vrm reads it, whatever its inverse bind matrices bind); a VRM 0.x
+//! model faces -Z, which is noted and left to the rest correction's facing turn. A
+//! node scaled to zero (hidden), by TRS or by its `matrix`, is read at scale 1 on its
+//! zero axes, with a note; joints under a negative scale (a mirror) are read as the
+//! figure the scene shows, their frames flipped in X (`mirror`).
 //!
 //! One file per part of the file read (and `as_vrm`, which writes a glTF humanoid as a
 //! VRM 1.0 for the viewer):
@@ -42,7 +43,9 @@
 //! - `rest_from_file`: the rest from another file of the same skeleton
 //!   (`--rest-from`), for a clip that stands in no frame;
 //! - `rigify`: a Rigify rig read as its `DEF-` deform bones, each chain under its
-//!   deform parent.
+//!   deform parent;
+//! - `unit_scale`: a rig an exporter left in centimetres or millimetres, scaled into
+//!   metres once loaded (`in_metres`, which `formats::load_rig` calls).
 //!
 //! Does not read meshes, materials, cameras or lights, so whatever they hold (Draco
 //! or meshopt compression, which `extensionsRequired` may name) does not stop the
@@ -70,14 +73,16 @@ mod skin;
 mod stand_up;
 #[cfg(test)]
 mod test_support;
+mod unit_scale;
 #[cfg(test)]
 mod valid_files;
 
 use std::path::{Path, PathBuf};
 
 pub use doc::{AccessorSpec, DocError, GltfDoc};
+pub use unit_scale::in_metres;
 
-use super::Rig;
+use super::{Rig, Units};
 use crate::skeleton::{InvalidSkeleton, Joint, NamedBoneMap, Skeleton};
 use hierarchy::{joint_names, world_transforms};
 use humanoid_map::read_humanoid;
@@ -353,6 +358,8 @@ impl Document<'_> {
             map_source,
             clips,
             notes,
+            // glTF is metres; `in_metres` reads a file an exporter left in other units.
+            units: Units::Metres,
         };
         Ok((rig, stood))
     }
