@@ -786,7 +786,7 @@ fn the_viewer_draws_a_replay_on_a_configured_glb_humanoid_made_a_vrm_by_the_brid
     let rig = load_rig(&avatar, &LoadOptions::default()).expect("loads");
     let mapped = map_rig(file, &rig, None).expect("a humanoid");
     let bytes = std::fs::read(&avatar).expect("read");
-    let vrm = mocap_bridge::formats::gltf::as_vrm::to_vrm(&bytes, &avatar, &mapped)
+    let vrm = mocap_bridge::formats::gltf::as_vrm::to_vrm(&bytes, &avatar, &mapped, rig.units)
         .expect("converts")
         .expect("not a VRM");
     let converted = t.dir.path().join("converted.vrm");

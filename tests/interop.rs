@@ -1432,7 +1432,7 @@ fn glb_humanoids_made_vrm_pass_the_khronos_validator() {
         let rig = load_rig(&source, &LoadOptions::default()).expect("loads");
         let mapped = map_rig(name, &rig, None).expect("a humanoid");
         let bytes = std::fs::read(&source).expect("read");
-        let vrm = to_vrm(&bytes, &source, &mapped)
+        let vrm = to_vrm(&bytes, &source, &mapped, rig.units)
             .expect("converts")
             .expect("not a VRM");
         let out = dir.path().join(format!("{name}.vrm"));

@@ -16,7 +16,7 @@ use super::config::{BridgeConfig, LabInputConfig, VmcInputConfig, same_avatar_fi
 use crate::formats::gltf::as_vrm;
 use crate::formats::inspect;
 use crate::formats::vrma::VrmaRest;
-use crate::formats::{self, LoadOptions, skeleton_json};
+use crate::formats::{self, LoadOptions, Units, skeleton_json};
 use crate::io::web::avatars::ViewerAvatar;
 use crate::pipeline::performer::{Avatar, Avatars, StreamSkeleton};
 use crate::protocol::frame::PerformerName;
@@ -254,14 +254,15 @@ pub(super) fn load_avatar(path: &Path) -> Result<LoadedAvatar, String> {
     Ok(LoadedAvatar {
         avatar,
         rest: VrmaRest::from_mapped(&mapped),
-        viewer: viewer_avatar(path, &mapped),
+        viewer: viewer_avatar(path, &mapped, rig.units),
     })
 }
 
 /// What the viewer draws for the avatar at `path`: a .vrm as it is, a glTF
 /// humanoid as the VRM 1.0 `as_vrm` makes of it (as it is, with a warning, when
 /// that fails: the page then says it is not a VRM), a skeleton's stick figure.
-fn viewer_avatar(path: &Path, mapped: &MappedSkeleton) -> ViewerAvatar {
+/// `units` are the ones the model's file was read in (`Rig::units`).
+fn viewer_avatar(path: &Path, mapped: &MappedSkeleton, units: Units) -> ViewerAvatar {
     let name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
@@ -274,7 +275,7 @@ fn viewer_avatar(path: &Path, mapped: &MappedSkeleton) -> ViewerAvatar {
     }
     let converted = std::fs::read(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))
-        .and_then(|bytes| as_vrm::to_vrm(&bytes, path, mapped).map_err(|e| e.to_string()));
+        .and_then(|bytes| as_vrm::to_vrm(&bytes, path, mapped, units).map_err(|e| e.to_string()));
     match converted {
         Ok(Some(glb)) => ViewerAvatar::Converted {
             name,

@@ -3,11 +3,15 @@
 //! GLB chunk, base64 data URIs, files beside a `.gltf`) embedded in one binary chunk, with
 //! a `VRMC_vrm` extension whose humanoid is the bone map the bridge solves for, and
 //! every node's local transform rewritten so the nodes stand in the bridge's T-pose for
-//! the model, facing +Z (`RestCorrection::t_pose_world`).
+//! the model, facing +Z (`RestCorrection::t_pose_world`), in metres.
 //!
 //! The inverse bind matrices stay as they are, so the skinned meshes follow the joints
 //! into that T-pose: the file's rest is the T-pose VRM 1.0 asks for, and three-vrm poses
-//! it as it poses any VRM. Nodes outside the skeleton (meshes, props) keep their place
+//! it as it poses any VRM. A file in centimetres or millimetres (`Rig::units`, which
+//! the loader scaled the rig by) keeps its lengths below its top nodes: each joint
+//! stands where the T-pose in metres puts it, scaled by the file's metres per unit, so
+//! its meshes and bind matrices stay in file units and the scene's top nodes carry the
+//! scale into metres. Nodes outside the skeleton (meshes, props) keep their place
 //! under their parents. The `meta` names the source file and grants nothing beyond what
 //! its author did: only the author may use it as an avatar, no redistribution.
 //!
@@ -23,6 +27,7 @@ use serde_json::{Map, Value, json};
 
 use super::doc::{DocError, GltfDoc, decode_base64, percent_decode};
 use super::external;
+use crate::formats::Units;
 use crate::formats::glb::write_start;
 use crate::retarget::MappedSkeleton;
 
@@ -47,11 +52,13 @@ pub enum AsVrmError {
 
 /// `bytes` (the `.gltf`, `.glb` at `path`) as a VRM 1.0 GLB whose humanoid is `mapped`'s
 /// map and whose rest is `mapped`'s T-pose; `None` when the file is a VRM already.
-/// `mapped` is the file's rig as `inspect::map_rig` maps it.
+/// `mapped` is the file's rig as `inspect::map_rig` maps it, and `units` the units the
+/// loader read the file in (`Rig::units`).
 pub fn to_vrm(
     bytes: &[u8],
     path: &Path,
     mapped: &MappedSkeleton,
+    units: Units,
 ) -> Result<Option<Vec<u8>>, AsVrmError> {
     let mut doc = GltfDoc::from_bytes(bytes, path)?;
     let extensions = doc.raw.get("extensions");
@@ -85,13 +92,18 @@ pub fn to_vrm(
         f64::from(mapped.rest_hips_height() - hips),
         0.0,
     ));
+    // World transforms in metres: a file unit is `to_metres` long. A joint stands in
+    // the T-pose (metres) with its frame scaled into metres, so that what hangs below
+    // it in file units (its children, its meshes, the inverse bind matrices) keeps
+    // its size; every other node stays where it is under its parent.
+    let to_metres = DAffine3::from_scale(DVec3::splat(f64::from(units.metres_per_unit())));
     let mut world = vec![None::<DAffine3>; nodes.local.len()];
     for &node in &nodes.order {
         let parent_world = nodes.parent[node]
             .and_then(|p| world[p])
-            .unwrap_or(DAffine3::IDENTITY);
+            .unwrap_or(to_metres);
         world[node] = Some(match joint_nodes.get(&node) {
-            Some(&joint) => affine_f64(&t_pose[joint]),
+            Some(&joint) => affine_f64(&t_pose[joint]) * to_metres,
             None => parent_world * nodes.local[node],
         });
     }
@@ -415,21 +427,22 @@ mod tests {
 
     /// The built-in humanoid's joints as a skinned glTF under an `Armature` node
     /// turned to face -Z and centred on the origin, its upper arms 45° down (an
-    /// A-pose), bound as it stands.
-    fn a_pose_facing_back() -> Value {
+    /// A-pose), bound as it stands; `units` file units to a metre (100: centimetres
+    /// with no node scaling them).
+    fn a_pose_facing_back(units: f32) -> Value {
         let humanoid = embedded_rig("humanoid", crate::skeleton::builtin::HUMANOID_JSON);
         let joints = humanoid.skeleton.joints();
         let down = 45f32.to_radians();
         // Centred on its origin, as Blender's metarigs are: the feet 0.9 m below it.
         let mut nodes = vec![json!({
             "name": "Armature",
-            "translation": [0.0, -0.9, 0.0],
+            "translation": [0.0, -0.9 * units, 0.0],
             "rotation": Quat::from_rotation_y(std::f32::consts::PI).to_array(),
             "children": [1],
         })];
         let mut local = vec![Mat4::from_rotation_translation(
             Quat::from_rotation_y(std::f32::consts::PI),
-            Vec3::new(0.0, -0.9, 0.0),
+            Vec3::new(0.0, -0.9 * units, 0.0),
         )];
         for (j, joint) in joints.iter().enumerate() {
             let rotation = match joint.name.as_str() {
@@ -438,9 +451,10 @@ mod tests {
                 _ => Quat::IDENTITY,
             };
             let children: Vec<usize> = humanoid.skeleton.children(j).map(|c| c + 1).collect();
+            let translation = joint.rest.translation * units;
             let mut node = json!({
                 "name": joint.name,
-                "translation": joint.rest.translation.to_array(),
+                "translation": translation.to_array(),
                 "rotation": rotation.to_array(),
             });
             if !children.is_empty() {
@@ -448,7 +462,7 @@ mod tests {
             }
             nodes.push(node);
             let parent = joint.parent.map_or(local[0], |p| local[p + 1]);
-            local.push(parent * Mat4::from_rotation_translation(rotation, joint.rest.translation));
+            local.push(parent * Mat4::from_rotation_translation(rotation, translation));
         }
         let skin_joints: Vec<usize> = (1..nodes.len()).collect();
         let inverse_binds: Vec<Mat4> = local[1..].iter().map(Mat4::inverse).collect();
@@ -465,7 +479,7 @@ mod tests {
     #[test]
     fn an_a_pose_rig_facing_back_becomes_a_vrm_1_in_the_t_pose_facing_front() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let source = serde_json::to_vec(&a_pose_facing_back()).expect("JSON");
+        let source = serde_json::to_vec(&a_pose_facing_back(1.0)).expect("JSON");
         let (path, rig) = loaded(dir.path(), "a-pose.gltf", &source);
         let mapped = map_rig("a-pose.gltf", &rig, None).expect("a humanoid");
         // The source really is turned and in an A-pose.
@@ -477,7 +491,7 @@ mod tests {
         assert!((turn - 180.0).abs() < 0.1, "facing turned {turn}°");
         assert!((mapped.correction.arm_angle_deg - 45.0).abs() < 0.5);
 
-        let vrm = to_vrm(&source, &path, &mapped)
+        let vrm = to_vrm(&source, &path, &mapped, rig.units)
             .expect("converts")
             .expect("not a VRM");
         let (_, back) = loaded(dir.path(), "converted.vrm", &vrm);
@@ -541,6 +555,67 @@ mod tests {
         let vrm = crate::formats::mannequin::mannequin_vrm();
         let (path, rig) = loaded(dir.path(), "mannequin.vrm", &vrm);
         let mapped = map_rig("mannequin.vrm", &rig, None).expect("a humanoid");
-        assert!(to_vrm(&vrm, &path, &mapped).expect("reads").is_none());
+        assert!(
+            to_vrm(&vrm, &path, &mapped, rig.units)
+                .expect("reads")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_rig_in_centimetres_becomes_a_vrm_in_metres_with_its_meshes_in_scale() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (units, name) in [(1.0, "metres.gltf"), (100.0, "centimetres.gltf")] {
+            let doc = a_pose_facing_back(units);
+            let source = serde_json::to_vec(&doc).expect("JSON");
+            let (path, rig) = loaded(dir.path(), name, &source);
+            assert_eq!(rig.units.metres_per_unit(), 1.0 / units, "{name}");
+            let mapped = map_rig(name, &rig, None).expect("a humanoid");
+            let vrm = to_vrm(&source, &path, &mapped, rig.units)
+                .expect("converts")
+                .expect("not a VRM");
+            let (_, back) = loaded(dir.path(), "converted.vrm", &vrm);
+            let converted = map_rig("converted.vrm", &back, None).expect("a humanoid");
+            // The VRM stands as tall as the rig the poses are solved for, in metres.
+            let (height, hips) = (mapped.rest_hips_height(), converted.rest_hips_height());
+            assert!(
+                (0.8..1.1).contains(&height) && (hips - height).abs() < 1e-4,
+                "{name}: hips {hips} m in the VRM, {height} m solved for"
+            );
+            // A vertex 10 cm above the left hand's bind position, skinned to the hand
+            // by the file's own inverse bind matrix, lands 10 cm from the hand.
+            let hand = "leftHand";
+            let j = back.skeleton.find(hand).expect("the hand");
+            let node = doc["nodes"]
+                .as_array()
+                .and_then(|n| n.iter().position(|n| n["name"] == hand))
+                .expect("a node");
+            let skin = doc["skins"][0]["joints"].as_array().expect("joints");
+            let k = skin.iter().position(|n| n == node).expect("a skin joint");
+            let bind = bind_matrices(&doc)[k];
+            let joint_world = Mat4::from(back.skeleton.rest_world()[j]);
+            let at = bind.inverse().transform_point3(Vec3::ZERO);
+            let above = at + Vec3::new(0.0, 0.1 * units, 0.0);
+            let skinned = |v: Vec3| (joint_world * bind).transform_point3(v);
+            let apart = skinned(above).distance(skinned(at));
+            assert!((apart - 0.1).abs() < 1e-4, "{name}: {apart} m apart");
+        }
+    }
+
+    /// The inverse bind matrices of a document `skinned` built.
+    fn bind_matrices(doc: &Value) -> Vec<Mat4> {
+        let uri = doc["buffers"][0]["uri"].as_str().expect("a data URI");
+        let data = uri.split_once(',').map(|(_, d)| d).expect("base64");
+        let bytes = decode_base64(data).expect("base64");
+        bytes
+            .chunks_exact(64)
+            .map(|m| {
+                let floats: Vec<f32> = m
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                Mat4::from_cols_slice(&floats)
+            })
+            .collect()
     }
 }
