@@ -120,28 +120,20 @@ impl MappedSkeleton {
     /// those above them. A branch that holds no mapped joint (IK controls or a
     /// root-motion helper beside the hips, a prop, a second armature) is no point the
     /// figure stands on: a game rig that skins its foot-roll controls ends them under
-    /// the soles. Nor is a drawn tail (`Skeleton::drawn_tails`), an importer's `_end`
+    /// the soles. Nor is a drawn tail (`Skeleton::floor_points`), an importer's `_end`
     /// joint that may hang a toe's length under the sole.
     fn rest_hips_and_floor(&self) -> (f32, f32, Floor) {
         let world = self.correction.t_pose_world(&self.skeleton);
         let hips = self.map.joint(HumanBone::Hips).unwrap_or_default();
         let body = self.body_joints();
-        let tails = self.skeleton.drawn_tails();
         let lowest = self
             .skeleton
-            .floor_ends()
+            .floor_points()
             .into_iter()
             .zip(&world)
-            .zip(
-                body.into_iter()
-                    .zip(tails)
-                    .map(|(on_body, tail)| on_body && !tail),
-            )
+            .zip(body)
             .filter(|&(_, on_body)| on_body)
-            .flat_map(|((end, w), _)| {
-                let end = end.map(|e| w.transform_point3(e).y);
-                std::iter::once(w.translation.y).chain(end)
-            })
+            .flat_map(|((points, w), _)| points.at(w).map(|p| p.y))
             .fold(f32::INFINITY, f32::min);
         let (floor, kind) = match self.map.t_pose() {
             TPoseSource::Declared { .. } if lowest >= -BELOW_ORIGIN_M => (0.0, Floor::Origin),

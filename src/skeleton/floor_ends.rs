@@ -7,15 +7,17 @@
 //! bone into a leaf joint named as an end nub, in any line: FBX2glTF closes a bent
 //! shin with `LowerLeg.L_end` at the ankle and ends that nub a shin further down.
 //! A leaf joint named as an end nub may itself be no point of the figure
-//! (`drawn_tails`): Blender's FBX import draws a bone the file does not end with the
+//! (a drawn tail): Blender's FBX import draws a bone the file does not end with the
 //! length of the bone before it, along the bone's own axis, and the glTF export
 //! writes that tail as an `_end` joint; where those axes are the rig's own (a
 //! UE-style rig turns its right side's axes over), a toe's tail hangs under the sole.
-//! Pure: read from the rest pose, once per skeleton.
+//! `Skeleton::floor_points` gives both, per joint. Pure: read from the rest pose,
+//! once per skeleton.
 
-use glam::Vec3;
+use glam::{Affine3A, Vec3};
 
 use super::Skeleton;
+use crate::skeleton::recognize::names::NameInfo;
 
 /// How far an end site may lie from the bone into its joint, as a share of that
 /// bone's length, and still be a copy of it: rounding in the file's digits.
@@ -25,63 +27,68 @@ const COPY_SHARE: f32 = 0.01;
 /// run in one line (8°).
 const IN_LINE_COS: f32 = 0.99;
 
-impl Skeleton {
-    /// Each joint's end site (in its own frame) where the figure can stand on it:
-    /// `None` where the file gives no end site, or where the end site is a copy of
-    /// the bone into its joint running on in the line of the bone before (see the
-    /// module header). The floor and the figure's lowest point are read from these.
-    #[must_use]
-    pub fn floor_ends(&self) -> Vec<Option<Vec3>> {
-        let world = self.rest_world();
-        let at = |j: usize| Vec3::from(world[j].translation);
-        self.joints()
-            .iter()
-            .enumerate()
-            .map(|(i, joint)| {
-                let end = joint.end?;
-                let nub = || {
-                    self.children(i).next().is_none()
-                        && crate::skeleton::recognize::names::NameInfo::parse(&joint.name).nub
-                };
-                let copied = joint.parent.is_some_and(|p| {
-                    let bone = at(i) - at(p);
-                    let tail = world[i].transform_vector3(end);
-                    let before = self.parent(p).map(|g| at(p) - at(g));
-                    bone.length() > 0.0
-                        && (tail - bone).length() <= COPY_SHARE * bone.length()
-                        && (nub()
-                            || before.is_some_and(|b| {
-                                b.normalize_or_zero().dot(bone.normalize()) >= IN_LINE_COS
-                            }))
-                });
-                (!copied).then_some(end)
-            })
-            .collect()
-    }
+/// Where one joint lets the figure stand (`Skeleton::floor_points`): its own place,
+/// unless it is a drawn tail, and its end site, unless that is a copy.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FloorPoints {
+    /// Whether the joint's own place is a point of the figure.
+    pub joint: bool,
+    /// The end site (in the joint's frame), where the figure can stand on it.
+    pub end: Option<Vec3>,
+}
 
-    /// For each joint, whether it is a drawn tail (see the module header): a leaf
-    /// named as an end nub, as long as the bone into its parent (to `COPY_SHARE`)
-    /// and out of that bone's line. Such a joint is no point to stand on; a nub of
-    /// its own length, or one running on in the line, is kept.
+impl FloorPoints {
+    /// The points in model space, with the joint's world transform `w`.
+    pub fn at(self, w: &Affine3A) -> impl Iterator<Item = Vec3> {
+        let joint = self.joint.then(|| Vec3::from(w.translation));
+        joint
+            .into_iter()
+            .chain(self.end.map(|e| w.transform_point3(e)))
+    }
+}
+
+impl Skeleton {
+    /// Per joint, the points the figure can stand on (see the module header): the
+    /// joint's place but for a drawn tail (a leaf named as an end nub, as long as the
+    /// bone into its parent, to `COPY_SHARE`, and out of that bone's line; a nub of
+    /// its own length, or one running on in the line, is kept), and its end site but
+    /// where the file gives none or it is a copy of the bone into its joint running
+    /// on in the line of the bone before (or ending a nub). The floor, the figure's
+    /// lowest point and its extent are read from these.
     #[must_use]
-    pub fn drawn_tails(&self) -> Vec<bool> {
+    pub fn floor_points(&self) -> Vec<FloorPoints> {
         let world = self.rest_world();
         let at = |j: usize| Vec3::from(world[j].translation);
+        let in_line = |a: Vec3, b: Vec3| a.normalize_or_zero().dot(b.normalize()) >= IN_LINE_COS;
         self.joints()
             .iter()
             .enumerate()
             .map(|(i, joint)| {
-                let (Some(p), true) = (joint.parent, self.children(i).next().is_none()) else {
-                    return false;
+                let leaf = self.children(i).next().is_none();
+                let nub = leaf && NameInfo::parse(&joint.name).nub;
+                // The bone into the joint, and the one before it.
+                let bone = joint
+                    .parent
+                    .map(|p| (at(i) - at(p), self.parent(p).map(|g| at(p) - at(g))));
+                let copy = |tail: Vec3, bone: Vec3| {
+                    bone.length() > 0.0 && (tail - bone).length() <= COPY_SHARE * bone.length()
                 };
-                let Some(g) = self.parent(p) else {
-                    return false;
-                };
-                let (tail, bone) = (at(i) - at(p), at(p) - at(g));
-                crate::skeleton::recognize::names::NameInfo::parse(&joint.name).nub
-                    && bone.length() > 0.0
-                    && (tail.length() - bone.length()).abs() <= COPY_SHARE * bone.length()
-                    && tail.normalize_or_zero().dot(bone.normalize()) < IN_LINE_COS
+                let end = joint.end.filter(|&end| {
+                    let tail = world[i].transform_vector3(end);
+                    !bone.is_some_and(|(bone, before)| {
+                        copy(tail, bone) && (nub || before.is_some_and(|b| in_line(b, bone)))
+                    })
+                });
+                let drawn = nub
+                    && bone.is_some_and(|(tail, before)| {
+                        before.is_some_and(|bone| {
+                            bone.length() > 0.0
+                                && (tail.length() - bone.length()).abs()
+                                    <= COPY_SHARE * bone.length()
+                                && !in_line(tail, bone)
+                        })
+                    });
+                FloorPoints { joint: !drawn, end }
             })
             .collect()
     }
@@ -115,7 +122,7 @@ mod tests {
     fn an_end_site_copying_a_shin_in_line_is_no_point_to_stand_on() {
         // Poser: the foot's end site is the shin again, straight down.
         let s = leg([0.0, -0.36, 0.0], [0.0, -0.36, 0.0]);
-        assert_eq!(s.floor_ends()[3], None);
+        assert_eq!(s.floor_points()[3].end, None);
         // Toes ahead of the ankle, a shin bent forward at the knee with its end
         // copied, and a shin of another length: real ends.
         for (shin, end) in [
@@ -124,7 +131,11 @@ mod tests {
             ([0.0, -0.36, 0.0], [0.0, -0.08, 0.0]),
         ] {
             let s = leg(shin, end);
-            assert_eq!(s.floor_ends()[3], Some(Vec3::from(end)), "shin {shin:?}");
+            assert_eq!(
+                s.floor_points()[3].end,
+                Some(Vec3::from(end)),
+                "shin {shin:?}"
+            );
         }
     }
 
@@ -157,7 +168,7 @@ mod tests {
                 end: None,
             });
             let s = Skeleton::new(joints).expect("a skeleton");
-            let tails = s.drawn_tails();
+            let tails: Vec<bool> = s.floor_points().iter().map(|p| !p.joint).collect();
             assert_eq!(tails[5], drawn, "{name} {tail:?}");
             assert!(!tails[..5].iter().any(|&t| t), "{name} {tail:?}");
         }
@@ -172,7 +183,7 @@ mod tests {
             s[3].name = name.into();
             let s = Skeleton::new(s).expect("a skeleton");
             let want = kept.then_some(Vec3::new(0.0, -0.3, 0.2));
-            assert_eq!(s.floor_ends()[3], want, "{name}");
+            assert_eq!(s.floor_points()[3].end, want, "{name}");
         }
     }
 }

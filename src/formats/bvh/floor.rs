@@ -28,14 +28,12 @@ const BELOW_SHARE: f32 = 0.1;
 /// rest figure's height (internal space, +Y up); returns the note that says how far.
 /// `None` leaves the take as it is.
 pub(super) fn lift_onto_floor(skeleton: &Skeleton, motion: &mut Motion) -> Option<String> {
-    let ends = skeleton.floor_ends();
+    let points = skeleton.floor_points();
     let heights = |world: &[glam::Affine3A]| {
-        ends.iter()
+        points
+            .iter()
             .zip(world)
-            .flat_map(|(end, w)| {
-                let end = end.map(|e| w.transform_point3(e).y);
-                std::iter::once(w.translation.y).chain(end)
-            })
+            .flat_map(|(points, w)| points.at(w).map(|p| p.y))
             .collect::<Vec<f32>>()
     };
     let rest = heights(&skeleton.rest_world());

@@ -55,13 +55,12 @@ impl Extent {
 /// (see the module header); returns the note that says so. `None` leaves the take
 /// as it is.
 pub(super) fn stand_take_up(skeleton: &Skeleton, motion: &mut Motion) -> Option<String> {
-    let ends = skeleton.floor_ends();
+    let points = skeleton.floor_points();
     let extent = |world: &[glam::Affine3A]| {
         let mut min = Vec3::splat(f32::INFINITY);
         let mut max = Vec3::splat(f32::NEG_INFINITY);
-        for (end, w) in ends.iter().zip(world) {
-            let at = Vec3::from(w.translation);
-            for p in std::iter::once(at).chain(end.map(|e| w.transform_point3(e))) {
+        for (points, w) in points.iter().zip(world) {
+            for p in points.at(w) {
                 min = min.min(p);
                 max = max.max(p);
             }
