@@ -200,23 +200,7 @@ mod tests {
     fn a_z_up_node_hierarchy_loads_standing_and_mapped() {
         // The figure as plain nodes (no skin, no map), written Z-up with nothing
         // above `root` turning it, as three.js writes an Unreal skeleton.
-        let lying = figure(z_up());
-        let nodes: Vec<serde_json::Value> = lying
-            .joints()
-            .iter()
-            .enumerate()
-            .map(|(k, joint)| {
-                let children: Vec<usize> = lying.children(k).collect();
-                let t = joint.rest.translation;
-                serde_json::json!({"name": joint.name, "translation": [t.x, t.y, t.z],
-                    "children": children})
-            })
-            .collect();
-        let doc = serde_json::json!({
-            "asset": {"version": "2.0"},
-            "scenes": [{"nodes": [0]}],
-            "nodes": nodes
-        });
+        let doc = document(&figure(z_up()), Quat::IDENTITY);
         let rig = super::super::test_support::parse_doc(&doc).unwrap();
         assert!(
             rig.notes.iter().any(|n| n.starts_with("up axis: +Z")),
