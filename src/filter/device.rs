@@ -464,9 +464,8 @@ impl Track {
 #[derive(Debug, Clone)]
 pub struct DeviceFilter<const P: usize> {
     config: DeviceFilterConfig,
-    /// The positions' motion models; `taps` is the configured prior's design.
+    /// The positions' motion models.
     models: Models,
-    taps: Taps,
     rotation_taps: Taps,
     /// The frame interval the taps are designed for, and the running mean of
     /// the measured one.
@@ -483,7 +482,6 @@ impl<const P: usize> DeviceFilter<P> {
         Self {
             config,
             models: Models::IDENTITY,
-            taps: Taps::IDENTITY,
             rotation_taps: Taps::IDENTITY,
             designed_dt: 0.0,
             mean_dt: 0.0,
@@ -505,7 +503,6 @@ impl<const P: usize> DeviceFilter<P> {
         };
         if (self.mean_dt - self.designed_dt).abs() > 0.05 * self.designed_dt {
             self.models = Models::design(&self.config, self.mean_dt);
-            self.taps = self.models.taps[CONFIGURED_MODEL];
             self.rotation_taps = Taps::design_rotation(&self.config, self.mean_dt);
             self.designed_dt = self.mean_dt;
         }
@@ -547,10 +544,10 @@ impl<const P: usize> DeviceFilter<P> {
         Quat::from_vec4(if flip { -out } else { out })
     }
 
-    /// The weights in use for positions and for rotations.
+    /// The weights of the configured prior's design (the positions' middle model).
     #[must_use]
     pub fn taps(&self) -> &Taps {
-        &self.taps
+        &self.models.taps[CONFIGURED_MODEL]
     }
 
     #[must_use]
