@@ -231,7 +231,10 @@ pub(super) fn pelvis_above(rig: &RestJoints, pelvis: &Pelvis) -> Option<usize> {
 /// the hips by less than half their drop), with as many joints on their line down
 /// as a leg, each standing apart from every other leg (not an IK/FK copy lying on
 /// one). A biped has two legs; chains the names call controls or attachments are
-/// no legs. Returns the joint the legs hang from and how many legs it has.
+/// no legs. Returns the joint the legs hang from and how many legs it has: once
+/// there are four, the chain the pelvis took for the spine counts too when it is
+/// as much a leg (a spider's leg rising over its body before it goes down), so the
+/// reason gives the number the rig has.
 pub(super) fn many_legs(rig: &RestJoints, pelvis: &Pelvis) -> Option<(usize, usize)> {
     let from = pelvis.leg_branch.unwrap_or(pelvis.hips);
     let (y, span) = (rig.pos[pelvis.hips].y, pelvis.span);
@@ -242,25 +245,37 @@ pub(super) fn many_legs(rig: &RestJoints, pelvis: &Pelvis) -> Option<(usize, usi
     let leg_lines = pelvis.legs.map(line);
     let joints = leg_lines[0].len().max(leg_lines[1].len());
     let mut feet: Vec<Vec3> = leg_lines.iter().map(|l| centroid(l)).collect();
-    for c in rig.kids[from].iter().copied() {
+    // A child that goes down as a leg, standing apart from the legs counted: its
+    // foot.
+    let another_leg = |c: usize, feet: &[Vec3]| {
         let drop = y - rig.low[c];
         let leg_like = !pelvis.legs.contains(&c)
-            && c != pelvis.spine_root
             && !rig.avoid(c)
             && rig.low_depth[c] >= 2
             && drop > rig.eps
             && rig.high[c] - y <= 0.5 * drop
             && (rig.low[c] - pelvis.floor).abs() <= 0.12 * span;
         if !leg_like {
-            continue;
+            return None;
         }
         let other = line(c);
         let at = centroid(&other);
-        if other.len() == joints && feet.iter().all(|f| f.distance(at) >= 0.05 * span) {
+        (other.len() == joints && feet.iter().all(|f| f.distance(at) >= 0.05 * span)).then_some(at)
+    };
+    for c in rig.kids[from].iter().copied() {
+        if c == pelvis.spine_root {
+            continue;
+        }
+        if let Some(at) = another_leg(c, &feet) {
             feet.push(at);
         }
     }
-    (feet.len() >= 4).then_some((from, feet.len()))
+    if feet.len() < 4 {
+        return None;
+    }
+    let spine_is_a_leg = rig.kids[from].contains(&pelvis.spine_root)
+        && another_leg(pelvis.spine_root, &feet).is_some();
+    Some((from, feet.len() + usize::from(spine_is_a_leg)))
 }
 
 /// Heuristic, for the reason a rig is no humanoid: legs that hang beside the body
@@ -388,6 +403,43 @@ mod tests {
                     panic!("{legs} legs taken for a humanoid")
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_spider_whose_legs_rise_over_its_body_is_refused_with_all_its_legs_counted() {
+        // Eight legs from one body joint, out and down to the floor; two of them
+        // first rise over the body, as a spider's do, and the highest is what a
+        // pelvis would take for the spine going up.
+        let mut t = vec![("body".to_owned(), None, [0.0, 1.0, 0.0])];
+        for k in 0..8 {
+            let a = std::f32::consts::TAU * (k as f32 + 0.5) / 8.0;
+            let (c, s) = (a.cos(), a.sin());
+            let heights = match k {
+                2 => [1.2, 1.4, 0.05],
+                6 => [1.2, 1.35, 0.05],
+                _ => [0.9, 0.5, 0.05],
+            };
+            for (j, (r, y)) in [0.3, 0.7, 1.0].into_iter().zip(heights).enumerate() {
+                let parent = if j == 0 {
+                    "body".to_owned()
+                } else {
+                    format!("leg_{k}_{}", j - 1)
+                };
+                t.push((format!("leg_{k}_{j}"), Some(parent), [r * c, y, r * s]));
+            }
+        }
+        let table: Vec<(&str, Option<&str>, [f32; 3])> = t
+            .iter()
+            .map(|(n, p, at)| (n.as_str(), p.as_deref(), *at))
+            .collect();
+        match recognize(&skeleton(&table)) {
+            crate::skeleton::Recognition::NotHumanoid(n) => assert!(
+                n.reason.starts_with("`body` has 8 legs going down"),
+                "{}",
+                n.reason
+            ),
+            crate::skeleton::Recognition::Humanoid(_) => panic!("a spider taken for a humanoid"),
         }
     }
 
