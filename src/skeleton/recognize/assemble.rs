@@ -28,9 +28,14 @@ pub(super) fn assemble(rig: &RestJoints, pelvis: &Pelvis) -> Body {
     let mut body = Body::default();
     let span = pelvis.span;
     if let Some((from, legs)) = many_legs(rig, pelvis) {
+        let kind = if legs == 4 {
+            "a body on four legs (a four-legged animal, a walking robot)"
+        } else {
+            "a many-legged body (a spider, an insect, a radial robot)"
+        };
         body.fail_in_any_pose(format!(
-            "`{}` has {legs} legs going down to the same level, not two: a many-legged \
-             body (a spider, a radial robot), not a humanoid ({} joints)",
+            "`{}` has {legs} legs going down to the same level, not two: {kind}, not a \
+             humanoid ({} joints)",
             rig.name(from),
             rig.len()
         ));

@@ -225,7 +225,8 @@ pub(super) fn pelvis_above(rig: &RestJoints, pelvis: &Pelvis) -> Option<usize> {
     (named && alone && near).then_some(parent)
 }
 
-/// Heuristic: a many-legged body (a spider, a radial robot). Besides the two legs,
+/// Heuristic: a body on more than two legs (a spider, a four-legged animal whose
+/// legs all hang from one joint, a radial robot). Besides the two legs,
 /// the joint they hang from has two or more chains more that go down to the same
 /// level as the legs (within 12% of the hips' height), as legs do (rising above
 /// the hips by less than half their drop), with as many joints on their line down
@@ -399,6 +400,28 @@ mod tests {
                     "{}",
                     n.reason
                 ),
+                crate::skeleton::Recognition::Humanoid(_) => {
+                    panic!("{legs} legs taken for a humanoid")
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn four_legs_from_one_joint_are_named_a_body_on_four_legs_and_more_a_many_legged_one() {
+        for (legs, kind) in [
+            (4, "a body on four legs (a four-legged animal"),
+            (6, "a many-legged body (a spider"),
+        ] {
+            let t = radial_robot(legs);
+            let table: Vec<(&str, Option<&str>, [f32; 3])> = t
+                .iter()
+                .map(|(n, p, at)| (n.as_str(), p.as_deref(), *at))
+                .collect();
+            match recognize(&skeleton(&table)) {
+                crate::skeleton::Recognition::NotHumanoid(n) => {
+                    assert!(n.reason.contains(kind), "{}", n.reason);
+                }
                 crate::skeleton::Recognition::Humanoid(_) => {
                     panic!("{legs} legs taken for a humanoid")
                 }
