@@ -407,25 +407,27 @@ mod tests {
         }
     }
 
+    /// Why the rig of `t` (name, parent, position) is no humanoid; panics when it
+    /// is taken for one.
+    fn refusal(t: &[(String, Option<String>, [f32; 3])]) -> String {
+        let table: Vec<(&str, Option<&str>, [f32; 3])> = t
+            .iter()
+            .map(|(n, p, at)| (n.as_str(), p.as_deref(), *at))
+            .collect();
+        match recognize(&skeleton(&table)) {
+            crate::skeleton::Recognition::NotHumanoid(n) => n.reason,
+            crate::skeleton::Recognition::Humanoid(_) => panic!("taken for a humanoid"),
+        }
+    }
+
     #[test]
     fn four_legs_from_one_joint_are_named_a_body_on_four_legs_and_more_a_many_legged_one() {
         for (legs, kind) in [
             (4, "a body on four legs (a four-legged animal"),
             (6, "a many-legged body (a spider"),
         ] {
-            let t = radial_robot(legs);
-            let table: Vec<(&str, Option<&str>, [f32; 3])> = t
-                .iter()
-                .map(|(n, p, at)| (n.as_str(), p.as_deref(), *at))
-                .collect();
-            match recognize(&skeleton(&table)) {
-                crate::skeleton::Recognition::NotHumanoid(n) => {
-                    assert!(n.reason.contains(kind), "{}", n.reason);
-                }
-                crate::skeleton::Recognition::Humanoid(_) => {
-                    panic!("{legs} legs taken for a humanoid")
-                }
-            }
+            let reason = refusal(&radial_robot(legs));
+            assert!(reason.contains(kind), "{reason}");
         }
     }
 
@@ -452,18 +454,11 @@ mod tests {
                 t.push((format!("leg_{k}_{j}"), Some(parent), [r * c, y, r * s]));
             }
         }
-        let table: Vec<(&str, Option<&str>, [f32; 3])> = t
-            .iter()
-            .map(|(n, p, at)| (n.as_str(), p.as_deref(), *at))
-            .collect();
-        match recognize(&skeleton(&table)) {
-            crate::skeleton::Recognition::NotHumanoid(n) => assert!(
-                n.reason.starts_with("`body` has 8 legs going down"),
-                "{}",
-                n.reason
-            ),
-            crate::skeleton::Recognition::Humanoid(_) => panic!("a spider taken for a humanoid"),
-        }
+        let reason = refusal(&t);
+        assert!(
+            reason.starts_with("`body` has 8 legs going down"),
+            "{reason}"
+        );
     }
 
     #[test]
