@@ -54,10 +54,14 @@ impl<'a> Parser<'a> {
         let time = self.header_value(token, "Time", "`Frame Time:`")?;
         let frame_time = time.text.parse::<f32>().ok();
         let timed = frame_time.is_some_and(|t| t.is_finite() && t > 0.0);
+        // A pose written as one frame: writers of skeletons and static poses put
+        // `Frame Time: 0` there, where no time passes.
+        let still = declared == 1 && frame_time == Some(0.0);
         let frame_time = match frame_time {
             Some(t) if t.is_finite() && t > 0.0 => t,
-            // A file without frames has no use for its frame time.
-            _ if declared == 0 => 1.0,
+            // A file without frames has no use for its frame time, nor one of one frame
+            // whose frame time is zero.
+            _ if declared == 0 || still => 1.0,
             _ => {
                 return Err(BvhError::FrameTime {
                     path: self.path.to_owned(),
@@ -115,6 +119,12 @@ impl<'a> Parser<'a> {
         }
 
         let mut notes = Vec::new();
+        if still {
+            notes.push(format!(
+                "frame time `{}` (line {}) on the one frame: a pose, read as a still clip",
+                time.text, time.line
+            ));
+        }
         // A frame time written rounded (`frame_rate.rs`).
         let frame_time = match rounded_frame_time(time.text, frame_time).filter(|_| timed) {
             Some((exact, note)) => {
@@ -406,6 +416,31 @@ mod tests {
         }
         let msg = error(&good_with(18, "Frame Tim: 0.1"));
         assert_eq!(msg, "bad.bvh:18: expected `Frame Time:`, found `Tim:`");
+    }
+
+    #[test]
+    fn a_pose_of_one_frame_with_a_zero_frame_time_is_read() {
+        for zero in ["0", "0.0", "0.000000"] {
+            let text = one_joint("Xposition Yposition Zposition", "4 5 6")
+                .replace("Frame Time: 0.0333333", &format!("Frame Time: {zero}"));
+            let pose = rig(&text);
+            assert_eq!(motion(&pose).frame_count(), 1);
+            let note = format!("frame time `{zero}` (line 13) on the one frame");
+            assert!(
+                pose.notes.iter().any(|n| n.starts_with(&note)),
+                "{:?}",
+                pose.notes
+            );
+        }
+        // Anything else on one frame, and a zero frame time on more, stays an error.
+        for (frames, time, values) in [("1", "-0.1", "4 5 6"), ("2", "0", "4 5 6\n4 5 6")] {
+            let text = one_joint("Xposition Yposition Zposition", values)
+                .replace("Frames: 1", &format!("Frames: {frames}"))
+                .replace("Frame Time: 0.0333333", &format!("Frame Time: {time}"));
+            let expected =
+                format!("bad.bvh:13: frame time `{time}` is not a positive number of seconds");
+            assert_eq!(error(&text), expected);
+        }
     }
 
     #[test]
