@@ -886,6 +886,73 @@ mod tests {
         assert_eq!(at(B::LeftHand), Some("Bip01 L Hand"));
     }
 
+    #[test]
+    fn a_rig_named_in_french_keeps_its_arms_head_and_weapon_apart() {
+        // An A-pose figure named in French, as a Sketchfab export of a game character
+        // has it: each arm `epaule` (the shoulder joint), `coude` (elbow), `poignet`
+        // (wrist) and a `main` leaf, the hand's end; the head chain `cou`, `tete` and a
+        // `machoire` (jaw) leaf in front; a sword, `arme`, held forward in the right
+        // hand, reaching farther than the hand. By proportions alone the elbow, wrist
+        // and hand's end read as upper arm, forearm and hand, the sword as the right
+        // arm's line, and the jaw as the head.
+        let mut rows: Vec<(String, Option<String>, [f32; 3])> = vec![
+            ("bassin_01".into(), None, [0.0, 1.0, 0.0]),
+            ("spine1".into(), Some("bassin_01".into()), [0.0, 1.15, 0.0]),
+            ("spine2".into(), Some("spine1".into()), [0.0, 1.3, 0.0]),
+            ("plexus".into(), Some("spine2".into()), [0.0, 1.45, 0.0]),
+            ("cou_13".into(), Some("plexus".into()), [0.0, 1.6, 0.0]),
+            ("tete_14".into(), Some("cou_13".into()), [0.0, 1.72, 0.0]),
+            (
+                "machoire_15".into(),
+                Some("tete_14".into()),
+                [0.0, 1.68, 0.08],
+            ),
+        ];
+        for (s, x) in [("L", 1.0f32), ("R", -1.0)] {
+            let n = |part: &str| format!("{part}_{s}");
+            for (part, parent, [px, py, pz]) in [
+                ("epaule", "plexus", [0.2, 1.55, 0.0]),
+                ("coude", "epaule", [0.45, 1.35, 0.0]),
+                ("poignet", "coude", [0.62, 1.2, 0.0]),
+                ("main1", "poignet", [0.74, 1.08, 0.0]),
+                ("hanche", "bassin_01", [0.1, 0.95, 0.0]),
+                ("genou", "hanche", [0.1, 0.52, 0.03]),
+                ("cheville", "genou", [0.1, 0.1, 0.0]),
+                ("pied", "cheville", [0.1, 0.0, 0.14]),
+            ] {
+                let parent = if parent.contains('_') || parent == "plexus" {
+                    parent.to_owned()
+                } else {
+                    n(parent)
+                };
+                rows.push((n(part), Some(parent), [x * px, py, pz]));
+            }
+        }
+        for (name, parent, at) in [
+            ("arme_20", "poignet_R", [-0.66, 1.12, 0.05]),
+            ("arme2_21", "arme_20", [-0.7, 1.12, 0.5]),
+            ("arme3_22", "arme2_21", [-0.72, 1.15, 0.95]),
+        ] {
+            rows.push((name.into(), Some(parent.into()), at));
+        }
+        let rows: Vec<(&str, Option<&str>, [f32; 3])> = rows
+            .iter()
+            .map(|(n, p, at)| (n.as_str(), p.as_deref(), *at))
+            .collect();
+        let r = recognized(&rows);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::Head), Some("tete_14"));
+        assert_eq!(at(B::Neck), Some("cou_13"));
+        for (side, upper, lower, hand) in [
+            ("L", B::LeftUpperArm, B::LeftLowerArm, B::LeftHand),
+            ("R", B::RightUpperArm, B::RightLowerArm, B::RightHand),
+        ] {
+            assert_eq!(at(upper).map(str::to_owned), Some(format!("epaule_{side}")));
+            assert_eq!(at(lower).map(str::to_owned), Some(format!("coude_{side}")));
+            assert_eq!(at(hand).map(str::to_owned), Some(format!("poignet_{side}")));
+        }
+    }
+
     /// The joints of a MotionBuilder `Character1_` rig as DeepPushRecovery and
     /// MASS write it: a T-pose, metres.
     fn character1() -> Vec<crate::skeleton::Joint> {

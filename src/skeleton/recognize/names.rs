@@ -3,8 +3,10 @@
 //!
 //! Exporter prefixes (`mixamorig:`, `Bip01`, `J_Bip_`, `Armature|`), separators,
 //! case changes and numeric suffixes are taken apart here; control rigs, helper
-//! joints and attachments are told by their words. Names only steer the geometric
-//! stages and raise or lower the confidence; they never decide a side alone.
+//! joints and attachments are told by their words. Rigs named in French (`epaule_L`,
+//! `coude_L`, `poignet_L`, `machoire`, `arme`) are read by whole words. Names only
+//! steer the geometric stages and raise or lower the confidence; they never decide a
+//! side alone.
 
 use std::sync::LazyLock;
 
@@ -115,6 +117,36 @@ const ROLE_WORDS: &[(&[&str], Role)] = &[
     (&["arm"], Role::Arm),
 ];
 
+/// French words and their roles, matched as whole words (`coude_L_010`, `tete`): as
+/// fragments they would be found inside other names (`cou` in `couple`), and `arme`
+/// (a weapon) would read as `arm`. `pied` (the foot, or the ball of the foot) and
+/// `main` (the hand, or a rig's `Main` root) are left out: either reading is common.
+const FRENCH_WORDS: &[(&[&str], Role)] = &[
+    (&["bassin"], Role::Hips),
+    (&["hanche"], Role::Hips),
+    (&["colonne"], Role::Spine),
+    (&["poitrine", "torse"], Role::Chest),
+    (&["cou"], Role::Neck),
+    (&["tete", "tête"], Role::Head),
+    (&["machoire", "mâchoire"], Role::Jaw),
+    (&["oeil", "œil", "yeux"], Role::Eye),
+    (&["clavicule"], Role::Clavicle),
+    (&["epaule", "épaule"], Role::Shoulder),
+    (&["bras"], Role::Arm),
+    (&["coude"], Role::LowerArm),
+    (&["poignet"], Role::Hand),
+    (&["pouce"], Role::Thumb),
+    (&["doigt"], Role::Finger),
+    (&["cuisse"], Role::UpperLeg),
+    (&["jambe"], Role::Leg),
+    (&["genou"], Role::LowerLeg),
+    (&["cheville"], Role::Foot),
+    (&["orteil"], Role::Toes),
+];
+
+/// French words of what hangs on a body without being part of it, whole words.
+const FRENCH_ATTACHMENTS: &[&str] = &["arme", "epee", "épée", "bouclier"];
+
 /// Words that carry no meaning: exporter and rig prefixes.
 const NOISE_WORDS: &[&str] = &[
     "mixamorig",
@@ -203,11 +235,18 @@ impl NameInfo {
         }
         let mut joined = String::with_capacity(key.len());
         let mut says_mid = false;
+        // The role of a whole French word, and whether one names an attachment.
+        let mut french = None;
+        let mut french_attachment = false;
         for w in key.split(' ') {
-            if matches!(w, "l" | "left" | "lft") {
+            if matches!(w, "l" | "left" | "lft" | "gauche") {
                 info.side = Some(Side::Left);
-            } else if matches!(w, "r" | "right" | "rt" | "rgt") {
+            } else if matches!(w, "r" | "right" | "rt" | "rgt" | "droite" | "droit") {
                 info.side = Some(Side::Right);
+            } else if let Some(&(_, role)) = FRENCH_WORDS.iter().find(|(ws, _)| ws.contains(&w)) {
+                french.get_or_insert(role);
+            } else if FRENCH_ATTACHMENTS.contains(&w) {
+                french_attachment = true;
             } else if w.chars().all(|c| c.is_ascii_digit()) || NOISE_WORDS.contains(&w) {
             } else if matches!(w, "def" | "deform") {
                 info.preference += 0.3;
@@ -229,10 +268,14 @@ impl NameInfo {
             }
         }
         let (role, attachment) = find_fragments(&joined);
-        if attachment {
+        if attachment || french_attachment {
             info.preference -= 1.0;
         }
-        info.role = if says_mid { Some(Role::Middle) } else { role };
+        info.role = if says_mid {
+            Some(Role::Middle)
+        } else {
+            role.or(french)
+        };
         if info.role == Some(Role::Hips) && info.side.is_some() {
             info.role = Some(Role::HipSide);
         }
@@ -441,6 +484,16 @@ mod tests {
             ("J_Adj_L_FaceEye", Some(Role::Eye), Some(Side::Left)),
             ("eyerid_Left_056", Some(Role::Face), Some(Side::Left)),
             ("eye_Left_057", Some(Role::Eye), Some(Side::Left)),
+            ("epaule_L_09", Some(Role::Shoulder), Some(Side::Left)),
+            ("coude_R_017", Some(Role::LowerArm), Some(Side::Right)),
+            ("poignet_L_011", Some(Role::Hand), Some(Side::Left)),
+            ("hanche_R_023", Some(Role::HipSide), Some(Side::Right)),
+            ("cheville_gauche", Some(Role::Foot), Some(Side::Left)),
+            ("cou_013_scaleCompensation", Some(Role::Neck), None),
+            ("tête", Some(Role::Head), None),
+            ("machoire_015", Some(Role::Jaw), None),
+            ("couple", None, None),
+            ("main1_L_012", None, Some(Side::Left)),
         ];
         for (name, role, side) in cases {
             let info = NameInfo::parse(name);
@@ -449,6 +502,9 @@ mod tests {
         assert!(NameInfo::parse("upper_arm_ik.L").preference < -0.5);
         assert!(NameInfo::parse("handslot.l").preference < -0.5);
         assert!(NameInfo::parse("Neck_RIGMESH").preference < -0.5);
+        assert!(NameInfo::parse("arme_020").preference < -0.5);
+        assert_eq!(NameInfo::parse("arme_020").role, None);
+        assert!(NameInfo::parse("LeftArmExtra").preference > -0.5);
         assert!(NameInfo::parse("LeftToe_End").helper);
         assert!(NameInfo::parse("DEF-thigh.L").preference > 0.0);
     }
