@@ -5,7 +5,10 @@
 //! read, and those on a copy of the skeleton read onto it by name (`armature_copy`);
 //! scale and morph-weight channels and channels on other nodes are ignored (noted).
 //! Keys in a meshopt-compressed buffer view are decoded (`meshopt`). An unanimated
-//! joint holds its node TRS, as in a glTF player (see `read_clips`).
+//! joint holds its node TRS, as in a glTF player (see `read_clips`). A clip starts
+//! at its first key: a take cut from a longer timeline (an FBX file's takes laid one
+//! after another, as Sketchfab's conversions keep them) keys from where it sat on it,
+//! and the time before that first key, a hold of its first pose, is left out.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -124,7 +127,7 @@ impl Document<'_> {
         let node_translations: Vec<Vec3> = node_rest.iter().map(|t| t.translation).collect();
         let max_frames = MAX_CLIP_SAMPLES / node_rest.len().max(1);
         let mut ignored = IgnoredChannels::default();
-        let (mut resampled, mut skipped) = (Vec::new(), Vec::new());
+        let (mut resampled, mut skipped, mut late) = (Vec::new(), Vec::new(), Vec::new());
         let mut on_copies = Vec::new();
         let mut clips = Vec::with_capacity(self.doc.root.animations.len());
         for a in 0..self.doc.root.animations.len() {
@@ -155,6 +158,15 @@ impl Document<'_> {
             if let Some(fps) = frames.resampled_fps {
                 resampled.push(format!("`{name}` at {fps} fps"));
             }
+            // A lead longer than the take itself is a place on a longer timeline (a
+            // frame's lead, a first key at 1/30 s, or one key alone, is not worth a
+            // note).
+            if let (Some(&start), Some(&end)) = (frames.times.first(), frames.times.last())
+                && start > end - start
+                && end > start
+            {
+                late.push(format!("`{name}` at {start:.3} s"));
+            }
             let motion = sample_motion(&tracks, frames.times, &node_rotations, &node_translations);
             clips.push(Clip { name, motion });
         }
@@ -162,6 +174,12 @@ impl Document<'_> {
             notes.push(format!(
                 "animations resampled on a uniform grid (their channels' key times differ): {}",
                 resampled.join(", ")
+            ));
+        }
+        if !late.is_empty() {
+            notes.push(format!(
+                "animations keyed from later than 0 s play from their first key: {}",
+                late.join(", ")
             ));
         }
         if !on_copies.is_empty() {
@@ -381,7 +399,7 @@ impl Document<'_> {
 }
 
 /// Samples every track at every frame time; what no track animates keeps the given
-/// locals (one per joint).
+/// locals (one per joint). The motion's times count from the first frame's.
 fn sample_motion(
     tracks: &[Track],
     times: Vec<f32>,
@@ -405,6 +423,8 @@ fn sample_motion(
             }
         }
     }
+    let start = times.first().copied().unwrap_or(0.0);
+    let times = times.into_iter().map(|t| t - start).collect();
     Motion::new(times, joints, frame_rotations, frame_translations)
 }
 
@@ -700,11 +720,32 @@ mod tests {
     }
 
     #[test]
+    fn a_take_keyed_late_on_its_timeline_plays_from_its_first_key() {
+        // The walk's keys moved 15 s on, as a take cut from a longer timeline has
+        // them: the same frames, counted from the first key, with a note.
+        let late: Vec<f32> = KEY_TIMES.iter().map(|t| t + 15.0).collect();
+        let rig = parse_doc(&walk(&late, &spine_keys(), &late, &hips_keys())).unwrap();
+        assert_eq!(
+            rig.notes,
+            ["animations keyed from later than 0 s play from their first key: `Walk` at 15.000 s"]
+        );
+        let plain = parse_doc(&shared_walk()).unwrap();
+        let (motion, want) = (only_clip(&rig), only_clip(&plain));
+        for (got, want) in motion.times().iter().zip(want.times()) {
+            assert!((got - want).abs() < 1e-5, "{got} s against {want} s");
+        }
+        for (got, want) in motion.frames().zip(want.frames()) {
+            assert_eq!(got.rotations, want.rotations);
+            assert_eq!(got.translations, want.translations);
+        }
+    }
+
+    #[test]
     fn a_clip_with_zero_duration_has_one_frame() {
         let doc = walk(&[0.5], &spine_keys()[1..2], &[0.5], &hips_keys()[2..]);
         let rig = parse_doc(&doc).unwrap();
         let motion = only_clip(&rig);
-        assert_eq!(motion.times(), [0.5]);
+        assert_eq!(motion.times(), [0.0]);
         assert_eq!(motion.duration(), 0.0);
         assert_eq!(motion.frame(0).translations[0], hips_keys()[2]);
     }
@@ -1118,10 +1159,17 @@ mod tests {
     fn assert_key_values_exact(rig: &Rig, bytes: &[u8], animation: usize, clip: usize) {
         let motion = &rig.clips[clip].motion;
         let mut checked = 0;
-        for (name, times, values) in raw_rotation_keys(bytes, animation) {
+        let keys = raw_rotation_keys(bytes, animation);
+        // The clip counts from its first key (`sample_motion`).
+        let start = keys
+            .iter()
+            .filter_map(|(_, times, _)| times.first().copied())
+            .fold(f32::INFINITY, f32::min);
+        for (name, times, values) in keys {
             let joint = rig.skeleton.find(&name).unwrap_or_else(|| panic!("{name}"));
             for (i, &t) in motion.times().iter().enumerate() {
-                if let Ok(k) = times.binary_search_by(|x| x.total_cmp(&t)) {
+                let at = times.iter().position(|&x| (x - (t + start)).abs() < 1e-6);
+                if let Some(k) = at {
                     assert_eq!(motion.frame(i).rotations[joint], values[k], "{name} at {t}");
                     checked += 1;
                 }
@@ -1164,7 +1212,7 @@ mod tests {
         assert_eq!(rig.clips.len(), 15);
         let idle = rig.clip(Some("Rig_Medium|Idle_A")).expect("Idle_A");
         assert_eq!(idle.motion.frame_count(), 33);
-        assert!((idle.motion.times()[0] - 1.0 / 30.0).abs() < 1e-6);
+        assert_eq!(idle.motion.times()[0], 0.0);
         assert!((idle.motion.duration() - 32.0 / 30.0).abs() < 1e-4);
         for clip in &rig.clips {
             let rate = clip.motion.mean_rate();
