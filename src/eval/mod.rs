@@ -41,11 +41,14 @@ pub enum EvalError {
 }
 
 /// Seconds from frame `i - 1` to frame `i` of a clip with frame `times` (for the
-/// first frame, the second frame's time, or 1/30 s for a one-frame clip).
+/// first frame, the interval to the second, or 1/30 s for a one-frame clip; a clip
+/// may start at any time).
 fn frame_interval(times: &[f32], i: usize) -> f32 {
+    let at = |k: usize| times.get(k).copied().unwrap_or(0.0);
     match i {
-        0 => times.get(1).copied().unwrap_or(1.0 / 30.0),
-        _ => times.get(i).copied().unwrap_or(0.0) - times.get(i - 1).copied().unwrap_or(0.0),
+        0 if times.len() < 2 => 1.0 / 30.0,
+        0 => at(1) - at(0),
+        _ => at(i) - at(i - 1),
     }
     .max(1e-4)
 }
@@ -695,11 +698,7 @@ pub fn evaluate_vr(
                 input.feet[side] = Some(jitter_of(d.position, d.rotation));
             }
         }
-        let dt = match i {
-            0 => times.get(1).copied().unwrap_or(1.0 / 30.0),
-            _ => times[i] - times[i - 1],
-        }
-        .max(1e-4);
+        let dt = frame_interval(times, i);
         if let Some(f) = &mut smoothing {
             f.step(dt);
             let [left, right] = &mut input.hands;
@@ -831,10 +830,19 @@ fn horizontal_length(v: Vec3) -> f32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{JITTER_STEP, Jerk, jerk_stride, scale_legs};
+    use super::{JITTER_STEP, Jerk, frame_interval, jerk_stride, scale_legs};
     use crate::humanoid::HumanBone as B;
     use crate::retarget::tests::{feet_under_the_root, legs_beside_the_hips};
     use glam::Vec3;
+
+    #[test]
+    fn the_first_frame_lasts_the_first_interval_wherever_the_clip_starts() {
+        let late = [15.0, 15.0 + 1.0 / 30.0, 15.0 + 2.0 / 30.0];
+        assert!((frame_interval(&late, 0) - 1.0 / 30.0).abs() < 1e-5);
+        assert!((frame_interval(&late, 2) - 1.0 / 30.0).abs() < 1e-5);
+        assert!((frame_interval(&[0.0, 0.01], 0) - 0.01).abs() < 1e-7);
+        assert!((frame_interval(&[15.0], 0) - 1.0 / 30.0).abs() < 1e-7);
+    }
 
     #[test]
     fn longer_or_shorter_legs_keep_limbs_hung_outside_the_hips_on_the_legs() {
