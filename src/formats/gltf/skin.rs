@@ -476,9 +476,16 @@ enum AtOrigin {
     Turned,
 }
 
+/// How far an inverse bind matrix's 3×3 part may be from a turn, the identity or a
+/// uniform scale, per element, and still be one. The matrices are floats, and an
+/// exporter's products leave a few units of 10⁻⁶ on them: Sketchfab's conversions of
+/// FBX files write an unbound neck's identity as the diagonal 1.0000015, 0.9999982,
+/// 1.0000017.
+const MATRIX_TOLERANCE: f64 = 1e-5;
+
 /// Whether an inverse bind matrix puts its joint at the mesh frame's origin with no
 /// shear: a uniform positive scale and a turn, and no offset beyond `tolerance` (the
-/// identity itself included), and which kind it is.
+/// identity itself included), and which kind it is, each within `MATRIX_TOLERANCE`.
 fn at_origin(ibm: &DAffine3, tolerance: f64) -> Option<AtOrigin> {
     let m = ibm.matrix3;
     let s = m.determinant().cbrt();
@@ -486,17 +493,20 @@ fn at_origin(ibm: &DAffine3, tolerance: f64) -> Option<AtOrigin> {
         return None;
     }
     let turn = m * (1.0 / s);
-    let orthonormal = (turn.transpose() * turn).abs_diff_eq(glam::DMat3::IDENTITY, 1e-6);
+    let orthonormal =
+        (turn.transpose() * turn).abs_diff_eq(glam::DMat3::IDENTITY, MATRIX_TOLERANCE);
     if !orthonormal {
         return None;
     }
-    Some(if !turn.abs_diff_eq(glam::DMat3::IDENTITY, 1e-6) {
-        AtOrigin::Turned
-    } else if (s - 1.0).abs() > 1e-6 {
-        AtOrigin::Scaled
-    } else {
-        AtOrigin::Identity
-    })
+    Some(
+        if !turn.abs_diff_eq(glam::DMat3::IDENTITY, MATRIX_TOLERANCE) {
+            AtOrigin::Turned
+        } else if (s - 1.0).abs() > MATRIX_TOLERANCE {
+            AtOrigin::Scaled
+        } else {
+            AtOrigin::Identity
+        },
+    )
 }
 
 /// Drops the joints whose inverse bind matrix puts them at the mesh frame's origin
@@ -733,6 +743,28 @@ mod tests {
         // from the arm's bind pose where its node does, along the T-pose arm.
         let bind = t_pose_bind_worlds();
         let inverse = [bind[0].inverse(), bind[1].inverse(), Mat4::IDENTITY];
+        let rig = parse_doc(&skinned(arm_posed_down(), &[0, 1, 2], &inverse)).unwrap();
+        assert_eq!(
+            rig.notes,
+            [
+                "skin 0: 1 joints below bound ones have identity inverse bind matrices (joints that bind no vertex): they rest where their nodes hang from their parents",
+                "rest pose taken from skin 0's inverse bind matrices (the nodes are posed differently)"
+            ]
+        );
+        for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
+            let got = Mat4::from(world(&rig, joint));
+            assert!(got.abs_diff_eq(expected, 1e-5), "{joint}: {got}");
+        }
+    }
+
+    #[test]
+    fn an_identity_written_with_float_noise_below_a_bound_joint_hangs_from_its_parent() {
+        // As above, with the identity as Sketchfab's conversion of an FBX file wrote an
+        // unbound neck's: a diagonal a few units of 10⁻⁶ off 1, which is no scale and
+        // no turn of anything.
+        let bind = t_pose_bind_worlds();
+        let noisy = Mat4::from_scale(Vec3::new(1.000_001_5, 0.999_998_2, 1.000_001_7));
+        let inverse = [bind[0].inverse(), bind[1].inverse(), noisy];
         let rig = parse_doc(&skinned(arm_posed_down(), &[0, 1, 2], &inverse)).unwrap();
         assert_eq!(
             rig.notes,
