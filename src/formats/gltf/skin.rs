@@ -762,15 +762,24 @@ mod tests {
         // As above, with the identity as Sketchfab's conversion of an FBX file wrote an
         // unbound neck's: a diagonal a few units of 10⁻⁶ off 1, which is no scale and
         // no turn of anything.
-        let bind = t_pose_bind_worlds();
         let noisy = Mat4::from_scale(Vec3::new(1.000_001_5, 0.999_998_2, 1.000_001_7));
-        let inverse = [bind[0].inverse(), bind[1].inverse(), noisy];
+        assert_unbound_forearm_hangs_from_the_arm(noisy, "identity inverse bind matrices");
+    }
+
+    /// The arm bound in a T-pose and posed down in the nodes, the forearm's inverse
+    /// bind matrix `forearm` (one that binds no vertex): the forearm is dropped with
+    /// a note naming its matrix as `identities`, and rests along the T-pose arm.
+    fn assert_unbound_forearm_hangs_from_the_arm(forearm: Mat4, identities: &str) {
+        let bind = t_pose_bind_worlds();
+        let inverse = [bind[0].inverse(), bind[1].inverse(), forearm];
         let rig = parse_doc(&skinned(arm_posed_down(), &[0, 1, 2], &inverse)).unwrap();
         assert_eq!(
             rig.notes,
             [
-                "skin 0: 1 joints below bound ones have identity inverse bind matrices (joints that bind no vertex): they rest where their nodes hang from their parents",
-                "rest pose taken from skin 0's inverse bind matrices (the nodes are posed differently)"
+                format!(
+                    "skin 0: 1 joints below bound ones have {identities} (joints that bind no vertex): they rest where their nodes hang from their parents"
+                ),
+                "rest pose taken from skin 0's inverse bind matrices (the nodes are posed differently)".to_owned()
             ]
         );
         for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
