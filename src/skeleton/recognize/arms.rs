@@ -871,10 +871,7 @@ mod tests {
         ] {
             table.push((name.into(), Some(parent.into()), at));
         }
-        let rows: Vec<(&str, Option<&str>, [f32; 3])> = table
-            .iter()
-            .map(|(n, p, at)| (n.as_str(), p.as_deref(), *at))
-            .collect();
+        let rows = super::super::test_support::borrowed(&table);
         let rig = super::super::test_support::skeleton(&rows);
         let Recognition::Humanoid(r) = recognize(&rig) else {
             panic!("not recognized as a humanoid")
@@ -935,11 +932,7 @@ mod tests {
         ] {
             rows.push((name.into(), Some(parent.into()), at));
         }
-        let rows: Vec<(&str, Option<&str>, [f32; 3])> = rows
-            .iter()
-            .map(|(n, p, at)| (n.as_str(), p.as_deref(), *at))
-            .collect();
-        let r = recognized(&rows);
+        let r = recognized(&super::super::test_support::borrowed(&rows));
         let at = |bone| r.map.bones.get(&bone).map(String::as_str);
         assert_eq!(at(B::Head), Some("tete_14"));
         assert_eq!(at(B::Neck), Some("cou_13"));

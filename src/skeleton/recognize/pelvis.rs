@@ -347,7 +347,7 @@ pub(super) fn beside_the_body(
 #[cfg(test)]
 mod tests {
     use super::super::recognize;
-    use super::super::test_support::skeleton;
+    use super::super::test_support::{borrowed, skeleton};
     use crate::humanoid::HumanBone as B;
 
     /// A radial robot: a body at (0, 1, 0), `legs` legs spread evenly around it going
@@ -389,11 +389,7 @@ mod tests {
         // below are no less legs.
         for legs in [4, 6] {
             let t = radial_robot(legs);
-            let table: Vec<(&str, Option<&str>, [f32; 3])> = t
-                .iter()
-                .map(|(n, p, at)| (n.as_str(), p.as_deref(), *at))
-                .collect();
-            match recognize(&skeleton(&table)) {
+            match recognize(&skeleton(&borrowed(&t))) {
                 crate::skeleton::Recognition::NotHumanoid(n) => assert!(
                     n.reason
                         .starts_with(&format!("`lower` has {legs} legs going down")),
@@ -410,11 +406,7 @@ mod tests {
     /// Why the rig of `t` (name, parent, position) is no humanoid; panics when it
     /// is taken for one.
     fn refusal(t: &[(String, Option<String>, [f32; 3])]) -> String {
-        let table: Vec<(&str, Option<&str>, [f32; 3])> = t
-            .iter()
-            .map(|(n, p, at)| (n.as_str(), p.as_deref(), *at))
-            .collect();
-        match recognize(&skeleton(&table)) {
+        match recognize(&skeleton(&borrowed(t))) {
             crate::skeleton::Recognition::NotHumanoid(n) => n.reason,
             crate::skeleton::Recognition::Humanoid(_) => panic!("taken for a humanoid"),
         }

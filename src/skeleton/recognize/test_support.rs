@@ -5,6 +5,17 @@ use glam::Vec3;
 use super::{RecognizedMap, recognize};
 use crate::skeleton::{Joint, Skeleton, Transform};
 
+/// A table of `(name, parent, model-space position)` built with owned names, as
+/// `skeleton` takes it.
+pub(super) fn borrowed(
+    table: &[(String, Option<String>, [f32; 3])],
+) -> Vec<(&str, Option<&str>, [f32; 3])> {
+    table
+        .iter()
+        .map(|(n, p, at)| (n.as_str(), p.as_deref(), *at))
+        .collect()
+}
+
 /// A skeleton from `(name, parent, model-space position)` in any order (rows are
 /// put parents first, otherwise in table order).
 pub(super) fn skeleton(table: &[(&str, Option<&str>, [f32; 3])]) -> Skeleton {
