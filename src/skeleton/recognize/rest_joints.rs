@@ -84,18 +84,29 @@ impl<'a> RestJoints<'a> {
                 }
             }
         }
-        // `__Clavicle_L` above `Clavicle_L` (MakeHuman's game rig): a helper.
-        for i in 0..n {
-            if let [only] = kids[i].as_slice()
-                && !names[i].key.is_empty()
-                && names[i].key == names[*only].key
-            {
-                names[i].helper = true;
-            }
-        }
         let floor = low.iter().copied().fold(f32::INFINITY, f32::min);
         let top = high.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let eps = ((top - floor) * 1e-3).max(1e-6);
+        // A node wrapping its only child is a helper: `__Clavicle_L` above
+        // `Clavicle_L` (MakeHuman's game rig), or, in the child's place, the child's
+        // name with words added (`Head_14_scaleCompensation` above `Head_14`: Sketchfab's
+        // conversions of Maya rigs, a node the skin does not bind).
+        for i in 0..n {
+            if let [only] = kids[i].as_slice()
+                && !names[i].key.is_empty()
+            {
+                let (outer, inner) = (&names[i].key, &names[*only].key);
+                let same_name = outer == inner;
+                let named_around = !inner.is_empty()
+                    && outer
+                        .strip_prefix(inner.as_str())
+                        .is_some_and(|rest| rest.starts_with(' '))
+                    && pos[i].distance(pos[*only]) <= eps;
+                if same_name || named_around {
+                    names[i].helper = true;
+                }
+            }
+        }
         RestJoints {
             skeleton,
             pos,
@@ -168,6 +179,13 @@ impl<'a> RestJoints<'a> {
     /// Whether joints `a` and `b` are in the same place (within `eps`).
     pub(super) fn coincident(&self, a: usize, b: usize) -> bool {
         self.pos[a].distance(self.pos[b]) <= self.eps
+    }
+
+    /// A helper in the place of its only child (`Head_scaleCompensation` above
+    /// `Head`): the line of the body goes on through it to that child.
+    pub(super) fn wraps_its_child(&self, joint: usize) -> bool {
+        self.names[joint].helper
+            && matches!(self.kids[joint].as_slice(), [only] if self.coincident(joint, *only))
     }
 
     /// `root` and everything below it, parents first.

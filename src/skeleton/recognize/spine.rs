@@ -161,7 +161,7 @@ pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> N
     let named_head = line
         .iter()
         .zip(&group)
-        .find(|&(&x, &g)| g > 0 && rig.names[x].role == Some(Role::Head))
+        .find(|&(&x, &g)| g > 0 && rig.names[x].role == Some(Role::Head) && !rig.names[x].helper)
         .map(|(&x, &g)| (g, x));
     let head_at = named_head.map_or(reps.len().saturating_sub(1), |(g, _)| g);
     let head = named_head
@@ -188,6 +188,7 @@ fn next_up_the_neck(rig: &RestJoints, j: usize) -> Option<usize> {
         [only] => Some(*only),
         [] => match rig.body_kids(j).as_slice() {
             [only] if rig.names[*only].twist && !rig.kids[*only].is_empty() => Some(*only),
+            [only] if rig.wraps_its_child(*only) => Some(*only),
             _ => None,
         },
         kids if rig.names[j].role != Some(Role::Head) => {
@@ -349,6 +350,46 @@ mod tests {
         assert_eq!(at(B::LeftEye), Some("eye_Left_057"));
         assert_eq!(at(B::Jaw), Some("jaw_063"));
         assert_eq!(at(B::LeftUpperArm), Some("LeftArm"));
+    }
+
+    #[test]
+    fn joints_wrapped_by_nodes_named_like_them_in_their_place_are_the_joints() {
+        // Sketchfab's conversion of a Maya rig with segment scale compensation (metres,
+        // +Y up, facing +Z): every joint `X` hangs from a node `X_scaleCompensation` in
+        // its place, which the skin does not bind. The jaw hangs in front of the head.
+        let body = [
+            ("Hips_1", "", [0.0, 1.0, 0.0]),
+            ("Spine_6_scaleCompensation", "Hips_1", [0.0, 1.1, 0.0]),
+            ("Spine_6", "Spine_6_scaleCompensation", [0.0, 1.1, 0.0]),
+            ("Chest_8_scaleCompensation", "Spine_6", [0.0, 1.3, 0.0]),
+            ("Chest_8", "Chest_8_scaleCompensation", [0.0, 1.3, 0.0]),
+            ("Neck_13_scaleCompensation", "Chest_8", [0.0, 1.45, 0.01]),
+            ("Neck_13", "Neck_13_scaleCompensation", [0.0, 1.45, 0.01]),
+            ("Head_14_scaleCompensation", "Neck_13", [0.0, 1.55, 0.02]),
+            ("Head_14", "Head_14_scaleCompensation", [0.0, 1.55, 0.02]),
+            ("Jaw_15_scaleCompensation", "Head_14", [0.0, 1.52, 0.07]),
+            ("Jaw_15", "Jaw_15_scaleCompensation", [0.0, 1.52, 0.07]),
+        ];
+        let limb = [
+            ("Arm_scaleCompensation", "Chest_8", [0.15, 1.35, 0.0]),
+            ("Arm", "Arm_scaleCompensation", [0.15, 1.35, 0.0]),
+            ("ForeArm", "Arm", [0.40, 1.35, 0.0]),
+            ("Hand", "ForeArm", [0.63, 1.35, 0.0]),
+            ("UpLeg_scaleCompensation", "Hips_1", [0.09, 0.95, 0.0]),
+            ("UpLeg", "UpLeg_scaleCompensation", [0.09, 0.95, 0.0]),
+            ("Leg", "UpLeg", [0.09, 0.52, 0.0]),
+            ("Foot", "Leg", [0.09, 0.08, 0.0]),
+            ("Toes", "Foot", [0.09, 0.0, 0.12]),
+        ];
+        let r = recognized_with_limbs(&body, ["Left", "Right"], &limb);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::Spine), Some("Spine_6"));
+        assert_eq!(at(B::Chest), Some("Chest_8"));
+        assert_eq!(at(B::Neck), Some("Neck_13"));
+        assert_eq!(at(B::Head), Some("Head_14"));
+        assert_eq!(at(B::Jaw), Some("Jaw_15"));
+        assert_eq!(at(B::LeftUpperArm), Some("LeftArm"));
+        assert_eq!(at(B::RightUpperLeg), Some("RightUpLeg"));
     }
 
     #[test]
