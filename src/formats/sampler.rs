@@ -477,7 +477,7 @@ fn merge_two(a: &[f32], b: &[f32]) -> Vec<f32> {
 ///
 /// When one channel's keys include every other channel's (all channels share their
 /// times, or constant channels keep only the first and last key, as Blender writes
-/// them), those key times, each once: no resampling. Otherwise a uniform grid from
+/// them), those key times, each moment once (`one_per_moment`): no resampling. Otherwise a uniform grid from
 /// the earliest key to the latest at the rate of the densest channel (the smallest
 /// median key interval), snapped to the nearest `STANDARD_RATES`, plus the latest
 /// key time exactly. When no channel has two distinct keys, every distinct key
@@ -509,8 +509,7 @@ pub fn frame_times(channels: &[&[f32]], max_frames: usize) -> Result<FrameTimes,
         .iter()
         .all(|times| times.iter().all(|&t| has_key_at(t)));
     if covers_all {
-        let mut times = densest.to_vec();
-        times.dedup();
+        let times = one_per_moment(densest);
         if times.len() > max_frames {
             return Err(too_many(times.len() as f64, start, end));
         }
@@ -554,6 +553,33 @@ pub fn frame_times(channels: &[&[f32]], max_frames: usize) -> Result<FrameTimes,
         times,
         resampled_fps: Some(fps),
     })
+}
+
+/// Key times of one channel closer than this share of its mean key interval are one
+/// moment (a converter's times rounded apart: Sketchfab's conversions key 0.01999 and
+/// 0.02 s in one channel, values alike), played as one frame, not two frames 10 µs
+/// apart.
+const SAME_MOMENT: f32 = 0.01;
+
+/// `times` (non-decreasing) with each run of times within `SAME_MOMENT` of the mean
+/// interval as one: the run's last, which keeps the clip's end key, except that the
+/// first time stays the start.
+fn one_per_moment(times: &[f32]) -> Vec<f32> {
+    let span = match (times.first(), times.last()) {
+        (Some(first), Some(last)) => last - first,
+        _ => 0.0,
+    };
+    let within = SAME_MOMENT * span / times.len().saturating_sub(1).max(1) as f32;
+    let mut out: Vec<f32> = Vec::with_capacity(times.len());
+    for &t in times {
+        match out.len() {
+            0 => out.push(t),
+            n if t - out[n - 1] > within => out.push(t),
+            1 => {}
+            n => out[n - 1] = t,
+        }
+    }
+    out
 }
 
 /// The median of the positive intervals between keys; `None` with fewer than two
@@ -963,6 +989,25 @@ mod tests {
         let got = frame_times(&[&dense, &ends, &dense], 100).unwrap();
         assert_eq!(got.times, [0.0, 0.1, 0.2, 0.35]);
         assert_eq!(got.resampled_fps, None);
+    }
+
+    #[test]
+    fn key_times_rounded_apart_are_one_frame() {
+        // A 50 fps channel whose converter wrote some keys twice, 10 µs apart, and a
+        // channel with its first and last keys.
+        let rounded = [0.0, 0.01999, 0.02, 0.04, 0.05999, 0.06, 0.08];
+        let ends = [0.0, 0.08];
+        let got = frame_times(&[&rounded, &ends], 100).unwrap();
+        assert_eq!(got.times, [0.0, 0.02, 0.04, 0.06, 0.08]);
+        assert_eq!(got.resampled_fps, None);
+        // 1000 Hz keys stay every one, and a doubled first key keeps the start.
+        let fast: Vec<f32> = (0..50).map(|i| i as f32 / 1000.0).collect();
+        assert_eq!(frame_times(&[&fast], 100).unwrap().times, fast);
+        let doubled_start = [0.0, 0.00001, 0.02, 0.04];
+        assert_eq!(
+            frame_times(&[&doubled_start], 100).unwrap().times,
+            [0.0, 0.02, 0.04]
+        );
     }
 
     #[test]

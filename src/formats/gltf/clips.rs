@@ -1,8 +1,9 @@
 //! Animations as clips: every animation that moves a joint becomes one of
 //! `Rig::clips`, sampled into a `Motion` (see `formats::sampler`): at the channels'
-//! own key times when one channel's keys cover all the others', else on a uniform
-//! grid at a standard rate. Rotation and translation channels on skeleton joints are
-//! read, and those on a copy of the skeleton read onto it by name (`armature_copy`);
+//! own key times (keys a rounding apart as one) when one channel's keys cover all the
+//! others', else on a uniform grid at a standard rate. Rotation and translation
+//! channels on skeleton joints are read, and those on a copy of the skeleton read
+//! onto it by name (`armature_copy`);
 //! scale and morph-weight channels and channels on other nodes are ignored (noted).
 //! Keys in a meshopt-compressed buffer view are decoded (`meshopt`). An unanimated
 //! joint holds its node TRS, as in a glTF player (see `read_clips`). A clip starts
