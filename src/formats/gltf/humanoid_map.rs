@@ -69,6 +69,7 @@ pub(super) fn read_humanoid(
             format!("expected an object, found {}", json_kind(value)),
         ));
     }
+    let mut half_turn_note = None;
     let (bones, t_pose) = match key {
         "VRMC_vrm" => {
             reader.vrm1_spec_version(value, notes)?;
@@ -83,6 +84,7 @@ pub(super) fn read_humanoid(
             TPoseSource::Measured,
         ),
         "VRM" => {
+            half_turn_note = Some(notes.len());
             notes.push(
                 "VRM 0.x model: the rest correction turns it half a turn about +Y (VRM 0.x \
                  models face -Z)"
@@ -98,6 +100,19 @@ pub(super) fn read_humanoid(
             TPoseSource::Measured,
         ),
     };
+    // A map that names no bone declares nothing: a `.vrma` converted from an FBX
+    // clip keeps the extension with `humanBones: {}`, its skeleton a whole humanoid.
+    if bones.is_empty() {
+        // No map, no VRM 0.x half turn of it.
+        if let Some(at) = half_turn_note {
+            notes.remove(at);
+        }
+        notes.push(format!(
+            "extensions.{key}: the humanoid map names no bone: the skeleton is recognized \
+             as if the file declared none"
+        ));
+        return Ok(None);
+    }
     Ok(Some(DeclaredMap {
         source,
         bones,
@@ -446,6 +461,37 @@ mod tests {
         );
         assert_eq!(mapped(&rig, HumanBone::Head), Some("Head"));
         assert_eq!(mapped(&rig, HumanBone::Hips), Some("Hips"));
+    }
+
+    #[test]
+    fn a_humanoid_map_naming_no_bone_is_no_map_and_the_nodes_are_the_skeleton() {
+        // An FBX clip converted to `.vrma` with `humanBones: {}`: the nodes are the
+        // skeleton and nothing is mapped from the file (recognition maps it).
+        let empty = [
+            json!({"VRMC_vrm_animation": {"specVersion": "1.0", "humanoid": {"humanBones": {}}}}),
+            json!({"VRM": {"humanoid": {"humanBones": []}}}),
+        ];
+        for extensions in empty {
+            let key = extensions
+                .as_object()
+                .and_then(|o| o.keys().next().cloned());
+            let rig = parse_doc(&with_extensions(hips_spine_head(), extensions)).unwrap();
+            assert!(rig.bone_map.is_none(), "{key:?}");
+            assert!(rig.map_source.is_none(), "{key:?}");
+            assert_eq!(names(&rig), ["Hips", "Spine", "Head"], "{key:?}");
+            assert!(
+                rig.notes
+                    .iter()
+                    .any(|n| n.contains("the humanoid map names no bone")),
+                "{key:?}: {:?}",
+                rig.notes
+            );
+            assert!(
+                !rig.notes.iter().any(|n| n.starts_with("VRM 0.x model")),
+                "{key:?}: {:?}",
+                rig.notes
+            );
+        }
     }
 
     #[test]

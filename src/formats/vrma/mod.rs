@@ -304,6 +304,13 @@ mod tests {
                 "is `leftUpperArm` too",
             ),
             (
+                "a map naming no bone, channels turning nodes",
+                with_json(&good, |v| {
+                    v["extensions"][EXTENSION]["humanoid"]["humanBones"] = serde_json::json!({});
+                }),
+                "humanoid.humanBones: names no bone, so the",
+            ),
+            (
                 "channel on a node out of range",
                 with_json(&good, |v| {
                     v["animations"][0]["channels"][1]["target"]["node"] = 999.into()
@@ -320,6 +327,34 @@ mod tests {
             assert!(err.contains(expected), "{what}: `{err}` lacks `{expected}`");
             assert!(!err.contains('\n'), "{what}: {err}");
         }
+    }
+
+    #[test]
+    fn a_map_naming_no_bone_reads_when_only_expressions_are_keyed() {
+        // A face-only clip needs no bone: with no channel on a node outside the
+        // expressions, an empty map is no error.
+        let (writer, _, _) = performance();
+        let good = writer.to_bytes();
+        let faces = with_json(&good, |v| {
+            let ext = &v["extensions"][EXTENSION];
+            let hips = ext["humanoid"]["humanBones"]["hips"]["node"].clone();
+            let nodes: Vec<serde_json::Value> = ext["expressions"]["preset"]
+                .as_object()
+                .into_iter()
+                .chain(ext["expressions"]["custom"].as_object())
+                .flat_map(|o| o.values().map(|e| e["node"].clone()))
+                .filter(|n| *n != hips)
+                .collect();
+            v["extensions"][EXTENSION]["humanoid"]["humanBones"] = serde_json::json!({});
+            let channels = v["animations"][0]["channels"].as_array().cloned().unwrap();
+            v["animations"][0]["channels"] = channels
+                .into_iter()
+                .filter(|c| nodes.contains(&c["target"]["node"]))
+                .collect();
+        });
+        let read = parse(&faces, Path::new("faces.vrma"), None).unwrap();
+        assert_eq!(read.bones().count(), 0);
+        assert!(read.animated_expressions().count() > 0);
     }
 
     #[test]

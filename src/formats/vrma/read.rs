@@ -138,6 +138,36 @@ fn read_doc(mut doc: GltfDoc, pick: Pick) -> Result<VrmaAnimation, VrmaError> {
     };
     let anim = doc.root.animations[index].clone();
     result.name = anim.name.clone();
+    // A map that names no bone while channels turn or move other nodes (an FBX clip
+    // converted to `.vrma` with `humanBones: {}`): the clip would play as a still
+    // rest, so it is refused, saying how its skeleton can be read.
+    if declared.bones.iter().all(Option::is_none) {
+        use json::animation::Property;
+        let moved = anim
+            .channels
+            .iter()
+            .filter(|c| {
+                matches!(declared.target(c.target.node.value()), Target::Other)
+                    && matches!(
+                        c.target.path,
+                        json::validation::Checked::Valid(
+                            Property::Rotation | Property::Translation
+                        )
+                    )
+            })
+            .count();
+        if moved > 0 {
+            return Err(invalid(
+                path,
+                &format!("extensions.{EXTENSION}.humanoid.humanBones"),
+                format!(
+                    "names no bone, so the {moved} channels of animations[{index}] that turn \
+                     or move nodes drive none; read as a glTF clip (the file renamed .glb), \
+                     its skeleton is recognized"
+                ),
+            ));
+        }
+    }
     let unbounded = anim
         .samplers
         .iter()
