@@ -255,11 +255,13 @@ impl Report {
             // tip to measure: it keeps its rest turn against its parent, which is
             // what every player does with it. Not news; only a bone whose child
             // joints sit on it is worth a line (a leaf nub in another axis convention
-            // than the rig's bones, `skeleton::leaf_nub`, is none: the bone is a leaf).
+            // than the rig's bones, `skeleton::leaf_nub`, is none: the bone is a leaf;
+            // nor is a bare leaf at the joint's own place, a nub the file placed
+            // nowhere, `formats::gltf::skin`).
             for &(bone, j) in &c.undirected {
                 if skeleton
                     .children(j)
-                    .any(|k| !is_leaf_nub_off_axis(skeleton, j, k))
+                    .any(|k| !is_leaf_nub_off_axis(skeleton, j, k) && !is_bare_point(skeleton, k))
                 {
                     problems.push(format!(
                         "cannot tell which way `{bone}` (joint `{}`) points: its child joints sit on it; left uncorrected",
@@ -489,6 +491,15 @@ impl fmt::Display for Report {
     }
 }
 
+/// Whether joint `k` is a bare point on its parent: a leaf with no end site and no
+/// offset, which adds no length and says nothing of where its parent points.
+fn is_bare_point(skeleton: &crate::skeleton::Skeleton, k: usize) -> bool {
+    let joint = &skeleton.joints()[k];
+    skeleton.children(k).next().is_none()
+        && joint.end.is_none()
+        && joint.rest.translation.length() <= f32::EPSILON
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -516,6 +527,56 @@ mod tests {
             "leftUpperLeg": "lThigh", "leftLowerLeg": "lShin",
             "rightUpperLeg": "rThigh", "rightLowerLeg": "rShin"}}"#;
         skeleton_json::parse(text, Path::new("rig.json"), &LoadOptions::default()).unwrap()
+    }
+
+    /// A rig whose left hand ends in `hand_children` (skeleton JSON joints under
+    /// `lHand`), with a full map; the problems `inspect` reports.
+    fn problems_with_hand_children(hand_children: &str) -> Vec<String> {
+        let text = format!(
+            r#"{{"name": "hand", "units": "m", "up": "y", "joints": [
+            {{"name": "hips", "parent": null, "offset": [0, 0.9, 0]}},
+            {{"name": "spine", "parent": "hips", "offset": [0, 0.2, 0]}},
+            {{"name": "head", "parent": "spine", "offset": [0, 0.5, 0]}},
+            {{"name": "lArm", "parent": "spine", "offset": [0.2, 0.3, 0]}},
+            {{"name": "lFore", "parent": "lArm", "offset": [0.25, 0, 0]}},
+            {{"name": "lHand", "parent": "lFore", "offset": [0.25, 0, 0]}},
+            {hand_children}
+            {{"name": "rArm", "parent": "spine", "offset": [-0.2, 0.3, 0]}},
+            {{"name": "rFore", "parent": "rArm", "offset": [-0.25, 0, 0]}},
+            {{"name": "rHand", "parent": "rFore", "offset": [-0.25, 0, 0]}},
+            {{"name": "lThigh", "parent": "hips", "offset": [0.1, 0, 0]}},
+            {{"name": "lShin", "parent": "lThigh", "offset": [0, -0.4, 0]}},
+            {{"name": "lFoot", "parent": "lShin", "offset": [0, -0.45, 0]}},
+            {{"name": "rThigh", "parent": "hips", "offset": [-0.1, 0, 0]}},
+            {{"name": "rShin", "parent": "rThigh", "offset": [0, -0.4, 0]}},
+            {{"name": "rFoot", "parent": "rShin", "offset": [0, -0.45, 0]}}
+        ], "boneMap": {{"hips": "hips", "spine": "spine", "head": "head",
+            "leftUpperArm": "lArm", "leftLowerArm": "lFore", "leftHand": "lHand",
+            "rightUpperArm": "rArm", "rightLowerArm": "rFore", "rightHand": "rHand",
+            "leftUpperLeg": "lThigh", "leftLowerLeg": "lShin", "leftFoot": "lFoot",
+            "rightUpperLeg": "rThigh", "rightLowerLeg": "rShin", "rightFoot": "rFoot"}}}}"#
+        );
+        let rig =
+            skeleton_json::parse(&text, Path::new("rig.json"), &LoadOptions::default()).unwrap();
+        let chosen = choose_map(&rig, None);
+        Report::new("rig.json", &rig, chosen.as_ref()).problems
+    }
+
+    #[test]
+    fn a_bare_leaf_on_a_joint_is_no_child_that_sits_on_it() {
+        // An end nub the file placed nowhere rests on its joint (`formats::gltf::skin`):
+        // the hand is then a leaf bone, not worth a line; a joint on the hand that
+        // carries more joints still is.
+        let sits = |problems: &[String]| problems.iter().any(|p| p.contains("sit on it"));
+        let bare = problems_with_hand_children(
+            r#"{"name": "lHandEnd", "parent": "lHand", "offset": [0, 0, 0]},"#,
+        );
+        assert!(!sits(&bare), "{bare:?}");
+        let carrying = problems_with_hand_children(
+            r#"{"name": "lPalm", "parent": "lHand", "offset": [0, 0, 0]},
+            {"name": "lPalmEnd", "parent": "lPalm", "offset": [0, 0, 0]},"#,
+        );
+        assert!(sits(&carrying), "{carrying:?}");
     }
 
     #[test]

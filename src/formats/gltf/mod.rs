@@ -89,7 +89,7 @@ use humanoid_map::read_humanoid;
 use mirror::{unmirror_clips, unmirror_plan, unmirror_rest};
 use rest_from_clips::{ClipRest, rest_from_clips};
 use rigify::deform_skeleton;
-use skin::{SkeletonNodes, rest_transforms};
+use skin::{SkeletonNodes, rest_on_parents, rest_transforms};
 use stand_up::stand_up;
 
 /// Why a glTF file cannot be loaded as a rig.
@@ -245,11 +245,15 @@ impl Document<'_> {
         // its inverse bind matrices bind (a model the bridge stood up in its T-pose
         // keeps the bind of its source, `as_vrm`).
         let vrm_1 = self.doc.raw["extensions"].get("VRMC_vrm").is_some();
-        let bind_worlds = match vrm_1 {
-            true => std::collections::HashMap::new(),
-            false => self.bind_worlds(&skins, &nodes, &node_world, &mut notes)?,
+        let (bind_worlds, unplaced) = match vrm_1 {
+            true => (std::collections::HashMap::new(), Vec::new()),
+            false => {
+                let binds = self.bind_worlds(&skins, &nodes, &node_world, &mut notes)?;
+                (binds.placed, binds.unplaced)
+            }
         };
         let mut rest = rest_transforms(&order, &parents, &node_rest, &bind_worlds);
+        rest_on_parents(&mut rest, &position, &unplaced);
 
         let names = joint_names(&self.doc.root, &order);
         for k in hidden {

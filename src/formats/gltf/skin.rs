@@ -140,8 +140,10 @@ impl Document<'_> {
         skeleton: &SkeletonNodes,
         node_world: &[DAffine3],
         notes: &mut Vec<String>,
-    ) -> Result<HashMap<usize, DAffine3>, GltfError> {
+    ) -> Result<BindWorlds, GltfError> {
         let position = skeleton.position;
+        let size = model_size(position, node_world, skins);
+        let mut unplaced = Vec::new();
         let mut by_size: Vec<usize> = (0..skins.len()).collect();
         by_size.sort_by_key(|&s| std::cmp::Reverse(skins[s].joints.len()));
         let mut placed: HashMap<usize, DAffine3> = HashMap::new();
@@ -168,7 +170,7 @@ impl Document<'_> {
                 continue;
             }
             let raw = drop_unbound_identities(raw, skeleton);
-            if raw.dropped > 0 {
+            if !raw.dropped.is_empty() {
                 let identities = if raw.turned > 0 {
                     "inverse bind matrices that turn them at the mesh origin"
                 } else if raw.scaled > 0 {
@@ -178,9 +180,10 @@ impl Document<'_> {
                 };
                 notes.push(format!(
                     "skin {s}: {} joints below bound ones have {identities} (joints that bind no vertex): they rest where their nodes hang from their parents",
-                    raw.dropped
+                    raw.dropped.len()
                 ));
             }
+            let dropped = raw.dropped;
             let raw = raw.kept;
             // Anchor: the first joint (skeleton order) an earlier skin placed, else
             // the first joint, placed by the rest so far.
@@ -229,17 +232,28 @@ impl Document<'_> {
                     ));
                 }
             }
+            let at_origin = nodes_at_the_origin(&dropped, align, skeleton, node_world, size);
+            if !at_origin.is_empty() {
+                notes.push(format!(
+                    "skin {s}: {} of those sit at the mesh origin in their nodes too (a re-export \
+                     wrote the matrix into the node): they rest on their parents",
+                    at_origin.len()
+                ));
+                unplaced.extend(at_origin);
+            }
             for (node, _, bind) in raw {
                 placed.entry(node).or_insert(align * bind);
             }
             used.push(s);
         }
-        let size = model_size(position, node_world, skins);
         let posed = placed.iter().any(|(node, bind)| {
             position[*node].is_some_and(|k| is_posed_away(node_world[k], *bind, size))
         });
         if !posed {
-            return Ok(HashMap::new());
+            return Ok(BindWorlds {
+                placed: HashMap::new(),
+                unplaced,
+            });
         }
         used.sort_unstable();
         let listed: Vec<String> = used.iter().map(ToString::to_string).collect();
@@ -253,7 +267,57 @@ impl Document<'_> {
             ),
             [] => "rest pose taken from the inverse bind matrices".to_owned(),
         });
-        Ok(placed)
+        Ok(BindWorlds { placed, unplaced })
+    }
+}
+
+/// What the skins say of the rest: the bind worlds of the joints whose rest comes
+/// from the inverse bind matrices, by node (none when no joint is posed away from
+/// its bind), and the joints placed nowhere (`nodes_at_the_origin`), which rest on
+/// their parents (`rest_on_parents`).
+pub(super) struct BindWorlds {
+    pub(super) placed: HashMap<usize, DAffine3>,
+    pub(super) unplaced: Vec<usize>,
+}
+
+/// The joints among `dropped` (matrices at the mesh origin, below bound joints) whose
+/// nodes also sit at the mesh origin carried into the scene by `align`, within
+/// `POSED_DISTANCE_FRACTION` of the model's size, while their parents' nodes do not.
+/// Such a joint is placed nowhere: its matrix and its node both hold the placeholder.
+/// Blender re-exporting a Sketchfab conversion writes the end nubs' identity matrices
+/// into their nodes, so every `_end` leaf hangs at the origin however far its parent
+/// is (the head's 1.6 m up from the floor, a fingertip's 0.9 m out), and the head and
+/// hands end on the floor. A joint under a parent at the origin (Unreal's
+/// `ik_foot_root` under `root`) is where it belongs.
+fn nodes_at_the_origin(
+    dropped: &[JointBind],
+    align: DAffine3,
+    skeleton: &SkeletonNodes,
+    node_world: &[DAffine3],
+    size: f64,
+) -> Vec<usize> {
+    let near = POSED_DISTANCE_FRACTION * size;
+    dropped
+        .iter()
+        .filter(|(node, _, bind)| {
+            let origin = (align * *bind).translation;
+            let at_origin = |k: usize| node_world[k].translation.distance(origin) <= near;
+            skeleton.position[*node]
+                .is_some_and(|k| at_origin(k) && skeleton.parents[k].is_some_and(|p| !at_origin(p)))
+        })
+        .map(|&(node, ..)| node)
+        .collect()
+}
+
+/// Puts each joint of `unplaced` (nodes) on its parent: its rest offset becomes zero,
+/// so it adds no length and points nowhere, as a joint with no place of its own.
+pub(super) fn rest_on_parents(
+    rest: &mut [Transform],
+    position: &[Option<usize>],
+    unplaced: &[usize],
+) {
+    for k in unplaced.iter().filter_map(|&node| position[node]) {
+        rest[k].translation = glam::Vec3::ZERO;
     }
 }
 
@@ -463,7 +527,7 @@ fn binds_collapse(raw: &[JointBind], position: &[Option<usize>], node_world: &[D
 /// how many of those had a scaled identity or a turn.
 struct KeptBinds {
     kept: Vec<JointBind>,
-    dropped: usize,
+    dropped: Vec<JointBind>,
     scaled: usize,
     turned: usize,
 }
@@ -478,10 +542,11 @@ enum AtOrigin {
 
 /// How far an inverse bind matrix's 3×3 part may be from a turn, the identity or a
 /// uniform scale, per element, and still be one. The matrices are floats, and an
-/// exporter's products leave a few units of 10⁻⁶ on them: Sketchfab's conversions of
+/// exporter's products leave units of 10⁻⁶ to 10⁻⁵ on them: Sketchfab's conversions of
 /// FBX files write an unbound neck's identity as the diagonal 1.0000015, 0.9999982,
-/// 1.0000017.
-const MATRIX_TOLERANCE: f64 = 1e-5;
+/// 1.0000017, and Blender re-exporting such a file writes an end nub's quarter turn
+/// scaled by 100 with 2.3·10⁻⁵ of it off the axes. A shear a rig means is far larger.
+const MATRIX_TOLERANCE: f64 = 1e-4;
 
 /// Whether an inverse bind matrix puts its joint at the mesh frame's origin with no
 /// shear: a uniform positive scale and a turn, and no offset beyond `tolerance` (the
@@ -551,25 +616,21 @@ fn drop_unbound_identities(raw: Vec<JointBind>, skeleton: &SkeletonNodes) -> Kep
         }
         false
     };
-    let before = raw.len();
     let (mut scaled, mut turned) = (0, 0);
-    let kept: Vec<_> = raw
-        .into_iter()
-        .filter(|(node, ibm, _)| {
-            let Some(kind) = kind(ibm).filter(|_| below_bound(*node)) else {
-                return true;
-            };
-            match kind {
-                AtOrigin::Scaled => scaled += 1,
-                AtOrigin::Turned => turned += 1,
-                AtOrigin::Identity => {}
-            }
-            false
-        })
-        .collect();
+    let (kept, dropped): (Vec<_>, Vec<_>) = raw.into_iter().partition(|(node, ibm, _)| {
+        let Some(kind) = kind(ibm).filter(|_| below_bound(*node)) else {
+            return true;
+        };
+        match kind {
+            AtOrigin::Scaled => scaled += 1,
+            AtOrigin::Turned => turned += 1,
+            AtOrigin::Identity => {}
+        }
+        false
+    });
     KeptBinds {
-        dropped: before - kept.len(),
         kept,
+        dropped,
         scaled,
         turned,
     }
@@ -839,6 +900,46 @@ mod tests {
                 let got = Mat4::from(world(&rig, joint));
                 assert!(got.abs_diff_eq(expected, 1e-5), "{joint}: {got}");
             }
+        }
+    }
+
+    #[test]
+    fn an_unbound_nub_at_the_origin_in_its_node_too_rests_on_its_parent() {
+        // Blender re-exporting a Sketchfab conversion: the forearm's end nub binds no
+        // vertex, its matrix is a quarter turn scaled by 100 at the mesh origin, and
+        // its node holds the same placeholder (it sits at the origin, 1.6 m from the
+        // forearm). Neither places it: it rests on the forearm, adding no length. The
+        // matrix carries float noise up to 2.3e-5 of its scale, clean or not alike.
+        let bind = t_pose_bind_worlds();
+        let quarter = Quat::from_rotation_x(std::f32::consts::FRAC_PI_2);
+        let mut nodes = json!([
+            {"name": "Hips", "translation": [0.0, 1.0, 0.0], "children": [1]},
+            {"name": "Arm", "translation": [0.2, 0.5, 0.0], "children": [2]},
+            {"name": "Forearm", "translation": [0.3, 0.0, 0.0], "children": [3]},
+            {"name": "Forearm_end", "translation": [-0.5, -1.5, 0.0]}
+        ]);
+        let q = quarter.to_array();
+        nodes[3]["rotation"] = json!(q);
+        let placeholder = Mat4::from_scale(Vec3::splat(100.0)) * Mat4::from_quat(quarter.inverse());
+        let mut noisy = placeholder;
+        noisy.y_axis.x += 0.0023;
+        noisy.z_axis.y -= 0.0009;
+        for nub in [placeholder, noisy] {
+            let inverse = [bind[0].inverse(), bind[1].inverse(), bind[2].inverse(), nub];
+            let rig = parse_doc(&skinned(nodes.clone(), &[0, 1, 2, 3], &inverse)).unwrap();
+            assert_eq!(
+                rig.notes,
+                [
+                    "skin 0: 1 joints below bound ones have inverse bind matrices that turn them at the mesh origin (joints that bind no vertex): they rest where their nodes hang from their parents",
+                    "skin 0: 1 of those sit at the mesh origin in their nodes too (a re-export wrote the matrix into the node): they rest on their parents"
+                ]
+            );
+            assert!(
+                position(&rig, "Forearm_end").abs_diff_eq(Vec3::new(0.5, 1.5, 0.0), 1e-5),
+                "{}",
+                position(&rig, "Forearm_end")
+            );
+            assert!(position(&rig, "Forearm").abs_diff_eq(Vec3::new(0.5, 1.5, 0.0), 1e-5));
         }
     }
 

@@ -305,9 +305,11 @@ fn toes(rig: &RestJoints, ankle: usize) -> Option<usize> {
     }
     kids.into_iter()
         .map(|c| {
+            // Down through joints in the same place, but not onto an end nub there
+            // (one a file placed nowhere rests on the toes, `formats::gltf::skin`).
             let mut j = c;
             while let [only] = rig.kids[j].as_slice() {
-                if !rig.coincident(*only, j) {
+                if !rig.coincident(*only, j) || rig.names[*only].helper {
                     break;
                 }
                 j = *only;

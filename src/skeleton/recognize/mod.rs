@@ -875,6 +875,19 @@ mod tests {
     }
 
     #[test]
+    fn an_end_nub_resting_on_the_toes_leaves_them_the_toes() {
+        // A nub the file placed nowhere rests on its joint (`formats::gltf::skin`):
+        // the walk down joints in the same place stops at the toes, not on the nub.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            t.push(row("L_toe_end", "L_toe", [0.1, 0.0, 0.12]));
+            t.push(row("R_toe_end", "R_toe", [-0.1, 0.0, 0.12]));
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        assert_eq!(joint_of(&r, B::LeftToes), "L_toe");
+        assert_eq!(joint_of(&r, B::RightToes), "R_toe");
+    }
+
+    #[test]
     fn end_nubs_longer_than_the_figure_leave_its_height_alone() {
         // A re-export writing its nubs in other units than its bones: the head's `_end`
         // and `_end_end` nubs twice the figure's height above it each.
