@@ -710,4 +710,41 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn a_hold_point_in_the_palm_is_no_digit() {
+        // A game's hand of four digits (no little finger) with the leaf held items
+        // hang from, `hold.l`, in the palm between the index and the middle finger.
+        let s = skeleton(&[
+            ("hand_l", None, [0.0, 0.0, 0.0]),
+            ("hold.l", Some("hand_l"), [0.081, -0.018, 0.015]),
+            ("c_thumb1_l", Some("hand_l"), [0.021, -0.03, 0.046]),
+            ("c_thumb2_l", Some("c_thumb1_l"), [0.045, -0.045, 0.07]),
+            ("c_thumb3_l", Some("c_thumb2_l"), [0.07, -0.055, 0.085]),
+            ("c_index1_l", Some("hand_l"), [0.085, 0.009, 0.07]),
+            ("c_index2_l", Some("c_index1_l"), [0.125, 0.0, 0.07]),
+            ("c_index3_l", Some("c_index2_l"), [0.167, -0.033, 0.069]),
+            ("c_middle1_l", Some("hand_l"), [0.094, 0.008, 0.023]),
+            ("c_middle2_l", Some("c_middle1_l"), [0.137, 0.0, 0.023]),
+            ("c_middle3_l", Some("c_middle2_l"), [0.18, -0.033, 0.022]),
+            ("c_ring1_l", Some("hand_l"), [0.084, 0.004, -0.029]),
+            ("c_ring2_l", Some("c_ring1_l"), [0.124, -0.004, -0.029]),
+            ("c_ring3_l", Some("c_ring2_l"), [0.163, -0.035, -0.03]),
+        ]);
+        let rig = RestJoints::new(&s);
+        let mut got: Vec<(usize, &str)> = solve_fingers(&rig, 0, Vec3::Z)
+            .iter()
+            .map(|d| (d.finger, rig.name(d.joints[0])))
+            .collect();
+        got.sort_unstable();
+        assert_eq!(
+            got,
+            [
+                (0, "c_thumb1_l"),
+                (1, "c_index1_l"),
+                (2, "c_middle1_l"),
+                (3, "c_ring1_l")
+            ]
+        );
+    }
 }

@@ -191,11 +191,12 @@ const HELPER_WORDS: &[&str] = &[
 
 /// Name fragments of what hangs on a body without being part of it (`rigmesh`:
 /// MotionBuilder's proxy geometry, a leaf beside each bone; `equip`: the joints
-/// games hang weapons from, `equip_right_hand` beside a biped's fingers).
+/// games hang weapons from, `equip_right_hand` beside a biped's fingers; `hold`: the
+/// point held items hang from, `hold.l` in the palm among the fingers).
 const ATTACHMENT_PARTS: &[&str] = &[
     "weapon", "sword", "gun", "shield", "holster", "prop", "slot", "socket", "attach", "camera",
     "equip", "hair", "skirt", "tail", "cape", "cloth", "breast", "bust", "ribbon", "spring",
-    "physics", "dress", "robe", "rigmesh",
+    "physics", "dress", "robe", "rigmesh", "hold",
 ];
 
 /// What one joint's name says.
