@@ -305,11 +305,13 @@ fn toes(rig: &RestJoints, ankle: usize) -> Option<usize> {
     }
     kids.into_iter()
         .map(|c| {
-            // Down through joints in the same place, but not onto an end nub there
-            // (one a file placed nowhere rests on the toes, `formats::gltf::skin`).
+            // Down through joints in the same place (pivots, wrappers), but not onto
+            // a helper leaf there: an end nub a file placed nowhere rests on the toes
+            // (`formats::gltf::skin`).
             let mut j = c;
             while let [only] = rig.kids[j].as_slice() {
-                if !rig.coincident(*only, j) || rig.names[*only].helper {
+                let nub = rig.names[*only].helper && rig.kids[*only].is_empty();
+                if !rig.coincident(*only, j) || nub {
                     break;
                 }
                 j = *only;

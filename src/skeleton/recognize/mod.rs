@@ -888,6 +888,25 @@ mod tests {
     }
 
     #[test]
+    fn pivots_named_like_the_toes_above_them_lead_down_to_the_toes() {
+        // An FBX rig through Assimp: `X_$AssimpFbx$_Translation` and `_PreRotation`
+        // pivots above every joint, in its place (the second a helper by its name).
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            for (side, x) in [("L_", 0.1), ("R_", -0.1)] {
+                let toe = format!("{side}toe");
+                let translation = format!("{toe}_$AssimpFbx$_Translation");
+                let pre_rotation = format!("{toe}_$AssimpFbx$_PreRotation");
+                t.push(row(&translation, &format!("{side}foot"), [x, 0.0, 0.12]));
+                t.push(row(&pre_rotation, &translation, [x, 0.0, 0.12]));
+                reparent(t, &toe, &pre_rotation);
+            }
+        });
+        let r = recognize(&s).into_humanoid().unwrap();
+        assert_eq!(joint_of(&r, B::LeftToes), "L_toe");
+        assert_eq!(joint_of(&r, B::RightToes), "R_toe");
+    }
+
+    #[test]
     fn end_nubs_longer_than_the_figure_leave_its_height_alone() {
         // A re-export writing its nubs in other units than its bones: the head's `_end`
         // and `_end_end` nubs twice the figure's height above it each.
