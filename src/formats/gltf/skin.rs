@@ -281,7 +281,7 @@ pub(super) struct BindWorlds {
 }
 
 /// The joints among `dropped` (matrices at the mesh origin, below bound joints) whose
-/// nodes also sit at the mesh origin carried into the scene by `align`, within
+/// binds and nodes both sit at the mesh origin carried into the scene by `align`, within
 /// `POSED_DISTANCE_FRACTION` of the model's size, while their parents' nodes do not.
 /// Such a joint is placed nowhere: its matrix and its node both hold the placeholder.
 /// Blender re-exporting a Sketchfab conversion writes the end nubs' identity matrices
@@ -300,10 +300,15 @@ fn nodes_at_the_origin(
     dropped
         .iter()
         .filter(|(node, _, bind)| {
-            let origin = (align * *bind).translation;
+            // The mesh origin in the scene, where a placeholder bind puts the joint (a
+            // bind elsewhere is a place, however its matrix is written: gltfpack folds
+            // its dequantization into the matrices, and nodes posed as bound sit there).
+            let origin = align.translation;
             let at_origin = |k: usize| node_world[k].translation.distance(origin) <= near;
-            skeleton.position[*node]
-                .is_some_and(|k| at_origin(k) && skeleton.parents[k].is_some_and(|p| !at_origin(p)))
+            (align * *bind).translation.distance(origin) <= near
+                && skeleton.position[*node].is_some_and(|k| {
+                    at_origin(k) && skeleton.parents[k].is_some_and(|p| !at_origin(p))
+                })
         })
         .map(|&(node, ..)| node)
         .collect()
