@@ -352,6 +352,17 @@ mod tests {
         skeleton(&rows)
     }
 
+    /// Each digit `solve_fingers` finds on the hand at joint 0 (facing +Z), as its
+    /// finger and first joint's name, in finger order.
+    fn digits_by_first_joint<'a>(rig: &'a RestJoints) -> Vec<(usize, &'a str)> {
+        let mut got: Vec<(usize, &str)> = solve_fingers(rig, 0, Vec3::Z)
+            .iter()
+            .map(|d| (d.finger, rig.name(d.joints[0])))
+            .collect();
+        got.sort_unstable();
+        got
+    }
+
     #[test]
     fn fourth_finger_joint_is_a_nub_unless_the_first_is_a_metacarpal() {
         // A proximal phalanx is about 1.6 times the next bone, a metacarpal twice.
@@ -696,11 +707,7 @@ mod tests {
             ),
         ]);
         let rig = RestJoints::new(&s);
-        let mut got: Vec<(usize, &str)> = solve_fingers(&rig, 0, Vec3::Z)
-            .iter()
-            .map(|d| (d.finger, rig.name(d.joints[0])))
-            .collect();
-        got.sort_unstable();
+        let got = digits_by_first_joint(&rig);
         assert_eq!(
             got,
             [
@@ -732,11 +739,7 @@ mod tests {
             ("c_ring3_l", Some("c_ring2_l"), [0.163, -0.035, -0.03]),
         ]);
         let rig = RestJoints::new(&s);
-        let mut got: Vec<(usize, &str)> = solve_fingers(&rig, 0, Vec3::Z)
-            .iter()
-            .map(|d| (d.finger, rig.name(d.joints[0])))
-            .collect();
-        got.sort_unstable();
+        let got = digits_by_first_joint(&rig);
         assert_eq!(
             got,
             [
