@@ -12,8 +12,8 @@
 //! joints outside every scene are all read: the skeleton is the nodes', whichever
 //! scene shows them. glTF is metres, +Y up and right-handed: the only unit
 //! conversion is a figure's that an exporter left in centimetres or millimetres
-//! (`unit_scale`), and the only axis turn is a Z-up figure's (`stand_up`). A VRM
-//! model's map declares its rest the T-pose (a VRM 1.0 model's rest is its nodes'
+//! (`unit_scale`), and the only axis turn is a figure's lying along Z (`stand_up`).
+//! A VRM model's map declares its rest the T-pose (a VRM 1.0 model's rest is its nodes'
 //! pose, as three-vrm reads it, whatever its inverse bind matrices bind); a VRM 0.x
 //! model faces -Z, which is noted and left to the rest correction's facing turn. A
 //! node scaled to zero (hidden), by TRS or by its `matrix`, is read at scale 1 on its
@@ -36,8 +36,8 @@
 //! - `armature_copy`: animations keyed on a copy of the skeleton, read onto it;
 //! - `humanoid_map`: the humanoid map of whichever extension the file has;
 //! - `mirror`: a mirrored armature's joints and clips rewritten without the mirror;
-//! - `stand_up`: a figure written standing along +Z, with no node turning it up,
-//!   turned to stand along +Y with its clips;
+//! - `stand_up`: a figure written lying along Z (Z-up with no node turning it up,
+//!   or turned up once too often), turned to stand along +Y with its clips;
 //! - `rest_from_clips`: the rest from a clip frame when the nodes' pose stands as
 //!   no body;
 //! - `rest_from_file`: the rest from another file of the same skeleton
@@ -77,6 +77,7 @@ mod unit_scale;
 #[cfg(test)]
 mod valid_files;
 
+use glam::Quat;
 use std::path::{Path, PathBuf};
 
 pub use doc::{AccessorSpec, DocError, GltfDoc};
@@ -90,7 +91,7 @@ use mirror::{unmirror_clips, unmirror_plan, unmirror_rest};
 use rest_from_clips::{ClipRest, rest_from_clips};
 use rigify::deform_skeleton;
 use skin::{SkeletonNodes, rest_on_parents, rest_transforms};
-use stand_up::stand_up;
+use stand_up::{Turns, stand_up};
 
 /// Why a glTF file cannot be loaded as a rig.
 #[derive(Debug, thiserror::Error)]
@@ -122,8 +123,8 @@ pub fn load(path: &Path) -> Result<Rig, GltfError> {
     load_stood(path).map(|(rig, _)| rig)
 }
 
-/// `load`, and whether the figure was turned up from +Z (`stand_up`).
-fn load_stood(path: &Path) -> Result<(Rig, bool), GltfError> {
+/// `load`, and the turns that stood the figure up from lying along Z (`stand_up`).
+fn load_stood(path: &Path) -> Result<(Rig, Turns), GltfError> {
     let bytes = std::fs::read(path).map_err(|source| DocError::Read {
         path: path.to_owned(),
         source,
@@ -133,27 +134,27 @@ fn load_stood(path: &Path) -> Result<(Rig, bool), GltfError> {
 }
 
 /// Reads a glTF file with the rest of another file of the same skeleton, `from`
-/// (`rest_from_file`): for a clip whose every frame flies, swims or lies. When one
-/// of the two was turned up from +Z (`stand_up`: a figure standing along +Z in its
-/// rest) and the other not (a clip lying in every frame is not), the clips of
-/// `path` take the same turn as `from`'s rest, so that the two keep to one frame.
+/// (`rest_from_file`): for a clip whose every frame flies, swims or lies. When the
+/// two were turned up from lying along Z differently (`stand_up`: a figure lying
+/// along Z in its rest is turned, a clip lying in every frame is not), the clips of
+/// `path` take the turn of `from`'s rest instead of the one their keys took, so
+/// that the two keep to one frame.
 pub fn load_with_rest_from(path: &Path, from: &Path) -> Result<Rig, GltfError> {
-    let (mut rig, stood) = load_stood(path)?;
-    let (other, other_stood) = load_stood(from).map_err(|e| GltfError::RestFrom {
+    let (mut rig, own) = load_stood(path)?;
+    let (other, other_turns) = load_stood(from).map_err(|e| GltfError::RestFrom {
         path: path.to_owned(),
         from: from.to_owned(),
         reason: e.to_string(),
     })?;
-    let turn = match (stood, other_stood) {
-        (false, true) => Some((stand_up::up_turn(), "turned -90° about X")),
-        (true, false) => Some((stand_up::up_turn().inverse(), "turned back")),
-        _ => None,
-    };
-    if let Some((turn, how)) = turn {
+    let turn = other_turns.rest * own.clips.inverse();
+    if turn.angle_between(Quat::IDENTITY) > 1e-3 {
         stand_up::turn_root_keys(&rig.skeleton, &mut rig.clips, turn);
+        // Both turns are about X: the angle is where they take +Y.
+        let up = turn * glam::Vec3::Y;
+        let degrees = up.z.atan2(up.y).to_degrees();
         rig.notes.push(format!(
-            "up axis: the clips are {how} to the rest of `{}`, whose figure is turned up \
-             from +Z and this file's is not",
+            "up axis: the clips are turned {degrees:+.0}° about X to the rest of `{}`, whose \
+             figure is turned up from lying along Z otherwise than this file's",
             from.display()
         ));
     }
@@ -189,8 +190,8 @@ impl Document<'_> {
     }
 
     /// Builds the rig: hierarchy, joint set, rest transforms, names, humanoid map;
-    /// and whether its figure was turned up from +Z (`stand_up`).
-    fn read(mut self) -> Result<(Rig, bool), GltfError> {
+    /// and the turns that stood its figure up from lying along Z (`stand_up`).
+    fn read(mut self) -> Result<(Rig, Turns), GltfError> {
         let mut notes = Vec::new();
         notes.extend(glb_chunk::views_past_byte_length(&self.doc));
         let node_count = self.doc.root.nodes.len();
@@ -314,29 +315,31 @@ impl Document<'_> {
         };
 
         // A file's own humanoid map declares its rest; any other rest must stand,
-        // along +Y (a Z-up figure written as it is turned up), or in a clip frame.
+        // along +Y (a figure lying along Z is turned up), or in a clip frame. The
+        // clips are looked at first: whether they stand as written decides whether
+        // a turn that stands the rest goes onto their keys too.
         let (skeleton, mut clips) = (skeleton, clips);
-        let mut stood = false;
+        let mut turns = Turns::NONE;
         let skeleton = match declared {
             Some(_) => skeleton,
             None => {
-                let mut noted = |found: Option<(Skeleton, String)>, skeleton| match found {
-                    Some((changed, note)) => {
-                        notes.push(note);
-                        changed
+                let from_clips = rest_from_clips(&skeleton, &clips);
+                let clips_stand = matches!(from_clips, ClipRest::Frame(..));
+                match (stand_up(&skeleton, &mut clips, clips_stand), from_clips) {
+                    (Some(up), _) => {
+                        notes.push(up.note);
+                        turns = up.turns;
+                        up.skeleton
                     }
-                    None => skeleton,
-                };
-                let up = stand_up(&skeleton, &mut clips);
-                stood = up.is_some();
-                let skeleton = noted(up, skeleton);
-                match rest_from_clips(&skeleton, &clips) {
-                    ClipRest::Frame(posed, note) => noted(Some((posed, note)), skeleton),
-                    ClipRest::NoFrame(note) => {
+                    (None, ClipRest::Frame(posed, note)) => {
+                        notes.push(note);
+                        posed
+                    }
+                    (None, ClipRest::NoFrame(note)) => {
                         notes.push(note);
                         skeleton
                     }
-                    ClipRest::NotLooked => skeleton,
+                    (None, ClipRest::NotLooked) => skeleton,
                 }
             }
         };
@@ -365,7 +368,7 @@ impl Document<'_> {
             // glTF is metres; `in_metres` reads a file an exporter left in other units.
             units: Units::Metres,
         };
-        Ok((rig, stood))
+        Ok((rig, turns))
     }
 }
 

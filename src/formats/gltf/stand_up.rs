@@ -1,17 +1,20 @@
-//! A figure written standing along +Z: glTF is +Y up, but some writers put a Z-up
+//! A figure written lying along Z: glTF is +Y up, but some writers put a Z-up
 //! skeleton into it as it is, with no node above it turning it up (an Unreal
 //! skeleton loaded from FBX into three.js and written back by its GLTFExporter; the
-//! app turns it at run time). Such a rest lies on its back, which the recognizer
-//! refuses; turned -90° about X (+Z onto +Y, the turn Blender, Unreal and 3ds Max
-//! files get on the way into glTF), it stands. The turn goes onto every root
+//! app turns it at run time), and some turn a Y-up skeleton up once too often (a
+//! Sketchfab conversion of an FBX export that already stood along +Y lies on its
+//! back, head along -Z). Such a rest is refused as it lies; turned about X (+Z onto
+//! +Y, the turn Blender, Unreal and 3ds Max files get on the way into glTF, or -Z
+//! onto +Y, undoing the extra turn), it stands. The turn goes onto every root
 //! joint's rest and onto its keys in every clip, so the figure and its motion keep
-//! their shape.
+//! their shape; but for clips that stand along +Y as written (`clips_stand`: a 3ds
+//! Max Biped's keyed root joint stands the figure in every frame while its node
+//! lies), whose keys keep their turn.
 //!
 //! Only for a rig that declares no humanoid map, is refused as it lies, reaches at
 //! least twice as far along Z as along Y, and is recognized once turned: a rig that
-//! stands along +Y (refused or not), a snake or a car lying along Z, and a figure
-//! standing on its head along -Z keep their rest. Pure: runs on the skeleton and
-//! clips `mod.rs` has read.
+//! stands along +Y (refused or not) and a snake or a car lying along Z keep their
+//! rest. Pure: runs on the skeleton and clips `mod.rs` has read.
 
 use glam::Quat;
 
@@ -22,10 +25,40 @@ use crate::skeleton::{Joint, Recognition, Skeleton, Transform, recognize};
 /// taken as standing along Z (a standing figure is several times taller than deep).
 const LYING_RATIO: f32 = 2.0;
 
+/// A figure stood up: the turned skeleton, the note saying so, and the turns.
+pub(super) struct StoodUp {
+    pub skeleton: Skeleton,
+    pub note: String,
+    pub turns: Turns,
+}
+
+/// The turns that stood a figure up from lying along Z, put onto its root joints.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Turns {
+    /// Onto the root joints' rest.
+    pub rest: Quat,
+    /// Onto the root joints' keys in every clip: the rest's, or the identity for
+    /// clips that stand as written.
+    pub clips: Quat,
+}
+
+impl Turns {
+    /// A figure that stands as written.
+    pub const NONE: Turns = Turns {
+        rest: Quat::IDENTITY,
+        clips: Quat::IDENTITY,
+    };
+}
+
 /// The skeleton turned to stand along +Y and the note saying so, with the same turn
-/// put onto the root joints' keys in `clips`; `None` (and `clips` untouched) when the
-/// rest does not stand along +Z or is no humanoid turned either.
-pub(super) fn stand_up(skeleton: &Skeleton, clips: &mut [Clip]) -> Option<(Skeleton, String)> {
+/// put onto the root joints' keys in `clips` unless `clips_stand` (a frame of them
+/// stands as written); `None` (and `clips` untouched) when the rest does not lie
+/// along Z or is no humanoid turned up either way.
+pub(super) fn stand_up(
+    skeleton: &Skeleton,
+    clips: &mut [Clip],
+    clips_stand: bool,
+) -> Option<StoodUp> {
     // The reach first: a rig standing along +Y is never recognized here.
     let world = skeleton.rest_world();
     let (low, high) = world.iter().fold(
@@ -46,7 +79,48 @@ pub(super) fn stand_up(skeleton: &Skeleton, clips: &mut [Clip]) -> Option<(Skele
         // It stands already (only limbs outside the hips), or is no biped at all.
         return None;
     }
-    let turn = up_turn();
+    // Z-up as written first (the common case); then a figure turned up once too often.
+    let (turned, turn, axis) = [
+        (up_turn(), "+Z", "-90°"),
+        (up_turn().inverse(), "-Z", "+90°"),
+    ]
+    .into_iter()
+    .find_map(|(turn, up, angle)| {
+        let turned = turned_roots(skeleton, turn)?;
+        matches!(recognize(&turned), Recognition::Humanoid(_)).then_some((
+            turned,
+            turn,
+            (up, angle),
+        ))
+    })?;
+    let (up, angle) = axis;
+    let (turned_clips, how) = match clips_stand {
+        false => {
+            turn_root_keys(skeleton, clips, turn);
+            (turn, "the figure and its clips are turned")
+        }
+        true => (
+            Quat::IDENTITY,
+            "its clips stand along +Y as written and keep their keys; the rest is turned",
+        ),
+    };
+    let note = format!(
+        "up axis: {up} (the rest reaches {:.2} units along Z and {:.2} along Y, no node turns \
+         it to glTF's +Y, and lying it is refused: {}): {how} {angle} about X to stand along +Y",
+        reach.z, reach.y, refused.reason
+    );
+    Some(StoodUp {
+        skeleton: turned,
+        note,
+        turns: Turns {
+            rest: turn,
+            clips: turned_clips,
+        },
+    })
+}
+
+/// `skeleton` with `turn` put onto its root joints' rest.
+fn turned_roots(skeleton: &Skeleton, turn: Quat) -> Option<Skeleton> {
     let joints: Vec<Joint> = skeleton
         .joints()
         .iter()
@@ -62,22 +136,11 @@ pub(super) fn stand_up(skeleton: &Skeleton, clips: &mut [Clip]) -> Option<(Skele
             },
         })
         .collect();
-    let turned = Skeleton::new(joints).ok()?;
-    if !matches!(recognize(&turned), Recognition::Humanoid(_)) {
-        return None;
-    }
-    turn_root_keys(skeleton, clips, turn);
-    let note = format!(
-        "up axis: +Z (the rest reaches {:.2} units along Z and {:.2} along Y, no node turns \
-         it to glTF's +Y, and lying it is refused: {}): the figure and its clips are turned \
-         -90° about X to stand along +Y",
-        reach.z, reach.y, refused.reason
-    );
-    Some((turned, note))
+    Skeleton::new(joints).ok()
 }
 
 /// The turn that stands a figure written along +Z up along +Y: -90° about X.
-pub(super) fn up_turn() -> Quat {
+fn up_turn() -> Quat {
     Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2)
 }
 
@@ -171,7 +234,11 @@ mod tests {
         let lying = figure(z_up());
         assert!(matches!(recognize(&lying), Recognition::NotHumanoid(_)));
         let mut clips = vec![clip(&lying, Vec3::Z)];
-        let (stood, note) = stand_up(&lying, &mut clips).expect("turned up");
+        let StoodUp {
+            skeleton: stood,
+            note,
+            ..
+        } = stand_up(&lying, &mut clips, false).expect("turned up");
         assert!(note.starts_with("up axis: +Z"), "{note}");
         let Recognition::Humanoid(r) = recognize(&stood) else {
             panic!("not recognized once turned");
@@ -265,6 +332,33 @@ mod tests {
     }
 
     #[test]
+    fn a_rest_lying_while_its_clips_stand_is_turned_up_and_its_clips_keep_their_keys() {
+        // The figure lies along +Z in its nodes, but its clip keys `root` with the
+        // turn that stands it, as a 3ds Max Biped's keyed root joint does.
+        let mut doc = document(&figure(z_up()), up_turn());
+        doc["nodes"][0]["rotation"] = serde_json::json!([0.0, 0.0, 0.0, 1.0]);
+        let rig = super::super::test_support::parse_doc(&doc).unwrap();
+        assert!(
+            rig.notes.iter().any(|n| n.starts_with("up axis: +Z")
+                && n.contains("its clips stand along +Y as written")),
+            "{:?}",
+            rig.notes
+        );
+        assert!(matches!(recognize(&rig.skeleton), Recognition::Humanoid(_)));
+        let head = rig.skeleton.find("head").expect("head");
+        let rest = rig.skeleton.rest_world();
+        let standing = Vec3::new(0.0, 1.6, 0.0);
+        assert!((Vec3::from(rest[head].translation) - standing).length() < 1e-5);
+        // Every frame stands as the file keys it.
+        let frame = rig.clips[0].motion.frame(1);
+        let world = rig
+            .skeleton
+            .world_transforms(frame.rotations, frame.translations);
+        let got = Vec3::from(world[head].translation);
+        assert!((got - standing).length() < 1e-4, "{got}");
+    }
+
+    #[test]
     fn a_clip_lying_in_every_frame_takes_the_turn_of_a_rest_turned_up() {
         // The same figure written twice Z-up as plain nodes: an idle standing along
         // +Z (turned up on loading) and a flight lying along +X in its nodes and in
@@ -302,16 +396,43 @@ mod tests {
     }
 
     #[test]
-    fn a_standing_figure_and_one_lying_on_its_face_keep_their_rest() {
+    fn a_figure_lying_on_its_back_head_along_minus_z_is_turned_up_with_its_clips() {
+        // A +Y-up figure turned up once too often (+Y onto -Z): it lies on its back,
+        // head along -Z, as a Sketchfab conversion of a Y-up FBX export holds it.
+        let turned_twice = Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2);
+        let lying = figure(turned_twice);
+        assert!(matches!(recognize(&lying), Recognition::NotHumanoid(_)));
+        let mut clips = vec![clip(&lying, -Vec3::Z)];
+        let stood = stand_up(&lying, &mut clips, false).expect("turned up");
+        assert!(stood.note.starts_with("up axis: -Z"), "{}", stood.note);
+        assert!(stood.note.contains("turned +90° about X"), "{}", stood.note);
+        assert!(matches!(
+            recognize(&stood.skeleton),
+            Recognition::Humanoid(_)
+        ));
+        let upright = figure(Quat::IDENTITY).rest_world();
+        for (k, w) in stood.skeleton.rest_world().iter().enumerate() {
+            let d = (Vec3::from(w.translation) - Vec3::from(upright[k].translation)).length();
+            assert!(d < 1e-5, "{}: {d}", FIGURE[k].0);
+        }
+        // The hop along the file's -Z goes up +Y.
+        let second = clips[0].motion.frame(1);
+        assert!((second.translations[0] - Vec3::Y).length() < 1e-5);
+    }
+
+    #[test]
+    fn a_standing_figure_and_a_lying_body_without_legs_keep_their_rest() {
         // Upright (recognized): nothing to do.
         let upright = figure(Quat::IDENTITY);
         let mut clips = vec![clip(&upright, Vec3::Y)];
-        assert!(stand_up(&upright, &mut clips).is_none());
-        // Standing on its head along -Z: turning -90° about X does not stand it up.
-        let upside_down = figure(Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2));
-        let mut clips = vec![clip(&upside_down, -Vec3::Z)];
+        assert!(stand_up(&upright, &mut clips, false).is_none());
+        // A spine with arms and no legs lying along Z (as a snake or a car would):
+        // turned either way it is no humanoid.
+        let legless: Vec<Joint> = figure(z_up()).joints()[..12].to_vec();
+        let legless = Skeleton::new(legless).unwrap();
+        let mut clips = vec![clip(&legless, Vec3::Z)];
         let before = clips.clone();
-        assert!(stand_up(&upside_down, &mut clips).is_none());
+        assert!(stand_up(&legless, &mut clips, false).is_none());
         assert_eq!(clips, before);
     }
 }
