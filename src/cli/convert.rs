@@ -13,7 +13,7 @@ use mocap_bridge::takes::replay::Replay;
 use super::{CliResult, RigArgs, load_options, target_load_options};
 use mocap_bridge::formats::inspect::{explicit_map, map_rig};
 use mocap_bridge::formats::still_map::clips_leave_the_map_still;
-use mocap_bridge::takes::load::{ext_clips, is_vrma};
+use mocap_bridge::takes::load::{ext_clips, reads_as_vrma};
 
 /// Options of `convert`.
 #[derive(clap::Args)]
@@ -156,7 +156,7 @@ fn write(
                 custom_names: CustomNames::default(),
             });
         }
-    } else if is_vrma(input) {
+    } else if reads_as_vrma(input) {
         let bytes = std::fs::read(input).map_err(|e| format!("cannot read {label}: {e}"))?;
         let animations = if all_clips {
             vrma::parse_all(&bytes, input)?

@@ -29,6 +29,7 @@ use mocap_bridge::formats;
 use mocap_bridge::formats::vrma;
 use mocap_bridge::ik::{MocapIkConfig, VrIkConfig};
 use mocap_bridge::retarget::MappedSkeleton;
+use mocap_bridge::takes::load::reads_as_vrma;
 
 use super::{CliResult, RigArgs, load_options, target_load_options};
 use mocap_bridge::formats::inspect::{explicit_map, map_rig};
@@ -191,10 +192,7 @@ fn run_table(args: &EvalIkArgs) -> CliResult<()> {
     };
     for path in &files {
         let label = path.display().to_string();
-        if path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("vrma"))
-        {
+        if reads_as_vrma(path) {
             // Read it all the same: a file that is broken says so, not that it is an
             // animation it could not be shown to be.
             let reason = match vrma::load(path, None) {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use mocap_bridge::formats::inspect::{self, Report};
 use mocap_bridge::formats::{self, vrma};
 use mocap_bridge::retarget::MappedSkeleton;
-use mocap_bridge::takes::load::is_vrma;
+use mocap_bridge::takes::load::reads_as_vrma;
 
 use super::{CliResult, RigArgs, load_options};
 use mocap_bridge::formats::inspect::explicit_map;
@@ -33,7 +33,7 @@ pub fn run(args: InspectArgs) -> CliResult<()> {
     formats::check_rest_from(Some(&file), &load_options(&rig))?;
     // A `.vrma` is a glTF whose nodes are its rest humanoid: read as a rig (its
     // VRMC_vrm_animation map is the bone map), then its animations.
-    let animations = if is_vrma(&file) {
+    let animations = if reads_as_vrma(&file) {
         let bytes =
             std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
         let animations = match vrma::parse_all(&bytes, &file) {

@@ -24,7 +24,7 @@ use mocap_bridge::takes::replay::{Pacer, Replay, frame_times};
 use super::load_take;
 use super::{CliResult, RigArgs, load_options, stop_on_interrupt};
 use mocap_bridge::formats::inspect::map_rig;
-use mocap_bridge::takes::load::{LoadedTake, is_vrma};
+use mocap_bridge::takes::load::{LoadedTake, reads_as_vrma};
 
 /// How far ahead in the recording each further subject plays, seconds.
 const SUBJECT_OFFSET: f32 = 0.25;
@@ -180,7 +180,7 @@ fn performance(
 ) -> CliResult<(String, &'static str, Performance)> {
     let source = args.source.as_deref();
     if let Some(path) = source
-        && !is_vrma(path)
+        && !reads_as_vrma(path)
         && let Ok(loaded) = formats::load_rig(path, &load_options(&args.rig))
         && let Some(joints) = same_skeleton(&lab.skeleton, &loaded.skeleton)
         && let Some(clip) = loaded.clip(args.clip.as_deref())

@@ -309,7 +309,8 @@ pub fn check_rest_from(source: Option<&Path>, options: &LoadOptions) -> Result<(
     }
 }
 
-/// Loads any supported rig file, chosen by its extension.
+/// Loads any supported rig file, chosen by its extension; a `.vrma` only when it
+/// is a glTF clip of nodes under that name (`vrma::is_node_clip`).
 pub fn load_rig(path: &Path, options: &LoadOptions) -> Result<Rig, FormatError> {
     let ext = path
         .extension()
@@ -317,7 +318,7 @@ pub fn load_rig(path: &Path, options: &LoadOptions) -> Result<Rig, FormatError> 
         .map(str::to_ascii_lowercase);
     match ext.as_deref() {
         Some("bvh") => Ok(bvh::load(path, options)?),
-        Some("gltf" | "glb" | "vrm") => {
+        Some(e @ ("gltf" | "glb" | "vrm" | "vrma")) if e != "vrma" || vrma::is_node_clip(path) => {
             let rig = match &options.rest_from {
                 Some(from) => gltf::load_with_rest_from(path, from)?,
                 None => gltf::load(path)?,

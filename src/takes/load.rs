@@ -76,7 +76,7 @@ pub fn load_take(
 ) -> Result<(String, LoadedTake), TakeError> {
     formats::check_rest_from(source, options)?;
     Ok(match source {
-        Some(path) if is_vrma(path) => {
+        Some(path) if reads_as_vrma(path) => {
             let a = vrma::load(path, clip)?;
             let summary = format!(
                 "VRM animation, {} bones, {} keys, {:.2} s",
@@ -167,12 +167,15 @@ pub fn is_framed(source: Option<&Path>) -> bool {
     })
 }
 
-/// Whether `path` names a VRM Animation (`.vrma`, any case).
+/// Whether `path` reads as a VRM Animation: a `.vrma` (any case) but for a glTF
+/// clip of nodes under that name (`vrma::is_node_clip`: its humanoid map names no
+/// bone), which `formats::load_rig` reads as the glTF clip it is.
 #[must_use]
-pub fn is_vrma(path: &Path) -> bool {
+pub fn reads_as_vrma(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("vrma"))
+        && !vrma::is_node_clip(path)
 }
 
 /// The EXT_skeleton_humanoid clips of a glTF/GLB that has some (channels naming a

@@ -22,7 +22,7 @@ mod write;
 use std::path::PathBuf;
 
 pub use crate::formats::tracks::PushError;
-pub use read::{VrmaAnimation, load, parse, parse_all, parse_rest};
+pub use read::{VrmaAnimation, is_node_clip, load, parse, parse_all, parse_rest};
 pub use rest::VrmaRest;
 pub use write::VrmaWriter;
 
@@ -355,6 +355,59 @@ mod tests {
         let read = parse(&faces, Path::new("faces.vrma"), None).unwrap();
         assert_eq!(read.bones().count(), 0);
         assert!(read.animated_expressions().count() > 0);
+    }
+
+    #[test]
+    fn a_map_naming_no_bone_over_keyed_nodes_reads_as_the_gltf_clip_of_its_nodes() {
+        // An FBX clip converted to `.vrma` keeps `humanBones: {}` over a skeleton
+        // of nodes: every command reads it as a glTF clip, the nodes recognized.
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, frames, _) = performance();
+        let good = writer.to_bytes();
+        let unmapped = with_json(&good, |v| {
+            v["extensions"][EXTENSION]["humanoid"]["humanBones"] = serde_json::json!({});
+            // The take's rest has no left hand: the converted skeleton has one.
+            let nodes = v["nodes"].as_array_mut().unwrap();
+            let forearm = nodes
+                .iter()
+                .position(|n| n["name"] == "leftLowerArm")
+                .unwrap();
+            nodes.push(serde_json::json!({"name": "leftHand", "translation": [0.25, 0.0, 0.0]}));
+            let hand = nodes.len() - 1;
+            nodes[forearm]["children"] = serde_json::json!([hand]);
+        });
+        let write = |name: &str, bytes: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            path
+        };
+        let (good, unmapped, cut) = (
+            write("good.vrma", &good),
+            write("unmapped.vrma", &unmapped),
+            write("cut.vrma", &good[..good.len() / 2]),
+        );
+        assert!(!is_node_clip(&good));
+        assert!(is_node_clip(&unmapped));
+        // A file that does not read is left to the `.vrma` reader to say why.
+        assert!(!is_node_clip(&cut));
+        use crate::takes::load::reads_as_vrma;
+        assert!(reads_as_vrma(&good) && reads_as_vrma(&cut) && !reads_as_vrma(&unmapped));
+        let options = crate::formats::LoadOptions::default();
+        let rig = crate::formats::load_rig(&unmapped, &options).unwrap();
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.contains("the humanoid map names no bone")),
+            "{:?}",
+            rig.notes
+        );
+        assert!(matches!(
+            crate::skeleton::recognize(&rig.skeleton),
+            crate::skeleton::Recognition::Humanoid(_)
+        ));
+        assert_eq!(rig.clips[0].motion.frame_count(), frames.len());
+        // A `.vrma` with its map is no rig file.
+        assert!(crate::formats::load_rig(&good, &options).is_err());
     }
 
     #[test]

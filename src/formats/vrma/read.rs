@@ -79,6 +79,44 @@ pub fn parse_rest(bytes: &[u8], path: &Path) -> Result<VrmaAnimation, VrmaError>
     read_doc(GltfDoc::from_bytes(bytes, path)?, Pick::RestOnly)
 }
 
+/// Whether the `.vrma` at `path` is a glTF clip of nodes under another name: its
+/// humanoid map names no bone while a channel of one of its animations turns or
+/// moves a node (an FBX clip converted to `.vrma` with `humanBones: {}`). Such a
+/// file reads as the glTF clip it is, its skeleton recognized
+/// (`formats::load_rig`). `false` for a file that does not read, so that the
+/// `.vrma` reader says why.
+#[must_use]
+pub fn is_node_clip(path: &Path) -> bool {
+    let Ok(doc) = GltfDoc::open(path) else {
+        return false;
+    };
+    let Ok(declared) = Declared::read(&doc, &mut Vec::new()) else {
+        return false;
+    };
+    declared.bones.iter().all(Option::is_none)
+        && doc
+            .root
+            .animations
+            .iter()
+            .any(|anim| node_channels(&declared, anim) > 0)
+}
+
+/// How many channels of `anim` turn or move a node that is no humanoid bone,
+/// expression or look-at target.
+fn node_channels(declared: &Declared, anim: &json::Animation) -> usize {
+    use json::animation::Property;
+    anim.channels
+        .iter()
+        .filter(|c| {
+            matches!(declared.target(c.target.node.value()), Target::Other)
+                && matches!(
+                    c.target.path,
+                    json::validation::Checked::Valid(Property::Rotation | Property::Translation)
+                )
+        })
+        .count()
+}
+
 /// What `read_doc` reads besides the declarations and the rest.
 enum Pick<'a> {
     /// The animation of this name or index, the first when `None`.
@@ -142,20 +180,7 @@ fn read_doc(mut doc: GltfDoc, pick: Pick) -> Result<VrmaAnimation, VrmaError> {
     // converted to `.vrma` with `humanBones: {}`): the clip would play as a still
     // rest, so it is refused, saying how its skeleton can be read.
     if declared.bones.iter().all(Option::is_none) {
-        use json::animation::Property;
-        let moved = anim
-            .channels
-            .iter()
-            .filter(|c| {
-                matches!(declared.target(c.target.node.value()), Target::Other)
-                    && matches!(
-                        c.target.path,
-                        json::validation::Checked::Valid(
-                            Property::Rotation | Property::Translation
-                        )
-                    )
-            })
-            .count();
+        let moved = node_channels(&declared, &anim);
         if moved > 0 {
             return Err(invalid(
                 path,
