@@ -311,24 +311,34 @@ static FRAGMENTS: LazyLock<[Vec<Fragment>; 26]> = LazyLock::new(|| {
 });
 
 /// The role of the first `ROLE_WORDS` entry with a fragment in `joined` (table order
-/// decides, not position), and whether an attachment fragment is in it.
+/// decides, not position), and whether an attachment fragment is in it. An
+/// attachment fragment inside a role fragment is part of that word, no attachment:
+/// `hold` in `shoulder`.
 fn find_fragments(joined: &str) -> (Option<Role>, bool) {
     let bytes = joined.as_bytes();
     let mut first: Option<usize> = None;
-    let mut attachment = false;
+    let mut roles: Vec<(usize, usize)> = Vec::new();
+    let mut attachments: Vec<(usize, usize)> = Vec::new();
     for (i, b) in bytes.iter().enumerate() {
         let Some(candidates) = FRAGMENTS.get(usize::from(b.wrapping_sub(b'a'))) else {
             continue;
         };
         for &(fragment, entry) in candidates {
             if bytes[i..].starts_with(fragment.as_bytes()) {
+                let span = (i, i + fragment.len());
                 match entry {
-                    Some(e) => first = Some(first.map_or(e, |f| f.min(e))),
-                    None => attachment = true,
+                    Some(e) => {
+                        first = Some(first.map_or(e, |f| f.min(e)));
+                        roles.push(span);
+                    }
+                    None => attachments.push(span),
                 }
             }
         }
     }
+    let attachment = attachments
+        .iter()
+        .any(|&(a, b)| !roles.iter().any(|&(s, e)| s <= a && b <= e));
     let role = first.and_then(|e| ROLE_WORDS.get(e)).map(|&(_, role)| role);
     (role, attachment)
 }
@@ -460,6 +470,26 @@ mod tests {
     }
 
     #[test]
+    fn an_attachment_word_inside_a_body_word_names_no_attachment() {
+        // `hold` (the point held items hang from) is in `shoulder`: every rig's
+        // shoulders read as attachments, never part of the body when there is a
+        // choice, nor of the figure's height.
+        for name in [
+            "mixamorig:LeftShoulder",
+            "Shoulder.R",
+            "J_Bip_L_Shoulder",
+            "shoulder_l",
+        ] {
+            let info = NameInfo::parse(name);
+            assert_eq!(info.role, Some(Role::Shoulder), "{name}");
+            assert!(info.preference > -0.25, "{name}: {}", info.preference);
+        }
+        // Beside a body word, the attachment word still counts.
+        assert!(NameInfo::parse("shoulder_hold.L").preference < -0.25);
+        assert!(NameInfo::parse("hand_slot.L").preference < -0.25);
+    }
+
+    #[test]
     fn names_give_roles_and_sides() {
         let cases = [
             (
@@ -501,6 +531,7 @@ mod tests {
             assert_eq!((info.role, info.side), (role, side), "{name}");
         }
         assert!(NameInfo::parse("upper_arm_ik.L").preference < -0.5);
+        assert!(NameInfo::parse("hold.l").preference < -0.5);
         assert!(NameInfo::parse("handslot.l").preference < -0.5);
         assert!(NameInfo::parse("Neck_RIGMESH").preference < -0.5);
         assert!(NameInfo::parse("arme_020").preference < -0.5);
