@@ -1131,6 +1131,31 @@ mod tests {
     }
 
     #[test]
+    fn an_attachment_point_above_a_big_head_is_no_part_of_the_figures_height() {
+        // A chibi (a Blender game rig) whose hips stand at 23% of its head's top,
+        // with a `hat_slot` leaf 0.9 m above it, where the hat sits: the slot is
+        // no part of the figure, whose hips stand over a fifth of it. A joint there
+        // named as a body part still makes the figure taller, and the hips too low.
+        for (name, humanoid) in [("hat_slot", true), ("n_crown", false)] {
+            let chibi = edited(small_table(false, "a_", "b_"), |t| {
+                if let Some(r) = t.iter_mut().find(|r| r.0 == "n_top") {
+                    r.2[1] = 4.4;
+                }
+                t.push((name.to_owned(), Some("n_head".to_owned()), [0.0, 5.3, 0.0]));
+            });
+            match recognize(&chibi) {
+                Recognition::Humanoid(r) => {
+                    assert!(humanoid, "{name}: recognized");
+                    assert_eq!(joint_of(&r, B::Hips), "n_hips");
+                    assert_eq!(joint_of(&r, B::LeftUpperLeg), "a_thigh");
+                    assert_eq!(joint_of(&r, B::Head), "n_head");
+                }
+                Recognition::NotHumanoid(n) => assert!(!humanoid, "{name}: {}", n.reason),
+            }
+        }
+    }
+
+    #[test]
     fn legs_that_end_at_the_knee_are_refused_for_their_missing_feet() {
         // A Blender metarig figure: thigh and shin, nothing below the knee; with a
         // tall head (a hat, a face rig) the hips stand under a quarter of the height

@@ -214,6 +214,9 @@ pub(crate) struct NameInfo {
     pub(crate) nub: bool,
     /// A twist or roll bone (`upperarm_twist_01_l`, `CC_Base_NeckTwist01`).
     pub(super) twist: bool,
+    /// Named for what hangs on the body (`ATTACHMENT_PARTS`, `FRENCH_ATTACHMENTS`):
+    /// a hat's slot, a weapon, hair.
+    pub(super) attachment: bool,
     /// The normalized words, joined by single spaces (to spot `__X` above `X`).
     pub(super) key: String,
 }
@@ -271,6 +274,7 @@ impl NameInfo {
         let (role, attachment) = find_fragments(&joined);
         if attachment || french_attachment {
             info.preference -= 1.0;
+            info.attachment = true;
         }
         info.role = if says_mid {
             Some(Role::Middle)

@@ -25,8 +25,9 @@ pub(super) struct RestJoints<'a> {
     pub(super) low: Vec<f32>,
     pub(super) high: Vec<f32>,
     /// Highest y over each joint's subtree without the end nubs hanging in it (a
-    /// leaf named as a bone's end, and the nubs below such a nub): the figure's own
-    /// height, whatever length a writer gives the nubs.
+    /// leaf named as a bone's end, and the nubs below such a nub) nor the joints
+    /// named as attachments, with what hangs from them: the figure's own height,
+    /// whatever length a writer gives the nubs and wherever it puts a hat's slot.
     pub(super) body_high: Vec<f32>,
     /// Lowest y over each joint's subtree without the end nubs hanging in it: where
     /// a leg ends when its toe nub points anywhere (Blender's leaf bones, written
@@ -79,7 +80,11 @@ impl<'a> RestJoints<'a> {
                 depth[p] = depth[p].max(depth[i] + 1);
                 nub[p] &= nub[i];
                 if !nub[i] {
-                    body_high[p] = body_high[p].max(body_high[i]);
+                    // A point named for what it carries (a `hat_slot` high above a
+                    // big head, a weapon socket) is no part of the figure's height.
+                    if !names[i].attachment {
+                        body_high[p] = body_high[p].max(body_high[i]);
+                    }
                     body_low[p] = body_low[p].min(body_low[i]);
                 }
             }
