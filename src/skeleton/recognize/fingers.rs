@@ -55,8 +55,9 @@ pub(super) struct Digit {
 /// names when every digit has a distinct finger name (a cartoon hand's one or two
 /// fingers so too, when each is a chain of two joints or more); otherwise, from
 /// three digits up, the thumb is the
-/// digit starting nearest the hand (by a clear margin, or always with five digits)
-/// and the others are ordered from the thumb's side (index) away (little).
+/// digit starting nearest the hand (by a clear margin, or always with five digits;
+/// else the one digit named the thumb, if one is) and the others are ordered from
+/// the thumb's side (index) away (little).
 pub(super) fn solve_fingers(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
     let mut digits = name_digits(rig, hand, front);
     for d in digits.iter_mut().filter(|d| d.finger == 0) {
@@ -205,7 +206,18 @@ fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
         .get(1 + (sorted.len() - 1) / 2)
         .copied()
         .unwrap_or(0.0);
-    let thumb = nearest.filter(|&t| digits.len() == 5 || start[t] <= 0.75 * median_other);
+    // Where the starts tell no thumb apart, the one digit named the thumb (a
+    // mitten's `HandThumb` beside `Hand.Index` and `Hand.Fingers`) is it.
+    let named_thumb = {
+        let mut thumbs = (0..digits.len()).filter(|&i| named[i] == Some(0));
+        match (thumbs.next(), thumbs.next()) {
+            (Some(t), None) => Some(t),
+            _ => None,
+        }
+    };
+    let thumb = nearest
+        .filter(|&t| digits.len() == 5 || start[t] <= 0.75 * median_other)
+        .or(named_thumb);
     let fingers: Vec<usize> = (0..digits.len()).filter(|&i| Some(i) != thumb).collect();
     let along = (fingers.iter().map(|&i| rig.pos[digits[i][0]]).sum::<Vec3>()
         / fingers.len().max(1) as f32
@@ -714,6 +726,34 @@ mod tests {
                 (0, "Bip01 R Finger0"),
                 (1, "Bip01 R Finger1"),
                 (2, "Bip01 R Finger2")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_digit_named_the_thumb_is_the_thumb_when_the_starts_tell_none_apart() {
+        // A cartoon mitten (a Blender game rig, the arm out along +X, facing +Z): a
+        // thumb of two joints starting below the palm, a one-joint index and the
+        // other fingers as one, `Hand.Fingers`, which names no finger. The thumb
+        // starts 0.79 of the others' distance from the wrist, no clear margin.
+        let s = skeleton(&[
+            ("Hand.L", None, [0.0, 0.0, 0.0]),
+            ("HandThumb.L", Some("Hand.L"), [-0.059, -0.124, 0.074]),
+            (
+                "HandThumb.L.001",
+                Some("HandThumb.L"),
+                [0.028, -0.16, 0.141],
+            ),
+            ("Hand.Index.L", Some("Hand.L"), [0.178, -0.018, 0.105]),
+            ("Hand.Fingers.L", Some("Hand.L"), [0.178, -0.018, -0.083]),
+        ]);
+        let rig = RestJoints::new(&s);
+        assert_eq!(
+            digits_by_first_joint(&rig),
+            [
+                (0, "HandThumb.L"),
+                (1, "Hand.Index.L"),
+                (2, "Hand.Fingers.L")
             ]
         );
     }
