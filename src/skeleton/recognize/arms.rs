@@ -478,6 +478,34 @@ fn split_palm(rig: &RestJoints, fork: usize) -> Option<Vec<usize>> {
         .then_some(chains)
 }
 
+/// A palm joint past the wrist is shorter than this share of the bone into the wrist.
+const PALM: f32 = 0.6;
+
+/// Heuristic: a hand whose fingers fork from a palm joint past the wrist, the thumb
+/// hanging from the wrist beside it (Maya rigs: `LF_wrist_JNT` with `LF_thumb_a_JNT`
+/// and `LF_hand_JNT`, the four fingers under the latter). The wrist before the fork
+/// has two children: the fork, a bone shorter than `PALM` of the bone into the
+/// wrist, and a chain of two or more joints (no control or attachment) starting no
+/// farther out and reaching no farther than the fingers. The wrist is the hand then,
+/// as VRM's hand is the joint all five digits hang from.
+fn thumb_beside_a_palm(rig: &RestJoints, line: &[usize]) -> bool {
+    let [.., before, wrist, fork] = *line else {
+        return false;
+    };
+    let kids = rig.body_kids(wrist);
+    let [a, b] = kids[..] else {
+        return false;
+    };
+    let thumb = if a == fork { b } else { a };
+    let at = rig.pos[wrist];
+    let palm = at.distance(rig.pos[fork]);
+    palm < PALM * rig.pos[before].distance(at)
+        && rig.depth[thumb] >= 2
+        && !rig.names[thumb].helper
+        && at.distance(rig.pos[thumb]) <= palm
+        && rig.reach(thumb, at) <= rig.reach(fork, at)
+}
+
 /// A leaf past the wrist shorter than this share of the forearm is the hand's far end.
 const HAND_END: f32 = 0.5;
 
@@ -580,7 +608,10 @@ pub(super) fn solve_arm(
     midline: &Midline,
     chest: Vec3,
 ) -> Result<Arm, ArmRefusal> {
-    let (line, hand_fork) = follow_out(rig, root, branch);
+    let (mut line, hand_fork) = follow_out(rig, root, branch);
+    if hand_fork && thumb_beside_a_palm(rig, &line) {
+        line.pop();
+    }
     if let Some(&fork) = line.last().filter(|_| hand_fork)
         && let Some(chains) = split_palm(rig, fork)
     {
@@ -1176,6 +1207,57 @@ mod tests {
         assert_eq!(at(B::LeftLowerArm), Some("mixamorig:LeftForeArm"));
         assert_eq!(at(B::LeftHand), Some("mixamorig:LeftHand"));
         assert_eq!(at(B::RightUpperArm), Some("mixamorig:RightArm"));
+    }
+
+    #[test]
+    fn a_thumb_hanging_from_the_wrist_beside_a_palm_joint_makes_the_wrist_the_hand() {
+        // A Maya rig (FBX2glTF): `LF_wrist_JNT`, then `LF_hand_JNT` 2.2 cm on in the
+        // palm with the four fingers under it (each from a metacarpal joint), and the
+        // thumb hanging from the wrist beside it. The wrist is the hand all five
+        // digits hang from; the palm joint is none.
+        let body = [
+            ("pelvis_JNT", "", [0.0, 0.9, 0.0]),
+            ("spine_a_JNT", "pelvis_JNT", [0.0, 1.05, 0.0]),
+            ("chest_JNT", "spine_a_JNT", [0.0, 1.25, 0.0]),
+            ("neck_JNT", "chest_JNT", [0.0, 1.45, 0.0]),
+            ("head_JNT", "neck_JNT", [0.0, 1.55, 0.0]),
+            ("head_tip_JNT", "head_JNT", [0.0, 1.75, 0.0]),
+        ];
+        let mut limb = vec![
+            ("clavicle_JNT", "chest_JNT", [0.03, 1.38, 0.0]),
+            ("shoulder_JNT", "clavicle_JNT", [0.18, 1.38, 0.0]),
+            ("elbow_JNT", "shoulder_JNT", [0.46, 1.38, 0.0]),
+            ("wrist_JNT", "elbow_JNT", [0.72, 1.38, 0.0]),
+            ("hand_JNT", "wrist_JNT", [0.84, 1.39, -0.02]),
+            ("thumb_a_JNT", "wrist_JNT", [0.79, 1.38, 0.04]),
+            ("thumb_b_JNT", "thumb_a_JNT", [0.87, 1.38, 0.13]),
+            ("thumb_c_JNT", "thumb_b_JNT", [0.94, 1.38, 0.2]),
+            ("thumb_d_JNT", "thumb_c_JNT", [1.0, 1.38, 0.27]),
+            ("upLeg_JNT", "pelvis_JNT", [0.09, 0.88, 0.0]),
+            ("knee_JNT", "upLeg_JNT", [0.09, 0.48, 0.01]),
+            ("ankle_JNT", "knee_JNT", [0.09, 0.08, 0.0]),
+            ("ball_JNT", "ankle_JNT", [0.09, 0.0, 0.12]),
+        ];
+        for (k, finger) in ["idx", "mid", "ring", "lit"].into_iter().enumerate() {
+            let z = 0.05 - 0.035 * k as f32;
+            for (i, x) in [0.86, 0.96, 1.1, 1.19, 1.28].into_iter().enumerate() {
+                let name: &'static str =
+                    format!("{finger}_{}_JNT", ["a", "b", "c", "d", "e"][i]).leak();
+                let parent: &'static str = match i {
+                    0 => "hand_JNT",
+                    _ => format!("{finger}_{}_JNT", ["a", "b", "c", "d", "e"][i - 1]).leak(),
+                };
+                limb.push((name, parent, [x, 1.39, z]));
+            }
+        }
+        let r = super::super::test_support::recognized_with_limbs(&body, ["LF_", "RT_"], &limb);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::LeftLowerArm), Some("LF_elbow_JNT"));
+        assert_eq!(at(B::LeftHand), Some("LF_wrist_JNT"));
+        assert_eq!(at(B::RightHand), Some("RT_wrist_JNT"));
+        assert_eq!(at(B::LeftThumbMetacarpal), Some("LF_thumb_a_JNT"));
+        assert_eq!(at(B::LeftIndexProximal), Some("LF_idx_b_JNT"));
+        assert_eq!(at(B::LeftLittleProximal), Some("LF_lit_b_JNT"));
     }
 
     #[test]
