@@ -865,6 +865,24 @@ fn eval_ik_with_no_clip_measured_says_so_and_fails() {
     }
 }
 
+/// One `.vrma` given alone is refused for what it is, as the folder walk names it,
+/// not as a file of unknown type; a broken one says where it breaks.
+#[test]
+fn eval_ik_of_one_vrma_says_it_has_no_source_rig() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.vrma");
+    bridge_ok(&["convert", "-o", good.to_str().unwrap()]);
+    let out = bridge(&["eval-ik", good.to_str().unwrap(), "--mode", "vr"]);
+    assert_one_line_error(&out, &["good.vrma", "normalized poses with no source rig"]);
+    let bytes = std::fs::read(&good).unwrap();
+    let cut = dir.path().join("cut.vrma");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let out = bridge(&["eval-ik", cut.to_str().unwrap(), "--mode", "vr"]);
+    assert_one_line_error(&out, &["cut.vrma"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("no source rig"), "{stderr}");
+}
+
 /// A `.vrma` is left out of `eval-ik` as normalized poses only when it reads: a
 /// broken one is named as one that does not load, with where it breaks.
 #[test]

@@ -196,9 +196,7 @@ fn run_table(args: &EvalIkArgs) -> CliResult<()> {
             // Read it all the same: a file that is broken says so, not that it is an
             // animation it could not be shown to be.
             let reason = match vrma::load(path, None) {
-                Ok(_) | Err(vrma::VrmaError::NoAnimation { .. }) => {
-                    "a VRM animation: normalized poses with no source rig to measure from".into()
-                }
+                Ok(_) | Err(vrma::VrmaError::NoAnimation { .. }) => VRMA_NOT_MEASURED.into(),
                 Err(e) => format!("does not load: {e}"),
             };
             skip(&mut skipped, label, reason);
@@ -300,9 +298,22 @@ fn settings<T: serde::de::DeserializeOwned + Ranges>(flag: &str, json: &str) -> 
     Ok(value)
 }
 
+/// Why a `.vrma` is measured in no mode.
+const VRMA_NOT_MEASURED: &str =
+    "a VRM animation: normalized poses with no source rig to measure from";
+
 /// One file: the detailed report.
 fn run_one(path: &Path, args: &EvalIkArgs) -> CliResult<()> {
     let label = path.display().to_string();
+    if reads_as_vrma(path) {
+        // As the folder walk says it, not as a file of unknown type; a broken one
+        // says where it breaks.
+        match vrma::load(path, None) {
+            Ok(_) | Err(vrma::VrmaError::NoAnimation { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+        return Err(format!("{label}: {VRMA_NOT_MEASURED}").into());
+    }
     let rig = formats::load_rig(path, &load_options(&args.rig))?;
     let source = map_rig(&label, &rig, explicit_map(args.rig.map.as_deref())?)?;
     let clip = rig
