@@ -188,21 +188,35 @@ impl Report {
                 Err(e) => problems.push(format!("{}: {e}", chosen.source)),
             },
         }
+        // The joint of each bone to list: the resolved map's; or, for a map that does
+        // not resolve (a `.vrma` of the upper body alone lacks required bones), each
+        // joint it names that exists, so that the listing shows what the map says
+        // beside the problem.
+        let listed: Vec<Option<usize>> = ALL
+            .iter()
+            .map(|&bone| match &resolved {
+                Some(m) => m.joint(bone),
+                None => map
+                    .and_then(|c| c.map.bones.get(&bone))
+                    .and_then(|name| skeleton.find(name)),
+            })
+            .collect();
         let mut tree = String::new();
         for (i, joint) in skeleton.joints().iter().enumerate() {
             let depth = depth(skeleton, i);
-            let bone = resolved
-                .as_ref()
-                .and_then(|m| m.bone_of(i))
-                .map(|b| format!("  [{b}]"))
+            let bone = ALL
+                .iter()
+                .zip(&listed)
+                .find(|(_, j)| **j == Some(i))
+                .map(|(b, _)| format!("  [{b}]"))
                 .unwrap_or_default();
             let _ = writeln!(tree, "{}{}{}", "  ".repeat(depth), joint.name, bone);
         }
         let mut map_lines = Vec::new();
         let evidence = map.map(|m| &m.evidence);
-        if let Some(m) = &resolved {
-            for bone in ALL {
-                if let Some(j) = m.joint(bone) {
+        if map.is_some() {
+            for (&bone, joint) in ALL.iter().zip(&listed) {
+                if let Some(j) = *joint {
                     let joint = &skeleton.joints()[j].name;
                     match evidence.and_then(|e| e.get(&bone)) {
                         Some(e) if e.confidence < DOUBTFUL => map_lines.push(format!(
@@ -222,8 +236,9 @@ impl Report {
             }
             let missing: Vec<&str> = ALL
                 .iter()
-                .filter(|b| !m.has(**b) && is_body_bone(**b))
-                .map(|b| b.name())
+                .zip(&listed)
+                .filter(|(b, j)| j.is_none() && is_body_bone(**b))
+                .map(|(b, _)| b.name())
                 .collect();
             if !missing.is_empty() {
                 map_lines.push(format!("(not mapped: {})", missing.join(", ")));
@@ -595,5 +610,27 @@ mod tests {
         let given = Some(ChosenMap::new("my_map.json".to_owned(), map));
         let given = map_rig("avatar.vrm", &rig, given).unwrap_err().to_string();
         assert!(given.starts_with("my_map.json: "), "{given}");
+    }
+
+    #[test]
+    fn a_map_lacking_required_bones_still_lists_the_bones_it_names() {
+        // The problem names the missing feet; the listing and the tree show the 13
+        // bones the map does name, as `convert` and `retarget` read them.
+        let rig = rig_without_mapped_feet();
+        let chosen = choose_map(&rig, None);
+        let report = Report::new("rig.json", &rig, chosen.as_ref());
+        assert!(
+            report
+                .problems
+                .iter()
+                .any(|p| p.contains("required bones `leftFoot`, `rightFoot` are not mapped")),
+            "{:?}",
+            report.problems
+        );
+        let text = report.to_string();
+        assert!(text.contains("(13 bones)"), "{text}");
+        assert!(text.contains("lShin  [leftLowerLeg]"), "{text}");
+        assert!(text.contains("(not mapped: "), "{text}");
+        assert!(text.contains("leftFoot"), "{text}");
     }
 }
