@@ -218,8 +218,8 @@ fn write(
 }
 
 /// Writes each job's file: `output`, or with several jobs a name derived from it
-/// per clip. Every name is checked before any file is written: none may exist
-/// (unless `output.force`) and no two clips may share one.
+/// per clip (`output_paths`). Every name is checked before any file is written:
+/// none may exist (unless `output.force`) and no two clips may share one.
 fn write_jobs(
     label: &str,
     jobs: Vec<ClipToWrite>,
@@ -228,17 +228,8 @@ fn write_jobs(
     bake: Option<&Bake>,
 ) -> CliResult<()> {
     let mut stdout = std::io::stdout().lock();
-    let several = jobs.len() > 1;
-    let paths: Vec<PathBuf> = jobs
-        .iter()
-        .map(|job| {
-            if several {
-                clip_path(output.path, &job.name)
-            } else {
-                output.path.to_owned()
-            }
-        })
-        .collect();
+    let names: Vec<&str> = jobs.iter().map(|job| job.name.as_str()).collect();
+    let paths = output_paths(output.path, &names);
     for (i, path) in paths.iter().enumerate() {
         if let Some(first) = paths[..i].iter().position(|p| p == path) {
             return Err(format!(
@@ -290,6 +281,25 @@ fn write_jobs(
     Ok(())
 }
 
+/// The file of each clip named in `names` (in the file's order): `output` for one;
+/// for several, `clip_path` of each name, and of the name with its index for a
+/// clip whose name an earlier clip's file already took (Blender keeps two
+/// animations named `Idle`: `walk_Idle.vrma`, `walk_Idle_4.vrma`).
+fn output_paths(output: &Path, names: &[&str]) -> Vec<PathBuf> {
+    if names.len() == 1 {
+        return vec![output.to_owned()];
+    }
+    let mut paths: Vec<PathBuf> = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let mut path = clip_path(output, name);
+        if paths.contains(&path) {
+            path = clip_path(output, &format!("{name}_{i}"));
+        }
+        paths.push(path);
+    }
+    paths
+}
+
 /// `walk.vrma` + clip `Idle` -> `walk_Idle.vrma` (clip names made file-safe).
 fn clip_path(output: &Path, clip: &str) -> PathBuf {
     let safe: String = clip
@@ -311,4 +321,26 @@ fn clip_path(output: &Path, clip: &str) -> PathBuf {
         .map(|e| e.to_string_lossy().into_owned())
         .unwrap_or_default();
     output.with_file_name(format!("{stem}_{safe}.{extension}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clips_of_one_name_are_written_to_files_named_with_their_index() {
+        let out = Path::new("takes/walk.vrma");
+        assert_eq!(
+            output_paths(out, &["Idle"]),
+            [PathBuf::from("takes/walk.vrma")]
+        );
+        let names = ["Idle", "Run", "Idle", "Jump/1"];
+        let want = [
+            "takes/walk_Idle.vrma",
+            "takes/walk_Run.vrma",
+            "takes/walk_Idle_2.vrma",
+            "takes/walk_Jump_1.vrma",
+        ];
+        assert_eq!(output_paths(out, &names), want.map(PathBuf::from));
+    }
 }
