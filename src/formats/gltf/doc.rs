@@ -187,22 +187,29 @@ impl<'a> GltfDoc<'a> {
         }
         let mut json_bytes = vec![0u8; usize::try_from(json_length).unwrap_or(0)];
         file.read_exact(&mut json_bytes).map_err(read_err)?;
+        // The chunk after the JSON is checked as `split_glb` checks it, whatever its
+        // kind, so that a file gives one error however it is opened.
         let mut bin_file = None;
         let bin_header_at = 20 + json_length;
-        if bin_header_at + 8 <= length {
+        if bin_header_at < length {
+            if bin_header_at + 8 > length {
+                return Err(bad_header(
+                    "truncated GLB: chunk 1 header is cut off".to_owned(),
+                ));
+            }
             let mut chunk = [0u8; 8];
             file.seek(SeekFrom::Start(bin_header_at))
                 .map_err(read_err)?;
             file.read_exact(&mut chunk).map_err(read_err)?;
             let bin_length =
                 u64::from(u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]));
+            if bin_header_at + 8 + bin_length > length {
+                return Err(bad_header(format!(
+                    "truncated GLB: chunk 1 is {bin_length} bytes, only {} remain",
+                    length - bin_header_at - 8
+                )));
+            }
             if &chunk[4..8] == b"BIN\0" {
-                if bin_header_at + 8 + bin_length > length {
-                    return Err(bad_header(format!(
-                        "truncated GLB: chunk 1 is {bin_length} bytes, only {} remain",
-                        length - bin_header_at - 8
-                    )));
-                }
                 bin_file = Some((file, bin_header_at + 8, bin_length));
             }
         }
@@ -990,5 +997,26 @@ mod tests {
                     .ends_with("the file was re-encoded as UTF-8 text and its binary data is lost"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_json_chunk_length_too_long_gives_one_error_however_the_file_is_opened() {
+        // The JSON chunk's length runs 4 bytes into the binary chunk's header: the
+        // next "chunk" is read from `BIN\0` on, a length far past the file's end.
+        // Read whole or JSON first, the file is refused with the same line.
+        use crate::formats::glb::tests::glb_of_400_bytes;
+        let mut bytes = glb_of_400_bytes();
+        let json_length = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]);
+        bytes[12..16].copy_from_slice(&(json_length + 4).to_le_bytes());
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("long_json.glb");
+        std::fs::write(&path, &bytes).expect("write");
+        let opened = GltfDoc::open(&path).err().expect("refused").to_string();
+        let whole = GltfDoc::from_bytes(&bytes, &path)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert_eq!(opened, whole);
+        assert!(opened.contains("truncated GLB: chunk 1 is"), "{opened}");
     }
 }
