@@ -290,13 +290,19 @@ impl FormatError {
 }
 
 /// Refuses `options.rest_from` for a `source` that is no BVH or glTF file (the
-/// built-in performance when `None`): only those read their rest from another file.
+/// built-in performance when `None`; a `.vrma` is one only as a glTF clip of nodes,
+/// `vrma::is_node_clip`): only those read their rest from another file.
 pub fn check_rest_from(source: Option<&Path>, options: &LoadOptions) -> Result<(), FormatError> {
     let reads_rest = |p: &Path| {
-        p.extension()
+        let ext = p
+            .extension()
             .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase)
-            .is_some_and(|e| matches!(e.as_str(), "bvh" | "gltf" | "glb" | "vrm"))
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("bvh" | "gltf" | "glb" | "vrm") => true,
+            Some("vrma") => vrma::is_node_clip(p),
+            _ => false,
+        }
     };
     match source {
         Some(path) if reads_rest(path) => Ok(()),

@@ -406,8 +406,17 @@ mod tests {
             crate::skeleton::Recognition::Humanoid(_)
         ));
         assert_eq!(rig.clips[0].motion.frame_count(), frames.len());
-        // A `.vrma` with its map is no rig file.
+        // A `.vrma` with its map is no rig file, and takes no rest from another file.
         assert!(crate::formats::load_rig(&good, &options).is_err());
+        let rest_from = crate::formats::LoadOptions {
+            rest_from: Some(unmapped.clone()),
+            ..crate::formats::LoadOptions::default()
+        };
+        assert!(crate::formats::check_rest_from(Some(&unmapped), &rest_from).is_ok());
+        assert!(crate::formats::check_rest_from(Some(&good), &rest_from).is_err());
+        // The node clip takes its own file's rest, as a glTF clip would.
+        let own_rest = crate::formats::load_rig(&unmapped, &rest_from).unwrap();
+        assert_eq!(own_rest.skeleton.len(), rig.skeleton.len());
     }
 
     #[test]
