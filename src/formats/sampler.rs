@@ -477,10 +477,10 @@ fn merge_two(a: &[f32], b: &[f32]) -> Vec<f32> {
 ///
 /// When one channel's keys include every other channel's (all channels share their
 /// times, or constant channels keep only the first and last key, as Blender writes
-/// them), those key times, each moment once (`one_per_moment`): no resampling. Otherwise a uniform grid from
-/// the earliest key to the latest at the rate of the densest channel (the smallest
-/// median key interval), snapped to the nearest `STANDARD_RATES`, plus the latest
-/// key time exactly. When no channel has two distinct keys, every distinct key
+/// them), those key times, each moment once (`one_per_moment`): no resampling.
+/// Otherwise a uniform grid from the earliest key to the latest at the rate of the
+/// densest channel (the smallest median key interval), snapped to the nearest
+/// `STANDARD_RATES`, plus the latest key time exactly. When no channel has two distinct keys, every distinct key
 /// time. Empty `channels` give no frames.
 pub fn frame_times(channels: &[&[f32]], max_frames: usize) -> Result<FrameTimes, TooManyFrames> {
     let too_many = |frames: f64, start: f32, end: f32| TooManyFrames {
