@@ -102,6 +102,13 @@ pub enum GltfError {
     Doc(#[from] DocError),
     #[error("{path}: node {node} is its own ancestor")]
     Cycle { path: PathBuf, node: usize },
+    /// No skin, no humanoid map, and no node hierarchy to read as a skeleton: a
+    /// static model.
+    #[error(
+        "{path}: no skeleton: no skin, no humanoid map, and no node with a parent or a child \
+         among its {nodes} (a static model)"
+    )]
+    NoSkeleton { path: PathBuf, nodes: usize },
     #[error("{path}: {source}")]
     Skeleton {
         path: PathBuf,
@@ -214,11 +221,15 @@ impl Document<'_> {
             // No skin and no humanoid map: the node hierarchy is the skeleton.
             in_joint_set = self.plain_node_joints(&hierarchy);
             let count = in_joint_set.iter().filter(|&&j| j).count();
-            if count > 0 {
-                notes.push(format!(
-                    "no skin and no humanoid map: the skeleton is the node hierarchy ({count} nodes)"
-                ));
+            if count == 0 {
+                return Err(GltfError::NoSkeleton {
+                    path: self.doc.path.to_owned(),
+                    nodes: node_count,
+                });
             }
+            notes.push(format!(
+                "no skin and no humanoid map: the skeleton is the node hierarchy ({count} nodes)"
+            ));
         }
         let order = self.skeleton_order(&hierarchy, &in_joint_set)?;
         let mut position = vec![None; node_count];
@@ -520,7 +531,10 @@ mod tests {
         let doc = json!({"asset": {"version": "2.0"}, "nodes": [{"name": "Mesh"}]});
         assert_eq!(
             error_of(&doc),
-            format!("{PATH}: the skeleton has no joints")
+            format!(
+                "{PATH}: no skeleton: no skin, no humanoid map, and no node with a parent or a \
+                 child among its 1 (a static model)"
+            )
         );
     }
 
