@@ -6,7 +6,8 @@
 //! The units are read from the rest figure's height along +Y (joints and end sites):
 //! 90-260 units is a person in centimetres, 900-2600 one in millimetres, the two
 //! ranges a dropped FBX unit scale leaves. Any other height is metres, as the file says
-//! (a 0.3 m toy or a 3 m giant stays as written). `LoadOptions::units` (`--units`)
+//! (a 0.3 m toy or a 3 m giant stays as written; a figure over 10 m tall too, with
+//! a note saying how tall it is). `LoadOptions::units` (`--units`)
 //! overrides the guess. A VRM model (1.0 or 0.x) and a VRM Animation are metres by
 //! their own specifications and stay as written, whatever their size or `--units`.
 //!
@@ -40,6 +41,11 @@ pub fn in_metres(mut rig: Rig, units: Option<Units>, path: &Path) -> Result<Rig,
                      but an exporter that drops an FBX file's unit scale writes its units); \
                      every length scaled to metres"
                 ));
+            } else if height > PLAIN_METRES {
+                rig.notes.push(format!(
+                    "units: metres, as glTF is, for a figure {height:.2} m tall (no person's \
+                     height in centimetres or millimetres either; --units reads another unit)"
+                ));
             }
             units
         }
@@ -50,6 +56,12 @@ pub fn in_metres(mut rig: Rig, units: Option<Units>, path: &Path) -> Result<Rig,
     })?;
     Ok(rig)
 }
+
+/// The tallest figure in metres that needs no word. A taller one (a file in
+/// decimetres or inches, or exported at ten times its size) is read as written too,
+/// with a note saying how tall that makes it. Small figures get none: a hand alone,
+/// a toy or a prop is small in metres.
+const PLAIN_METRES: f32 = 10.0;
 
 /// Centimetres for a figure 90-260 units tall, millimetres for one 900-2600 units
 /// tall, metres otherwise.
@@ -230,6 +242,23 @@ mod tests {
             assert_near(rest, HIPS * size, &what);
             assert_near(stepped, STEP * size, &what);
         }
+    }
+
+    #[test]
+    fn a_figure_over_ten_metres_tall_is_read_as_metres_with_a_note() {
+        // 18.2 m tall: no unit band fits.
+        let rig = load(&figure(12.0, 1.0), "figure.glb", None);
+        let notes = unit_notes(&rig);
+        let want = "units: metres, as glTF is, for a figure 18.24 m tall";
+        assert!(notes.len() == 1 && notes[0].starts_with(want), "{notes:?}");
+        assert_eq!(rig.units, Units::Metres);
+        assert_near(hips(&rig).0, HIPS * 12.0, "as written");
+        // 0.15 m tall (a hand's size): no note.
+        let rig = load(&figure(0.1, 1.0), "figure.glb", None);
+        assert_eq!(unit_notes(&rig), Vec::<&str>::new());
+        // Asked for metres: no note.
+        let rig = load(&figure(12.0, 1.0), "figure.glb", Some(Units::Metres));
+        assert_eq!(unit_notes(&rig), Vec::<&str>::new());
     }
 
     #[test]
