@@ -13,9 +13,11 @@
 //! node turned to Y-up does not lean and turn with the hips of a saved frame.
 //! A root joint whose identity matrix disagrees in scale with its bound joints'
 //! (Sketchfab's `GLTF_created_0_rootJoint`, binding no vertex) does not carry: the
-//! first bound joint does (`bound_anchor_for_unbound_root`). A joint below a bound one
+//! first bound joint does, the first whose matrix is no identity in any scale
+//! (`bound_anchor_for_unbound_root`). A joint below a bound one
 //! whose matrix puts it at the mesh origin (an identity, scaled or turned: it binds no
-//! vertex) hangs from its parent as its node does (`drop_unbound_identities`).
+//! vertex), or where the skin's root joint binds, hangs from its parent as its node
+//! does (`drop_unbound_identities`).
 //! Several skins over one armature (a mesh per body part) are carried into one frame
 //! through the joints they share, so the armature gets one rest whichever skin binds
 //! which joint.
@@ -171,7 +173,9 @@ impl Document<'_> {
             }
             let raw = drop_unbound_identities(raw, skeleton);
             if !raw.dropped.is_empty() {
-                let identities = if raw.turned > 0 {
+                let identities = if raw.at_root > 0 {
+                    "inverse bind matrices that put them where the skin's root joint binds"
+                } else if raw.turned > 0 {
                     "inverse bind matrices that turn them at the mesh origin"
                 } else if raw.scaled > 0 {
                     "identity inverse bind matrices in a uniform scale"
@@ -388,24 +392,34 @@ fn carry_scale(carry: DAffine3) -> f64 {
     carry.matrix3.determinant().abs().cbrt()
 }
 
-/// The first bound joint (skeleton order, non-identity inverse bind matrix) with its
-/// matrix and node world, when the skin's root joint has the identity and carrying
-/// the bind pose through it (`root_carry`) scales the skin otherwise than carrying
-/// it through that bound joint, by more than `CARRY_SCALE_MISMATCH`, or turns it
-/// onto other axes while the bound joint's carry is a change of frame and nothing
-/// else (its node not posed off its bind at all). Sketchfab's FBX conversions write
-/// the identity for `GLTF_created_0_rootJoint` or `_rootJoint`, which binds no vertex
-/// and hangs under the armature node with that node's scale (0.01) or its quarter
-/// turn (Z-up to Y-up): through it the whole bind pose would shrink to a point, or
-/// lie on its back. A bound joint's matrix pairs with its node; an unscaled pose
-/// cannot change a carry's scale, and a posed joint's carry is off the axes, so the
-/// two agree whenever the root's identity is a true bind.
+/// The first bound joint (skeleton order, an inverse bind matrix that is no identity
+/// in any scale) with its matrix and node world, when the skin's root joint has the
+/// identity and carrying the bind pose through it (`root_carry`) scales the skin
+/// otherwise than carrying it through that bound joint, by more than
+/// `CARRY_SCALE_MISMATCH`, or turns it onto other axes while the bound joint's carry
+/// is a change of frame and nothing else (its node not posed off its bind at all).
+/// Sketchfab's FBX conversions write the identity for `GLTF_created_0_rootJoint` or
+/// `_rootJoint`, which binds no vertex and hangs under the armature node with that
+/// node's scale (0.01) or its quarter turn (Z-up to Y-up): through it the whole bind
+/// pose would shrink to a point, or lie on its back. A joint below it whose matrix is
+/// the identity scaled (the armature's inverse scale of 100 on a 3ds Max biped's
+/// `Bip01`) binds no vertex either, and carried through it the bind pose would grow
+/// a hundredfold. A bound joint's matrix pairs with its node; an unscaled pose cannot
+/// change a carry's scale, and a posed joint's carry is off the axes, so the two agree
+/// whenever the root's identity is a true bind.
 fn bound_anchor_for_unbound_root(
     skeleton: &SkeletonNodes,
     raw: &[JointBind],
     root_carry: DAffine3,
 ) -> Option<(usize, DAffine3, DAffine3)> {
     let is_identity = |ibm: &DAffine3| ibm.abs_diff_eq(DAffine3::IDENTITY, 1e-6);
+    let tolerance = origin_tolerance(raw);
+    let binds_nothing = |ibm: &DAffine3| {
+        matches!(
+            at_origin(ibm, tolerance),
+            Some(AtOrigin::Identity | AtOrigin::Scaled)
+        )
+    };
     let in_order = |node: &usize| skeleton.position[*node];
     let root = raw.iter().min_by_key(|(node, ..)| in_order(node))?;
     if !is_identity(&root.1) {
@@ -413,7 +427,7 @@ fn bound_anchor_for_unbound_root(
     }
     let &(node, ibm, _) = raw
         .iter()
-        .filter(|(node, ibm, _)| !is_identity(ibm) && in_order(node).is_some())
+        .filter(|(node, ibm, _)| !binds_nothing(ibm) && in_order(node).is_some())
         .min_by_key(|(node, ..)| in_order(node))?;
     let world = skeleton.world_of(node, &HashMap::new())?;
     let (root_scale, bound_scale) = (carry_scale(root_carry), carry_scale(world * ibm));
@@ -535,6 +549,8 @@ struct KeptBinds {
     dropped: Vec<JointBind>,
     scaled: usize,
     turned: usize,
+    /// Of those, how many were put where the skin's root joint binds.
+    at_root: usize,
 }
 
 /// How an inverse bind matrix that puts its joint at the mesh frame's origin does so.
@@ -562,12 +578,10 @@ fn at_origin(ibm: &DAffine3, tolerance: f64) -> Option<AtOrigin> {
     if !s.is_finite() || s <= 0.0 || ibm.translation.length() > tolerance * s.max(1.0) {
         return None;
     }
-    let turn = m * (1.0 / s);
-    let orthonormal =
-        (turn.transpose() * turn).abs_diff_eq(glam::DMat3::IDENTITY, MATRIX_TOLERANCE);
-    if !orthonormal {
+    if !uniform_turn(m) {
         return None;
     }
+    let turn = m * (1.0 / s);
     Some(
         if !turn.abs_diff_eq(glam::DMat3::IDENTITY, MATRIX_TOLERANCE) {
             AtOrigin::Turned
@@ -579,6 +593,17 @@ fn at_origin(ibm: &DAffine3, tolerance: f64) -> Option<AtOrigin> {
     )
 }
 
+/// Whether a matrix's 3×3 part is a uniform positive scale times a turn (no shear,
+/// no mirror), within `MATRIX_TOLERANCE` per element.
+fn uniform_turn(m: glam::DMat3) -> bool {
+    let s = m.determinant().cbrt();
+    if !s.is_finite() || s <= 0.0 {
+        return false;
+    }
+    let turn = m * (1.0 / s);
+    (turn.transpose() * turn).abs_diff_eq(glam::DMat3::IDENTITY, MATRIX_TOLERANCE)
+}
+
 /// Drops the joints whose inverse bind matrix puts them at the mesh frame's origin
 /// (the identity, in any scale and on any axes) below a joint of the same skin whose
 /// does not. Exporters write the identity for a joint that binds no vertex
@@ -587,49 +612,61 @@ fn at_origin(ibm: &DAffine3, tolerance: f64) -> Option<AtOrigin> {
 /// end nubs and IK targets), or a turn with no offset (the armature's Z-up axes, or
 /// the joint's own, for end nubs); any of these would put the joint at the mesh
 /// frame's origin however far its parent is, and its chain would end on the floor;
-/// such a joint rests where its node hangs from its parent's bind pose. A turned
-/// matrix above it still counts as bound (a root bone may rest at the origin). "At the
-/// origin" allows `POSED_DISTANCE_FRACTION` of the skin's bind extent, as the
-/// matrices are written in floats. Matrices at the origin from the root down (root
-/// joints at the mesh's origin) stay: nothing bound is above them.
+/// such a joint rests where its node hangs from its parent's bind pose. So does one
+/// whose matrix, a uniform scale and a turn with no shear, puts it where the skin's
+/// root joint binds (Sketchfab's conversions of Mixamo rigs copy the root's matrix,
+/// scaled, for the joints that bind no vertex: a glove's fingers would all sit at the
+/// hips). A turned matrix above it still counts as bound (a root bone may rest at the
+/// origin). "At" allows `POSED_DISTANCE_FRACTION` of the skin's bind extent, as the
+/// matrices are written in floats. Matrices at the origin or the root's place from
+/// the root down (root joints at the mesh's origin, hips on a root node) stay:
+/// nothing bound is above them.
 fn drop_unbound_identities(raw: Vec<JointBind>, skeleton: &SkeletonNodes) -> KeptBinds {
-    let (low, high) = raw.iter().fold(
-        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
-        |(low, high), (_, _, bind)| (low.min(bind.translation), high.max(bind.translation)),
-    );
-    let extent = (high - low).length();
-    let tolerance = if extent.is_finite() {
-        POSED_DISTANCE_FRACTION * extent
-    } else {
-        0.0
-    };
+    let tolerance = origin_tolerance(&raw);
     let kind = |ibm: &DAffine3| at_origin(ibm, tolerance);
+    // Where the skin's root joint binds: a placeholder matrix may copy the root's
+    // place in another scale (Sketchfab's conversions of Mixamo rigs).
+    let in_order = |node: &usize| skeleton.position[*node];
+    let root_place = raw
+        .iter()
+        .min_by_key(|(node, ..)| in_order(node))
+        .map(|(_, _, bind)| bind.translation);
+    let at_root =
+        |bind: &DAffine3| root_place.is_some_and(|at| bind.translation.distance(at) <= tolerance);
     // A turn at the origin may be a true bind (a root bone at the origin): it counts
-    // as bound for the joints below it.
+    // as bound for the joints below it. A joint at the root's place is no bound one
+    // for the placeholders copying that place.
     let bound: HashSet<usize> = raw
         .iter()
         .filter(|(_, ibm, _)| kind(ibm).is_none_or(|k| k == AtOrigin::Turned))
         .map(|&(node, ..)| node)
         .collect();
-    let below_bound = |node: usize| {
+    let apart: HashSet<usize> = raw
+        .iter()
+        .filter(|(node, _, bind)| bound.contains(node) && !at_root(bind))
+        .map(|&(node, ..)| node)
+        .collect();
+    let below = |set: &HashSet<usize>, node: usize| {
         let mut at = skeleton.position[node].and_then(|k| skeleton.parents[k]);
         while let Some(p) = at {
-            if bound.contains(&skeleton.order[p]) {
+            if set.contains(&skeleton.order[p]) {
                 return true;
             }
             at = skeleton.parents[p];
         }
         false
     };
-    let (mut scaled, mut turned) = (0, 0);
-    let (kept, dropped): (Vec<_>, Vec<_>) = raw.into_iter().partition(|(node, ibm, _)| {
-        let Some(kind) = kind(ibm).filter(|_| below_bound(*node)) else {
-            return true;
-        };
-        match kind {
-            AtOrigin::Scaled => scaled += 1,
-            AtOrigin::Turned => turned += 1,
-            AtOrigin::Identity => {}
+    let (mut scaled, mut turned, mut at_root_place) = (0, 0, 0);
+    let (kept, dropped): (Vec<_>, Vec<_>) = raw.into_iter().partition(|&(node, ibm, bind)| {
+        match kind(&ibm) {
+            Some(_) if !below(&bound, node) => return true,
+            Some(AtOrigin::Scaled) => scaled += 1,
+            Some(AtOrigin::Turned) => turned += 1,
+            Some(AtOrigin::Identity) => {}
+            None if at_root(&bind) && uniform_turn(ibm.matrix3) && below(&apart, node) => {
+                at_root_place += 1
+            }
+            None => return true,
         }
         false
     });
@@ -638,6 +675,22 @@ fn drop_unbound_identities(raw: Vec<JointBind>, skeleton: &SkeletonNodes) -> Kep
         dropped,
         scaled,
         turned,
+        at_root: at_root_place,
+    }
+}
+
+/// How far from the mesh frame's origin a bind may be and still be at it:
+/// `POSED_DISTANCE_FRACTION` of the skin's bind extent (the matrices are floats).
+fn origin_tolerance(raw: &[JointBind]) -> f64 {
+    let (low, high) = raw.iter().fold(
+        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+        |(low, high), (_, _, bind)| (low.min(bind.translation), high.max(bind.translation)),
+    );
+    let extent = (high - low).length();
+    if extent.is_finite() {
+        POSED_DISTANCE_FRACTION * extent
+    } else {
+        0.0
     }
 }
 
@@ -878,6 +931,20 @@ mod tests {
     }
 
     #[test]
+    fn a_matrix_at_the_root_joints_bind_below_a_bound_joint_hangs_from_its_parent() {
+        // As above, but the unbound forearm's matrix puts it where the skin's root
+        // joint (the hips) binds, in another scale: Sketchfab's conversions of Mixamo
+        // rigs write so for fingers and end nubs (61 joints of a cartoon's gloves).
+        // Taken as a bind pose the hands' fingers would all sit at the hips.
+        let bind = t_pose_bind_worlds();
+        let at_hips = Mat4::from_scale(Vec3::splat(1.34)) * bind[0].inverse();
+        assert_unbound_forearm_hangs_from_the_arm(
+            at_hips,
+            "inverse bind matrices that put them where the skin's root joint binds",
+        );
+    }
+
+    #[test]
     fn a_turned_inverse_bind_matrix_at_the_origin_below_a_bound_joint_hangs_from_its_parent() {
         // As above, but the unbound forearm's matrix is a turn with no offset (a
         // quarter turn about X, the armature's Z-up axes, or about Y and Z, the
@@ -1086,7 +1153,23 @@ mod tests {
             Quat::from_rotation_x(quarter),
             Vec3::new(0.0, 0.0, 1.0),
         );
-        assert_bind_pose_under_unbound_root(biped, ["Model", "Bip01_1", "GLTF_created_0"]);
+        assert_bind_pose_under_unbound_root(biped, ["Model", "Bip01_1", "GLTF_created_0"], None);
+    }
+
+    #[test]
+    fn a_scaled_identity_below_an_unbound_root_joint_does_not_carry_the_bind_pose() {
+        // Sketchfab's conversion of a 3ds Max biped: the armature scaled 100, the
+        // skin's root joint with the identity, then `Bip01` (binding no vertex) with
+        // the identity scaled 100, then the hips. Carried through `Bip01` the bind
+        // pose would grow a hundredfold over the armature's scale.
+        let quarter = std::f32::consts::FRAC_PI_2;
+        let armature = Mat4::from_scale_rotation_translation(
+            Vec3::splat(100.0),
+            Quat::from_rotation_x(quarter),
+            Vec3::ZERO,
+        );
+        let names = ["Sketchfab_model", "goku_skeleton", "Object_5"];
+        assert_bind_pose_under_unbound_root(armature, names, Some(100.0));
     }
 
     #[test]
@@ -1098,24 +1181,29 @@ mod tests {
         // hips' node pairs with its matrix exactly (not posed); the arm is posed down.
         // Carried through the root joint the bind pose would lie on its back.
         let armature = Mat4::from_quat(Quat::from_rotation_x(std::f32::consts::FRAC_PI_2));
-        assert_bind_pose_under_unbound_root(armature, ["Sketchfab_model", "Armature", "Object_6"]);
+        let names = ["Sketchfab_model", "Armature", "Object_6"];
+        assert_bind_pose_under_unbound_root(armature, names, None);
     }
 
     /// A skin whose root joint `_rootJoint` binds no vertex (an identity inverse
     /// bind matrix) under `names[0]` (turned Z-up to Y-up), `names[1]` (holding
     /// `armature`) and a group `names[2]`; the hips' node pairs with its matrix, the
-    /// arm is posed down. The bind pose comes out as the matrices hold it, upright,
-    /// with the note that it was carried through the first bound joint.
-    fn assert_bind_pose_under_unbound_root(armature: Mat4, names: [&str; 3]) {
+    /// arm is posed down; with `scaled`, a joint `Bip01` between `_rootJoint` and the
+    /// hips has the identity in that scale (it binds no vertex). The bind pose comes
+    /// out as the matrices hold it, upright, with the note that it was carried through
+    /// the first bound joint.
+    fn assert_bind_pose_under_unbound_root(armature: Mat4, names: [&str; 3], scaled: Option<f32>) {
         let quarter = std::f32::consts::FRAC_PI_2;
         let model = Mat4::from_quat(Quat::from_rotation_x(-quarter));
         let root_world = model * armature;
         let bind = t_pose_bind_worlds();
         let hips_local = root_world.inverse() * bind[0];
+        let extra = usize::from(scaled.is_some());
         let mut body = arm_posed_down();
         let body = body.as_array_mut().unwrap();
-        body[0] = json!({"name": "Hips", "matrix": hips_local.to_cols_array(), "children": [5]});
-        body[1]["children"] = json!([6]);
+        body[0] = json!({"name": "Hips", "matrix": hips_local.to_cols_array(),
+            "children": [5 + extra]});
+        body[1]["children"] = json!([6 + extra]);
         let mut nodes = vec![
             json!({"name": names[0], "rotation": Quat::from_rotation_x(-quarter).to_array(),
                 "children": [1]}),
@@ -1123,10 +1211,15 @@ mod tests {
             json!({"name": names[2], "children": [3]}),
             json!({"name": "_rootJoint", "children": [4]}),
         ];
-        nodes.extend(body.iter().cloned());
         let mut inverse = vec![Mat4::IDENTITY];
+        if let Some(scale) = scaled {
+            nodes.push(json!({"name": "Bip01", "children": [5]}));
+            inverse.push(Mat4::from_scale(Vec3::splat(scale)));
+        }
+        nodes.extend(body.iter().cloned());
         inverse.extend(bind.map(|world| (model.inverse() * world).inverse()));
-        let rig = parse_doc(&skinned(json!(nodes), &[3, 4, 5, 6], &inverse)).unwrap();
+        let joints: Vec<usize> = (3..nodes.len()).collect();
+        let rig = parse_doc(&skinned(json!(nodes), &joints, &inverse)).unwrap();
         assert!(
             rig.notes
                 .iter()
