@@ -445,37 +445,58 @@ fn follow_out(rig: &RestJoints, root: usize, branch: usize) -> (Vec<usize>, bool
 /// long. It is still a fork of three or more chains of two or more joints (fingers,
 /// or palm bones with fingers under them) reaching no farther than the wrist is out
 /// from the branch, the third longest at least half as far as the longest (fingers
-/// are alike). An elbow forks into the forearm and short twist or corrective chains.
+/// are alike), unless the names put the wrist at the fork (`names_say_wrist`: one
+/// finger of a cartoon's glove stretched out twice as far as the others). An elbow
+/// forks into the forearm and short twist or corrective chains.
 fn is_finger_fork(rig: &RestJoints, kids: &[usize], fork_reach: f32, out: f32) -> bool {
-    let from = kids.first().and_then(|&c| rig.skeleton.parent(c));
-    let Some(from) = from.map(|p| rig.pos[p]) else {
+    let Some(fork) = kids.first().and_then(|&c| rig.skeleton.parent(c)) else {
         return false;
     };
+    let from = rig.pos[fork];
     let mut reaches: Vec<f32> = kids
         .iter()
         .filter(|&&c| rig.depth[c] >= 2)
         .map(|&c| rig.reach(c, from))
         .collect();
     reaches.sort_by(|a, b| b.total_cmp(a));
-    reaches.len() >= 3 && fork_reach <= out && reaches[2] >= 0.5 * reaches[0]
+    let alike = || reaches[2] >= 0.5 * reaches[0];
+    reaches.len() >= 3 && fork_reach <= out && (names_say_wrist(rig, fork) || alike())
 }
 
 /// Heuristic: a hand split per finger (Quaternius' mechs and astronauts): at the
 /// fork, two or more chains start together, each from its own joint, farther from
 /// the forking joint than half the bone into it: the forking joint is the elbow,
 /// the chains' start the wrist, and no joint is the hand. A hand's fingers start at
-/// the hand joint or spread over the palm. The chains, when split so.
+/// the hand joint or spread over the palm. The chains, when split so. A fork the names
+/// call the hand under a joint they call the forearm is the wrist: its chains start
+/// at the knuckles of a palm as long as the forearm (a cartoon's glove, Mixamo's
+/// `LeftHand` over `LeftForeArm`).
 fn split_palm(rig: &RestJoints, fork: usize) -> Option<Vec<usize>> {
+    let parent = rig.skeleton.parent(fork)?;
+    if names_say_wrist(rig, fork) {
+        return None;
+    }
     let chains: Vec<usize> = rig
         .body_kids(fork)
         .into_iter()
         .filter(|&c| !rig.kids[c].is_empty())
         .collect();
     let (&first, rest) = chains.split_first()?;
-    let into = rig.pos[rig.skeleton.parent(fork)?].distance(rig.pos[fork]);
+    let into = rig.pos[parent].distance(rig.pos[fork]);
     let away = rig.pos[first].distance(rig.pos[fork]);
     (!rest.is_empty() && away > 0.5 * into && rest.iter().all(|&c| rig.coincident(c, first)))
         .then_some(chains)
+}
+
+/// Whether the names call `joint` the hand and its parent the forearm (neither a
+/// helper): they put the wrist there.
+fn names_say_wrist(rig: &RestJoints, joint: usize) -> bool {
+    let named = |j: usize, role: Role| rig.names[j].role == Some(role) && !rig.names[j].helper;
+    named(joint, Role::Hand)
+        && rig
+            .skeleton
+            .parent(joint)
+            .is_some_and(|p| named(p, Role::LowerArm))
 }
 
 /// A palm joint past the wrist is shorter than this share of the bone into the wrist.
@@ -1096,6 +1117,53 @@ mod tests {
         assert_eq!(at(B::LeftLowerArm), Some("Character1_LeftForeArm"));
         assert_eq!(at(B::LeftHand), Some("Character1_LeftHand"));
         assert_eq!(at(B::RightHand), Some("Character1_RightHand"));
+    }
+
+    #[test]
+    fn fingers_starting_together_a_forearm_past_a_named_hand_are_its_fingers() {
+        // A cartoon's glove on a Mixamo rig (Sketchfab's conversion of Knuckles):
+        // past `ForeArm`, `Hand` forks into chains each starting from its own joint
+        // where the knuckles are, a palm as long as the forearm past the wrist, and one
+        // finger stretched out twice as far as the third longest. The names put the
+        // wrist at the fork: the fork is the hand, not an elbow.
+        let body = [
+            ("Hips", "", [0.0, 1.0, 0.0]),
+            ("Spine", "Hips", [0.0, 1.15, 0.0]),
+            ("Chest", "Spine", [0.0, 1.35, 0.0]),
+            ("Neck", "Chest", [0.0, 1.5, 0.0]),
+            ("Head", "Neck", [0.0, 1.6, 0.0]),
+            ("HeadTop", "Head", [0.0, 1.8, 0.0]),
+        ];
+        let mut limb = vec![
+            ("Shoulder", "Chest", [0.05, 1.45, 0.0]),
+            ("Arm", "Shoulder", [0.18, 1.45, 0.0]),
+            ("ForeArm", "Arm", [0.44, 1.45, 0.0]),
+            ("Hand", "ForeArm", [0.68, 1.45, 0.0]),
+            ("UpLeg", "Hips", [0.1, 0.95, 0.0]),
+            ("Leg", "UpLeg", [0.1, 0.5, 0.0]),
+            ("Foot", "Leg", [0.1, 0.08, 0.0]),
+            ("ToeBase", "Foot", [0.1, 0.0, 0.12]),
+        ];
+        for (root, mid, tip, reach, z) in [
+            ("Hand.001", "Hand.010", "Hand.011", 0.65f32, 0.0f32),
+            ("Hand.002", "Hand.003", "Hand.004", 0.3, 0.04),
+            ("Hand.005", "Hand.007", "Hand.009", 0.28, -0.02),
+            ("Hand.006", "Hand.016", "Hand.017", 0.26, -0.04),
+        ] {
+            limb.push((root, "Hand", [0.92, 1.45, 0.0]));
+            limb.push((mid, root, [0.68 + 0.5 * (0.24 + reach), 1.45, z]));
+            limb.push((tip, mid, [0.68 + reach, 1.45, z]));
+        }
+        let s = with_limbs(&body, ["Left", "Right"], &limb);
+        let r = match recognize(&s) {
+            Recognition::Humanoid(r) => r,
+            Recognition::NotHumanoid(n) => panic!("{}", n.reason),
+        };
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::LeftUpperArm), Some("LeftArm"));
+        assert_eq!(at(B::LeftLowerArm), Some("LeftForeArm"));
+        assert_eq!(at(B::LeftHand), Some("LeftHand"));
+        assert_eq!(at(B::RightHand), Some("RightHand"));
     }
 
     #[test]
