@@ -289,10 +289,13 @@ fn handless_arms(
 /// joint itself. Some game rigs (toys, robots, IK/FK control rigs) have one root joint
 /// at the pelvis carrying the legs, the head and both arms, with no joint between the
 /// hips and the arms; VRM requires a spine there. Two children of the hips other than
-/// the body and the legs, two or more joints deep, starting a quarter of the hips'
-/// height or more above them and reaching out to either side (at least 1.4 hip
-/// half-widths `half` from the midline, crossing it by less than half of one), are
-/// named.
+/// the legs, two or more joints deep, starting a quarter of the hips' height or more
+/// above them and reaching out to either side (at least 1.4 hip half-widths `half`
+/// from the midline, crossing it by less than half of one), are named. The body (the
+/// child reaching highest) is one of them when the arms reach higher than anything
+/// else on the hips (a robot with no torso joint, a head bone no higher than the
+/// shoulders): a body carrying both arms crosses the midline by far more, so it never
+/// passes for one arm.
 fn arms_on_the_hips(
     rig: &RestJoints,
     pelvis: &Pelvis,
@@ -301,7 +304,6 @@ fn arms_on_the_hips(
 ) -> Option<String> {
     let hips = pelvis.hips;
     let skip = [
-        Some(pelvis.spine_root),
         pelvis.leg_branch,
         Some(pelvis.legs[0]),
         Some(pelvis.legs[1]),
@@ -328,13 +330,21 @@ fn arms_on_the_hips(
     let [Some((_, a)), Some((_, b))] = sides else {
         return None;
     };
+    let beside = match [a, b].contains(&pelvis.spine_root) {
+        true => "reaching higher than any other joint on the hips, with no joint between the \
+                 hips and the arms"
+            .to_owned(),
+        false => format!(
+            "beside the body `{}`, with no joint between the hips and the arms",
+            rig.name(pelvis.spine_root)
+        ),
+    };
     Some(format!(
-        "no spine: the arms `{}` and `{}` hang from the hips `{}` itself, beside the body `{}`, \
-         with no joint between the hips and the arms, so no VRM map has the required spine",
+        "no spine: the arms `{}` and `{}` hang from the hips `{}` itself, {beside}, so no VRM \
+         map has the required spine",
         rig.name(a),
         rig.name(b),
         rig.name(hips),
-        rig.name(pelvis.spine_root)
     ))
 }
 

@@ -1452,6 +1452,36 @@ mod tests {
     }
 
     #[test]
+    fn arms_that_are_all_above_the_hips_are_refused_for_the_spine_not_the_arms() {
+        // A toy robot: one body joint at the pelvis carries two-joint legs and two
+        // two-joint arms, and nothing else (no torso joint, no head). The arms reach
+        // highest, so one of them is taken for the body; the reason is the missing
+        // spine, not missing arms.
+        for turned in [false, true] {
+            let s = edited(small_table(turned, "L_", "R_"), |t| {
+                t.retain(|r| !["n_spine", "n_chest", "n_neck", "n_head", "n_top"].contains(&&*r.0));
+                reparent(t, "L_arm", "n_hips");
+                reparent(t, "R_arm", "n_hips");
+            });
+            let Recognition::NotHumanoid(n) = recognize(&s) else {
+                panic!("recognized")
+            };
+            assert!(n.reason.contains("no spine"), "{}", n.reason);
+            assert!(
+                n.reason.contains("no joint between the hips and the arms"),
+                "{}",
+                n.reason
+            );
+            assert!(!n.reason.contains("no arms"), "{}", n.reason);
+            assert!(
+                n.reason.contains("`L_arm`") && n.reason.contains("`R_arm`"),
+                "{}",
+                n.reason
+            );
+        }
+    }
+
+    #[test]
     fn a_stylized_hand_longer_than_the_forearm_is_still_the_hand() {
         // A cartoon Rigify character: twist halves on both arm bones, palm bones under
         // the hand and fingers reaching 0.5 past the wrist (the forearm is 0.25 long,
