@@ -4,7 +4,10 @@
 //! others', else on a uniform grid at a standard rate. Rotation and translation
 //! channels on skeleton joints are read, and those on a copy of the skeleton read
 //! onto it by name (`armature_copy`);
-//! scale and morph-weight channels and channels on other nodes are ignored (noted).
+//! scale and morph-weight channels and channels on other nodes are ignored (noted),
+//! except that frames on which joints' scale keys shrink the whole figure to nothing
+//! (hidden in a glTF player, a spawn's first frame) hold the nearest frame the figure
+//! shows on (`hidden_frames`).
 //! Keys in a meshopt-compressed buffer view are decoded (`meshopt`). An unanimated
 //! joint holds its node TRS, as in a glTF player (see `read_clips`). A clip starts
 //! at its first key: a take cut from a longer timeline (an FBX file's takes laid one
@@ -37,6 +40,9 @@ const ROTATIONS: AccessorSpec = AccessorSpec {
     type_: Type::Vec4,
     normalized_integers: true,
 };
+
+/// A skeleton node's scale keys, by node index.
+type ScaleKeys = (usize, Keyframes<Vec3>);
 
 /// One animated property of one joint, keyed.
 enum Track {
@@ -129,7 +135,7 @@ impl Document<'_> {
         let max_frames = MAX_CLIP_SAMPLES / node_rest.len().max(1);
         let mut ignored = IgnoredChannels::default();
         let (mut resampled, mut skipped, mut late) = (Vec::new(), Vec::new(), Vec::new());
-        let mut on_copies = Vec::new();
+        let (mut on_copies, mut hidden_in) = (Vec::new(), Vec::new());
         let mut clips = Vec::with_capacity(self.doc.root.animations.len());
         for a in 0..self.doc.root.animations.len() {
             let name = self.doc.root.animations[a]
@@ -142,7 +148,7 @@ impl Document<'_> {
                 on_copies.push(format!("`{name}`"));
             }
             let position = copied.as_deref().unwrap_or(position);
-            let tracks = self.read_tracks(a, position, &mut ignored, notes)?;
+            let (tracks, scales) = self.read_tracks(a, position, &mut ignored, notes)?;
             if tracks.is_empty() {
                 skipped.push(format!("`{name}`"));
                 continue;
@@ -168,7 +174,17 @@ impl Document<'_> {
             {
                 late.push(format!("`{name}` at {start:.3} s"));
             }
-            let motion = sample_motion(&tracks, frames.times, &node_rotations, &node_translations);
+            let hidden = hidden_frames(&scales, &frames.times, position, parent);
+            if hidden.contains(&true) && hidden.contains(&false) {
+                hidden_in.push(format!("`{name}` (frames {})", frame_ranges(&hidden)));
+            }
+            let motion = sample_motion(
+                &tracks,
+                frames.times,
+                &node_rotations,
+                &node_translations,
+                &hidden,
+            );
             clips.push(Clip { name, motion });
         }
         if !resampled.is_empty() {
@@ -187,6 +203,12 @@ impl Document<'_> {
             notes.push(format!(
                 "animations keyed on a copy of the skeleton (its joints' names under another armature) read onto the skeleton by name: {}",
                 on_copies.join(", ")
+            ));
+        }
+        if !hidden_in.is_empty() {
+            notes.push(format!(
+                "animations whose scale keys shrink the whole figure to nothing on some frames (a glTF player shows nothing there; the joints' keys on them are no pose) hold the nearest frame the figure shows on: {}",
+                hidden_in.join(", ")
             ));
         }
         if !skipped.is_empty() {
@@ -225,19 +247,21 @@ impl Document<'_> {
     }
 
     /// The rotation and translation channels of animation `a` on skeleton joints,
-    /// read and checked; other channels are counted in `ignored`.
+    /// read and checked; other channels are counted in `ignored`. Beside them, the
+    /// scale keys of skeleton joints by node, where they read (`scale_keys`): they
+    /// only tell which frames hide the figure.
     fn read_tracks(
         &mut self,
         a: usize,
         position: &[Option<usize>],
         ignored: &mut IgnoredChannels,
         notes: &mut Vec<String>,
-    ) -> Result<Vec<Track>, GltfError> {
+    ) -> Result<(Vec<Track>, Vec<ScaleKeys>), GltfError> {
         // A copy of the indices, so buffers can load while they are walked.
         let animation = self.doc.root.animations[a].clone();
         // (node, is rotation) -> the channel animating it.
         let mut animated: HashMap<(usize, bool), usize> = HashMap::new();
-        let mut tracks = Vec::new();
+        let (mut tracks, mut scales) = (Vec::new(), Vec::new());
         for (c, channel) in animation.channels.iter().enumerate() {
             let place = format!("animations[{a}].channels[{c}]");
             let node = channel.target.node.value();
@@ -253,6 +277,11 @@ impl Document<'_> {
                 Checked::Valid(Property::Translation) => false,
                 Checked::Valid(Property::Scale) => {
                     ignored.scale += 1;
+                    if position[node].is_some()
+                        && let Some(keys) = self.scale_keys(a, s, sampler)
+                    {
+                        scales.push((node, keys));
+                    }
                     continue;
                 }
                 Checked::Valid(Property::MorphTargetWeights) => {
@@ -318,7 +347,34 @@ impl Document<'_> {
             };
             tracks.push(track);
         }
-        Ok(tracks)
+        Ok((tracks, scales))
+    }
+
+    /// The keys of a scale channel, or `None` when they do not read: scale is not
+    /// played, only looked at for frames that hide the figure, so a channel that
+    /// does not read is passed over as every scale channel was.
+    fn scale_keys(
+        &mut self,
+        a: usize,
+        s: usize,
+        sampler: &gltf::json::animation::Sampler,
+    ) -> Option<Keyframes<Vec3>> {
+        let interpolation = match sampler.interpolation {
+            Checked::Valid(JsonInterpolation::Step) => Interpolation::Step,
+            Checked::Valid(JsonInterpolation::Linear) => Interpolation::Linear,
+            Checked::Valid(JsonInterpolation::CubicSpline) => Interpolation::CubicSpline,
+            Checked::Invalid => return None,
+        };
+        let place = format!("animations[{a}].samplers[{s}]");
+        let (input, output) = (sampler.input.value(), sampler.output.value());
+        let times = self
+            .animation_accessor(&place, "input", input, TIMES)
+            .ok()?;
+        let values = self
+            .animation_accessor(&place, "output", output, TRANSLATIONS)
+            .ok()?;
+        let values = values.chunks_exact(3).map(Vec3::from_slice).collect();
+        Keyframes::new(times, values, interpolation).ok()
     }
 
     /// An animation sampler's accessor. One without a buffer view reads as zeros, as
@@ -400,12 +456,14 @@ impl Document<'_> {
 }
 
 /// Samples every track at every frame time; what no track animates keeps the given
-/// locals (one per joint). The motion's times count from the first frame's.
+/// locals (one per joint). Frames marked `hidden` hold the nearest frame that is not
+/// (`hold_hidden`). The motion's times count from the first frame's.
 fn sample_motion(
     tracks: &[Track],
     times: Vec<f32>,
     rotations: &[Quat],
     translations: &[Vec3],
+    hidden: &[bool],
 ) -> Motion {
     let joints = rotations.len();
     let samples = times.len() * joints;
@@ -424,9 +482,109 @@ fn sample_motion(
             }
         }
     }
+    hold_hidden(hidden, joints, &mut frame_rotations);
+    hold_hidden(hidden, joints, &mut frame_translations);
     let start = times.first().copied().unwrap_or(0.0);
     let times = times.into_iter().map(|t| t - start).collect();
     Motion::new(times, joints, frame_rotations, frame_translations)
+}
+
+/// A scale whose every component is closer to zero than this shrinks a joint, and
+/// everything under it, to a point: far below any size a figure is drawn at.
+const NOTHING: f32 = 1e-6;
+
+/// For each frame time, whether the scale keys (by node) shrink every skeleton joint
+/// below the skeleton's roots to nothing, itself or through a node above it: the
+/// frame a glTF player shows no figure on (KayKit's spawn clips key every joint's
+/// scale 0 on their first frame, and their translations there 16 m away). The roots
+/// are left out, as most are an armature node that draws nothing. All `false`
+/// without scale keys.
+fn hidden_frames(
+    scales: &[ScaleKeys],
+    times: &[f32],
+    position: &[Option<usize>],
+    parent: &[Option<usize>],
+) -> Vec<bool> {
+    let is_joint = |n: usize| position.get(n).is_some_and(Option::is_some);
+    let below_a_joint = |n: usize| {
+        let mut at = parent.get(n).copied().flatten();
+        // Up the node tree; a cycle is refused when the hierarchy is read.
+        for _ in 0..position.len() {
+            match at {
+                Some(p) if is_joint(p) => return true,
+                Some(p) => at = parent.get(p).copied().flatten(),
+                None => return false,
+            }
+        }
+        false
+    };
+    let joints: Vec<usize> = (0..position.len())
+        .filter(|&n| is_joint(n) && below_a_joint(n))
+        .collect();
+    if scales.is_empty() || joints.is_empty() {
+        return vec![false; times.len()];
+    }
+    let mut shrunk = vec![false; position.len()];
+    times
+        .iter()
+        .map(|&t| {
+            shrunk.fill(false);
+            for (node, keys) in scales {
+                if let Some(slot) = shrunk.get_mut(*node) {
+                    *slot = keys.sample(t).abs().max_element() < NOTHING;
+                }
+            }
+            joints.iter().all(|&j| {
+                // Up the node tree; a cycle is refused when the hierarchy is read.
+                let mut at = Some(j);
+                let mut steps = 0;
+                while let Some(n) = at
+                    && steps <= position.len()
+                {
+                    if shrunk.get(n).copied().unwrap_or(false) {
+                        return true;
+                    }
+                    at = parent.get(n).copied().flatten();
+                    steps += 1;
+                }
+                false
+            })
+        })
+        .collect()
+}
+
+/// Gives every hidden frame of `values` (`joints` per frame) the values of the
+/// nearest frame that is not (the earlier on a tie); a clip hidden throughout, or
+/// values of other frames than `hidden` counts, stay as they are.
+fn hold_hidden<T: Copy>(hidden: &[bool], joints: usize, values: &mut [T]) {
+    let shown: Vec<usize> = (0..hidden.len()).filter(|&f| !hidden[f]).collect();
+    if shown.is_empty() || shown.len() == hidden.len() || values.len() != hidden.len() * joints {
+        return;
+    }
+    for f in (0..hidden.len()).filter(|&f| hidden[f]) {
+        if let Some(g) = shown.iter().copied().min_by_key(|&g| (g.abs_diff(f), g)) {
+            values.copy_within(g * joints..(g + 1) * joints, f * joints);
+        }
+    }
+}
+
+/// The frames marked, 1-based, as ranges: `1`, `1-3, 9`.
+fn frame_ranges(marked: &[bool]) -> String {
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for f in (0..marked.len()).filter(|&f| marked[f]) {
+        match ranges.last_mut() {
+            Some(last) if last.1 + 1 == f => last.1 = f,
+            _ => ranges.push((f, f)),
+        }
+    }
+    let ranges: Vec<String> = ranges
+        .iter()
+        .map(|&(a, b)| match a == b {
+            true => format!("{}", a + 1),
+            false => format!("{}-{}", a + 1, b + 1),
+        })
+        .collect();
+    ranges.join(", ")
 }
 
 /// `1 channel`, `3 channels`.
@@ -623,6 +781,72 @@ mod tests {
             let off = <Quat as KeyValue>::distance(rotations[1], spline.sample(t)).to_degrees();
             assert!(off < 0.01, "{off} deg at {t} s");
         }
+    }
+
+    /// "Spawn": Spine rotated and Hips moved as in `walk` (LINEAR), the first hips key
+    /// 16 m ahead, and LINEAR scale keys `scales` on node `scaled`.
+    fn spawn(scaled: usize, scales: &[Vec3]) -> Value {
+        let mut hips = hips_keys();
+        hips[0] = Vec3::new(0.0, 0.0, 16.0);
+        let mut data = Data::default();
+        let (t0, t1, t2) = (
+            data.times(&KEY_TIMES),
+            data.times(&KEY_TIMES),
+            data.times(&KEY_TIMES),
+        );
+        let (r, t) = (data.rotations(&spine_keys()), data.translations(&hips));
+        let k = data.translations(scales);
+        animated(
+            data,
+            json!([{
+                "name": "Spawn",
+                "samplers": [
+                    sampler(t0, r, "LINEAR"), sampler(t1, t, "LINEAR"), sampler(t2, k, "LINEAR")
+                ],
+                "channels": [
+                    channel(0, 1, "rotation"), channel(1, 0, "translation"),
+                    channel(2, scaled, "scale")
+                ]
+            }]),
+        )
+    }
+
+    #[test]
+    fn frames_that_scale_the_whole_figure_to_nothing_hold_the_nearest_shown_frame() {
+        // A spawn clip keys the hips' scale 0 on its first frame, hiding the figure in a
+        // glTF player, and its joints' keys there far from the take: that frame holds
+        // the pose of the first frame the figure shows on.
+        let scales = [Vec3::ZERO, Vec3::ONE, Vec3::ONE];
+        let rig = parse_doc(&spawn(0, &scales)).unwrap();
+        let motion = only_clip(&rig);
+        assert_eq!(motion.times(), KEY_TIMES);
+        let (first, second) = (motion.frame(0), motion.frame(1));
+        assert_eq!(first.translations[0], hips_keys()[1]);
+        assert_eq!(first.rotations[1], spine_keys()[1]);
+        assert_eq!(second.translations[0], hips_keys()[1]);
+        assert_eq!(motion.frame(2).rotations[1], spine_keys()[2]);
+        let note = rig.notes.iter().find(|n| n.contains("to nothing"));
+        assert!(
+            note.is_some_and(|n| n.contains("`Spawn` (frames 1)")),
+            "{:?}",
+            rig.notes
+        );
+        // Only the head shrunk (a cartoon's pop): the figure shows, every key plays.
+        let rig = parse_doc(&spawn(2, &scales)).unwrap();
+        let motion = only_clip(&rig);
+        assert_eq!(motion.frame(0).translations[0], Vec3::new(0.0, 0.0, 16.0));
+        assert_eq!(motion.frame(0).rotations[1], spine_keys()[0]);
+        assert!(
+            !rig.notes.iter().any(|n| n.contains("to nothing")),
+            "{:?}",
+            rig.notes
+        );
+        // Shrunk throughout: nothing to hold to, the keys play as they are.
+        let rig = parse_doc(&spawn(0, &[Vec3::ZERO; 3])).unwrap();
+        assert_eq!(
+            only_clip(&rig).frame(0).translations[0],
+            Vec3::new(0.0, 0.0, 16.0)
+        );
     }
 
     #[test]

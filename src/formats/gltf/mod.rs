@@ -750,9 +750,16 @@ mod tests {
         };
         assert_eq!(rig.skeleton.len(), 24);
         assert_eq!(rig.skeleton.joints()[0].name, "Rig_Medium");
+        // Its spawn clips key every joint's scale 0 on their first frame.
         assert_eq!(
             rig.notes,
-            ["animations: 360 `scale` channels ignored (joints keep their rest scale)"]
+            [
+                "animations whose scale keys shrink the whole figure to nothing on some frames \
+                 (a glTF player shows nothing there; the joints' keys on them are no pose) hold \
+                 the nearest frame the figure shows on: `Rig_Medium|Spawn_Air` (frames 1), \
+                 `Rig_Medium|Spawn_Ground` (frames 1)",
+                "animations: 360 `scale` channels ignored (joints keep their rest scale)"
+            ]
         );
     }
 }
