@@ -176,7 +176,7 @@ impl Document<'_> {
             }
             let hidden = hidden_frames(&scales, &frames.times, position, parent);
             if hidden.contains(&true) && hidden.contains(&false) {
-                hidden_in.push(format!("`{name}` (frames {})", frame_ranges(&hidden)));
+                hidden_in.push(format!("`{name}` ({})", frame_ranges(&hidden)));
             }
             let motion = sample_motion(
                 &tracks,
@@ -568,7 +568,7 @@ fn hold_hidden<T: Copy>(hidden: &[bool], joints: usize, values: &mut [T]) {
     }
 }
 
-/// The frames marked, 1-based, as ranges: `1`, `1-3, 9`.
+/// The frames marked, 1-based, as ranges: `frame 1`, `frames 1-3, 9`.
 fn frame_ranges(marked: &[bool]) -> String {
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     for f in (0..marked.len()).filter(|&f| marked[f]) {
@@ -584,7 +584,11 @@ fn frame_ranges(marked: &[bool]) -> String {
             false => format!("{}-{}", a + 1, b + 1),
         })
         .collect();
-    ranges.join(", ")
+    let word = match marked.iter().filter(|&&m| m).count() {
+        1 => "frame",
+        _ => "frames",
+    };
+    format!("{word} {}", ranges.join(", "))
 }
 
 /// `1 channel`, `3 channels`.
@@ -827,7 +831,7 @@ mod tests {
         assert_eq!(motion.frame(2).rotations[1], spine_keys()[2]);
         let note = rig.notes.iter().find(|n| n.contains("to nothing"));
         assert!(
-            note.is_some_and(|n| n.contains("`Spawn` (frames 1)")),
+            note.is_some_and(|n| n.contains("`Spawn` (frame 1)")),
             "{:?}",
             rig.notes
         );

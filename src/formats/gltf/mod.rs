@@ -756,8 +756,8 @@ mod tests {
             [
                 "animations whose scale keys shrink the whole figure to nothing on some frames \
                  (a glTF player shows nothing there; the joints' keys on them are no pose) hold \
-                 the nearest frame the figure shows on: `Rig_Medium|Spawn_Air` (frames 1), \
-                 `Rig_Medium|Spawn_Ground` (frames 1)",
+                 the nearest frame the figure shows on: `Rig_Medium|Spawn_Air` (frame 1), \
+                 `Rig_Medium|Spawn_Ground` (frame 1)",
                 "animations: 360 `scale` channels ignored (joints keep their rest scale)"
             ]
         );
