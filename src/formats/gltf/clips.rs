@@ -207,7 +207,9 @@ impl Document<'_> {
         }
         if !hidden_in.is_empty() {
             notes.push(format!(
-                "animations whose scale keys shrink the whole figure to nothing on some frames (a glTF player shows nothing there; the joints' keys on them are no pose) hold the nearest frame the figure shows on: {}",
+                "animations whose scale keys shrink the whole figure to nothing on some frames \
+                 (a glTF player shows nothing there; the joints' keys on them are no pose) hold \
+                 the nearest frame the figure shows on: {}",
                 hidden_in.join(", ")
             ));
         }
