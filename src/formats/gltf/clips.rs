@@ -508,20 +508,13 @@ fn hidden_frames(
     parent: &[Option<usize>],
 ) -> Vec<bool> {
     let is_joint = |n: usize| position.get(n).is_some_and(Option::is_some);
-    let below_a_joint = |n: usize| {
-        let mut at = parent.get(n).copied().flatten();
-        // Up the node tree; a cycle is refused when the hierarchy is read.
-        for _ in 0..position.len() {
-            match at {
-                Some(p) if is_joint(p) => return true,
-                Some(p) => at = parent.get(p).copied().flatten(),
-                None => return false,
-            }
-        }
-        false
+    // `node` and the nodes above it; a cycle is refused when the hierarchy is read,
+    // and the walk stops after as many steps as there are nodes anyway.
+    let up_from = |node: Option<usize>| {
+        std::iter::successors(node, |&n| parent.get(n).copied().flatten()).take(parent.len() + 1)
     };
     let joints: Vec<usize> = (0..position.len())
-        .filter(|&n| is_joint(n) && below_a_joint(n))
+        .filter(|&n| is_joint(n) && up_from(parent.get(n).copied().flatten()).any(is_joint))
         .collect();
     if scales.is_empty() || joints.is_empty() {
         return vec![false; times.len()];
@@ -536,21 +529,9 @@ fn hidden_frames(
                     *slot = keys.sample(t).abs().max_element() < NOTHING;
                 }
             }
-            joints.iter().all(|&j| {
-                // Up the node tree; a cycle is refused when the hierarchy is read.
-                let mut at = Some(j);
-                let mut steps = 0;
-                while let Some(n) = at
-                    && steps <= position.len()
-                {
-                    if shrunk.get(n).copied().unwrap_or(false) {
-                        return true;
-                    }
-                    at = parent.get(n).copied().flatten();
-                    steps += 1;
-                }
-                false
-            })
+            joints
+                .iter()
+                .all(|&j| up_from(Some(j)).any(|n| shrunk.get(n).copied().unwrap_or(false)))
         })
         .collect()
 }

@@ -1129,6 +1129,16 @@ mod tests {
         assert_eq!(at(B::RightHand), Some("Character1_RightHand"));
     }
 
+    /// A body standing 1.8 m tall, hips to head top, for the arm tests' limbs.
+    const UPRIGHT_BODY: [(&str, &str, [f32; 3]); 6] = [
+        ("Hips", "", [0.0, 1.0, 0.0]),
+        ("Spine", "Hips", [0.0, 1.15, 0.0]),
+        ("Chest", "Spine", [0.0, 1.35, 0.0]),
+        ("Neck", "Chest", [0.0, 1.5, 0.0]),
+        ("Head", "Neck", [0.0, 1.6, 0.0]),
+        ("HeadTop", "Head", [0.0, 1.8, 0.0]),
+    ];
+
     #[test]
     fn fingers_starting_together_a_forearm_past_a_named_hand_are_its_fingers() {
         // A cartoon's glove on a Mixamo rig (Sketchfab's conversion of Knuckles):
@@ -1136,14 +1146,6 @@ mod tests {
         // where the knuckles are, a palm as long as the forearm past the wrist, and one
         // finger stretched out twice as far as the third longest. The names put the
         // wrist at the fork: the fork is the hand, not an elbow.
-        let body = [
-            ("Hips", "", [0.0, 1.0, 0.0]),
-            ("Spine", "Hips", [0.0, 1.15, 0.0]),
-            ("Chest", "Spine", [0.0, 1.35, 0.0]),
-            ("Neck", "Chest", [0.0, 1.5, 0.0]),
-            ("Head", "Neck", [0.0, 1.6, 0.0]),
-            ("HeadTop", "Head", [0.0, 1.8, 0.0]),
-        ];
         let mut limb = vec![
             ("Shoulder", "Chest", [0.05, 1.45, 0.0]),
             ("Arm", "Shoulder", [0.18, 1.45, 0.0]),
@@ -1164,7 +1166,7 @@ mod tests {
             limb.push((mid, root, [0.68 + 0.5 * (0.24 + reach), 1.45, z]));
             limb.push((tip, mid, [0.68 + reach, 1.45, z]));
         }
-        let s = with_limbs(&body, ["Left", "Right"], &limb);
+        let s = with_limbs(&UPRIGHT_BODY, ["Left", "Right"], &limb);
         let r = match recognize(&s) {
             Recognition::Humanoid(r) => r,
             Recognition::NotHumanoid(n) => panic!("{}", n.reason),
@@ -1180,14 +1182,6 @@ mod tests {
     fn fingers_starting_together_a_forearm_past_the_elbow_have_no_hand() {
         // A Quaternius mech: past the forearm joint four palm chains start together
         // where the wrist is, each from its own joint; no joint is the hand.
-        let body = [
-            ("Hips", "", [0.0, 1.0, 0.0]),
-            ("Spine", "Hips", [0.0, 1.15, 0.0]),
-            ("Chest", "Spine", [0.0, 1.35, 0.0]),
-            ("Neck", "Chest", [0.0, 1.5, 0.0]),
-            ("Head", "Neck", [0.0, 1.6, 0.0]),
-            ("HeadTop", "Head", [0.0, 1.8, 0.0]),
-        ];
         let mut limb = vec![
             ("Shoulder", "Chest", [0.05, 1.45, 0.0]),
             ("UpperArm", "Shoulder", [0.18, 1.45, 0.0]),
@@ -1206,7 +1200,7 @@ mod tests {
             limb.push((finger, palm, [0.79, 1.45, z]));
             limb.push((tip, finger, [0.83, 1.45, z]));
         }
-        let s = with_limbs(&body, ["L_", "R_"], &limb);
+        let s = with_limbs(&UPRIGHT_BODY, ["L_", "R_"], &limb);
         let Recognition::NotHumanoid(n) = recognize(&s) else {
             panic!("recognized")
         };
@@ -1226,7 +1220,7 @@ mod tests {
         {
             row.1 = "Palm";
         }
-        let r = recognized_with_limbs(&body, ["L_", "R_"], &limb);
+        let r = recognized_with_limbs(&UPRIGHT_BODY, ["L_", "R_"], &limb);
         assert_eq!(
             r.map.bones.get(&B::LeftHand).map(String::as_str),
             Some("L_Palm")
