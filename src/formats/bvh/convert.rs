@@ -131,12 +131,10 @@ pub(super) fn build(
     let units = match options.units {
         Some(units) => units,
         None => {
+            // A unit the height fits is named here; any other guess (a scale to a
+            // person, or none for a figure with no height) is named by its own note.
             let (units, note) = Units::guess_from_height(height);
-            notes.extend(note);
-            // A figure with no height gave no guess: the note above says so.
-            if height.is_finite() && height > 0.0 {
-                notes.push(format!("units: {}", describe_guess(units, height)));
-            }
+            notes.push(note.unwrap_or_else(|| format!("units: {}", describe_guess(units, height))));
             units
         }
     };
@@ -610,11 +608,11 @@ mod tests {
         let rig = guessed(&figure(30.0, UpAxis::Y));
         let head = rig.skeleton.joints()[1].rest.translation;
         assert!(head.abs_diff_eq(Vec3::new(0.0, 1.7, 0.0), 1e-5), "{head}");
-        assert_eq!(rig.notes.len(), 2, "{:?}", rig.notes);
-        assert!(rig.notes[0].starts_with("units not recognised"));
         assert_eq!(
-            rig.notes[1],
-            "units: 0.0567 m per unit (guessed from a 30.00-unit figure)"
+            rig.notes,
+            [
+                "units not recognised (figure is 30.00 units tall); scaled to 1.70 m (0.0567 m per unit)"
+            ]
         );
     }
 
