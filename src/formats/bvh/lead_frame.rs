@@ -2,7 +2,8 @@
 //! before the capture (iPi's zero pose, the T-pose that starts CMU's converted takes,
 //! a dance dataset's all-zero frame at the origin): from it to frame 2 a joint turns
 //! further than it ever turns between two frames of the take, which no body does in
-//! one frame. Played, it is a pop at the start of the clip and of every loop, and a
+//! one frame. The joint is measured against its own turns: another joint's noise (a
+//! CMU thumb flipping 180° between frames all through a take) says nothing of it. Played, it is a pop at the start of the clip and of every loop, and a
 //! jump in the truth `eval-ik` measures against. Such a pose stands apart from the
 //! take: a take that starts in fast motion (a limb swinging as the capture begins,
 //! slowing over a few frames) turns about as far from frame 2 to 3 as from 1 to 2,
@@ -19,8 +20,8 @@ use super::rest_frame::FilePose;
 /// written before the take: fast limbs turn less than this in a frame at 30 fps.
 const LEAD_TURN_DEG: f32 = 30.0;
 
-/// How many times the take's usual largest turn between two frames (its 99th
-/// percentile over the take) the turn from frame 1 to frame 2 must be.
+/// How many times the joint's usual turn between two frames (its 99th percentile
+/// over the take) the turn from frame 1 to frame 2 must be.
 const LEAD_TIMES_USUAL: f32 = 3.0;
 
 /// How many times the take's first step (the same joint's turn from frame 2 to frame
@@ -29,11 +30,12 @@ const LEAD_TIMES_USUAL: f32 = 3.0;
 /// where a take starting in fast motion goes on turning about as far (1.0 times).
 const LEAD_TIMES_NEXT: f32 = 2.0;
 
-/// Makes frame 1 hold frame 2 when frame 1 is a pose written before the take: a
-/// joint turns at least `LEAD_TURN_DEG` from it to frame 2, more than the take ever
-/// turns one between two frames, `LEAD_TIMES_USUAL` times the usual and
-/// `LEAD_TIMES_NEXT` times its own first step in the take (frame 2 to 3). The note
-/// says how far; `None` for a take under three frames or one starting with motion.
+/// Makes frame 1 hold frame 2 when frame 1 is a pose written before the take: the
+/// joint turning furthest from it to frame 2 turns at least `LEAD_TURN_DEG`, more
+/// than the take ever turns that joint between two frames, `LEAD_TIMES_USUAL` times
+/// its usual turn and `LEAD_TIMES_NEXT` times its own first step in the take (frame 2
+/// to 3). The note says how far; `None` for a take under three frames or one starting
+/// with motion.
 pub(super) fn hold_lead_frame(
     defs: &[JointDef],
     raw: &mut RawMotion,
@@ -49,19 +51,17 @@ pub(super) fn hold_lead_frame(
     let turn = |from: usize, joint: usize| {
         poses[from].rotations[joint].angle_between(poses[from + 1].rotations[joint])
     };
-    // Largest turn of any joint between each frame and the next, radians.
-    let steps: Vec<f32> = (0..raw.frames - 1)
-        .map(|f| (0..defs.len()).map(|j| turn(f, j)).fold(0.0f32, f32::max))
-        .collect();
-    let (&lead, later) = steps.split_first()?;
+    // The joint that turns furthest from frame 1, and its own turns between the
+    // take's frames (radians): another joint's steps say nothing about whether this
+    // one jumped.
+    let leader = (0..defs.len()).max_by(|&a, &b| turn(0, a).total_cmp(&turn(0, b)))?;
+    let lead = turn(0, leader);
+    let later: Vec<f32> = (1..raw.frames - 1).map(|f| turn(f, leader)).collect();
+    let next = later[0];
     let most = later.iter().copied().fold(0.0f32, f32::max);
-    let mut sorted = later.to_vec();
+    let mut sorted = later.clone();
     sorted.sort_by(f32::total_cmp);
     let usual = sorted[((sorted.len() - 1) as f32 * 0.99).round() as usize];
-    // The joint that turns furthest from frame 1, and its own first step of the take:
-    // another joint's fast step says nothing about whether this one jumped.
-    let leader = (0..defs.len()).max_by(|&a, &b| turn(0, a).total_cmp(&turn(0, b)))?;
-    let next = turn(1, leader);
     let lead_deg = lead.to_degrees();
     if !(lead_deg >= LEAD_TURN_DEG
         && lead > most
@@ -72,9 +72,10 @@ pub(super) fn hold_lead_frame(
     }
     raw.values.copy_within(width..2 * width, 0);
     Some(format!(
-        "frame 1 turns a joint {lead_deg:.0}° from frame 2, where the take turns one at most \
+        "frame 1 turns `{}` {lead_deg:.0}° from frame 2, where the take turns it at most \
          {:.0}° between two frames: it is a pose written before the capture (a reference or \
          T-pose), no frame of the take, and holds frame 2",
+        defs[leader].name,
         most.to_degrees()
     ))
 }
@@ -115,7 +116,7 @@ mod tests {
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(
             notes[0].starts_with(
-                "frame 1 turns a joint 40° from frame 2, where the take turns one at most 1°"
+                "frame 1 turns `Spine` 40° from frame 2, where the take turns it at most 1°"
             ),
             "{notes:?}"
         );
@@ -143,7 +144,36 @@ mod tests {
         assert!(
             rig.notes
                 .iter()
-                .any(|n| n.starts_with("frame 1 turns a joint 90°")),
+                .any(|n| n.starts_with("frame 1 turns `Spine` 90°")),
+            "{:?}",
+            rig.notes
+        );
+    }
+
+    #[test]
+    fn a_reference_pose_is_told_apart_from_another_joints_flips_all_through_the_take() {
+        // The spine jumps 90° from a reference pose, then bends 0.1° a frame, while the
+        // hips flip 180° and back every frame of the take (a CMU thumb's noise): the
+        // take's largest turns are the hips', the spine's own are what the jump stands
+        // apart from.
+        let rows: Vec<String> = (0..200)
+            .map(|i| {
+                let bend = if i == 0 { 90.0 } else { 0.1 * i as f32 };
+                let hips = if i >= 2 && i % 2 == 0 { 180.0 } else { 0.0 };
+                format!("{} 1 0 0 {hips} 0 0 {bend} 0", i as f32 * 0.02)
+            })
+            .collect();
+        let rig = rig(&hips_and_spine(0.5, &rows));
+        let (_, angle) = motion(&rig).frame(0).rotations[1].to_axis_angle();
+        assert!(
+            (angle.to_degrees() - 0.1).abs() < 0.01,
+            "{}",
+            angle.to_degrees()
+        );
+        assert!(
+            rig.notes.iter().any(|n| n.starts_with(
+                "frame 1 turns `Spine` 90° from frame 2, where the take turns it at most 0°"
+            )),
             "{:?}",
             rig.notes
         );
