@@ -3,8 +3,9 @@
 //! a dance dataset's all-zero frame at the origin): from it to frame 2 a joint turns
 //! further than it ever turns between two frames of the take, which no body does in
 //! one frame. The joint is measured against its own turns: another joint's noise (a
-//! CMU thumb flipping 180° between frames all through a take) says nothing of it. Played, it is a pop at the start of the clip and of every loop, and a
-//! jump in the truth `eval-ik` measures against. Such a pose stands apart from the
+//! CMU thumb flipping 180° between frames all through a take) says nothing of it.
+//! Played, it is a pop at the start of the clip and of every loop, and a jump in the
+//! truth `eval-ik` measures against. Such a pose stands apart from the
 //! take: a take that starts in fast motion (a limb swinging as the capture begins,
 //! slowing over a few frames) turns about as far from frame 2 to 3 as from 1 to 2,
 //! and its frame 1 is a frame of the take. A pose written before holds frame 2 (every
