@@ -123,60 +123,48 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_reference_pose_is_told_by_its_own_joint_whatever_another_does_next() {
-        // The spine jumps 90° from a reference pose, then bends 0.1° a frame, while the
-        // hips turn 50° at once from frame 2 to 3 (a fast first step of another joint)
-        // and hold: the spine's own next step is what the jump stands apart from.
+    /// A take whose spine jumps 90° from a reference pose in frame 1, then bends 0.1°
+    /// a frame, while the hips turn `hips(frame)` degrees: the spine's frame-1 bend
+    /// as read (degrees) and the notes.
+    fn spine_jump_beside_hips(hips: impl Fn(usize) -> f32) -> (f32, Vec<String>) {
         let rows: Vec<String> = (0..200)
             .map(|i| {
                 let bend = if i == 0 { 90.0 } else { 0.1 * i as f32 };
-                let hips = if i >= 2 { 50.0 } else { 0.0 };
-                format!("{} 1 0 0 {hips} 0 0 {bend} 0", i as f32 * 0.02)
+                format!("{} 1 0 0 {} 0 0 {bend} 0", i as f32 * 0.02, hips(i))
             })
             .collect();
         let rig = rig(&hips_and_spine(0.5, &rows));
         let (_, angle) = motion(&rig).frame(0).rotations[1].to_axis_angle();
+        (angle.to_degrees(), rig.notes)
+    }
+
+    #[test]
+    fn a_reference_pose_is_told_by_its_own_joint_whatever_another_does_next() {
+        // The hips turn 50° at once from frame 2 to 3 (a fast first step of another
+        // joint) and hold: the spine's own next step is what its jump stands apart from.
+        let (bend, notes) = spine_jump_beside_hips(|i| if i >= 2 { 50.0 } else { 0.0 });
+        assert!((bend - 0.1).abs() < 0.01, "{bend}");
         assert!(
-            (angle.to_degrees() - 0.1).abs() < 0.01,
-            "{}",
-            angle.to_degrees()
-        );
-        assert!(
-            rig.notes
+            notes
                 .iter()
                 .any(|n| n.starts_with("frame 1 turns `Spine` 90°")),
-            "{:?}",
-            rig.notes
+            "{notes:?}"
         );
     }
 
     #[test]
     fn a_reference_pose_is_told_apart_from_another_joints_flips_all_through_the_take() {
-        // The spine jumps 90° from a reference pose, then bends 0.1° a frame, while the
-        // hips flip 180° and back every frame of the take (a CMU thumb's noise): the
-        // take's largest turns are the hips', the spine's own are what the jump stands
-        // apart from.
-        let rows: Vec<String> = (0..200)
-            .map(|i| {
-                let bend = if i == 0 { 90.0 } else { 0.1 * i as f32 };
-                let hips = if i >= 2 && i % 2 == 0 { 180.0 } else { 0.0 };
-                format!("{} 1 0 0 {hips} 0 0 {bend} 0", i as f32 * 0.02)
-            })
-            .collect();
-        let rig = rig(&hips_and_spine(0.5, &rows));
-        let (_, angle) = motion(&rig).frame(0).rotations[1].to_axis_angle();
+        // The hips flip 180° and back every frame of the take (a CMU thumb's noise):
+        // the take's largest turns are the hips', the spine's own are what its jump
+        // stands apart from.
+        let (bend, notes) =
+            spine_jump_beside_hips(|i| if i >= 2 && i % 2 == 0 { 180.0 } else { 0.0 });
+        assert!((bend - 0.1).abs() < 0.01, "{bend}");
         assert!(
-            (angle.to_degrees() - 0.1).abs() < 0.01,
-            "{}",
-            angle.to_degrees()
-        );
-        assert!(
-            rig.notes.iter().any(|n| n.starts_with(
+            notes.iter().any(|n| n.starts_with(
                 "frame 1 turns `Spine` 90° from frame 2, where the take turns it at most 0°"
             )),
-            "{:?}",
-            rig.notes
+            "{notes:?}"
         );
     }
 
