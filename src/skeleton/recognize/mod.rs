@@ -1417,17 +1417,28 @@ mod tests {
         assert!(!n.reason.contains("dress"), "{}", n.reason);
     }
 
-    #[test]
-    fn arms_hanging_from_the_hips_joint_itself_are_refused_for_the_spine() {
-        // A toy or control rig: one root at the pelvis carries the legs, the body and
-        // both arms, no spine joint between the hips and the arms.
-        let s = edited(small_table(false, "L_", "R_"), |t| {
+    /// The refusal of the small table (`turned` to face −Z) with both arms hung from
+    /// the hips joint `n_hips`, after `edit`.
+    fn refused_with_arms_on_the_hips(
+        turned: bool,
+        edit: impl FnOnce(&mut Vec<(String, Option<String>, [f32; 3])>),
+    ) -> NotHumanoid {
+        let s = edited(small_table(turned, "L_", "R_"), |t| {
             reparent(t, "L_arm", "n_hips");
             reparent(t, "R_arm", "n_hips");
+            edit(t);
         });
         let Recognition::NotHumanoid(n) = recognize(&s) else {
             panic!("recognized")
         };
+        n
+    }
+
+    #[test]
+    fn arms_hanging_from_the_hips_joint_itself_are_refused_for_the_spine() {
+        // A toy or control rig: one root at the pelvis carries the legs, the body and
+        // both arms, no spine joint between the hips and the arms.
+        let n = refused_with_arms_on_the_hips(false, |_| {});
         assert!(n.reason.contains("no spine"), "{}", n.reason);
         assert!(
             n.reason
@@ -1439,15 +1450,10 @@ mod tests {
         );
         // Chains beside the legs at the hips' own height (a hand's fingers read as
         // legs, a skirt's bones) are no arms.
-        let s = edited(small_table(false, "L_", "R_"), |t| {
-            reparent(t, "L_arm", "n_hips");
-            reparent(t, "R_arm", "n_hips");
+        let n = refused_with_arms_on_the_hips(false, |t| {
             shift(t, "L_arm", [0.0, -0.4, 0.0]);
             shift(t, "R_arm", [0.0, -0.4, 0.0]);
         });
-        let Recognition::NotHumanoid(n) = recognize(&s) else {
-            panic!("recognized")
-        };
         assert!(!n.reason.contains("no spine"), "{}", n.reason);
     }
 
@@ -1458,14 +1464,9 @@ mod tests {
         // highest, so one of them is taken for the body; the reason is the missing
         // spine, not missing arms.
         for turned in [false, true] {
-            let s = edited(small_table(turned, "L_", "R_"), |t| {
+            let n = refused_with_arms_on_the_hips(turned, |t| {
                 t.retain(|r| !["n_spine", "n_chest", "n_neck", "n_head", "n_top"].contains(&&*r.0));
-                reparent(t, "L_arm", "n_hips");
-                reparent(t, "R_arm", "n_hips");
             });
-            let Recognition::NotHumanoid(n) = recognize(&s) else {
-                panic!("recognized")
-            };
             assert!(n.reason.contains("no spine"), "{}", n.reason);
             assert!(
                 n.reason.contains("no joint between the hips and the arms"),
