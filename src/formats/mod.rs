@@ -10,6 +10,7 @@
 
 pub mod bvh;
 pub mod ext_humanoid;
+pub mod frame_ranges;
 pub mod glb;
 pub mod gltf;
 pub mod ik_feet;

@@ -10,6 +10,7 @@
 
 use super::hierarchy::{Axis, Channel, JointDef};
 use super::motion::RawMotion;
+use crate::formats::frame_ranges::frame_ranges;
 
 /// A root jump between two frames longer than this many figure sizes is a teleport.
 const JUMP_SIZES: f32 = 10.0;
@@ -83,28 +84,10 @@ pub(super) fn hold_teleports(defs: &[JointDef], raw: &mut RawMotion, size: f32) 
             raw.values.copy_within(from..from + width, f * width);
         }
     }
-    // Held frames as ranges, 1-based: neighbouring stretches run together.
-    let mut ranges: Vec<(usize, usize)> = Vec::new();
-    for &(a, b) in &held {
-        match ranges.last_mut() {
-            Some(last) if last.1 + 1 == a => last.1 = b,
-            _ => ranges.push((a, b)),
-        }
-    }
-    let frames: Vec<String> = ranges
-        .iter()
-        .map(|&(a, b)| {
-            if a == b {
-                format!("{}", a + 1)
-            } else {
-                format!("{}-{}", a + 1, b + 1)
-            }
-        })
-        .collect();
     Some(format!(
         "frames {} put the root up to {far:.0} units from the take, a jump no body makes \
          between two frames: they hold the nearest frame of the take (frames {}-{})",
-        frames.join(", "),
+        frame_ranges(held.iter().flat_map(|&(a, b)| a..=b)),
         start + 1,
         end + 1
     ))

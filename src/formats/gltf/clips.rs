@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use super::armature_copy::copy_positions;
 use super::{AccessorSpec, Document, GltfError};
+use crate::formats::frame_ranges::frame_ranges;
 use crate::formats::sampler::{self, Interpolation, KeyValue, KeyframeError, Keyframes};
 use crate::formats::{Clip, Motion};
 use crate::skeleton::Transform;
@@ -176,7 +177,7 @@ impl Document<'_> {
             }
             let hidden = hidden_frames(&scales, &frames.times, position, parent);
             if hidden.contains(&true) && hidden.contains(&false) {
-                hidden_in.push(format!("`{name}` ({})", frame_ranges(&hidden)));
+                hidden_in.push(format!("`{name}` ({})", marked_frames(&hidden)));
             }
             let motion = sample_motion(
                 &tracks,
@@ -552,26 +553,13 @@ fn hold_hidden<T: Copy>(hidden: &[bool], joints: usize, values: &mut [T]) {
 }
 
 /// The frames marked, 1-based, as ranges: `frame 1`, `frames 1-3, 9`.
-fn frame_ranges(marked: &[bool]) -> String {
-    let mut ranges: Vec<(usize, usize)> = Vec::new();
-    for f in (0..marked.len()).filter(|&f| marked[f]) {
-        match ranges.last_mut() {
-            Some(last) if last.1 + 1 == f => last.1 = f,
-            _ => ranges.push((f, f)),
-        }
-    }
-    let ranges: Vec<String> = ranges
-        .iter()
-        .map(|&(a, b)| match a == b {
-            true => format!("{}", a + 1),
-            false => format!("{}-{}", a + 1, b + 1),
-        })
-        .collect();
+fn marked_frames(marked: &[bool]) -> String {
     let word = match marked.iter().filter(|&&m| m).count() {
         1 => "frame",
         _ => "frames",
     };
-    format!("{word} {}", ranges.join(", "))
+    let frames = (0..marked.len()).filter(|&f| marked[f]);
+    format!("{word} {}", frame_ranges(frames))
 }
 
 /// `1 channel`, `3 channels`.
