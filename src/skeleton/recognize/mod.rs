@@ -399,6 +399,30 @@ mod tests {
     }
 
     #[test]
+    fn an_end_site_written_as_a_joint_named_endsite_is_no_head() {
+        // A BVH writer that writes every End Site as a joint named after the joint it
+        // closes, `endsite` glued on, and closes that joint with an End Site of a
+        // ten-thousandth of a unit: above the arms, `Head_x_joint` at the base of the
+        // head, then `Headendsite_x_joint` at its top.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            t.retain(|r| !matches!(r.0.as_str(), "n_neck" | "n_head" | "n_top"));
+            t.push(row("Head_x_joint", "n_chest", [0.0, 1.55, 0.0]));
+            t.push(row("Headendsite_x_joint", "Head_x_joint", [0.0, 1.78, 0.0]));
+        });
+        let mut joints = s.joints().to_vec();
+        for j in joints
+            .iter_mut()
+            .filter(|j| j.name == "Headendsite_x_joint")
+        {
+            j.end = Some(glam::Vec3::new(0.0, 0.0001, 0.0));
+        }
+        let s = Skeleton::new(joints).unwrap();
+        let r = recognize(&s).into_humanoid().unwrap();
+        assert_eq!(joint_of(&r, B::Head), "Head_x_joint");
+        assert_eq!(joint_of(&r, B::Neck), "");
+    }
+
+    #[test]
     fn a_mixamo_leg_with_cartoon_feet_keeps_its_named_knee_and_ankle() {
         // A chibi character's legs (Mixamo names without the colon): a short shin and
         // big feet reaching far down and ahead of a high ankle, so the ankle, not the

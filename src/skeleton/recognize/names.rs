@@ -256,6 +256,12 @@ impl NameInfo {
                 info.preference += 0.3;
             } else if CONTROL_WORDS.contains(&w) || matches!(w, "sec" | "ear") {
                 info.preference -= 1.0;
+            } else if let Some(stem) = w.strip_suffix("endsite").filter(|s| !s.is_empty()) {
+                // An End Site written as a joint, named after the joint it closes with
+                // the word glued on (`Headendsite_x_joint`): a nub, whatever the stem.
+                info.helper = true;
+                info.nub = true;
+                joined.push_str(stem);
             } else if HELPER_WORDS.contains(&w) {
                 info.helper = true;
                 info.nub |= matches!(w, "end" | "endsite" | "fin" | "nub");

@@ -121,9 +121,12 @@ pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> N
         j = next;
     }
     let mut nub = None;
+    // An end site at the joint's own place is no bone: a leaf named as a nub may end
+    // in one (an End Site written as a joint, then closed by an End Site of its own).
+    let point_end = |j: usize| rig.end[j].is_some_and(|e| e.distance(rig.pos[j]) <= rig.eps);
     if let [.., prev, last] = line.as_slice()
         && rig.kids[*last].is_empty()
-        && rig.end[*last].is_none()
+        && (rig.end[*last].is_none() || (rig.names[*last].nub && point_end(*last)))
     {
         let mut below = vec![rig.pos[branch]];
         below.extend(line[..line.len() - 1].iter().map(|&x| rig.pos[x]));
