@@ -411,7 +411,10 @@ const STUB: f32 = 0.1;
 /// their parent than 0.6 of the
 /// parent's distance from the branch (fingers; a twist bone's fork does not qualify
 /// since the forearm beside it is long), or three or more chains of two or more
-/// joints reaching no farther than that distance (`is_finger_fork`).
+/// joints reaching no farther than that distance (`is_finger_fork`). Chains that
+/// start together away from their parent are measured from where they start
+/// (`chains_start`): a hand split per finger under the elbow forks at the wrist,
+/// and from the elbow each chain would reach a forearm farther.
 fn follow_out(rig: &RestJoints, root: usize, branch: usize) -> (Vec<usize>, bool) {
     let origin = rig.pos[branch];
     let mut line = vec![root];
@@ -422,15 +425,16 @@ fn follow_out(rig: &RestJoints, root: usize, branch: usize) -> (Vec<usize>, bool
             return (line, false);
         }
         if kids.len() >= 2 {
-            let reaches: Vec<f32> = kids.iter().map(|&c| rig.reach(c, rig.pos[j])).collect();
+            let at = chains_start(rig, &kids).unwrap_or(rig.pos[j]);
+            let reaches: Vec<f32> = kids.iter().map(|&c| rig.reach(c, at)).collect();
             let fork_reach = reaches.iter().copied().fold(0.0, f32::max);
             let branches = kids
                 .iter()
                 .zip(&reaches)
                 .filter(|&(&c, &r)| !rig.kids[c].is_empty() || r > STUB * fork_reach)
                 .count();
-            let out = rig.pos[j].distance(origin);
-            let fork = fork_reach <= 0.6 * out || is_finger_fork(rig, &kids, fork_reach, out);
+            let out = at.distance(origin);
+            let fork = fork_reach <= 0.6 * out || is_finger_fork(rig, &kids, at, fork_reach, out);
             if branches >= 2 && fork {
                 return (line, true);
             }
@@ -450,6 +454,21 @@ fn follow_out(rig: &RestJoints, root: usize, branch: usize) -> (Vec<usize>, bool
     }
 }
 
+/// Where a fork's chains (children with children of their own) start, when two or
+/// more start together, each from its own joint, away from the forking joint (a
+/// hand split per finger under the elbow: the wrist, as `split_palm` reads it).
+fn chains_start(rig: &RestJoints, kids: &[usize]) -> Option<Vec3> {
+    let chains: Vec<usize> = kids
+        .iter()
+        .copied()
+        .filter(|&c| !rig.kids[c].is_empty())
+        .collect();
+    let (&first, rest) = chains.split_first()?;
+    let fork = rig.skeleton.parent(first)?;
+    let together = rest.iter().all(|&c| rig.coincident(c, first));
+    (!rest.is_empty() && together && !rig.coincident(first, fork)).then_some(rig.pos[first])
+}
+
 /// Heuristic: a stylized hand (a cartoon's, a chibi's) reaches farther past the wrist
 /// than 0.6 of the wrist's distance from the arm branch, farther than the forearm is
 /// long. It is still a fork of three or more chains of two or more joints (fingers,
@@ -457,12 +476,12 @@ fn follow_out(rig: &RestJoints, root: usize, branch: usize) -> (Vec<usize>, bool
 /// from the branch, the third longest at least half as far as the longest (fingers
 /// are alike), unless the names put the wrist at the fork (`names_say_wrist`: one
 /// finger of a cartoon's glove stretched out twice as far as the others). An elbow
-/// forks into the forearm and short twist or corrective chains.
-fn is_finger_fork(rig: &RestJoints, kids: &[usize], fork_reach: f32, out: f32) -> bool {
+/// forks into the forearm and short twist or corrective chains. Reaches are measured
+/// from `from`, where the chains start (`follow_out`).
+fn is_finger_fork(rig: &RestJoints, kids: &[usize], from: Vec3, fork_reach: f32, out: f32) -> bool {
     let Some(fork) = kids.first().and_then(|&c| rig.skeleton.parent(c)) else {
         return false;
     };
-    let from = rig.pos[fork];
     let mut reaches: Vec<f32> = kids
         .iter()
         .filter(|&&c| rig.depth[c] >= 2)
@@ -1176,6 +1195,43 @@ mod tests {
         assert_eq!(at(B::LeftLowerArm), Some("LeftForeArm"));
         assert_eq!(at(B::LeftHand), Some("LeftHand"));
         assert_eq!(at(B::RightHand), Some("RightHand"));
+    }
+
+    #[test]
+    fn fingers_starting_together_at_the_wrist_of_a_long_forearm_have_no_hand() {
+        // A Blender rig with arms half down and a forearm longer than the upper arm:
+        // three finger chains start together at the wrist, each from its own joint,
+        // under the elbow joint `C3`. From the elbow they reach farther than the elbow
+        // is out from the chest, yet they fork at the wrist: no joint is the hand, and
+        // no finger is the arm.
+        let mut limb = vec![
+            ("C1", "Chest", [0.02, 1.45, 0.0]),
+            ("C2", "C1", [0.1, 1.42, 0.0]),
+            ("C3", "C2", [0.2, 1.2, 0.0]),
+            ("Thigh", "Hips", [0.1, 0.95, 0.0]),
+            ("Shin", "Thigh", [0.1, 0.5, 0.0]),
+            ("Foot", "Shin", [0.1, 0.08, 0.0]),
+            ("Toe", "Foot", [0.1, 0.0, 0.12]),
+        ];
+        for (first, second, third, z, out) in [
+            ("P1", "P1b", "P1c", 0.02f32, 0.0f32),
+            ("P2", "P2b", "P2c", 0.0, 0.01),
+            ("P3", "P3b", "P3c", -0.02, -0.01),
+        ] {
+            limb.push((first, "C3", [0.3, 0.95, 0.0]));
+            limb.push((second, first, [0.32 + out, 0.89, z]));
+            limb.push((third, second, [0.33 + out, 0.83, 1.5 * z]));
+        }
+        let s = with_limbs(&UPRIGHT_BODY, ["L_", "R_"], &limb);
+        let Recognition::NotHumanoid(n) = recognize(&s) else {
+            panic!("recognized")
+        };
+        assert!(n.reason.contains("no hand joint"), "{}", n.reason);
+        assert!(
+            n.reason.contains("past `L_C3`") || n.reason.contains("past `R_C3`"),
+            "{}",
+            n.reason
+        );
     }
 
     #[test]
