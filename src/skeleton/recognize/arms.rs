@@ -35,8 +35,9 @@ pub(super) struct ArmBranch {
 /// farthest reach (hands are the body's farthest-out joints in any rest pose). The
 /// head is the branch's tallest child starting within a hip half-width of the branch
 /// across the body (a body leaning to one side carries its neck over with the chest).
-/// The spine rises to the branch: a branch further ahead of the hips than above them
-/// is a four-legged animal's chest, its front legs splayed wider than the hind ones.
+/// The spine rises to the branch: a branch further ahead of the hips (where the body
+/// leaves them, `Pelvis::body_start`) than above them is a four-legged animal's
+/// chest, its front legs splayed wider than the hind ones.
 /// When nothing goes up from the branch, the head may leave the spine below it
 /// (`neck_below_branch`).
 pub(super) fn find_arm_branch(
@@ -168,7 +169,7 @@ pub(super) fn find_arm_branch(
         }
     }
     if let Some((_, found)) = &best {
-        let hips = rig.pos[pelvis.hips];
+        let hips = pelvis.body_start(rig);
         let at = rig.pos[found.branch];
         let (rise, ahead) = (at.y - hips.y, horizontal(at - hips).length());
         if rise < ahead {

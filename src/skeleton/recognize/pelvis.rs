@@ -21,13 +21,27 @@ pub(super) struct Pelvis {
     pub(super) floor: f32,
 }
 
+impl Pelvis {
+    /// Where the body leaves the hips: the hips joint, or the body's first joint when
+    /// it starts with the legs' joint away from the hips (a root bone placed off the
+    /// body, behind or above it, its children all hung from its tail).
+    pub(super) fn body_start(&self, rig: &RestJoints) -> Vec3 {
+        match self.leg_branch {
+            Some(b) if rig.coincident(b, self.spine_root) => rig.pos[self.spine_root],
+            _ => rig.pos[self.hips],
+        }
+    }
+}
+
 /// Heuristic: the pelvis is where two legs and the body meet. Legs are a pair of
 /// child chains of two or more joints going down (rising above the joint by less
 /// than half their drop, where the body carries a head) and ending at the same level
 /// (within 12% of their drop) side by side, symmetric about the joint; the deepest such pair wins, then
 /// deforming names over IK/FK duplicates. Their end is the floor; no global lowest
 /// point is trusted, so hands hanging below the feet do not matter. Both legs may
-/// hang from one joint close below (a game rig's `Hips` under `Root`). The hips stand
+/// hang from one joint close below (a game rig's `Hips` under `Root`), or from one
+/// starting where the body does (a Blender root bone whose head lies off the body,
+/// its children all hung from its tail: spine, legs' joint, tail). The hips stand
 /// a fifth of the figure's height (end nubs left out) or more above the floor (a
 /// big-headed chibi's stand at 22%), measured from the feet hung from the root under
 /// legs that end at the knee (`detached_foot`). The body is
@@ -48,7 +62,10 @@ pub(super) fn find_pelvis(rig: &RestJoints, joint: usize) -> Option<Pelvis> {
             .filter(|&c| c != spine_root)
             .find_map(|c| {
                 let (legs, floor) = pair_below(c)?;
-                let near = rig.pos[c].distance(rig.pos[joint]) <= 0.35 * (y - floor);
+                // A root bone placed off the body (behind it, above it) hangs the legs'
+                // joint and the body from one point, its tail: the legs start with the body.
+                let near = rig.pos[c].distance(rig.pos[joint]) <= 0.35 * (y - floor)
+                    || rig.coincident(c, spine_root);
                 near.then_some((legs, floor, Some(c)))
             })?,
     };
@@ -347,8 +364,61 @@ pub(super) fn beside_the_body(
 #[cfg(test)]
 mod tests {
     use super::super::recognize;
-    use super::super::test_support::{borrowed, skeleton};
+    use super::super::test_support::{borrowed, skeleton, with_limbs_named};
     use crate::humanoid::HumanBone as B;
+
+    #[test]
+    fn legs_starting_where_the_body_does_under_a_root_off_the_body_are_the_legs() {
+        // A cartoon dog standing upright (Blender, unnamed bones): the root bone's head
+        // lies behind and above the pelvis, and its children (the spine, the legs'
+        // joint and a tail) all start at its tail, the pelvis. The arms hang down to
+        // the waist from the chest and long ears from the head: taken for legs and
+        // arms when the root's legs are not found.
+        let body = [
+            ("Bone", "", [0.0, 1.05, -0.35]),
+            ("Bone.001", "Bone", [0.0, 0.8, 0.0]),
+            ("Bone.002", "Bone.001", [0.0, 1.0, 0.0]),
+            ("Bone.003", "Bone.002", [0.0, 1.25, 0.0]),
+            ("Bone.004", "Bone.003", [0.0, 1.42, 0.0]),
+            ("Bone.005", "Bone.004", [0.0, 1.55, 0.0]),
+            ("Bone.006", "Bone.005", [0.0, 1.75, 0.0]),
+            ("Bone.007", "Bone", [0.0, 0.8, 0.0]),
+            ("Bone.008", "Bone", [0.0, 0.8, 0.0]),
+            ("Bone.009", "Bone.008", [0.0, 0.72, -0.15]),
+            ("Bone.010", "Bone.009", [0.0, 0.66, -0.35]),
+        ];
+        let limb = [
+            ("Q1", "Bone.003", [0.06, 1.38, 0.0]),
+            ("Q2", "Q1", [0.16, 1.36, 0.0]),
+            ("Q3", "Q2", [0.25, 1.1, 0.0]),
+            ("Q4", "Q3", [0.3, 0.88, 0.0]),
+            ("Q5", "Q4", [0.33, 0.8, 0.0]),
+            ("P1", "Bone.005", [0.05, 1.72, 0.0]),
+            ("P2", "P1", [0.17, 1.7, 0.0]),
+            ("P3", "P2", [0.26, 1.55, 0.0]),
+            ("P4", "P3", [0.3, 1.38, 0.0]),
+            ("P5", "P4", [0.3, 1.25, 0.0]),
+            ("K1", "Bone.007", [0.06, 0.76, 0.0]),
+            ("K2", "K1", [0.11, 0.74, 0.0]),
+            ("K3", "K2", [0.11, 0.42, 0.02]),
+            ("K4", "K3", [0.11, 0.07, 0.0]),
+            ("K5", "K4", [0.11, 0.0, 0.12]),
+        ];
+        let s = with_limbs_named(
+            &body,
+            |side, name| format!("{name}.{}", ["L", "R"][side]),
+            &limb,
+        );
+        let r = recognize(&s).into_humanoid().expect("a humanoid");
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::Hips), Some("Bone"));
+        assert_eq!(at(B::Spine), Some("Bone.001"));
+        assert_eq!(at(B::Head), Some("Bone.005"));
+        assert_eq!(at(B::LeftFoot), Some("K4.L"));
+        assert_eq!(at(B::RightFoot), Some("K4.R"));
+        assert_eq!(at(B::LeftUpperArm), Some("Q2.L"));
+        assert_eq!(at(B::LeftHand), Some("Q4.L"));
+    }
 
     /// A radial robot: a body at (0, 1, 0), `legs` legs spread evenly around it going
     /// down to the floor (a thigh, a shin, a foot), and as many legs above them going
