@@ -41,7 +41,8 @@ impl Pelvis {
 /// point is trusted, so hands hanging below the feet do not matter. Both legs may
 /// hang from one joint close below (a game rig's `Hips` under `Root`), or from one
 /// starting where the body does (a Blender root bone whose head lies off the body,
-/// its children all hung from its tail: spine, legs' joint, tail). The hips stand
+/// its children all hung from its tail: spine, legs' joint, tail), when those legs
+/// reach the figure's lowest point (not a theropod's short arms). The hips stand
 /// a fifth of the figure's height (end nubs left out) or more above the floor (a
 /// big-headed chibi's stand at 22%), measured from the feet hung from the root under
 /// legs that end at the knee (`detached_foot`). The body is
@@ -54,6 +55,7 @@ pub(super) fn find_pelvis(rig: &RestJoints, joint: usize) -> Option<Pelvis> {
     let y = rig.pos[joint].y;
     let spine_root = spine_root(rig, joint)?;
     let pair_below = |j: usize| legs_below(rig, joint, j, spine_root);
+    let figure_low = rig.body_low.iter().copied().fold(f32::INFINITY, f32::min);
     let (legs, floor, leg_branch) = match pair_below(joint) {
         Some((legs, floor)) => (legs, floor, None),
         None => rig.kids[joint]
@@ -64,8 +66,12 @@ pub(super) fn find_pelvis(rig: &RestJoints, joint: usize) -> Option<Pelvis> {
                 let (legs, floor) = pair_below(c)?;
                 // A root bone placed off the body (behind it, above it) hangs the legs'
                 // joint and the body from one point, its tail: the legs start with the body.
+                // Such legs reach the figure's lowest point (within 12% of their drop, as
+                // two legs' ends are level): from one point a body also hangs its arms (a
+                // theropod's short arms where its level spine goes on, its legs far lower).
+                let on_floor = floor - figure_low <= 0.12 * (y - floor);
                 let near = rig.pos[c].distance(rig.pos[joint]) <= 0.35 * (y - floor)
-                    || rig.coincident(c, spine_root);
+                    || (rig.coincident(c, spine_root) && on_floor);
                 near.then_some((legs, floor, Some(c)))
             })?,
     };
@@ -364,7 +370,9 @@ pub(super) fn beside_the_body(
 #[cfg(test)]
 mod tests {
     use super::super::recognize;
+    use super::super::rest_joints::RestJoints;
     use super::super::test_support::{borrowed, skeleton, with_limbs_named};
+    use super::find_pelvis;
     use crate::humanoid::HumanBone as B;
 
     #[test]
@@ -418,6 +426,51 @@ mod tests {
         assert_eq!(at(B::RightFoot), Some("K4.R"));
         assert_eq!(at(B::LeftUpperArm), Some("Q2.L"));
         assert_eq!(at(B::LeftHand), Some("Q4.L"));
+    }
+
+    #[test]
+    fn short_arms_hung_where_a_level_spine_goes_on_are_no_legs() {
+        // A theropod: from its pelvis `Root` the legs go down to the floor and the
+        // spine runs forward, level; `S1` hangs the rest of the spine and the short
+        // arms' joint from one point, as a root bone placed off the body hangs a
+        // body and its legs. The arms end far above the feet: no legs, so `S1` is no
+        // pelvis, where `Root` is one.
+        let mut table = vec![
+            ("Root", None, [0.0, 1.0, 0.0]),
+            ("Tail1", Some("Root"), [0.0, 1.0, -0.3]),
+            ("Tail2", Some("Tail1"), [0.0, 0.95, -1.0]),
+            ("S1", Some("Root"), [0.0, 1.05, 0.2]),
+            ("S2", Some("S1"), [0.0, 1.1, 0.7]),
+            ("Neck", Some("S2"), [0.0, 1.5, 1.0]),
+            ("Head", Some("Neck"), [0.0, 2.0, 1.2]),
+            ("HeadEnd", Some("Head"), [0.0, 2.2, 1.3]),
+            ("ArmRoot", Some("S1"), [0.0, 1.1, 0.7]),
+        ];
+        let names = [
+            [
+                "Thigh.L", "Shin.L", "Foot.L", "Toe.L", "Arm.L", "Fore.L", "Hand.L",
+            ],
+            [
+                "Thigh.R", "Shin.R", "Foot.R", "Toe.R", "Arm.R", "Fore.R", "Hand.R",
+            ],
+        ];
+        for (side, [thigh, shin, foot, toe, arm, fore, hand]) in names.into_iter().enumerate() {
+            let x = [0.15, -0.15][side];
+            table.extend([
+                (thigh, Some("Root"), [x, 0.95, 0.0]),
+                (shin, Some(thigh), [x, 0.55, 0.05]),
+                (foot, Some(shin), [x, 0.08, 0.0]),
+                (toe, Some(foot), [x, 0.0, 0.15]),
+                (arm, Some("ArmRoot"), [x, 1.0, 0.75]),
+                (fore, Some(arm), [x, 0.85, 0.85]),
+                (hand, Some(fore), [x, 0.75, 0.95]),
+            ]);
+        }
+        let s = skeleton(&table);
+        let rig = RestJoints::new(&s);
+        let at = |name| s.find(name).expect("a joint of the table");
+        assert!(find_pelvis(&rig, at("S1")).is_none());
+        assert!(find_pelvis(&rig, at("Root")).is_some());
     }
 
     /// A radial robot: a body at (0, 1, 0), `legs` legs spread evenly around it going
