@@ -756,6 +756,45 @@ mod tests {
     }
 
     #[test]
+    fn a_spine_named_as_controls_that_carries_the_body_is_the_spine() {
+        // A Maya FK rig exported as is (anim_utils' custom skeleton): the spine
+        // joints are `FK_back1_jnt`..`FK_back3_jnt`, the arms and the head hang from
+        // them, and no other spine exists. A chain of controls beside the body still
+        // is no spine, however high it reaches.
+        let renamed = [
+            ("n_spine", "FK_back1_jnt"),
+            ("n_chest", "FK_back2_jnt"),
+            ("n_neck", "FK_back3_jnt"),
+        ];
+        let name = |n: &str| {
+            renamed
+                .iter()
+                .find(|(from, _)| *from == n)
+                .map_or(n.to_owned(), |(_, to)| (*to).to_owned())
+        };
+        for control_beside in [false, true] {
+            let s = edited(small_table(false, "L_", "R_"), |t| {
+                for r in t.iter_mut() {
+                    r.0 = name(&r.0);
+                    r.1 = r.1.as_deref().map(name);
+                }
+                if control_beside {
+                    t.push(row("torso_ctrl", "n_hips", [0.0, 1.2, -0.2]));
+                    t.push(row("chest_ik_ctrl", "torso_ctrl", [0.0, 1.6, -0.2]));
+                    t.push(row("head_ik_ctrl", "chest_ik_ctrl", [0.0, 1.95, -0.2]));
+                }
+            });
+            let r = recognize(&s).into_humanoid().unwrap();
+            assert_eq!(joint_of(&r, B::Hips), "n_hips", "{control_beside}");
+            assert_eq!(joint_of(&r, B::Spine), "FK_back1_jnt", "{control_beside}");
+            assert_eq!(joint_of(&r, B::Chest), "FK_back2_jnt", "{control_beside}");
+            assert_eq!(joint_of(&r, B::Neck), "FK_back3_jnt", "{control_beside}");
+            assert_eq!(joint_of(&r, B::Head), "n_head", "{control_beside}");
+            assert_eq!(joint_of(&r, B::LeftHand), "L_hand", "{control_beside}");
+        }
+    }
+
+    #[test]
     fn a_heel_control_beside_the_foot_is_not_the_foot() {
         // Blender control rigs: the shin holds the foot and, beside it at the
         // ankle, a heel control reaching back and below the sole. The line down the

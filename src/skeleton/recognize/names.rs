@@ -217,6 +217,8 @@ pub(crate) struct NameInfo {
     /// Named for what hangs on the body (`ATTACHMENT_PARTS`, `FRENCH_ATTACHMENTS`):
     /// a hat's slot, a weapon, hair.
     pub(super) attachment: bool,
+    /// Named as a control (`CONTROL_WORDS`: `FK_back2_jnt`, `upper_arm_ik.L`).
+    pub(super) control: bool,
     /// The normalized words, joined by single spaces (to spot `__X` above `X`).
     pub(super) key: String,
 }
@@ -256,6 +258,7 @@ impl NameInfo {
                 info.preference += 0.3;
             } else if CONTROL_WORDS.contains(&w) || matches!(w, "sec" | "ear") {
                 info.preference -= 1.0;
+                info.control |= CONTROL_WORDS.contains(&w);
             } else if let Some(stem) = w.strip_suffix("endsite").filter(|s| !s.is_empty()) {
                 // An End Site written as a joint, named after the joint it closes with
                 // the word glued on (`Headendsite_x_joint`): a nub, whatever the stem.

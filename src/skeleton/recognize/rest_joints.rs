@@ -8,6 +8,7 @@
 use glam::Vec3;
 
 use super::names::NameInfo;
+use crate::humanoid::Side;
 use crate::skeleton::Skeleton;
 
 /// One rig's joints at rest as the recognizer sees them: rest positions in model
@@ -87,6 +88,34 @@ impl<'a> RestJoints<'a> {
                     }
                     body_low[p] = body_low[p].min(body_low[i]);
                 }
+            }
+        }
+        // A chain named as controls that the body hangs from is the rig's own, named
+        // for the rig it came from (a Maya FK spine exported as the skeleton:
+        // `FK_back3_jnt` carrying both arms, `FK_back4_jnt` below it the head): a
+        // control carrying body parts of both sides is a body joint, and so is a
+        // control below it that leads to a body part. A control carrying one limb's
+        // part (an IK target holding the foot) stays a control.
+        let mut carries = vec![[false; 3]; n];
+        for i in (0..n).rev() {
+            if let Some(p) = joints[i].parent {
+                let info = &names[i];
+                let part = info.role.is_some() && !info.control && !info.attachment && !info.helper;
+                let [below, left, right] = carries[i];
+                let own = |side| part && info.side == Some(side);
+                carries[p][0] |= below || part;
+                carries[p][1] |= left || own(Side::Left);
+                carries[p][2] |= right || own(Side::Right);
+            }
+        }
+        let mut body_control = vec![false; n];
+        for i in 0..n {
+            let [below, left, right] = carries[i];
+            let info = &mut names[i];
+            let chain = joints[i].parent.is_some_and(|p| body_control[p]);
+            if info.control && !info.attachment && below && ((left && right) || chain) {
+                body_control[i] = true;
+                info.preference = info.preference.max(0.0);
             }
         }
         let floor = low.iter().copied().fold(f32::INFINITY, f32::min);
