@@ -120,7 +120,7 @@ fn thumb_first_phalanx(rig: &RestJoints, hand: usize, digits: &[Digit]) -> usize
 /// The digits below `hand` and which finger each is (see `solve_fingers`).
 fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
     let mut paths: Vec<Vec<usize>> = Vec::new();
-    for start in rig.body_kids(hand) {
+    for start in digit_starts(rig, hand) {
         for leaf in rig.subtree(start) {
             if !rig.kids[leaf].is_empty() {
                 continue;
@@ -258,6 +258,24 @@ fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
     out
 }
 
+/// The joints the digits start from: the hand's children, each one in the hand's
+/// place with children of its own (a palm root at the wrist that every finger
+/// hangs from, `L_handRoot_jnt` beside `L_hand_jnt`) replaced by its children, as
+/// the hand again.
+fn digit_starts(rig: &RestJoints, hand: usize) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut stack = rig.body_kids(hand);
+    while let Some(j) = stack.pop() {
+        if rig.coincident(j, hand) && !rig.body_kids(j).is_empty() {
+            stack.extend(rig.body_kids(j));
+        } else {
+            starts.push(j);
+        }
+    }
+    starts.reverse();
+    starts
+}
+
 /// A path's joints once coincident joints are merged, end nubs named so dropped,
 /// joints named metacarpals dropped from the start (keeping two) and a finger's
 /// metacarpal numbered 0 dropped (`numbered_metacarpal`).
@@ -373,6 +391,49 @@ mod tests {
             .collect();
         got.sort_unstable();
         got
+    }
+
+    #[test]
+    fn digits_below_a_palm_root_at_the_wrist_start_below_it() {
+        // anim_utils' Maya rig: `L_hand_jnt` holds an end nub and, in its place,
+        // `L_handRoot_jnt`, which every finger hangs from. The root is the hand
+        // again, no phalanx of every digit.
+        let mut rows: Vec<(String, Option<String>, [f32; 3])> = vec![
+            ("hand".into(), None, [0.0, 0.0, 0.0]),
+            ("hand_end".into(), Some("hand".into()), [0.03, 0.0, 0.0]),
+            ("handRoot".into(), Some("hand".into()), [0.0, 0.0, 0.0]),
+        ];
+        for (f, z) in [("a", 0.04f32), ("b", 0.02), ("c", 0.0), ("d", -0.02)] {
+            let mut parent = "handRoot".to_owned();
+            for (k, x) in [0.09f32, 0.135, 0.16, 0.18].into_iter().enumerate() {
+                let name = format!("{f}{k}");
+                rows.push((name.clone(), Some(parent), [x, 0.0, z]));
+                parent = name;
+            }
+        }
+        let mut parent = "handRoot".to_owned();
+        for (k, [x, z]) in [[0.02f32, 0.03], [0.045, 0.055], [0.07, 0.07]]
+            .into_iter()
+            .enumerate()
+        {
+            let name = format!("t{k}");
+            rows.push((name.clone(), Some(parent), [x, 0.0, z]));
+            parent = name;
+        }
+        let s = owned_skeleton(&rows);
+        let rig = RestJoints::new(&s);
+        let digits = solve_fingers(&rig, 0, Vec3::Z);
+        let joints: Vec<(usize, Vec<&str>)> = digits
+            .iter()
+            .map(|d| (d.finger, d.joints.iter().map(|&j| rig.name(j)).collect()))
+            .collect();
+        assert_eq!(digits.len(), 5, "{joints:?}");
+        for (finger, names) in &joints {
+            assert!(!names.contains(&"handRoot"), "{joints:?}");
+            assert_eq!(names.len(), 3, "finger {finger}: {names:?}");
+        }
+        assert!(joints.contains(&(0, vec!["t0", "t1", "t2"])), "{joints:?}");
+        assert!(joints.contains(&(1, vec!["a0", "a1", "a2"])), "{joints:?}");
     }
 
     #[test]
