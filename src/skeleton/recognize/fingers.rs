@@ -277,14 +277,16 @@ fn digit_starts(rig: &RestJoints, hand: usize) -> Vec<usize> {
 }
 
 /// A path's joints once coincident joints are merged, end nubs named so dropped,
-/// joints named metacarpals dropped from the start (keeping two) and a finger's
-/// metacarpal numbered 0 dropped (`numbered_metacarpal`).
+/// joints named metacarpals dropped from the start (keeping one: a one-joint
+/// finger past a palm bone, as Rigify's `palm.01` -> `finger_index.01`, is that
+/// finger's proximal phalanx) and a finger's metacarpal numbered 0 dropped
+/// (`numbered_metacarpal`).
 fn digit_joints(rig: &RestJoints, path: &[usize]) -> Vec<usize> {
     let mut joints = rig.collapse(path);
     while joints.last().is_some_and(|&j| rig.names[j].helper) {
         joints.pop();
     }
-    while joints.len() > 2
+    while joints.len() > 1
         && joints
             .first()
             .is_some_and(|&j| rig.names[j].role == Some(Role::Metacarpal))
@@ -672,6 +674,40 @@ mod tests {
                 "LeftFinger2Proximal",
                 "LeftFinger2Medial",
                 "LeftFinger2Distal"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_one_joint_finger_past_a_palm_bone_is_its_proximal_phalanx() {
+        // A Rigify-style game hand: `palm.01`..`palm.03` run from the wrist to the
+        // knuckles, each carrying one finger joint (a leaf); the thumb hangs from
+        // `palm.01`. The palms are metacarpals, no VRM bones.
+        let s = skeleton(&[
+            ("hand.L", None, [0.0, 0.0, 0.0]),
+            ("palm.01.L", Some("hand.L"), [0.03, 0.0, 0.02]),
+            ("finger_index.01.L", Some("palm.01.L"), [0.08, 0.0, 0.02]),
+            ("thumb.01.L", Some("palm.01.L"), [0.015, 0.0, 0.035]),
+            ("thumb.02.L", Some("thumb.01.L"), [0.04, 0.0, 0.06]),
+            ("palm.02.L", Some("hand.L"), [0.03, 0.0, 0.0]),
+            ("finger_middle.01.L", Some("palm.02.L"), [0.085, 0.0, 0.0]),
+            ("palm.03.L", Some("hand.L"), [0.03, 0.0, -0.02]),
+            ("finger_ring.01.L", Some("palm.03.L"), [0.08, 0.0, -0.02]),
+        ]);
+        let rig = RestJoints::new(&s);
+        let digits = solve_fingers(&rig, 0, Vec3::Z);
+        let mut got: Vec<(usize, Vec<&str>)> = digits
+            .iter()
+            .map(|d| (d.finger, d.joints.iter().map(|&j| rig.name(j)).collect()))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                (0, vec!["thumb.01.L", "thumb.02.L"]),
+                (1, vec!["finger_index.01.L"]),
+                (2, vec!["finger_middle.01.L"]),
+                (3, vec!["finger_ring.01.L"]),
             ]
         );
     }
