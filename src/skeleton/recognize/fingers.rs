@@ -156,7 +156,7 @@ fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
     }
     let hand_pos = rig.pos[hand];
     // By name, when every digit names a different finger.
-    let named: Vec<Option<usize>> = digits
+    let mut named: Vec<Option<usize>> = digits
         .iter()
         .map(|d| {
             d.iter().find_map(|&j| {
@@ -166,6 +166,7 @@ fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
             })
         })
         .collect();
+    drop_lone_unnamed(rig, &mut digits, &mut named);
     let mut distinct: Vec<usize> = named.iter().flatten().copied().collect();
     distinct.sort_unstable();
     distinct.dedup();
@@ -274,6 +275,36 @@ fn digit_starts(rig: &RestJoints, hand: usize) -> Vec<usize> {
     }
     starts.reverse();
     starts
+}
+
+/// Heuristic: a lone joint whose name says no body part (not even a finger)
+/// below the hand, beside chains of two joints or more that all name different
+/// fingers, is no digit (a misspelt IK target, `Fist_Targer`, beside
+/// `HandMiddle1`-`3` and `HandThumb1`-`3`): it is dropped so that the chains are
+/// named by their names, not ordered by where they start (a cartoon hand's
+/// thumb may start past its fingers).
+fn drop_lone_unnamed(
+    rig: &RestJoints,
+    digits: &mut Vec<Vec<usize>>,
+    named: &mut Vec<Option<usize>>,
+) {
+    let lone = |i: usize| digits[i].len() == 1 && rig.names[digits[i][0]].role.is_none();
+    let kept: Vec<usize> = (0..digits.len()).filter(|&i| !lone(i)).collect();
+    if kept.len() == digits.len() || kept.len() < 2 || kept.iter().any(|&i| digits[i].len() < 2) {
+        return;
+    }
+    let mut fingers: Vec<usize> = kept.iter().filter_map(|&i| named[i]).collect();
+    fingers.sort_unstable();
+    fingers.dedup();
+    if fingers.len() != kept.len() {
+        return;
+    }
+    let mut i = 0;
+    digits.retain(|_| {
+        i += 1;
+        kept.contains(&(i - 1))
+    });
+    named.retain(Option::is_some);
 }
 
 /// A path's joints once coincident joints are merged, end nubs named so dropped,
@@ -709,6 +740,28 @@ mod tests {
                 (2, vec!["finger_middle.01.L"]),
                 (3, vec!["finger_ring.01.L"]),
             ]
+        );
+    }
+
+    #[test]
+    fn a_lone_unnamed_joint_beside_named_digits_is_no_digit() {
+        // A cartoon hand (a Sketchfab Miku): one mitten `HandMiddle1`-`3` starting
+        // nearer the wrist than the thumb `HandThumb1`-`3`, and an IK target with a
+        // misspelt name, `Fist_Targer`, past the fingertips.
+        let s = skeleton(&[
+            ("Hand.L", None, [0.0, 0.0, 0.0]),
+            ("HandMiddle1.L", Some("Hand.L"), [0.05, 0.0, 0.0]),
+            ("HandMiddle2.L", Some("HandMiddle1.L"), [0.09, 0.0, 0.0]),
+            ("HandMiddle3.L", Some("HandMiddle2.L"), [0.12, 0.0, 0.0]),
+            ("HandThumb1.L", Some("Hand.L"), [0.08, 0.0, 0.034]),
+            ("HandThumb2.L", Some("HandThumb1.L"), [0.08, 0.0, 0.053]),
+            ("HandThumb3.L", Some("HandThumb2.L"), [0.08, 0.0, 0.076]),
+            ("Fist_Targer.L", Some("Hand.L"), [0.16, -0.02, 0.03]),
+        ]);
+        let rig = RestJoints::new(&s);
+        assert_eq!(
+            digits_by_first_joint(&rig),
+            [(0, "HandThumb1.L"), (2, "HandMiddle1.L")]
         );
     }
 
