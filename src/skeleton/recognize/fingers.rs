@@ -299,12 +299,11 @@ fn drop_lone_unnamed(
     if fingers.len() != kept.len() {
         return;
     }
-    let mut i = 0;
-    digits.retain(|_| {
-        i += 1;
-        kept.contains(&(i - 1))
-    });
-    named.retain(Option::is_some);
+    *digits = kept
+        .iter()
+        .map(|&i| std::mem::take(&mut digits[i]))
+        .collect();
+    *named = kept.iter().map(|&i| named[i]).collect();
 }
 
 /// A path's joints once coincident joints are merged, end nubs named so dropped,
