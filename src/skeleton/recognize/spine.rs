@@ -110,9 +110,8 @@ pub(super) struct Neck {
 /// A leaf at the top of three or more joints without an end site, whose bone is 1.5
 /// times the others or whose name says end, is the nub above the head (Mixamo's
 /// `HeadTop_End`); a leaf named jaw or eye hangs from the head. With two or more
-/// joints left, the first is the neck. A joint
-/// named head above the first is the head, even where it shares its place with the
-/// joint below it.
+/// joints left, the first is the neck. The lowest joint named head is the head, even
+/// where it shares its place with the joint below it.
 pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> Neck {
     let mut line = vec![head_root];
     let mut j = head_root;
@@ -160,11 +159,14 @@ pub(super) fn solve_neck(rig: &RestJoints, branch: usize, head_root: usize) -> N
     // pivot under `Head` in Sketchfab's conversions, the face hanging from it and
     // the hair from a helper beside it): the collapsed line keeps the lower one, so
     // the name is looked for in the line itself, and the named joint, which carries
-    // everything the other does, is the head.
+    // everything the other does, is the head. The lowest joint named head is the
+    // head, the first of the line too (a Biped's arms hang from its neck, and the
+    // line starts at the head): a joint above it named head as well (`Bip001 Head
+    // Mouse`, a leaf for the mouth) hangs from the head.
     let named_head = line
         .iter()
         .zip(&group)
-        .find(|&(&x, &g)| g > 0 && rig.names[x].role == Some(Role::Head) && !rig.names[x].helper)
+        .find(|&(&x, _)| rig.names[x].role == Some(Role::Head) && !rig.names[x].helper)
         .map(|(&x, &g)| (g, x));
     let head_at = named_head.map_or(reps.len().saturating_sub(1), |(g, _)| g);
     let head = named_head
@@ -272,6 +274,41 @@ mod tests {
         assert_eq!(at(B::Head), Some("Bip01 Head"));
         assert_eq!(at(B::Neck), Some("Bip01 Neck"));
         assert_eq!(at(B::LeftHand), Some("Bip01 L Hand"));
+    }
+
+    #[test]
+    fn a_leaf_named_head_above_a_head_hanging_from_the_neck_is_no_head() {
+        // A 3ds Max Biped through Sketchfab (centimetres, +Y up, facing +Z): the
+        // collarbones hang from `Bip001 Neck_013`, so the chain above the arms
+        // starts at `Bip001 Head_00`, whose only child `Bip001 Head Mouse_014` is a
+        // 2.2 cm leaf for the mouth, named head as well.
+        let body = [
+            ("Bip001 Pelvis_02", "", [0.0, 103.8, 0.7]),
+            ("Bip001 Spine_03", "Bip001 Pelvis_02", [0.0, 110.4, -1.7]),
+            ("Bip001 Spine1_012", "Bip001 Spine_03", [0.0, 128.7, -1.7]),
+            ("Bip001 Neck_013", "Bip001 Spine1_012", [0.0, 156.6, -6.5]),
+            ("Bip001 Head_00", "Bip001 Neck_013", [0.0, 167.0, -1.9]),
+            (
+                "Bip001 Head Mouse_014",
+                "Bip001 Head_00",
+                [0.0, 169.2, -1.3],
+            ),
+        ];
+        let limb = [
+            ("Clavicle", "Bip001 Neck_013", [5.2, 154.5, -7.9]),
+            ("UpperArm", "Clavicle", [17.3, 152.0, -7.9]),
+            ("Forearm", "UpperArm", [33.5, 131.5, -10.2]),
+            ("Hand", "Forearm", [50.3, 110.2, -4.8]),
+            ("Thigh", "Bip001 Spine_03", [8.2, 103.8, 0.7]),
+            ("Calf", "Thigh", [9.0, 57.0, 1.0]),
+            ("Foot", "Calf", [10.6, 13.6, -10.4]),
+            ("Toe0", "Foot", [12.3, 0.2, 6.9]),
+        ];
+        let r = recognized_with_limbs(&body, ["Bip001 L ", "Bip001 R "], &limb);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::Head), Some("Bip001 Head_00"));
+        assert_eq!(at(B::Neck), Some("Bip001 Neck_013"));
+        assert_eq!(at(B::LeftUpperArm), Some("Bip001 L UpperArm"));
     }
 
     #[test]
