@@ -55,7 +55,7 @@ pub(super) fn find_pelvis(rig: &RestJoints, joint: usize) -> Option<Pelvis> {
     let y = rig.pos[joint].y;
     let spine_root = spine_root(rig, joint)?;
     let pair_below = |j: usize| legs_below(rig, joint, j, spine_root);
-    let figure_low = rig.body_low.iter().copied().fold(f32::INFINITY, f32::min);
+    let figure_low = || rig.body_low.iter().copied().fold(f32::INFINITY, f32::min);
     let (legs, floor, leg_branch) = match pair_below(joint) {
         Some((legs, floor)) => (legs, floor, None),
         None => rig.kids[joint]
@@ -69,9 +69,9 @@ pub(super) fn find_pelvis(rig: &RestJoints, joint: usize) -> Option<Pelvis> {
                 // Such legs reach the figure's lowest point (within 12% of their drop, as
                 // two legs' ends are level): from one point a body also hangs its arms (a
                 // theropod's short arms where its level spine goes on, its legs far lower).
-                let on_floor = floor - figure_low <= 0.12 * (y - floor);
+                let on_floor = || floor - figure_low() <= 0.12 * (y - floor);
                 let near = rig.pos[c].distance(rig.pos[joint]) <= 0.35 * (y - floor)
-                    || (rig.coincident(c, spine_root) && on_floor);
+                    || (rig.coincident(c, spine_root) && on_floor());
                 near.then_some((legs, floor, Some(c)))
             })?,
     };
