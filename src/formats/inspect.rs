@@ -345,14 +345,19 @@ impl Report {
                     bones.join(", ")
                 }
             ));
+            let rest_height = animation.rest_hips_position.y;
             self.clips.push(format!(
                 "  hips position: {}",
-                if animation.has_hips_track() {
-                    "keyed"
-                } else {
-                    "not keyed (stays at rest)"
+                match animation.hips_height_range() {
+                    Some((low, high)) => {
+                        format!("keyed, {low:.3} to {high:.3} m high (rest {rest_height:.3} m)")
+                    }
+                    None => "not keyed (stays at rest)".to_owned(),
                 }
             ));
+            if let Some(note) = floating_note(&format!("{i} {name}"), animation) {
+                self.notes.push(note);
+            }
             let expressions: Vec<&str> = animation.animated_expressions().collect();
             self.clips.push(format!(
                 "  expressions: {}",
@@ -390,6 +395,27 @@ impl Report {
         self.vrma = Some((animations.len(), lines));
         self
     }
+}
+
+/// A take whose hips stay higher than this many times their rest height in every key
+/// floats above the floor. In any take that stands, a person's hips come down to
+/// about their standing height (a jump lands, a crouch is lower): only some keys rise
+/// above it, a jump's by a tenth to a half of the height.
+const FLOATING: f32 = 1.5;
+
+/// A note on animation `name` when its hips stay above `FLOATING` times their rest
+/// height in every key: played as it is, an avatar floats all through it.
+fn floating_note(name: &str, animation: &VrmaAnimation) -> Option<String> {
+    let rest = animation.rest_hips_position.y;
+    let (low, _) = animation.hips_height_range()?;
+    (rest > 0.0 && low > FLOATING * rest).then(|| {
+        format!(
+            "animation {name}: the hips are {low:.3} m high or higher in every key, {:.2} times \
+             their rest height ({rest:.3} m): played as it is, the avatar floats above its floor \
+             all through it",
+            low / rest
+        )
+    })
 }
 
 /// Bones worth listing as "not mapped" (fingers are listed only when some are mapped).
@@ -519,6 +545,40 @@ fn is_bare_point(skeleton: &crate::skeleton::Skeleton, k: usize) -> bool {
 mod tests {
     use super::*;
     use crate::formats::{LoadOptions, skeleton_json};
+
+    /// A `.vrma` of the demo walk over a second, its rest hips 0.9 m high and its
+    /// hips keyed `lift(t)` metres above the walk's.
+    fn walk_lifted(lift: impl Fn(f32) -> f32) -> VrmaAnimation {
+        use crate::formats::glb::GlbFile;
+        use crate::formats::vrma::{VrmaRest, VrmaWriter, parse};
+        let names = crate::humanoid::CustomNames::default();
+        let mut writer = VrmaWriter::new(VrmaRest::standard(0.9), "walk");
+        for i in 0..30 {
+            let t = i as f32 / 30.0;
+            let mut pose = crate::takes::demo::pose_at(t, 0.9);
+            pose.hips_position.y += lift(t);
+            writer.push(t, &pose, &names).unwrap();
+        }
+        parse(&writer.to_bytes(), Path::new("walk.vrma"), None).unwrap()
+    }
+
+    #[test]
+    fn a_take_whose_hips_stay_far_above_their_rest_floats_and_a_jump_does_not() {
+        let floating = walk_lifted(|_| 1.2);
+        let note = floating_note("0 `walk`", &floating).unwrap();
+        assert!(
+            note.starts_with("animation 0 `walk`: the hips are 2.")
+                && note.contains("times their rest height (0.900 m)")
+                && note.contains("floats above its floor"),
+            "{note}"
+        );
+        let (low, high) = floating.hips_height_range().unwrap();
+        assert!(low > 2.0 && high < 2.2, "{low} {high}");
+        assert_eq!(floating_note("0 `walk`", &walk_lifted(|_| 0.0)), None);
+        // A jump half a metre up that lands.
+        let jump = walk_lifted(|t| 0.5 * (std::f32::consts::PI * t).sin());
+        assert_eq!(floating_note("0 `walk`", &jump), None);
+    }
 
     /// A rig whose own boneMap lacks the feet.
     fn rig_without_mapped_feet() -> Rig {

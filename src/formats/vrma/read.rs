@@ -780,6 +780,18 @@ impl VrmaAnimation {
         self.hips.is_some()
     }
 
+    /// The lowest and the highest height of the keyed hips over their keys, model
+    /// space metres; `None` when the hips position is not keyed.
+    #[must_use]
+    pub fn hips_height_range(&self) -> Option<(f32, f32)> {
+        let hips = self.hips.as_ref()?;
+        let heights = hips.times().iter().map(|&t| hips.sample(t).y);
+        heights.fold(None, |range, y| match range {
+            None => Some((y, y)),
+            Some((low, high)) => Some((low.min(y), high.max(y))),
+        })
+    }
+
     /// Whether the lookAt is keyed.
     #[must_use]
     pub fn has_look_at_track(&self) -> bool {
