@@ -6,7 +6,8 @@
 //! way no joint joins the legs, arms and spine, and the rig stands as no body.
 //!
 //! The skeleton is then the `DEF-` bones, each hung from its deform parent (names
-//! steer, geometry decides where they cannot):
+//! steer, geometry decides where they cannot; a name is read without the `_<number>`
+//! that Sketchfab's conversions append to every node, `DEF-spine_013`):
 //! 1. the nearest `DEF-` ancestor, or the `DEF-` bone of the nearest `ORG-`/`MCH-`
 //!    ancestor's name (`ORG-spine` → `DEF-spine`), not the bone itself;
 //! 2. for a chain hanging from the armature, where the human metarig hangs that
@@ -19,6 +20,8 @@
 //! and in every clip frame: its local transform is rewritten under its new parent.
 //! Only for a rig that declares no humanoid map. Pure: runs on the skeleton and clips
 //! `mod.rs` has read.
+
+use std::collections::HashMap;
 
 use glam::Affine3A;
 
@@ -70,13 +73,14 @@ pub(super) fn deform_skeleton(
     clips: &[Clip],
 ) -> Option<(Skeleton, Vec<Clip>, String)> {
     let joints = skeleton.joints();
-    let trunk = skeleton.find(TRUNK)?;
+    let names = Names::new(skeleton);
+    let trunk = names.find(TRUNK)?;
     let deform: Vec<bool> = joints.iter().map(|j| j.name.starts_with(DEFORM)).collect();
     if deform.iter().filter(|&&d| d).count() < MIN_DEFORM_BONES {
         return None;
     }
     let rest_world = skeleton.rest_world();
-    let (parent, found) = deform_parents(skeleton, &deform, trunk, &rest_world);
+    let (parent, found) = deform_parents(skeleton, &names, &deform, trunk, &rest_world);
     let count = |how| found.iter().filter(|&&f| f == Some(how)).count();
 
     // The new order: the joints above the trunk, then the deform tree depth first.
@@ -151,6 +155,7 @@ pub(super) fn deform_skeleton(
 /// file found its parent.
 fn deform_parents(
     skeleton: &Skeleton,
+    names: &Names,
     deform: &[bool],
     trunk: usize,
     rest_world: &[Affine3A],
@@ -159,12 +164,12 @@ fn deform_parents(
     let mut found = vec![None; joints.len()];
     let mut parent: Vec<Option<usize>> = vec![None; joints.len()];
     for k in (0..joints.len()).filter(|&k| deform[k] && k != trunk) {
-        if let Some(p) = by_ancestor(skeleton, deform, k) {
+        if let Some(p) = by_ancestor(skeleton, names, deform, k) {
             parent[k] = Some(p);
             if joints[k].parent != Some(p) {
                 found[k] = Some(JoinedBy::Copy);
             }
-        } else if let Some(p) = by_metarig(skeleton, k) {
+        } else if let Some(p) = by_metarig(skeleton, names, k) {
             parent[k] = Some(p);
             found[k] = Some(JoinedBy::Metarig);
         }
@@ -220,7 +225,7 @@ fn deform_parents(
 
 /// The deform parent rule 1 finds: the nearest ancestor that is a `DEF-` bone, or an
 /// `ORG-`/`MCH-` copy of a `DEF-` bone other than `joint`.
-fn by_ancestor(skeleton: &Skeleton, deform: &[bool], joint: usize) -> Option<usize> {
+fn by_ancestor(skeleton: &Skeleton, names: &Names, deform: &[bool], joint: usize) -> Option<usize> {
     let joints = skeleton.joints();
     let mut at = joints[joint].parent;
     while let Some(a) = at {
@@ -229,8 +234,8 @@ fn by_ancestor(skeleton: &Skeleton, deform: &[bool], joint: usize) -> Option<usi
         }
         let copy_of = COPIES
             .iter()
-            .find_map(|prefix| joints[a].name.strip_prefix(prefix))
-            .and_then(|base| skeleton.find(&format!("{DEFORM}{base}")));
+            .find_map(|prefix| unnumbered(&joints[a].name).strip_prefix(prefix))
+            .and_then(|base| names.find(&format!("{DEFORM}{base}")));
         if let Some(d) = copy_of
             && d != joint
         {
@@ -243,8 +248,8 @@ fn by_ancestor(skeleton: &Skeleton, deform: &[bool], joint: usize) -> Option<usi
 
 /// Where the metarig hangs the chain `joint` starts (rule 2), when that bone is in
 /// the rig.
-fn by_metarig(skeleton: &Skeleton, joint: usize) -> Option<usize> {
-    let name = skeleton.joints()[joint].name.strip_prefix(DEFORM)?;
+fn by_metarig(skeleton: &Skeleton, names: &Names, joint: usize) -> Option<usize> {
+    let name = unnumbered(&skeleton.joints()[joint].name).strip_prefix(DEFORM)?;
     let (base, side) = match name.rfind(['.', '_']) {
         Some(i) if matches!(&name[i + 1..], "L" | "R" | "l" | "r") => name.split_at(i),
         _ => (name, ""),
@@ -254,9 +259,52 @@ fn by_metarig(skeleton: &Skeleton, joint: usize) -> Option<usize> {
         true => "",
         false => side,
     };
-    skeleton
+    names
         .find(&format!("{DEFORM}{parent}{side}"))
         .filter(|&p| p != joint)
+}
+
+/// `name` without the `_<number>` Sketchfab's conversions append to every node's
+/// name (`DEF-spine.001_014`, `ORG-spine_0142`); Rigify's own names never end so.
+fn unnumbered(name: &str) -> &str {
+    match name.rsplit_once('_') {
+        Some((base, n))
+            if !base.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            base
+        }
+        _ => name,
+    }
+}
+
+/// The rig's joints by name: a name as written, else as it reads without a
+/// converter's node number (`unnumbered`); the first joint of a name wins.
+struct Names {
+    exact: HashMap<String, usize>,
+    unnumbered: HashMap<String, usize>,
+}
+
+impl Names {
+    fn new(skeleton: &Skeleton) -> Self {
+        let mut exact = HashMap::new();
+        let mut plain = HashMap::new();
+        for (k, joint) in skeleton.joints().iter().enumerate() {
+            exact.entry(joint.name.clone()).or_insert(k);
+            plain.entry(unnumbered(&joint.name).to_owned()).or_insert(k);
+        }
+        Names {
+            exact,
+            unnumbered: plain,
+        }
+    }
+
+    /// The joint named `name`, or read so without its node number.
+    fn find(&self, name: &str) -> Option<usize> {
+        self.exact
+            .get(name)
+            .or_else(|| self.unnumbered.get(name))
+            .copied()
+    }
 }
 
 /// Whether following `parent` from `joint` reaches `trunk` (the trunk reaches
@@ -485,6 +533,47 @@ mod tests {
         assert!(note.contains("(8 through"), "{note}");
         assert!(note.contains("9 other bones"), "{note}");
         assert!(matches!(recognize(&joined), Recognition::Humanoid(_)));
+    }
+
+    #[test]
+    fn a_generated_rig_with_sketchfab_node_numbers_is_read_as_its_deform_bones() {
+        // Sketchfab's conversions append `_<number>` to every node's name, the
+        // `ORG-` copy and its `DEF-` bone numbered apart (`ORG-spine_0142`,
+        // `DEF-spine_013`): the deform bones still join under their copies.
+        let plain = whole_rig();
+        let numbered: Vec<Joint> = plain
+            .joints()
+            .iter()
+            .enumerate()
+            .map(|(k, joint)| Joint {
+                name: format!("{}_0{}", joint.name, 3 * k + 7),
+                ..joint.clone()
+            })
+            .collect();
+        let rig = Skeleton::new(numbered).unwrap();
+        assert!(matches!(recognize(&rig), Recognition::NotHumanoid(_)));
+        let (joined, _, note) = deform_skeleton(&rig, &[]).unwrap();
+        let number = |name: &str| plain.find(name).map(|k| format!("{name}_0{}", 3 * k + 7));
+        let parent_of = |name: &str| parent_name(&joined, &number(name).unwrap());
+        assert_eq!(parent_of("DEF-thigh.R"), number("DEF-spine").unwrap());
+        assert_eq!(
+            parent_of("DEF-shoulder.L"),
+            number("DEF-spine.003").unwrap()
+        );
+        assert_eq!(
+            parent_of("DEF-upper_arm.L"),
+            number("DEF-shoulder.L").unwrap()
+        );
+        assert_eq!(joined.len(), 2 + DEFORM_BONES.len());
+        assert!(note.contains("(8 through"), "{note}");
+        let Recognition::Humanoid(r) = recognize(&joined) else {
+            panic!("not a humanoid: {:?}", recognize(&joined));
+        };
+        use crate::humanoid::HumanBone::*;
+        let name = |bone| r.map.bones.get(&bone).cloned();
+        assert_eq!(name(Hips), number("DEF-spine"));
+        assert_eq!(name(LeftUpperLeg), number("DEF-thigh.L"));
+        assert_eq!(name(RightHand), number("DEF-hand.R"));
     }
 
     #[test]
