@@ -1459,6 +1459,54 @@ mod tests {
         assert_eq!(at(B::Head), Some("Head"));
     }
 
+    #[test]
+    fn end_nubs_written_far_past_the_fingertips_leave_the_hand_its_fingers() {
+        // Blender re-exporting an FBX import (Mixamo names) writes every leaf's `_end`
+        // node in the armature's unscaled units: a 2 cm fingertip bone's nub 2.5 m
+        // out. Reached through them, the fingers would carry the arm past the hand
+        // (a fingertip taken for the elbow); the nubs are no part of the reach.
+        let mut rows: Vec<(String, Option<String>, [f32; 3])> = Vec::new();
+        let mut add = |name: &str, parent: Option<&str>, at: [f32; 3]| {
+            rows.push((name.to_owned(), parent.map(str::to_owned), at));
+        };
+        for (name, parent, at) in [
+            ("Hips", None, [0.0, 0.9, 0.0]),
+            ("Spine", Some("Hips"), [0.0, 1.05, 0.0]),
+            ("Chest", Some("Spine"), [0.0, 1.2, 0.0]),
+            ("Neck", Some("Chest"), [0.0, 1.4, 0.0]),
+            ("Head", Some("Neck"), [0.0, 1.5, 0.0]),
+        ] {
+            add(name, parent, at);
+        }
+        for (side, x) in [("Left", 1.0f32), ("Right", -1.0)] {
+            let n = |part: &str| format!("{side}{part}");
+            add(&n("Shoulder"), Some("Chest"), [0.04 * x, 1.36, 0.0]);
+            add(&n("UpperArm"), Some(&n("Shoulder")), [0.16 * x, 1.36, 0.0]);
+            add(&n("LowerArm"), Some(&n("UpperArm")), [0.42 * x, 1.36, 0.0]);
+            add(&n("Hand"), Some(&n("LowerArm")), [0.66 * x, 1.36, 0.0]);
+            for (finger, z) in [("Index", 0.02), ("Ring", -0.02)] {
+                let mut parent = n("Hand");
+                for (k, out) in [0.74f32, 0.78, 0.81].into_iter().enumerate() {
+                    let joint = n(&format!("Hand{finger}{}", k + 1));
+                    add(&joint, Some(&parent), [out * x, 1.36, z]);
+                    parent = joint;
+                }
+                add(&format!("{parent}_end"), Some(&parent), [3.31 * x, 1.36, z]);
+            }
+        }
+        let table: Vec<(&str, Option<&str>, [f32; 3])> = rows
+            .iter()
+            .map(|(name, parent, at)| (name.as_str(), parent.as_deref(), *at))
+            .chain(LEGS.iter().copied())
+            .collect();
+        let r = recognized(&table);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::LeftLowerArm), Some("LeftLowerArm"));
+        assert_eq!(at(B::LeftHand), Some("LeftHand"));
+        assert_eq!(at(B::RightHand), Some("RightHand"));
+        assert_eq!(at(B::LeftIndexProximal), Some("LeftHandIndex1"));
+    }
+
     /// A figure leaning to its left, recognized: the spine 6 cm over at the chest, the
     /// left arm hanging, the right one raised along its clavicle's line. The neck, head
     /// and head top go over to `head_x` each, and the arms' joints are named by `arm`

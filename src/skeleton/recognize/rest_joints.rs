@@ -234,7 +234,10 @@ impl<'a> RestJoints<'a> {
     }
 
     /// The farthest any joint or end site below `root` (itself included) gets from
-    /// `from`, leaving out controls and attachments (a sword is not the arm).
+    /// `from`, leaving out controls and attachments (a sword is not the arm) and the
+    /// joints named as end nubs below it, which a writer puts at any length (Blender
+    /// re-exporting an FBX import writes its `_end` leaves in the armature's
+    /// unscaled units, a hundred times their bones' length).
     pub(super) fn reach(&self, root: usize, from: Vec3) -> f32 {
         let mut far = 0.0f32;
         let mut stack = vec![root];
@@ -242,7 +245,12 @@ impl<'a> RestJoints<'a> {
             for p in std::iter::once(self.pos[j]).chain(self.end[j]) {
                 far = far.max(p.distance(from));
             }
-            stack.extend(self.kids[j].iter().copied().filter(|&c| !self.avoid(c)));
+            stack.extend(
+                self.kids[j]
+                    .iter()
+                    .copied()
+                    .filter(|&c| !self.avoid(c) && !self.names[c].nub),
+            );
         }
         far
     }
