@@ -142,7 +142,16 @@ fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
         .filter(|p| ends_past_the_tip(rig, hand, p))
         .count();
     let nubs = past >= 2 && 2 * past > long;
-    let mut digits: Vec<Vec<usize>> = paths.iter().map(|p| phalanges(rig, p, nubs)).collect();
+    // Most of the hand's long digits (two at least) start at the wrist.
+    let at_wrist = paths
+        .iter()
+        .filter(|p| starts_at_the_wrist(rig, hand, p))
+        .count();
+    let metacarpals = at_wrist >= 2 && 2 * at_wrist > long;
+    let mut digits: Vec<Vec<usize>> = paths
+        .iter()
+        .map(|p| phalanges(rig, p, nubs, metacarpals))
+        .collect();
     digits.retain(|d| !d.is_empty());
     if digits.len() > 5 {
         digits.retain(|d| d.len() >= 2);
@@ -369,10 +378,26 @@ fn ends_past_the_tip(rig: &RestJoints, hand: usize, path: &[usize]) -> bool {
     first_bone >= second_bone && rig.pos[joints[0]].distance(rig.pos[hand]) >= KNUCKLE * first_bone
 }
 
+/// Heuristic: whether a digit of four joints starts at the wrist, its first joint
+/// within one length of its first bone from the hand, as a metacarpal does (Meta's
+/// avatars: `LeftHandIndexMeta_jnt` 3.8 cm past the wrist, 6.2 cm to the knuckle,
+/// then `Proximal`, `Intermediate`, `Distal`; the thumb's `Trapezium` before its
+/// `Meta`).
+fn starts_at_the_wrist(rig: &RestJoints, hand: usize, path: &[usize]) -> bool {
+    let joints = digit_joints(rig, path);
+    if joints.len() != 4 {
+        return false;
+    }
+    let first_bone = rig.pos[joints[0]].distance(rig.pos[joints[1]]);
+    rig.pos[joints[0]].distance(rig.pos[hand]) < first_bone
+}
+
 /// The phalanges of one leaf path below the hand (see `solve_fingers`). `nubs`:
 /// the hand's digits end past the fingertip (`ends_past_the_tip`), so a fourth
-/// joint's end site makes it no phalanx.
-fn phalanges(rig: &RestJoints, path: &[usize], nubs: bool) -> Vec<usize> {
+/// joint's end site makes it no phalanx. `metacarpals`: the hand's digits start at
+/// the wrist (`starts_at_the_wrist`), so a digit of four joints starts with its
+/// metacarpal (or, for the thumb, a carpal) and its fourth joint is a phalanx.
+fn phalanges(rig: &RestJoints, path: &[usize], nubs: bool, metacarpals: bool) -> Vec<usize> {
     let mut joints = digit_joints(rig, path);
     if joints.len() >= 4 {
         let n = joints.len();
@@ -387,7 +412,8 @@ fn phalanges(rig: &RestJoints, path: &[usize], nubs: bool) -> Vec<usize> {
             && rig.end[last].is_some_and(|e| e.distance(rig.pos[last]) > PLACEHOLDER_END * into);
         let metacarpal = rig.names[joints[0]].role == Some(Role::Metacarpal)
             || first_bone >= 1.9 * second_bone
-            || end_site;
+            || end_site
+            || (metacarpals && n == 4);
         // The tip: a leaf, or a joint with only end nubs below (Blender's `_end`
         // under a Mixamo `Index4`).
         let tip = rig.kids[last].iter().all(|&k| rig.names[k].helper);
@@ -423,6 +449,72 @@ mod tests {
             .collect();
         got.sort_unstable();
         got
+    }
+
+    #[test]
+    fn four_joint_digits_starting_at_the_wrist_keep_their_fourth_joint() {
+        // A Meta (Oculus) avatar's hand: each finger `Meta` (its metacarpal, from
+        // 3.8 cm past the wrist to the knuckle 6.2 cm on), `Proximal`,
+        // `Intermediate`, `Distal`, a leaf; the thumb `Trapezium` (a carpal),
+        // `Meta`, `Proximal`, `Distal`. The digits start at the wrist: the fourth
+        // joint is the distal phalanx, no nub.
+        let mut rows: Vec<(String, Option<String>, [f32; 3])> =
+            vec![("HandWrist".into(), None, [0.0, 0.0, 0.0])];
+        for (f, z) in [
+            ("Index", 0.02f32),
+            ("Middle", 0.0),
+            ("Ring", -0.02),
+            ("Pinky", -0.04),
+        ] {
+            let mut parent = "HandWrist".to_owned();
+            for (part, x) in [
+                ("Meta", 0.038f32),
+                ("Proximal", 0.1),
+                ("Intermediate", 0.137),
+                ("Distal", 0.161),
+            ] {
+                let name = format!("Hand{f}{part}");
+                rows.push((name.clone(), Some(parent), [x, 0.0, z]));
+                parent = name;
+            }
+        }
+        let mut parent = "HandWrist".to_owned();
+        for (part, [x, z]) in [
+            ("Trapezium", [0.017f32, 0.012]),
+            ("Meta", [0.035, 0.03]),
+            ("Proximal", [0.06, 0.05]),
+            ("Distal", [0.08, 0.07]),
+        ] {
+            let name = format!("HandThumb{part}");
+            rows.push((name.clone(), Some(parent), [x, 0.0, z]));
+            parent = name;
+        }
+        let s = owned_skeleton(&rows);
+        let rig = RestJoints::new(&s);
+        let mut got: Vec<(usize, Vec<&str>)> = solve_fingers(&rig, 0, Vec3::Z)
+            .iter()
+            .map(|d| (d.finger, d.joints.iter().map(|&j| rig.name(j)).collect()))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got[0],
+            (
+                0,
+                vec!["HandThumbMeta", "HandThumbProximal", "HandThumbDistal"]
+            )
+        );
+        assert_eq!(
+            got[1],
+            (
+                1,
+                vec![
+                    "HandIndexProximal",
+                    "HandIndexIntermediate",
+                    "HandIndexDistal"
+                ]
+            )
+        );
+        assert_eq!(got.len(), 5, "{got:?}");
     }
 
     #[test]
@@ -487,7 +579,7 @@ mod tests {
                 ("f4", Some("f3"), [x4, 0.0, 0.0]),
             ]);
             let rig = RestJoints::new(&s);
-            let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4], false)
+            let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4], false, false)
                 .into_iter()
                 .map(|j| rig.name(j))
                 .collect();
@@ -507,7 +599,7 @@ mod tests {
             ("f4_end", Some("f4"), [0.12, 0.0, 0.0]),
         ]);
         let rig = RestJoints::new(&s);
-        let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4, 5], false)
+        let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4, 5], false, false)
             .into_iter()
             .map(|j| rig.name(j))
             .collect();
@@ -532,7 +624,7 @@ mod tests {
             ("ENDSITE", Some("LeftHandIndex3_end"), [0.163, 0.0, 0.0]),
         ]);
         let rig = RestJoints::new(&s);
-        let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4, 5], false)
+        let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4, 5], false, false)
             .into_iter()
             .map(|j| rig.name(j))
             .collect();
@@ -556,7 +648,7 @@ mod tests {
             joints[4].end = Some(Vec3::new(end, 0.0, 0.0));
             let s = Skeleton::new(joints).expect("a skeleton");
             let rig = RestJoints::new(&s);
-            let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4], false)
+            let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4], false, false)
                 .into_iter()
                 .map(|j| rig.name(j))
                 .collect();
