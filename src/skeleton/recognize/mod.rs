@@ -70,7 +70,9 @@ use crate::humanoid::HumanBone;
 use super::{NamedBoneMap, Skeleton};
 use assemble::assemble;
 use body::Body;
-use pelvis::{beside_the_body, find_pelvis, legs_beside_the_body, legs_without_feet};
+use pelvis::{
+    beside_the_body, find_pelvis, legs_beside_the_body, legs_without_body, legs_without_feet,
+};
 use rest_joints::RestJoints;
 
 /// How sure the recognizer is of one bone, and why.
@@ -185,11 +187,25 @@ pub fn recognize(skeleton: &Skeleton) -> Recognition {
                         rig.name(knee_b),
                         rig.len()
                     ),
-                    None => format!(
-                        "no joint branches into two legs (chains of two or more joints going \
-                         down to the same level, side by side) and a body going up ({} joints)",
-                        rig.len()
-                    ),
+                    None => match legs_without_body(&rig) {
+                        Some((hips, [a, b], body, rise)) => format!(
+                            "`{}` branches into two legs (`{}`, `{}`), but nothing above it \
+                             rises into a body: `{}` reaches {:.2}% of the legs' drop above it, \
+                             where a torso rises 15% at least ({} joints)",
+                            rig.name(hips),
+                            rig.name(a),
+                            rig.name(b),
+                            rig.name(body),
+                            (100.0 * rise).max(0.0),
+                            rig.len()
+                        ),
+                        None => format!(
+                            "no joint branches into two legs (chains of two or more joints \
+                             going down to the same level, side by side) and a body going up \
+                             ({} joints)",
+                            rig.len()
+                        ),
+                    },
                 },
                 partial: NamedBoneMap::default(),
                 limbs_outside: None,
@@ -1235,6 +1251,61 @@ mod tests {
             };
             assert!(n.reason.contains("at the knee (`L_shin`"), "{}", n.reason);
         }
+    }
+
+    #[test]
+    fn legs_under_a_body_too_short_for_a_torso_are_refused_naming_them() {
+        // A Kinect v1 recording's 13 joints with no head, its shoulders' joint 17 cm
+        // above the hips over legs 1.1 m long: the legs are there, the body is not.
+        let headless = skeleton(&[
+            ("Hip", None, [0.0, 1.14, 0.0]),
+            ("ShoulderCenter", Some("Hip"), [0.0, 1.30, 0.0]),
+            ("ShoulderLeft", Some("ShoulderCenter"), [0.19, 1.30, 0.0]),
+            ("ElbowLeft", Some("ShoulderLeft"), [0.29, 1.07, 0.0]),
+            ("WristLeft", Some("ElbowLeft"), [0.37, 0.86, 0.0]),
+            ("ShoulderRight", Some("ShoulderCenter"), [-0.19, 1.30, 0.0]),
+            ("ElbowRight", Some("ShoulderRight"), [-0.29, 1.07, 0.0]),
+            ("WristRight", Some("ElbowRight"), [-0.37, 0.86, 0.0]),
+            ("HipLeft", Some("Hip"), [0.15, 0.97, 0.0]),
+            ("KneeLeft", Some("HipLeft"), [0.15, 0.5, 0.0]),
+            ("FootLeft", Some("KneeLeft"), [0.15, 0.03, 0.0]),
+            ("HipRight", Some("Hip"), [-0.15, 0.97, 0.0]),
+            ("KneeRight", Some("HipRight"), [-0.15, 0.5, 0.0]),
+            ("FootRight", Some("KneeRight"), [-0.15, 0.03, 0.0]),
+        ]);
+        let Recognition::NotHumanoid(n) = recognize(&headless) else {
+            panic!("a headless figure recognized")
+        };
+        assert!(
+            n.reason.starts_with("`Hip` branches into two legs")
+                && n.reason.contains(
+                    "nothing above it rises into a body: `ShoulderCenter` reaches 14.41%"
+                ),
+            "{}",
+            n.reason
+        );
+        // An arm hanging from the elbow, the hand's fingers down to the lowest point
+        // and its thumb a little up: fingers are no legs.
+        let arm = skeleton(&[
+            ("elbow", None, [0.0, 1.0, 0.0]),
+            ("forearm", Some("elbow"), [0.0, 0.75, 0.0]),
+            ("hand", Some("forearm"), [0.0, 0.5, 0.0]),
+            ("index1", Some("hand"), [0.02, 0.4, 0.0]),
+            ("index2", Some("index1"), [0.02, 0.36, 0.0]),
+            ("index3", Some("index2"), [0.02, 0.33, 0.0]),
+            ("ring1", Some("hand"), [-0.02, 0.4, 0.0]),
+            ("ring2", Some("ring1"), [-0.02, 0.36, 0.0]),
+            ("ring3", Some("ring2"), [-0.02, 0.33, 0.0]),
+            ("thumb1", Some("hand"), [0.03, 0.49, 0.02]),
+        ]);
+        let Recognition::NotHumanoid(n) = recognize(&arm) else {
+            panic!("an arm recognized")
+        };
+        assert!(
+            !n.reason.contains("branches into two legs (`"),
+            "{}",
+            n.reason
+        );
     }
 
     #[test]
