@@ -204,7 +204,8 @@ impl Document<'_> {
         let node_count = self.doc.root.nodes.len();
         let hierarchy = self.hierarchy()?;
         let declared = read_humanoid(&self.doc.raw, node_count, self.doc.path, &mut notes)?;
-        let skins = self.read_skins()?;
+        let mut skins = self.read_skins()?;
+        self.drop_meshless_skins(&mut skins, &mut notes);
 
         let mut in_joint_set = vec![false; node_count];
         for skin in &skins {

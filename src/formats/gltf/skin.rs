@@ -85,6 +85,47 @@ impl Document<'_> {
         Ok(skins)
     }
 
+    /// Empties the skins no mesh node is bound to, when another skin is and they
+    /// hold joints it does not: Blender
+    /// writes a skin for every armature object, and copies of the character's
+    /// armature kept one per action (each resting in its action's pose) then sit
+    /// beside the one the mesh follows. Their joints are no skeleton joints; their
+    /// nodes stay copies that clips may key (`armature_copy`). A file whose skins
+    /// no mesh uses (clips only) keeps them all. Notes the skins emptied.
+    pub(super) fn drop_meshless_skins(&self, skins: &mut [Skin], notes: &mut Vec<String>) {
+        let mut bound = vec![false; skins.len()];
+        for node in &self.doc.root.nodes {
+            if let (Some(skin), Some(_)) = (node.skin, node.mesh)
+                && let Some(slot) = bound.get_mut(skin.value())
+            {
+                *slot = true;
+            }
+        }
+        if !bound.contains(&true) {
+            return;
+        }
+        let bound_joints: HashSet<usize> = (0..skins.len())
+            .filter(|&s| bound[s])
+            .flat_map(|s| skins[s].joints.iter().copied())
+            .collect();
+        // A meshless skin over the bound skins' joints (a subset) changes nothing.
+        let elsewhere: Vec<usize> = (0..skins.len())
+            .filter(|&s| !bound[s] && skins[s].joints.iter().any(|j| !bound_joints.contains(j)))
+            .collect();
+        if elsewhere.is_empty() {
+            return;
+        }
+        for &s in &elsewhere {
+            skins[s].joints.clear();
+            skins[s].inverse_binds = None;
+        }
+        let dropped: Vec<String> = elsewhere.iter().map(usize::to_string).collect();
+        notes.push(format!(
+            "skin(s) {} bound to no mesh (another skin is): their joints are not the skeleton's",
+            dropped.join(", ")
+        ));
+    }
+
     /// Reads skin `s`'s inverse bind matrices (MAT4 of f32), one per joint, with every
     /// offset, stride and length checked against the view and the buffer.
     fn read_inverse_binds(
@@ -755,6 +796,49 @@ mod tests {
     use glam::{Mat4, Quat, Vec3};
     use serde_json::{Value, json};
     use std::path::Path;
+
+    #[test]
+    fn a_skin_no_mesh_uses_is_no_skeleton_beside_the_one_a_mesh_uses() {
+        // Blender's armature per action: `Armature` (skin 1, no mesh) first in the
+        // scene, a copy posed with the spine bent; `Armature.001` (skin 0) drives
+        // the mesh `Body`, its Hips at 1 m.
+        let doc = json!({
+            "asset": {"version": "2.0"},
+            "scenes": [{"nodes": [0, 3]}],
+            "nodes": [
+                {"name": "Armature", "children": [1]},
+                {"name": "Hips", "translation": [0.0, 0.6, 0.0], "children": [2]},
+                {"name": "Spine", "translation": [0.0, 0.0, 0.2]},
+                {"name": "Armature.001", "children": [4, 6]},
+                {"name": "Hips", "translation": [0.0, 1.0, 0.0], "children": [5]},
+                {"name": "Spine", "translation": [0.0, 0.2, 0.0]},
+                {"name": "Body", "mesh": 0, "skin": 0}
+            ],
+            "meshes": [{"primitives": [{"attributes": {}}]}],
+            "skins": [{"joints": [4, 5]}, {"joints": [1, 2]}]
+        });
+        let rig = parse_doc(&doc).unwrap();
+        let names: Vec<&str> = rig
+            .skeleton
+            .joints()
+            .iter()
+            .map(|j| j.name.as_str())
+            .collect();
+        assert_eq!(names, ["Armature.001", "Hips", "Spine"]);
+        assert!(position(&rig, "Hips").abs_diff_eq(Vec3::new(0.0, 1.0, 0.0), 1e-6));
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.contains("skin(s) 1 bound to no mesh")),
+            "{:?}",
+            rig.notes
+        );
+        // Without a mesh bound to any skin (clips only), every skin is the skeleton.
+        let mut clips_only = doc.clone();
+        clips_only["nodes"][6] = json!({"name": "Body"});
+        let rig = parse_doc(&clips_only).unwrap();
+        assert_eq!(rig.skeleton.joints().len(), 6);
+    }
 
     #[test]
     fn inverse_bind_accessor_out_of_range_is_named() {
