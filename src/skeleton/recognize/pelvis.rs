@@ -136,18 +136,26 @@ fn legs_below(
     best_leg_pair(rig, joint, &candidates)
 }
 
+/// For the reasons a rig is no humanoid: each joint with a body (`spine_root`) and a
+/// pair of legs below it (`legs_below`), with the body, the legs and how far they
+/// drop.
+fn joints_over_legs(rig: &RestJoints) -> impl Iterator<Item = (usize, usize, [usize; 2], f32)> {
+    (0..rig.len()).filter_map(|joint| {
+        if rig.kids[joint].len() < 2 {
+            return None;
+        }
+        let body = spine_root(rig, joint)?;
+        let (legs, floor) = legs_below(rig, joint, joint, body)?;
+        Some((joint, body, legs, rig.pos[joint].y - floor))
+    })
+}
+
 /// For the reason a rig is no humanoid: legs that end at the knee. A joint with a
 /// body going up and a pair of legs whose lines down have two joints each (a thigh
 /// and a shin, nothing below the knee): VRM requires a foot on each leg. Returns
 /// the joint and the two legs' lines.
 pub(super) fn legs_without_feet(rig: &RestJoints) -> Option<(usize, [[usize; 2]; 2])> {
-    (0..rig.len()).find_map(|joint| {
-        if rig.kids[joint].len() < 2 {
-            return None;
-        }
-        let body = spine_root(rig, joint)?;
-        let ([a, b], floor) = legs_below(rig, joint, joint, body)?;
-        let span = rig.pos[joint].y - floor;
+    joints_over_legs(rig).find_map(|(joint, body, [a, b], span)| {
         let rises = rig.high[body] >= rig.pos[joint].y + 0.15 * span;
         let (line_a, line_b) = (follow_down(rig, a, span), follow_down(rig, b, span));
         match (line_a.as_slice(), line_b.as_slice()) {
@@ -160,29 +168,23 @@ pub(super) fn legs_without_feet(rig: &RestJoints) -> Option<(usize, [[usize; 2];
 /// For the reason a rig is no humanoid: legs with no body. A joint with a pair of
 /// legs reaching below their knees, down to the figure's lowest point (within 12% of
 /// their drop, as in `find_pelvis`) over half the figure's height (fingers hanging
-/// from a hand are no legs), whose
-/// other children rise less than `find_pelvis` asks of a body (0.15 of the legs'
-/// drop above it): legs alone, or a figure too short above its hips for a torso.
-/// Returns the joint, the two legs, the child reaching highest and how high it
-/// reaches, as a fraction of the legs' drop.
+/// from a hand are no legs), whose other children rise less than `find_pelvis` asks
+/// of a body (0.15 of the legs' drop above it): legs alone, or a figure too short
+/// above its hips for a torso. Returns the joint, the two legs, the child reaching
+/// highest and how high it reaches, as a fraction of the legs' drop.
 pub(super) fn legs_without_body(rig: &RestJoints) -> Option<(usize, [usize; 2], usize, f32)> {
-    (0..rig.len()).find_map(|joint| {
-        if rig.kids[joint].len() < 2 {
-            return None;
-        }
-        let body = spine_root(rig, joint)?;
-        let ([a, b], floor) = legs_below(rig, joint, joint, body)?;
-        let span = rig.pos[joint].y - floor;
-        let rise = (rig.high[body] - rig.pos[joint].y) / span;
+    let figure_low = rig.body_low.iter().copied().fold(f32::INFINITY, f32::min);
+    let figure_high = rig
+        .body_high
+        .iter()
+        .copied()
+        .fold(f32::NEG_INFINITY, f32::max);
+    joints_over_legs(rig).find_map(|(joint, body, [a, b], span)| {
+        let y = rig.pos[joint].y;
+        let rise = (rig.high[body] - y) / span;
         let below_the_knee = |leg| follow_down(rig, leg, span).len() >= 3;
-        let figure_low = rig.body_low.iter().copied().fold(f32::INFINITY, f32::min);
-        let figure_high = rig
-            .body_high
-            .iter()
-            .copied()
-            .fold(f32::NEG_INFINITY, f32::max);
         let on_floor =
-            floor - figure_low <= 0.12 * span && span >= 0.5 * (figure_high - figure_low);
+            y - span - figure_low <= 0.12 * span && span >= 0.5 * (figure_high - figure_low);
         let legs = below_the_knee(a) && below_the_knee(b);
         (span > rig.eps && on_floor && rise < 0.15 && legs).then_some((joint, [a, b], body, rise))
     })
