@@ -5,7 +5,9 @@
 //! carries the name of exactly one skeleton joint, and hangs from a node named as
 //! that joint's parent or from one no joint's name carries (the copy's own armature
 //! object), the node tree is that skeleton again: the animation drives the skeleton
-//! by name.
+//! by name. The copy's armature object may be keyed too (Blender keys it with its
+//! bones): a keyed node no joint's name carries, with a child copying a joint, drives
+//! the joint that joint's original hangs from (the skeleton's own armature object).
 
 use std::collections::HashMap;
 
@@ -38,9 +40,23 @@ pub(super) fn copy_positions(
         }
     }
     let name_of = |node: Option<usize>| node.and_then(|n| names.get(n).copied().flatten());
+    let original_of = |node: usize| by_name.get(name_of(Some(node))?).copied().flatten();
+    // The skeleton's joint the keyed armature object `node` stands for: the parent of
+    // the original of a child of `node` that copies a joint.
+    let armature_of = |node: usize| {
+        (0..parent.len())
+            .filter(|&child| parent[child] == Some(node))
+            .find_map(|child| parent[original_of(child)?])
+            .filter(|&p| position[p].is_some())
+    };
     let mut copied = position.to_vec();
     for &node in animated {
-        let original = by_name.get(name_of(Some(node))?).copied().flatten()?;
+        let name = name_of(Some(node))?;
+        if !by_name.contains_key(name) {
+            copied[node] = position[armature_of(node)?];
+            continue;
+        }
+        let original = original_of(node)?;
         let hangs_from = name_of(parent[node]);
         if hangs_from.is_some_and(|name| by_name.contains_key(name))
             && hangs_from != name_of(parent[original])
@@ -81,6 +97,16 @@ mod tests {
         assert_eq!(copied[4], Some(1));
         assert_eq!(copied[5], Some(2));
         assert_eq!(copied[..3], position[..3]);
+    }
+
+    #[test]
+    fn a_copy_keyed_with_its_armature_object_drives_the_skeletons_armature() {
+        // Blender keys the copy's armature object `Dance` with its bones.
+        let (names, parent, position) = scene();
+        let copied = copy_positions(&[3, 4, 5], &names, &parent, &position).unwrap();
+        assert_eq!(copied[3], Some(0));
+        assert_eq!(copied[4], Some(1));
+        assert_eq!(copied[5], Some(2));
     }
 
     #[test]
