@@ -6,11 +6,12 @@
 //! are there, and each mapped bone's nearest mapped humanoid parent drives a joint
 //! that is a strict ancestor of its own (so no humanoid bone sits between a mapped
 //! parent and child in the wrong order). The exceptions are limbs hung outside the
-//! hips' subtree, as game rigs (Quaternius) hang them from the root: a foot that IK
-//! moves (its lower leg under the hips), or an upper leg beside the hips. Such a
-//! *detached* bone is driven from the bone it belongs to: its rotation relative to
-//! that bone's joint, its place where the rest has it in that joint's frame, at the
-//! lower leg's end or at the hips (`BoneMap::detached_bones`).
+//! hips' subtree, as game rigs (Quaternius) hang them from the root: a foot or a
+//! hand that IK moves (its lower leg or forearm under the hips), or an upper leg
+//! beside the hips. Such a *detached* bone is driven from the bone it belongs to: its
+//! rotation relative to that bone's joint, its place where the rest has it in that
+//! joint's frame, at the lower leg's or forearm's end or at the hips
+//! (`BoneMap::detached_bones`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -196,8 +197,9 @@ impl BoneMap {
     }
 
     /// The joint `bone` is held to when its own hangs outside the hips' subtree (and
-    /// is not above the hips): a foot driven by IK, held to its lower leg (which is in
-    /// the hips' subtree), or an upper leg beside the hips, held to the hips.
+    /// is not above the hips): a foot or a hand driven by IK, held to its lower leg or
+    /// forearm (which is in the hips' subtree), or an upper leg beside the hips, held
+    /// to the hips.
     fn anchor_of_detached(&self, bone: HumanBone, skeleton: &Skeleton) -> Option<usize> {
         use HumanBone as B;
         let joint = self.joint(bone)?;
@@ -207,11 +209,12 @@ impl BoneMap {
         }
         match bone {
             B::LeftUpperLeg | B::RightUpperLeg => Some(hips),
-            B::LeftFoot | B::RightFoot => {
-                let lower = if bone == B::LeftFoot {
-                    B::LeftLowerLeg
-                } else {
-                    B::RightLowerLeg
+            B::LeftFoot | B::RightFoot | B::LeftHand | B::RightHand => {
+                let lower = match bone {
+                    B::LeftFoot => B::LeftLowerLeg,
+                    B::RightFoot => B::RightLowerLeg,
+                    B::LeftHand => B::LeftLowerArm,
+                    _ => B::RightLowerArm,
                 };
                 self.joint(lower).filter(|&l| skeleton.is_ancestor(hips, l))
             }

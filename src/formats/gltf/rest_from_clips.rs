@@ -2,7 +2,9 @@
 //! animation files hold a frame of the motion in their nodes (a stride, the feet
 //! apart in height), which the recognizer refuses. The rest is then taken from the
 //! clips, as a BVH rest is from its motion (`bvh::rest_frame`): among frames sampled
-//! evenly over every clip, the one the recognizer is surest of, with a note.
+//! evenly over every clip, the one the recognizer is surest of, with a note. A frame
+//! standing with only limbs hung outside the hips (hands or feet moved by IK) counts:
+//! its map drives them from the body (`NotHumanoid::limbs_outside`).
 //!
 //! Only for a rig that declares no humanoid map; a rig that never stands as a body
 //! (a quadruped, a vehicle) keeps its rest and is refused as before, and so does one
@@ -52,7 +54,11 @@ pub(super) fn rest_from_clips(skeleton: &Skeleton, clips: &[Clip]) -> ClipRest {
                 continue;
             };
             sampled += 1;
-            if let Recognition::Humanoid(r) = recognize(&posed)
+            let stands = match recognize(&posed) {
+                Recognition::Humanoid(r) => Some(r),
+                Recognition::NotHumanoid(n) => n.limbs_outside.map(|r| *r),
+            };
+            if let Some(r) = stands
                 && best
                     .as_ref()
                     .is_none_or(|(sure, ..)| r.confidence() > *sure)
@@ -201,6 +207,92 @@ mod tests {
             rest_from_clips(&striding, &[striding_clip]),
             ClipRest::NoFrame(_)
         ));
+    }
+
+    #[test]
+    fn a_clip_frame_standing_with_hands_driven_from_the_arms_is_the_rest() {
+        // A game rig: under a root joint, each arm a collar, an upper arm and a
+        // forearm; the hands hang from the root (moved by IK) at the forearms' ends.
+        // The nodes hold a stride; a clip frame standing so is a body with hands
+        // outside the arms, which the map drives from the arms.
+        let mut table: Vec<(String, String, [f32; 3])> = [
+            ("Root", "", [0.0, 0.0, 0.0]),
+            ("Hips", "Root", [0.0, 1.0, 0.0]),
+            ("Spine", "Hips", [0.0, 1.15, 0.0]),
+            ("Chest", "Spine", [0.0, 1.3, 0.0]),
+            ("Neck", "Chest", [0.0, 1.5, 0.0]),
+            ("Head", "Neck", [0.0, 1.6, 0.0]),
+        ]
+        .map(|(name, parent, at)| (name.to_owned(), parent.to_owned(), at))
+        .to_vec();
+        for (side, x) in [("Left", 1.0f32), ("Right", -1.0)] {
+            for (part, parent, [px, py, pz]) in [
+                ("Shoulder", "Chest", [0.04, 1.45, 0.0]),
+                ("Arm", "Shoulder", [0.18, 1.45, 0.0]),
+                ("ForeArm", "Arm", [0.46, 1.45, 0.0]),
+                ("Hand", "Root", [0.71, 1.45, 0.0]),
+                ("UpLeg", "Hips", [0.1, 0.95, 0.0]),
+                ("Leg", "UpLeg", [0.1, 0.5, 0.0]),
+                ("Foot", "Leg", [0.1, 0.08, 0.0]),
+                ("ToeBase", "Foot", [0.1, 0.0, 0.12]),
+            ] {
+                let parent = match parent {
+                    "Root" | "Hips" | "Chest" => parent.to_owned(),
+                    _ => format!("{side}{parent}"),
+                };
+                table.push((format!("{side}{part}"), parent, [x * px, py, pz]));
+            }
+        }
+        let index = |name: &str| table.iter().position(|r| r.0 == name);
+        let standing: Vec<Vec3> = table
+            .iter()
+            .map(|(_, parent, at)| {
+                Vec3::from(*at) - index(parent).map_or(Vec3::ZERO, |p| table[p].2.into())
+            })
+            .collect();
+        let knee = index("LeftLeg").unwrap();
+        let mut striding = standing.clone();
+        striding[knee] = Vec3::new(0.0, 0.0, 0.45);
+        let joints = table
+            .iter()
+            .zip(&striding)
+            .map(|((name, parent, _), &t)| Joint {
+                name: name.clone(),
+                parent: index(parent),
+                rest: Transform::from_translation(t),
+                end: None,
+            })
+            .collect();
+        let rig = Skeleton::new(joints).unwrap();
+        assert!(
+            matches!(recognize(&rig), Recognition::NotHumanoid(n) if n.limbs_outside.is_none())
+        );
+        let n = rig.len();
+        let clip = Clip {
+            name: "idle".into(),
+            motion: Motion::new(
+                vec![0.0, 0.5],
+                n,
+                vec![Quat::IDENTITY; 2 * n],
+                [striding, standing].concat(),
+            ),
+        };
+        let ClipRest::Frame(rest, note) = rest_from_clips(&rig, std::slice::from_ref(&clip)) else {
+            panic!("no rest from the clip");
+        };
+        assert!(note.contains("frame 1 of clip `idle`"), "{note}");
+        let Recognition::NotHumanoid(refused) = recognize(&rest) else {
+            panic!("hands outside the arms read as a strict humanoid");
+        };
+        let map = refused
+            .limbs_outside
+            .expect("the hands driven from the arms");
+        let bones = &map.map.bones;
+        assert_eq!(bones[&crate::humanoid::HumanBone::LeftHand], "LeftHand");
+        assert_eq!(
+            bones[&crate::humanoid::HumanBone::RightUpperArm],
+            "RightArm"
+        );
     }
 
     #[test]

@@ -397,6 +397,9 @@ pub(super) struct Arm {
     pub(super) hand: usize,
     /// The line ended at a fork of short chains: the hand with its fingers.
     pub(super) hand_fork: bool,
+    /// The hand hangs outside the arm (`detached_hand`): driven by IK in the rig, by
+    /// the arm here.
+    pub(super) detached: bool,
     /// How well the proportions fit (0 is perfect), for the confidence.
     pub(super) cost: f32,
 }
@@ -651,15 +654,30 @@ impl ArmRefusal {
 /// is longest weighted by how near the midline it starts (a clavicle, not a deltoid
 /// helper or an offset node at the centre). A line that is a clavicle from the midline
 /// and then only two joints, an upper arm and a forearm (a physics character's arm
-/// ending at the elbow), has no hand: refused, naming them.
+/// ending at the elbow), has no hand: refused, naming them. A line ending in a leaf
+/// with a hand hung outside the arm past it (`detached_hand`) goes on through that
+/// hand.
 pub(super) fn solve_arm(
     rig: &RestJoints,
     root: usize,
     branch: usize,
     midline: &Midline,
     chest: Vec3,
+    hips: usize,
 ) -> Result<Arm, ArmRefusal> {
-    let (mut line, hand_fork) = follow_out(rig, root, branch);
+    let (mut line, mut hand_fork) = follow_out(rig, root, branch);
+    let side = |j: usize| (rig.pos[j] - chest).dot(midline.lateral);
+    let outside = match line.last() {
+        Some(&last) if !hand_fork && rig.kids[last].is_empty() => {
+            detached_hand(rig, &line, branch, hips, side)
+        }
+        _ => None,
+    };
+    if let Some(hand) = outside {
+        let (past, fork) = follow_out(rig, hand, branch);
+        line.extend(past);
+        hand_fork = fork;
+    }
     if hand_fork && thumb_beside_a_palm(rig, &line) {
         line.pop();
     }
@@ -809,8 +827,37 @@ pub(super) fn solve_arm(
         lower: reps[e],
         hand: reps[h],
         hand_fork,
+        detached: outside.is_some() && !rig.skeleton.is_ancestor(hips, reps[h]),
         cost,
     })
+}
+
+/// Heuristic: game rigs end the arm at the forearm and hang the hand from the root,
+/// where IK moves it, as they do the feet (`legs::detached_foot`). Such a hand is a
+/// plain joint outside the body hanging from a joint above the hips
+/// (`RestJoints::outside_body`), on the arm's side of the chest (`side`), farther
+/// from the arm branch than the line's last joint, and a forearm from it: between a
+/// quarter of the line's reach from the branch and all of it (an IK target at the
+/// wrist's place of a hand the arm holds is no hand past it). The nearest such
+/// joint.
+fn detached_hand(
+    rig: &RestJoints,
+    line: &[usize],
+    branch: usize,
+    hips: usize,
+    side: impl Fn(usize) -> f32,
+) -> Option<usize> {
+    let &last = line.last()?;
+    let origin = rig.pos[branch];
+    let reach = rig.pos[last].distance(origin);
+    let gap = |j: usize| rig.pos[j].distance(rig.pos[last]);
+    rig.outside_body(hips)
+        .into_iter()
+        .filter(|&j| !rig.avoid(j) && !rig.names[j].helper && !rig.names[j].nub)
+        .filter(|&j| side(j) * side(last) > 0.0)
+        .filter(|&j| rig.pos[j].distance(origin) > reach)
+        .filter(|&j| (0.25 * reach..=reach).contains(&gap(j)))
+        .min_by(|&a, &b| gap(a).total_cmp(&gap(b)))
 }
 
 #[cfg(test)]

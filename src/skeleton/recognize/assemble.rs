@@ -80,7 +80,7 @@ pub(super) fn assemble(rig: &RestJoints, pelvis: &Pelvis) -> Body {
         // spine may lean off the pelvis' midline in a posed rest).
         let chest = (rig.pos[b.arms[0]] + rig.pos[b.arms[1]]) / 2.0;
         b.arms
-            .map(|root| solve_arm(rig, root, b.branch, &midline, chest))
+            .map(|root| solve_arm(rig, root, b.branch, &midline, chest, pelvis.hips))
     });
     let neck = branch
         .as_ref()
@@ -286,7 +286,7 @@ fn put_legs(body: &mut Body, rig: &RestJoints, legs: &[Leg; 2], facing: &Facing)
     for (i, leg) in legs.iter().enumerate() {
         let side = facing.side(i == 0);
         match &leg.problem {
-            Some(p) if leg.detached => body.fail_for_foot_outside(p.clone()),
+            Some(p) if leg.detached => body.fail_for_limb_outside(p.clone()),
             Some(p) => body.fail(p.clone()),
             None => {}
         }
@@ -297,9 +297,9 @@ fn put_legs(body: &mut Body, rig: &RestJoints, legs: &[Leg; 2], facing: &Facing)
             "first joint below half the knee's height"
         };
         if let (true, Some(f)) = (leg.detached, leg.foot) {
-            body.foot_outside_leg(on_side(side, B::LeftFoot));
+            body.limb_outside(on_side(side, B::LeftFoot));
             if leg.toes.is_some() {
-                body.foot_outside_leg(on_side(side, B::LeftToes));
+                body.limb_outside(on_side(side, B::LeftToes));
             }
             body.notes.push(format!(
                 "the foot `{}` hangs from `{}`, outside the leg (a foot driven by IK): it is \
@@ -512,10 +512,12 @@ fn put_arms(
                 where_.clone(),
             ],
         );
-        let hand_why = if arm.hand_fork {
-            "the fingers fork here"
-        } else {
-            "end of the forearm"
+        let hand_why = match (arm.detached, arm.hand_fork) {
+            (true, _) => {
+                "hangs outside the arm past its end (a hand driven by IK), driven from the arm"
+            }
+            (false, true) => "the fingers fork here",
+            (false, false) => "end of the forearm",
         };
         body.put(
             rig,
@@ -524,6 +526,24 @@ fn put_arms(
             fit,
             vec![hand_why.to_owned(), where_.clone()],
         );
+        let held_by = rig.skeleton.parent(arm.hand).map_or("", |p| rig.name(p));
+        if arm.detached {
+            body.fail_for_limb_outside(format!(
+                "arm `{}`: no hand joint past the forearm `{}`; the hand `{}` hangs from \
+                 `{held_by}`, outside the arm (a hand driven by IK), so no VRM map has the \
+                 required hands",
+                rig.name(arm.upper),
+                rig.name(arm.lower),
+                rig.name(arm.hand),
+            ));
+            body.limb_outside(bone(B::LeftHand));
+            body.notes.push(format!(
+                "the hand `{}` hangs from `{held_by}`, outside the arm (a hand driven by IK): \
+                 it is mapped and driven from the arm, at the end of `{}`",
+                rig.name(arm.hand),
+                rig.name(arm.lower)
+            ));
+        }
         for digit in solve_fingers(rig, arm.hand, front) {
             let (conf, why) = match (digit.by_name, digit.finger) {
                 (true, _) => (0.8, "digit of the hand, named so"),
@@ -533,6 +553,9 @@ fn put_arms(
             for (k, &j) in digit.joints.iter().enumerate() {
                 if let Some(b) = left_digit(digit.finger, digit.first + k) {
                     body.put(rig, bone(b), j, conf, vec![why.to_owned()]);
+                    if arm.detached {
+                        body.limb_outside(bone(b));
+                    }
                 }
             }
         }

@@ -31,12 +31,14 @@ pub(super) struct Body {
     failure: Option<String>,
     /// How many parts could not be found.
     failures: usize,
-    /// Why the legs whose feet hang outside them failed (`fail_for_foot_outside`).
-    feet_outside: Vec<String>,
+    /// Why the legs whose feet, and the arms whose hands, hang outside them failed
+    /// (`fail_for_limb_outside`).
+    limbs_outside: Vec<String>,
     /// Why the other parts could not be found.
-    not_feet: Vec<String>,
-    /// Feet (and their toes) found hanging outside the legs (`Leg::detached`):
-    /// mapped only in `NotHumanoid::limbs_outside`.
+    not_limbs: Vec<String>,
+    /// Feet (and their toes) found hanging outside the legs (`Leg::detached`), hands
+    /// (and their fingers) outside the arms (`Arm::detached`): mapped only in
+    /// `NotHumanoid::limbs_outside`.
     outside: Vec<HumanBone>,
     /// The failure holds in any pose (`NotHumanoid::any_pose`).
     any_pose: bool,
@@ -120,14 +122,15 @@ impl Body {
 
     /// Records why a required part is missing; the first reason stays.
     pub(super) fn fail(&mut self, reason: String) {
-        self.not_feet.push(reason.clone());
+        self.not_limbs.push(reason.clone());
         self.count_failure(reason);
     }
 
-    /// Records a leg's failure for its foot hanging outside it (`Leg::detached`),
-    /// which a map driving that foot from the leg overcomes.
-    pub(super) fn fail_for_foot_outside(&mut self, reason: String) {
-        self.feet_outside.push(reason.clone());
+    /// Records a leg's failure for its foot hanging outside it (`Leg::detached`), or
+    /// an arm's for its hand (`Arm::detached`), which a map driving that foot from the
+    /// leg, or that hand from the arm, overcomes.
+    pub(super) fn fail_for_limb_outside(&mut self, reason: String) {
+        self.limbs_outside.push(reason.clone());
         self.count_failure(reason);
     }
 
@@ -138,9 +141,9 @@ impl Body {
         }
     }
 
-    /// Marks a bone already put as a foot (or its toes) hanging outside its leg,
-    /// whose leg has failed for it.
-    pub(super) fn foot_outside_leg(&mut self, bone: HumanBone) {
+    /// Marks a bone already put as a foot (or its toes) hanging outside its leg, or a
+    /// hand (or its fingers) outside its arm, whose limb has failed for it.
+    pub(super) fn limb_outside(&mut self, bone: HumanBone) {
         self.outside.push(bone);
     }
 
@@ -178,30 +181,36 @@ impl Body {
         };
         let map = named(false);
         if let Some(reason) = self.failure {
-            // Every failure a leg whose foot hangs outside it: no strict VRM map,
-            // but one driving those feet from the legs, when it fits the rig.
+            // Every failure a leg whose foot, or an arm whose hand, hangs outside it:
+            // no strict VRM map, but one driving those feet from the legs and hands
+            // from the arms, when it fits the rig.
             let whole = named(true);
-            let feet = self
-                .outside
-                .iter()
-                .filter(|b| matches!(b, HumanBone::LeftFoot | HumanBone::RightFoot))
-                .count();
+            let held =
+                |bones: [HumanBone; 2]| self.outside.iter().filter(|b| bones.contains(b)).count();
+            let feet = held([HumanBone::LeftFoot, HumanBone::RightFoot]);
+            let hands = held([HumanBone::LeftHand, HumanBone::RightHand]);
             let fits = BoneMap::resolve(&whole, rig.skeleton);
-            let limbs_outside = (feet > 0 && self.failures == feet && fits.is_ok())
+            let limbs = feet + hands;
+            let limbs_outside = (limbs > 0 && self.failures == limbs && fits.is_ok())
                 .then(|| Box::new(Self::recognized(self.bones, self.notes, whole, false)));
-            // Feet outside the legs, and something else besides: what keeps the map
-            // driving them from the legs from fitting too.
-            let besides = match (&fits, self.not_feet.as_slice()) {
+            // Limbs outside, and something else besides: what keeps the map driving
+            // them from the body from fitting too.
+            let besides = match (&fits, self.not_limbs.as_slice()) {
                 _ if limbs_outside.is_some() => None,
-                (_, [_, ..]) => Some(self.not_feet.join("; ")),
+                (_, [_, ..]) => Some(self.not_limbs.join("; ")),
                 (Err(e), []) => Some(format!("its bones do not fit the rig: {e}")),
                 (Ok(_), []) => None,
             };
-            // Only when the feet are the first failure: a body failing before (four
-            // legs, no arms) is told by that.
+            let driven = match (feet, hands) {
+                (_, 0) => "those feet from the legs",
+                (0, _) => "those hands from the arms",
+                _ => "those feet from the legs and hands from the arms",
+            };
+            // Only when a limb outside is the first failure: a body failing before
+            // (four legs, no arms) is told by that.
             let reason = match besides {
-                Some(more) if self.feet_outside.first() == Some(&reason) => {
-                    format!("{reason}; nor is there a map driving those feet from the legs: {more}")
+                Some(more) if self.limbs_outside.first() == Some(&reason) => {
+                    format!("{reason}; nor is there a map driving {driven}: {more}")
                 }
                 _ => reason,
             };

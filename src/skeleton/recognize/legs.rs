@@ -246,15 +246,8 @@ pub(super) fn detached_foot(
         true => (rig.pos[last], rig.pos[last].y),
         false => (rig.end[last].unwrap_or(rig.pos[last]), rig.low[last]),
     };
-    let body = rig.subtree(hips);
-    let hangs_from_the_root = |j: usize| {
-        std::iter::successors(rig.skeleton.parent(j), |&p| rig.skeleton.parent(p))
-            .any(|p| rig.skeleton.is_ancestor(p, hips))
-    };
-    (0..rig.len())
-        .filter(|&j| {
-            !body.contains(&j) && !rig.skeleton.is_ancestor(j, hips) && hangs_from_the_root(j)
-        })
+    rig.outside_body(hips)
+        .into_iter()
         .filter(|&j| {
             let drop = below.y - rig.pos[j].y;
             horizontal(rig.pos[j] - below).length() <= span.max(drop) / 3.0

@@ -694,6 +694,86 @@ mod tests {
     }
 
     #[test]
+    fn hands_hanging_from_the_root_past_the_forearms_are_refused_and_mapped_from_the_arms() {
+        // A Blender cartoon through Sketchfab: each arm a clavicle, an upper arm and a
+        // forearm, a leaf; the hand, with two fingers, hangs from an `IK_Arm` control
+        // under the armature, at the forearm's end. Read along the arm alone, the
+        // clavicle is the upper arm and the forearm the hand.
+        let hung = |feet_too: bool| {
+            edited(small_table(false, "L_", "R_"), |t| {
+                for (side, x) in [("L_", 1.0f32), ("R_", -1.0)] {
+                    let clav = format!("{side}clav");
+                    t.push(row(&clav, "n_chest", [0.04 * x, 1.4, 0.0]));
+                    reparent(t, &format!("{side}arm"), &clav);
+                    let control = format!("IK_Arm{side}");
+                    t.push(row(&control, "Armature", [0.71 * x, 1.4, 0.0]));
+                    reparent(t, &format!("{side}hand"), &control);
+                    for (finger, z) in [("index", 0.02f32), ("thumb", 0.05)] {
+                        let first = format!("{side}{finger}1");
+                        t.push(row(&first, &format!("{side}hand"), [0.76 * x, 1.4, z]));
+                        t.push(row(&format!("{side}{finger}2"), &first, [0.8 * x, 1.4, z]));
+                    }
+                    if feet_too {
+                        reparent(t, &format!("{side}foot"), "Armature");
+                    }
+                }
+            })
+        };
+        for feet_too in [false, true] {
+            let s = hung(feet_too);
+            let Recognition::NotHumanoid(n) = recognize(&s) else {
+                panic!("recognized as a strict VRM humanoid")
+            };
+            // The first limb outside names the reason: the legs come before the arms.
+            let first = match feet_too {
+                true => "the foot `L_foot` hangs from `Armature`",
+                false => "the hand `L_hand` hangs from `IK_ArmL_`",
+            };
+            assert!(n.reason.contains(first), "{}", n.reason);
+            assert_eq!(n.partial.bones.get(&B::LeftHand), None);
+            let got = *n
+                .limbs_outside
+                .unwrap_or_else(|| panic!("no map with the hands driven from the arms"));
+            let bone = |b: B| got.map.bones.get(&b).map(String::as_str);
+            assert_eq!(bone(B::LeftShoulder), Some("L_clav"));
+            assert_eq!(bone(B::LeftUpperArm), Some("L_arm"));
+            assert_eq!(bone(B::LeftLowerArm), Some("L_forearm"));
+            assert_eq!(bone(B::LeftHand), Some("L_hand"));
+            assert_eq!(bone(B::RightHand), Some("R_hand"));
+            assert_eq!(bone(B::LeftIndexProximal), Some("L_index1"));
+            assert_eq!(bone(B::RightFoot), Some("R_foot"));
+            assert!(
+                got.notes.iter().any(|n| n.contains(
+                    "the hand `R_hand` hangs from `IK_ArmR_`, outside the arm (a hand driven by IK)"
+                )),
+                "{:?}",
+                got.notes
+            );
+            let map = crate::skeleton::BoneMap::resolve(&got.map, &s).unwrap();
+            let held: Vec<B> = map.detached_bones(&s).iter().map(|d| d.bone).collect();
+            assert!(held.contains(&B::LeftHand) && held.contains(&B::RightHand));
+            assert_eq!(held.contains(&B::LeftFoot), feet_too);
+        }
+        // An IK target at the wrist of a hand the arm holds is no hand past the arm.
+        let s = edited(small_table(false, "L_", "R_"), |t| {
+            for (side, x) in [("L_", 1.0f32), ("R_", -1.0)] {
+                t.push(row(
+                    &format!("{side}wrist_goal"),
+                    "Armature",
+                    [0.71 * x, 1.4, 0.0],
+                ));
+            }
+        });
+        let Recognition::Humanoid(r) = recognize(&s) else {
+            panic!("refused")
+        };
+        assert_eq!(
+            r.map.bones.get(&B::LeftHand).map(String::as_str),
+            Some("L_hand")
+        );
+    }
+
+    #[test]
     fn arms_ending_at_the_forearm_are_refused_for_their_hands() {
         // A robot whose arms are an upper arm and a forearm (no hand joint), on one
         // side or both.

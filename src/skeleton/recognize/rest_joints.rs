@@ -222,6 +222,22 @@ impl<'a> RestJoints<'a> {
             && matches!(self.kids[joint].as_slice(), [only] if self.coincident(joint, *only))
     }
 
+    /// The joints outside the body of `hips` that hang from a joint above it (the
+    /// root or an armature node), directly or through controls: where game rigs hang
+    /// the feet and hands that IK moves. Neither in the hips' subtree nor above it.
+    pub(super) fn outside_body(&self, hips: usize) -> Vec<usize> {
+        let body = self.subtree(hips);
+        let hangs_from_the_root = |j: usize| {
+            std::iter::successors(self.skeleton.parent(j), |&p| self.skeleton.parent(p))
+                .any(|p| self.skeleton.is_ancestor(p, hips))
+        };
+        (0..self.len())
+            .filter(|&j| {
+                !body.contains(&j) && !self.skeleton.is_ancestor(j, hips) && hangs_from_the_root(j)
+            })
+            .collect()
+    }
+
     /// `root` and everything below it, parents first.
     pub(super) fn subtree(&self, root: usize) -> Vec<usize> {
         let mut out = Vec::new();
