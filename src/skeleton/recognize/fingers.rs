@@ -49,7 +49,8 @@ pub(super) struct Digit {
 /// left out); its phalanges are its last three joints, once coincident joints are
 /// merged and an end nub dropped (a fourth joint past the third, unless the first
 /// joint is a metacarpal: named so, or a bone 1.9 times the next, where a proximal
-/// phalanx is about 1.6 times, or the last joint has an end site that is no
+/// phalanx is about 1.6 times, starting at the wrist rather than at the knuckles (a
+/// Mixamo `Pinky1` is often twice `Pinky2`), or the last joint has an end site that is no
 /// placeholder, unless most of the hand's digits of four joints start at the
 /// knuckles: then the hand's fourth joints are nubs). Fingers are named by their
 /// names when every digit has a distinct finger name (a cartoon hand's one or two
@@ -150,7 +151,7 @@ fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
     let metacarpals = at_wrist >= 2 && 2 * at_wrist > long;
     let mut digits: Vec<Vec<usize>> = paths
         .iter()
-        .map(|p| phalanges(rig, p, nubs, metacarpals))
+        .map(|p| phalanges(rig, hand, p, nubs, metacarpals))
         .collect();
     digits.retain(|d| !d.is_empty());
     if digits.len() > 5 {
@@ -375,7 +376,15 @@ fn ends_past_the_tip(rig: &RestJoints, hand: usize, path: &[usize]) -> bool {
     }
     let first_bone = rig.pos[joints[0]].distance(rig.pos[joints[1]]);
     let second_bone = rig.pos[joints[1]].distance(rig.pos[joints[2]]);
-    first_bone >= second_bone && rig.pos[joints[0]].distance(rig.pos[hand]) >= KNUCKLE * first_bone
+    first_bone >= second_bone && starts_at_the_knuckles(rig, hand, &joints)
+}
+
+/// Whether a digit's first joint lies `KNUCKLE` lengths of its first bone or more from
+/// the hand: past the palm, where a proximal phalanx starts; a metacarpal starts at the
+/// wrist.
+fn starts_at_the_knuckles(rig: &RestJoints, hand: usize, joints: &[usize]) -> bool {
+    let first_bone = rig.pos[joints[0]].distance(rig.pos[joints[1]]);
+    rig.pos[joints[0]].distance(rig.pos[hand]) >= KNUCKLE * first_bone
 }
 
 /// Heuristic: whether a digit of four joints starts at the wrist, its first joint
@@ -392,12 +401,18 @@ fn starts_at_the_wrist(rig: &RestJoints, hand: usize, path: &[usize]) -> bool {
     rig.pos[joints[0]].distance(rig.pos[hand]) < first_bone
 }
 
-/// The phalanges of one leaf path below the hand (see `solve_fingers`). `nubs`:
+/// The phalanges of one leaf path below `hand` (see `solve_fingers`). `nubs`:
 /// the hand's digits end past the fingertip (`ends_past_the_tip`), so a fourth
 /// joint's end site makes it no phalanx. `metacarpals`: the hand's digits start at
 /// the wrist (`starts_at_the_wrist`), so a digit of four joints starts with its
 /// metacarpal (or, for the thumb, a carpal) and its fourth joint is a phalanx.
-fn phalanges(rig: &RestJoints, path: &[usize], nubs: bool, metacarpals: bool) -> Vec<usize> {
+fn phalanges(
+    rig: &RestJoints,
+    hand: usize,
+    path: &[usize],
+    nubs: bool,
+    metacarpals: bool,
+) -> Vec<usize> {
     let mut joints = digit_joints(rig, path);
     if joints.len() >= 4 {
         let n = joints.len();
@@ -411,7 +426,7 @@ fn phalanges(rig: &RestJoints, path: &[usize], nubs: bool, metacarpals: bool) ->
         let end_site = !nubs
             && rig.end[last].is_some_and(|e| e.distance(rig.pos[last]) > PLACEHOLDER_END * into);
         let metacarpal = rig.names[joints[0]].role == Some(Role::Metacarpal)
-            || first_bone >= 1.9 * second_bone
+            || (first_bone >= 1.9 * second_bone && !starts_at_the_knuckles(rig, hand, &joints))
             || end_site
             || (metacarpals && n == 4);
         // The tip: a leaf, or a joint with only end nubs below (Blender's `_end`
@@ -430,6 +445,7 @@ mod tests {
     use super::*;
     use crate::skeleton::Skeleton;
     use crate::skeleton::recognize::test_support::skeleton;
+    use glam::Quat;
 
     /// `skeleton` from rows with owned names.
     fn owned_skeleton(table: &[(String, Option<String>, [f32; 3])]) -> Skeleton {
@@ -579,11 +595,40 @@ mod tests {
                 ("f4", Some("f3"), [x4, 0.0, 0.0]),
             ]);
             let rig = RestJoints::new(&s);
-            let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4], false, false)
+            let got: Vec<&str> = phalanges(&rig, 0, &[1, 2, 3, 4], false, false)
                 .into_iter()
                 .map(|j| rig.name(j))
                 .collect();
             assert_eq!(got, want, "bones {bones:?}");
+        }
+    }
+
+    #[test]
+    fn a_long_first_bone_starting_at_the_knuckles_is_the_proximal_phalanx() {
+        // A Mixamo little finger through Blender's glTF export: `Pinky1` 9.7 cm past
+        // the wrist, a 2.9 cm bone, then 1.3 cm and 2 cm, `Pinky4` a leaf. The first
+        // bone is twice the next, as a metacarpal's, but it starts at the knuckles,
+        // past the palm: the proximal phalanx, and `Pinky4` the nub. Under any rest
+        // frame the reading is the same.
+        for (origin, turn) in [
+            (Vec3::ZERO, Quat::IDENTITY),
+            (Vec3::new(0.6, 1.4, -0.1), Quat::from_rotation_z(-0.9)),
+            (Vec3::new(-0.3, 1.2, 0.2), Quat::from_rotation_y(2.5)),
+        ] {
+            let at = |x: f32| (origin + turn * Vec3::new(x, 0.0, 0.0)).to_array();
+            let s = skeleton(&[
+                ("hand", None, at(0.0)),
+                ("f1", Some("hand"), at(0.097)),
+                ("f2", Some("f1"), at(0.126)),
+                ("f3", Some("f2"), at(0.139)),
+                ("f4", Some("f3"), at(0.159)),
+            ]);
+            let rig = RestJoints::new(&s);
+            let got: Vec<&str> = phalanges(&rig, 0, &[1, 2, 3, 4], false, false)
+                .into_iter()
+                .map(|j| rig.name(j))
+                .collect();
+            assert_eq!(got, ["f1", "f2", "f3"], "origin {origin}");
         }
     }
 
@@ -599,7 +644,7 @@ mod tests {
             ("f4_end", Some("f4"), [0.12, 0.0, 0.0]),
         ]);
         let rig = RestJoints::new(&s);
-        let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4, 5], false, false)
+        let got: Vec<&str> = phalanges(&rig, 0, &[1, 2, 3, 4, 5], false, false)
             .into_iter()
             .map(|j| rig.name(j))
             .collect();
@@ -624,7 +669,7 @@ mod tests {
             ("ENDSITE", Some("LeftHandIndex3_end"), [0.163, 0.0, 0.0]),
         ]);
         let rig = RestJoints::new(&s);
-        let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4, 5], false, false)
+        let got: Vec<&str> = phalanges(&rig, 0, &[1, 2, 3, 4, 5], false, false)
             .into_iter()
             .map(|j| rig.name(j))
             .collect();
@@ -648,7 +693,7 @@ mod tests {
             joints[4].end = Some(Vec3::new(end, 0.0, 0.0));
             let s = Skeleton::new(joints).expect("a skeleton");
             let rig = RestJoints::new(&s);
-            let got: Vec<&str> = phalanges(&rig, &[1, 2, 3, 4], false, false)
+            let got: Vec<&str> = phalanges(&rig, 0, &[1, 2, 3, 4], false, false)
                 .into_iter()
                 .map(|j| rig.name(j))
                 .collect();
