@@ -165,10 +165,12 @@ const NOISE_WORDS: &[&str] = &[
     "base",
 ];
 
-/// Words of control rigs (IK/FK chains, targets): never the deforming joint.
+/// Words of control rigs (IK/FK chains, targets, joints aimed at a target by a
+/// constraint: `aim`, Blender's Track To as in Auto-Rig Pro's `c_eye_ref_track.l`
+/// beside the eye `c_eye.l`): never the deforming joint.
 const CONTROL_WORDS: &[&str] = &[
     "ik", "fk", "ctrl", "ctl", "control", "mch", "org", "pole", "target", "tgt", "ikfk", "aim",
-    "locator", "loc",
+    "track", "locator", "loc",
 ];
 
 /// Words of helper joints: ends, nubs, twist and roll bones (`endsite`: a BVH End Site
