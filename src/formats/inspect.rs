@@ -13,7 +13,7 @@ use std::fmt::{self, Write as _};
 use std::path::Path;
 
 use crate::formats::Rig;
-use crate::formats::ik_feet::clips_move_ik_feet;
+use crate::formats::ik_limbs::clips_move_ik_limbs;
 use crate::formats::still_map::clips_leave_the_map_still;
 use crate::formats::vrma::VrmaAnimation;
 use crate::humanoid::HumanBone;
@@ -252,7 +252,7 @@ impl Report {
         }
         let mut notes = rig.notes.clone();
         if let Some(m) = &mapped {
-            notes.extend(clips_move_ik_feet(rig, &m.map));
+            notes.extend(clips_move_ik_limbs(rig, &m.map));
         }
         let rest_hips_height = mapped.as_ref().map(MappedSkeleton::rest_hips_height);
         let rest_floor = mapped.as_ref().map(MappedSkeleton::rest_floor);

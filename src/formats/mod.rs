@@ -13,7 +13,7 @@ pub mod ext_humanoid;
 pub mod frame_ranges;
 pub mod glb;
 pub mod gltf;
-pub mod ik_feet;
+pub mod ik_limbs;
 pub mod inspect;
 pub mod mannequin;
 pub mod sampler;

@@ -1,14 +1,16 @@
-//! Feet driven by IK that the clips move off the legs (`clips_move_ik_feet`).
+//! Feet and hands driven by IK that the clips move off the legs and arms
+//! (`clips_move_ik_limbs`).
 //!
 //! A rig whose feet hang outside the legs (from the root, moved by IK targets, as
-//! Quaternius' rigs have them) maps each foot and drives it from the leg: as a
-//! source, from the lower leg's rotation, at the lower leg's end (see the `retarget`
-//! module header). When an exporter writes the feet's places without baking the IK
-//! into the legs' rotations, or a leg stretches to reach its foot, a clip puts a foot
-//! where the leg does not: every frame retargeted or converted follows the leg, and
-//! the feet land where its rotations put them, off the clip's feet, with nothing to
-//! say why. Pure: a rig and
-//! a resolved map in, note lines out. Not per frame: `inspect` runs it once.
+//! Quaternius' rigs have them), or whose hands hang outside the arms, maps each foot
+//! or hand and drives it from its limb: as a source, from the lower leg's or
+//! forearm's rotation, at its end (see the `retarget` module header). When an
+//! exporter writes the feet's places without baking the IK into the legs' rotations,
+//! or a leg stretches to reach its foot, a clip puts a foot where the leg does not:
+//! every frame retargeted or converted follows the leg, and the feet land where its
+//! rotations put them, off the clip's feet, with nothing to say why. Hands alike.
+//! Pure: a rig and a resolved map in, note lines out. Not per frame: `inspect` runs
+//! it once.
 
 use glam::Vec3;
 
@@ -17,34 +19,38 @@ use crate::humanoid::HumanBone;
 use crate::skeleton::BoneMap;
 
 /// A foot this many lower-leg lengths or more from the lower leg's end, in some
-/// frame, is off the leg. A baked IK leaves the foot at the leg's end (rounding, a
-/// stretch of a few percent); a quarter of the shin is a gap anyone sees.
+/// frame, is off the leg (a hand from the forearm's, off the arm). A baked IK leaves
+/// the foot at the leg's end (rounding, a stretch of a few percent); a quarter of the
+/// shin is a gap anyone sees.
 const OFF_THE_LEG: f32 = 0.25;
 
-/// Heuristic: for each foot hung outside its leg (`BoneMap::detached_bones`), a note
-/// when some clip puts it `OFF_THE_LEG` lower-leg lengths or more from where the
-/// lower leg's rotation puts the leg's end (the foot's rest place in the lower leg's
-/// frame): the clip that does most, how far, when, and how many clips do. None for
-/// feet in the legs, rigs without clips and feet the clips keep at the legs' ends.
+/// Heuristic: for each foot hung outside its leg, or hand outside its arm
+/// (`BoneMap::detached_bones`), a note when some clip puts it `OFF_THE_LEG` lower-leg
+/// (forearm) lengths or more from where the lower leg's (forearm's) rotation puts its
+/// end (the foot's rest place in the lower leg's frame): the clip that does most, how
+/// far, when, and how many clips do. None for feet in the legs, hands in the arms,
+/// rigs without clips and limbs the clips keep at their ends.
 #[must_use]
-pub fn clips_move_ik_feet(rig: &Rig, map: &BoneMap) -> Vec<String> {
+pub fn clips_move_ik_limbs(rig: &Rig, map: &BoneMap) -> Vec<String> {
     let skeleton = &rig.skeleton;
     let rest = skeleton.rest_world();
     let mut notes = Vec::new();
     for detached in map.detached_bones(skeleton) {
-        if !matches!(detached.bone, HumanBone::LeftFoot | HumanBone::RightFoot) {
-            continue;
-        }
-        let (foot, lower) = (detached.joint, detached.anchor);
+        let (kind, whole, segment) = match detached.bone {
+            HumanBone::LeftFoot | HumanBone::RightFoot => ("foot", "leg", "lower leg"),
+            HumanBone::LeftHand | HumanBone::RightHand => ("hand", "arm", "forearm"),
+            _ => continue,
+        };
+        let (limb, lower) = (detached.joint, detached.anchor);
         // Where the foot is at rest, in the lower leg's frame: the leg's end. Lengths
         // are the model's (a joint's frame may carry an armature's scale).
-        let (at_rest, knee) = (
-            Vec3::from(rest[foot].translation),
+        let (at_rest, start) = (
+            Vec3::from(rest[limb].translation),
             Vec3::from(rest[lower].translation),
         );
         let end = rest[lower].inverse().transform_point3(at_rest);
-        let shin = at_rest.distance(knee);
-        if !shin.is_finite() || shin <= 0.0 {
+        let length = at_rest.distance(start);
+        if !length.is_finite() || length <= 0.0 {
             continue;
         }
         // (gap in lower-leg lengths, clip index, time) of the worst frame, and how
@@ -59,8 +65,8 @@ pub fn clips_move_ik_feet(rig: &Rig, map: &BoneMap) -> Vec<String> {
                 let world = skeleton.world_transforms(frame.rotations, frame.translations);
                 let gap = world[lower]
                     .transform_point3(end)
-                    .distance(Vec3::from(world[foot].translation))
-                    / shin;
+                    .distance(Vec3::from(world[limb].translation))
+                    / length;
                 if !gap.is_finite() {
                     continue;
                 }
@@ -76,16 +82,16 @@ pub fn clips_move_ik_feet(rig: &Rig, map: &BoneMap) -> Vec<String> {
         };
         let joints = skeleton.joints();
         notes.push(format!(
-            "the foot `{}` hangs outside the leg (an IK foot) and {} of {} clips move it off the \
-             end of `{}`, most `{}`: {:.0}% of the lower leg ({:.1} cm) at {:.2} s; the foot \
-             follows the leg's rotations, not where the clips put it",
-            joints[foot].name,
+            "the {kind} `{}` hangs outside the {whole} (an IK {kind}) and {} of {} clips move it \
+             off the end of `{}`, most `{}`: {:.0}% of the {segment} ({:.1} cm) at {:.2} s; the \
+             {kind} follows the {whole}'s rotations, not where the clips put it",
+            joints[limb].name,
             clips_off,
             rig.clips.len(),
             joints[lower].name,
             rig.clips[c].name,
             gap * 100.0,
-            gap * shin * 100.0,
+            gap * length * 100.0,
             time
         ));
     }
@@ -106,10 +112,16 @@ mod tests {
     /// two frames, the rest and the rest with the left foot moved by `lift` in the
     /// root's space.
     fn ik_rig(lift: Vec3) -> (Rig, BoneMap) {
+        ik_rig_of("leftFoot", lift)
+    }
+
+    /// `ik_rig` with the joint `limb` (a foot or a hand, with what hangs from it)
+    /// hung from the root and moved by `lift`.
+    fn ik_rig_of(limb: &str, lift: Vec3) -> (Rig, BoneMap) {
         let reference = embedded_rig("humanoid.json", HUMANOID_JSON);
         let own = reference.skeleton.joints();
         let rest = reference.skeleton.rest_world();
-        let foot = reference.skeleton.find("leftFoot").unwrap();
+        let foot = reference.skeleton.find(limb).unwrap();
         let mut joints = vec![Joint {
             name: "root".into(),
             parent: None,
@@ -135,7 +147,7 @@ mod tests {
         assert_eq!(
             map.detached_bones(&skeleton).len(),
             1,
-            "the left foot is detached"
+            "the {limb} is detached"
         );
         let rig = Rig {
             skeleton,
@@ -154,7 +166,7 @@ mod tests {
     #[test]
     fn an_ik_foot_a_clip_lifts_off_the_leg_is_a_note() {
         let (rig, map) = ik_rig(Vec3::new(0.0, 0.15, 0.05));
-        let notes = clips_move_ik_feet(&rig, &map);
+        let notes = clips_move_ik_limbs(&rig, &map);
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(
             notes[0].contains("the foot `leftFoot` hangs outside the leg")
@@ -170,11 +182,27 @@ mod tests {
     }
 
     #[test]
+    fn an_ik_hand_a_clip_moves_off_the_arm_is_a_note() {
+        let (rig, map) = ik_rig_of("leftHand", Vec3::new(0.0, 0.1, 0.0));
+        let notes = clips_move_ik_limbs(&rig, &map);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].contains("the hand `leftHand` hangs outside the arm (an IK hand)")
+                && notes[0].contains("move it off the end of `leftLowerArm`, most `hit`")
+                && notes[0].contains("of the forearm (10.0 cm) at 0.50 s")
+                && notes[0].contains("the hand follows the arm's rotations"),
+            "{notes:?}"
+        );
+        let (rig, map) = ik_rig_of("leftHand", Vec3::new(0.0, 0.01, 0.0));
+        assert_eq!(clips_move_ik_limbs(&rig, &map), Vec::<String>::new());
+    }
+
+    #[test]
     fn an_ik_foot_the_clips_keep_at_the_leg_and_no_clip_are_no_note() {
         let (rig, map) = ik_rig(Vec3::new(0.0, 0.01, 0.0));
-        assert_eq!(clips_move_ik_feet(&rig, &map), Vec::<String>::new());
+        assert_eq!(clips_move_ik_limbs(&rig, &map), Vec::<String>::new());
         let (mut rig, map) = ik_rig(Vec3::new(0.0, 0.3, 0.0));
         rig.clips.clear();
-        assert_eq!(clips_move_ik_feet(&rig, &map), Vec::<String>::new());
+        assert_eq!(clips_move_ik_limbs(&rig, &map), Vec::<String>::new());
     }
 }
