@@ -8,8 +8,12 @@
 //!
 //! The take is turned to +Y up (a quarter turn about X, a turn and no mirror, so
 //! sides stay sides) when in nearly every frame the figure stands along +Z, hips
-//! between feet and head, its lowest point on the floor Z = 0, and in nearly no
-//! frame does it lie on a floor Y = 0 (a figure lying on its floor keeps lying).
+//! between feet and head, its lowest point on the floor Z = 0, unless it lies on a
+//! floor Y = 0 instead (a figure lying on its floor keeps lying). One frame cannot
+//! tell the two apart: a figure standing along +Z near Y = 0 has its lowest point
+//! along Y there too. The take can: a floor is where the lowest point stays while
+//! the figure moves. The figure lies on Y = 0 when its lowest point is there in more
+//! than a few frames and stays on Y = 0 at least as steadily as on Z = 0.
 //! Only the roots turn: the rest and every joint below keep their rotations. Pure:
 //! the converted skeleton and motion (internal space, +Y up) in, the turned motion
 //! and the note out.
@@ -80,13 +84,18 @@ pub(super) fn stand_take_up(skeleton: &Skeleton, motion: &mut Motion) -> Option<
         return None;
     }
     let (mut standing, mut lying) = (0usize, 0usize);
+    let (mut lowest_y, mut lowest_z) = (Vec::with_capacity(frames), Vec::with_capacity(frames));
     for f in motion.frames() {
         let e = extent(&skeleton.world_transforms(f.rotations, f.translations));
         standing += usize::from(e.stands_along_z(height));
         lying += usize::from(e.on_y_floor(height));
+        lowest_y.push(e.min.y);
+        lowest_z.push(e.min.z);
     }
     let share = |n: usize| n as f32 / frames as f32;
-    if share(standing) < STANDING_SHARE || share(lying) > 1.0 - STANDING_SHARE {
+    let lies_on_y_floor =
+        share(lying) > 1.0 - STANDING_SHARE && spread(lowest_y) <= spread(lowest_z);
+    if share(standing) < STANDING_SHARE || lies_on_y_floor {
         return None;
     }
     // +Z to +Y: a quarter turn about X.
@@ -108,6 +117,19 @@ pub(super) fn stand_take_up(skeleton: &Skeleton, motion: &mut Motion) -> Option<
          {frames} frames the figure stands along +Z on a floor at Z = 0): every frame is \
          turned to +Y up about the origin"
     ))
+}
+
+/// How far a floor height wanders over the take: the range of the middle
+/// `STANDING_SHARE` of the values (a jump or a stumble in the rest does not count).
+fn spread(mut values: Vec<f32>) -> f32 {
+    values.sort_by(f32::total_cmp);
+    let n = values.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let cut = ((1.0 - STANDING_SHARE) / 2.0 * n as f32) as usize;
+    let (low, high) = (values[cut.min(n - 1)], values[(n - 1).saturating_sub(cut)]);
+    (high - low).max(0.0)
 }
 
 #[cfg(test)]
@@ -197,6 +219,26 @@ mod tests {
             assert!((head - hips).abs() < 0.2, "head at {head}, hips {hips}");
         }
         assert!(!noted(&rig, "up axis of the motion"), "{:?}", rig.notes);
+    }
+
+    #[test]
+    fn a_take_standing_along_z_about_y_0_is_stood_up() {
+        // Standing along +Z on the floor Z = 0 and stepping about the origin: its
+        // lowest point along Y (the toes, 15 cm ahead) is near Y = 0 in every frame,
+        // as a figure lying on a floor Y = 0 would have it, but it wanders there while
+        // the feet stay on Z = 0.
+        let rig = guessed(&figure(&[
+            "0 5 90 0 90 0",
+            "3 -8 90 0 90 5",
+            "6 12 90 0 90 -5",
+            "2 0 90 0 90 0",
+            "-4 -12 90 0 90 10",
+        ]));
+        for (hips, head) in heights(&rig) {
+            assert!((hips - 0.9).abs() < 0.02, "hips at {hips}");
+            assert!(head > hips + 0.5, "head at {head}, hips {hips}");
+        }
+        assert!(noted(&rig, "up axis of the motion: +Z"), "{:?}", rig.notes);
     }
 
     #[test]
