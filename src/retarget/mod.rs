@@ -35,6 +35,16 @@
 //! at the hips), and `TargetRig::place_held_bones` puts the joint where the rest has
 //! it in its anchor's frame (a foot at the lower leg's end, an upper leg at the hips).
 //!
+//! A limb bone (upper or lower arm or leg) whose segment to the next limb bone runs
+//! through joints of its own (MakeHuman's `upperarm02`, a helper between knee and
+//! ankle) points where its joint's rotation points the segment's rest direction,
+//! which is where the source's segment points only while those joints turn about
+//! it (a twist). When they bend it, the bone is swung onto the source's segment,
+//! and the next bone takes the swing back so that it keeps its own rotation: with
+//! `A` the swing in the bone's joint frame from the segment's T-pose direction to
+//! the frame's, `G = W(b) · A · W(b)⁻¹`, `N(b) ← N(b) · G` and
+//! `N(next) ← G⁻¹ · N(next)`.
+//!
 //! Everything that does not
 //! change per frame (`W(p)`, `W(b)⁻¹`, the joint chains) is precomputed when a
 //! `SourceRig` or `TargetRig` is built; `ToNormalized` and `FromNormalized` are the
@@ -218,10 +228,26 @@ struct SourceBone {
     back: (u16, u16),
 }
 
+/// A limb bone whose segment to the next limb bone runs through joints of its own
+/// (module header): swung onto the source's segment in every frame.
+#[derive(Debug, Clone)]
+struct LimbSwing {
+    bone: HumanBone,
+    next: HumanBone,
+    /// Range in `SourceRig::chains`: the joints below `bone`'s down to `next`'s,
+    /// parents first.
+    chain: (u16, u16),
+    /// The segment's direction in the T-pose, in `bone`'s joint frame, unit length.
+    rest: Vec3,
+    /// `W(b)`.
+    world: Quat,
+}
+
 /// Everything needed to turn a source's frames into normalized poses. Built once.
 #[derive(Debug, Clone)]
 pub struct SourceRig {
     bones: Vec<SourceBone>,
+    swings: Vec<LimbSwing>,
     chains: Vec<u16>,
     /// Joints from the root down to the hips' parent.
     hips_ancestors: Vec<u16>,
@@ -265,6 +291,52 @@ fn rotation_of(affine: &Affine3A) -> Quat {
     affine.to_scale_rotation_translation().1.normalize()
 }
 
+/// The limb bones of `mapped` whose segment to the next limb bone runs through
+/// joints of their own, their chains appended to `chains`. `world`: every joint's
+/// T-pose model rotation.
+fn limb_swings(mapped: &MappedSkeleton, world: &[Quat], chains: &mut Vec<u16>) -> Vec<LimbSwing> {
+    let skeleton = &mapped.skeleton;
+    let mut swings = Vec::new();
+    for (bone, next) in check::LIMBS {
+        let (Some(from), Some(to)) = (mapped.map.joint(bone), mapped.map.joint(next)) else {
+            continue;
+        };
+        if mapped.map.parent(next) != Some(bone) || !skeleton.is_ancestor(from, to) {
+            continue;
+        }
+        let chain = chain_below(skeleton, Some(from), to);
+        let Some((_, between)) = chain.split_last() else {
+            continue;
+        };
+        if between.is_empty() {
+            continue;
+        }
+        // The next joint in `bone`'s frame with the joints between at their T-pose
+        // rotations: t(c1) + T(c1) · s(c1) · (t(c2) + … t(next)).
+        let joints = skeleton.joints();
+        let mut rest = joints[to].rest.translation;
+        for &j in between.iter().rev() {
+            let j = usize::from(j);
+            let parent = skeleton.parent(j).map_or(Quat::IDENTITY, |p| world[p]);
+            let t_pose_local = parent.conjugate() * world[j];
+            rest = joints[j].rest.translation + t_pose_local * (joints[j].rest.scale * rest);
+        }
+        let Some(rest) = rest.try_normalize() else {
+            continue;
+        };
+        let start = chains.len() as u16;
+        chains.extend(chain);
+        swings.push(LimbSwing {
+            bone,
+            next,
+            chain: (start, chains.len() as u16),
+            rest,
+            world: world[from],
+        });
+    }
+    swings
+}
+
 impl SourceRig {
     /// Precomputes the per-bone products for `mapped`.
     #[must_use]
@@ -302,11 +374,13 @@ impl SourceRig {
                 back: (chain.1, chains.len() as u16),
             });
         }
+        let swings = limb_swings(mapped, &world, &mut chains);
         let hips = mapped.map.joint(HumanBone::Hips).unwrap_or_default();
         let mut hips_ancestors = chain_below(skeleton, None, hips);
         hips_ancestors.pop();
         Self {
             bones,
+            swings,
             chains,
             hips_ancestors,
             hips,
@@ -353,7 +427,7 @@ impl ToNormalized<'_> {
         Ok(())
     }
 
-    pub fn run(self) -> Result<(), JobError> {
+    pub fn run(mut self) -> Result<(), JobError> {
         self.validate()?;
         let src = self.source;
         for b in &src.bones {
@@ -372,6 +446,9 @@ impl ToNormalized<'_> {
             }
             self.pose.set_rotation(b.bone, (q * b.post).normalize());
         }
+        for s in &src.swings {
+            self.swing(s);
+        }
         // Hips position: facing · (ancestors' transforms) · hips translation.
         let mut parent = Affine3A::IDENTITY;
         for &j in &src.hips_ancestors {
@@ -386,6 +463,39 @@ impl ToNormalized<'_> {
             src.facing * parent.transform_point3(self.local_translations[src.hips]);
         self.pose.rest_hips_height = src.rest_hips_height;
         Ok(())
+    }
+}
+
+impl ToNormalized<'_> {
+    /// Swings limb bone `s.bone` onto the source's segment and gives the swing back
+    /// to `s.next` (module header). No swing where the joints between only twist.
+    fn swing(&mut self, s: &LimbSwing) {
+        let chain = &self.source.chains[usize::from(s.chain.0)..usize::from(s.chain.1)];
+        let Some((&to, between)) = chain.split_last() else {
+            return;
+        };
+        // The next joint in the bone's frame: t(c1) + L(c1) · s(c1) · (t(c2) + … t(next)).
+        let mut segment = self.local_translations[usize::from(to)];
+        for &j in between.iter().rev() {
+            let j = usize::from(j);
+            segment = self.local_translations[j]
+                + self.local_rotations[j] * (self.source.scales[j] * segment);
+        }
+        let Some(segment) = segment.try_normalize() else {
+            return;
+        };
+        // Joints that only twist leave the segment where it rests: nothing to swing.
+        if s.rest.cross(segment).length() < 1e-6 && s.rest.dot(segment) > 0.0 {
+            return;
+        }
+        let (Some(bone), Some(next)) = (self.pose.rotation(s.bone), self.pose.rotation(s.next))
+        else {
+            return;
+        };
+        let g = s.world * Quat::from_rotation_arc(s.rest, segment) * s.world.conjugate();
+        self.pose.set_rotation(s.bone, (bone * g).normalize());
+        self.pose
+            .set_rotation(s.next, (g.conjugate() * next).normalize());
     }
 }
 
@@ -1115,6 +1225,101 @@ pub(crate) mod tests {
             let apart = Vec3::from(a.translation).distance(Vec3::from(b.translation));
             assert!(angle < 0.01, "{bone}: {angle}°");
             assert!(apart < 1e-5, "{bone}: {apart} m");
+        }
+    }
+
+    /// Arms whose upper arm runs through a joint of its own halfway to the elbow
+    /// (MakeHuman's `upperarm02`), and legs with one between knee and ankle.
+    fn limbs_through_joints() -> MappedSkeleton {
+        let text = r#"{"name": "helper joints", "units": "m", "up": "y", "joints": [
+            {"name": "Body", "parent": null, "offset": [0, 0.9, 0]},
+            {"name": "spine", "parent": "Body", "offset": [0, 0.1, 0]},
+            {"name": "chest", "parent": "spine", "offset": [0, 0.2, 0]},
+            {"name": "neck", "parent": "chest", "offset": [0, 0.2, 0]},
+            {"name": "head", "parent": "neck", "offset": [0, 0.1, 0], "end": [0, 0.2, 0]},
+            {"name": "lArm", "parent": "chest", "offset": [0.15, 0.18, 0]},
+            {"name": "lArm2", "parent": "lArm", "offset": [0.125, 0, 0]},
+            {"name": "lFore", "parent": "lArm2", "offset": [0.125, 0, 0]},
+            {"name": "lHand", "parent": "lFore", "offset": [0.25, 0, 0], "end": [0.1, 0, 0]},
+            {"name": "rArm", "parent": "chest", "offset": [-0.15, 0.18, 0]},
+            {"name": "rArm2", "parent": "rArm", "offset": [-0.125, 0, 0]},
+            {"name": "rFore", "parent": "rArm2", "offset": [-0.125, 0, 0]},
+            {"name": "rHand", "parent": "rFore", "offset": [-0.25, 0, 0], "end": [-0.1, 0, 0]},
+            {"name": "lThigh", "parent": "Body", "offset": [0.1, -0.05, 0]},
+            {"name": "lShin", "parent": "lThigh", "offset": [0, -0.4, 0]},
+            {"name": "lShin2", "parent": "lShin", "offset": [0, -0.2, 0]},
+            {"name": "lFoot", "parent": "lShin2", "offset": [0, -0.2, 0], "end": [0, -0.05, 0.12]},
+            {"name": "rThigh", "parent": "Body", "offset": [-0.1, -0.05, 0]},
+            {"name": "rShin", "parent": "rThigh", "offset": [0, -0.4, 0]},
+            {"name": "rShin2", "parent": "rShin", "offset": [0, -0.2, 0]},
+            {"name": "rFoot", "parent": "rShin2", "offset": [0, -0.2, 0], "end": [0, -0.05, 0.12]}
+        ], "boneMap": {"hips": "Body", "spine": "spine", "chest": "chest", "neck": "neck",
+            "head": "head", "leftUpperArm": "lArm", "leftLowerArm": "lFore",
+            "leftHand": "lHand", "rightUpperArm": "rArm", "rightLowerArm": "rFore",
+            "rightHand": "rHand", "leftUpperLeg": "lThigh", "leftLowerLeg": "lShin",
+            "leftFoot": "lFoot", "rightUpperLeg": "rThigh", "rightLowerLeg": "rShin",
+            "rightFoot": "rFoot"}}"#;
+        let rig = skeleton_json::parse(
+            text,
+            std::path::Path::new("helper_joints.json"),
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn limbs_bent_at_joints_of_their_own_point_where_the_source_points() {
+        // The joints between bend (30° and 40°, about axes off the limb) as well as
+        // turn about it, the limb joints turn too: every limb segment of the
+        // normalized pose points where the source's does, and every hand and foot
+        // keeps its own rotation.
+        let m = limbs_through_joints();
+        let source = SourceRig::new(&m);
+        let joint = |name: &str| m.skeleton.find(name).unwrap();
+        let mut rotations = m.skeleton.rest_rotations();
+        let turn = |axis: Vec3, deg: f32| Quat::from_axis_angle(axis.normalize(), deg.to_radians());
+        for (name, axis, deg) in [
+            ("lArm", Vec3::new(0.0, 1.0, 0.3), 25.0),
+            ("lArm2", Vec3::new(0.2, 0.3, 1.0), 30.0),
+            ("lFore", Vec3::Y, 50.0),
+            ("rArm2", Vec3::new(1.0, 0.0, 1.0), -40.0),
+            ("lShin2", Vec3::new(1.0, 0.4, 0.0), 40.0),
+            ("rShin", Vec3::X, 60.0),
+            ("rShin2", Vec3::new(0.0, 1.0, 0.5), 30.0),
+        ] {
+            rotations[joint(name)] = turn(axis, deg) * rotations[joint(name)];
+        }
+        let translations = m.skeleton.rest_translations();
+        let mut pose = HumanoidPose::default();
+        ToNormalized {
+            source: &source,
+            local_rotations: &rotations,
+            local_translations: &translations,
+            pose: &mut pose,
+        }
+        .run()
+        .unwrap();
+        let model = pose.model_rotations();
+        let world = m.skeleton.world_transforms(&rotations, &translations);
+        let limbs = check::limb_vectors(&m, &world);
+        let error =
+            check::LimbCheck::new(Some(&m), &m).worst_error_deg(&model, &limbs, Some(&limbs));
+        assert!(error < 0.01, "worst limb direction error {error}°");
+        let t_pose = m.correction.t_pose_world(&m.skeleton);
+        for (bone, name) in [
+            (HumanBone::LeftHand, "lHand"),
+            (HumanBone::RightHand, "rHand"),
+            (HumanBone::LeftFoot, "lFoot"),
+            (HumanBone::RightFoot, "rFoot"),
+        ] {
+            let j = joint(name);
+            let own =
+                m.correction.facing * rotation_of(&world[j]) * rotation_of(&t_pose[j]).conjugate();
+            // Half the angle is the vector part's length (acos near 1 is too coarse).
+            let apart = model[bone.index()].conjugate() * own;
+            let angle = 2.0 * apart.xyz().length().asin().to_degrees();
+            assert!(angle < 0.01, "{bone}: {angle}°");
         }
     }
 
