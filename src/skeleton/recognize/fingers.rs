@@ -199,7 +199,7 @@ fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
     }
     // By geometry, from three digits: the thumb starts nearest the hand.
     if digits.len() < 3 {
-        return Vec::new();
+        return biped_numbered(rig, hand, digits);
     }
     let start: Vec<f32> = digits
         .iter()
@@ -385,6 +385,58 @@ fn ends_past_the_tip(rig: &RestJoints, hand: usize, path: &[usize]) -> bool {
 fn starts_at_the_knuckles(rig: &RestJoints, hand: usize, joints: &[usize]) -> bool {
     let first_bone = rig.pos[joints[0]].distance(rig.pos[joints[1]]);
     rig.pos[joints[0]].distance(rig.pos[hand]) >= KNUCKLE * first_bone
+}
+
+/// The digit 3ds Max's Biped numbers `joint` in: `Finger0` the thumb to `Finger4` the
+/// little finger, the joints after the first adding their phalanx (`Finger01`,
+/// `Finger02`), so the first figure after `finger` is the digit's.
+fn biped_digit(rig: &RestJoints, joint: usize) -> Option<usize> {
+    let name = rig.name(joint).to_ascii_lowercase();
+    let after = &name[name.rfind("finger")? + "finger".len()..];
+    let digit = after.chars().next()?.to_digit(10)?;
+    (digit <= 4).then_some(digit as usize)
+}
+
+/// Heuristic: a hand of one or two digits, too few for their geometry, named in
+/// Biped's numbering (`biped_digit`: `Finger0`, `Finger01` the thumb, `Finger1`,
+/// `Finger11` the next): each digit a chain of two joints or more all numbered
+/// alike, the numbers distinct, and a thumb beside another digit starting nearer the
+/// hand than it. Beside a thumb, the one other digit is a mitten over the fingers
+/// (Biped's hand of two digits), driven as the middle finger, as a mitten named so
+/// is. Otherwise none.
+fn biped_numbered(rig: &RestJoints, hand: usize, digits: Vec<Vec<usize>>) -> Vec<Digit> {
+    let numbers: Option<Vec<usize>> = digits
+        .iter()
+        .map(|d| {
+            let first = biped_digit(rig, *d.first()?)?;
+            let alike = d.iter().all(|&j| biped_digit(rig, j) == Some(first));
+            (d.len() >= 2 && alike).then_some(first)
+        })
+        .collect();
+    let Some(numbers) = numbers else {
+        return Vec::new();
+    };
+    let start = |d: &[usize]| rig.pos[d[0]].distance(rig.pos[hand]);
+    let distinct = numbers.len() < 2 || numbers[0] != numbers[1];
+    let thumb_nearest = digits
+        .iter()
+        .zip(&numbers)
+        .all(|(d, &n)| n != 0 || digits.iter().all(|other| start(d) <= start(other)));
+    if !distinct || !thumb_nearest {
+        return Vec::new();
+    }
+    let mitten = numbers.len() == 2 && numbers.contains(&0);
+    digits
+        .into_iter()
+        .zip(numbers)
+        .map(|(joints, number)| (joints, if mitten && number != 0 { 2 } else { number }))
+        .map(|(joints, finger)| Digit {
+            joints,
+            finger,
+            by_name: true,
+            first: 0,
+        })
+        .collect()
 }
 
 /// Heuristic: whether a digit of four joints starts at the wrist, its first joint
@@ -957,6 +1009,65 @@ mod tests {
                 assert_eq!(got, ["LeftHandIndex1", "LeftHandIndex2", "LeftHandIndex3"]);
             }
         }
+    }
+
+    #[test]
+    fn a_biped_hand_of_two_digits_is_read_by_their_numbers() {
+        // A 3ds Max Biped with two digits per hand (a robot through Sketchfab):
+        // `Finger0` the thumb, starting nearer the wrist, and `Finger1` a mitten over
+        // the fingers in the hand's middle, each two joints and a nub. Too few digits
+        // for their geometry; the numbers say, the mitten driven as the middle finger.
+        // With the thumb starting farther out than the mitten, they say nothing.
+        let hand = |x: f32| {
+            skeleton(&[
+                ("lpBip L Hand_011", None, [0.0, 0.0, 0.0]),
+                (
+                    "lpBip L Finger0_012",
+                    Some("lpBip L Hand_011"),
+                    [x, -0.02, 0.04],
+                ),
+                (
+                    "lpBip L Finger01_013",
+                    Some("lpBip L Finger0_012"),
+                    [x + 0.04, -0.03, 0.06],
+                ),
+                (
+                    "lpBip L Finger0Nub_014",
+                    Some("lpBip L Finger01_013"),
+                    [x + 0.09, -0.05, 0.09],
+                ),
+                (
+                    "lpBip L Finger1_015",
+                    Some("lpBip L Hand_011"),
+                    [0.1, 0.0, 0.0],
+                ),
+                (
+                    "lpBip L Finger11_016",
+                    Some("lpBip L Finger1_015"),
+                    [0.17, 0.0, 0.0],
+                ),
+                (
+                    "lpBip L Finger1Nub_017",
+                    Some("lpBip L Finger11_016"),
+                    [0.23, -0.03, 0.0],
+                ),
+            ])
+        };
+        let s = hand(0.04);
+        let rig = RestJoints::new(&s);
+        let mut digits = solve_fingers(&rig, 0, Vec3::Z);
+        digits.sort_by_key(|d| d.finger);
+        let read: Vec<(usize, &str)> = digits
+            .iter()
+            .map(|d| (d.finger, rig.name(d.joints[0])))
+            .collect();
+        assert_eq!(
+            read,
+            [(0, "lpBip L Finger0_012"), (2, "lpBip L Finger1_015")]
+        );
+        let s = hand(0.12);
+        let rig = RestJoints::new(&s);
+        assert!(solve_fingers(&rig, 0, Vec3::Z).is_empty());
     }
 
     #[test]
