@@ -42,8 +42,9 @@ pub fn clips_move_ik_limbs(rig: &Rig, map: &BoneMap) -> Vec<String> {
             _ => continue,
         };
         let (limb, lower) = (detached.joint, detached.anchor);
-        // Where the foot is at rest, in the lower leg's frame: the leg's end. Lengths
-        // are the model's (a joint's frame may carry an armature's scale).
+        // Where the foot (hand) is at rest, in the lower leg's (forearm's) frame: the
+        // limb's end. Lengths are the model's (a joint's frame may carry an armature's
+        // scale).
         let (at_rest, start) = (
             Vec3::from(rest[limb].translation),
             Vec3::from(rest[lower].translation),
@@ -53,8 +54,8 @@ pub fn clips_move_ik_limbs(rig: &Rig, map: &BoneMap) -> Vec<String> {
         if !length.is_finite() || length <= 0.0 {
             continue;
         }
-        // (gap in lower-leg lengths, clip index, time) of the worst frame, and how
-        // many clips have a frame off the leg.
+        // (gap in lower-leg or forearm lengths, clip index, time) of the worst frame,
+        // and how many clips have a frame off the limb.
         let mut worst: Option<(f32, usize, f32)> = None;
         let mut clips_off = 0;
         for (c, clip) in rig.clips.iter().enumerate() {
