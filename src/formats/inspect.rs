@@ -14,13 +14,14 @@ use std::path::Path;
 
 use crate::formats::Rig;
 use crate::formats::ik_limbs::clips_move_ik_limbs;
+use crate::formats::knee_bend::front_from_knees;
 use crate::formats::still_map::clips_leave_the_map_still;
 use crate::formats::vrma::VrmaAnimation;
 use crate::humanoid::HumanBone;
 use crate::humanoid::bone::ALL;
 use crate::retarget::{Floor, MappedSkeleton};
 use crate::skeleton::leaf_nub::is_leaf_nub_off_axis;
-use crate::skeleton::recognize::{BoneEvidence, Recognition, recognize};
+use crate::skeleton::recognize::{BoneEvidence, Recognition, recognize, recognize_facing};
 use crate::skeleton::{BoneMap, MapError, NamedBoneMap, RestCorrection, RestPose, TPoseSource};
 
 /// Where a bone map comes from, and the map.
@@ -51,7 +52,9 @@ impl ChosenMap {
 }
 
 /// The map `inspect`, `retarget` and friends use: the explicit one, else the file's
-/// own, else the best-fitting catalog map, else the one `skeleton::recognize` finds.
+/// own, else the best-fitting catalog map, else the one `skeleton::recognize` finds
+/// (recognized again facing where the clips bend the knees, `knee_bend`, when the
+/// rest pose shows no front).
 #[must_use]
 pub fn choose_map(rig: &Rig, explicit: Option<ChosenMap>) -> Option<ChosenMap> {
     explicit
@@ -66,13 +69,22 @@ pub fn choose_map(rig: &Rig, explicit: Option<ChosenMap>) -> Option<ChosenMap> {
                 .map(|(source, map)| ChosenMap::new(source, map))
         })
         .or_else(|| {
-            let (r, how) = match recognize(&rig.skeleton) {
-                Recognition::Humanoid(r) => (r, ""),
-                Recognition::NotHumanoid(n) => (
+            let recognized = |recognition| match recognition {
+                Recognition::Humanoid(r) => Some((r, "")),
+                Recognition::NotHumanoid(n) => Some((
                     *n.limbs_outside?,
                     "; no strict VRM map: limbs hung outside the hips are driven from the body",
-                ),
+                )),
             };
+            let (mut r, mut how) = recognized(recognize(&rig.skeleton))?;
+            let front = (r.front_unseen)
+                .then(|| BoneMap::resolve(&r.map, &rig.skeleton).ok())
+                .flatten()
+                .and_then(|map| front_from_knees(rig, &map));
+            if let Some(again) = front.and_then(|f| recognized(recognize_facing(&rig.skeleton, f)))
+            {
+                (r, how) = again;
+            }
             Some(ChosenMap {
                 source: format!("recognized (confidence {:.2}{how})", r.confidence()),
                 map: r.map,

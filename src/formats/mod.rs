@@ -15,6 +15,7 @@ pub mod glb;
 pub mod gltf;
 pub mod ik_limbs;
 pub mod inspect;
+pub mod knee_bend;
 pub mod mannequin;
 pub mod sampler;
 pub mod skeleton_json;

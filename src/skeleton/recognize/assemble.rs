@@ -103,6 +103,7 @@ pub(super) fn assemble(rig: &RestJoints, pelvis: &Pelvis) -> Body {
         -midline.lateral.cross(Vec3::Y)
     };
     body.notes.push(notes::faces(front, &facing.how));
+    body.front_unseen = facing.unseen;
     let biped_pelvis = pelvis_above(rig, pelvis);
     let hips = biped_pelvis.unwrap_or(pelvis.hips);
     if let Some(note) = notes::ignored_above(rig, hips) {

@@ -46,6 +46,8 @@ pub(super) struct Body {
     preference: f32,
     /// The sides were told across the thighs alone (`RecognizedMap::one_foot_ahead`).
     one_foot_ahead: bool,
+    /// The rest pose shows no front (`RecognizedMap::front_unseen`).
+    pub(super) front_unseen: bool,
 }
 
 impl Body {
@@ -191,8 +193,15 @@ impl Body {
             let hands = held([HumanBone::LeftHand, HumanBone::RightHand]);
             let fits = BoneMap::resolve(&whole, rig.skeleton);
             let limbs = feet + hands;
-            let limbs_outside = (limbs > 0 && self.failures == limbs && fits.is_ok())
-                .then(|| Box::new(Self::recognized(self.bones, self.notes, whole, false)));
+            let limbs_outside = (limbs > 0 && self.failures == limbs && fits.is_ok()).then(|| {
+                Box::new(Self::recognized(
+                    self.bones,
+                    self.notes,
+                    whole,
+                    false,
+                    self.front_unseen,
+                ))
+            });
             // Limbs outside, and something else besides: what keeps the map driving
             // them from the body from fitting too.
             let besides = match (&fits, self.not_limbs.as_slice()) {
@@ -234,6 +243,7 @@ impl Body {
             self.notes,
             map,
             self.one_foot_ahead,
+            self.front_unseen,
         ))
     }
 
@@ -243,12 +253,14 @@ impl Body {
         notes: Vec<String>,
         map: NamedBoneMap,
         one_foot_ahead: bool,
+        front_unseen: bool,
     ) -> RecognizedMap {
         RecognizedMap {
             map,
             evidence: bones.into_iter().map(|(b, f)| (b, f.evidence)).collect(),
             notes,
             one_foot_ahead,
+            front_unseen,
         }
     }
 }

@@ -53,6 +53,9 @@ pub(super) struct Facing {
     /// Leg A (`pelvis.legs[0]`, positive lateral) is the left leg.
     pub(super) a_is_left: bool,
     pub(super) how: String,
+    /// Neither the rest pose nor `RestJoints::front` told the front: the names or
+    /// glTF's +Z did.
+    pub(super) unseen: bool,
 }
 
 impl Facing {
@@ -68,12 +71,14 @@ impl Facing {
 
 /// Heuristic: the front is where the toes point from the ankles (weight 1), where
 /// the knees bulge from the thigh-ankle line (0.5) and where the eyes sit from the
-/// head (1). With A on the left, the front is `lateral × up`. When the geometry says
-/// nothing, the names' sides decide; when they do not either, the rig faces +Z as
-/// glTF says. The knees do not overrule the names unless the toes and eyes side with
-/// the knees: a straight leg whose ankle sits a little ahead of the knee bends the
-/// wrong way by that measure, and generated rigs draw them so (feet pointing almost
-/// straight down then tip the toes only a little ahead).
+/// head (1). With A on the left, the front is `lateral × up`. When the rest pose says
+/// nothing, the front given besides it (`RestJoints::front`: the knees as the clips
+/// bend them) decides when it lies within 60° of the front or the back, then the
+/// names' sides; when they do not either, the rig faces +Z as glTF says. The knees
+/// do not overrule the names unless the toes and eyes side with the knees: a
+/// straight leg whose ankle sits a little ahead of the knee bends the wrong way by
+/// that measure, and generated rigs draw them so (feet pointing almost straight
+/// down then tip the toes only a little ahead).
 pub(super) fn facing(
     rig: &RestJoints,
     midline: &Midline,
@@ -130,6 +135,7 @@ pub(super) fn facing(
                 "from the {} and the names (the knees bend the other way)",
                 cues.join(" and ")
             ),
+            unseen: false,
         };
     }
     let vote = vote + knees;
@@ -142,6 +148,19 @@ pub(super) fn facing(
         return Facing {
             a_is_left: vote > 0.0,
             how: format!("from the {cue}"),
+            unseen: false,
+        };
+    }
+    let given = rig
+        .front
+        .map(horizontal)
+        .filter(|f| f.dot(front_if_a_left).abs() >= 0.5 * f.length());
+    if let Some(front) = given {
+        return Facing {
+            a_is_left: front.dot(front_if_a_left) > 0.0,
+            how: "from the knees as the clips bend them (the rest pose does not show the front)"
+                .to_owned(),
+            unseen: false,
         };
     }
     if names != 0 {
@@ -153,12 +172,14 @@ pub(super) fn facing(
         return Facing {
             a_is_left: names > 0,
             how: how.to_owned(),
+            unseen: true,
         };
     }
     Facing {
         a_is_left: front_if_a_left.z >= 0.0,
         how: "assumed +Z as glTF says (neither the rest pose nor the names show the front)"
             .to_owned(),
+        unseen: true,
     }
 }
 

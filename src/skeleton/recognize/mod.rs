@@ -33,8 +33,9 @@
 //! 6. `solve_arm` (`arms.rs`): upper arm, forearm and hand along the arm's main line
 //!    by proportion (upper arm about 1.15 forearms), a shoulder joint out to the
 //!    side, straight twist joints and names; the clavicle lies before the upper arm.
-//! 7. `facing` (`facing.rs`): toes, knees and eyes tell the front; names only when
-//!    the geometry is silent, and +Z (glTF's convention) last.
+//! 7. `facing` (`facing.rs`): toes, knees and eyes tell the front; when the rest is
+//!    silent, a front given from elsewhere (`recognize_facing`: the knees the clips
+//!    bend), then names, and +Z (glTF's convention) last.
 //! 8. `split_spine` (`spine.rs`): the joints between the hips and the arm branch
 //!    become spine, chest (the middle one) and upper chest (the branch).
 //! 9. `solve_neck` (`spine.rs`): the chain above the arm branch up to its first
@@ -64,6 +65,8 @@ mod rest_joints;
 mod spine;
 
 use std::collections::BTreeMap;
+
+use glam::Vec3;
 
 use crate::humanoid::HumanBone;
 
@@ -99,6 +102,9 @@ pub struct RecognizedMap {
     /// behind the other (a stance with one foot ahead): a pose to rest on only when
     /// no other stands.
     pub one_foot_ahead: bool,
+    /// The rest pose shows no front (no toes, eyes or bent knees tell it): the
+    /// names, or glTF's +Z, told which way the body faces and so its sides.
+    pub front_unseen: bool,
 }
 
 impl RecognizedMap {
@@ -160,7 +166,22 @@ impl Recognition {
 /// Recognizes the humanoid bones of `skeleton` (see the module header).
 #[must_use]
 pub fn recognize(skeleton: &Skeleton) -> Recognition {
-    let rig = RestJoints::new(skeleton);
+    recognize_with(RestJoints::new(skeleton))
+}
+
+/// Recognizes the humanoid bones of `skeleton` as `recognize` does, with `front`
+/// (a horizontal direction in the rest's model space) as where the body faces when
+/// the rest pose shows no front (`RecognizedMap::front_unseen`): what the clips say
+/// (`formats::knee_bend`), before the names.
+#[must_use]
+pub fn recognize_facing(skeleton: &Skeleton, front: Vec3) -> Recognition {
+    let mut rig = RestJoints::new(skeleton);
+    rig.front = Some(front);
+    recognize_with(rig)
+}
+
+/// Recognition on the rest joints `rig` (`recognize`).
+fn recognize_with(rig: RestJoints) -> Recognition {
     let mut best: Option<Body> = None;
     for joint in 0..rig.len() {
         let Some(pelvis) = find_pelvis(&rig, joint) else {

@@ -40,6 +40,10 @@ pub(super) struct RestJoints<'a> {
     pub(super) depth: Vec<u32>,
     /// Distance under which two joints are in the same place.
     pub(super) eps: f32,
+    /// Where the body faces, horizontal, when something besides the rest pose tells
+    /// it (the knees bending in the clips: `recognize_facing`); `facing` takes it
+    /// where the rest pose shows no front.
+    pub(super) front: Option<Vec3>,
 }
 
 impl<'a> RestJoints<'a> {
@@ -154,6 +158,7 @@ impl<'a> RestJoints<'a> {
             low_depth,
             depth,
             eps,
+            front: None,
         }
     }
 
