@@ -59,6 +59,7 @@ pub mod check;
 use glam::{Affine3A, Quat, Vec3};
 
 use crate::humanoid::{HumanBone, HumanoidPose};
+use crate::skeleton::rest::shortest_arc;
 use crate::skeleton::{BoneMap, MapError, NamedBoneMap, RestCorrection, Skeleton, TPoseSource};
 
 /// A skeleton with its resolved bone map and rest correction. Built once.
@@ -492,7 +493,9 @@ impl ToNormalized<'_> {
         else {
             return;
         };
-        let g = s.world * Quat::from_rotation_arc(s.rest, segment) * s.world.conjugate();
+        // Exact for the smallest bends too: glam's `from_rotation_arc` drops any
+        // swing under about 0.04°, which would leave the segment that far off.
+        let g = s.world * shortest_arc(s.rest, segment) * s.world.conjugate();
         self.pose.set_rotation(s.bone, (bone * g).normalize());
         self.pose
             .set_rotation(s.next, (g.conjugate() * next).normalize());
@@ -1321,6 +1324,35 @@ pub(crate) mod tests {
             let angle = 2.0 * apart.xyz().length().asin().to_degrees();
             assert!(angle < 0.01, "{bone}: {angle}°");
         }
+    }
+
+    #[test]
+    fn limbs_bent_a_hair_at_joints_of_their_own_point_where_the_source_points() {
+        // A bend of 0.06° at the joint halfway down the upper arm turns the segment
+        // to the elbow by 0.03°: under the angle glam's `from_rotation_arc` resolves
+        // (it gave the identity, leaving the upper arm 0.03° off), still swung onto
+        // the source's segment (a game rig's idle sway at its elbow cap).
+        let m = limbs_through_joints();
+        let source = SourceRig::new(&m);
+        let mut rotations = m.skeleton.rest_rotations();
+        let arm2 = m.skeleton.find("lArm2").unwrap();
+        rotations[arm2] = Quat::from_rotation_z(0.06f32.to_radians()) * rotations[arm2];
+        let translations = m.skeleton.rest_translations();
+        let mut pose = HumanoidPose::default();
+        ToNormalized {
+            source: &source,
+            local_rotations: &rotations,
+            local_translations: &translations,
+            pose: &mut pose,
+        }
+        .run()
+        .unwrap();
+        let model = pose.model_rotations();
+        let world = m.skeleton.world_transforms(&rotations, &translations);
+        let limbs = check::limb_vectors(&m, &world);
+        let error =
+            check::LimbCheck::new(Some(&m), &m).worst_error_deg(&model, &limbs, Some(&limbs));
+        assert!(error < 0.002, "worst limb direction error {error}°");
     }
 
     #[test]

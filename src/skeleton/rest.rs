@@ -430,7 +430,7 @@ fn crossed_pair(
 
 /// The smallest rotation turning unit `from` onto unit `to`, exact for tiny angles
 /// too (glam's `from_rotation_arc` returns the identity below about 0.04°).
-fn shortest_arc(from: Vec3, to: Vec3) -> Quat {
+pub(crate) fn shortest_arc(from: Vec3, to: Vec3) -> Quat {
     let dot = from.dot(to);
     if dot < -1.0 + 1e-6 {
         // Opposite: half a turn about any axis perpendicular to both.
