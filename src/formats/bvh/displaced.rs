@@ -17,10 +17,11 @@
 //! Works on `FilePose`s in file space, before the change to the internal basis (a
 //! change of basis keeps products of rotations).
 
-use glam::{Quat, Vec3};
+use glam::Vec3;
 
 use super::hierarchy::JointDef;
 use super::rest_frame::FilePose;
+use crate::skeleton::rest::shortest_arc;
 
 /// Shortest rest or frame translation (file units) that has a direction.
 const POINTLESS: f32 = 1e-6;
@@ -62,8 +63,12 @@ impl Displaced {
             if here.length() <= POINTLESS {
                 continue;
             }
-            let turn = Quat::from_rotation_arc(at.normalize(), here.normalize());
-            if turn.angle_between(Quat::IDENTITY) < UNMOVED {
+            // Exact for the smallest displacements too: glam's `from_rotation_arc`
+            // gives no turn under about 0.04°, which would leave the bone that far off.
+            let turn = shortest_arc(at.normalize(), here.normalize());
+            // The angle from the sine of its half: `acos` of the scalar part cannot
+            // tell the smallest turns from none in f32.
+            if 2.0 * turn.xyz().length().asin() < UNMOVED {
                 continue;
             }
             // parent' = parent · turn; joint' = turn⁻¹ · joint at turn⁻¹ · here: the
@@ -142,6 +147,21 @@ mod tests {
                 assert!(angle < 1e-3, "joint {child}: {angle}°");
             }
         }
+    }
+
+    #[test]
+    fn a_joint_displaced_a_hair_turns_its_parent_onto_it_too() {
+        // The knee 0.01 cm off its `OFFSET`, across the 42 cm thigh: a 0.014° turn,
+        // under the angle glam's `from_rotation_arc` resolves.
+        let rig = rig(&displaced_leg(Vec3::new(0.01, 0.0, 0.0), Vec3::ZERO));
+        let at = places(&rig);
+        let frame = motion(&rig).frame(0);
+        let rest = rig.skeleton.joints()[2].rest.translation.normalize();
+        let thigh = frame.rotations[0] * frame.rotations[1] * rest;
+        let bone = (at[2] - at[1]).normalize();
+        // The sine of the angle: exact for angles `acos` cannot resolve in f32.
+        let off = thigh.cross(bone).length().asin().to_degrees();
+        assert!(off < 1e-3, "the thigh points {off}° off the knee");
     }
 
     #[test]
