@@ -12,6 +12,15 @@
 //! channel), as frames the root teleports to hold the take's (`teleport.rs`); the
 //! rest pose is chosen before, so a reference T-pose may still be the rest
 //! (`rest_frame.rs`). Pure: file values in, file values out, and the note that says so.
+//!
+//! Some exporters fade from the reference pose into the take over a few frames (CMU's
+//! Daz-named conversions: 26%, 53%, 77% and 94% of the way in frames 2-5 at 120 Hz),
+//! so frame 1 turns about as far to frame 2 as frame 2 to 3 and the single-frame test
+//! above keeps it. A fade is told from a take starting in fast motion by what every
+//! joint does: each that turns from frame 1 into the take has covered the same share of
+//! its way in each frame of the fade, where a body's joints move each at its own time,
+//! and the fade runs many times faster than the take ever turns. Frames 1 to the fade's
+//! end hold the take's first frame.
 
 use super::hierarchy::JointDef;
 use super::motion::RawMotion;
@@ -30,6 +39,28 @@ const LEAD_TIMES_USUAL: f32 = 3.0;
 /// apart from it (3.6 times at the least, 10 to 1800 times in the held-out takes),
 /// where a take starting in fast motion goes on turning about as far (1.0 times).
 const LEAD_TIMES_NEXT: f32 = 2.0;
+
+/// Least turn of a joint from frame 1 to the take's first frame, degrees, for the
+/// joint to tell whether the frames between fade: smaller turns are the take's own
+/// motion as much as the fade's.
+const FADE_JOINT_DEG: f32 = 15.0;
+
+/// Least joints turning `FADE_JOINT_DEG` for frames to be read as a fade: one joint's
+/// path says nothing of whether the body moves as one.
+const FADE_JOINTS: usize = 3;
+
+/// Most frames before the take's first, frame 1 and the fade (CMU's Daz conversions:
+/// 5 at 120 Hz).
+const FADE_FRAMES: usize = 8;
+
+/// How far, as a share of the way, a joint may be from the frame's median share and
+/// still move with the fade; and the share of the joints that must.
+const FADE_SHARE_SPREAD: f32 = 0.1;
+const FADE_AGREEING: f32 = 0.75;
+
+/// A fade frame has covered less than this share of the way: one at the take's pose is
+/// the take.
+const FADE_UNDONE: f32 = 0.98;
 
 /// Makes frame 1 hold frame 2 when frame 1 is a pose written before the take: the
 /// joint turning furthest from it to frame 2 turns at least `LEAD_TURN_DEG`, more
@@ -69,7 +100,7 @@ pub(super) fn hold_lead_frame(
         && lead >= LEAD_TIMES_USUAL * usual
         && lead >= LEAD_TIMES_NEXT * next)
     {
-        return None;
+        return hold_fade(defs, raw, &poses, width);
     }
     raw.values.copy_within(width..2 * width, 0);
     Some(format!(
@@ -81,9 +112,98 @@ pub(super) fn hold_lead_frame(
     ))
 }
 
+/// Makes frames 1 to `end` hold frame `end + 1` when frame 1 is a pose written before
+/// the take and the frames after it fade from it into the take: at least `FADE_JOINTS`
+/// joints turn `FADE_JOINT_DEG` or more from frame 1 to the take's first frame, in each
+/// frame between `FADE_AGREEING` of them have covered within `FADE_SHARE_SPREAD` of one
+/// share of their way, a share growing each frame and short of `FADE_UNDONE`, and the
+/// joint turning furthest turns, a frame on average, `LEAD_TURN_DEG` at least in all,
+/// more than the take ever turns it between two frames and `LEAD_TIMES_USUAL` times its
+/// usual turn. The longest such fade within `FADE_FRAMES`; the note gives the shares.
+fn hold_fade(
+    defs: &[JointDef],
+    raw: &mut RawMotion,
+    poses: &[FilePose],
+    width: usize,
+) -> Option<String> {
+    let frames = poses.len();
+    // `take` is the take's first frame (0-based): frames 1..take fade into it.
+    let (take, shares, leader, pace, most) = (2..FADE_FRAMES.min(frames.saturating_sub(2)))
+        .rev()
+        .find_map(|take| fade_into(poses, take))?;
+    let later: Vec<f32> = (take..frames - 1)
+        .map(|f| poses[f].rotations[leader].angle_between(poses[f + 1].rotations[leader]))
+        .collect();
+    let take_most = later.iter().copied().fold(0.0f32, f32::max);
+    let mut sorted = later;
+    sorted.sort_by(f32::total_cmp);
+    let usual = sorted[((sorted.len() - 1) as f32 * 0.99).round() as usize];
+    if !(most.to_degrees() >= LEAD_TURN_DEG && pace > take_most && pace >= LEAD_TIMES_USUAL * usual)
+    {
+        return None;
+    }
+    for f in 0..take {
+        raw.values
+            .copy_within(take * width..(take + 1) * width, f * width);
+    }
+    let shares: Vec<String> = shares
+        .iter()
+        .map(|s| format!("{:.0}%", s * 100.0))
+        .collect();
+    Some(format!(
+        "frames 1-{take} fade from a pose written before the capture (frame 1, a reference \
+         or T-pose) into the take: every joint turning from it has covered {} of its way in \
+         frames 2-{take}, `{}` {:.0}° a frame where the take turns it at most {:.0}°; they \
+         hold frame {}",
+        shares.join(", "),
+        defs[leader].name,
+        pace.to_degrees(),
+        take_most.to_degrees(),
+        take + 1
+    ))
+}
+
+/// Whether frames `1..take` (0-based) fade from frame 0 into frame `take`: the share of
+/// its way each covers (the median over the joints turning `FADE_JOINT_DEG`), the joint
+/// turning furthest, its turn a frame on average and in all (radians).
+fn fade_into(poses: &[FilePose], take: usize) -> Option<(usize, Vec<f32>, usize, f32, f32)> {
+    let first = &poses[0].rotations;
+    let way: Vec<f32> = (first.iter().zip(&poses[take].rotations))
+        .map(|(a, b)| a.angle_between(*b))
+        .collect();
+    let joints: Vec<usize> = (0..way.len())
+        .filter(|&j| way[j].to_degrees() >= FADE_JOINT_DEG)
+        .collect();
+    if joints.len() < FADE_JOINTS {
+        return None;
+    }
+    let mut shares = Vec::with_capacity(take - 1);
+    for pose in &poses[1..take] {
+        let mut covered: Vec<f32> = (joints.iter())
+            .map(|&j| first[j].angle_between(pose.rotations[j]) / way[j])
+            .collect();
+        covered.sort_by(f32::total_cmp);
+        let median = covered[covered.len() / 2];
+        let agreeing = (covered.iter())
+            .filter(|c| (*c - median).abs() <= FADE_SHARE_SPREAD)
+            .count();
+        let grows = shares.last().is_none_or(|&last| median > last);
+        if !(grows
+            && median < FADE_UNDONE
+            && agreeing as f32 >= FADE_AGREEING * covered.len() as f32)
+        {
+            return None;
+        }
+        shares.push(median);
+    }
+    let leader = *joints.iter().max_by(|&&a, &&b| way[a].total_cmp(&way[b]))?;
+    Some((take, shares, leader, way[leader] / take as f32, way[leader]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{hips_and_spine, motion, rig};
+    use crate::formats::Rig;
 
     /// A hips-and-spine file whose spine bends `bends` degrees about X, one frame
     /// each, the hips walking along X.
@@ -178,6 +298,97 @@ mod tests {
         let (got, notes) = spine_bends(&bends);
         assert!(got[0].abs() < 0.01, "{:?}", &got[..4]);
         assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    /// A body of three joints (a spine and two arms on the hips), each turning about X
+    /// (the spine) or Z (the arms), one frame per `(spine, left, right)`, degrees.
+    fn body(turns: &[(f32, f32, f32)]) -> Rig {
+        let mut text = String::from(
+            "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n  CHANNELS 6 Xposition Yposition \
+             Zposition Zrotation Xrotation Yrotation\n",
+        );
+        for (name, x) in [("Spine", 0.0), ("LeftArm", 0.2), ("RightArm", -0.2)] {
+            text += &format!(
+                "  JOINT {name}\n  {{\n    OFFSET {x} 0.5 0\n    CHANNELS 3 Zrotation \
+                 Xrotation Yrotation\n    End Site\n    {{\n      OFFSET 0 0.5 0\n    }}\n  }}\n"
+            );
+        }
+        text += &format!(
+            "}}\nMOTION\nFrames: {}\nFrame Time: 0.0083333\n",
+            turns.len()
+        );
+        for (i, (spine, left, right)) in turns.iter().enumerate() {
+            text += &format!(
+                "{} 1 0 0 0 0  0 {spine} 0  {left} 0 0  {right} 0 0\n",
+                i as f32 * 0.01
+            );
+        }
+        rig(&text)
+    }
+
+    /// Each joint's turn in frame `f` as read, degrees about its axis.
+    fn turns_read(rig: &Rig, f: usize) -> [f32; 3] {
+        let rotations = &motion(rig).frame(f).rotations;
+        [1, 2, 3].map(|j| {
+            let (axis, angle) = rotations[j].to_axis_angle();
+            (axis.x + axis.z).signum() * angle.to_degrees()
+        })
+    }
+
+    #[test]
+    fn a_reference_pose_fading_into_the_take_holds_the_takes_first_frame() {
+        // Frame 1 is the zero pose; frames 2-5 cross-fade into the take (26%,
+        // 53%, 77%, 94% of each joint's pose), which from frame 6 bends the spine from
+        // 40°, the arms from -60° and 50°, a fraction of a degree a frame.
+        let take = |f: usize| {
+            let t = (f as f32 - 5.0).max(0.0);
+            (40.0 + 0.2 * t, -60.0 + 0.3 * t, 50.0 - 0.25 * t)
+        };
+        let weights = [0.0, 0.26, 0.53, 0.77, 0.94];
+        let turns: Vec<(f32, f32, f32)> = (0..80)
+            .map(|f| {
+                let (s, l, r) = take(f);
+                let w = weights.get(f).copied().unwrap_or(1.0);
+                (w * s, w * l, w * r)
+            })
+            .collect();
+        let rig = body(&turns);
+        let first = turns_read(&rig, 5);
+        for f in 0..5 {
+            let read = turns_read(&rig, f);
+            assert!(
+                read.iter().zip(first).all(|(a, b)| (a - b).abs() < 0.01),
+                "frame {f}: {read:?} against {first:?}"
+            );
+        }
+        assert!((turns_read(&rig, 6)[0] - 40.2).abs() < 0.01);
+        assert_eq!(rig.notes.len(), 1, "{:?}", rig.notes);
+        assert!(
+            rig.notes[0].starts_with(
+                "frames 1-5 fade from a pose written before the capture (frame 1, a reference \
+                 or T-pose) into the take: every joint turning from it has covered 26%, 53%, \
+                 77%, 94% of its way in frames 2-5, `LeftArm` 12° a frame where the take turns \
+                 it at most 0°; they hold frame 6"
+            ),
+            "{:?}",
+            rig.notes
+        );
+    }
+
+    #[test]
+    fn a_body_turning_as_one_at_the_takes_own_pace_keeps_its_first_frames() {
+        // Every joint turns 4° a frame from the zero pose all through the take: each
+        // covers the same share of its way, but no faster than the take goes on.
+        let turns: Vec<(f32, f32, f32)> = (0..60)
+            .map(|f| {
+                let d = 4.0 * f as f32;
+                (d, -d, d)
+            })
+            .collect();
+        let rig = body(&turns);
+        assert!(turns_read(&rig, 0).iter().all(|t| t.abs() < 0.01));
+        assert!((turns_read(&rig, 1)[0] - 4.0).abs() < 0.01);
+        assert!(rig.notes.is_empty(), "{:?}", rig.notes);
     }
 
     #[test]
