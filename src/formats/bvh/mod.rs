@@ -55,7 +55,8 @@
 //! frames (decoder garbage, lost tracking), hold the nearest frame of the take
 //! (`teleport.rs`), with a note naming them; a first frame written before the take (a
 //! reference pose a joint turns further from than the take ever turns in a frame)
-//! holds the second (`lead_frame.rs`), with a note. A take reaching farther below the file's
+//! holds the second, and one faded into the take over a few frames holds the take's
+//! first (`lead_frame.rs`), with a note. A take reaching farther below the file's
 //! origin than a tenth of the figure's height (a pelvis at the origin, as Kinect and
 //! video estimates write it) is lifted onto its floor (`floor.rs`), with a note.
 //!
