@@ -49,8 +49,8 @@ const FADE_JOINT_DEG: f32 = 15.0;
 /// path says nothing of whether the body moves as one.
 const FADE_JOINTS: usize = 3;
 
-/// Most frames before the take's first, frame 1 and the fade (CMU's Daz conversions:
-/// 5 at 120 Hz).
+/// The take's first frame after a fade is within the file's first `FADE_FRAMES` (CMU's
+/// Daz conversions: frame 6 at 120 Hz).
 const FADE_FRAMES: usize = 8;
 
 /// How far, as a share of the way, a joint may be from the frame's median share and
