@@ -832,6 +832,60 @@ pub(super) fn solve_arm(
     })
 }
 
+/// A joint within this share of its forearm of the place mirroring the other arm's
+/// hand sits there (`mirror_hands`).
+const MIRRORED: f32 = 0.1;
+
+/// Heuristic: a rig's two arms are mirror images, so its hands are too. When one
+/// arm's hand, mirrored across the midline through the chest's middle `chest`, lands
+/// on a joint between the other arm's forearm and hand, that joint is the other's
+/// hand: the line went past the wrist on that side alone, because a digit hangs
+/// from a palm joint there (Quaternius' `Thumb1.R` under `MiddleHand.R`, where
+/// `Thumb1.L` hangs from `Palm.L`) or is stretched out along the arm in the rest (a
+/// Mixamo soldier's `RightHandThumb1`, 2.65 units past its wrist against 0.44 on the
+/// left, read as the hand). The reading nearer the wrist wins, as VRM's hand
+/// is the joint at the wrist. A hand already at the mirror place stays (a joint
+/// coincident with it above, as a scale-compensation node, is no wrist), and so do
+/// hands hung outside the arms.
+pub(super) fn mirror_hands(
+    rig: &RestJoints,
+    arms: &mut [Result<Arm, ArmRefusal>; 2],
+    midline: &Midline,
+    chest: Vec3,
+) {
+    let [Ok(a), Ok(b)] = arms else {
+        return;
+    };
+    if a.detached || b.detached {
+        return;
+    }
+    let mirror = |p: Vec3| p - 2.0 * (p - chest).dot(midline.lateral) * midline.lateral;
+    // The joint of `to` between its forearm and hand at the mirror of `from`'s hand.
+    let wrist_at = |from: &Arm, to: &Arm| {
+        let at = mirror(rig.pos[from.hand]);
+        let fore = rig.pos[to.lower].distance(rig.pos[to.hand]);
+        let there = |j: usize| rig.pos[j].distance(at) <= MIRRORED * fore;
+        if there(to.hand) {
+            return None;
+        }
+        let mut j = rig.skeleton.parent(to.hand)?;
+        while j != to.lower {
+            if there(j) && !rig.coincident(j, to.hand) {
+                return Some(j);
+            }
+            j = rig.skeleton.parent(j)?;
+        }
+        None
+    };
+    if let Some(wrist) = wrist_at(a, b) {
+        b.hand = wrist;
+        b.hand_fork = false;
+    } else if let Some(wrist) = wrist_at(b, a) {
+        a.hand = wrist;
+        a.hand_fork = false;
+    }
+}
+
 /// Heuristic: game rigs end the arm at the forearm and hang the hand from the root,
 /// where IK moves it, as they do the feet (`legs::detached_foot`). Such a hand is a
 /// plain joint outside the body hanging from a joint above the hips
@@ -1434,6 +1488,90 @@ mod tests {
         assert_eq!(at(B::LeftThumbMetacarpal), Some("LF_thumb_a_JNT"));
         assert_eq!(at(B::LeftIndexProximal), Some("LF_idx_b_JNT"));
         assert_eq!(at(B::LeftLittleProximal), Some("LF_lit_b_JNT"));
+    }
+
+    #[test]
+    fn a_thumb_hung_past_the_wrist_on_one_side_leaves_both_hands_at_the_wrist() {
+        // A Quaternius human (FBX2glTF), facing +Z, left at +X: `Palm` at the wrist,
+        // `MiddleHand` on in the palm carrying the fingers' mitten. The left thumb
+        // hangs from `Palm.L`, the right one from `MiddleHand.R`, so the right hand's
+        // digits fork a palm past its wrist. The arms mirror each other: both hands
+        // are the wrists.
+        let mut rows = vec![
+            ("Hips", None, [0.0, 0.9, 0.0]),
+            ("Abdomen", Some("Hips"), [0.0, 1.05, 0.0]),
+            ("Torso", Some("Abdomen"), [0.0, 1.25, 0.0]),
+            ("Neck", Some("Torso"), [0.0, 1.45, 0.0]),
+            ("Head", Some("Neck"), [0.0, 1.55, 0.0]),
+            ("Head_end", Some("Head"), [0.0, 1.75, 0.0]),
+        ];
+        let names: Vec<[String; 9]> = ["L", "R"]
+            .iter()
+            .map(|s| {
+                [
+                    "Shoulder",
+                    "UpperArm",
+                    "LowerArm",
+                    "Palm",
+                    "MiddleHand",
+                    "Fingers",
+                    "Fingers_end",
+                    "Thumb1",
+                    "Thumb2",
+                ]
+                .map(|n| format!("{n}.{s}"))
+            })
+            .collect();
+        for (side, x) in [(0, 1.0f32), (1, -1.0)] {
+            let n = &names[side];
+            let thumb_from = if side == 0 { &n[3] } else { &n[4] };
+            rows.extend([
+                (n[0].as_str(), Some("Torso"), [x * 0.03, 1.38, 0.0]),
+                (n[1].as_str(), Some(n[0].as_str()), [x * 0.18, 1.38, 0.0]),
+                (n[2].as_str(), Some(n[1].as_str()), [x * 0.46, 1.38, 0.0]),
+                (n[3].as_str(), Some(n[2].as_str()), [x * 0.72, 1.38, 0.0]),
+                (n[4].as_str(), Some(n[3].as_str()), [x * 0.78, 1.38, 0.0]),
+                (n[5].as_str(), Some(n[4].as_str()), [x * 0.84, 1.38, 0.0]),
+                (n[6].as_str(), Some(n[5].as_str()), [x * 0.89, 1.38, 0.0]),
+                (
+                    n[7].as_str(),
+                    Some(thumb_from.as_str()),
+                    [x * 0.75, 1.37, 0.03],
+                ),
+                (n[8].as_str(), Some(n[7].as_str()), [x * 0.79, 1.36, 0.07]),
+            ]);
+        }
+        let legs: Vec<(String, String, [f32; 3])> = [("L", 1.0f32), ("R", -1.0)]
+            .iter()
+            .flat_map(|&(s, x)| {
+                [
+                    ("UpperLeg", "Hips", [x * 0.09, 0.88, 0.0]),
+                    ("LowerLeg", "UpperLeg", [x * 0.09, 0.48, 0.01]),
+                    ("Foot", "LowerLeg", [x * 0.09, 0.08, 0.0]),
+                    ("Toes", "Foot", [x * 0.09, 0.0, 0.12]),
+                ]
+                .map(|(n, p, at)| {
+                    let p = if p == "Hips" {
+                        p.to_owned()
+                    } else {
+                        format!("{p}.{s}")
+                    };
+                    (format!("{n}.{s}"), p, at)
+                })
+            })
+            .collect();
+        rows.extend(
+            legs.iter()
+                .map(|(n, p, at)| (n.as_str(), Some(p.as_str()), *at)),
+        );
+        let r = match super::super::recognize(&super::super::test_support::skeleton(&rows)) {
+            super::super::Recognition::Humanoid(r) => r,
+            other => panic!("not recognized as a humanoid: {other:?}"),
+        };
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::LeftHand), Some("Palm.L"));
+        assert_eq!(at(B::RightHand), Some("Palm.R"));
+        assert_eq!(at(B::RightLowerArm), Some("LowerArm.R"));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use glam::Vec3;
 use crate::humanoid::HumanBone as B;
 use crate::humanoid::{HumanBone, Side};
 
-use super::arms::{Arm, ArmBranch, ArmRefusal, find_arm_branch, solve_arm};
+use super::arms::{Arm, ArmBranch, ArmRefusal, find_arm_branch, mirror_hands, solve_arm};
 use super::body::Body;
 use super::face::{Face, solve_face};
 use super::facing::{Facing, Midline, facing};
@@ -79,8 +79,11 @@ pub(super) fn assemble(rig: &RestJoints, pelvis: &Pelvis) -> Body {
         // The chest's middle: halfway between where the two arms start (the
         // spine may lean off the pelvis' midline in a posed rest).
         let chest = (rig.pos[b.arms[0]] + rig.pos[b.arms[1]]) / 2.0;
-        b.arms
-            .map(|root| solve_arm(rig, root, b.branch, &midline, chest, pelvis.hips))
+        let mut arms = b
+            .arms
+            .map(|root| solve_arm(rig, root, b.branch, &midline, chest, pelvis.hips));
+        mirror_hands(rig, &mut arms, &midline, chest);
+        arms
     });
     let neck = branch
         .as_ref()
