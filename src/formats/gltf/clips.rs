@@ -175,7 +175,8 @@ impl Document<'_> {
             {
                 late.push(format!("`{name}` at {start:.3} s"));
             }
-            let hidden = hidden_frames(&scales, &frames.times, position, parent);
+            let hidden =
+                hidden_frames(&scales, &frames.times, position, parent, &node_translations);
             if hidden.contains(&true) && hidden.contains(&false) {
                 hidden_in.push(format!("`{name}` ({})", marked_frames(&hidden)));
             }
@@ -500,13 +501,16 @@ const NOTHING: f32 = 1e-6;
 /// below the skeleton's roots to nothing, itself or through a node above it: the
 /// frame a glTF player shows no figure on (KayKit's spawn clips key every joint's
 /// scale 0 on their first frame, and their translations there 16 m away). The roots
-/// are left out, as most are an armature node that draws nothing. All `false`
-/// without scale keys.
+/// are left out, as most are an armature node that draws nothing, and so are the
+/// joints that sit at a left-out parent's origin (no translation in `translations`,
+/// by joint): a wrapper above the armature node (glTF-Transform's `center` adds a
+/// `Pivot`) draws nothing either. All `false` without scale keys.
 fn hidden_frames(
     scales: &[ScaleKeys],
     times: &[f32],
     position: &[Option<usize>],
     parent: &[Option<usize>],
+    translations: &[Vec3],
 ) -> Vec<bool> {
     let is_joint = |n: usize| position.get(n).is_some_and(Option::is_some);
     // `node` and the nodes above it; a cycle is refused when the hierarchy is read,
@@ -514,8 +518,19 @@ fn hidden_frames(
     let up_from = |node: Option<usize>| {
         std::iter::successors(node, |&n| parent.get(n).copied().flatten()).take(parent.len() + 1)
     };
+    let is_root = |n: usize| !up_from(parent.get(n).copied().flatten()).any(is_joint);
+    let at_origin = |n: usize| {
+        position
+            .get(n)
+            .copied()
+            .flatten()
+            .and_then(|j| translations.get(j))
+            .is_some_and(|t| *t == Vec3::ZERO)
+    };
+    // A root, or a joint at its parent's origin under one, all the way up.
+    let left_out = |n: usize| up_from(Some(n)).take_while(|&m| !is_root(m)).all(at_origin);
     let joints: Vec<usize> = (0..position.len())
-        .filter(|&n| is_joint(n) && up_from(parent.get(n).copied().flatten()).any(is_joint))
+        .filter(|&n| is_joint(n) && !left_out(n))
         .collect();
     if scales.is_empty() || joints.is_empty() {
         return vec![false; times.len()];
@@ -821,6 +836,36 @@ mod tests {
         assert_eq!(
             only_clip(&rig).frame(0).translations[0],
             Vec3::new(0.0, 0.0, 16.0)
+        );
+    }
+
+    #[test]
+    fn a_wrapper_above_the_armature_node_does_not_keep_a_shrunk_figure_shown() {
+        // glTF-Transform's `center` puts a `Pivot` node above a file's roots: the
+        // spawn's Hips, shrunk on frame 1, now hang under Armature under Pivot, two
+        // nodes at their parent's origin that draw nothing and keep no scale key.
+        let scales = [Vec3::ZERO, Vec3::ONE, Vec3::ONE];
+        let mut doc = spawn(0, &scales);
+        if let Some(nodes) = doc["nodes"].as_array_mut() {
+            nodes[3] = json!({"name": "Pivot", "children": [4]});
+            nodes.push(json!({"name": "Armature", "children": [0]}));
+        }
+        doc["scenes"] = json!([{"nodes": [3]}]);
+        if let Some(object) = doc.as_object_mut() {
+            object.remove("skins");
+            object.remove("meshes");
+        }
+        let rig = parse_doc(&doc).unwrap();
+        assert_eq!(rig.skeleton.len(), 5, "{:?}", rig.notes);
+        let motion = only_clip(&rig);
+        let hips = rig.skeleton.find("Hips").unwrap();
+        assert_eq!(motion.frame(0).translations[hips], hips_keys()[1]);
+        assert!(
+            rig.notes
+                .iter()
+                .any(|n| n.contains("to nothing") && n.contains("`Spawn` (frame 1)")),
+            "{:?}",
+            rig.notes
         );
     }
 
