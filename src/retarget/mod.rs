@@ -1271,6 +1271,31 @@ pub(crate) mod tests {
         MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap()).unwrap()
     }
 
+    /// `m`'s joints at local `rotations` (rest translations) made normalized: the
+    /// model rotations, the source's world transforms, and the worst limb direction
+    /// error between them, degrees.
+    fn normalized_limb_error(
+        m: &MappedSkeleton,
+        rotations: &[Quat],
+    ) -> ([Quat; crate::humanoid::BONE_COUNT], Vec<Affine3A>, f32) {
+        let source = SourceRig::new(m);
+        let translations = m.skeleton.rest_translations();
+        let mut pose = HumanoidPose::default();
+        ToNormalized {
+            source: &source,
+            local_rotations: rotations,
+            local_translations: &translations,
+            pose: &mut pose,
+        }
+        .run()
+        .unwrap();
+        let model = pose.model_rotations();
+        let world = m.skeleton.world_transforms(rotations, &translations);
+        let limbs = check::limb_vectors(m, &world);
+        let error = check::LimbCheck::new(Some(m), m).worst_error_deg(&model, &limbs, Some(&limbs));
+        (model, world, error)
+    }
+
     #[test]
     fn limbs_bent_at_joints_of_their_own_point_where_the_source_points() {
         // The joints between bend (30° and 40°, about axes off the limb) as well as
@@ -1278,7 +1303,6 @@ pub(crate) mod tests {
         // normalized pose points where the source's does, and every hand and foot
         // keeps its own rotation.
         let m = limbs_through_joints();
-        let source = SourceRig::new(&m);
         let joint = |name: &str| m.skeleton.find(name).unwrap();
         let mut rotations = m.skeleton.rest_rotations();
         let turn = |axis: Vec3, deg: f32| Quat::from_axis_angle(axis.normalize(), deg.to_radians());
@@ -1293,21 +1317,7 @@ pub(crate) mod tests {
         ] {
             rotations[joint(name)] = turn(axis, deg) * rotations[joint(name)];
         }
-        let translations = m.skeleton.rest_translations();
-        let mut pose = HumanoidPose::default();
-        ToNormalized {
-            source: &source,
-            local_rotations: &rotations,
-            local_translations: &translations,
-            pose: &mut pose,
-        }
-        .run()
-        .unwrap();
-        let model = pose.model_rotations();
-        let world = m.skeleton.world_transforms(&rotations, &translations);
-        let limbs = check::limb_vectors(&m, &world);
-        let error =
-            check::LimbCheck::new(Some(&m), &m).worst_error_deg(&model, &limbs, Some(&limbs));
+        let (model, world, error) = normalized_limb_error(&m, &rotations);
         assert!(error < 0.01, "worst limb direction error {error}°");
         let t_pose = m.correction.t_pose_world(&m.skeleton);
         for (bone, name) in [
@@ -1333,25 +1343,10 @@ pub(crate) mod tests {
         // (it gave the identity, leaving the upper arm 0.03° off), still swung onto
         // the source's segment (a game rig's idle sway at its elbow cap).
         let m = limbs_through_joints();
-        let source = SourceRig::new(&m);
         let mut rotations = m.skeleton.rest_rotations();
         let arm2 = m.skeleton.find("lArm2").unwrap();
         rotations[arm2] = Quat::from_rotation_z(0.06f32.to_radians()) * rotations[arm2];
-        let translations = m.skeleton.rest_translations();
-        let mut pose = HumanoidPose::default();
-        ToNormalized {
-            source: &source,
-            local_rotations: &rotations,
-            local_translations: &translations,
-            pose: &mut pose,
-        }
-        .run()
-        .unwrap();
-        let model = pose.model_rotations();
-        let world = m.skeleton.world_transforms(&rotations, &translations);
-        let limbs = check::limb_vectors(&m, &world);
-        let error =
-            check::LimbCheck::new(Some(&m), &m).worst_error_deg(&model, &limbs, Some(&limbs));
+        let (_, _, error) = normalized_limb_error(&m, &rotations);
         assert!(error < 0.002, "worst limb direction error {error}°");
     }
 
