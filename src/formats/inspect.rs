@@ -274,7 +274,8 @@ impl Report {
                 notes.push(format!(
                     "a VRM's rest is its T-pose: this one ({}, upper arms {:.1}° below \
                      horizontal) is taken as it is, as every VRM player takes it",
-                    c.pose, c.arm_angle_deg
+                    c.pose,
+                    no_negative_zero(c.arm_angle_deg)
                 ));
             }
             problems.extend(c.problems.iter().cloned());
@@ -430,6 +431,25 @@ fn floating_note(name: &str, animation: &VrmaAnimation) -> Option<String> {
     })
 }
 
+/// `deg` as printed to a tenth of a degree, with an angle that rounds to zero as
+/// `0.0`, never `-0.0`: the same rest reads the same whatever rounding put it a hair
+/// either side.
+fn no_negative_zero(deg: f32) -> f32 {
+    let tenths = (deg * 10.0).round() / 10.0;
+    if tenths == 0.0 { 0.0 } else { tenths }
+}
+
+/// A turn about +Y in degrees, (−180°, 180°], printed to a tenth: a half turn reads
+/// `180.0°` whichever way the rounding put it.
+fn half_turn_positive(deg: f32) -> f32 {
+    let tenths = no_negative_zero(deg);
+    if tenths <= -180.0 {
+        tenths + 360.0
+    } else {
+        tenths
+    }
+}
+
 /// Bones worth listing as "not mapped" (fingers are listed only when some are mapped).
 fn is_body_bone(bone: HumanBone) -> bool {
     !bone.is_finger()
@@ -476,11 +496,12 @@ impl fmt::Display for Report {
             writeln!(f, "  {line}")?;
         }
         if let Some(c) = &self.correction {
-            let turn = (2.0 * c.facing.y.atan2(c.facing.w)).to_degrees();
+            let turn = half_turn_positive((2.0 * c.facing.y.atan2(c.facing.w)).to_degrees());
             writeln!(
                 f,
                 "\nrest pose: {} (upper arms {:.1}° below horizontal)",
-                c.pose, c.arm_angle_deg
+                c.pose,
+                no_negative_zero(c.arm_angle_deg)
             )?;
             if turn.abs() > 0.05 {
                 writeln!(f, "facing: turned {turn:.1}° about +Y to face +Z")?;
@@ -572,6 +593,19 @@ mod tests {
             writer.push(t, &pose, &names).unwrap();
         }
         parse(&writer.to_bytes(), Path::new("walk.vrma"), None).unwrap()
+    }
+
+    #[test]
+    fn angles_a_hair_either_side_of_zero_or_a_half_turn_print_alike() {
+        for deg in [0.0, -0.0, -0.04, 0.04] {
+            assert_eq!(format!("{:.1}", no_negative_zero(deg)), "0.0", "{deg}");
+        }
+        assert_eq!(format!("{:.1}", no_negative_zero(-0.06)), "-0.1");
+        for deg in [180.0, -180.0, -179.96, 179.96] {
+            assert_eq!(format!("{:.1}", half_turn_positive(deg)), "180.0", "{deg}");
+        }
+        assert_eq!(format!("{:.1}", half_turn_positive(-179.9)), "-179.9");
+        assert_eq!(format!("{:.1}", half_turn_positive(-90.0)), "-90.0");
     }
 
     #[test]
