@@ -52,7 +52,8 @@ pub(super) struct Digit {
 /// phalanx is about 1.6 times, starting at the wrist rather than at the knuckles (a
 /// Mixamo `Pinky1` is often twice `Pinky2`), or the last joint has an end site that is no
 /// placeholder, unless most of the hand's digits of four joints start at the
-/// knuckles: then the hand's fourth joints are nubs). Fingers are named by their
+/// knuckles: then the hand's fourth joints are nubs; nor when most of them start at
+/// the wrist, or the digit starts with a helper reaching across the hand). Fingers are named by their
 /// names when every digit has a distinct finger name (a cartoon hand's one or two
 /// fingers so too, when each is a chain of two joints or more); otherwise, from
 /// three digits up, the thumb is the
@@ -453,11 +454,45 @@ fn starts_at_the_wrist(rig: &RestJoints, hand: usize, path: &[usize]) -> bool {
     rig.pos[joints[0]].distance(rig.pos[hand]) < first_bone
 }
 
+/// Heuristic: whether a digit of four joints starts with a knuckle helper: a first
+/// joint at the knuckles (`starts_at_the_knuckles`) where another digit starts too,
+/// the digits fanning out from one point, and a first bone turning more than
+/// `ACROSS_THE_DIGIT` from the next, across the hand to the digit's own knuckle,
+/// where a proximal phalanx runs on along the finger. Its other three joints are the
+/// phalanges, the fourth one too when no end site shows it has a bone (walk1's
+/// `__Index1_L`, `__Ring1_L` and `__Pinky1_L` start where `Middle1_L` does and reach
+/// sideways to `Index1_L`, `Ring1_L` and `Pinky1_L`; a writer that leaves out End
+/// Sites leaves `Index3_L` a leaf). Fingers curled at rest bend as far, each from its
+/// own knuckle.
+fn starts_with_a_knuckle_helper(rig: &RestJoints, hand: usize, joints: &[usize]) -> bool {
+    if joints.len() != 4 || !starts_at_the_knuckles(rig, hand, joints) {
+        return false;
+    }
+    let shared = digit_starts(rig, hand)
+        .into_iter()
+        .any(|s| !joints.contains(&s) && rig.coincident(s, joints[0]));
+    if !shared {
+        return false;
+    }
+    let first = rig.pos[joints[1]] - rig.pos[joints[0]];
+    let second = rig.pos[joints[2]] - rig.pos[joints[1]];
+    first.length() > 0.0
+        && second.length() > 0.0
+        && first.angle_between(second) > ACROSS_THE_DIGIT.to_radians()
+}
+
+/// Degrees a digit's first bone turns from the next, at rest, past which it is no
+/// phalanx but a helper reaching across the hand: a resting finger bends far less at
+/// its middle knuckle.
+const ACROSS_THE_DIGIT: f32 = 60.0;
+
 /// The phalanges of one leaf path below `hand` (see `solve_fingers`). `nubs`:
 /// the hand's digits end past the fingertip (`ends_past_the_tip`), so a fourth
 /// joint's end site makes it no phalanx. `metacarpals`: the hand's digits start at
 /// the wrist (`starts_at_the_wrist`), so a digit of four joints starts with its
-/// metacarpal (or, for the thumb, a carpal) and its fourth joint is a phalanx.
+/// metacarpal (or, for the thumb, a carpal) and its fourth joint is a phalanx. A
+/// digit of four joints led by a knuckle helper (`starts_with_a_knuckle_helper`)
+/// keeps its fourth joint too.
 fn phalanges(
     rig: &RestJoints,
     hand: usize,
@@ -480,7 +515,8 @@ fn phalanges(
         let metacarpal = rig.names[joints[0]].role == Some(Role::Metacarpal)
             || (first_bone >= 1.9 * second_bone && !starts_at_the_knuckles(rig, hand, &joints))
             || end_site
-            || (metacarpals && n == 4);
+            || (metacarpals && n == 4)
+            || starts_with_a_knuckle_helper(rig, hand, &joints);
         // The tip: a leaf, or a joint with only end nubs below (Blender's `_end`
         // under a Mixamo `Index4`).
         let tip = rig.kids[last].iter().all(|&k| rig.names[k].helper);
@@ -626,6 +662,84 @@ mod tests {
         }
         assert!(joints.contains(&(0, vec!["t0", "t1", "t2"])), "{joints:?}");
         assert!(joints.contains(&(1, vec!["a0", "a1", "a2"])), "{joints:?}");
+    }
+
+    #[test]
+    fn digits_led_by_knuckle_helpers_keep_their_leaf_phalanges() {
+        // walk1's hand written without End Sites: the middle finger `Middle1_L`-
+        // `Middle3_L` from the middle knuckle; every other finger a helper from that
+        // same knuckle (`__Index1_L`) reaching sideways to its own knuckle, then three
+        // phalanges, the distal one a leaf. The helper is no phalanx, so the leaf is
+        // the distal phalanx, as the End Site the file had showed.
+        let mut rows: Vec<(String, Option<String>, [f32; 3])> =
+            vec![("hand".into(), None, [0.0, 0.0, 0.0])];
+        rows.push(("m1".into(), Some("hand".into()), [1.0, 0.0, 0.0]));
+        rows.push(("m2".into(), Some("m1".into()), [1.31, 0.0, 0.0]));
+        rows.push(("m3".into(), Some("m2".into()), [1.58, 0.0, 0.0]));
+        for (f, z, bones) in [
+            ("i", 0.19f32, [0.265f32, 0.21]),
+            ("r", -0.21, [0.29, 0.23]),
+            ("l", -0.42, [0.23, 0.13]),
+        ] {
+            let mut parent = "hand".to_owned();
+            for (k, x) in [1.0f32, 1.0, 1.0 + bones[0], 1.0 + bones[0] + bones[1]]
+                .into_iter()
+                .enumerate()
+            {
+                let name = format!("{f}{k}");
+                rows.push((
+                    name.clone(),
+                    Some(parent),
+                    [x, 0.0, if k == 0 { 0.0 } else { z }],
+                ));
+                parent = name;
+            }
+        }
+        let mut parent = "hand".to_owned();
+        for (k, [x, z]) in [[0.3f32, 0.3], [0.6, 0.6], [0.85, 0.8]]
+            .into_iter()
+            .enumerate()
+        {
+            let name = format!("t{k}");
+            rows.push((name.clone(), Some(parent), [x, 0.0, z]));
+            parent = name;
+        }
+        let s = owned_skeleton(&rows);
+        let rig = RestJoints::new(&s);
+        let got = digits_by_first_joint(&rig);
+        assert_eq!(
+            got,
+            [(0, "t0"), (1, "i1"), (2, "m1"), (3, "r1"), (4, "l1")],
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn a_finger_curled_at_rest_from_its_own_knuckle_still_ends_in_its_tip() {
+        // A Mixamo cartoon hand (`Index1`-`Index4`) curled at rest, bending 70° at
+        // each knuckle: its first bone turns as far as a knuckle helper's, but no
+        // other digit starts where it does, so `Index1` is the proximal phalanx.
+        let bend = |deg: f32, length: f32| {
+            let r = deg.to_radians();
+            Vec3::new(r.cos(), -r.sin(), 0.0) * length
+        };
+        let f1 = Vec3::new(0.09, 0.0, 0.0);
+        let f2 = f1 + bend(0.0, 0.04);
+        let f3 = f2 + bend(70.0, 0.025);
+        let f4 = f3 + bend(140.0, 0.02);
+        let s = skeleton(&[
+            ("hand", None, [0.0, 0.0, 0.0]),
+            ("f1", Some("hand"), f1.to_array()),
+            ("f2", Some("f1"), f2.to_array()),
+            ("f3", Some("f2"), f3.to_array()),
+            ("f4", Some("f3"), f4.to_array()),
+        ]);
+        let rig = RestJoints::new(&s);
+        let got: Vec<&str> = phalanges(&rig, 0, &[1, 2, 3, 4], false, false)
+            .into_iter()
+            .map(|j| rig.name(j))
+            .collect();
+        assert_eq!(got, ["f1", "f2", "f3"]);
     }
 
     #[test]
