@@ -47,13 +47,15 @@ pub(super) struct Digit {
 
 /// Heuristic: every leaf path below the hand is a digit (controls and attachments
 /// left out); its phalanges are its last three joints, once coincident joints are
-/// merged and an end nub dropped (a fourth joint past the third, unless the first
-/// joint is a metacarpal: named so, or a bone 1.9 times the next, where a proximal
-/// phalanx is about 1.6 times, starting at the wrist rather than at the knuckles (a
-/// Mixamo `Pinky1` is often twice `Pinky2`), or the last joint has an end site that is no
-/// placeholder, unless most of the hand's digits of four joints start at the
-/// knuckles: then the hand's fourth joints are nubs; nor when most of them start at
-/// the wrist, or the digit starts with a helper reaching across the hand). Fingers are named by their
+/// merged and an end nub dropped: a fourth joint past the third, unless the first
+/// joint is no phalanx or the fourth is one. The first is none when it is a metacarpal
+/// (named so, or a bone 1.9 times the next, where a proximal phalanx is about 1.6
+/// times, starting at the wrist rather than at the knuckles: a Mixamo `Pinky1` is often
+/// twice `Pinky2`), when most of the hand's digits start at the wrist, or when it is a
+/// helper reaching across the hand to the digit's own knuckle
+/// (`starts_with_a_knuckle_helper`); the fourth is one when it has an end site that is
+/// no placeholder, unless most of the hand's digits of four joints start at the
+/// knuckles (then the hand's fourth joints are nubs). Fingers are named by their
 /// names when every digit has a distinct finger name (a cartoon hand's one or two
 /// fingers so too, when each is a chain of two joints or more); otherwise, from
 /// three digits up, the thumb is the
