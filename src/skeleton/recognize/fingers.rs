@@ -546,6 +546,22 @@ mod tests {
         skeleton(&rows)
     }
 
+    /// Appends a chain `{prefix}0`, `{prefix}1`, ... at `points` to `rows`, each joint
+    /// under the one before, the first under `parent`.
+    fn push_chain(
+        rows: &mut Vec<(String, Option<String>, [f32; 3])>,
+        prefix: &str,
+        parent: &str,
+        points: impl IntoIterator<Item = [f32; 3]>,
+    ) {
+        let mut parent = parent.to_owned();
+        for (k, p) in points.into_iter().enumerate() {
+            let name = format!("{prefix}{k}");
+            rows.push((name.clone(), Some(parent), p));
+            parent = name;
+        }
+    }
+
     /// Each digit `solve_fingers` finds on the hand at joint 0 (facing +Z), as its
     /// finger and first joint's name, in finger order.
     fn digits_by_first_joint<'a>(rig: &'a RestJoints) -> Vec<(usize, &'a str)> {
@@ -634,22 +650,11 @@ mod tests {
             ("handRoot".into(), Some("hand".into()), [0.0, 0.0, 0.0]),
         ];
         for (f, z) in [("a", 0.04f32), ("b", 0.02), ("c", 0.0), ("d", -0.02)] {
-            let mut parent = "handRoot".to_owned();
-            for (k, x) in [0.09f32, 0.135, 0.16, 0.18].into_iter().enumerate() {
-                let name = format!("{f}{k}");
-                rows.push((name.clone(), Some(parent), [x, 0.0, z]));
-                parent = name;
-            }
+            let points = [0.09f32, 0.135, 0.16, 0.18].map(|x| [x, 0.0, z]);
+            push_chain(&mut rows, f, "handRoot", points);
         }
-        let mut parent = "handRoot".to_owned();
-        for (k, [x, z]) in [[0.02f32, 0.03], [0.045, 0.055], [0.07, 0.07]]
-            .into_iter()
-            .enumerate()
-        {
-            let name = format!("t{k}");
-            rows.push((name.clone(), Some(parent), [x, 0.0, z]));
-            parent = name;
-        }
+        let thumb = [[0.02f32, 0.03], [0.045, 0.055], [0.07, 0.07]].map(|[x, z]| [x, 0.0, z]);
+        push_chain(&mut rows, "t", "handRoot", thumb);
         let s = owned_skeleton(&rows);
         let rig = RestJoints::new(&s);
         let digits = solve_fingers(&rig, 0, Vec3::Z);
@@ -683,29 +688,13 @@ mod tests {
             ("r", -0.21, [0.29, 0.23]),
             ("l", -0.42, [0.23, 0.13]),
         ] {
-            let mut parent = "hand".to_owned();
-            for (k, x) in [1.0f32, 1.0, 1.0 + bones[0], 1.0 + bones[0] + bones[1]]
-                .into_iter()
-                .enumerate()
-            {
-                let name = format!("{f}{k}");
-                rows.push((
-                    name.clone(),
-                    Some(parent),
-                    [x, 0.0, if k == 0 { 0.0 } else { z }],
-                ));
-                parent = name;
-            }
+            // The helper at the middle knuckle, then the finger from its own knuckle.
+            let x = [1.0, 1.0 + bones[0], 1.0 + bones[0] + bones[1]];
+            let points = [[1.0, 0.0, 0.0]].into_iter().chain(x.map(|x| [x, 0.0, z]));
+            push_chain(&mut rows, f, "hand", points);
         }
-        let mut parent = "hand".to_owned();
-        for (k, [x, z]) in [[0.3f32, 0.3], [0.6, 0.6], [0.85, 0.8]]
-            .into_iter()
-            .enumerate()
-        {
-            let name = format!("t{k}");
-            rows.push((name.clone(), Some(parent), [x, 0.0, z]));
-            parent = name;
-        }
+        let thumb = [[0.3f32, 0.3], [0.6, 0.6], [0.85, 0.8]].map(|[x, z]| [x, 0.0, z]);
+        push_chain(&mut rows, "t", "hand", thumb);
         let s = owned_skeleton(&rows);
         let rig = RestJoints::new(&s);
         let got = digits_by_first_joint(&rig);
