@@ -61,12 +61,23 @@ def rotate(q, v):
 
 
 def quat_of(m):
-    w = math.sqrt(max(0.0, 1 + m[0][0] + m[1][1] + m[2][2])) / 2
-    x = math.copysign(math.sqrt(max(0.0, 1 + m[0][0] - m[1][1] - m[2][2])) / 2, m[2][1] - m[1][2])
-    y = math.copysign(math.sqrt(max(0.0, 1 - m[0][0] + m[1][1] - m[2][2])) / 2, m[0][2] - m[2][0])
-    z = math.copysign(math.sqrt(max(0.0, 1 - m[0][0] - m[1][1] + m[2][2])) / 2, m[1][0] - m[0][1])
-    n = math.sqrt(x * x + y * y + z * z + w * w)
-    return (x / n, y / n, z / n, w / n)
+    """The unit quaternion of rotation matrix `m`, from its largest diagonal term (exact for
+    half turns, where the off-diagonal differences vanish)."""
+    trace = m[0][0] + m[1][1] + m[2][2]
+    if trace > 0:
+        s = 2 * math.sqrt(1 + trace)
+        q = ((m[2][1] - m[1][2]) / s, (m[0][2] - m[2][0]) / s, (m[1][0] - m[0][1]) / s, s / 4)
+    else:
+        i = max(range(3), key=lambda k: m[k][k])
+        j, k = (i + 1) % 3, (i + 2) % 3
+        s = 2 * math.sqrt(1 + m[i][i] - m[j][j] - m[k][k])
+        v = [0.0, 0.0, 0.0]
+        v[i] = s / 4
+        v[j] = (m[j][i] + m[i][j]) / s
+        v[k] = (m[k][i] + m[i][k]) / s
+        q = (v[0], v[1], v[2], (m[k][j] - m[j][k]) / s)
+    n = math.sqrt(sum(c * c for c in q))
+    return tuple(c / n for c in q)
 
 
 def quarter_turns():
