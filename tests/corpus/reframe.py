@@ -28,6 +28,8 @@ import struct
 import sys
 from urllib.parse import unquote
 
+from joints import mat_mul, quat_mat, read_gltf
+
 
 def skip(why):
     print(f"skip: {why}")
@@ -48,15 +50,8 @@ def qinv(q):
     return (-q[0], -q[1], -q[2], q[3])
 
 
-def qmat(q):
-    x, y, z, w = q
-    return [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
-
-
 def rotate(q, v):
-    m = qmat(q)
+    m = quat_mat(q)
     return [sum(m[r][c] * v[c] for c in range(3)) for r in range(3)]
 
 
@@ -97,30 +92,8 @@ def quarter_turns():
 
 
 def mat4_of(q):
-    m = qmat(q)
+    m = quat_mat(q)
     return [m[0] + [0.0], m[1] + [0.0], m[2] + [0.0], [0.0, 0.0, 0.0, 1.0]]
-
-
-def mat4_mul(a, b):
-    return [[sum(a[r][k] * b[k][c] for k in range(4)) for c in range(4)] for r in range(4)]
-
-
-def read_glb_or_gltf(path):
-    raw = open(path, 'rb').read()
-    if raw[:4] != b'glTF':
-        return json.loads(raw.decode('utf-8-sig')), None
-    doc, binary, off = None, None, 12
-    while off + 8 <= len(raw):
-        length, kind = struct.unpack_from('<II', raw, off)
-        chunk = raw[off + 8: off + 8 + length]
-        if kind == 0x4E4F534A:
-            doc = json.loads(chunk.decode('utf-8'))
-        elif kind == 0x004E4942 and binary is None:
-            binary = chunk
-        off += 8 + length
-    if doc is None:
-        skip("no JSON chunk")
-    return doc, binary
 
 
 COMPONENTS = {'SCALAR': 1, 'VEC2': 2, 'VEC3': 3, 'VEC4': 4, 'MAT4': 16}
@@ -130,7 +103,7 @@ TYPES = {5120: ('b', 1, 127.0), 5121: ('B', 1, 255.0), 5122: ('h', 2, 32767.0),
 
 class Rewrite:
     def __init__(self, path):
-        self.doc, binary = read_glb_or_gltf(path)
+        self.doc, binary = read_gltf(path)
         doc = self.doc
         extensions = doc.get('extensions', {})
         if any(k in extensions for k in ('VRM', 'VRMC_vrm', 'VRMC_vrm_animation')):
@@ -319,7 +292,7 @@ def reframe(src, out, mode, seed):
         if 'matrix' in node:
             m = node['matrix']
             rows = [[m[4 * c + r] for c in range(4)] for r in range(4)]
-            rows = mat4_mul(mat4_mul(mat4_of(a), rows), mat4_of(b))
+            rows = mat_mul(mat_mul(mat4_of(a), rows), mat4_of(b))
             node['matrix'] = [rows[r][c] for c in range(4) for r in range(4)]
         else:
             node['rotation'] = list(qmul(qmul(a, tuple(node.get('rotation', identity))), b))
@@ -353,7 +326,7 @@ def reframe(src, out, mode, seed):
         for j, m in zip(skin['joints'], rw.read(skin['inverseBindMatrices'])):
             if j in turn:
                 rows = [[m[4 * c + r] for c in range(4)] for r in range(4)]
-                rows = mat4_mul(mat4_of(qinv(turn[j])), rows)
+                rows = mat_mul(mat4_of(qinv(turn[j])), rows)
                 m = [rows[r][c] for c in range(4) for r in range(4)]
             matrices.append(m)
         skin['inverseBindMatrices'] = rw.append(matrices, 'MAT4')
