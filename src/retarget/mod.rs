@@ -132,11 +132,12 @@ impl MappedSkeleton {
     /// root-motion helper beside the hips, a prop, a second armature) is no point the
     /// figure stands on: a game rig that skins its foot-roll controls ends them under
     /// the soles. Nor is a drawn tail (`Skeleton::floor_points`), an importer's `_end`
-    /// joint that may hang a toe's length under the sole.
+    /// joint that may hang a toe's length under the sole, nor what hangs from the
+    /// spine outside the legs (`floor_joints`).
     fn rest_hips_and_floor(&self) -> (f32, f32, Floor) {
         let world = self.correction.t_pose_world(&self.skeleton);
         let hips = self.map.joint(HumanBone::Hips).unwrap_or_default();
-        let body = self.body_joints();
+        let body = self.floor_joints();
         let lowest = self
             .skeleton
             .floor_points()
@@ -153,8 +154,50 @@ impl MappedSkeleton {
         (world[hips].translation.y, floor, kind)
     }
 
+    /// For each joint, whether the figure may stand on it (`rest_hips_and_floor`): a
+    /// joint of the body (`body_joints`) that is in a leg (a mapped leg bone's joint
+    /// or below one) or does not hang from the spine's joint. The chest, the arms, the
+    /// head and whatever they carry are held up by the spine: an accessory joint under
+    /// the head or the chest that its file places below the feet (a Blender-exported
+    /// VRM's layer joints, at the armature's origin) is no floor.
+    fn floor_joints(&self) -> Vec<bool> {
+        let mut floor = self.body_joints();
+        let Some(spine) = self.map.joint(HumanBone::Spine) else {
+            return floor;
+        };
+        let mut leg = vec![false; self.skeleton.len()];
+        for (bone, j) in self.map.pairs() {
+            leg[j] |= matches!(
+                bone,
+                HumanBone::LeftUpperLeg
+                    | HumanBone::LeftLowerLeg
+                    | HumanBone::LeftFoot
+                    | HumanBone::LeftToes
+                    | HumanBone::RightUpperLeg
+                    | HumanBone::RightLowerLeg
+                    | HumanBone::RightFoot
+                    | HumanBone::RightToes
+            );
+        }
+        for (j, on_floor) in floor.iter_mut().enumerate() {
+            // Up from the joint: a leg's joint first keeps it, the spine's drops it.
+            let mut at = Some(j);
+            while let Some(a) = at {
+                if leg[a] {
+                    break;
+                }
+                if a == spine {
+                    *on_floor = false;
+                    break;
+                }
+                at = self.skeleton.parent(a);
+            }
+        }
+        floor
+    }
+
     /// For each joint, whether it is part of the body: a mapped joint, below one or
-    /// above one (`rest_hips_and_floor`).
+    /// above one (`floor_joints`).
     fn body_joints(&self) -> Vec<bool> {
         let n = self.skeleton.len();
         let mut mapped = vec![false; n];
@@ -985,6 +1028,41 @@ pub(crate) mod tests {
         let mapped = MappedSkeleton::new(rig.skeleton, rig.bone_map.as_ref().unwrap()).unwrap();
         let h = mapped.rest_hips_height();
         assert!((h - 0.80).abs() < 1e-5, "{h}");
+    }
+
+    #[test]
+    fn joints_hanging_from_the_spine_below_the_feet_do_not_set_the_floor() {
+        // A VRM exported from Blender: the head carries a layer joint that the
+        // file places at the armature's origin, 44 cm below the origin the model
+        // stands on (its ankles are 6 cm up).
+        let declared = TPoseSource::Declared { half_turn: false };
+        let text = body_file(
+            "layers",
+            0.86,
+            r#",
+                {"name": "mouthLayer", "parent": "head", "offset": [0, -1.8, 0.03]}"#,
+            "",
+        );
+        let height = |t_pose: TPoseSource| {
+            let rig = skeleton_json::parse(
+                &text,
+                std::path::Path::new("layers.json"),
+                &LoadOptions::default(),
+            )
+            .unwrap();
+            let mut named = rig.bone_map.unwrap();
+            named.t_pose = t_pose;
+            let mapped = MappedSkeleton::new(rig.skeleton, &named).unwrap();
+            (mapped.rest_hips_height(), mapped.rest_floor())
+        };
+        // As a VRM it stands on its origin, as the same model without the layer does.
+        let (h, floor) = height(declared);
+        assert!((h - 0.86).abs() < 1e-5, "{h}");
+        assert_eq!(floor, Floor::Origin);
+        // As another rig, on its ankles.
+        let (h, floor) = height(TPoseSource::Measured);
+        assert!((h - 0.80).abs() < 1e-5, "{h}");
+        assert_eq!(floor, Floor::LowestPoint);
     }
 
     #[test]
