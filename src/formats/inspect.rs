@@ -20,7 +20,7 @@ use crate::formats::vrma::VrmaAnimation;
 use crate::humanoid::HumanBone;
 use crate::humanoid::bone::ALL;
 use crate::retarget::{Floor, MappedSkeleton};
-use crate::skeleton::leaf_nub::is_leaf_nub_off_axis;
+use crate::skeleton::leaf_nub::is_leaf_nub_off_the_bone;
 use crate::skeleton::recognize::{BoneEvidence, Recognition, recognize, recognize_facing};
 use crate::skeleton::{BoneMap, MapError, NamedBoneMap, RestCorrection, RestPose, TPoseSource};
 
@@ -286,11 +286,11 @@ impl Report {
             // than the rig's bones, `skeleton::leaf_nub`, is none: the bone is a leaf;
             // nor is a bare leaf at the joint's own place, a nub the file placed
             // nowhere, `formats::gltf::skin`).
+            let world = skeleton.rest_world();
             for &(bone, j) in &c.undirected {
-                if skeleton
-                    .children(j)
-                    .any(|k| !is_leaf_nub_off_axis(skeleton, j, k) && !is_bare_point(skeleton, k))
-                {
+                if skeleton.children(j).any(|k| {
+                    !is_leaf_nub_off_the_bone(skeleton, &world, j, k) && !is_bare_point(skeleton, k)
+                }) {
                     problems.push(format!(
                         "cannot tell which way `{bone}` (joint `{}`) points: its child joints sit on it; left uncorrected",
                         skeleton.joints()[j].name

@@ -2,46 +2,51 @@
 //!
 //! Blender's FBX import ends every leaf bone with an `_end` joint as long as the bone
 //! before it, along the leaf's local +Y (Blender's bone axis). On a rig whose bones
-//! run along another local axis (Unreal's mannequin: along X) that nub points at right
-//! angles to the finger, the head or the toe, and tells nothing of where the bone
-//! points. `rest::skeleton_tip` reads such a nub as no direction. Pure: rest offsets
-//! in, a yes or no out.
+//! run along another local axis (Unreal's mannequin: along X) that nub points off to
+//! the side of the finger, the head or the toe, and tells nothing of where the bone
+//! points. `rest::skeleton_tip` reads such a nub as no direction.
+//!
+//! The nub is told by where it lies in model space, never by the joints' local
+//! frames: a writer may give every joint any local axes, and the same rig written
+//! with other frames reads the same. Pure: rest positions in, a yes or no out.
 
-use glam::Vec3;
+use glam::{Affine3A, Vec3};
 
 use super::Skeleton;
-
-/// Share of an offset's length along one local axis for it to lie along that axis
-/// (cos 8°): a writer's own axis convention, not a measured direction.
-const ALONG_AXIS: f32 = 0.99;
 
 /// Relative difference of lengths under which a nub copies the bone before it.
 const SAME_LENGTH: f32 = 0.01;
 
-/// The local axis (0 x, 1 y, 2 z) `offset` lies along, if any.
-fn axis_of(offset: Vec3) -> Option<usize> {
-    let length = offset.length();
-    if length <= f32::EPSILON {
-        return None;
-    }
-    let a = offset.abs() / length;
-    (0..3).find(|&k| a[k] >= ALONG_AXIS)
-}
+/// Cosine of the least angle (45°) between a nub and the bone into its joint for the
+/// nub to lie off that bone: a bone's end carries on about along the bone before it
+/// (a resting fingertip, the toes, the head bend far less), where a copy of that
+/// bone along another axis lies across it (the mannequin's fingertips 75°-105° off)
+/// or back along it.
+const OFF_THE_BONE: f32 = std::f32::consts::FRAC_1_SQRT_2;
 
 /// Whether `child`, a leaf under `joint`, is a leaf nub in another axis convention:
-/// its rest offset lies along one local axis, as long as `joint`'s own offset from
-/// its parent, which lies along another local axis.
+/// in model space (`world`, the rest worlds), as long as the bone into `joint` (from
+/// its parent) and lying off that bone (`OFF_THE_BONE`).
 #[must_use]
-pub(crate) fn is_leaf_nub_off_axis(skeleton: &Skeleton, joint: usize, child: usize) -> bool {
-    if skeleton.children(child).next().is_some() || skeleton.parent(joint).is_none() {
+pub(crate) fn is_leaf_nub_off_the_bone(
+    skeleton: &Skeleton,
+    world: &[Affine3A],
+    joint: usize,
+    child: usize,
+) -> bool {
+    if skeleton.children(child).next().is_some() {
         return false;
     }
-    let joints = skeleton.joints();
-    let own = joints[joint].rest.translation;
-    let nub = joints[child].rest.translation;
-    let same_length = (nub.length() - own.length()).abs() <= SAME_LENGTH * own.length();
-    match (axis_of(own), axis_of(nub)) {
-        (Some(a), Some(b)) => same_length && a != b,
-        _ => false,
+    let Some(parent) = skeleton.parent(joint) else {
+        return false;
+    };
+    let at = Vec3::from(world[joint].translation);
+    let own = at - Vec3::from(world[parent].translation);
+    let nub = Vec3::from(world[child].translation) - at;
+    let (own_length, nub_length) = (own.length(), nub.length());
+    if own_length <= f32::EPSILON || nub_length <= f32::EPSILON {
+        return false;
     }
+    let same_length = (nub_length - own_length).abs() <= SAME_LENGTH * own_length;
+    same_length && own.dot(nub) < OFF_THE_BONE * own_length * nub_length
 }

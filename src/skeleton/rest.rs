@@ -40,7 +40,7 @@ use glam::{Affine3A, Quat, Vec3};
 use crate::humanoid::HumanBone;
 use crate::humanoid::HumanBone as B;
 
-use super::leaf_nub::is_leaf_nub_off_axis;
+use super::leaf_nub::is_leaf_nub_off_the_bone;
 use super::shared_end::{shared_end, unmirrored_end};
 use super::{BoneMap, DetachedBone, Skeleton};
 
@@ -333,8 +333,9 @@ fn skeleton_tip(
             ka.cmp(&kb).then(la.total_cmp(&lb)).then(b.cmp(&a))
         })?;
         // Blender's leaf nub along local +Y on a rig whose bones run along another
-        // axis: no direction either (`leaf_nub`).
-        if j == joint && is_leaf_nub_off_axis(skeleton, joint, child) {
+        // axis, as long as the bone into the joint and off it: no direction either
+        // (`leaf_nub`).
+        if j == joint && is_leaf_nub_off_the_bone(skeleton, world, joint, child) {
             return None;
         }
         let p = Vec3::from(world[child].translation);
@@ -957,18 +958,25 @@ mod tests {
 
     /// How far each middle finger of `middle_fingers_ending_at` turns when a leaf
     /// joint named by `name` (from the finger's name) replaces its end site, `up` along
-    /// the finger's local +Y.
+    /// the model's +Y.
     fn leaf_turns(name: impl Fn(&str) -> String, up: f32) -> [f32; 2] {
+        leaf_turns_in_frame(name, up, Quat::IDENTITY)
+    }
+
+    /// `leaf_turns` with each finger joint's local frame turned by `frame` (the leaf
+    /// turned back: every joint stays where it was).
+    fn leaf_turns_in_frame(name: impl Fn(&str) -> String, up: f32, frame: Quat) -> [f32; 2] {
         let (skeleton, map) = middle_fingers_ending_at(|_| Vec3::ZERO);
         let fingers = [B::LeftMiddleProximal, B::RightMiddleProximal];
         let mut joints = skeleton.joints().to_vec();
         for bone in fingers {
             let finger = map.joint(bone).unwrap();
             joints[finger].end = None;
+            joints[finger].rest.rotation = frame;
             joints.push(Joint {
                 name: name(&joints[finger].name),
                 parent: Some(finger),
-                rest: Transform::from_translation(Vec3::new(0.0, up, 0.0)),
+                rest: Transform::from_translation(frame.inverse() * Vec3::new(0.0, up, 0.0)),
                 end: None,
             });
         }
@@ -983,6 +991,39 @@ mod tests {
         // along X; the fingertip keeps its rest turn rather than turned 90° up.
         let turned = leaf_turns(|finger| format!("{finger}_end"), 0.08);
         assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
+    }
+
+    #[test]
+    fn a_leaf_nub_off_its_bone_is_no_direction_whatever_the_joints_frames() {
+        // The same nubs with each fingertip's local frame turned (the nub turned back,
+        // where it was): no local axis says which way the nub lies, but it is as long
+        // as the finger bone and at right angles to it, and the fingertip keeps its
+        // rest turn all the same. Read by its local axes, it was turned 90° up.
+        let frame = Quat::from_euler(glam::EulerRot::XYZ, 0.4, -0.7, 1.1);
+        let turned = leaf_turns_in_frame(|finger| format!("{finger}_end"), 0.08, frame);
+        assert!(turned.iter().all(|&t| t < 0.01), "{turned:?}");
+        // As long as the bone and 14° off it, it is the bone's end: the finger turns
+        // those 14°, whatever its frame.
+        let (skeleton, map) = middle_fingers_ending_at(|_| Vec3::ZERO);
+        let fingers = [B::LeftMiddleProximal, B::RightMiddleProximal];
+        let mut joints = skeleton.joints().to_vec();
+        for bone in fingers {
+            let finger = map.joint(bone).unwrap();
+            let bent = 14f32.to_radians();
+            let x = joints[finger].rest.translation.x;
+            let along = Vec3::new(x * bent.cos(), x.abs() * bent.sin(), 0.0);
+            joints[finger].end = None;
+            joints[finger].rest.rotation = frame;
+            joints.push(Joint {
+                name: format!("{}_end", joints[finger].name),
+                parent: Some(finger),
+                rest: Transform::from_translation(frame.inverse() * along),
+                end: None,
+            });
+        }
+        let skeleton = Skeleton::new(joints).unwrap();
+        let turned = turns(&skeleton, &map, fingers);
+        assert!(turned.iter().all(|&t| (t - 14.0).abs() < 0.1), "{turned:?}");
     }
 
     #[test]
