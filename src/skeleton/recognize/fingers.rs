@@ -204,9 +204,15 @@ fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
     if digits.len() < 3 {
         return biped_numbered(rig, hand, digits);
     }
-    let start: Vec<f32> = digits
-        .iter()
-        .map(|d| rig.pos[d[0]].distance(hand_pos))
+    // Starts in one place are one start, the first digit's: which of them lies
+    // nearer the hand is a matter of rounding (`place`).
+    let start: Vec<f32> = (0..digits.len())
+        .map(|i| {
+            let first = (0..digits.len())
+                .find(|&k| rig.coincident(digits[k][0], digits[i][0]))
+                .unwrap_or(i);
+            rig.pos[digits[first][0]].distance(hand_pos)
+        })
         .collect();
     let nearest = (0..digits.len()).min_by(|&a, &b| {
         start[a]
@@ -233,18 +239,18 @@ fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
         .filter(|&t| digits.len() == 5 || start[t] <= 0.75 * median_other)
         .or(named_thumb);
     let fingers: Vec<usize> = (0..digits.len()).filter(|&i| Some(i) != thumb).collect();
-    let along = (fingers.iter().map(|&i| rig.pos[digits[i][0]]).sum::<Vec3>()
-        / fingers.len().max(1) as f32
+    let places: Vec<Vec3> = (0..digits.len()).map(|i| place(rig, &digits, i)).collect();
+    let along = (fingers.iter().map(|&i| places[i]).sum::<Vec3>() / fingers.len().max(1) as f32
         - hand_pos)
         .normalize_or_zero();
     let toward_thumb = match thumb {
-        Some(t) => (rig.pos[digits[t][0]] - hand_pos).reject_from(along),
+        Some(t) => (places[t] - hand_pos).reject_from(along),
         None => front.reject_from(along),
     }
     .normalize_or_zero();
     let mut order = fingers.clone();
     order.sort_by(|&a, &b| {
-        let s = |i: usize| (rig.pos[digits[i][0]] - hand_pos).dot(toward_thumb);
+        let s = |i: usize| (places[i] - hand_pos).dot(toward_thumb);
         s(b).partial_cmp(&s(a)).unwrap_or(std::cmp::Ordering::Equal)
     });
     let mut out = Vec::new();
@@ -270,6 +276,37 @@ fn name_digits(rig: &RestJoints, hand: usize, front: Vec3) -> Vec<Digit> {
         }
     }
     out
+}
+
+/// Where digit `i` of `digits` lies across the hand: its first joint, unless another
+/// digit starts in the same place (digits fanning out of one point, a fist's from one
+/// knuckle): then the first place down the digit past that one (its next joint, its
+/// end, or the nubs below its last joint). Starts in one place differ by rounding
+/// alone, by how each joint's frame is turned, not by where the digits go.
+fn place(rig: &RestJoints, digits: &[Vec<usize>], i: usize) -> Vec3 {
+    let d = &digits[i];
+    let start = rig.pos[d[0]];
+    let shared = digits
+        .iter()
+        .enumerate()
+        .any(|(k, other)| k != i && rig.coincident(other[0], d[0]));
+    let away = |p: &Vec3| p.distance(start) > rig.eps;
+    if !shared {
+        return start;
+    }
+    let last = d[d.len() - 1];
+    let mut below = Vec::new();
+    let mut j = last;
+    while let Some(&k) = rig.kids[j].first() {
+        below.push(rig.pos[k]);
+        j = k;
+    }
+    d.iter()
+        .map(|&j| rig.pos[j])
+        .chain(rig.end[last])
+        .chain(below)
+        .find(away)
+        .unwrap_or(start)
 }
 
 /// The joints the digits start from: the hand's children, each one in the hand's
@@ -701,6 +738,47 @@ mod tests {
         assert_eq!(
             got,
             [(0, "t0"), (1, "i1"), (2, "m1"), (3, "r1"), (4, "l1")],
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn digits_fanning_out_of_one_point_are_ordered_by_where_they_go() {
+        // A fist (knuckles.glb): five unnamed digits start in one place past the
+        // wrist, written thumb first, then the little, ring, index and middle
+        // fingers, and fan out from there. Their starts differ by rounding alone
+        // (the little finger's 0.1 µm nearer the hand here, as turning the joints'
+        // frames leaves it): the thumb is the first digit written there, and the
+        // fingers are ordered from the thumb's side by where they go, not by
+        // rounding or the order they are written in.
+        let at = [0.06f32, 0.0, 0.0];
+        let mut rows: Vec<(String, Option<String>, [f32; 3])> =
+            vec![("hand".into(), None, [0.0, 0.0, 0.0])];
+        for (prefix, [x1, z1], [x2, z2]) in [
+            ("a", [0.08f32, 0.04], [0.1, 0.06]),
+            ("b", [0.09, -0.04], [0.11, -0.05]),
+            ("c", [0.1, -0.015], [0.125, -0.02]),
+            ("d", [0.1, 0.025], [0.125, 0.03]),
+            ("e", [0.105, 0.005], [0.135, 0.005]),
+        ] {
+            let start = if prefix == "b" {
+                [at[0] - 1e-7, 0.0, 0.0]
+            } else {
+                at
+            };
+            push_chain(
+                &mut rows,
+                prefix,
+                "hand",
+                [start, [x1, 0.0, z1], [x2, 0.0, z2]],
+            );
+        }
+        let s = owned_skeleton(&rows);
+        let rig = RestJoints::new(&s);
+        let got = digits_by_first_joint(&rig);
+        assert_eq!(
+            got,
+            [(0, "a0"), (1, "d0"), (2, "e0"), (3, "c0"), (4, "b0")],
             "{got:?}"
         );
     }
