@@ -25,15 +25,15 @@ pub(super) struct Leg {
     pub(super) problem: Option<String>,
 }
 
-/// The knee before the thigh is known: the line joint nearest half the hips' height.
+/// The knee before the thigh is known: the line joint nearest half the hips' height,
+/// the first down the line of those as near within `eps` (joints at one height, a
+/// hip joint and the thigh out to its side, differ by rounding alone, by how each
+/// joint's frame is turned).
 pub(super) fn rough_knee(rig: &RestJoints, line: &[usize], pelvis: &Pelvis) -> Option<usize> {
     let half = pelvis.floor + 0.5 * pelvis.span;
-    line.iter().copied().min_by(|&a, &b| {
-        (rig.pos[a].y - half)
-            .abs()
-            .partial_cmp(&(rig.pos[b].y - half).abs())
-            .unwrap_or(std::cmp::Ordering::Equal)
-    })
+    let off = |j: usize| (rig.pos[j].y - half).abs();
+    let nearest = line.iter().map(|&j| off(j)).min_by(f32::total_cmp)?;
+    line.iter().copied().find(|&j| off(j) <= nearest + rig.eps)
 }
 
 /// Share of the hips' height out of the midline that is out to the side for a
@@ -341,4 +341,38 @@ fn past_sole(rig: &RestJoints, ankle: usize, joint: usize) -> usize {
         joint = next;
     }
     joint
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::skeleton::recognize::test_support::skeleton;
+
+    #[test]
+    fn joints_at_one_height_give_the_first_down_the_line_as_the_rough_knee() {
+        // A blocky figure (Arena-Shooter's player): each leg's hip joint `L` at the
+        // hips, its thigh out to the side at the same height, both as near half the
+        // hips' height as the foot. Rounding puts one or the other a tenth of a
+        // micrometre nearer as the joints' frames are turned: the knee is the same
+        // either way.
+        for nearer in [1e-7f32, -1e-7] {
+            let s = skeleton(&[
+                ("hips", None, [0.0, 1.0, 0.0]),
+                ("L", Some("hips"), [0.0, 1.0, 0.0]),
+                ("upper", Some("L"), [0.3, 1.0 + nearer, 0.0]),
+                ("leg", Some("upper"), [0.3, 0.0, 0.0]),
+            ]);
+            let rig = RestJoints::new(&s);
+            let pelvis = Pelvis {
+                hips: 0,
+                legs: [1, 1],
+                leg_branch: None,
+                spine_root: 0,
+                span: 1.0,
+                floor: 0.0,
+            };
+            let knee = rough_knee(&rig, &[1, 2, 3], &pelvis).map(|j| rig.name(j));
+            assert_eq!(knee, Some("L"), "{nearer}");
+        }
+    }
 }
