@@ -160,10 +160,9 @@ pub(super) fn build(
 
     notes.extend(empty_notes);
     // A rest taken from a frame keeps that frame's rotations as they are.
-    // A zero-pose rest standing along +Y, its up axis guessed: the take may stand
-    // along +Z (`motion_up`).
-    let may_stand_up =
-        rest_frame.is_none() && options.up.is_none() && upright == Upright::along(UpAxis::Y);
+    // A zero-pose rest standing head up, its up axis guessed: the take may stand
+    // along the file's other axis (`motion_up`).
+    let may_stand_up = rest_frame.is_none() && options.up.is_none() && !upright.head_down;
     let hip_turn = rest_frame
         .is_none()
         .then(|| HipTurn::find(&defs, basis.rotation.conjugate() * Vec3::Y))
@@ -191,7 +190,7 @@ pub(super) fn build(
         }
         notes.extend(zero_positions_note(&defs, &keep_offset));
         if may_stand_up {
-            notes.extend(stand_take_up(&skeleton, &mut motion));
+            notes.extend(stand_take_up(&skeleton, &mut motion, up));
         }
         notes.extend(short_first_frame_note(&skeleton, &motion, up));
         notes.extend(lift_onto_floor(&skeleton, &mut motion));

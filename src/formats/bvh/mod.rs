@@ -60,9 +60,10 @@
 //! origin than a tenth of the figure's height (a pelvis at the origin, as Kinect and
 //! video estimates write it) is lifted onto its floor (`floor.rs`), with a note.
 //!
-//! A take whose every frame stands along +Z on a floor at Z = 0 under a zero-pose rest
-//! standing along +Y (the skeleton written +Y up, the motion +Z up) has its roots
-//! turned to +Y up (`motion_up.rs`), with a note, unless it lies on a floor at Y = 0.
+//! A take whose frames stand, most of them, along +Z on one floor under a zero-pose rest
+//! standing along +Y (the skeleton written +Y up, the motion +Z up), or along +Y under a
+//! rest standing along +Z, has its roots turned to the rest's up (`motion_up.rs`), with a
+//! note, unless it lies on a floor across the rest's up.
 //! It also notes a first frame less than half as tall as the rest pose (the motion
 //! may have another up axis than the rest pose).
 //!
