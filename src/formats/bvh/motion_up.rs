@@ -8,9 +8,10 @@
 //!
 //! The take is turned to the rest's up (a quarter turn about X, a turn and no mirror,
 //! so sides stay sides) when in most frames (more than half: a cartwheel, a jump or a
-//! squat stands in the others) the figure stands along the file's other axis, hips
-//! between feet and head, its lowest point on one floor, unless it lies on a floor
-//! across the rest's up instead (a figure lying on its floor keeps lying). One frame
+//! squat leaves the others) the figure stands along the file's other axis, hips
+//! between feet and head and turned head up (a take on its head would be stood on
+//! it), its lowest point on one floor, unless it lies on a floor across the rest's
+//! up instead (a figure lying on its floor keeps lying). One frame
 //! cannot tell the two apart: a figure standing along +Z near Y = 0 has its lowest
 //! point along Y there too. The take can: a floor is where the lowest point stays
 //! while the figure moves. The floor the figure stands on is where its lowest point
@@ -46,18 +47,22 @@ struct Extent {
     min: Vec3,
     max: Vec3,
     root: Vec3,
+    /// The root's up in the rest (+Y), turned as the root is in the frame.
+    root_up: Vec3,
 }
 
 impl Extent {
     /// Stands along +Z: as tall along Z as 0.7 of the rest and taller than along Y
     /// (a runner's stride reaches 0.7 of it), the hips above the lowest point and
-    /// below the highest, the lowest point on the floor at Z = `floor`.
+    /// below the highest and turned head up (its up along +Z, not a figure on its
+    /// head), the lowest point on the floor at Z = `floor`.
     fn stands_along_z(&self, height: f32, floor: f32) -> bool {
         let tall = self.max.z - self.min.z >= 0.7 * height;
         let thin = self.max.y - self.min.y < self.max.z - self.min.z;
         let hips =
             self.root.z - self.min.z >= 0.3 * height && self.max.z - self.root.z >= 0.2 * height;
-        tall && thin && hips && (self.min.z - floor).abs() <= FLOOR_SHARE * height
+        let head_up = self.root_up.z > 0.0;
+        head_up && tall && thin && hips && (self.min.z - floor).abs() <= FLOOR_SHARE * height
     }
 
     /// Lies on a floor at Y = 0: its lowest point along Y there.
@@ -97,13 +102,23 @@ pub(super) fn stand_take_up(
                 max = max.max(p);
             }
         }
-        let root = skeleton
+        let (root, root_up) = skeleton
             .joints()
             .iter()
             .zip(world)
             .find(|(j, _)| j.parent.is_none())
-            .map_or(Vec3::ZERO, |(_, w)| look * Vec3::from(w.translation));
-        Extent { min, max, root }
+            .map_or((Vec3::ZERO, Vec3::Y), |(_, w)| {
+                (
+                    look * Vec3::from(w.translation),
+                    look * w.transform_vector3(Vec3::Y),
+                )
+            });
+        Extent {
+            min,
+            max,
+            root,
+            root_up,
+        }
     };
     let rest = extent(&skeleton.rest_world());
     let height = rest.max.y - rest.min.y;
@@ -374,6 +389,19 @@ mod tests {
         for (hips, head) in heights(&rig) {
             assert!((head - hips).abs() < 0.2, "head at {head}, hips {hips}");
         }
+        assert!(!noted(&rig, "up axis of the motion"), "{:?}", rig.notes);
+    }
+
+    #[test]
+    fn a_take_upside_down_along_z_is_not_turned() {
+        // The root turned a quarter the other way (+Y to -Z): the figure hangs along Z
+        // with its head on the floor Z = 0 and its hips between; the turn to +Y
+        // would stand it on its head.
+        let rig = guessed(&figure(&[
+            "0 -300 75 0 -90 0",
+            "0 -250 75 0 -90 0",
+            "5 -200 75 0 -90 10",
+        ]));
         assert!(!noted(&rig, "up axis of the motion"), "{:?}", rig.notes);
     }
 }
