@@ -35,15 +35,17 @@
 //! at the hips), and `TargetRig::place_held_bones` puts the joint where the rest has
 //! it in its anchor's frame (a foot at the lower leg's end, an upper leg at the hips).
 //!
-//! A limb bone (upper or lower arm or leg) whose segment to the next limb bone runs
-//! through joints of its own (MakeHuman's `upperarm02`, a helper between knee and
-//! ankle) points where its joint's rotation points the segment's rest direction,
-//! which is where the source's segment points only while those joints turn about
-//! it (a twist). When they bend it, the bone is swung onto the source's segment,
-//! and the next bone takes the swing back so that it keeps its own rotation: with
-//! `A` the swing in the bone's joint frame from the segment's T-pose direction to
-//! the frame's, `G = W(b) · A · W(b)⁻¹`, `N(b) ← N(b) · G` and
-//! `N(next) ← G⁻¹ · N(next)`.
+//! A limb bone (upper or lower arm or leg) points where its joint's rotation points
+//! the segment to the next limb bone's joint as it rests, which is where the
+//! source's segment points only while that segment keeps its rest direction in the
+//! bone's joint frame. It does not when the segment runs through joints of its own
+//! (MakeHuman's `upperarm02`, a helper between knee and ankle) that bend it, not
+//! only turn about it (a twist), or when a clip moves the next joint off its rest
+//! place (a translation channel on the hand that stretches the forearm and turns
+//! it). Then the bone is swung onto the source's segment, and the next bone takes
+//! the swing back so that it keeps its own rotation: with `A` the swing in the
+//! bone's joint frame from the segment's T-pose direction to the frame's,
+//! `G = W(b) · A · W(b)⁻¹`, `N(b) ← N(b) · G` and `N(next) ← G⁻¹ · N(next)`.
 //!
 //! Everything that does not
 //! change per frame (`W(p)`, `W(b)⁻¹`, the joint chains) is precomputed when a
@@ -272,8 +274,9 @@ struct SourceBone {
     back: (u16, u16),
 }
 
-/// A limb bone whose segment to the next limb bone runs through joints of its own
-/// (module header): swung onto the source's segment in every frame.
+/// A limb bone whose segment to the next limb bone's joint is swung onto the
+/// source's segment in every frame where the joints between bend it or the next
+/// joint's translation turns it (module header).
 #[derive(Debug, Clone)]
 struct LimbSwing {
     bone: HumanBone,
@@ -335,9 +338,9 @@ fn rotation_of(affine: &Affine3A) -> Quat {
     affine.to_scale_rotation_translation().1.normalize()
 }
 
-/// The limb bones of `mapped` whose segment to the next limb bone runs through
-/// joints of their own, their chains appended to `chains`. `world`: every joint's
-/// T-pose model rotation.
+/// The limb bones of `mapped` whose next limb bone's joint hangs below their own,
+/// their chains (the joints between and the next joint) appended to `chains`.
+/// `world`: every joint's T-pose model rotation.
 fn limb_swings(mapped: &MappedSkeleton, world: &[Quat], chains: &mut Vec<u16>) -> Vec<LimbSwing> {
     let skeleton = &mapped.skeleton;
     let mut swings = Vec::new();
@@ -352,9 +355,6 @@ fn limb_swings(mapped: &MappedSkeleton, world: &[Quat], chains: &mut Vec<u16>) -
         let Some((_, between)) = chain.split_last() else {
             continue;
         };
-        if between.is_empty() {
-            continue;
-        }
         // The next joint in `bone`'s frame with the joints between at their T-pose
         // rotations: t(c1) + T(c1) · s(c1) · (t(c2) + … t(next)).
         let joints = skeleton.joints();
@@ -512,7 +512,9 @@ impl ToNormalized<'_> {
 
 impl ToNormalized<'_> {
     /// Swings limb bone `s.bone` onto the source's segment and gives the swing back
-    /// to `s.next` (module header). No swing where the joints between only twist.
+    /// to `s.next` (module header). No swing where the segment keeps its rest
+    /// direction (no joints between, or joints that only twist, and the next joint
+    /// at its rest place).
     fn swing(&mut self, s: &LimbSwing) {
         let chain = &self.source.chains[usize::from(s.chain.0)..usize::from(s.chain.1)];
         let Some((&to, between)) = chain.split_last() else {
@@ -528,7 +530,8 @@ impl ToNormalized<'_> {
         let Some(segment) = segment.try_normalize() else {
             return;
         };
-        // Joints that only twist leave the segment where it rests: nothing to swing.
+        // A segment along its rest direction (joints between that only twist, the
+        // next joint where it rests or moved along the segment): nothing to swing.
         if s.rest.cross(segment).length() < 1e-6 && s.rest.dot(segment) > 0.0 {
             return;
         }
@@ -1356,19 +1359,27 @@ pub(crate) mod tests {
         m: &MappedSkeleton,
         rotations: &[Quat],
     ) -> ([Quat; crate::humanoid::BONE_COUNT], Vec<Affine3A>, f32) {
+        normalized_limb_error_at(m, rotations, &m.skeleton.rest_translations())
+    }
+
+    /// `normalized_limb_error` with the joints at local `translations`.
+    fn normalized_limb_error_at(
+        m: &MappedSkeleton,
+        rotations: &[Quat],
+        translations: &[Vec3],
+    ) -> ([Quat; crate::humanoid::BONE_COUNT], Vec<Affine3A>, f32) {
         let source = SourceRig::new(m);
-        let translations = m.skeleton.rest_translations();
         let mut pose = HumanoidPose::default();
         ToNormalized {
             source: &source,
             local_rotations: rotations,
-            local_translations: &translations,
+            local_translations: translations,
             pose: &mut pose,
         }
         .run()
         .unwrap();
         let model = pose.model_rotations();
-        let world = m.skeleton.world_transforms(rotations, &translations);
+        let world = m.skeleton.world_transforms(rotations, translations);
         let limbs = check::limb_vectors(m, &world);
         let error = check::LimbCheck::new(Some(m), m).worst_error_deg(&model, &limbs, Some(&limbs));
         (model, world, error)
@@ -1426,6 +1437,33 @@ pub(crate) mod tests {
         rotations[arm2] = Quat::from_rotation_z(0.06f32.to_radians()) * rotations[arm2];
         let (_, _, error) = normalized_limb_error(&m, &rotations);
         assert!(error < 0.002, "worst limb direction error {error}°");
+    }
+
+    #[test]
+    fn limbs_whose_next_joint_a_clip_moves_point_where_the_source_points() {
+        // A clip that moves a limb joint off its rest place (a Sketchfab rig's
+        // translation keys: the wrist 10% nearer the elbow and 10° off the forearm's
+        // line, the knee pushed forward) turns the segment the bone's rotation alone
+        // does not: the bone is swung onto it, and the hand keeps its own rotation.
+        let m = lab19();
+        let joint = |name: &str| m.skeleton.find(name).unwrap();
+        let mut rotations = m.skeleton.rest_rotations();
+        let mut translations = m.skeleton.rest_translations();
+        let elbow = joint("LeftElbow");
+        rotations[elbow] = Quat::from_rotation_x(40f32.to_radians()) * rotations[elbow];
+        let wrist = joint("LeftWrist");
+        translations[wrist] = Quat::from_rotation_z(10f32.to_radians()) * translations[wrist] * 0.9;
+        let knee = joint("RightKnee");
+        translations[knee] += Vec3::new(0.0, 0.0, 0.08);
+        let (model, world, error) = normalized_limb_error_at(&m, &rotations, &translations);
+        assert!(error < 0.01, "worst limb direction error {error}°");
+        let t_pose = m.correction.t_pose_world(&m.skeleton);
+        let own = m.correction.facing
+            * rotation_of(&world[wrist])
+            * rotation_of(&t_pose[wrist]).conjugate();
+        let apart = model[HumanBone::LeftHand.index()].conjugate() * own;
+        let angle = 2.0 * apart.xyz().length().asin().to_degrees();
+        assert!(angle < 0.01, "leftHand: {angle}°");
     }
 
     #[test]
