@@ -7,15 +7,19 @@
 //! Here the estimate of the position now is `x̂ = Σ hₖ·y₋ₖ` over the last `N`
 //! samples, with `h` the minimiser of
 //!
-//! `E[(x̂ − x)²] + λ·E[(Δ³ noise part of x̂)²]`
+//! `E[(x̂ − x)²] + λ·E[(jerk of the noise part of x̂)²]`
 //!
 //! under a prior on the motion (random velocity, acceleration and jerk of given
 //! RMS, so `x₋ₖ − x = Σₘ cₘ·(−k·dt)ᵐ/m!`), white noise of the given RMS on every
-//! sample, and `Σ hₖ = 1` (a device at rest stays exactly where it is). That is
-//! `(P + σ²·I + λσ²·DᵀD)·w = 1`, `h = w / Σw`, with `P` the prior's covariance of
-//! the past samples' offsets and `DᵀD` the third difference's Toeplitz matrix:
-//! a small symmetric positive definite system, solved by Cholesky when the frame
-//! rate changes, on fixed arrays (no heap; it runs on the solver thread).
+//! sample, and `Σ hₖ = 1` (a device at rest stays exactly where it is). The jerk
+//! is weighed up to `SHAKE_CUTOFF_HZ`, and shake faster than that as shake at it
+//! (`ShakeWeight`): weighed at every frequency, the jerk's growth as `ω⁶` makes
+//! the filter spend its smoothing on shimmer between frames and leave a wobble
+//! over a few frames, where the eye sees it. That is
+//! `(P + σ²·I + λσ²·R)·w = 1`, `h = w / Σw`, with `P` the prior's covariance of
+//! the past samples' offsets and `R` the shake weight's Toeplitz matrix: a small
+//! symmetric positive definite system, solved by Cholesky when the frame rate
+//! changes, on fixed arrays (no heap; it runs on the solver thread).
 //! Hand-written because no crate designs this filter.
 //!
 //! One prior cannot be both still and agile: a standing foot, a resting hand
@@ -49,6 +53,14 @@ pub const MAX_TAPS: usize = 48;
 
 /// The frame interval the `smoothness` weight is given at (120 Hz).
 const REFERENCE_DT: f64 = 1.0 / 120.0;
+
+/// The frequency up to which the noise the filter leaves is weighed by its jerk,
+/// Hz; faster shake weighs as much as shake at this frequency, no more. Human
+/// motion has next to nothing above 10 Hz (gait analysis low-passes at 6-12 Hz);
+/// up to twice that, shake is weighed as jerk. Weighed so at every frequency, the
+/// jerk's growth as `ω⁶` would spend the smoothing on shimmer between frames and
+/// leave a wobble over a few frames, where the eye sees it.
+const SHAKE_CUTOFF_HZ: f64 = 20.0;
 
 /// A rotation is filtered as the motion of a point this far out from the device
 /// (metres: a forearm), so its noise is weighed against the positions' motion
@@ -112,7 +124,7 @@ impl Default for DeviceFilterConfig {
             velocity: 1.0,
             acceleration: 3.0,
             jerk: 100.0,
-            smoothness: 50.0,
+            smoothness: 800.0,
             taps: 32,
         }
     }
@@ -143,6 +155,11 @@ impl Taps {
     /// The weights under the motion prior with its acceleration and jerk scaled
     /// by `scale`.
     fn design_scaled(config: &DeviceFilterConfig, dt: f32, scale: f64) -> Self {
+        Self::design_weighed(config, dt, scale, SHAKE_CUTOFF_HZ)
+    }
+
+    /// The weights with the noise weighed by its jerk up to `cutoff_hz`.
+    fn design_weighed(config: &DeviceFilterConfig, dt: f32, scale: f64, cutoff_hz: f64) -> Self {
         let sigma2 = f64::from(config.noise_m).powi(2);
         let dt = f64::from(dt);
         if sigma2.is_nan() || sigma2 <= 0.0 || !dt.is_finite() || dt <= 0.0 {
@@ -153,13 +170,12 @@ impl Taps {
         let n = ((span / dt).round() as usize).clamp(2, MAX_TAPS);
         let lambda = f64::from(config.smoothness.max(0.0)) * (REFERENCE_DT / dt).powi(6);
         let prior = Prior::new(config, scale);
-        // Third difference [1, -3, 3, -1]: its autocorrelation by lag.
-        let third = [20.0, -15.0, 6.0, -1.0];
+        let shake = ShakeWeight::new(dt, n, cutoff_hz);
         let mut m = [[0.0f64; MAX_TAPS]; MAX_TAPS];
         for (i, row) in m.iter_mut().enumerate().take(n) {
             for (j, value) in row.iter_mut().enumerate().take(n) {
                 let p = prior.covariance(i, j, dt);
-                let d = third.get(i.abs_diff(j)).copied().unwrap_or(0.0);
+                let d = shake.0[i.abs_diff(j)];
                 let identity = if i == j { 1.0 } else { 0.0 };
                 *value = p + sigma2 * identity + lambda * sigma2 * d;
             }
@@ -192,6 +208,37 @@ impl Taps {
     #[must_use]
     pub fn weights(&self) -> &[f32] {
         &self.weights[..self.len]
+    }
+}
+
+/// The weight of the noise the estimate keeps, by frequency: its jerk, `ω⁶` (`ω`
+/// in radians per sample; in m²/s⁶ over `dt⁶`), up to a cut-off `a` and as much as
+/// there above, as the autocorrelation of that spectrum by lag:
+/// `r(k) = (1/π)·∫₀^π min(ω, a)⁶·cos(kω) dω`. The penalty is `Σᵢⱼ hᵢ·hⱼ·r(|i−j|)`.
+struct ShakeWeight([f64; MAX_TAPS]);
+
+impl ShakeWeight {
+    /// The weights of lags `0..n` for samples `dt` seconds apart, cut off at
+    /// `cutoff_hz` (at the samples' Nyquist frequency at most).
+    fn new(dt: f64, n: usize, cutoff_hz: f64) -> Self {
+        use std::f64::consts::{FRAC_PI_2, PI};
+        let a = (std::f64::consts::TAU * cutoff_hz * dt).min(PI);
+        let mut r = [0.0; MAX_TAPS];
+        r[0] = (a.powi(7) / 7.0 + a.powi(6) * (PI - a)) / PI;
+        for (k, r) in r.iter_mut().enumerate().take(n).skip(1) {
+            let k = k as f64;
+            // ∫₀^a ω⁶·cos(kω) dω = Σⱼ 6!/(6−j)!·a^(6−j)·sin(ka + jπ/2)/k^(j+1)
+            // (the antiderivative is 0 at 0), then a⁶·∫_a^π cos(kω) dω.
+            let (mut head, mut factor) = (0.0, 1.0);
+            for j in 0..=6 {
+                head += factor * a.powi(6 - j) * (k * a + f64::from(j) * FRAC_PI_2).sin()
+                    / k.powi(j + 1);
+                factor *= f64::from(6 - j);
+            }
+            let tail = -a.powi(6) * (k * a).sin() / k;
+            *r = (head + tail) / PI;
+        }
+        Self(r)
     }
 }
 
@@ -603,6 +650,90 @@ mod tests {
         };
         assert_eq!(Taps::design(&off, DT), Taps::IDENTITY);
         assert_eq!(Taps::design(&noisy_config(), 0.0), Taps::IDENTITY);
+    }
+
+    #[test]
+    fn the_shake_weight_is_the_jerk_spectrum_cut_off() {
+        // The closed form against the integral by the midpoint rule.
+        for (dt, cutoff) in [
+            (DT, SHAKE_CUTOFF_HZ),
+            (1.0 / 30.0, SHAKE_CUTOFF_HZ),
+            (DT, 1e9),
+        ] {
+            let dt = f64::from(dt);
+            let shake = ShakeWeight::new(dt, MAX_TAPS, cutoff);
+            let a = (std::f64::consts::TAU * cutoff * dt).min(std::f64::consts::PI);
+            let steps = 100_000;
+            let h = std::f64::consts::PI / f64::from(steps);
+            for (k, r) in shake.0.iter().enumerate() {
+                let integral: f64 = (0..steps)
+                    .map(|i| {
+                        let w = (f64::from(i) + 0.5) * h;
+                        w.min(a).powi(6) * (k as f64 * w).cos()
+                    })
+                    .sum::<f64>()
+                    * h
+                    / std::f64::consts::PI;
+                assert!(
+                    (r - integral).abs() < 1e-7 * shake.0[0],
+                    "lag {k} at {dt} s, cut off at {cutoff} Hz: {r} against {integral}"
+                );
+            }
+        }
+    }
+
+    /// What the weights leave of a swing at `hz` (of unit size) and how much jerk
+    /// over 1/30 s steps they leave of white noise (per unit of noise), at 120 Hz.
+    fn lag_and_wobble(taps: &Taps, hz: f64) -> (f64, f64) {
+        let w = std::f64::consts::TAU * hz * f64::from(DT);
+        let (mut re, mut im) = (-1.0, 0.0);
+        for (k, h) in taps.weights().iter().enumerate() {
+            re += f64::from(*h) * (w * k as f64).cos();
+            im -= f64::from(*h) * (w * k as f64).sin();
+        }
+        // The third difference of samples 4 apart, convolved with the weights.
+        let mut out = [0.0f64; MAX_TAPS + 12];
+        for (k, h) in taps.weights().iter().enumerate() {
+            for (m, d) in [1.0, -3.0, 3.0, -1.0].into_iter().enumerate() {
+                out[k + 4 * m] += f64::from(*h) * d;
+            }
+        }
+        (re.hypot(im), out.iter().map(|x| x * x).sum::<f64>().sqrt())
+    }
+
+    #[test]
+    fn for_the_same_lag_the_filter_leaves_less_wobble_than_weighing_jerk_at_every_frequency() {
+        // The jerk weighed at every frequency up to 60 Hz, with its smoothness
+        // chosen to lag a 1.5 Hz swing as much: more of the noise is left in the
+        // band a 1/30 s step sees.
+        let config = noisy_config();
+        let cut = Taps::design(&config, DT);
+        let (lag, wobble) = lag_and_wobble(&cut, 1.5);
+        let every = |smoothness: f32| {
+            let config = DeviceFilterConfig {
+                smoothness,
+                ..config
+            };
+            Taps::design_weighed(&config, DT, 1.0, f64::INFINITY)
+        };
+        let (mut low, mut high) = (1e-3f32, 1e7f32);
+        for _ in 0..60 {
+            let mid = (low * high).sqrt();
+            if lag_and_wobble(&every(mid), 1.5).0 > lag {
+                high = mid;
+            } else {
+                low = mid;
+            }
+        }
+        let (every_lag, every_wobble) = lag_and_wobble(&every(low), 1.5);
+        assert!(
+            (every_lag - lag).abs() < 0.01 * lag,
+            "{every_lag} against {lag}"
+        );
+        assert!(
+            wobble < 0.9 * every_wobble,
+            "wobble {wobble} against {every_wobble} at the same lag"
+        );
     }
 
     #[test]
