@@ -88,8 +88,9 @@ fn same_skeleton(
         ));
     }
     let size = figure_size(other).max(f32::EPSILON);
+    let placed = placement(own);
     let mut joints = Vec::with_capacity(mine.len());
-    for joint in mine {
+    for (j, joint) in mine.iter().enumerate() {
         let Some(k) = other.find(&joint.name) else {
             return Err(format!("it has no joint `{}`", joint.name));
         };
@@ -106,10 +107,11 @@ fn same_skeleton(
                 want.map_or("nothing".to_owned(), |n| format!("`{n}`"))
             ));
         }
-        // The root's offset is where the figure stands, not a bone.
+        // The offsets down to where the body branches are where the figure stands,
+        // not bones.
         let bone = |j: &Joint| j.rest.translation.length();
         // The length first: whether the clips move a joint reads every frame.
-        if joint.parent.is_some()
+        if !placed[j]
             && (bone(joint) - bone(&theirs[k])).abs() > SAME_BONE * size
             && !moving(&joint.name)
         {
@@ -126,6 +128,39 @@ fn same_skeleton(
         });
     }
     Ok(joints)
+}
+
+/// Which joints' offsets place the figure rather than measure a bone: the root's,
+/// and, when the line of single children from the root reaches a joint that
+/// branches (the hips under `RootNode` and `Armature`), every offset along it down
+/// to that joint. An animation library's clips that never move the hips keep the
+/// hips where their clip's first frame stands them (a run lower than a walk), so
+/// that offset differs between two exports of one skeleton. A skeleton that never
+/// branches has only its root placed.
+fn placement(skeleton: &Skeleton) -> Vec<bool> {
+    let joints = skeleton.joints();
+    let children = |p: usize| (0..joints.len()).filter(move |&k| joints[k].parent == Some(p));
+    let mut placed: Vec<bool> = joints.iter().map(|j| j.parent.is_none()).collect();
+    let Some(mut at) = joints.iter().position(|j| j.parent.is_none()) else {
+        return placed;
+    };
+    let mut line = vec![at];
+    loop {
+        let mut kids = children(at);
+        match (kids.next(), kids.next()) {
+            (Some(only), None) => {
+                line.push(only);
+                at = only;
+            }
+            (Some(_), Some(_)) => {
+                for j in line {
+                    placed[j] = true;
+                }
+                return placed;
+            }
+            _ => return placed,
+        }
+    }
 }
 
 /// The largest extent of the skeleton's rest along any axis.
@@ -213,6 +248,38 @@ mod tests {
         assert_eq!(joints.len(), 3);
         assert!(joints[0].rest.rotation.angle_between(Quat::IDENTITY) < 1e-6);
         assert_eq!(joints[2].name, "Head");
+    }
+
+    /// `RootNode` → `Armature` → `Hips` with two legs and a spine, the hips `hips`
+    /// above the root and the shins `shin` long.
+    fn library_rig(hips: f32, shin: f32) -> Skeleton {
+        let q = Quat::IDENTITY;
+        Skeleton::new(vec![
+            joint("RootNode", None, [0.0, 0.0, 0.0], q),
+            joint("Armature", Some(0), [0.0, 0.0, 0.0], q),
+            joint("Hips", Some(1), [0.0, hips, 0.0], q),
+            joint("LeftUpLeg", Some(2), [0.1, 0.0, 0.0], q),
+            joint("LeftLeg", Some(3), [0.0, -0.45, 0.0], q),
+            joint("LeftFoot", Some(4), [0.0, -shin, 0.0], q),
+            joint("RightUpLeg", Some(2), [-0.1, 0.0, 0.0], q),
+            joint("RightLeg", Some(6), [0.0, -0.45, 0.0], q),
+            joint("RightFoot", Some(7), [0.0, -shin, 0.0], q),
+            joint("Spine", Some(2), [0.0, 0.15, 0.0], q),
+            joint("Head", Some(9), [0.0, 0.45, 0.0], q),
+        ])
+        .expect("library rig")
+    }
+
+    #[test]
+    fn the_hips_placed_under_root_nodes_are_no_bone() {
+        // A run clip that never moves the hips holds them 14 cm lower than a walk's.
+        let (run, walk) = (library_rig(0.87, 0.42), library_rig(1.01, 0.42));
+        let joints = same_skeleton(&run, &walk, |_| false).expect("same skeleton");
+        assert!((joints[2].rest.translation.y - 1.01).abs() < 1e-6);
+        // A shin of another length is still another skeleton.
+        let refused =
+            same_skeleton(&library_rig(0.87, 0.5), &walk, |_| false).expect_err("another shin");
+        assert!(refused.contains("`LeftFoot`"), "{refused}");
     }
 
     #[test]
