@@ -71,7 +71,7 @@ pub struct EvalIkArgs {
     #[arg(long, value_name = "JSON")]
     pub config: Option<String>,
     /// With `--mode vr`: device filter settings for the perturbed runs as JSON
-    /// (`{"smoothness": 60}`); `noiseM` and `rotationNoiseDeg` default to the
+    /// (`{"smoothness": 1600}`); `noiseM` and `rotationNoiseDeg` default to the
     /// perturbation's noise.
     #[arg(long, value_name = "JSON")]
     pub device_filter: Option<String>,
