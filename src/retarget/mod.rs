@@ -288,6 +288,9 @@ struct LimbSwing {
     rest: Vec3,
     /// `W(b)`.
     world: Quat,
+    /// With no joints between, the next joint's rest translation: a frame that
+    /// holds it there (every live source) leaves the segment at rest.
+    resting_next: Option<Vec3>,
 }
 
 /// Everything needed to turn a source's frames into normalized poses. Built once.
@@ -368,6 +371,7 @@ fn limb_swings(mapped: &MappedSkeleton, world: &[Quat], chains: &mut Vec<u16>) -
         let Some(rest) = rest.try_normalize() else {
             continue;
         };
+        let resting_next = between.is_empty().then_some(joints[to].rest.translation);
         let start = chains.len() as u16;
         chains.extend(chain);
         swings.push(LimbSwing {
@@ -376,6 +380,7 @@ fn limb_swings(mapped: &MappedSkeleton, world: &[Quat], chains: &mut Vec<u16>) -
             chain: (start, chains.len() as u16),
             rest,
             world: world[from],
+            resting_next,
         });
     }
     swings
@@ -522,6 +527,9 @@ impl ToNormalized<'_> {
         };
         // The next joint in the bone's frame: t(c1) + L(c1) · s(c1) · (t(c2) + … t(next)).
         let mut segment = self.local_translations[usize::from(to)];
+        if s.resting_next == Some(segment) {
+            return;
+        }
         for &j in between.iter().rev() {
             let j = usize::from(j);
             segment = self.local_translations[j]
