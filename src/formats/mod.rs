@@ -17,6 +17,7 @@ pub mod ik_limbs;
 pub mod inspect;
 pub mod knee_bend;
 pub mod mannequin;
+pub mod mean_pose;
 pub mod sampler;
 pub mod skeleton_json;
 pub mod still_map;

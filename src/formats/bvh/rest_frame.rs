@@ -38,7 +38,8 @@ use glam::{Quat, Vec3};
 use super::hierarchy::{Axis, Channel, JointDef};
 use super::motion::RawMotion;
 use super::pointed_feet::pointed_feet;
-use crate::formats::{Basis, Units, UpAxis};
+use crate::formats::mean_pose::mean_pose;
+use crate::formats::{Basis, FrameRef, Units, UpAxis};
 use crate::skeleton::{BoneMap, Joint, Recognition, Skeleton, Transform, recognize};
 
 /// Most frames looked at, spread evenly over the clip (frame 0 first), each one
@@ -121,40 +122,18 @@ impl FilePose {
         pose
     }
 
-    /// Every joint's mean rotation (each on the first pose's hemisphere, summed
-    /// and normalized) and mean translation over `poses`; `None` when there are
-    /// none. A run or a sprint never stands with both legs down in any one frame,
-    /// but its strides and arm swings average out to a body standing.
+    /// Every joint's mean rotation and translation over `poses`
+    /// (`formats::mean_pose`); `None` when there are none.
     fn mean<'a>(poses: impl Iterator<Item = &'a FilePose> + Clone) -> Option<FilePose> {
-        let first = poses.clone().next()?;
-        let count = poses.clone().count() as f32;
-        let mut mean = FilePose {
-            rotations: vec![Quat::from_xyzw(0.0, 0.0, 0.0, 0.0); first.rotations.len()],
-            translations: vec![Vec3::ZERO; first.translations.len()],
-        };
-        for pose in poses {
-            for (j, sum) in mean.rotations.iter_mut().enumerate() {
-                let q = pose.rotations[j];
-                let q = if q.dot(first.rotations[j]) < 0.0 {
-                    -q
-                } else {
-                    q
-                };
-                *sum += q;
-            }
-            for (sum, t) in mean.translations.iter_mut().zip(&pose.translations) {
-                *sum += *t / count;
-            }
-        }
-        for (q, fallback) in mean.rotations.iter_mut().zip(&first.rotations) {
-            let length = q.length();
-            *q = if length > 1e-6 {
-                *q / length
-            } else {
-                *fallback
-            };
-        }
-        Some(mean)
+        let frames = poses.map(|pose| FrameRef {
+            rotations: &pose.rotations,
+            translations: &pose.translations,
+        });
+        let (rotations, translations) = mean_pose(frames)?;
+        Some(FilePose {
+            rotations,
+            translations,
+        })
     }
 
     /// Every joint's position, and every end site's with its joint, in file

@@ -4,7 +4,9 @@
 //! clips, as a BVH rest is from its motion (`bvh::rest_frame`): among frames sampled
 //! evenly over every clip, the one the recognizer is surest of, with a note. A frame
 //! standing with only limbs hung outside the hips (hands or feet moved by IK) counts:
-//! its map drives them from the body (`NotHumanoid::limbs_outside`).
+//! its map drives them from the body (`NotHumanoid::limbs_outside`). When no frame
+//! stands (a run: one foot always high), a clip's mean pose over its sampled frames
+//! (`formats::mean_pose`) may: the strides average out to a body standing.
 //!
 //! Only for a rig that declares no humanoid map; a rig that never stands as a body
 //! (a quadruped, a vehicle) keeps its rest and is refused as before, and so does one
@@ -13,7 +15,8 @@
 //! finger, though a frame may swing one palm chain out where the recognizer takes it
 //! for the hand. Pure: runs on the skeleton and clips `mod.rs` has read.
 
-use super::super::Clip;
+use super::super::mean_pose::mean_pose;
+use super::super::{Clip, FrameRef};
 use crate::humanoid::bone::REQUIRED;
 use crate::skeleton::{Joint, Recognition, Skeleton, Transform, recognize};
 
@@ -50,21 +53,51 @@ pub(super) fn rest_from_clips(skeleton: &Skeleton, clips: &[Clip]) -> ClipRest {
     let mut best: Option<(f32, Skeleton, &str, usize)> = None;
     for clip in clips {
         for i in (0..clip.motion.frame_count()).step_by(step) {
-            let Some(posed) = posed(skeleton, clip, i) else {
+            let Some(posed) = posed(skeleton, clip.motion.frame(i)) else {
                 continue;
             };
             sampled += 1;
-            let stands = match recognize(&posed) {
-                Recognition::Humanoid(r) => Some(r),
-                Recognition::NotHumanoid(n) => n.limbs_outside.map(|r| *r),
-            };
-            if let Some(r) = stands
-                && best
-                    .as_ref()
-                    .is_none_or(|(sure, ..)| r.confidence() > *sure)
+            if let Some(sure) = how_sure(&posed)
+                && best.as_ref().is_none_or(|(surest, ..)| sure > *surest)
             {
-                best = Some((r.confidence(), posed, &clip.name, i));
+                best = Some((sure, posed, &clip.name, i));
             }
+        }
+    }
+    if best.is_none() {
+        // No frame stands: each clip's mean pose over its sampled frames may.
+        let mut surest_mean: Option<(f32, Skeleton, &str, usize)> = None;
+        for clip in clips {
+            let frames = (0..clip.motion.frame_count()).step_by(step);
+            let count = frames.len();
+            let Some((rotations, translations)) = mean_pose(frames.map(|i| clip.motion.frame(i)))
+            else {
+                continue;
+            };
+            let frame = FrameRef {
+                rotations: &rotations,
+                translations: &translations,
+            };
+            if let Some(posed) = posed(skeleton, frame)
+                && let Some(sure) = how_sure(&posed)
+                && surest_mean
+                    .as_ref()
+                    .is_none_or(|(surest, ..)| sure > *surest)
+            {
+                surest_mean = Some((sure, posed, &clip.name, count));
+            }
+        }
+        if let Some((_, posed, clip, count)) = surest_mean {
+            return ClipRest::Frame(
+                posed,
+                format!(
+                    "rest: the nodes' pose stands as no body ({}), nor does any of the \
+                     {sampled} frames sampled from the clips, so the rest is the mean pose of \
+                     {count} frames of clip `{clip}` (a run's strides average out to a body \
+                     standing)",
+                    refused.reason
+                ),
+            );
         }
     }
     match best {
@@ -88,9 +121,17 @@ pub(super) fn rest_from_clips(skeleton: &Skeleton, clips: &[Clip]) -> ClipRest {
     }
 }
 
-/// `skeleton` with frame `i` of `clip` as its rest (each joint's scale kept).
-fn posed(skeleton: &Skeleton, clip: &Clip, i: usize) -> Option<Skeleton> {
-    let frame = clip.motion.frame(i);
+/// How sure the recognizer is of `posed` standing as a body (its mean confidence),
+/// counting a body with only limbs outside the hips; `None` when it does not stand.
+fn how_sure(posed: &Skeleton) -> Option<f32> {
+    match recognize(posed) {
+        Recognition::Humanoid(r) => Some(r.confidence()),
+        Recognition::NotHumanoid(n) => n.limbs_outside.map(|r| r.confidence()),
+    }
+}
+
+/// `skeleton` with `frame` as its rest (each joint's scale kept).
+fn posed(skeleton: &Skeleton, frame: FrameRef) -> Option<Skeleton> {
     let joints: Vec<Joint> = skeleton
         .joints()
         .iter()
@@ -296,6 +337,58 @@ mod tests {
     }
 
     #[test]
+    fn a_run_that_stands_in_no_frame_rests_on_its_mean_pose() {
+        // A run of two frames: one thigh raised 80° ahead, the other 10° back, then
+        // the other way round. In no frame do the feet reach the same level; in the
+        // mean both thighs are 35° ahead and the body stands.
+        let striding = figure(true);
+        let n = FIGURE.len();
+        let (ahead, back) = (Quat::from_rotation_x(-1.4), Quat::from_rotation_x(0.17));
+        let frame = |left: Quat, right: Quat| {
+            let mut rotations = vec![Quat::IDENTITY; n];
+            (rotations[11], rotations[15]) = (left, right);
+            rotations
+        };
+        let run = |rotations: Vec<Quat>| Clip {
+            name: "run".into(),
+            motion: Motion::new(
+                vec![0.0, 0.5],
+                n,
+                rotations,
+                [false, false].map(translations).concat(),
+            ),
+        };
+        let clip = run([frame(ahead, back), frame(back, ahead)].concat());
+        let ClipRest::Frame(rest, note) = rest_from_clips(&striding, std::slice::from_ref(&clip))
+        else {
+            panic!("no rest from the run");
+        };
+        for part in [
+            "nor does any of the 2 frames sampled from the clips",
+            "the rest is the mean pose of 2 frames of clip `run`",
+        ] {
+            assert!(note.contains(part), "`{part}` in {note}");
+        }
+        let thigh = rest.joints()[11].rest.rotation;
+        assert!(
+            thigh.angle_between(Quat::from_rotation_x(-0.615)) < 1e-4,
+            "{thigh}"
+        );
+        let Recognition::Humanoid(r) = recognize(&rest) else {
+            panic!("the mean pose does not stand");
+        };
+        let bones = &r.map.bones;
+        assert_eq!(bones[&crate::humanoid::HumanBone::LeftLowerLeg], "LeftLeg");
+        assert_eq!(bones[&crate::humanoid::HumanBone::RightFoot], "RightFoot");
+        // A clip raising the same thigh in every frame has no standing mean either.
+        let hop = run([frame(ahead, back), frame(ahead, back)].concat());
+        assert!(matches!(
+            rest_from_clips(&striding, &[hop]),
+            ClipRest::NoFrame(_)
+        ));
+    }
+
+    #[test]
     fn a_clip_that_never_stands_says_so_and_points_to_rest_from() {
         // Every frame strides as the nodes do: the rest stays, and the note names
         // the frames looked at and `--rest-from`.
@@ -414,7 +507,7 @@ mod tests {
         };
         assert!(
             matches!(
-                recognize(&posed(&robot, &clip, 0).unwrap()),
+                recognize(&posed(&robot, clip.motion.frame(0)).unwrap()),
                 Recognition::Humanoid(_)
             ),
             "the lifted frame no longer passes for a biped: the test shows nothing"
