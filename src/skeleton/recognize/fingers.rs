@@ -357,14 +357,22 @@ fn drop_lone_unnamed(
 }
 
 /// A path's joints once coincident joints are merged, end nubs named so dropped,
-/// joints named metacarpals dropped from the start (keeping one: a one-joint
-/// finger past a palm bone, as Rigify's `palm.01` -> `finger_index.01`, is that
-/// finger's proximal phalanx) and a finger's metacarpal numbered 0 dropped
-/// (`numbered_metacarpal`).
+/// helpers wrapping the next joint dropped from the start (MakeHuman's `__lthumb`
+/// above `lthumb`, its only child: no phalanx), joints named metacarpals dropped
+/// from the start (keeping one: a one-joint finger past a palm bone, as Rigify's
+/// `palm.01` -> `finger_index.01`, is that finger's proximal phalanx) and a
+/// finger's metacarpal numbered 0 dropped (`numbered_metacarpal`).
 fn digit_joints(rig: &RestJoints, path: &[usize]) -> Vec<usize> {
     let mut joints = rig.collapse(path);
     while joints.last().is_some_and(|&j| rig.names[j].helper) {
         joints.pop();
+    }
+    while joints.len() > 1
+        && joints
+            .first()
+            .is_some_and(|&j| rig.names[j].helper && rig.body_kids(j).len() == 1)
+    {
+        joints.remove(0);
     }
     while joints.len() > 1
         && joints
@@ -529,9 +537,11 @@ const ACROSS_THE_DIGIT: f32 = 60.0;
 /// the hand's digits end past the fingertip (`ends_past_the_tip`), so a fourth
 /// joint's end site makes it no phalanx. `metacarpals`: the hand's digits start at
 /// the wrist (`starts_at_the_wrist`), so a digit of four joints starts with its
-/// metacarpal (or, for the thumb, a carpal) and its fourth joint is a phalanx. A
-/// digit of four joints led by a knuckle helper (`starts_with_a_knuckle_helper`)
-/// keeps its fourth joint too.
+/// metacarpal (or, for the thumb, a carpal) and its fourth joint is a phalanx; so
+/// does a digit whose own four joints hang from a joint it shares with another (a
+/// little finger's metacarpal hung from the ring finger's, as 3ds Max exports
+/// write it). A digit of four joints led by a knuckle helper
+/// (`starts_with_a_knuckle_helper`) keeps its fourth joint too.
 fn phalanges(
     rig: &RestJoints,
     hand: usize,
@@ -554,7 +564,7 @@ fn phalanges(
         let metacarpal = rig.names[joints[0]].role == Some(Role::Metacarpal)
             || (first_bone >= 1.9 * second_bone && !starts_at_the_knuckles(rig, hand, &joints))
             || end_site
-            || (metacarpals && n == 4)
+            || (metacarpals && (n == 4 || own_joints(rig, &joints) == 4))
             || starts_with_a_knuckle_helper(rig, hand, &joints);
         // The tip: a leaf, or a joint with only end nubs below (Blender's `_end`
         // under a Mixamo `Index4`).
@@ -565,6 +575,16 @@ fn phalanges(
     }
     let n = joints.len();
     joints.split_off(n.saturating_sub(3))
+}
+
+/// How many of a digit's `joints` are its own: those past the last joint that
+/// carries another digit too (more than one child that is no control or
+/// attachment).
+fn own_joints(rig: &RestJoints, joints: &[usize]) -> usize {
+    let shared = joints[..joints.len().saturating_sub(1)]
+        .iter()
+        .rposition(|&j| rig.body_kids(j).len() > 1);
+    joints.len() - shared.map_or(0, |i| i + 1)
 }
 
 #[cfg(test)]
@@ -608,6 +628,103 @@ mod tests {
             .collect();
         got.sort_unstable();
         got
+    }
+
+    #[test]
+    fn a_little_finger_hung_from_the_ring_metacarpal_keeps_its_fourth_joint() {
+        // A 3ds Max export without End Sites (offsets in cm): the index and ring
+        // fingers start with a metacarpal at the wrist, the thumb hangs from the
+        // index's, and the little finger's metacarpal from the ring's; the middle
+        // finger has none. Every digit ends in a leaf, its distal phalanx.
+        let rows: Vec<(String, Option<String>, [f32; 3])> = [
+            ("Hand", "", [0.0, 0.0, 0.0]),
+            ("Middle1", "Hand", [3.576, 0.0, 0.0]),
+            ("Middle2", "Middle1", [1.891, 0.0, 0.0]),
+            ("Middle3", "Middle2", [1.233, 0.0, 0.0]),
+            ("Ring", "Hand", [0.098, -0.098, -0.368]),
+            ("Ring1", "Ring", [3.146, 0.0, -0.284]),
+            ("Ring2", "Ring1", [1.754, 0.0, -0.158]),
+            ("Ring3", "Ring2", [1.204, 0.0, -0.109]),
+            ("Pinky", "Ring", [0.065, -0.098, -0.375]),
+            ("Pinky1", "Pinky", [2.594, 0.0, -0.58]),
+            ("Pinky2", "Pinky1", [1.405, 0.0, -0.314]),
+            ("Pinky3", "Pinky2", [0.899, 0.0, -0.201]),
+            ("Index", "Hand", [0.098, -0.098, 0.368]),
+            ("Index1", "Index", [3.449, 0.0, 0.311]),
+            ("Index2", "Index1", [1.832, 0.0, 0.165]),
+            ("Index3", "Index2", [1.095, 0.0, 0.099]),
+            ("Thumb1", "Index", [0.065, -0.295, 0.375]),
+            ("Thumb2", "Thumb1", [2.138, 0.0, 0.785]),
+            ("Thumb3", "Thumb2", [1.428, 0.0, 0.524]),
+        ]
+        .iter()
+        .scan(
+            Vec::<(String, Vec3)>::new(),
+            |placed, &(name, parent, offset)| {
+                let at = placed
+                    .iter()
+                    .find(|(n, _)| n == parent)
+                    .map_or(Vec3::ZERO, |(_, p)| *p)
+                    + Vec3::from(offset) * 0.01;
+                placed.push((name.to_owned(), at));
+                let parent = (!parent.is_empty()).then(|| parent.to_owned());
+                Some((name.to_owned(), parent, at.to_array()))
+            },
+        )
+        .collect();
+        let s = owned_skeleton(&rows);
+        let rig = RestJoints::new(&s);
+        let mut got: Vec<(usize, Vec<&str>)> = solve_fingers(&rig, 0, Vec3::Z)
+            .iter()
+            .map(|d| (d.finger, d.joints.iter().map(|&j| rig.name(j)).collect()))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                (0, vec!["Thumb1", "Thumb2", "Thumb3"]),
+                (1, vec!["Index1", "Index2", "Index3"]),
+                (2, vec!["Middle1", "Middle2", "Middle3"]),
+                (3, vec!["Ring1", "Ring2", "Ring3"]),
+                (4, vec!["Pinky1", "Pinky2", "Pinky3"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_thumb_led_by_a_helper_wrapping_its_first_joint_starts_below_it() {
+        // MakeHuman's rig without End Sites (CMU captures through MocapNET): each
+        // finger a metacarpal, then three phalanges; the thumb `__lthumb`, a helper
+        // whose only child is `lthumb`, the thumb's metacarpal, then two phalanges,
+        // the distal one a leaf. The helper is no bone of the thumb.
+        let mut rows: Vec<(String, Option<String>, [f32; 3])> =
+            vec![("lhand".into(), None, [0.0, 0.0, 0.0])];
+        for (k, z) in [(2, 0.01f32), (3, 0.0), (4, -0.01), (5, -0.02)] {
+            let metacarpal = format!("metacarpal{}.l", k - 1);
+            rows.push((metacarpal.clone(), Some("lhand".into()), [0.003, 0.0, z]));
+            let mut parent = metacarpal;
+            for (j, x) in [(1, 0.066f32), (2, 0.09), (3, 0.11)] {
+                let name = format!("finger{k}-{j}.l");
+                rows.push((name.clone(), Some(parent), [x, 0.0, z]));
+                parent = name;
+            }
+        }
+        for (name, parent, at) in [
+            ("__lthumb", "lhand", [0.028f32, -0.003, 0.015]),
+            ("lthumb", "__lthumb", [0.031, -0.004, 0.017]),
+            ("finger1-2.l", "lthumb", [0.04, -0.026, 0.03]),
+            ("finger1-3.l", "finger1-2.l", [0.072, -0.03, 0.035]),
+        ] {
+            rows.push((name.into(), Some(parent.into()), at));
+        }
+        let s = owned_skeleton(&rows);
+        let rig = RestJoints::new(&s);
+        let thumb = solve_fingers(&rig, 0, Vec3::Z)
+            .into_iter()
+            .find(|d| d.finger == 0)
+            .expect("a thumb");
+        let names: Vec<&str> = thumb.joints.iter().map(|&j| rig.name(j)).collect();
+        assert_eq!(names, ["lthumb", "finger1-2.l", "finger1-3.l"]);
     }
 
     #[test]
