@@ -418,7 +418,9 @@ const STUB: f32 = 0.1;
 /// joints reaching no farther than that distance (`is_finger_fork`). Chains that
 /// start together away from their parent are measured from where they start
 /// (`chains_start`): a hand split per finger under the elbow forks at the wrist,
-/// and from the elbow each chain would reach a forearm farther.
+/// and from the elbow each chain would reach a forearm farther. A chain lying along
+/// a sibling's bone (`along_sibling`: a twist chain beside the hand) is no branch of
+/// a fork.
 fn follow_out(rig: &RestJoints, root: usize, branch: usize) -> (Vec<usize>, bool) {
     let origin = rig.pos[branch];
     let mut line = vec![root];
@@ -436,6 +438,7 @@ fn follow_out(rig: &RestJoints, root: usize, branch: usize) -> (Vec<usize>, bool
                 .iter()
                 .zip(&reaches)
                 .filter(|&(&c, &r)| !rig.kids[c].is_empty() || r > STUB * fork_reach)
+                .filter(|&(&c, _)| !along_sibling(rig, j, c, &kids))
                 .count();
             let out = at.distance(origin);
             let fork = fork_reach <= 0.6 * out || is_finger_fork(rig, &kids, at, fork_reach, out);
@@ -456,6 +459,40 @@ fn follow_out(rig: &RestJoints, root: usize, branch: usize) -> (Vec<usize>, bool
             None => return (line, false),
         }
     }
+}
+
+/// How far off the bone from a fork to a sibling, as a share of that bone, a chain's
+/// joints may lie and still lie along it (`along_sibling`).
+const ALONG: f32 = 0.1;
+
+/// Heuristic: a child chain of `fork` whose joints all lie on the bone from `fork` to
+/// one of its siblings (within `ALONG` of that bone, none behind `fork` or past the
+/// bone's end) is a twist chain along that bone, no finger: Tripo's auto-rig hangs
+/// from the elbow the hand (a leaf, no fingers: the forearm alone reaches no farther
+/// than fingers would, under 0.6 of the elbow's distance from the chest, on any
+/// figure and more so on a cartoon's short arms) beside `ForearmTwist01` at the
+/// elbow, `ForearmTwist02` halfway to the wrist. Fingers spread from the wrist, each
+/// its own way, none lying on a sibling's bone.
+fn along_sibling(rig: &RestJoints, fork: usize, child: usize, kids: &[usize]) -> bool {
+    let from = rig.pos[fork];
+    let mut chain = vec![child];
+    let mut stack = vec![child];
+    while let Some(j) = stack.pop() {
+        for &c in &rig.kids[j] {
+            chain.push(c);
+            stack.push(c);
+        }
+    }
+    kids.iter().filter(|&&s| s != child).any(|&s| {
+        let bone = rig.pos[s] - from;
+        let length = bone.length();
+        length > rig.eps
+            && chain.iter().all(|&c| {
+                let along = (rig.pos[c] - from).dot(bone) / length;
+                (-rig.eps..=length + rig.eps).contains(&along)
+                    && off_line(rig.pos[c], from, rig.pos[s]) <= ALONG * length
+            })
+    })
 }
 
 /// Where a fork's chains (children with children of their own) start, when two or
@@ -919,6 +956,43 @@ mod tests {
     use super::super::test_support::{recognized_with_limbs, with_limbs};
     use super::super::{Recognition, recognize};
     use crate::humanoid::HumanBone as B;
+
+    #[test]
+    fn a_twist_chain_beside_a_short_forearms_hand_is_no_finger_fork() {
+        // Tripo's auto-rig on a cartoon plumber: the elbow carries the hand (a leaf,
+        // no fingers) and `ForearmTwist01` at the elbow, `ForearmTwist02` halfway to
+        // the wrist. The forearm (8 cm) is short beside the elbow's 24 cm from the
+        // chest, so the elbow's two children reach no farther than fingers would.
+        let body = [
+            ("Hip", "", [0.0, 0.342, 0.0]),
+            ("Spine01", "Hip", [0.0, 0.394, 0.0]),
+            ("Spine02", "Spine01", [0.0, 0.496, 0.0]),
+            ("NeckTwist01", "Spine02", [0.0, 0.586, 0.0]),
+            ("Head", "NeckTwist01", [0.0, 0.654, 0.0]),
+        ];
+        let limb = [
+            ("Clavicle", "Spine02", [0.02, 0.586, 0.0]),
+            ("Upperarm", "Clavicle", [0.113, 0.599, 0.0]),
+            ("UpperarmTwist01", "Upperarm", [0.113, 0.599, 0.0]),
+            ("UpperarmTwist02", "UpperarmTwist01", [0.166, 0.599, 0.0]),
+            ("Forearm", "Upperarm", [0.219, 0.599, 0.0]),
+            ("ForearmTwist01", "Forearm", [0.219, 0.599, 0.0]),
+            ("ForearmTwist02", "ForearmTwist01", [0.258, 0.612, 0.0]),
+            ("Hand", "Forearm", [0.297, 0.626, 0.0]),
+            ("Thigh", "Hip", [0.084, 0.342, 0.0]),
+            ("Calf", "Thigh", [0.092, 0.218, 0.01]),
+            ("Foot", "Calf", [0.094, 0.082, 0.0]),
+            ("Toe", "Foot", [0.094, 0.0, 0.06]),
+        ];
+        let r = recognized_with_limbs(&body, ["L_", "R_"], &limb);
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::LeftShoulder), Some("L_Clavicle"));
+        assert_eq!(at(B::LeftUpperArm), Some("L_Upperarm"));
+        assert_eq!(at(B::LeftLowerArm), Some("L_Forearm"));
+        assert_eq!(at(B::LeftHand), Some("L_Hand"));
+        assert_eq!(at(B::RightUpperArm), Some("R_Upperarm"));
+        assert_eq!(at(B::RightHand), Some("R_Hand"));
+    }
 
     #[test]
     fn a_neck_leaving_the_spine_below_the_arm_branch_is_the_neck() {
