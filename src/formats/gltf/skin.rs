@@ -15,9 +15,10 @@
 //! (Sketchfab's `GLTF_created_0_rootJoint`, binding no vertex) does not carry: the
 //! first bound joint does, the first whose matrix is no identity in any scale
 //! (`bound_anchor_for_unbound_root`). A joint below a bound one
-//! whose matrix puts it at the mesh origin (an identity, scaled or turned: it binds no
-//! vertex), or where the skin's root joint binds, hangs from its parent as its node
-//! does (`drop_unbound_identities`).
+//! whose matrix puts it at the mesh origin (an identity, scaled or turned, or the
+//! uneven scale every matrix of its skin carries, alone: it binds no vertex), or where
+//! the skin's root joint binds, hangs from its parent as its node does
+//! (`drop_unbound_identities`).
 //! Several skins over one armature (a mesh per body part) are carried into one frame
 //! through the joints they share, so the armature gets one rest whichever skin binds
 //! which joint.
@@ -220,6 +221,8 @@ impl Document<'_> {
                     "inverse bind matrices that turn them at the mesh origin"
                 } else if raw.scaled > 0 {
                     "identity inverse bind matrices in a uniform scale"
+                } else if raw.skin_scaled > 0 {
+                    "identity inverse bind matrices in the skin's own uneven scale"
                 } else {
                     "identity inverse bind matrices"
                 };
@@ -590,6 +593,8 @@ struct KeptBinds {
     dropped: Vec<JointBind>,
     scaled: usize,
     turned: usize,
+    /// Of those, how many were the skin's own uneven scale (`skin_scale`).
+    skin_scaled: usize,
     /// Of those, how many were put where the skin's root joint binds.
     at_root: usize,
 }
@@ -600,6 +605,8 @@ enum AtOrigin {
     Identity,
     Scaled,
     Turned,
+    /// The scale every bound joint's matrix carries, uneven (`skin_scale`), alone.
+    SkinScaled,
 }
 
 /// How far an inverse bind matrix's 3×3 part may be from a turn, the identity or a
@@ -653,9 +660,11 @@ fn uniform_turn(m: glam::DMat3) -> bool {
 /// end nubs and IK targets), or a turn with no offset (the armature's Z-up axes, or
 /// the joint's own, for end nubs); any of these would put the joint at the mesh
 /// frame's origin however far its parent is, and its chain would end on the floor;
-/// such a joint rests where its node hangs from its parent's bind pose. So does one
-/// whose matrix, a uniform scale and a turn with no shear, puts it where the skin's
-/// root joint binds (Sketchfab's conversions of Mixamo rigs copy the root's matrix,
+/// such a joint rests where its node hangs from its parent's bind pose; so does the
+/// identity in the uneven scale a mesh frame puts into every matrix of its skin
+/// (`skin_scale`: Sketchfab's conversions under an unevenly scaled root joint). So
+/// does one whose matrix, a uniform scale and a turn with no shear, puts it where the
+/// skin's root joint binds (Sketchfab's conversions of Mixamo rigs copy the root's matrix,
 /// scaled, for the joints that bind no vertex: a glove's fingers would all sit at the
 /// hips). A turned matrix above it still counts as bound (a root bone may rest at the
 /// origin). "At" allows `POSED_DISTANCE_FRACTION` of the skin's bind extent, as the
@@ -664,7 +673,21 @@ fn uniform_turn(m: glam::DMat3) -> bool {
 /// nothing bound is above them.
 fn drop_unbound_identities(raw: Vec<JointBind>, skeleton: &SkeletonNodes) -> KeptBinds {
     let tolerance = origin_tolerance(&raw);
-    let kind = |ibm: &DAffine3| at_origin(ibm, tolerance);
+    // A mesh written in an unevenly scaled frame puts that scale into every matrix,
+    // the placeholders' too: they are the identity once it is taken out.
+    let skin_scale = skin_scale(&raw);
+    let kind = |ibm: &DAffine3| {
+        at_origin(ibm, tolerance).or_else(|| {
+            let unscaled = DAffine3 {
+                matrix3: ibm.matrix3 * glam::DMat3::from_diagonal(skin_scale?.recip()),
+                translation: ibm.translation,
+            };
+            match at_origin(&unscaled, tolerance)? {
+                AtOrigin::Identity | AtOrigin::Scaled => Some(AtOrigin::SkinScaled),
+                AtOrigin::Turned | AtOrigin::SkinScaled => None,
+            }
+        })
+    };
     // Where the skin's root joint binds: a placeholder matrix may copy the root's
     // place in another scale (Sketchfab's conversions of Mixamo rigs).
     let in_order = |node: &usize| skeleton.position[*node];
@@ -697,12 +720,13 @@ fn drop_unbound_identities(raw: Vec<JointBind>, skeleton: &SkeletonNodes) -> Kep
         }
         false
     };
-    let (mut scaled, mut turned, mut at_root_place) = (0, 0, 0);
+    let (mut scaled, mut turned, mut skin_scaled, mut at_root_place) = (0, 0, 0, 0);
     let (kept, dropped): (Vec<_>, Vec<_>) = raw.into_iter().partition(|&(node, ibm, bind)| {
         match kind(&ibm) {
             Some(_) if !below(&bound, node) => return true,
             Some(AtOrigin::Scaled) => scaled += 1,
             Some(AtOrigin::Turned) => turned += 1,
+            Some(AtOrigin::SkinScaled) => skin_scaled += 1,
             Some(AtOrigin::Identity) => {}
             None if at_root(&bind) && uniform_turn(ibm.matrix3) && below(&apart, node) => {
                 at_root_place += 1
@@ -716,8 +740,37 @@ fn drop_unbound_identities(raw: Vec<JointBind>, skeleton: &SkeletonNodes) -> Kep
         dropped,
         scaled,
         turned,
+        skin_scaled,
         at_root: at_root_place,
     }
+}
+
+/// The uneven scale a skin's mesh frame puts into its inverse bind matrices: the
+/// length of each matrix axis (a turn times a scale has its scale there), when more
+/// than half of the matrices share it within `MATRIX_TOLERANCE` of its size and it
+/// differs between axes by more than that; `None` otherwise (a uniform scale is
+/// `at_origin`'s own). A Sketchfab conversion whose root joint scales the rig by
+/// 12.0, 14.3 and 12.3 writes that scale into every matrix, and the identity in it
+/// for the end nubs that bind no vertex.
+fn skin_scale(raw: &[JointBind]) -> Option<DVec3> {
+    let axes = |ibm: &DAffine3| {
+        let m = ibm.matrix3;
+        DVec3::new(m.x_axis.length(), m.y_axis.length(), m.z_axis.length())
+    };
+    let same =
+        |a: DVec3, b: DVec3| (a - b).abs().max_element() <= MATRIX_TOLERANCE * a.max_element();
+    raw.iter()
+        .map(|(_, ibm, _)| axes(ibm))
+        .filter(|&scale| {
+            scale.max_element() - scale.min_element() > MATRIX_TOLERANCE * scale.max_element()
+        })
+        .find(|&scale| {
+            2 * raw
+                .iter()
+                .filter(|(_, ibm, _)| same(scale, axes(ibm)))
+                .count()
+                > raw.len()
+        })
 }
 
 /// How far from the mesh frame's origin a bind may be and still be at it:
@@ -1011,6 +1064,33 @@ mod tests {
         for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
             let got = Mat4::from(world(&rig, joint));
             assert!(got.abs_diff_eq(expected, 1e-5), "{joint}: {got}");
+        }
+    }
+
+    #[test]
+    fn the_identity_in_the_skins_uneven_scale_below_a_bound_joint_hangs_from_its_parent() {
+        // As above, but the mesh is written in a frame scaled unevenly (a Sketchfab
+        // conversion whose root joint scales the rig by 12.0, 14.3 and 12.3): every
+        // matrix carries that scale, and the unbound forearm's is that scale alone.
+        // Taken as a bind pose it would put the forearm at the mesh origin.
+        let bind = t_pose_bind_worlds();
+        let uneven = Mat4::from_scale(Vec3::new(12.0, 14.3, 12.3));
+        let inverse = [
+            bind[0].inverse() * uneven,
+            bind[1].inverse() * uneven,
+            uneven,
+        ];
+        let rig = parse_doc(&skinned(arm_posed_down(), &[0, 1, 2], &inverse)).unwrap();
+        assert_eq!(
+            rig.notes,
+            [
+                "skin 0: 1 joints below bound ones have identity inverse bind matrices in the skin's own uneven scale (joints that bind no vertex): they rest where their nodes hang from their parents",
+                "rest pose taken from skin 0's inverse bind matrices (the nodes are posed differently)"
+            ]
+        );
+        for (joint, expected) in ["Hips", "Arm", "Forearm"].iter().zip(bind) {
+            let got = Mat4::from(world(&rig, joint));
+            assert!(got.abs_diff_eq(expected, 1e-4), "{joint}: {got}");
         }
     }
 
