@@ -620,6 +620,17 @@ mod tests {
     }
 
     /// Each digit `solve_fingers` finds on the hand at joint 0 (facing +Z), as its
+    /// finger and its joints' names, in finger order.
+    fn digits_by_joints<'a>(rig: &'a RestJoints) -> Vec<(usize, Vec<&'a str>)> {
+        let mut got: Vec<(usize, Vec<&str>)> = solve_fingers(rig, 0, Vec3::Z)
+            .iter()
+            .map(|d| (d.finger, d.joints.iter().map(|&j| rig.name(j)).collect()))
+            .collect();
+        got.sort();
+        got
+    }
+
+    /// Each digit `solve_fingers` finds on the hand at joint 0 (facing +Z), as its
     /// finger and first joint's name, in finger order.
     fn digits_by_first_joint<'a>(rig: &'a RestJoints) -> Vec<(usize, &'a str)> {
         let mut got: Vec<(usize, &str)> = solve_fingers(rig, 0, Vec3::Z)
@@ -674,11 +685,7 @@ mod tests {
         .collect();
         let s = owned_skeleton(&rows);
         let rig = RestJoints::new(&s);
-        let mut got: Vec<(usize, Vec<&str>)> = solve_fingers(&rig, 0, Vec3::Z)
-            .iter()
-            .map(|d| (d.finger, d.joints.iter().map(|&j| rig.name(j)).collect()))
-            .collect();
-        got.sort();
+        let got = digits_by_joints(&rig);
         assert_eq!(
             got,
             [
@@ -767,11 +774,7 @@ mod tests {
         }
         let s = owned_skeleton(&rows);
         let rig = RestJoints::new(&s);
-        let mut got: Vec<(usize, Vec<&str>)> = solve_fingers(&rig, 0, Vec3::Z)
-            .iter()
-            .map(|d| (d.finger, d.joints.iter().map(|&j| rig.name(j)).collect()))
-            .collect();
-        got.sort();
+        let got = digits_by_joints(&rig);
         assert_eq!(
             got[0],
             (
