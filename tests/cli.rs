@@ -54,6 +54,21 @@ Frame Time: 0.1
 ";
 
 #[test]
+fn a_file_named_only_by_its_extension_is_read_as_that_type() {
+    // A generator that was given no name for its take writes `.bvh`: a BVH file,
+    // though the name reads as a hidden file with no extension.
+    let dir = tempfile::tempdir().unwrap();
+    let named = write(dir.path(), "take.bvh", GOOD_BVH.as_bytes());
+    let unnamed = write(dir.path(), ".bvh", GOOD_BVH.as_bytes());
+    let report = |path: &Path| {
+        let out = bridge_ok(&["inspect", path.to_str().unwrap()]);
+        out.lines().skip(1).collect::<Vec<_>>().join("\n")
+    };
+    assert!(report(&unnamed).contains("Spine"), "{}", report(&unnamed));
+    assert_eq!(report(&unnamed), report(&named));
+}
+
+#[test]
 fn bad_bvh_files_name_the_line() {
     let dir = tempfile::tempdir().unwrap();
     let cases: [(&str, String, &[&str]); 5] = [

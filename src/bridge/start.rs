@@ -16,7 +16,7 @@ use super::config::{BridgeConfig, LabInputConfig, VmcInputConfig, same_avatar_fi
 use crate::formats::gltf::as_vrm;
 use crate::formats::inspect;
 use crate::formats::vrma::VrmaRest;
-use crate::formats::{self, LoadOptions, Units, skeleton_json};
+use crate::formats::{self, LoadOptions, Units, file_type, skeleton_json};
 use crate::io::web::avatars::ViewerAvatar;
 use crate::pipeline::performer::{Avatar, Avatars, StreamSkeleton};
 use crate::protocol::frame::PerformerName;
@@ -266,11 +266,7 @@ fn viewer_avatar(path: &Path, mapped: &MappedSkeleton, units: Units) -> ViewerAv
     let name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let extension = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    if !matches!(extension.as_deref(), Some("gltf" | "glb" | "vrm")) {
+    if !matches!(file_type(path).as_deref(), Some("gltf" | "glb" | "vrm")) {
         return ViewerAvatar::Skeleton { name };
     }
     let converted = std::fs::read(path)

@@ -171,12 +171,8 @@ fn collect_files(paths: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
 
 /// Whether a folder's file may hold clips eval-ik measures.
 fn has_clip_extension(path: &Path) -> bool {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
     matches!(
-        ext.as_deref(),
+        formats::file_type(path).as_deref(),
         Some("bvh" | "glb" | "gltf" | "vrm" | "vrma")
     )
 }

@@ -10,6 +10,7 @@
 
 pub mod bvh;
 pub mod ext_humanoid;
+pub mod file_type;
 pub mod frame_ranges;
 pub mod glb;
 pub mod gltf;
@@ -32,6 +33,7 @@ use glam::{Quat, Vec3};
 
 use crate::skeleton::{NamedBoneMap, Skeleton};
 
+pub use file_type::file_type;
 pub use units::{Basis, Units, UpAxis};
 
 /// A skeleton read from a file, with what the file says about it.
@@ -296,16 +298,10 @@ impl FormatError {
 /// built-in performance when `None`; a `.vrma` is one only as a glTF clip of nodes,
 /// `vrma::is_node_clip`): only those read their rest from another file.
 pub fn check_rest_from(source: Option<&Path>, options: &LoadOptions) -> Result<(), FormatError> {
-    let reads_rest = |p: &Path| {
-        let ext = p
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        match ext.as_deref() {
-            Some("bvh" | "gltf" | "glb" | "vrm") => true,
-            Some("vrma") => vrma::is_node_clip(p),
-            _ => false,
-        }
+    let reads_rest = |p: &Path| match file_type(p).as_deref() {
+        Some("bvh" | "gltf" | "glb" | "vrm") => true,
+        Some("vrma") => vrma::is_node_clip(p),
+        _ => false,
     };
     match source {
         Some(path) if reads_rest(path) => Ok(()),
@@ -318,14 +314,10 @@ pub fn check_rest_from(source: Option<&Path>, options: &LoadOptions) -> Result<(
     }
 }
 
-/// Loads any supported rig file, chosen by its extension; a `.vrma` only when it
-/// is a glTF clip of nodes under that name (`vrma::is_node_clip`).
+/// Loads any supported rig file, chosen by its extension (`file_type`); a `.vrma`
+/// only when it is a glTF clip of nodes under that name (`vrma::is_node_clip`).
 pub fn load_rig(path: &Path, options: &LoadOptions) -> Result<Rig, FormatError> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    match ext.as_deref() {
+    match file_type(path).as_deref() {
         Some("bvh") => Ok(bvh::load(path, options)?),
         Some(e @ ("gltf" | "glb" | "vrm" | "vrma")) if e != "vrma" || vrma::is_node_clip(path) => {
             let rig = match &options.rest_from {

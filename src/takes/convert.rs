@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use crate::formats::ext_humanoid::ExtHumanoidWriter;
+use crate::formats::file_type;
 use crate::formats::vrma::{PushError, VrmaRest, VrmaWriter};
 use crate::humanoid::{CustomNames, HumanoidPose};
 use crate::takes::replay::Replay;
@@ -32,7 +33,7 @@ impl OutputFormat {
     /// The format a path's extension asks for.
     #[must_use]
     pub fn from_path(path: &Path) -> Option<Self> {
-        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+        match file_type(path)?.as_str() {
             "vrma" => Some(Self::Vrma),
             "glb" => Some(Self::ExtHumanoid),
             _ => None,

@@ -10,7 +10,7 @@ use super::replay::Replay;
 use crate::formats::ext_humanoid::{self, ExtHumanoidClip, ExtHumanoidError};
 use crate::formats::inspect::{MapRigError, explicit_map, map_rig};
 use crate::formats::vrma::{self, VrmaError, VrmaRest};
-use crate::formats::{self, FormatError, LoadOptions, Motion, skeleton_json};
+use crate::formats::{self, FormatError, LoadOptions, Motion, file_type, skeleton_json};
 use crate::humanoid::CustomNames;
 use crate::retarget::MappedSkeleton;
 use crate::skeleton::MapError;
@@ -160,11 +160,7 @@ fn normalized(
 /// Keyframed files (.vrma, glTF) have none.
 #[must_use]
 pub fn is_framed(source: Option<&Path>) -> bool {
-    source.is_none_or(|path| {
-        path.extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| e.eq_ignore_ascii_case("bvh"))
-    })
+    source.is_none_or(|path| file_type(path).as_deref() == Some("bvh"))
 }
 
 /// Whether `path` reads as a VRM Animation: a `.vrma` (any case) but for a glTF
@@ -172,10 +168,7 @@ pub fn is_framed(source: Option<&Path>) -> bool {
 /// bone), which `formats::load_rig` reads as the glTF clip it is.
 #[must_use]
 pub fn reads_as_vrma(path: &Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("vrma"))
-        && !vrma::is_node_clip(path)
+    file_type(path).as_deref() == Some("vrma") && !vrma::is_node_clip(path)
 }
 
 /// The EXT_skeleton_humanoid clips of a glTF/GLB that has some (channels naming a
@@ -188,11 +181,7 @@ pub fn ext_clips(
     all_clips: bool,
     rest_from: Option<&Path>,
 ) -> Result<Option<Vec<ExtHumanoidClip>>, TakeError> {
-    let ext = input
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    if !matches!(ext.as_deref(), Some("glb" | "gltf")) {
+    if !matches!(file_type(input).as_deref(), Some("glb" | "gltf")) {
         return Ok(None);
     }
     let bytes = std::fs::read(input).map_err(|error| TakeError::Read {
