@@ -3,8 +3,11 @@
 //! down, the ankle the first joint below half the knee's height (or a joint beside it
 //! reaching farther along the ground, `foot_beside`; never an end nub with a joint
 //! between the knee and it, a digitigrade hock) and the toes the ankle's child
-//! reaching farthest along the ground (`solve_leg`, `toes`); a foot hanging from the
-//! root instead of the leg is told apart (`detached_foot`).
+//! reaching farthest along the ground, never a heel behind the ankle (`solve_leg`,
+//! `toes`, `is_heel`); a foot hanging from the root instead of the leg is told apart
+//! (`detached_foot`).
+
+use glam::Vec3;
 
 use super::facing::Midline;
 use super::names::Role;
@@ -280,18 +283,12 @@ pub(super) fn detached_foot(
 /// Heuristic: the toes are the ankle's child (through joints in the same place)
 /// whose subtree reaches farthest from the ankle along the ground: a heel bone
 /// (Rigify's `heel.02.L`) or a foot-roll helper reaches down, not far ahead, even
-/// when it is the lowest. End nubs, helpers and controls are never the toes, and a
-/// fan of three or more toe chains (MakeHuman's metatarsals) has no one toes bone.
-/// A sole joint under the ankle with one joint ahead of it is passed over for that
-/// joint (`past_sole`).
+/// when it is the lowest. End nubs, helpers, controls and a heel joint carrying the
+/// forefoot (`is_heel`) are never the toes, and a fan of three or more toe chains
+/// (MakeHuman's metatarsals) has no one toes bone. A sole joint under the ankle with
+/// one joint ahead of it is passed over for that joint (`past_sole`).
 fn toes(rig: &RestJoints, ankle: usize) -> Option<usize> {
-    let ahead = |root: usize| {
-        rig.subtree(root)
-            .into_iter()
-            .flat_map(|j| std::iter::once(rig.pos[j]).chain(rig.end[j]))
-            .map(|p| horizontal(p - rig.pos[ankle]).length())
-            .fold(0.0f32, f32::max)
-    };
+    let ahead = |root: usize| horizontal(forefoot(rig, ankle, root) - rig.pos[ankle]).length();
     let kids = rig.body_kids(ankle);
     if kids.len() >= 3 {
         return None;
@@ -311,9 +308,44 @@ fn toes(rig: &RestJoints, ankle: usize) -> Option<usize> {
             }
             j
         })
-        .filter(|&t| !rig.names[t].helper && rig.names[t].role != Some(Role::HeadTop))
+        .filter(|&t| {
+            !rig.names[t].helper
+                && rig.names[t].role != Some(Role::HeadTop)
+                && !is_heel(rig, ankle, t)
+        })
         .max_by(|&a, &b| ahead(a).total_cmp(&ahead(b)))
         .map(|t| past_sole(rig, ankle, t))
+}
+
+/// The point of `root`'s subtree (joints and bone ends) reaching farthest from the
+/// ankle along the ground: the tip of the forefoot, whichever joint carries it.
+fn forefoot(rig: &RestJoints, ankle: usize, root: usize) -> Vec3 {
+    let along_ground = |p: &Vec3| horizontal(*p - rig.pos[ankle]).length();
+    rig.subtree(root)
+        .into_iter()
+        .flat_map(|j| std::iter::once(rig.pos[j]).chain(rig.end[j]))
+        .max_by(|a, b| along_ground(a).total_cmp(&along_ground(b)))
+        .unwrap_or(rig.pos[root])
+}
+
+/// Share of the foot's length (the ankle to the forefoot's tip) past which a joint
+/// behind the ankle, against the forefoot it carries, is the heel and not the toes.
+const HEEL_SHARE: f32 = 0.15;
+
+/// Heuristic: a joint lying behind the ankle along the ground, against the
+/// direction of the forefoot's tip that its subtree reaches, by more than
+/// `HEEL_SHARE` of the foot's length (ankle to tip) is a heel carrying the
+/// forefoot's end (Poser's `LeftFootHeel`, below and behind the ankle, its End Site
+/// far ahead), never the toes. It holds whatever way the rest turns the foot: the
+/// ankle stands over the rear of the foot, so the heel's back lies a fifth to a
+/// third of the ankle-to-tip length behind it, while the toes lie between the ankle
+/// and the tip, and fall behind the ankle only when a rest taken from a clip's frame
+/// points the foot straight down with the toes bent forward, by under a tenth.
+fn is_heel(rig: &RestJoints, ankle: usize, joint: usize) -> bool {
+    let tip = forefoot(rig, ankle, joint) - rig.pos[ankle];
+    let forward = horizontal(tip).normalize_or_zero();
+    let behind = -horizontal(rig.pos[joint] - rig.pos[ankle]).dot(forward);
+    behind > HEEL_SHARE * tip.length()
 }
 
 /// Share of its one child's distance ahead of the ankle under which a joint stands

@@ -949,6 +949,75 @@ mod tests {
         assert_eq!(joint_of(&r, B::RightToes), "b_toe");
     }
 
+    /// `small_table` with each foot's toes replaced by a joint `name` 8 cm below and
+    /// `behind` metres behind the ankle, its End Site `reach` metres ahead of it
+    /// (Poser's heel: `LeftFootHeel`); `keep_toes` leaves the toes beside it.
+    fn foot_child_table(
+        facing_minus_z: bool,
+        name: &str,
+        behind: f32,
+        reach: f32,
+        keep_toes: bool,
+    ) -> Skeleton {
+        let z = if facing_minus_z { -1.0 } else { 1.0 };
+        let s = edited(small_table(facing_minus_z, "a_", "b_"), |t| {
+            if !keep_toes {
+                t.retain(|r| !r.0.ends_with("toe"));
+            }
+            for (side, x) in [("a_", 0.1f32), ("b_", -0.1)] {
+                let foot = format!("{side}foot");
+                t.push(row(
+                    &format!("{side}{name}"),
+                    &foot,
+                    [x * z, 0.0, -behind * z],
+                ));
+            }
+        });
+        let mut joints = s.joints().to_vec();
+        for j in joints.iter_mut().filter(|j| j.name.ends_with(name)) {
+            j.end = Some(glam::Vec3::new(0.0, 0.0, reach * z));
+        }
+        Skeleton::new(joints).unwrap()
+    }
+
+    #[test]
+    fn a_heel_joint_carrying_the_forefoot_is_not_the_toes() {
+        // Poser's walk: each foot's only child a heel 8 cm below and 4 cm behind the
+        // ankle, its End Site 17 cm ahead of it, 13 cm ahead of the ankle: the foot
+        // has no toes joint. Beside real toes, the toes are them.
+        for facing_minus_z in [false, true] {
+            let r = recognize(&foot_child_table(facing_minus_z, "heel", 0.04, 0.17, false))
+                .into_humanoid()
+                .unwrap();
+            assert_eq!(joint_of(&r, B::LeftFoot), "a_foot", "{facing_minus_z}");
+            assert_eq!(joint_of(&r, B::RightFoot), "b_foot", "{facing_minus_z}");
+            assert_eq!(joint_of(&r, B::LeftUpperLeg), "a_thigh", "{facing_minus_z}");
+            assert!(!r.map.bones.contains_key(&B::LeftToes), "{facing_minus_z}");
+            assert!(!r.map.bones.contains_key(&B::RightToes), "{facing_minus_z}");
+            let r = recognize(&foot_child_table(facing_minus_z, "heel", 0.04, 0.17, true))
+                .into_humanoid()
+                .unwrap();
+            assert_eq!(joint_of(&r, B::LeftToes), "a_toe", "{facing_minus_z}");
+            assert_eq!(joint_of(&r, B::RightToes), "b_toe", "{facing_minus_z}");
+        }
+    }
+
+    #[test]
+    fn toes_a_little_behind_the_ankle_of_a_foot_pointing_down_stay_the_toes() {
+        // A rest taken from a clip's frame, the foot pointing straight down: the
+        // toes 8 cm below and 1 cm behind the ankle, the toe tip 4 cm ahead of them,
+        // or 10 cm ahead with the toes bent up.
+        for facing_minus_z in [false, true] {
+            for (behind, reach) in [(0.01, 0.04), (0.01, 0.10)] {
+                let s = foot_child_table(facing_minus_z, "ball", behind, reach, false);
+                let r = recognize(&s).into_humanoid().unwrap();
+                let case = format!("{facing_minus_z} {behind} {reach}");
+                assert_eq!(joint_of(&r, B::LeftToes), "a_ball", "{case}");
+                assert_eq!(joint_of(&r, B::RightToes), "b_ball", "{case}");
+            }
+        }
+    }
+
     #[test]
     fn a_sole_joint_under_the_ankle_is_passed_for_the_toes_ahead_of_it() {
         // Vicon / MotionBuilder: `LeftForeFoot` 4 cm straight below the ankle,
