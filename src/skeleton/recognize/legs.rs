@@ -1,6 +1,7 @@
 //! Stage 3: the legs. Along each leg's line down from the pelvis, the thigh is the
 //! first joint out to the side whose bone points down, the knee the joint halfway
-//! down, the ankle the first joint below half the knee's height (or a joint beside it
+//! down (or one named as the knee wherever the leg goes down through it to an
+//! ankle), the ankle the first joint below half the knee's height (or a joint beside it
 //! reaching farther along the ground, `foot_beside`; never an end nub with a joint
 //! between the knee and it, a digitigrade hock) and the toes the ankle's child
 //! reaching farthest along the ground, never a heel behind the ankle (`solve_leg`,
@@ -48,8 +49,10 @@ const THIGH_OUT: f32 = 0.05;
 /// least 35% of the knee's distance from the midline, or `THIGH_OUT` of the hips'
 /// height: hip helpers start at the centre) whose bone points down, and is no less
 /// than a quarter of the next or goes on along it (a buttock helper just above the
-/// thigh is short and bent off the thigh's line); the knee is the joint nearest half
-/// the thigh's height above the floor; the ankle the first joint below half the
+/// thigh is short and bent off the thigh's line); the knee is the joint named as one
+/// in the middle half of the thigh's height above the floor, or outside it where the
+/// leg goes down to it and on down to an ankle, else the joint nearest half that
+/// height; the ankle the first joint below half the
 /// knee's height, or a joint beside it reaching farther ahead (`foot_beside`); the
 /// toes the ankle's child reaching farthest ahead (`toes`). Names steer between
 /// candidates that the geometry allows.
@@ -117,13 +120,42 @@ pub(super) fn solve_leg(
     // is the shin: with cartoon feet reaching far down and ahead of a high ankle,
     // the ankle, not the knee, may be the joint nearest half the leg's height.
     let thigh_named = rig.names[reps[u]].role == Some(Role::UpperLeg);
+    let knee_named = |k: usize| {
+        let role = rig.names[reps[k]].role;
+        (role == Some(Role::LowerLeg) || (thigh_named && role == Some(Role::Leg)))
+            && !rig.names[reps[k]].helper
+    };
+    // The ankle under a knee `k`: a joint named as the foot below three quarters of
+    // the knee's height, else the first joint below half of it.
+    let ankle_under = |k: usize| {
+        let knee_rel = rel(k);
+        (k + 1..reps.len())
+            .find(|&i| {
+                rig.names[reps[i]].role == Some(Role::Foot)
+                    && !rig.names[reps[i]].helper
+                    && rel(i) < 0.75 * knee_rel
+            })
+            .or_else(|| (k + 1..reps.len()).find(|&i| rel(i) < 0.5 * knee_rel))
+    };
+    // A named knee outside the middle half of the leg's height (a cartoon figure's
+    // short thigh over a long shin and high heels, a squat figure's knee low over
+    // its foot) is still the knee where the geometry has a knee there: the leg goes
+    // down from the thigh to it, through thigh segments and helpers alone, and on
+    // down from it to an ankle (`ankle_under`), every joint between below it. A
+    // joint named as the shin under a plain joint (an ankle helper under an unnamed
+    // knee) or where the leg turns back up (a kneeling frame's ankle over its knee, a
+    // digitigrade hock) is no knee, and a shin twist is named as a helper.
+    let knee_in_leg = |k: usize| {
+        let thigh_part = |i: usize| {
+            (rig.names[reps[i]].helper || rig.names[reps[i]].role == Some(Role::UpperLeg))
+                && rel(i) > rel(k)
+        };
+        (u + 1..k).all(thigh_part)
+            && ankle_under(k).is_some_and(|a| (k + 1..a).all(|i| rel(i) < rel(k)))
+    };
     let knee = (u + 1..reps.len())
-        .find(|&k| {
-            let role = rig.names[reps[k]].role;
-            (role == Some(Role::LowerLeg) || (thigh_named && role == Some(Role::Leg)))
-                && !rig.names[reps[k]].helper
-                && (0.25..=0.75).contains(&rel(k))
-        })
+        .find(|&k| knee_named(k) && (0.25..=0.75).contains(&rel(k)))
+        .or_else(|| (u + 1..reps.len()).find(|&k| knee_named(k) && knee_in_leg(k)))
         .or_else(|| {
             (u + 1..reps.len())
                 .filter(|&k| (0.2..=0.85).contains(&rel(k)))
@@ -149,13 +181,7 @@ pub(super) fn solve_leg(
     };
     leg.lower = Some(reps[k]);
     let knee_rel = rel(k);
-    let ankle = (k + 1..reps.len())
-        .find(|&i| {
-            rig.names[reps[i]].role == Some(Role::Foot)
-                && !rig.names[reps[i]].helper
-                && rel(i) < 0.75 * knee_rel
-        })
-        .or_else(|| (k + 1..reps.len()).find(|&i| rel(i) < 0.5 * knee_rel))
+    let ankle = ankle_under(k)
         // An end nub under the knee is where the shin ends, not a foot, when the
         // foot hangs from the root under it.
         .filter(|&i| detached.is_none() || !rig.names[reps[i]].nub)

@@ -23,7 +23,8 @@
 //!    above the pelvis never qualify, having one child. `pelvis_above` moves the hips
 //!    up one joint for 3ds Max Biped, whose thighs hang from `Bip01 Spine`.
 //! 3. `solve_leg` (`legs.rs`): the thigh is the first joint out to the side whose
-//!    bone points down, the knee the joint halfway down, the ankle the first joint
+//!    bone points down, the knee the joint halfway down (or one named as the knee
+//!    wherever the leg goes down through it to an ankle), the ankle the first joint
 //!    below half the knee's height, the toes the next joint.
 //! 4. `Midline` (`facing.rs`): the lateral axis and the midline, from the legs.
 //! 5. `find_arm_branch` (`arms.rs`): the upper chest is the joint with two one-sided
@@ -500,6 +501,78 @@ mod tests {
             "{:?}",
             r.notes
         );
+    }
+
+    #[test]
+    fn a_named_knee_high_over_a_long_shin_and_heels_is_the_knee() {
+        // A cartoon werehog's legs (Sketchfab's `werehog_amy_rose`): short thighs, long
+        // shins and high heels put the knee at 77% of the leg's drop from the floor,
+        // the ankle at 26%, and a kneecap joint hangs from the shin at the knee. The
+        // ankle is the joint nearest half the leg's height. Faces +Z, left at +X.
+        let body = [
+            ("Hips", "", [0.0, 0.603, 0.0]),
+            ("Spine", "Hips", [0.0, 0.70, 0.0]),
+            ("Chest", "Spine", [0.0, 0.82, 0.0]),
+            ("Neck", "Chest", [0.0, 0.98, 0.0]),
+            ("Head", "Neck", [0.0, 1.05, 0.03]),
+        ];
+        let limb = [
+            ("Shoulder", "Chest", [0.05, 0.95, 0.0]),
+            ("UpperArm", "Shoulder", [0.14, 0.95, 0.0]),
+            ("ForeArm", "UpperArm", [0.40, 0.94, 0.0]),
+            ("Hand", "ForeArm", [0.66, 0.93, 0.0]),
+            ("Thigh", "Hips", [0.059, 0.607, -0.002]),
+            ("Calf", "Thigh", [0.094, 0.479, -0.002]),
+            ("Foot", "Calf", [0.111, 0.192, -0.008]),
+            ("Toe", "Foot", [0.112, 0.047, 0.118]),
+            ("Knee", "Calf", [0.094, 0.480, -0.003]),
+        ];
+        let r = test_support::recognized_with_limbs(&body, ["L_", "R_"], &limb);
+        for (bone, joint) in [
+            (B::LeftUpperLeg, "L_Thigh"),
+            (B::LeftLowerLeg, "L_Calf"),
+            (B::LeftFoot, "L_Foot"),
+            (B::LeftToes, "L_Toe"),
+            (B::RightLowerLeg, "R_Calf"),
+            (B::RightFoot, "R_Foot"),
+            (B::RightToes, "R_Toe"),
+        ] {
+            assert_eq!(joint_of(&r, bone), joint, "{bone:?}");
+        }
+    }
+
+    #[test]
+    fn a_joint_named_as_the_shin_low_under_a_plain_knee_is_no_knee() {
+        // A leg whose knee joint has a plain name, halfway down, and whose ankle
+        // helper is named as the shin, just over the ankle: the plain joint is the
+        // knee, the named one no more than a joint of the shin.
+        let body = [
+            ("Hips", "", [0.0, 1.0, 0.0]),
+            ("Spine", "Hips", [0.0, 1.2, 0.0]),
+            ("Chest", "Spine", [0.0, 1.4, 0.0]),
+            ("Neck", "Chest", [0.0, 1.6, 0.0]),
+            ("Head", "Neck", [0.0, 1.7, 0.03]),
+        ];
+        let limb = [
+            ("Shoulder", "Chest", [0.05, 1.5, 0.0]),
+            ("UpperArm", "Shoulder", [0.18, 1.5, 0.0]),
+            ("ForeArm", "UpperArm", [0.45, 1.5, 0.0]),
+            ("Hand", "ForeArm", [0.70, 1.5, 0.0]),
+            ("Thigh", "Hips", [0.1, 0.95, 0.0]),
+            ("Joint2", "Thigh", [0.1, 0.52, 0.01]),
+            ("Shin", "Joint2", [0.1, 0.16, 0.0]),
+            ("Foot", "Shin", [0.1, 0.1, 0.0]),
+            ("Toe", "Foot", [0.1, 0.0, 0.12]),
+        ];
+        let r = test_support::recognized_with_limbs(&body, ["L_", "R_"], &limb);
+        for (bone, joint) in [
+            (B::LeftUpperLeg, "L_Thigh"),
+            (B::LeftLowerLeg, "L_Joint2"),
+            (B::LeftFoot, "L_Foot"),
+            (B::RightLowerLeg, "R_Joint2"),
+        ] {
+            assert_eq!(joint_of(&r, bone), joint, "{bone:?}");
+        }
     }
 
     #[test]
