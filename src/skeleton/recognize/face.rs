@@ -2,7 +2,7 @@
 //! mirrored pair of leaves on the head (`solve_face`).
 
 use super::facing::Midline;
-use super::names::Role;
+use super::names::{Level, Role, jaw_level};
 use super::rest_joints::RestJoints;
 
 /// The eyes and jaw found below the head.
@@ -16,7 +16,7 @@ pub(super) struct Face {
 /// Heuristic: eyes are joints below the head named eye (not brow, lid or lash),
 /// the non-helper nearest the head on each side; without such names, the only pair
 /// of the head's plain leaf children sitting mirrored about it, above it.
-/// The jaw is the nearest joint below the head named jaw.
+/// The jaw: `pick_jaw`.
 pub(super) fn solve_face(rig: &RestJoints, head: usize, midline: &Midline) -> Face {
     let below = rig.subtree(head);
     let depth_of = |j: usize| rig.path(head, j).len();
@@ -32,7 +32,7 @@ pub(super) fn solve_face(rig: &RestJoints, head: usize, midline: &Midline) -> Fa
             })
             .min_by_key(|&j| (rig.names[j].helper, depth_of(j), j))
     };
-    let jaw = pick(Role::Jaw, None);
+    let jaw = pick_jaw(rig, head, &below);
     if let (Some(a), Some(b)) = (pick(Role::Eye, Some(1.0)), pick(Role::Eye, Some(-1.0))) {
         return Face {
             eyes: Some((a, b, true)),
@@ -73,11 +73,117 @@ pub(super) fn solve_face(rig: &RestJoints, head: usize, midline: &Midline) -> Fa
     Face { eyes: pair, jaw }
 }
 
+/// Heuristic: the jaw is the joint below the head named jaw (no control) nearest
+/// the head, non-helpers first. VRM's jaw is the lower jaw, the one that opens the
+/// mouth; a joint named for the upper one (`JawUp`, `CC_Base_UpperJaw`: the upper
+/// lip and teeth, which move with the skull) is never it beside a non-helper jaw
+/// whose name does not say upper. Of the nearest left at one depth, a name saying
+/// lower wins; where names do not tell them apart, the one whose joints reach
+/// lowest: the lower lip, teeth and chin hang below the upper lip and teeth,
+/// whether the rest pose holds the mouth shut or open.
+fn pick_jaw(rig: &RestJoints, head: usize, below: &[usize]) -> Option<usize> {
+    let named: Vec<usize> = below
+        .iter()
+        .copied()
+        .filter(|&j| j != head && rig.names[j].role == Some(Role::Jaw) && rig.pref(j) > -0.9)
+        .collect();
+    let level = |j: usize| jaw_level(&rig.names[j]);
+    let beside_upper = named
+        .iter()
+        .any(|&j| !rig.names[j].helper && level(j) != Some(Level::Upper));
+    let named: Vec<usize> = named
+        .into_iter()
+        .filter(|&j| !(beside_upper && level(j) == Some(Level::Upper)))
+        .collect();
+    let key = |j: usize| (rig.names[j].helper, rig.path(head, j).len());
+    let nearest = named.iter().map(|&j| key(j)).min()?;
+    let mut tied: Vec<usize> = named.into_iter().filter(|&j| key(j) == nearest).collect();
+    if tied.iter().any(|&j| level(j) == Some(Level::Lower)) {
+        tied.retain(|&j| level(j) == Some(Level::Lower));
+    }
+    let lowest = tied
+        .iter()
+        .map(|&j| rig.body_low[j])
+        .fold(f32::INFINITY, f32::min);
+    tied.into_iter()
+        .filter(|&j| rig.body_low[j] <= lowest + rig.eps)
+        .min()
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::recognize;
-    use super::super::test_support::with_limbs_named;
+    use super::super::test_support::{with_limbs, with_limbs_named};
     use crate::humanoid::HumanBone as B;
+
+    /// The joint recognized as the jaw of a plain figure (head at 1.55 m, facing +Z)
+    /// with `face` (joints and parents, `head` the head) added.
+    fn jaw_of(face: &[(&str, &str, [f32; 3])]) -> Option<String> {
+        let mut body = vec![
+            ("hips", "", [0.0, 0.90, 0.0]),
+            ("spine", "hips", [0.0, 1.05, 0.0]),
+            ("chest", "spine", [0.0, 1.25, 0.0]),
+            ("neck", "chest", [0.0, 1.45, 0.0]),
+            ("head", "neck", [0.0, 1.55, 0.0]),
+        ];
+        body.extend_from_slice(face);
+        let limb = [
+            ("shoulder", "chest", [0.03, 1.40, 0.0]),
+            ("upperarm", "shoulder", [0.15, 1.40, 0.0]),
+            ("forearm", "upperarm", [0.42, 1.40, 0.0]),
+            ("hand", "forearm", [0.66, 1.40, 0.0]),
+            ("thigh", "hips", [0.09, 0.88, 0.0]),
+            ("calf", "thigh", [0.09, 0.48, 0.0]),
+            ("foot", "calf", [0.09, 0.08, 0.0]),
+            ("toes", "foot", [0.09, 0.0, 0.12]),
+        ];
+        let r = recognize(&with_limbs(&body, ["l_", "r_"], &limb))
+            .into_humanoid()
+            .expect("a humanoid");
+        r.map.bones.get(&B::Jaw).cloned()
+    }
+
+    #[test]
+    fn a_jaw_named_upper_is_no_jaw_beside_another() {
+        // A Sketchfab werehog (FBX game rig): `Mouth_Reference_047` under the head
+        // holds, at one depth, `JawUp_048` (the upper lip and teeth, binding nothing)
+        // before `JawLow_057` (the lower lip and teeth). Its upper lip's joint sits a
+        // little below the lower lip's: the names tell, not the heights.
+        let werehog = [
+            ("Mouth_Reference_047", "head", [0.0, 1.56, 0.0]),
+            ("JawUp_048", "Mouth_Reference_047", [0.0, 1.58, 0.05]),
+            ("LipUp_C_049", "JawUp_048", [0.0, 1.560, 0.11]),
+            ("TeethUp_053", "JawUp_048", [0.0, 1.600, 0.06]),
+            ("JawLow_057", "Mouth_Reference_047", [0.0, 1.58, 0.06]),
+            ("LipLow_C_058", "JawLow_057", [0.0, 1.563, 0.105]),
+            ("TeethLow_061", "JawLow_057", [0.0, 1.585, 0.04]),
+        ];
+        assert_eq!(jaw_of(&werehog).as_deref(), Some("JawLow_057"));
+        // Character Creator's face, upper jaw first: `CC_Base_JawRoot` opens the
+        // mouth, `CC_Base_UpperJaw` holds the upper teeth.
+        let cc = [
+            ("CC_Base_FacialBone", "head", [0.0, 1.60, 0.0]),
+            ("CC_Base_UpperJaw", "CC_Base_FacialBone", [0.0, 1.60, 0.02]),
+            ("CC_Base_Teeth01", "CC_Base_UpperJaw", [0.0, 1.59, 0.07]),
+            ("CC_Base_JawRoot", "CC_Base_FacialBone", [0.0, 1.59, 0.01]),
+            ("CC_Base_Teeth02", "CC_Base_JawRoot", [0.0, 1.57, 0.07]),
+        ];
+        assert_eq!(jaw_of(&cc).as_deref(), Some("CC_Base_JawRoot"));
+    }
+
+    #[test]
+    fn of_jaws_whose_names_do_not_tell_the_lower_reaching_one_is_the_jaw() {
+        // Two numbered jaw joints side by side on the head: the first carries the
+        // upper teeth, the second the lower teeth and the chin below them.
+        let face = [
+            ("jaw_01", "head", [0.0, 1.60, 0.02]),
+            ("teeth_01", "jaw_01", [0.0, 1.59, 0.07]),
+            ("jaw_02", "head", [0.0, 1.60, 0.02]),
+            ("teeth_02", "jaw_02", [0.0, 1.57, 0.07]),
+            ("chin", "teeth_02", [0.0, 1.53, 0.08]),
+        ];
+        assert_eq!(jaw_of(&face).as_deref(), Some("jaw_02"));
+    }
 
     #[test]
     fn a_joint_tracking_the_eye_target_beside_the_eye_is_no_eye() {

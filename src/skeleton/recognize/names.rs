@@ -55,6 +55,9 @@ pub(super) enum Role {
     Toes,
 }
 
+/// Name fragments of the jaw.
+const JAW_WORDS: &[&str] = &["jaw", "mandible"];
+
 /// Name fragments and the role they give, first match wins (so `upperarm` is seen
 /// before `arm`, `forefoot` before `foot`, finger names before `hand`, a metacarpal
 /// before a finger's name but after the thumb's).
@@ -73,7 +76,7 @@ const ROLE_WORDS: &[(&[&str], Role)] = &[
         Role::Face,
     ),
     (&["eye"], Role::Eye),
-    (&["jaw", "mandible"], Role::Jaw),
+    (JAW_WORDS, Role::Jaw),
     (&["thumb", "pollex"], Role::Thumb),
     // Before the fingers: UE5's `index_metacarpal_l` is no finger bone (the
     // thumb's metacarpal is a humanoid bone: `thumb` comes first).
@@ -399,6 +402,52 @@ pub(super) fn kind(bone: HumanBone) -> &'static str {
         .unwrap_or(name)
 }
 
+/// Which of two stacked parts a name says: `JawUp_048` / `JawLow_057`,
+/// `CC_Base_UpperJaw`, `lowerJaw`, `jaw_bottom`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Level {
+    Upper,
+    Lower,
+}
+
+/// Words saying the upper part (`u` alone: `Jaw_U`), then the lower one.
+const LEVEL_WORDS: [(&[&str], Level); 2] = [
+    (
+        &["up", "upper", "upr", "top", "u", "superior"],
+        Level::Upper,
+    ),
+    (
+        &[
+            "low", "lower", "lo", "lwr", "bottom", "bot", "btm", "down", "dn", "inferior",
+        ],
+        Level::Lower,
+    ),
+];
+
+/// The level a jaw's name says: a word of the name, or what is glued to the jaw's
+/// word inside one (`jawup`, `upperjaw`: names written without separators or in
+/// one case). `None` when the name says neither or both.
+pub(super) fn jaw_level(info: &NameInfo) -> Option<Level> {
+    let mut found = None;
+    for w in info.key.split(' ') {
+        let rest = JAW_WORDS
+            .iter()
+            .find(|part| w.contains(*part))
+            .map_or_else(|| w.to_owned(), |part| w.replacen(part, "", 1));
+        let level = LEVEL_WORDS
+            .iter()
+            .find(|(words, _)| words.contains(&rest.as_str()))
+            .map(|&(_, level)| level);
+        match (found, level) {
+            (_, None) => {}
+            (None, Some(l)) => found = Some(l),
+            (Some(f), Some(l)) if f != l => return None,
+            _ => {}
+        }
+    }
+    found
+}
+
 /// How a name's role sits with a bone: 2 says exactly that bone, 1 is compatible,
 /// 0 says nothing, -1 says something else.
 pub(super) fn agreement(role: Role, bone: HumanBone) -> i8 {
@@ -502,6 +551,25 @@ mod tests {
         // Beside a body word, the attachment word still counts.
         assert!(NameInfo::parse("shoulder_hold.L").preference < -0.25);
         assert!(NameInfo::parse("hand_slot.L").preference < -0.25);
+    }
+
+    #[test]
+    fn jaw_names_say_their_level() {
+        let cases = [
+            ("JawUp_048", Some(Level::Upper)),
+            ("JawLow_057", Some(Level::Lower)),
+            ("CC_Base_UpperJaw", Some(Level::Upper)),
+            ("lowerJaw", Some(Level::Lower)),
+            ("upperjaw", Some(Level::Upper)),
+            ("jaw_bottom", Some(Level::Lower)),
+            ("Jaw_U", Some(Level::Upper)),
+            ("CC_Base_JawRoot", None),
+            ("DEF-jaw.L", None),
+            ("jaw_up_low", None),
+        ];
+        for (name, level) in cases {
+            assert_eq!(jaw_level(&NameInfo::parse(name)), level, "{name}");
+        }
     }
 
     #[test]
