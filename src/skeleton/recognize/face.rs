@@ -78,9 +78,9 @@ pub(super) fn solve_face(rig: &RestJoints, head: usize, midline: &Midline) -> Fa
 /// mouth; a joint named for the upper one (`JawUp`, `CC_Base_UpperJaw`: the upper
 /// lip and teeth, which move with the skull) is never it beside a non-helper jaw
 /// whose name does not say upper. Of the nearest left at one depth, a name saying
-/// lower wins; where names do not tell them apart, the one whose joints reach
-/// lowest: the lower lip, teeth and chin hang below the upper lip and teeth,
-/// whether the rest pose holds the mouth shut or open.
+/// lower wins; where names do not tell them apart and each carries joints, the one
+/// whose joints reach lowest: the lower lip, teeth and chin hang below the upper
+/// lip and teeth, whether the rest pose holds the mouth shut or open.
 fn pick_jaw(rig: &RestJoints, head: usize, below: &[usize]) -> Option<usize> {
     let named: Vec<usize> = below
         .iter()
@@ -101,12 +101,25 @@ fn pick_jaw(rig: &RestJoints, head: usize, below: &[usize]) -> Option<usize> {
     if tied.iter().any(|&j| level(j) == Some(Level::Lower)) {
         tied.retain(|&j| level(j) == Some(Level::Lower));
     }
-    let lowest = tied
-        .iter()
-        .map(|&j| rig.body_low[j])
-        .fold(f32::INFINITY, f32::min);
+    // Where the joints a jaw carries reach lowest (its own pivot says nothing: a lower
+    // jaw turns at the hinge, high by the ear); a jaw carrying none shows no mouth,
+    // and then the names' order decides as for any tie.
+    let carried_low = |j: usize| {
+        rig.kids[j]
+            .iter()
+            .filter(|&&c| !rig.names[c].nub)
+            .map(|&c| rig.body_low[c])
+            .reduce(f32::min)
+    };
+    let lows: Option<Vec<f32>> = tied.iter().map(|&j| carried_low(j)).collect();
+    let Some(lows) = lows else {
+        return tied.into_iter().min();
+    };
+    let lowest = lows.iter().copied().fold(f32::INFINITY, f32::min);
     tied.into_iter()
-        .filter(|&j| rig.body_low[j] <= lowest + rig.eps)
+        .zip(lows)
+        .filter(|&(_, low)| low <= lowest + rig.eps)
+        .map(|(j, _)| j)
         .min()
 }
 
@@ -183,6 +196,14 @@ mod tests {
             ("chin", "teeth_02", [0.0, 1.53, 0.08]),
         ];
         assert_eq!(jaw_of(&face).as_deref(), Some("jaw_02"));
+        // A Rigify face exported flat: `DEF-jaw_master` (the lower jaw's root, at the
+        // hinge) and `DEF-jaw` (lower, toward the chin) are both leaves on the head.
+        // Neither carries a mouth, so no height tells them: the first stays the jaw.
+        let flat = [
+            ("DEF-jaw_master", "head", [0.0, 1.62, 0.03]),
+            ("DEF-jaw", "head", [0.0, 1.55, 0.02]),
+        ];
+        assert_eq!(jaw_of(&flat).as_deref(), Some("DEF-jaw_master"));
     }
 
     #[test]
