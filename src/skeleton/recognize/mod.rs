@@ -1076,6 +1076,56 @@ mod tests {
     }
 
     #[test]
+    fn a_twist_chain_whose_end_nubs_reach_below_the_foot_is_no_leg() {
+        // Character Creator through Blender: beside the foot, the calf's twist chain
+        // ends at the ankle's place, and the end nub Blender adds after it reaches a
+        // bone's length below the floor. The leg goes on down the foot, not the nubs.
+        for facing_minus_z in [false, true] {
+            let s = edited(small_table(facing_minus_z, "a_", "b_"), |t| {
+                let z = if facing_minus_z { -1.0 } else { 1.0 };
+                for (side, x) in [("a_", 0.1f32), ("b_", -0.1)] {
+                    let x = x * z;
+                    let chain = [
+                        ("CalfTwist01", "shin", 0.5),
+                        ("CalfTwist02", "CalfTwist01", 0.29),
+                        ("CalfTwist02_end", "CalfTwist02", 0.08),
+                        ("CalfTwist02_end_end", "CalfTwist02_end", -0.13),
+                    ];
+                    for (name, parent, y) in chain {
+                        let (name, parent) = (format!("{side}{name}"), format!("{side}{parent}"));
+                        t.push(row(&name, &parent, [x, y, 0.0]));
+                    }
+                }
+            });
+            let r = recognize(&s).into_humanoid().unwrap();
+            assert_eq!(joint_of(&r, B::LeftLowerLeg), "a_shin", "{facing_minus_z}");
+            assert_eq!(joint_of(&r, B::LeftFoot), "a_foot", "{facing_minus_z}");
+            assert_eq!(joint_of(&r, B::RightFoot), "b_foot", "{facing_minus_z}");
+            assert_eq!(joint_of(&r, B::RightToes), "b_toe", "{facing_minus_z}");
+        }
+    }
+
+    #[test]
+    fn a_share_bone_beside_the_toes_is_no_toes() {
+        // Character Creator's `ToeBaseShareBone`, a skinning helper at the place of
+        // `ToeBase`, its end nub reaching further ahead than the toes.
+        for facing_minus_z in [false, true] {
+            let s = edited(small_table(facing_minus_z, "a_", "b_"), |t| {
+                let z = if facing_minus_z { -1.0 } else { 1.0 };
+                for (side, x) in [("a_", 0.1f32), ("b_", -0.1)] {
+                    let x = x * z;
+                    let share = format!("{side}ToeBaseShareBone");
+                    t.push(row(&share, &format!("{side}foot"), [x, 0.0, 0.12 * z]));
+                    t.push(row(&format!("{share}_end"), &share, [x, 0.0, 0.2 * z]));
+                }
+            });
+            let r = recognize(&s).into_humanoid().unwrap();
+            assert_eq!(joint_of(&r, B::LeftToes), "a_toe", "{facing_minus_z}");
+            assert_eq!(joint_of(&r, B::RightToes), "b_toe", "{facing_minus_z}");
+        }
+    }
+
+    #[test]
     fn toes_a_little_behind_the_ankle_of_a_foot_pointing_down_stay_the_toes() {
         // A rest taken from a clip's frame, the foot pointing straight down: the
         // toes 8 cm below and 1 cm behind the ankle, the toe tip 4 cm ahead of them,

@@ -177,9 +177,12 @@ const CONTROL_WORDS: &[&str] = &[
 ];
 
 /// Words of helper joints: ends, nubs, twist and roll bones (`endsite`: a BVH End Site
-/// written as a node of its own, `ENDSITE`, by converters to glTF).
+/// written as a node of its own, `ENDSITE`, by converters to glTF; `share`: Character
+/// Creator's skinning helpers beside a joint, `CC_Base_L_ToeBaseShareBone` beside
+/// `CC_Base_L_ToeBase`, which carries the toes).
 const HELPER_WORDS: &[&str] = &[
     "end",
+    "share",
     "endsite",
     "fin",
     "nub",

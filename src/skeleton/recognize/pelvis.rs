@@ -191,8 +191,11 @@ pub(super) fn legs_without_body(rig: &RestJoints) -> Option<(usize, [usize; 2], 
 }
 
 /// The line of joints from `root` down toward the floor: at each joint the child
-/// reaching lowest (names break ties), stopping at a leaf or at a toe fan (three or
-/// more children near the floor).
+/// reaching lowest without the end nubs hanging in it, then with them (names break
+/// ties), stopping at a leaf or at a toe fan (three or more children near the
+/// floor). A nub says only where a bone ends, at whatever length its writer gave
+/// it: Blender's leaf after a calf twist chain ending at the ankle reaches a bone's
+/// length below the foot, and the leg still goes on down the foot.
 pub(super) fn follow_down(rig: &RestJoints, root: usize, span: f32) -> Vec<usize> {
     let mut line = vec![root];
     let mut j = root;
@@ -208,7 +211,14 @@ pub(super) fn follow_down(rig: &RestJoints, root: usize, span: f32) -> Vec<usize
             return line;
         }
         let next = kids.iter().copied().min_by(|&a, &b| {
-            let key = |j: usize| (rig.low[j], -rig.pref(j), rig.names[j].helper);
+            let key = |j: usize| {
+                (
+                    rig.body_low[j],
+                    rig.low[j],
+                    -rig.pref(j),
+                    rig.names[j].helper,
+                )
+            };
             key(a)
                 .partial_cmp(&key(b))
                 .unwrap_or(std::cmp::Ordering::Equal)
