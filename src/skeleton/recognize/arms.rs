@@ -91,8 +91,15 @@ pub(super) fn find_arm_branch(
     let half = midline.hip_half.max(0.02 * pelvis.span);
     let mut best: Option<((bool, f32, f32), ArmBranch)> = None;
     // Arms kept to their own side first; arms held across the body only when no
-    // joint has two of those (`crosses_little`).
-    for across in [false, true] {
+    // joint has two of those (`crosses_little`). Both measured from the legs'
+    // midline first, then from the branch itself (`from_branch`): the chest carries
+    // the arms wherever it stands over the hips, and a body leaning to one side, or a
+    // zero pose with the pelvis shifted sideways under the chest (a Kinect frame),
+    // brings the near arm closer to the legs' midline than the arms' own spread
+    // (hands hanging at the sides reach no farther out than the shoulders). The
+    // midline comes first, so a rig found so before keeps its branch; from the
+    // branch, the two arms must reach out alike.
+    for (across, from_branch) in [(false, false), (true, false), (false, true), (true, true)] {
         if best.is_some() {
             break;
         }
@@ -100,14 +107,22 @@ pub(super) fn find_arm_branch(
             if rig.kids[b].len() < 2 {
                 continue;
             }
+            let at = if from_branch {
+                midline.lateral_of(rig.pos[b])
+            } else {
+                0.0
+            };
             let mut sides: [Option<(f32, f32, usize)>; 2] = [None, None];
             for &c in &rig.kids[b] {
                 if rig.depth[c] < 3 {
                     continue;
                 }
-                for (s, (far, back)) in [(lat_hi[c], -cross_lo[c]), (-lat_lo[c], cross_hi[c])]
-                    .into_iter()
-                    .enumerate()
+                for (s, (far, back)) in [
+                    (lat_hi[c] - at, at - cross_lo[c]),
+                    (at - lat_lo[c], cross_hi[c] - at),
+                ]
+                .into_iter()
+                .enumerate()
                 {
                     if far >= 1.4 * half && crosses_little(far, back, half, across) {
                         let candidate = (rig.pref(c), far / half, c);
@@ -120,7 +135,11 @@ pub(super) fn find_arm_branch(
             let [Some((pa, fa, a)), Some((pb, fb, bb))] = sides else {
                 continue;
             };
-            if a == bb {
+            // Measured from the chest, a body's two arms reach out alike (the same
+            // length, both out or both hanging): one reaching less than half as far
+            // as the other is a limb thrown across a zero pose that is no body, not
+            // an arm of a body leaning aside.
+            if a == bb || (from_branch && 2.0 * fa.min(fb) < fa.max(fb)) {
                 continue;
             }
             let head = rig.kids[b]
@@ -992,6 +1011,50 @@ mod tests {
         assert_eq!(at(B::LeftHand), Some("L_Hand"));
         assert_eq!(at(B::RightUpperArm), Some("R_Upperarm"));
         assert_eq!(at(B::RightHand), Some("R_Hand"));
+    }
+
+    #[test]
+    fn arms_hanging_from_a_chest_leaning_to_one_side_are_the_arms() {
+        // A Kinect-style zero pose: the chest stands 5 cm to the left of the middle
+        // between the thighs, the arms hang straight down at the sides. The right
+        // shoulder, elbow and hand are 10 cm from the thighs' middle, less than 1.4
+        // hip half-widths (12.6 cm), though 15 cm from the chest like the left ones.
+        let rig = super::super::test_support::skeleton(&[
+            ("Hips", None, [0.0, 1.0, 0.0]),
+            ("Spine", Some("Hips"), [0.02, 1.12, 0.0]),
+            ("Chest", Some("Spine"), [0.05, 1.3, 0.0]),
+            ("Neck", Some("Chest"), [0.06, 1.45, 0.0]),
+            ("Head", Some("Neck"), [0.07, 1.58, 0.0]),
+            ("LeftCollar", Some("Chest"), [0.08, 1.4, 0.0]),
+            ("LeftShoulder", Some("LeftCollar"), [0.2, 1.4, 0.0]),
+            ("LeftElbow", Some("LeftShoulder"), [0.2, 1.12, 0.0]),
+            ("LeftWrist", Some("LeftElbow"), [0.2, 0.86, 0.0]),
+            ("RightCollar", Some("Chest"), [0.02, 1.4, 0.0]),
+            ("RightShoulder", Some("RightCollar"), [-0.1, 1.4, 0.0]),
+            ("RightElbow", Some("RightShoulder"), [-0.1, 1.12, 0.0]),
+            ("RightWrist", Some("RightElbow"), [-0.1, 0.86, 0.0]),
+            ("LeftHip", Some("Hips"), [0.09, 1.0, 0.0]),
+            ("LeftKnee", Some("LeftHip"), [0.09, 0.53, 0.0]),
+            ("LeftAnkle", Some("LeftKnee"), [0.09, 0.08, 0.0]),
+            ("LeftToe", Some("LeftAnkle"), [0.09, 0.0, 0.12]),
+            ("RightHip", Some("Hips"), [-0.09, 1.0, 0.0]),
+            ("RightKnee", Some("RightHip"), [-0.09, 0.53, 0.0]),
+            ("RightAnkle", Some("RightKnee"), [-0.09, 0.08, 0.0]),
+            ("RightToe", Some("RightAnkle"), [-0.09, 0.0, 0.12]),
+        ]);
+        let Recognition::Humanoid(r) = recognize(&rig) else {
+            panic!("not recognized as a humanoid")
+        };
+        let at = |bone| r.map.bones.get(&bone).map(String::as_str);
+        assert_eq!(at(B::Chest), Some("Chest"));
+        assert_eq!(at(B::Head), Some("Head"));
+        assert_eq!(at(B::LeftShoulder), Some("LeftCollar"));
+        assert_eq!(at(B::LeftUpperArm), Some("LeftShoulder"));
+        assert_eq!(at(B::LeftHand), Some("LeftWrist"));
+        assert_eq!(at(B::RightShoulder), Some("RightCollar"));
+        assert_eq!(at(B::RightUpperArm), Some("RightShoulder"));
+        assert_eq!(at(B::RightLowerArm), Some("RightElbow"));
+        assert_eq!(at(B::RightHand), Some("RightWrist"));
     }
 
     #[test]
